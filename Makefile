@@ -1,0 +1,88 @@
+# fhook — function hooks for user-space processes, after the kernel's ftrace.
+#
+#   make            library (build/libfhook.so, build/libfhook.a) and build/fhook
+#   make test       every test; ends with "N passed, N failed"
+#   make demo       the seed's scenario on the bundled example
+#   make install PREFIX=/usr/local
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+B       := build
+SAN     ?=
+
+CFLAGS_COMMON := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter \
+		 -Iinclude -fno-strict-aliasing $(SAN)
+LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=default -ftls-model=initial-exec \
+	      -D_REENTRANT
+LIB_LDLIBS := -lelf -lurcu-bp -lpthread -ldl
+
+LIB_SRCS := \
+	lib/arch/x86_64/insn.c \
+	lib/arch/x86_64/text_poke.c \
+	lib/arch/x86_64/stubs.c \
+	lib/arch/x86_64/ftrace.c \
+	lib/kallsyms/elf.c \
+	lib/kallsyms/objects.c \
+	lib/kallsyms/kallsyms.c \
+	lib/core/hash.c \
+	lib/core/dispatch.c \
+	lib/core/ops.c \
+	lib/core/init.c
+LIB_ASM  := lib/arch/x86_64/trampoline.S
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(LIB_ASM:%.S=$(B)/%.o)
+
+CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c
+CLI_OBJS := $(CLI_SRCS:%.c=$(B)/%.o)
+
+HEADERS := $(wildcard include/fhook/*.h) $(wildcard lib/*/*.h lib/*/*/*.h)
+
+all: $(B)/libfhook.so $(B)/libfhook.a $(B)/fhook $(B)/fhook.pc
+
+$(B)/lib/%.o: lib/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+
+$(B)/lib/%.o: lib/%.S
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+
+$(B)/libfhook.so: $(LIB_OBJS)
+	$(CC) -shared $(SAN) -Wl,-soname,libfhook.so -Wl,-z,defs -o $@ $^ $(LIB_LDLIBS)
+
+$(B)/libfhook.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/cli/%.o: cli/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -c -o $@ $<
+
+$(B)/fhook: $(CLI_OBJS) $(B)/libfhook.so
+	$(CC) $(SAN) -o $@ $(CLI_OBJS) -L$(B) -lfhook -Wl,-rpath,'$$ORIGIN' -lelf
+
+$(B)/fhook.pc: fhook.pc.in
+	@mkdir -p $(B)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' $< > $@
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/fhook \
+		$(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0755 $(B)/libfhook.so $(DESTDIR)$(PREFIX)/lib/libfhook.so.0
+	ln -sf libfhook.so.0 $(DESTDIR)$(PREFIX)/lib/libfhook.so
+	install -m 0644 $(B)/libfhook.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 include/fhook/*.h $(DESTDIR)$(PREFIX)/include/fhook/
+	install -m 0755 $(B)/fhook $(DESTDIR)$(PREFIX)/bin/fhook
+	install -m 0644 $(B)/fhook.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/fhook.pc
+
+deps:
+	@bash scripts/deps.sh
+
+test: deps all
+	@bash tests/run.sh
+
+demo: deps all
+	@bash examples/demo.sh
+
+clean:
+	rm -rf $(B)
+
+.PHONY: all install deps test demo clean

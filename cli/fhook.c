@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * fhook - the command.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include <fhook/fhook.h>
+
+#include "cli.h"
+
+/*
+ * One 5-byte pad at every function entry.  -fpatchable-function-entry
+ * works for PIE and shared objects alike, with gcc and clang.
+ */
+static const char cflags[] = "-fpatchable-function-entry=5";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: fhook <command> [args]\n"
+		"\n"
+		"commands:\n"
+		"  cflags              print the compiler flags that make a program traceable\n"
+		"  prepare FILE...     turn every site of ELF files into a 5-byte nop, in place\n"
+		"  funcs [-v] PROG     list the traceable functions of PROG and its libraries\n"
+		"  version             print the version\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "cflags")) {
+		puts(cflags);
+		return 0;
+	}
+	if (!strcmp(argv[1], "prepare"))
+		return cmd_prepare(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "funcs"))
+		return cmd_funcs(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		puts("fhook " FHOOK_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "fhook: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

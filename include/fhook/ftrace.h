@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fhook: the kernel's ftrace_ops API for user-space processes.
+ *
+ * Names, flags and return conventions follow include/linux/ftrace.h so that
+ * code written against the kernel ports with few changes.  Functions return
+ * 0 or a negative errno, and also set errno to the positive value.
+ */
+#ifndef FHOOK_FTRACE_H
+#define FHOOK_FTRACE_H
+
+#include <stddef.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Register state at a function's patchable site, in the kernel's x86-64
+ * pt_regs order.  Only with FTRACE_OPS_FL_SAVE_REGS are the callee-saved
+ * registers and flags valid; see ftrace_get_regs().
+ */
+struct pt_regs {
+	unsigned long r15, r14, r13, r12, bp, bx;
+	unsigned long r11, r10, r9, r8, ax, cx, dx, si, di;
+	unsigned long orig_ax;
+	unsigned long ip, cs, flags, sp, ss;
+};
+
+/*
+ * What a handler sees.  Treat it as opaque and use the accessors: they are
+ * the kernel's names and are the only stable interface.
+ */
+struct ftrace_regs {
+	struct pt_regs regs;
+	unsigned long fhook_full;	/* non-zero when every field of regs is valid */
+	unsigned long fhook_pad;
+	unsigned char fhook_xmm[8][16] __attribute__((aligned(16)));
+};
+
+struct ftrace_ops;
+
+typedef void (*ftrace_func_t)(unsigned long ip, unsigned long parent_ip,
+			      struct ftrace_ops *op, struct ftrace_regs *fregs);
+
+struct ftrace_hash;
+
+/* Flags, with the kernel's meaning. */
+enum {
+	FTRACE_OPS_FL_ENABLED		= 1UL << 0,  /* set by fhook while registered */
+	FTRACE_OPS_FL_DYNAMIC		= 1UL << 1,  /* ops may be freed after unregister */
+	FTRACE_OPS_FL_SAVE_REGS		= 1UL << 2,  /* the handler needs every register */
+	FTRACE_OPS_FL_SAVE_REGS_IF_SUPPORTED = 1UL << 3,
+	FTRACE_OPS_FL_RECURSION		= 1UL << 4,  /* fhook adds recursion protection */
+	FTRACE_OPS_FL_STUB		= 1UL << 5,
+	FTRACE_OPS_FL_INITIALIZED	= 1UL << 6,
+	FTRACE_OPS_FL_DELETED		= 1UL << 7,
+	FTRACE_OPS_FL_ADDING		= 1UL << 8,
+	FTRACE_OPS_FL_REMOVING		= 1UL << 9,
+	FTRACE_OPS_FL_MODIFYING		= 1UL << 10,
+	FTRACE_OPS_FL_ALLOC_TRAMP	= 1UL << 11,
+	FTRACE_OPS_FL_IPMODIFY		= 1UL << 12, /* the handler may change the ip */
+	FTRACE_OPS_FL_PID		= 1UL << 13,
+	FTRACE_OPS_FL_RCU		= 1UL << 14,
+	FTRACE_OPS_FL_TRACE_ARRAY	= 1UL << 15,
+	FTRACE_OPS_FL_PERMANENT		= 1UL << 16, /* ftrace_enabled may not be cleared */
+	FTRACE_OPS_FL_DIRECT		= 1UL << 17,
+};
+
+/*
+ * struct ftrace_ops - a set of functions and the handler to call for them.
+ *
+ * Define it statically, zeroed except for @func, @flags and @private, as in
+ * the kernel.  Every field after @private belongs to fhook.
+ */
+struct ftrace_ops {
+	ftrace_func_t func;
+	unsigned long flags;
+	void *private;
+	/* fhook's own state */
+	struct ftrace_ops *next;
+	struct ftrace_hash *filter_hash;	/* NULL or empty: every site */
+	struct ftrace_hash *notrace_hash;	/* wins over the filter */
+	unsigned long nr_sites;			/* sites it is enabled on */
+};
+
+int register_ftrace_function(struct ftrace_ops *ops);
+int unregister_ftrace_function(struct ftrace_ops *ops);
+
+int ftrace_set_filter_ip(struct ftrace_ops *ops, unsigned long ip, int remove, int reset);
+int ftrace_set_filter_ips(struct ftrace_ops *ops, unsigned long *ips, unsigned int cnt,
+			  int remove, int reset);
+int ftrace_set_filter(struct ftrace_ops *ops, unsigned char *buf, int len, int reset);
+int ftrace_set_notrace(struct ftrace_ops *ops, unsigned char *buf, int len, int reset);
+void ftrace_free_filter(struct ftrace_ops *ops);
+
+unsigned long ftrace_location(unsigned long ip);
+int ftrace_ops_test(struct ftrace_ops *ops, unsigned long ip);
+
+/*
+ * The process-wide switch, like the kernel.ftrace_enabled sysctl.  Clearing
+ * it turns every site back into a nop; -EBUSY while a PERMANENT ops is
+ * registered.
+ */
+int ftrace_set_enabled(bool enabled);
+bool ftrace_is_enabled(void);
+
+/* ---- ftrace_regs accessors ---- */
+
+static inline struct pt_regs *ftrace_get_regs(struct ftrace_regs *fregs)
+{
+	return fregs && fregs->fhook_full ? &fregs->regs : NULL;
+}
+
+static inline unsigned long ftrace_regs_get_instruction_pointer(struct ftrace_regs *fregs)
+{
+	return fregs->regs.ip;
+}
+
+/* Only an ops with FTRACE_OPS_FL_IPMODIFY may move the ip. */
+static inline void ftrace_regs_set_instruction_pointer(struct ftrace_regs *fregs,
+						       unsigned long ip)
+{
+	fregs->regs.ip = ip;
+}
+
+/* The 6.1 name of the same setter. */
+static inline void ftrace_instruction_pointer_set(struct ftrace_regs *fregs, unsigned long ip)
+{
+	fregs->regs.ip = ip;
+}
+
+static inline unsigned long ftrace_regs_get_stack_pointer(struct ftrace_regs *fregs)
+{
+	return fregs->regs.sp;
+}
+
+/* Integer argument @n, counted from 0 as in the kernel (rdi, rsi, rdx, rcx, r8, r9). */
+static inline unsigned long ftrace_regs_get_argument(struct ftrace_regs *fregs, unsigned int n)
+{
+	switch (n) {
+	case 0: return fregs->regs.di;
+	case 1: return fregs->regs.si;
+	case 2: return fregs->regs.dx;
+	case 3: return fregs->regs.cx;
+	case 4: return fregs->regs.r8;
+	case 5: return fregs->regs.r9;
+	}
+	return 0;
+}
+
+static inline void ftrace_regs_set_argument(struct ftrace_regs *fregs, unsigned int n,
+					    unsigned long val)
+{
+	switch (n) {
+	case 0: fregs->regs.di = val; break;
+	case 1: fregs->regs.si = val; break;
+	case 2: fregs->regs.dx = val; break;
+	case 3: fregs->regs.cx = val; break;
+	case 4: fregs->regs.r8 = val; break;
+	case 5: fregs->regs.r9 = val; break;
+	}
+}
+
+/* Floating-point argument @n (xmm0-7), as a double. */
+static inline double ftrace_regs_get_fp_argument(struct ftrace_regs *fregs, unsigned int n)
+{
+	double d = 0;
+
+	if (n < 8)
+		__builtin_memcpy(&d, fregs->fhook_xmm[n], sizeof(d));
+	return d;
+}
+
+static inline void ftrace_regs_set_fp_argument(struct ftrace_regs *fregs, unsigned int n,
+					       double d)
+{
+	if (n < 8)
+		__builtin_memcpy(fregs->fhook_xmm[n], &d, sizeof(d));
+}
+
+/* The raw 16 bytes of xmm@n. */
+static inline void *ftrace_regs_get_xmm(struct ftrace_regs *fregs, unsigned int n)
+{
+	return n < 8 ? fregs->fhook_xmm[n] : NULL;
+}
+
+static inline unsigned long ftrace_regs_get_return_value(struct ftrace_regs *fregs)
+{
+	return fregs->regs.ax;
+}
+
+static inline void ftrace_regs_set_return_value(struct ftrace_regs *fregs, unsigned long val)
+{
+	fregs->regs.ax = val;
+}
+
+static inline double ftrace_regs_get_fp_return_value(struct ftrace_regs *fregs)
+{
+	return ftrace_regs_get_fp_argument(fregs, 0);
+}
+
+/*
+ * Make the traced function return @retval to its caller at once, without
+ * running its body (the kernel's override_function_with_return).  Needs
+ * FTRACE_OPS_FL_IPMODIFY.
+ */
+void ftrace_override_function_with_return(struct ftrace_regs *fregs, unsigned long retval);
+
+/* ---- recursion protection, per thread ---- */
+
+/*
+ * ftrace_test_recursion_trylock - refuse re-entry of a handler on this thread
+ *
+ * Returns a bit (>= 0) to pass to ftrace_test_recursion_unlock(), or -1 when
+ * this thread is already inside a protected section (a handler that called a
+ * traced function, or a signal handler that interrupted one).  Async-signal-
+ * safe; costs no atomic operation.
+ */
+int ftrace_test_recursion_trylock(unsigned long ip, unsigned long parent_ip);
+void ftrace_test_recursion_unlock(int bit);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FHOOK_FTRACE_H */

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Stubs: what a site's "call rel32" reaches.
+ *
+ * A call rel32 reaches +-2 GiB, and the trampolines in libfhook may be
+ * farther than that from a program's text, so each region of stubs is
+ * mapped near the objects it serves.  A stub is 16 bytes of code that
+ * never changes:
+ *
+ *	lea	slot(%rip), %r11	; its data slot
+ *	jmp	*slot.tramp(%rip)	; the trampoline
+ *
+ * and its data slot lives on a separate read-write page, so making a stub
+ * for an ops only stores data: the code pages are written once, before
+ * they become executable, and are never writable and executable at once.
+ *
+ * Slot 0 of every region calls the list function; the others are bound to
+ * one ops each, forever (see struct fhook_stub).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "arch.h"
+
+#define STUB_SIZE		16
+#define REGION_CODE		4096
+#define STUBS_PER_REGION	(REGION_CODE / STUB_SIZE)
+#define REGION_DATA		(STUBS_PER_REGION * sizeof(struct fhook_stub))
+#define REGION_SIZE		(REGION_CODE + REGION_DATA)
+/* keep every site within this distance of every stub */
+#define REACH			((1UL << 31) - (1UL << 24))
+
+struct fhook_stub_region {
+	struct fhook_stub_region *next;		/* all regions */
+	struct fhook_stub_region *more;		/* overflow, same place */
+	unsigned long code;
+	struct fhook_stub *slots;
+	unsigned int nr_used;
+};
+
+static struct fhook_stub_region *regions;
+
+void ftrace_ops_list_func(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
+			  struct ftrace_regs *fregs) __attribute__((visibility("hidden")));
+ftrace_func_t fhook_ops_func(struct ftrace_ops *ops) __attribute__((visibility("hidden")));
+
+static bool in_reach(unsigned long a, unsigned long lo, unsigned long hi)
+{
+	unsigned long far_lo = a > lo ? a - lo : lo - a;
+	unsigned long far_hi = a + REGION_SIZE > hi ? a + REGION_SIZE - hi : hi - a;
+
+	return far_lo < REACH && far_hi < REACH;
+}
+
+static void *map_near(unsigned long lo, unsigned long hi)
+{
+	const unsigned long step = 1UL << 20;
+	unsigned long d;
+
+	/* below the object first: above the executable lies the heap */
+	for (d = step; d < REACH; d += step) {
+		unsigned long cand[2] = { (lo & ~(step - 1)) - d, (hi & ~(step - 1)) + d + step };
+		int i;
+
+		for (i = 0; i < 2; i++) {
+			void *p;
+
+			if (cand[i] < (1UL << 16) || cand[i] > (1UL << 47))
+				continue;
+			if (!in_reach(cand[i], lo, hi))
+				continue;
+			p = mmap((void *)cand[i], REGION_SIZE, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (p == MAP_FAILED)
+				continue;
+			if ((unsigned long)p != cand[i]) {	/* old kernels ignore the flag */
+				munmap(p, REGION_SIZE);
+				continue;
+			}
+			return p;
+		}
+	}
+	return NULL;
+}
+
+static void write_stub(unsigned char *code, struct fhook_stub *slot)
+{
+	unsigned long ip = (unsigned long)code;
+	int32_t d;
+
+	/* lea slot(%rip), %r11 */
+	code[0] = 0x4c;
+	code[1] = 0x8d;
+	code[2] = 0x1d;
+	d = (int32_t)((long)slot - (long)(ip + 7));
+	memcpy(code + 3, &d, 4);
+	/* jmp *slot->tramp(%rip) */
+	code[7] = 0xff;
+	code[8] = 0x25;
+	d = (int32_t)((long)&slot->tramp - (long)(ip + 13));
+	memcpy(code + 9, &d, 4);
+	memset(code + 13, INT3_INSN_OPCODE, STUB_SIZE - 13);
+}
+
+static struct fhook_stub_region *region_new(unsigned long lo, unsigned long hi)
+{
+	struct fhook_stub_region *r;
+	unsigned char *p;
+	unsigned int i;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	p = map_near(lo, hi);
+	if (!p) {
+		free(r);
+		return NULL;
+	}
+	r->code = (unsigned long)p;
+	r->slots = (struct fhook_stub *)(p + REGION_CODE);
+	for (i = 0; i < STUBS_PER_REGION; i++) {
+		r->slots[i].code = r->code + i * STUB_SIZE;
+		r->slots[i].tramp = fhook_tramp_regs;
+		r->slots[i].func = ftrace_ops_list_func;
+		write_stub(p + i * STUB_SIZE, &r->slots[i]);
+	}
+	if (mprotect(p, REGION_CODE, PROT_READ | PROT_EXEC)) {
+		munmap(p, REGION_SIZE);
+		free(r);
+		return NULL;
+	}
+	r->nr_used = 1;		/* slot 0: the list function */
+	return r;
+}
+
+struct fhook_stub_region *fhook_region_near(unsigned long lo, unsigned long hi)
+{
+	struct fhook_stub_region *r;
+
+	for (r = regions; r; r = r->next)
+		if (in_reach(r->code, lo, hi))
+			return r;
+	r = region_new(lo, hi);
+	if (!r)
+		return NULL;
+	r->next = regions;
+	regions = r;
+	return r;
+}
+
+struct fhook_stub *fhook_stub_list(struct fhook_stub_region *r)
+{
+	return &r->slots[0];
+}
+
+static void stub_bind(struct fhook_stub *s, struct ftrace_ops *ops)
+{
+	s->owner = ops;
+	s->func = fhook_ops_func(ops);
+	s->tramp = (ops->flags & FTRACE_OPS_FL_SAVE_REGS) ? fhook_tramp_regs : fhook_tramp_args;
+	__atomic_store_n(&s->ops, ops, __ATOMIC_RELEASE);
+}
+
+struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, struct ftrace_ops *ops)
+{
+	struct fhook_stub_region *last = r;
+	unsigned int i;
+
+	for (; r; last = r, r = r->more)
+		for (i = 1; i < r->nr_used; i++)
+			if (r->slots[i].owner == ops) {
+				if (!r->slots[i].ops)
+					stub_bind(&r->slots[i], ops);
+				return &r->slots[i];
+			}
+	for (r = last; r; r = r->more) {
+		if (r->nr_used < STUBS_PER_REGION) {
+			struct fhook_stub *s = &r->slots[r->nr_used];
+
+			stub_bind(s, ops);
+			r->nr_used++;
+			return s;
+		}
+		if (!r->more) {
+			r->more = region_new(r->code, r->code + REGION_CODE);
+			if (!r->more)
+				return NULL;
+		}
+	}
+	return NULL;
+}
+
+void fhook_stubs_bind(struct ftrace_ops *owner, bool bind)
+{
+	struct fhook_stub_region *g, *r;
+	unsigned int i;
+
+	for (g = regions; g; g = g->next)
+		for (r = g; r; r = r->more)
+			for (i = 1; i < r->nr_used; i++) {
+				if (r->slots[i].owner != owner)
+					continue;
+				if (bind)
+					stub_bind(&r->slots[i], owner);
+				else
+					__atomic_store_n(&r->slots[i].ops, NULL, __ATOMIC_RELEASE);
+			}
+}
+
+struct fhook_stub *fhook_stub_of_code(unsigned long code)
+{
+	struct fhook_stub_region *g, *r;
+
+	for (g = regions; g; g = g->next)
+		for (r = g; r; r = r->more)
+			if (code >= r->code && code < r->code + REGION_CODE &&
+			    !((code - r->code) % STUB_SIZE))
+				return &r->slots[(code - r->code) / STUB_SIZE];
+	return NULL;
+}

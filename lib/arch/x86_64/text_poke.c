@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Writing code that other threads may be running: the kernel's
+ * text_poke_bp_batch() protocol, for user space.
+ *
+ *   1. int3 on the first byte of every site; serialize every thread
+ *   2. every tail (bytes 1..n-1); serialize
+ *   3. every first byte; serialize
+ *
+ * A thread that reaches a site in between traps into our SIGTRAP handler,
+ * which emulates the new instruction (a call or a nop), so the thread goes
+ * on as if it had met it.  "Serialize" is membarrier()'s SYNC_CORE command:
+ * every running thread of the process executes a core-serializing
+ * instruction before it returns, so no stale decoded bytes survive.
+ *
+ * Pages are made writable for the batch with mprotect(); where the system
+ * refuses writable+executable mappings the bytes go through /proc/self/mem,
+ * which writes regardless of page protection.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define _LGPL_SOURCE
+#include <urcu/urcu-bp.h>
+
+#include "arch.h"
+#include "../../kallsyms/objects.h"
+
+static pthread_mutex_t text_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* The batch being applied, for the trap handler. */
+static struct text_poke_loc *_Atomic bp_locs;
+static _Atomic size_t bp_nr;
+static _Atomic int bp_refs;
+
+static struct fhook_poke_stats stats;
+static int sync_cmd = -1;	/* membarrier command, 0 = none works */
+static int procmem_fd = -1;
+static int force_procmem = -1;
+
+void fhook_text_lock(void)
+{
+	pthread_mutex_lock(&text_mutex);
+}
+
+void fhook_text_unlock(void)
+{
+	pthread_mutex_unlock(&text_mutex);
+}
+
+void fhook_poke_stats(struct fhook_poke_stats *st)
+{
+	*st = stats;
+}
+
+static long sys_membarrier(int cmd, unsigned int flags)
+{
+	return syscall(__NR_membarrier, cmd, flags, 0);
+}
+
+static void sync_init(void)
+{
+	long mask;
+
+	if (sync_cmd >= 0)
+		return;
+	sync_cmd = 0;
+	mask = sys_membarrier(MEMBARRIER_CMD_QUERY, 0);
+	if (mask < 0)
+		return;
+	if ((mask & MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE) &&
+	    !sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0)) {
+		sync_cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE;
+		return;
+	}
+	/*
+	 * Without SYNC_CORE, an expedited barrier still interrupts every
+	 * running thread, and x86 returns to user space through a
+	 * serializing instruction.
+	 */
+	if ((mask & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+	    !sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0))
+		sync_cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED;
+}
+
+void fhook_sync_core(void)
+{
+	sync_init();
+	stats.syncs++;
+	if (sync_cmd > 0 && !sys_membarrier(sync_cmd, 0))
+		return;
+	/*
+	 * Last resort: changing a mapping's protection makes the kernel
+	 * shoot down the TLB of every CPU running us, an IPI whose return
+	 * serializes.
+	 */
+	{
+		static char *page;
+
+		if (!page)
+			page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (page != MAP_FAILED && page) {
+			page[0] = 1;
+			mprotect(page, 4096, PROT_READ);
+			mprotect(page, 4096, PROT_READ | PROT_WRITE);
+		}
+	}
+}
+
+int fhook_text_read(unsigned long addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+
+	if (fhook_addr_is_text(addr, len)) {
+		memcpy(buf, (void *)addr, len);
+		return 0;
+	}
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len)
+		return 0;
+	return -EFAULT;
+}
+
+/* ---- making text writable ---- */
+
+struct wrange {
+	unsigned long start, end;
+	int prot;			/* original protection */
+};
+
+/* Original protection of the page at @addr, from /proc/self/maps. */
+static int maps_prot(unsigned long addr, int *prot)
+{
+	char line[512];
+	FILE *f;
+	int ret = -EFAULT;
+
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char p[5];
+
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, p) != 3)
+			continue;
+		if (addr >= lo && addr < hi) {
+			*prot = (p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) |
+				(p[2] == 'x' ? PROT_EXEC : 0);
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+static int page_prot(unsigned long page, int *prot)
+{
+	struct fhook_object *obj = fhook_object_of(page);
+	int i;
+
+	if (obj)
+		for (i = 0; i < obj->nr_segs; i++)
+			if (page >= obj->segs[i].start && page < obj->segs[i].end) {
+				*prot = obj->segs[i].prot;
+				return 0;
+			}
+	return maps_prot(page, prot);
+}
+
+static bool use_procmem(void)
+{
+	if (force_procmem < 0) {
+		const char *e = getenv("FHOOK_TEXT_POKE");
+
+		force_procmem = e && !strcmp(e, "procmem");
+	}
+	return force_procmem;
+}
+
+static int procmem_write(unsigned long addr, const void *buf, size_t len)
+{
+	if (procmem_fd < 0) {
+		procmem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+		if (procmem_fd < 0)
+			return -EPERM;
+	}
+	if (pwrite(procmem_fd, buf, len, (off_t)addr) != (ssize_t)len)
+		return -EPERM;
+	return 0;
+}
+
+/*
+ * Make the pages of @locs writable.  Fills @ranges (one per run of
+ * pages); returns their number, or -EPERM when mprotect is refused (the
+ * caller then writes through /proc/self/mem).
+ */
+static int open_ranges(struct text_poke_loc *locs, size_t nr, struct wrange **rangesp)
+{
+	struct wrange *r = NULL;
+	size_t i, n = 0, cap = 0;
+	long psz = sysconf(_SC_PAGESIZE);
+
+	for (i = 0; i < nr; i++) {
+		unsigned long lo = locs[i].addr & ~(psz - 1);
+		unsigned long hi = (locs[i].addr + locs[i].len + psz - 1) & ~(psz - 1);
+		unsigned long p;
+
+		for (p = lo; p < hi; p += psz) {
+			int prot = 0;
+
+			if (n && p < r[n - 1].end)
+				continue;	/* locs are sorted */
+			if (page_prot(p, &prot))
+				goto fail;
+			if (n && r[n - 1].end == p && r[n - 1].prot == prot) {
+				r[n - 1].end = p + psz;
+				continue;
+			}
+			if (n == cap) {
+				struct wrange *nr_ = realloc(r, (cap ? cap * 2 : 8) * sizeof(*r));
+
+				if (!nr_)
+					goto fail;
+				r = nr_;
+				cap = cap ? cap * 2 : 8;
+			}
+			r[n].start = p;
+			r[n].end = p + psz;
+			r[n].prot = prot;
+			n++;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (mprotect((void *)r[i].start, r[i].end - r[i].start,
+			     r[i].prot | PROT_WRITE | PROT_READ)) {
+			while (i--)
+				mprotect((void *)r[i].start, r[i].end - r[i].start, r[i].prot);
+			goto fail;
+		}
+	}
+	*rangesp = r;
+	return (int)n;
+fail:
+	free(r);
+	*rangesp = NULL;
+	return -EPERM;
+}
+
+static void close_ranges(struct wrange *r, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		mprotect((void *)r[i].start, r[i].end - r[i].start, r[i].prot);
+	free(r);
+}
+
+static int text_write(bool procmem, unsigned long addr, const void *buf, size_t len)
+{
+	stats.writes++;
+	if (procmem)
+		return procmem_write(addr, buf, len);
+	memcpy((void *)addr, buf, len);
+	return 0;
+}
+
+static int loc_cmp(const void *a, const void *b)
+{
+	const struct text_poke_loc *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
+{
+	static const unsigned char int3 = INT3_INSN_OPCODE;
+	unsigned char (*old)[6] = NULL;
+	struct wrange *ranges = NULL;
+	sigset_t all, saved;
+	int nranges = 0, ret = 0;
+	bool procmem;
+	size_t i;
+
+	if (!nr)
+		return 0;
+	qsort(locs, nr, sizeof(*locs), loc_cmp);
+	old = malloc(nr * sizeof(*old));
+	if (!old)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++)
+		if (fhook_text_read(locs[i].addr, old[i], locs[i].len)) {
+			free(old);
+			return -EFAULT;
+		}
+
+	fhook_trap_install();
+	/*
+	 * While a site holds an int3, this thread must not run one: no
+	 * signal handler of the program may run here.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
+
+	procmem = use_procmem();
+	if (!procmem) {
+		nranges = open_ranges(locs, nr, &ranges);
+		if (nranges < 0)
+			procmem = true;
+	}
+	stats.procmem = procmem;
+	stats.batches++;
+
+	atomic_store(&bp_nr, nr);
+	atomic_store(&bp_locs, locs);
+
+	/* 1: int3 everywhere */
+	for (i = 0; i < nr; i++) {
+		ret = text_write(procmem, locs[i].addr, &int3, 1);
+		if (ret) {
+			/* undo the int3s written so far */
+			while (i--)
+				text_write(procmem, locs[i].addr, old[i], 1);
+			fhook_sync_core();
+			goto out;
+		}
+	}
+	fhook_sync_core();
+
+	/* 2: the tails */
+	for (i = 0; i < nr; i++)
+		if (locs[i].len > 1)
+			text_write(procmem, locs[i].addr + 1, locs[i].new + 1, locs[i].len - 1u);
+	fhook_sync_core();
+
+	/* 3: the first bytes */
+	for (i = 0; i < nr; i++)
+		text_write(procmem, locs[i].addr, locs[i].new, 1);
+	fhook_sync_core();
+out:
+	atomic_store(&bp_locs, NULL);
+	/* a trap handler may still be reading the array */
+	while (atomic_load(&bp_refs))
+		sched_yield();
+	if (nranges > 0)
+		close_ranges(ranges, nranges);
+	else
+		free(ranges);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	free(old);
+	return ret;
+}
+
+/* ---- the trap handler ---- */
+
+static struct sigaction prev_trap;
+static _Atomic int trap_installed;
+
+static bool is_our_site(unsigned long ip)
+{
+	struct fhook_object *obj;
+	bool ret = false;
+
+	urcu_bp_read_lock();
+	obj = fhook_object_of(ip);
+	if (obj && fhook_object_rec(obj, ip))
+		ret = true;
+	urcu_bp_read_unlock();
+	return ret;
+}
+
+static void chain_trap(int sig, siginfo_t *info, void *ctx)
+{
+	if (prev_trap.sa_flags & SA_SIGINFO) {
+		if (prev_trap.sa_sigaction) {
+			prev_trap.sa_sigaction(sig, info, ctx);
+			return;
+		}
+	} else if (prev_trap.sa_handler != SIG_DFL && prev_trap.sa_handler != SIG_IGN) {
+		prev_trap.sa_handler(sig);
+		return;
+	}
+	/* what the kernel would have done without us: die of SIGTRAP */
+	signal(SIGTRAP, SIG_DFL);
+	raise(SIGTRAP);
+}
+
+static void trap_handler(int sig, siginfo_t *info, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	greg_t *gregs = uc->uc_mcontext.gregs;
+	unsigned long ip = (unsigned long)gregs[REG_RIP] - 1;
+	struct text_poke_loc *locs;
+	int saved_errno = errno;
+
+	if (info->si_code != SI_KERNEL)
+		goto chain;
+
+	atomic_fetch_add(&bp_refs, 1);
+	locs = atomic_load(&bp_locs);
+	if (locs) {
+		size_t lo = 0, hi = atomic_load(&bp_nr);
+
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			struct text_poke_loc *l = &locs[mid];
+
+			if (l->addr == ip) {
+				unsigned long target = fhook_insn_call_target(l->new, ip);
+
+				if (target) {
+					gregs[REG_RSP] -= 8;
+					*(unsigned long *)gregs[REG_RSP] = ip + CALL_INSN_SIZE;
+					gregs[REG_RIP] = (greg_t)target;
+				} else {
+					gregs[REG_RIP] = (greg_t)(ip + l->emu_len);
+				}
+				atomic_fetch_sub(&bp_refs, 1);
+				__atomic_fetch_add(&stats.traps_emulated, 1, __ATOMIC_RELAXED);
+				errno = saved_errno;
+				return;
+			}
+			if (l->addr < ip)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	atomic_fetch_sub(&bp_refs, 1);
+
+	/*
+	 * The batch that put the int3 here has ended (or is ending) since
+	 * this thread trapped: once the byte is no longer an int3 the site is
+	 * whole again, and the thread simply runs it.
+	 */
+	if (is_our_site(ip)) {
+		while (*(volatile unsigned char *)ip == INT3_INSN_OPCODE)
+			sched_yield();
+		gregs[REG_RIP] = (greg_t)ip;
+		__atomic_fetch_add(&stats.traps_rewound, 1, __ATOMIC_RELAXED);
+		errno = saved_errno;
+		return;
+	}
+chain:
+	errno = saved_errno;
+	chain_trap(sig, info, ctx);
+}
+
+void fhook_trap_install(void)
+{
+	struct sigaction sa, cur;
+
+	if (sigaction(SIGTRAP, NULL, &cur))
+		return;
+	if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == trap_handler)
+		return;
+	/* first time, or the program installed its own since: chain to it */
+	prev_trap = cur;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = trap_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	sigdelset(&sa.sa_mask, SIGSEGV);
+	sigdelset(&sa.sa_mask, SIGBUS);
+	sigaction(SIGTRAP, &sa, NULL);
+	atomic_store(&trap_installed, 1);
+}

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The two trampolines every stub jumps to.
+ *
+ * On entry a site's "call stub" has pushed the address after the site,
+ * the caller's return address sits above it, and the stub has put its data
+ * slot in %r11 (a scratch register at function entry).  We build a
+ * struct ftrace_regs on an aligned frame, call fhook_dispatch(ip,
+ * parent_ip, stub, fregs), put back what the handler may have changed and
+ * return to fregs->regs.ip: the function body, or wherever an IPMODIFY
+ * handler pointed it.
+ *
+ * %rax (the vector count of a varargs call), %r10 (the static chain), every
+ * argument register and xmm0-7 reach the function unchanged unless a
+ * handler changed them on purpose.  Frame-pointer and CFI unwinding work
+ * through the trampoline.
+ */
+
+/* offsets in struct ftrace_regs (checked by a static assertion in C) */
+#define R15	0
+#define R14	8
+#define R13	16
+#define R12	24
+#define RBP	32
+#define RBX	40
+#define R11	48
+#define R10	56
+#define R9	64
+#define R8	72
+#define RAX	80
+#define RCX	88
+#define RDX	96
+#define RSI	104
+#define RDI	112
+#define ORIG_RAX 120
+#define RIP	128
+#define CS	136
+#define EFLAGS	144
+#define RSP	152
+#define SS	160
+#define FULL	168
+#define XMM	192
+#define FREGS_SIZE 320
+
+	.text
+
+.macro SAVE_ARGS
+	movq	%rdi, RDI(%rsp)
+	movq	%rsi, RSI(%rsp)
+	movq	%rdx, RDX(%rsp)
+	movq	%rcx, RCX(%rsp)
+	movq	%r8, R8(%rsp)
+	movq	%r9, R9(%rsp)
+	movq	%rax, RAX(%rsp)
+	movq	%r10, R10(%rsp)
+	movaps	%xmm0, XMM+0*16(%rsp)
+	movaps	%xmm1, XMM+1*16(%rsp)
+	movaps	%xmm2, XMM+2*16(%rsp)
+	movaps	%xmm3, XMM+3*16(%rsp)
+	movaps	%xmm4, XMM+4*16(%rsp)
+	movaps	%xmm5, XMM+5*16(%rsp)
+	movaps	%xmm6, XMM+6*16(%rsp)
+	movaps	%xmm7, XMM+7*16(%rsp)
+	movq	8(%rbp), %rdi		/* site + 5 */
+	movq	%rdi, RIP(%rsp)
+	leaq	16(%rbp), %rsi		/* sp at function entry */
+	movq	%rsi, RSP(%rsp)
+	subq	$5, %rdi		/* ip: the site */
+	movq	16(%rbp), %rsi		/* parent_ip */
+	movq	%r11, %rdx		/* the stub */
+	movq	%rsp, %rcx		/* fregs */
+.endm
+
+.macro RESTORE_ARGS
+	movq	RIP(%rsp), %rax
+	movq	%rax, 8(%rbp)		/* where we return to */
+	movaps	XMM+0*16(%rsp), %xmm0
+	movaps	XMM+1*16(%rsp), %xmm1
+	movaps	XMM+2*16(%rsp), %xmm2
+	movaps	XMM+3*16(%rsp), %xmm3
+	movaps	XMM+4*16(%rsp), %xmm4
+	movaps	XMM+5*16(%rsp), %xmm5
+	movaps	XMM+6*16(%rsp), %xmm6
+	movaps	XMM+7*16(%rsp), %xmm7
+	movq	RDI(%rsp), %rdi
+	movq	RSI(%rsp), %rsi
+	movq	RDX(%rsp), %rdx
+	movq	RCX(%rsp), %rcx
+	movq	R8(%rsp), %r8
+	movq	R9(%rsp), %r9
+	movq	R10(%rsp), %r10
+	movq	RAX(%rsp), %rax
+.endm
+
+	.globl	fhook_tramp_args
+	.hidden	fhook_tramp_args
+	.type	fhook_tramp_args, @function
+	.p2align 4
+fhook_tramp_args:
+	.cfi_startproc
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$FREGS_SIZE, %rsp
+	andq	$-16, %rsp
+	movq	$0, FULL(%rsp)
+	SAVE_ARGS
+	call	fhook_dispatch
+	RESTORE_ARGS
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size	fhook_tramp_args, .-fhook_tramp_args
+
+	.globl	fhook_tramp_regs
+	.hidden	fhook_tramp_regs
+	.type	fhook_tramp_regs, @function
+	.p2align 4
+fhook_tramp_regs:
+	.cfi_startproc
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$FREGS_SIZE, %rsp
+	andq	$-16, %rsp
+	movq	$1, FULL(%rsp)
+	movq	%r15, R15(%rsp)
+	movq	%r14, R14(%rsp)
+	movq	%r13, R13(%rsp)
+	movq	%r12, R12(%rsp)
+	movq	%rbx, RBX(%rsp)
+	movq	$0, R11(%rsp)		/* scratch at entry; the stub used it */
+	movq	$-1, ORIG_RAX(%rsp)
+	movq	$0, CS(%rsp)
+	movq	$0, SS(%rsp)
+	movq	(%rbp), %r12		/* the function's %rbp */
+	movq	%r12, RBP(%rsp)
+	pushfq
+	popq	%r12
+	movq	%r12, EFLAGS(%rsp)
+	SAVE_ARGS
+	call	fhook_dispatch
+	RESTORE_ARGS
+	movq	RBP(%rsp), %r12
+	movq	%r12, (%rbp)		/* a handler may change %rbp */
+	movq	R15(%rsp), %r15
+	movq	R14(%rsp), %r14
+	movq	R13(%rsp), %r13
+	movq	R12(%rsp), %r12
+	movq	RBX(%rsp), %rbx
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size	fhook_tramp_regs, .-fhook_tramp_regs
+
+/*
+ * Where ftrace_override_function_with_return() points the ip: the stack is
+ * as it was at the traced function's entry, so this returns to its caller
+ * with the %rax the handler chose.
+ */
+	.globl	fhook_just_return
+	.hidden	fhook_just_return
+	.type	fhook_just_return, @function
+	.p2align 4
+fhook_just_return:
+	.cfi_startproc
+	ret
+	.cfi_endproc
+	.size	fhook_just_return, .-fhook_just_return
+
+	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The hot path: what a trampoline calls, the list function for sites
+ * shared by several ops, and the per-thread recursion lock.
+ *
+ * Every handler runs inside an urcu-bp read-side critical section, so
+ * unregister_ftrace_function() can wait for the handlers still running.
+ * That alone is not enough: a thread may have executed a site's call and
+ * be stalled before the trampoline took the read lock.  Inside the
+ * critical section the dispatcher therefore checks that the site still
+ * calls the stub it came through; if not, the site changed since, and the
+ * list function decides from the current ops and filters instead.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+
+#define _LGPL_SOURCE
+#include <urcu/urcu-bp.h>
+
+#include "core.h"
+#include "../arch/x86_64/arch.h"
+
+static __thread unsigned int recursion_bits __attribute__((tls_model("initial-exec")));
+
+int ftrace_test_recursion_trylock(unsigned long ip, unsigned long parent_ip)
+{
+	(void)ip;
+	(void)parent_ip;
+	/*
+	 * A signal arriving between the test and the set runs its handler to
+	 * the end before we go on, so the word is consistent again when we
+	 * write it: no atomic operation is needed on our own thread's word.
+	 */
+	if (recursion_bits & 1)
+		return -1;
+	recursion_bits |= 1;
+	__asm__ __volatile__("" ::: "memory");
+	return 0;
+}
+
+void ftrace_test_recursion_unlock(int bit)
+{
+	__asm__ __volatile__("" ::: "memory");
+	recursion_bits &= ~(1u << bit);
+}
+
+static void ftrace_ops_assist_func(unsigned long ip, unsigned long parent_ip,
+				   struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+
+	if (bit < 0)
+		return;
+	op->func(ip, parent_ip, op, fregs);
+	ftrace_test_recursion_unlock(bit);
+}
+
+ftrace_func_t fhook_ops_func(struct ftrace_ops *ops)
+{
+	return (ops->flags & FTRACE_OPS_FL_RECURSION) ? ftrace_ops_assist_func : ops->func;
+}
+
+void ftrace_ops_list_func(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *unused,
+			  struct ftrace_regs *fregs)
+{
+	struct ftrace_ops *op;
+
+	(void)unused;
+	for (op = __atomic_load_n(&ftrace_ops_list, __ATOMIC_ACQUIRE); op;
+	     op = __atomic_load_n(&op->next, __ATOMIC_ACQUIRE)) {
+		if (!ftrace_ops_test(op, ip))
+			continue;
+		if (op->flags & FTRACE_OPS_FL_RECURSION)
+			ftrace_ops_assist_func(ip, parent_ip, op, fregs);
+		else
+			op->func(ip, parent_ip, op, fregs);
+	}
+}
+
+static inline bool site_calls(unsigned long ip, unsigned long code)
+{
+	const unsigned char *b = (const unsigned char *)ip;
+	int rel;
+
+	if (b[0] != CALL_INSN_OPCODE)
+		return false;
+	__builtin_memcpy(&rel, b + 1, sizeof(rel));
+	return ip + CALL_INSN_SIZE + (long)rel == code;
+}
+
+void fhook_dispatch(unsigned long ip, unsigned long parent_ip, struct fhook_stub *stub,
+		    struct ftrace_regs *fregs)
+{
+	struct ftrace_ops *ops;
+
+	urcu_bp_read_lock();
+	ops = __atomic_load_n(&stub->ops, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(ops && site_calls(ip, stub->code), 1))
+		stub->func(ip, parent_ip, ops, fregs);
+	else
+		ftrace_ops_list_func(ip, parent_ip, NULL, fregs);
+	urcu_bp_read_unlock();
+}
+
+void ftrace_override_function_with_return(struct ftrace_regs *fregs, unsigned long retval)
+{
+	fregs->regs.ax = retval;
+	fregs->regs.ip = (unsigned long)fhook_just_return;
+}

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+
+static int ip_cmp(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static size_t uniq(unsigned long *v, size_t n)
+{
+	size_t i, w;
+
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), ip_cmp);
+	for (i = 1, w = 1; i < n; i++)
+		if (v[i] != v[w - 1])
+			v[w++] = v[i];
+	return w;
+}
+
+struct ftrace_hash *fhook_hash_new(const unsigned long *ips, size_t n)
+{
+	struct ftrace_hash *h = malloc(sizeof(*h) + (n ? n : 1) * sizeof(unsigned long));
+
+	if (!h)
+		return NULL;
+	if (n)
+		memcpy(h->ips, ips, n * sizeof(*ips));
+	h->count = uniq(h->ips, n);
+	return h;
+}
+
+bool fhook_hash_contains(const struct ftrace_hash *h, unsigned long ip)
+{
+	size_t lo = 0, hi;
+
+	if (!h)
+		return false;
+	hi = h->count;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (h->ips[mid] == ip)
+			return true;
+		if (h->ips[mid] < ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+struct ftrace_hash *fhook_hash_edit(const struct ftrace_hash *base,
+				    const unsigned long *add, size_t nadd,
+				    const unsigned long *del, size_t ndel)
+{
+	size_t nb = base ? base->count : 0, i, w;
+	struct ftrace_hash *h, *d = NULL;
+
+	h = malloc(sizeof(*h) + (nb + nadd + 1) * sizeof(unsigned long));
+	if (!h)
+		return NULL;
+	if (nb)
+		memcpy(h->ips, base->ips, nb * sizeof(unsigned long));
+	if (nadd)
+		memcpy(h->ips + nb, add, nadd * sizeof(unsigned long));
+	h->count = uniq(h->ips, nb + nadd);
+	if (ndel) {
+		d = fhook_hash_new(del, ndel);
+		if (!d) {
+			free(h);
+			return NULL;
+		}
+		for (i = 0, w = 0; i < h->count; i++)
+			if (!fhook_hash_contains(d, h->ips[i]))
+				h->ips[w++] = h->ips[i];
+		h->count = w;
+		free(d);
+	}
+	return h;
+}
+
+void fhook_hash_free(struct ftrace_hash *h)
+{
+	free(h);
+}

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Start-up: learn the loaded objects and turn their sites into nops before
+ * the program's own constructors run (libfhook's constructor runs before
+ * those of the objects that depend on it, and before any thread the
+ * program starts), and keep our locks sane across fork().
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+
+#include <urcu/urcu-bp.h>
+
+#include "core.h"
+#include "../arch/x86_64/arch.h"
+#include "../kallsyms/objects.h"
+
+static void before_fork(void)
+{
+	pthread_mutex_lock(&ftrace_lock);
+	fhook_text_lock();
+	urcu_bp_before_fork();
+}
+
+static void after_fork_parent(void)
+{
+	urcu_bp_after_fork_parent();
+	fhook_text_unlock();
+	pthread_mutex_unlock(&ftrace_lock);
+}
+
+static void after_fork_child(void)
+{
+	/* the child keeps the patched text and only this thread */
+	urcu_bp_after_fork_child();
+	fhook_text_unlock();
+	pthread_mutex_unlock(&ftrace_lock);
+}
+
+__attribute__((constructor(101))) static void fhook_core_init(void)
+{
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+	fhook_trap_install();
+	pthread_mutex_lock(&ftrace_lock);
+	fhook_objects_refresh();
+	pthread_mutex_unlock(&ftrace_lock);
+}

@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * ftrace_ops: registration, filters, and bringing every site in line with
+ * them (the kernel's ftrace_replace_code).
+ *
+ * A site no ops wants is a nop; a site exactly one ops wants calls that
+ * ops' stub, which reaches its handler with no lookup; a site several ops
+ * want calls the list stub.  All changes of one operation go out as one
+ * text-patching batch.
+ *
+ * Locking: ftrace_lock serializes every operation here; site updates run
+ * inside fhook_loader_locked() so that no object is unmapped under us; the
+ * grace-period wait happens after that lock is dropped, with ftrace_lock
+ * still held (as the kernel holds ftrace_lock).  A handler must therefore
+ * not register or unregister ops itself.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define _LGPL_SOURCE
+#include <urcu/urcu-bp.h>
+
+#include "core.h"
+#include "../arch/x86_64/arch.h"
+#include "../kallsyms/objects.h"
+
+struct ftrace_ops *ftrace_ops_list;
+pthread_mutex_t ftrace_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool ftrace_enabled = true;
+
+static int ret_errno(int ret)
+{
+	if (ret < 0)
+		errno = -ret;
+	return ret;
+}
+
+void fhook_synchronize(void)
+{
+	/*
+	 * Register ourselves first: a signal handler on this thread that
+	 * meets a hook during the wait must not have to register with urcu
+	 * while urcu's registry lock is held by this very thread.
+	 */
+	urcu_bp_register_thread();
+	urcu_bp_synchronize_rcu();
+}
+
+static bool hash_test(const struct ftrace_hash *filter, const struct ftrace_hash *notrace,
+		      unsigned long ip)
+{
+	if (!fhook_hash_empty(filter) && !fhook_hash_contains(filter, ip))
+		return false;
+	return !fhook_hash_contains(notrace, ip);
+}
+
+int ftrace_ops_test(struct ftrace_ops *ops, unsigned long ip)
+{
+	return hash_test(__atomic_load_n(&ops->filter_hash, __ATOMIC_ACQUIRE),
+			 __atomic_load_n(&ops->notrace_hash, __ATOMIC_ACQUIRE), ip);
+}
+
+/* ---- bringing sites in line ---- */
+
+static int update_sites(void)
+{
+	struct text_poke_loc *locs = NULL;
+	struct fhook_object *obj;
+	struct ftrace_ops *op;
+	size_t nr = 0, cap = 0;
+	int ret = 0;
+
+	for (op = ftrace_ops_list; op; op = op->next)
+		op->nr_sites = 0;
+
+	for (obj = fhook_objects; obj; obj = obj->next) {
+		size_t i;
+
+		for (i = 0; i < obj->nr_recs; i++) {
+			struct dyn_ftrace *rec = &obj->recs[i];
+			struct ftrace_ops *last = NULL;
+			struct fhook_stub *want = NULL, *cur = NULL;
+			unsigned long flags = 0, target;
+			unsigned int count = 0;
+			const unsigned char *b;
+
+			if (rec->flags & FTRACE_FL_DISABLED)
+				continue;
+			if (ftrace_enabled) {
+				for (op = ftrace_ops_list; op; op = op->next) {
+					if (!ftrace_ops_test(op, rec->ip))
+						continue;
+					count++;
+					op->nr_sites++;
+					last = op;
+					if (op->flags & FTRACE_OPS_FL_IPMODIFY)
+						flags |= FTRACE_FL_IPMODIFY;
+					if (op->flags & FTRACE_OPS_FL_SAVE_REGS)
+						flags |= FTRACE_FL_REGS;
+				}
+			}
+			if (count == 1)
+				want = fhook_stub_get(obj->region, last);
+			if (count > 1 || (count && !want)) {
+				want = fhook_stub_list(obj->region);
+				flags |= FTRACE_FL_REGS;
+			}
+
+			b = (const unsigned char *)rec->ip;
+			if (!fhook_insn_is_nop5(b)) {
+				target = fhook_insn_call_target(b, rec->ip);
+				cur = target ? fhook_stub_of_code(target) : NULL;
+				if (!cur) {
+					/* someone else changed our site: leave it alone */
+					fhook_ftrace_bug(-EINVAL, rec->ip, NULL, b, CALL_INSN_SIZE);
+					rec->flags |= FTRACE_FL_DISABLED;
+					rec->flags &= ~(FTRACE_FL_ENABLED | FTRACE_REF_MAX);
+					continue;
+				}
+			}
+			rec->flags &= ~(FTRACE_REF_MAX | FTRACE_FL_ENABLED | FTRACE_FL_REGS |
+					FTRACE_FL_IPMODIFY);
+			rec->flags |= count | flags | (count ? FTRACE_FL_ENABLED : 0);
+			if (cur == want)
+				continue;
+			if (nr == cap) {
+				struct text_poke_loc *n;
+
+				cap = cap ? cap * 2 : 256;
+				n = realloc(locs, cap * sizeof(*locs));
+				if (!n) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				locs = n;
+			}
+			memset(&locs[nr], 0, sizeof(locs[nr]));
+			locs[nr].addr = rec->ip;
+			locs[nr].len = CALL_INSN_SIZE;
+			locs[nr].emu_len = (rec->flags & FTRACE_FL_PAD6) ? 6 : CALL_INSN_SIZE;
+			if (want)
+				fhook_insn_call(locs[nr].new, rec->ip, want->code);
+			else
+				memcpy(locs[nr].new, fhook_nop5, CALL_INSN_SIZE);
+			nr++;
+		}
+	}
+	if (nr) {
+		fhook_text_lock();
+		ret = fhook_text_poke_batch(locs, nr);
+		fhook_text_unlock();
+	}
+out:
+	free(locs);
+	return ret;
+}
+
+/* Would @ops with these hashes share a site with another IPMODIFY ops? */
+static int check_ipmodify(struct ftrace_ops *ops, const struct ftrace_hash *filter,
+			  const struct ftrace_hash *notrace)
+{
+	struct fhook_object *obj;
+	struct ftrace_ops *op;
+
+	if (!(ops->flags & FTRACE_OPS_FL_IPMODIFY))
+		return 0;
+	if (fhook_hash_empty(filter))
+		return -EINVAL;		/* redirecting every function is never meant */
+	for (op = ftrace_ops_list; op; op = op->next) {
+		size_t i;
+
+		if (op == ops || !(op->flags & FTRACE_OPS_FL_IPMODIFY))
+			continue;
+		for (i = 0; i < filter->count; i++)
+			if (hash_test(filter, notrace, filter->ips[i]) &&
+			    ftrace_ops_test(op, filter->ips[i]))
+				return -EBUSY;
+	}
+	(void)obj;
+	return 0;
+}
+
+static void list_add(struct ftrace_ops *ops)
+{
+	ops->next = ftrace_ops_list;
+	__atomic_store_n(&ftrace_ops_list, ops, __ATOMIC_RELEASE);
+}
+
+static void list_del(struct ftrace_ops *ops)
+{
+	struct ftrace_ops **pp;
+
+	for (pp = &ftrace_ops_list; *pp; pp = &(*pp)->next)
+		if (*pp == ops) {
+			__atomic_store_n(pp, ops->next, __ATOMIC_RELEASE);
+			return;
+		}
+}
+
+static int sync_objects(void *arg)
+{
+	(void)arg;
+	fhook_objects_sync();
+	return 0;
+}
+
+/* Free what a sync unlinked; ftrace_lock held. */
+static void reap_objects(bool synced)
+{
+	struct fhook_object *list = fhook_objects_detach_reaped();
+
+	if (!list)
+		return;
+	if (!synced)
+		fhook_synchronize();
+	fhook_objects_free_list(list);
+}
+
+static int register_locked(void *arg)
+{
+	struct ftrace_ops *ops = arg;
+	int ret;
+
+	fhook_objects_sync();
+	ret = check_ipmodify(ops, ops->filter_hash, ops->notrace_hash);
+	if (ret)
+		return ret;
+	fhook_stubs_bind(ops, true);
+	list_add(ops);
+	ret = update_sites();
+	if (ret) {
+		list_del(ops);
+		fhook_stubs_bind(ops, false);
+		update_sites();
+	}
+	return ret;
+}
+
+int register_ftrace_function(struct ftrace_ops *ops)
+{
+	int ret;
+
+	if (!ops || !ops->func)
+		return ret_errno(-EINVAL);
+	pthread_mutex_lock(&ftrace_lock);
+	if (ops->flags & FTRACE_OPS_FL_ENABLED)
+		ret = -EBUSY;
+	else if ((ops->flags & FTRACE_OPS_FL_PERMANENT) && !ftrace_enabled)
+		ret = -EBUSY;
+	else if ((ops->flags & FTRACE_OPS_FL_IPMODIFY) && fhook_hash_empty(ops->filter_hash))
+		ret = -EINVAL;
+	else
+		ret = fhook_loader_locked(register_locked, ops);
+	if (!ret) {
+		ops->flags |= FTRACE_OPS_FL_ENABLED | FTRACE_OPS_FL_INITIALIZED;
+		reap_objects(false);
+	} else {
+		/* other threads may have run the handler through the list */
+		fhook_synchronize();
+		reap_objects(true);
+	}
+	pthread_mutex_unlock(&ftrace_lock);
+	return ret_errno(ret);
+}
+
+static int unregister_locked(void *arg)
+{
+	struct ftrace_ops *ops = arg;
+
+	fhook_objects_sync();
+	list_del(ops);
+	/* from here a thread that still reaches one of its stubs finds no ops */
+	fhook_stubs_bind(ops, false);
+	return update_sites();
+}
+
+int unregister_ftrace_function(struct ftrace_ops *ops)
+{
+	int ret;
+
+	if (!ops)
+		return ret_errno(-EINVAL);
+	pthread_mutex_lock(&ftrace_lock);
+	if (!(ops->flags & FTRACE_OPS_FL_ENABLED)) {
+		pthread_mutex_unlock(&ftrace_lock);
+		return ret_errno(-ENODEV);
+	}
+	ret = fhook_loader_locked(unregister_locked, ops);
+	/*
+	 * Even if a site could not be written back, the ops is off the list
+	 * and off its stubs, so no new call reaches it: the ops is gone.
+	 */
+	fhook_synchronize();
+	ops->flags &= ~FTRACE_OPS_FL_ENABLED;
+	ops->nr_sites = 0;
+	reap_objects(true);
+	pthread_mutex_unlock(&ftrace_lock);
+	return ret_errno(ret);
+}
+
+/* ---- filters ---- */
+
+static int update_fn(void *arg)
+{
+	(void)arg;
+	fhook_objects_sync();
+	return update_sites();
+}
+
+/*
+ * Replace one of @ops' hashes with @new (consumed).  While @ops is
+ * registered, no site outside both the old and the new set reaches it at
+ * any moment: the list function reads one set or the other, and a stub
+ * is only called from sites in the old or the new set.
+ */
+static int set_hash(struct ftrace_ops *ops, bool notrace, struct ftrace_hash *new)
+{
+	struct ftrace_hash **slot = notrace ? &ops->notrace_hash : &ops->filter_hash;
+	struct ftrace_hash *old = *slot;
+	int ret;
+
+	if (!(ops->flags & FTRACE_OPS_FL_ENABLED)) {
+		*slot = new;
+		fhook_hash_free(old);
+		return 0;
+	}
+	ret = check_ipmodify(ops, notrace ? ops->filter_hash : new,
+			     notrace ? new : ops->notrace_hash);
+	if (ret) {
+		fhook_hash_free(new);
+		return ret;
+	}
+	__atomic_store_n(slot, new, __ATOMIC_RELEASE);
+	ret = fhook_loader_locked(update_fn, NULL);
+	if (ret) {
+		__atomic_store_n(slot, old, __ATOMIC_RELEASE);
+		fhook_loader_locked(update_fn, NULL);
+		fhook_synchronize();
+		fhook_hash_free(new);
+		return ret;
+	}
+	fhook_synchronize();
+	fhook_hash_free(old);
+	reap_objects(true);
+	return 0;
+}
+
+/* Site of the function at @ip, as the kernel's ftrace_location(); objects synced. */
+static unsigned long location_locked(unsigned long ip)
+{
+	struct fhook_object *obj = fhook_object_of(ip);
+	const struct fhook_sym *sym;
+	struct dyn_ftrace *rec;
+	size_t lo = 0, hi;
+
+	if (!obj)
+		return 0;
+	rec = fhook_object_rec(obj, ip);
+	if (rec)
+		return (rec->flags & FTRACE_FL_DISABLED) ? 0 : ip;
+	sym = fhook_object_sym_at(obj, ip);
+	if (!sym || sym->addr != ip)
+		return 0;
+	/* the first site inside the function: after an endbr64, if any */
+	hi = obj->nr_recs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (obj->recs[mid].ip < ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < obj->nr_recs && obj->recs[lo].ip < sym->addr + sym->size &&
+	    obj->recs[lo].ip - sym->addr <= 16 && !(obj->recs[lo].flags & FTRACE_FL_DISABLED))
+		return obj->recs[lo].ip;
+	return 0;
+}
+
+unsigned long ftrace_location(unsigned long ip)
+{
+	unsigned long ret;
+
+	pthread_mutex_lock(&ftrace_lock);
+	fhook_loader_locked(sync_objects, NULL);
+	ret = location_locked(ip);
+	pthread_mutex_unlock(&ftrace_lock);
+	return ret;
+}
+
+int ftrace_set_filter_ips(struct ftrace_ops *ops, unsigned long *ips, unsigned int cnt,
+			  int remove, int reset)
+{
+	struct ftrace_hash *new;
+	unsigned long *sites = NULL;
+	unsigned int i;
+	int ret = 0;
+
+	if (!ops || (cnt && !ips))
+		return ret_errno(-EINVAL);
+	if (cnt) {
+		sites = malloc(cnt * sizeof(*sites));
+		if (!sites)
+			return ret_errno(-ENOMEM);
+	}
+	pthread_mutex_lock(&ftrace_lock);
+	fhook_loader_locked(sync_objects, NULL);
+	for (i = 0; i < cnt; i++) {
+		sites[i] = location_locked(ips[i]);
+		if (!sites[i]) {
+			ret = -ENOENT;
+			goto out;
+		}
+	}
+	if (remove)
+		new = fhook_hash_edit(reset ? NULL : ops->filter_hash, NULL, 0, sites, cnt);
+	else
+		new = fhook_hash_edit(reset ? NULL : ops->filter_hash, sites, cnt, NULL, 0);
+	ret = new ? set_hash(ops, false, new) : -ENOMEM;
+out:
+	pthread_mutex_unlock(&ftrace_lock);
+	free(sites);
+	return ret_errno(ret);
+}
+
+int ftrace_set_filter_ip(struct ftrace_ops *ops, unsigned long ip, int remove, int reset)
+{
+	return ftrace_set_filter_ips(ops, &ip, 1, remove, reset);
+}
+
+struct ipvec {
+	unsigned long *v;
+	size_t n, cap;
+};
+
+static int ipvec_push(struct ipvec *iv, unsigned long ip)
+{
+	if (iv->n == iv->cap) {
+		size_t cap = iv->cap ? iv->cap * 2 : 64;
+		unsigned long *n = realloc(iv->v, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		iv->v = n;
+		iv->cap = cap;
+	}
+	iv->v[iv->n++] = ip;
+	return 0;
+}
+
+/* Sites of the functions whose names match @glob. */
+static int match_glob(const char *glob, struct ipvec *iv)
+{
+	struct fhook_object *obj;
+	int matched = 0;
+
+	for (obj = fhook_objects; obj; obj = obj->next) {
+		size_t i;
+
+		for (i = 0; i < obj->nr_recs; i++) {
+			const struct fhook_sym *sym;
+
+			if (obj->recs[i].flags & FTRACE_FL_DISABLED)
+				continue;
+			sym = fhook_rec_sym(obj, &obj->recs[i]);
+			if (!sym || fnmatch(glob, fhook_sym_name(obj, sym), 0))
+				continue;
+			if (ipvec_push(iv, obj->recs[i].ip))
+				return -ENOMEM;
+			matched++;
+		}
+	}
+	return matched;
+}
+
+/*
+ * The kernel's set_ftrace_filter syntax: space- or comma-separated globs;
+ * "!glob" takes functions out.  A glob that matches no traceable function
+ * is -EINVAL, as in the kernel.
+ */
+static int set_regex(struct ftrace_ops *ops, bool notrace, unsigned char *buf, int len,
+		     int reset)
+{
+	struct ipvec add = { 0 }, del = { 0 };
+	struct ftrace_hash *new, *base;
+	char *text, *tok, *save;
+	int ret = 0;
+
+	if (!ops || len < 0 || (len && !buf))
+		return ret_errno(-EINVAL);
+	text = strndup(buf ? (const char *)buf : "", (size_t)len);
+	if (!text)
+		return ret_errno(-ENOMEM);
+	pthread_mutex_lock(&ftrace_lock);
+	fhook_loader_locked(sync_objects, NULL);
+	for (tok = strtok_r(text, " \t\n,", &save); tok; tok = strtok_r(NULL, " \t\n,", &save)) {
+		bool neg = tok[0] == '!';
+		int n = match_glob(tok + neg, neg ? &del : &add);
+
+		if (n < 0) {
+			ret = n;
+			goto out;
+		}
+		if (!n && !neg) {
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+	base = notrace ? ops->notrace_hash : ops->filter_hash;
+	new = fhook_hash_edit(reset ? NULL : base, add.v, add.n, del.v, del.n);
+	ret = new ? set_hash(ops, notrace, new) : -ENOMEM;
+out:
+	pthread_mutex_unlock(&ftrace_lock);
+	free(add.v);
+	free(del.v);
+	free(text);
+	return ret_errno(ret);
+}
+
+int ftrace_set_filter(struct ftrace_ops *ops, unsigned char *buf, int len, int reset)
+{
+	return set_regex(ops, false, buf, len, reset);
+}
+
+int ftrace_set_notrace(struct ftrace_ops *ops, unsigned char *buf, int len, int reset)
+{
+	return set_regex(ops, true, buf, len, reset);
+}
+
+void ftrace_free_filter(struct ftrace_ops *ops)
+{
+	if (!ops)
+		return;
+	pthread_mutex_lock(&ftrace_lock);
+	if (!(ops->flags & FTRACE_OPS_FL_ENABLED)) {
+		fhook_hash_free(ops->filter_hash);
+		fhook_hash_free(ops->notrace_hash);
+		ops->filter_hash = ops->notrace_hash = NULL;
+	}
+	pthread_mutex_unlock(&ftrace_lock);
+}
+
+/* ---- the process-wide switch ---- */
+
+int ftrace_set_enabled(bool enabled)
+{
+	struct ftrace_ops *op;
+	int ret = 0;
+
+	pthread_mutex_lock(&ftrace_lock);
+	if (!enabled)
+		for (op = ftrace_ops_list; op; op = op->next)
+			if (op->flags & FTRACE_OPS_FL_PERMANENT)
+				ret = -EBUSY;
+	if (!ret && enabled != ftrace_enabled) {
+		ftrace_enabled = enabled;
+		ret = fhook_loader_locked(update_fn, NULL);
+		fhook_synchronize();
+		reap_objects(true);
+	}
+	pthread_mutex_unlock(&ftrace_lock);
+	return ret_errno(ret);
+}
+
+bool ftrace_is_enabled(void)
+{
+	return ftrace_enabled;
+}
+
+/* ---- misc ---- */
+
+int fhook_refresh(void)
+{
+	int ret;
+
+	pthread_mutex_lock(&ftrace_lock);
+	ret = fhook_loader_locked(update_fn, NULL);
+	reap_objects(false);
+	pthread_mutex_unlock(&ftrace_lock);
+	return ret_errno(ret);
+}
+
+void fhook_get_stats(struct fhook_stats *st)
+{
+	struct fhook_poke_stats ps;
+	struct fhook_object *obj;
+
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&ftrace_lock);
+	for (obj = fhook_objects; obj; obj = obj->next) {
+		size_t i;
+
+		st->nr_objects++;
+		st->nr_sites += obj->nr_recs;
+		for (i = 0; i < obj->nr_recs; i++) {
+			if (obj->recs[i].flags & FTRACE_FL_ENABLED)
+				st->nr_enabled++;
+			if (obj->recs[i].flags & FTRACE_FL_DISABLED)
+				st->nr_disabled++;
+		}
+	}
+	pthread_mutex_unlock(&ftrace_lock);
+	fhook_poke_stats(&ps);
+	st->batches = ps.batches;
+	st->syncs = ps.syncs;
+	st->writes = ps.writes;
+	st->traps_emulated = ps.traps_emulated;
+	st->traps_rewound = ps.traps_rewound;
+	st->procmem = ps.procmem;
+}

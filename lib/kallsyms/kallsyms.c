@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * kallsyms for a process: lookups over the symbols of every loaded object.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#define _LGPL_SOURCE
+#include <urcu/urcu-bp.h>
+
+#include <fhook/kallsyms.h>
+
+#include "objects.h"
+
+/* Learn about objects loaded since the last look. */
+static void refresh(void)
+{
+	fhook_objects_refresh();
+}
+
+unsigned long kallsyms_lookup_name(const char *name)
+{
+	struct fhook_object *obj;
+	unsigned long addr = 0;
+
+	if (!name || !*name)
+		return 0;
+	refresh();
+	urcu_bp_read_lock();
+	for (obj = fhook_objects; obj && !addr; obj = obj->next) {
+		size_t i;
+
+		fhook_object_load_syms(obj);
+		for (i = 0; i < obj->nr_syms; i++)
+			if (!strcmp(fhook_sym_name(obj, &obj->syms[i]), name)) {
+				addr = obj->syms[i].addr;
+				break;
+			}
+	}
+	urcu_bp_read_unlock();
+	return addr;
+}
+
+static const struct fhook_sym *find(unsigned long addr, struct fhook_object **objp)
+{
+	struct fhook_object *obj = fhook_object_of(addr);
+
+	if (!obj) {
+		refresh();
+		obj = fhook_object_of(addr);
+		if (!obj)
+			return NULL;
+	}
+	*objp = obj;
+	return fhook_object_sym_at(obj, addr);
+}
+
+const char *kallsyms_lookup(unsigned long addr, unsigned long *symbolsize,
+			    unsigned long *offset, const char **modname, char *namebuf)
+{
+	const struct fhook_sym *sym;
+	struct fhook_object *obj;
+	const char *ret = NULL;
+
+	urcu_bp_read_lock();
+	sym = find(addr, &obj);
+	if (sym) {
+		if (symbolsize)
+			*symbolsize = sym->size;
+		if (offset)
+			*offset = addr - sym->addr;
+		if (modname)
+			*modname = obj->modname;
+		if (namebuf) {
+			snprintf(namebuf, KSYM_NAME_LEN, "%s", fhook_sym_name(obj, sym));
+			ret = namebuf;
+		} else {
+			ret = "";
+		}
+	}
+	urcu_bp_read_unlock();
+	return ret;
+}
+
+int kallsyms_lookup_size_offset(unsigned long addr, unsigned long *symbolsize,
+				unsigned long *offset)
+{
+	return kallsyms_lookup(addr, symbolsize, offset, NULL, NULL) != NULL;
+}
+
+static int print_symbol(char *buffer, size_t size, unsigned long address, bool with_offset)
+{
+	char name[KSYM_NAME_LEN];
+	unsigned long symsize, off;
+	const char *mod = NULL;
+	int n;
+
+	if (!kallsyms_lookup(address, &symsize, &off, &mod, name))
+		return snprintf(buffer, size, "0x%lx", address);
+	if (with_offset)
+		n = snprintf(buffer, size, "%s+%#lx/%#lx", name, off, symsize);
+	else
+		n = snprintf(buffer, size, "%s", name);
+	if (mod && n >= 0 && (size_t)n < size)
+		n += snprintf(buffer + n, size - (size_t)n, " [%s]", mod);
+	if (n >= (int)size)
+		n = (int)size - 1;
+	return n;
+}
+
+int snprint_symbol(char *buffer, size_t size, unsigned long address)
+{
+	return print_symbol(buffer, size, address, true);
+}
+
+int sprint_symbol(char *buffer, unsigned long address)
+{
+	return print_symbol(buffer, KSYM_SYMBOL_LEN, address, true);
+}
+
+int sprint_symbol_no_offset(char *buffer, unsigned long address)
+{
+	return print_symbol(buffer, KSYM_SYMBOL_LEN, address, false);
+}
+
+int fhook_kallsyms_for_each(int (*fn)(void *data, const struct fhook_symbol *sym), void *data)
+{
+	struct fhook_object *obj;
+	int ret = 0;
+
+	refresh();
+	urcu_bp_read_lock();
+	for (obj = fhook_objects; obj && !ret; obj = obj->next) {
+		size_t i, r = 0;
+
+		fhook_object_load_syms(obj);
+		for (i = 0; i < obj->nr_syms && !ret; i++) {
+			const struct fhook_sym *s = &obj->syms[i];
+			struct fhook_symbol sym = {
+				.name = fhook_sym_name(obj, s),
+				.addr = s->addr,
+				.size = s->size,
+				.object = obj->modname,
+			};
+
+			/* recs and syms are both sorted: walk them together */
+			while (r < obj->nr_recs && obj->recs[r].ip < s->addr)
+				r++;
+			if (r < obj->nr_recs && obj->recs[r].ip < s->addr + s->size &&
+			    !(obj->recs[r].flags & FTRACE_FL_DISABLED))
+				sym.site = obj->recs[r].ip;
+			ret = fn(data, &sym);
+		}
+	}
+	urcu_bp_read_unlock();
+	return ret;
+}
+
+struct each_name {
+	int (*fn)(void *data, const char *name, unsigned long addr);
+	void *data;
+};
+
+static int each_name(void *data, const struct fhook_symbol *sym)
+{
+	struct each_name *e = data;
+
+	return e->fn(e->data, sym->name, sym->addr);
+}
+
+int kallsyms_on_each_symbol(int (*fn)(void *data, const char *name, unsigned long addr),
+			    void *data)
+{
+	struct each_name e = { fn, data };
+
+	return fhook_kallsyms_for_each(each_name, &e);
+}

@@ -1,0 +1,19 @@
+#!/bin/bash
+# Install the Debian packages fhook needs to build and test (as root);
+# quiet and quick when they are already there.
+set -e
+PKGS="gcc g++ make libc6-dev libelf-dev libdw-dev liburcu-dev libcapstone-dev pkg-config"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "fhook: missing packages:$missing (run as root to install them)" >&2
+	exit 1
+fi
+echo "fhook: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq $missing >/dev/null
