@@ -29,14 +29,18 @@ LIB_SRCS := \
 	lib/core/ops.c \
 	lib/core/init.c
 LIB_ASM  := lib/arch/x86_64/trampoline.S
-LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(LIB_ASM:%.S=$(B)/%.o)
+CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c cli/run.c
 
-CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c
-CLI_OBJS := $(CLI_SRCS:%.c=$(B)/%.o)
+# Each layer may add its sources in its own fragment (LIB_SRCS += ...,
+# LIB_ASM += ..., CLI_SRCS += ..., EXTRA_TARGETS += ...).
+include $(sort $(wildcard lib/*/*.mk cli/*.mk examples/*.mk tests/*.mk))
+
+LIB_OBJS = $(LIB_SRCS:%.c=$(B)/%.o) $(LIB_ASM:%.S=$(B)/%.o)
+CLI_OBJS = $(CLI_SRCS:%.c=$(B)/%.o)
 
 HEADERS := $(wildcard include/fhook/*.h) $(wildcard lib/*/*.h lib/*/*/*.h)
 
-all: $(B)/libfhook.so $(B)/libfhook.a $(B)/fhook $(B)/fhook.pc
+all: $(B)/libfhook.so $(B)/libfhook.a $(B)/fhook $(B)/fhook.pc $(EXTRA_TARGETS)
 
 $(B)/lib/%.o: lib/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -47,7 +51,8 @@ $(B)/lib/%.o: lib/%.S
 	$(CC) $(LIB_CFLAGS) -c -o $@ $<
 
 $(B)/libfhook.so: $(LIB_OBJS)
-	$(CC) -shared $(SAN) -Wl,-soname,libfhook.so -Wl,-z,defs -o $@ $^ $(LIB_LDLIBS)
+	$(CC) -shared $(SAN) -Wl,-soname,libfhook.so -Wl,-z,defs -Wl,-z,nodelete \
+		-o $@ $^ $(LIB_LDLIBS)
 
 $(B)/libfhook.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
@@ -66,8 +71,7 @@ $(B)/fhook.pc: fhook.pc.in
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/fhook \
 		$(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0755 $(B)/libfhook.so $(DESTDIR)$(PREFIX)/lib/libfhook.so.0
-	ln -sf libfhook.so.0 $(DESTDIR)$(PREFIX)/lib/libfhook.so
+	install -m 0755 $(B)/libfhook.so $(DESTDIR)$(PREFIX)/lib/libfhook.so
 	install -m 0644 $(B)/libfhook.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 include/fhook/*.h $(DESTDIR)$(PREFIX)/include/fhook/
 	install -m 0755 $(B)/fhook $(DESTDIR)$(PREFIX)/bin/fhook
@@ -76,7 +80,7 @@ install: all
 deps:
 	@bash scripts/deps.sh
 
-test: deps all
+test: deps all $(TEST_TARGETS)
 	@bash tests/run.sh
 
 demo: deps all

@@ -2,8 +2,25 @@
 #ifndef FHOOK_CLI_H
 #define FHOOK_CLI_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 int cmd_prepare(int argc, char **argv);
 int cmd_funcs(int argc, char **argv);
+
+/* Commands built from other layers' fragments (cli/ *.mk files); weak until then. */
+int cmd_patch(int argc, char **argv) __attribute__((weak));
+int cmd_inject(int argc, char **argv) __attribute__((weak));
+int cmd_trace(int argc, char **argv) __attribute__((weak));
+
+/* Path of libfhook.so for LD_PRELOAD. */
+int cli_libfhook_path(char *buf, size_t size);
+/*
+ * Run argv with libfhook preloaded (the caller sets the FHOOK_* variables
+ * that tell it what to do).  With @wait_child, fork, wait and return the
+ * program's exit status (128+signal if it died); else exec in place.
+ */
+int cli_run_preloaded(char **argv, bool wait_child);
 
 /* Libraries PROG would load, as the dynamic loader resolves them. */
 int cli_program_objects(const char *prog, char ***paths, int *nr);

@@ -25,6 +25,9 @@ static void usage(FILE *f)
 		"  cflags              print the compiler flags that make a program traceable\n"
 		"  prepare FILE...     turn every site of ELF files into a 5-byte nop, in place\n"
 		"  funcs [-v] PROG     list the traceable functions of PROG and its libraries\n"
+		"  patch ...           redirect a function, for chosen callers (fhook patch -h)\n"
+		"  inject ...          make a function fail, for chosen callers (fhook inject -h)\n"
+		"  trace ...           fprobe events with the kernel's syntax (fhook trace -h)\n"
 		"  version             print the version\n");
 }
 
@@ -42,6 +45,12 @@ int main(int argc, char **argv)
 		return cmd_prepare(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "funcs"))
 		return cmd_funcs(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "patch") && cmd_patch)
+		return cmd_patch(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "inject") && cmd_inject)
+		return cmd_inject(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "trace") && cmd_trace)
+		return cmd_trace(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		puts("fhook " FHOOK_VERSION);
 		return 0;
