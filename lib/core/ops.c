@@ -66,20 +66,39 @@ int ftrace_ops_test(struct ftrace_ops *ops, unsigned long ip)
 
 /* ---- bringing sites in line ---- */
 
+struct site_plan {
+	struct dyn_ftrace *rec;
+	unsigned long flags;		/* the record's flags once the batch is done */
+};
+
+/*
+ * Bring every site in line with the registered ops, in one batch.  If any
+ * site holds bytes we did not put there, nothing is written at all: the
+ * site is reported and disabled, and the operation fails with -EINVAL.
+ */
 static int update_sites(void)
 {
 	struct text_poke_loc *locs = NULL;
+	struct site_plan *plan = NULL;
 	struct fhook_object *obj;
 	struct ftrace_ops *op;
-	size_t nr = 0, cap = 0;
-	int ret = 0;
+	size_t nr = 0, total = 0, np = 0, i;
+	int ret = 0, foreign = 0;
 
+	for (obj = fhook_objects; obj; obj = obj->next)
+		total += obj->nr_recs;
+	if (!total)
+		return 0;
+	plan = malloc(total * sizeof(*plan));
+	locs = malloc(total * sizeof(*locs));
+	if (!plan || !locs) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (op = ftrace_ops_list; op; op = op->next)
 		op->nr_sites = 0;
 
 	for (obj = fhook_objects; obj; obj = obj->next) {
-		size_t i;
-
 		for (i = 0; i < obj->nr_recs; i++) {
 			struct dyn_ftrace *rec = &obj->recs[i];
 			struct ftrace_ops *last = NULL;
@@ -116,28 +135,21 @@ static int update_sites(void)
 				cur = target ? fhook_stub_of_code(target) : NULL;
 				if (!cur) {
 					/* someone else changed our site: leave it alone */
-					fhook_ftrace_bug(-EINVAL, rec->ip, NULL, b, CALL_INSN_SIZE);
+					fhook_ftrace_bug(-EINVAL, rec->ip, want ? NULL : fhook_nop5,
+							 b, CALL_INSN_SIZE);
 					rec->flags |= FTRACE_FL_DISABLED;
 					rec->flags &= ~(FTRACE_FL_ENABLED | FTRACE_REF_MAX);
+					foreign++;
 					continue;
 				}
 			}
-			rec->flags &= ~(FTRACE_REF_MAX | FTRACE_FL_ENABLED | FTRACE_FL_REGS |
-					FTRACE_FL_IPMODIFY);
-			rec->flags |= count | flags | (count ? FTRACE_FL_ENABLED : 0);
+			plan[np].rec = rec;
+			plan[np].flags = (rec->flags & ~(FTRACE_REF_MAX | FTRACE_FL_ENABLED |
+							 FTRACE_FL_REGS | FTRACE_FL_IPMODIFY)) |
+					 count | flags | (count ? FTRACE_FL_ENABLED : 0);
+			np++;
 			if (cur == want)
 				continue;
-			if (nr == cap) {
-				struct text_poke_loc *n;
-
-				cap = cap ? cap * 2 : 256;
-				n = realloc(locs, cap * sizeof(*locs));
-				if (!n) {
-					ret = -ENOMEM;
-					goto out;
-				}
-				locs = n;
-			}
 			memset(&locs[nr], 0, sizeof(locs[nr]));
 			locs[nr].addr = rec->ip;
 			locs[nr].len = CALL_INSN_SIZE;
@@ -149,12 +161,21 @@ static int update_sites(void)
 			nr++;
 		}
 	}
+	if (foreign) {
+		ret = -EINVAL;
+		goto out;
+	}
 	if (nr) {
 		fhook_text_lock();
 		ret = fhook_text_poke_batch(locs, nr);
 		fhook_text_unlock();
+		if (ret)
+			goto out;
 	}
+	for (i = 0; i < np; i++)
+		plan[i].rec->flags = plan[i].flags;
 out:
+	free(plan);
 	free(locs);
 	return ret;
 }

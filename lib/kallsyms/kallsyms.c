@@ -99,7 +99,7 @@ static int print_symbol(char *buffer, size_t size, unsigned long address, bool w
 	if (!kallsyms_lookup(address, &symsize, &off, &mod, name))
 		return snprintf(buffer, size, "0x%lx", address);
 	if (with_offset)
-		n = snprintf(buffer, size, "%s+%#lx/%#lx", name, off, symsize);
+		n = snprintf(buffer, size, "%s+0x%lx/0x%lx", name, off, symsize);
 	else
 		n = snprintf(buffer, size, "%s", name);
 	if (mod && n >= 0 && (size_t)n < size)

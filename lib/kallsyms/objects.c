@@ -151,7 +151,7 @@ int fhook_object_format(struct fhook_object *obj, unsigned long ip, char *buf, s
 
 	if (!sym)
 		return snprintf(buf, size, "0x%lx", ip);
-	n = snprintf(buf, size, "%s+%#lx/%#x", fhook_sym_name(obj, sym), ip - sym->addr,
+	n = snprintf(buf, size, "%s+0x%lx/0x%x", fhook_sym_name(obj, sym), ip - sym->addr,
 		     sym->size);
 	if (obj->modname && n >= 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, " [%s]", obj->modname);

@@ -79,7 +79,7 @@ static struct ftrace_ops ops_ipmod2 = {
 
 int main(void)
 {
-	unsigned long size, off, sub_site;
+	unsigned long size, off;
 	struct fhook_stats st;
 	char buf[KSYM_SYMBOL_LEN];
 	int r;
@@ -94,7 +94,7 @@ int main(void)
 	{
 		char want[64];
 
-		snprintf(want, sizeof(want), "t_caller+0x3/%#lx", size);
+		snprintf(want, sizeof(want), "t_caller+0x3/0x%lx", size);
 		CHECK(!strcmp(buf, want), "sprint_symbol", "'%s' vs '%s'", buf, want);
 	}
 	sprint_symbol(buf, (unsigned long)fopen + 1);
