@@ -53,7 +53,7 @@ static void where(const char *path, unsigned long addr, char *buf, size_t size)
 		return;
 	for (i = 0; i < nr; i++)
 		if (addr >= syms[i].addr && addr < syms[i].addr + syms[i].size) {
-			snprintf(buf, size, "%s+%#lx/%#x (%#lx)", names + syms[i].name,
+			snprintf(buf, size, "%s+0x%lx/0x%x (%#lx)", names + syms[i].name,
 				 addr - syms[i].addr, syms[i].size, addr);
 			break;
 		}
