@@ -31,6 +31,8 @@ LIB_SRCS := \
 LIB_ASM  := lib/arch/x86_64/trampoline.S
 CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c cli/run.c
 
+.DEFAULT_GOAL := all
+
 # Each layer may add its sources in its own fragment (LIB_SRCS += ...,
 # LIB_ASM += ..., CLI_SRCS += ..., EXTRA_TARGETS += ...).
 include $(sort $(wildcard lib/*/*.mk cli/*.mk examples/*.mk tests/*.mk))
