@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * State shared by the files of lib/livepatch.
+ */
+#ifndef FHOOK_LP_H
+#define FHOOK_LP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <fhook/ftrace.h>
+#include <fhook/livepatch.h>
+
+#define __lp_hidden __attribute__((visibility("hidden")))
+
+/*
+ * One caller's route.  [start, start + size) is the caller (everything
+ * for the catch-all route); new_func 0 means "fail with retval".
+ */
+struct lp_route {
+	unsigned long start, size;
+	unsigned long new_func, new_size;
+	unsigned long retval;
+	char *caller;			/* NULL: every other caller */
+	unsigned long seen, hit;	/* atomics */
+};
+
+/* Routes are only changed while the ops is not registered. */
+struct fhook_lp {
+	struct ftrace_ops ops;
+	struct lp_route *routes;
+	unsigned int nr_routes;
+	unsigned int flags;
+	bool applied;
+	char *name;
+	char *target;
+	unsigned long addr;		/* the target function */
+	unsigned long site;		/* its patchable site */
+	long inflight;			/* threads between handler and replacement */
+	unsigned long other_seen;	/* calls no route took */
+	/* fault attribute and its state */
+	struct fhook_fault_attr attr;
+	long times_left;
+	unsigned long count;
+	uint64_t rnd;
+};
+
+void fhook_lp_err(const struct fhook_lp *lp, const char *fmt, ...) __lp_hidden
+	__attribute__((format(printf, 2, 3)));
+
+#endif /* FHOOK_LP_H */

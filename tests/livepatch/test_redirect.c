@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Caller-selective redirect: two callers routed to two replacements, a
+ * third untouched, replacements that call the original, the catch-all
+ * route, -EBUSY, -ENOENT, the tail-call check, and threads calling through
+ * all three callers while the redirect is applied and removed 1,000 times.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include <fhook/fhook.h>
+#include <fhook/livepatch.h>
+
+#include "../check.h"
+
+#define N 8
+
+/* the target: fills a whole record, so a torn result would show */
+NOINLINE void t_fill(long *buf, long seed)
+{
+	int i;
+
+	for (i = 0; i < N; i++)
+		buf[i] = seed * 16 + i;
+	__asm__ volatile("" ::: "memory");
+}
+
+/* replacements: each calls the target, which must reach the original */
+NOINLINE void r_neg(long *buf, long seed)
+{
+	int i;
+
+	t_fill(buf, seed);
+	for (i = 0; i < N; i++)
+		buf[i] = -buf[i];
+}
+
+NOINLINE void r_plus(long *buf, long seed)
+{
+	int i;
+
+	t_fill(buf, seed);
+	for (i = 0; i < N; i++)
+		buf[i] += 1000000;
+}
+
+/* 0: original, 1: negated, 2: plus, -1: torn or foreign (seed > 0) */
+static int classify(const long *buf, long seed)
+{
+	int i, kind = -2;
+
+	for (i = 0; i < N; i++) {
+		long o = seed * 16 + i;
+		int k = buf[i] == o ? 0 : buf[i] == -o ? 1 : buf[i] == o + 1000000 ? 2 : -1;
+
+		if (k < 0 || (kind != -2 && k != kind))
+			return -1;
+		kind = k;
+	}
+	return kind;
+}
+
+NOINLINE int caller_a(long seed)
+{
+	long buf[N];
+
+	t_fill(buf, seed);
+	return classify(buf, seed);
+}
+
+NOINLINE int caller_b(long seed)
+{
+	long buf[N];
+
+	t_fill(buf, seed);
+	return classify(buf, seed);
+}
+
+NOINLINE int caller_c(long seed)
+{
+	long buf[N];
+
+	t_fill(buf, seed);
+	return classify(buf, seed);
+}
+
+/* a tail call: the jump leaves caller_tail's own return address in place */
+NOINLINE int t_value(int x)
+{
+	__asm__ volatile("");
+	return x * 3;
+}
+
+NOINLINE int caller_tail(int x)
+{
+	return t_value(x + 1);
+}
+
+/* not instrumented although the test is built with the flag */
+__attribute__((noinline, patchable_function_entry(0, 0))) int t_plain(int x)
+{
+	__asm__ volatile("");
+	return x + 1;
+}
+
+static volatile int stop;
+static unsigned long bad[3], calls[3];
+
+static void *worker(void *arg)
+{
+	long seed = (long)arg;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
+		int a = caller_a(seed), b = caller_b(seed), c = caller_c(seed);
+
+		if (a != 0 && a != 1)
+			bad[0]++;
+		if (b != 0 && b != 2)
+			bad[1]++;
+		if (c != 0)
+			bad[2]++;
+		calls[0]++;
+		seed++;
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	struct fhook_lp_opts quiet = { .sz = sizeof(quiet), .flags = FHOOK_LP_QUIET };
+	struct fhook_lp *lp, *lp2;
+	struct fhook_lp_stat st[4];
+	pthread_t th[4];
+	char how[256];
+	int r, i, fails = 0, n;
+
+	lp = fhook_lp_new("t_fill", NULL);
+	CHECK(lp != NULL, "new", "errno %d", errno);
+	if (!lp)
+		return check_exit();
+	CHECK_EQ(fhook_lp_redirect(lp, "caller_a", r_neg), 0, "redirect_a");
+	CHECK_EQ(fhook_lp_redirect(lp, "caller_b", r_plus), 0, "redirect_b");
+	CHECK_EQ(fhook_lp_redirect(lp, "caller_a", r_plus), -EEXIST, "redirect_twice");
+
+	CHECK_EQ(caller_a(1), 0, "before_a");
+	CHECK_EQ(caller_b(1), 0, "before_b");
+	CHECK_EQ(fhook_lp_apply(lp), 0, "apply");
+	CHECK_EQ(caller_a(2), 1, "applied_a_replaced");
+	CHECK_EQ(caller_b(2), 2, "applied_b_replaced");
+	CHECK_EQ(caller_c(2), 0, "applied_c_original");
+	{
+		long buf[N];
+
+		t_fill(buf, 3);
+		CHECK_EQ(classify(buf, 3), 0, "applied_main_original");
+	}
+	n = fhook_lp_stats(lp, st, 4);
+	CHECK(n == 3 && st[0].hit == 1 && st[1].hit == 1 && st[2].caller == NULL &&
+	      st[2].seen == 4, "stats", "n %d a %lu b %lu other %lu (replacement calls count as other)",
+	      n, st[0].hit, st[1].hit, n > 2 ? st[2].seen : 0);
+
+	/* a second IPMODIFY user on the same target: -EBUSY, nothing changes */
+	lp2 = fhook_lp_new("t_fill", &quiet);
+	CHECK(lp2 != NULL, "new_second", "errno %d", errno);
+	if (lp2) {
+		fhook_lp_redirect(lp2, "caller_c", r_neg);
+		CHECK_EQ(fhook_lp_apply(lp2), -EBUSY, "second_ipmodify_ebusy");
+		CHECK_EQ(caller_c(4), 0, "ebusy_c_unchanged");
+		CHECK_EQ(caller_a(4), 1, "ebusy_a_unchanged");
+		fhook_lp_free(lp2);
+	}
+	CHECK_EQ(fhook_lp_redirect(lp, "caller_c", r_neg), -EBUSY, "no_routes_while_applied");
+
+	CHECK_EQ(fhook_lp_remove(lp), 0, "remove");
+	CHECK_EQ(caller_a(5), 0, "removed_a_original");
+	CHECK_EQ(caller_b(5), 0, "removed_b_original");
+	CHECK_EQ(fhook_lp_remove(lp), -ENODEV, "remove_twice");
+
+	/* threads calling through all three while applied and removed 1,000 times */
+	for (i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, worker, (void *)(long)(i * 1000000 + 1));
+	for (i = 0; i < 1000; i++) {
+		if ((r = fhook_lp_apply(lp)) && !fails++)
+			printf("# iteration %d: apply: %d\n", i, r);
+		if ((r = caller_a(i + 1)) != 1 && !fails++)
+			printf("# iteration %d: caller_a applied: %d\n", i, r);
+		if ((r = caller_c(i + 1)) != 0 && !fails++)
+			printf("# iteration %d: caller_c applied: %d\n", i, r);
+		if ((r = fhook_lp_remove(lp)) && !fails++)
+			printf("# iteration %d: remove: %d\n", i, r);
+		if ((r = caller_a(i + 1)) != 0 && !fails++)
+			printf("# iteration %d: caller_a removed: %d\n", i, r);
+		if ((r = caller_b(i + 1)) != 0 && !fails++)
+			printf("# iteration %d: caller_b removed: %d\n", i, r);
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	CHECK_EQ(fails, 0, "stress_apply_remove_1000");
+	CHECK(!bad[0] && !bad[1] && !bad[2], "stress_results_whole",
+	      "torn or foreign: a %lu b %lu c %lu", bad[0], bad[1], bad[2]);
+	fhook_lp_free(lp);
+
+	/* without a caller: every caller, and the replacement still reaches the original */
+	lp = fhook_lp_new("t_fill", NULL);
+	CHECK(lp && !fhook_lp_redirect(lp, NULL, r_neg) && !fhook_lp_apply(lp), "catch_all_apply",
+	      "errno %d", errno);
+	CHECK(caller_a(6) == 1 && caller_b(6) == 1 && caller_c(6) == 1, "catch_all_every_caller",
+	      "%d %d %d", caller_a(6), caller_b(6), caller_c(6));
+	fhook_lp_free(lp);
+	CHECK_EQ(caller_c(7), 0, "free_removes");
+
+	/* named callers win over the catch-all route */
+	lp = fhook_lp_new("t_fill", NULL);
+	fhook_lp_redirect(lp, NULL, r_neg);
+	fhook_lp_redirect(lp, "caller_b", r_plus);
+	fhook_lp_apply(lp);
+	CHECK(caller_a(8) == 1 && caller_b(8) == 2 && caller_c(8) == 1, "named_wins_over_all",
+	      "%d %d %d", caller_a(8), caller_b(8), caller_c(8));
+	fhook_lp_free(lp);
+
+	/* bad names */
+	errno = 0;
+	CHECK(!fhook_lp_new("no_such_function_xyz", &quiet) && errno == ENOENT,
+	      "unknown_target_enoent", "errno %d", errno);
+	errno = 0;
+	CHECK(!fhook_lp_new("t_plain", &quiet) && errno == ENOENT, "uninstrumented_enoent",
+	      "errno %d", errno);
+	lp = fhook_lp_new("t_fill", &quiet);
+	CHECK_EQ(fhook_lp_redirect(lp, "no_such_caller_xyz", r_neg), -ENOENT,
+		 "unknown_caller_enoent");
+	CHECK_EQ(fhook_lp_apply(lp), -EINVAL, "no_routes_einval");
+
+	/* the tail-call check */
+	r = fhook_lp_check_caller(lp, "caller_a", how, sizeof(how));
+	CHECK(r == 1, "check_caller_calls", "%d: %s", r, how);
+	fhook_lp_free(lp);
+	lp = fhook_lp_new("t_value", &quiet);
+	r = fhook_lp_check_caller(lp, "caller_tail", how, sizeof(how));
+	CHECK(r == 0 && strstr(how, "tail call"), "check_caller_tail_call", "%d: %s", r, how);
+	r = fhook_lp_check_caller(lp, "caller_c", how, sizeof(how));
+	CHECK(r == 0 && strstr(how, "no call"), "check_caller_no_call", "%d: %s", r, how);
+	CHECK_EQ(caller_tail(1), 6, "tail_call_works");
+	fhook_lp_free(lp);
+	return check_exit();
+}
