@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rethook: swap a function's return address for a trampoline and keep the
+ * real one on a per-thread shadow stack (see rethook.h for the layout).
+ *
+ * The hot path (rethook_try_get, rethook_hook, the trampoline) takes no
+ * lock and allocates nothing: a thread's region is mapped on its first
+ * hook, with mmap only (async-signal-safe), and given back when it exits.
+ *
+ * Stale entries.  A frame left by longjmp, siglongjmp or an exception
+ * never returns through its stub.  Its entry is dropped when a newer
+ * entry is returned through (everything above that one is dead), or when
+ * a new hook is placed at or above its slot on the same stack.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define _LGPL_SOURCE
+#include <urcu/urcu-bp.h>
+
+#include <fhook/fprobe.h>
+#include "rethook.h"
+
+void rethook_trampoline(void) __hidden;
+unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs *fregs) __hidden;
+
+static unsigned long rethook_base;		/* the reservation, aligned */
+static unsigned long rethook_slots[RETHOOK_MAX_THREADS / 64];
+static pthread_mutex_t rethook_setup_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t rethook_key;
+static unsigned char rethook_eh_frame[128] __attribute__((aligned(8)));
+
+static __thread struct rethook_thread *rethook_self __attribute__((tls_model("initial-exec")));
+static __thread int rethook_gone __attribute__((tls_model("initial-exec")));
+
+static inline unsigned long region_of(unsigned long addr)
+{
+	return addr & ~(RETHOOK_REGION_SIZE - 1);
+}
+
+static inline bool is_stub(unsigned long addr)
+{
+	return rethook_base && addr - rethook_base <
+		(unsigned long)RETHOOK_MAX_THREADS * RETHOOK_REGION_SIZE &&
+		(addr & (RETHOOK_REGION_SIZE - 1)) < RETHOOK_RET_OFF;
+}
+
+static inline struct rethook_thread *thread_of(unsigned long base)
+{
+	return (struct rethook_thread *)(base + RETHOOK_HDR_OFF);
+}
+
+static inline struct rethook_ret *ret_of(unsigned long base, unsigned long idx)
+{
+	return (struct rethook_ret *)(base + RETHOOK_RET_OFF) + idx;
+}
+
+static inline struct rethook_node *node_of(unsigned long base, unsigned long idx)
+{
+	return (struct rethook_node *)(base + RETHOOK_NODE_OFF) + idx;
+}
+
+static inline unsigned long stub_of(unsigned long base, unsigned long idx)
+{
+	return base + idx * RETHOOK_STUB_SIZE;
+}
+
+static void rethook_put(struct rethook *rh)
+{
+	/*
+	 * The hot path never frees: a rethook whose owner is gone while nodes
+	 * were in flight is left to leak (a few bytes) rather than call free()
+	 * from a signal handler.
+	 */
+	__atomic_sub_fetch(&rh->ref, 1, __ATOMIC_RELEASE);
+}
+
+/* ---- the eh_frame that describes every stub ---- */
+
+static unsigned char *put_uleb(unsigned char *p, unsigned long v)
+{
+	do {
+		unsigned char b = v & 0x7f;
+
+		v >>= 7;
+		*p++ = b | (v ? 0x80 : 0);
+	} while (v);
+	return p;
+}
+
+static unsigned char *put_u32(unsigned char *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+	return p + 4;
+}
+
+static unsigned char *put_u64(unsigned char *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+	return p + 8;
+}
+
+/*
+ * A CIE and one FDE over the whole reservation.  At a stub the "frame" is
+ * the caller's state right after the hooked function returned: CFA = %rsp,
+ * every register unchanged, and the return address saved at
+ * *(CFA - 8) + RET_OFF, i.e. entry i's real return address, found from
+ * the stub address still in the slot.  Built at run time because the
+ * reservation's address is only known then.
+ */
+static size_t build_eh_frame(unsigned char *buf, unsigned long start, unsigned long len)
+{
+	unsigned char *p = buf, *cie_len, *fde_len, *expr_len;
+	unsigned char *cie;
+
+	cie = p;
+	cie_len = p;
+	p = put_u32(p, 0);		/* length, below */
+	p = put_u32(p, 0);		/* CIE id */
+	*p++ = 1;			/* version */
+	*p++ = 'z'; *p++ = 'R'; *p++ = 0;
+	p = put_uleb(p, 1);		/* code alignment */
+	*p++ = 0x78;			/* data alignment -8 */
+	*p++ = 16;			/* return address column: %rip */
+	p = put_uleb(p, 1);		/* augmentation data length */
+	*p++ = 0x00;			/* DW_EH_PE_absptr */
+	*p++ = 0x0c; *p++ = 7; *p++ = 0;	/* DW_CFA_def_cfa %rsp, 0 */
+	*p++ = 0x10; *p++ = 16;		/* DW_CFA_expression %rip */
+	expr_len = p++;
+	*p++ = 0x38;			/* DW_OP_lit8 (on top of the CFA) */
+	*p++ = 0x1c;			/* DW_OP_minus: the slot */
+	*p++ = 0x06;			/* DW_OP_deref: the stub */
+	*p++ = 0x10;			/* DW_OP_constu RET_OFF */
+	p = put_uleb(p, RETHOOK_RET_OFF);
+	*p++ = 0x22;			/* DW_OP_plus: where the real one is */
+	*expr_len = (unsigned char)(p - expr_len - 1);
+	while ((p - cie) % 8)
+		*p++ = 0;		/* DW_CFA_nop */
+	put_u32(cie_len, (uint32_t)(p - cie - 4));
+
+	fde_len = p;
+	p = put_u32(p, 0);
+	p = put_u32(p, (uint32_t)(p - cie));	/* CIE pointer: back to the CIE */
+	p = put_u64(p, start);
+	p = put_u64(p, len);
+	p = put_uleb(p, 0);		/* no augmentation data */
+	while ((p - fde_len) % 8)
+		*p++ = 0;
+	put_u32(fde_len, (uint32_t)(p - fde_len - 4));
+	p = put_u32(p, 0);		/* terminator */
+	return p - buf;
+}
+
+static void register_eh_frame(unsigned long start, unsigned long len)
+{
+	void (*reg)(void *);
+	void *h;
+
+	build_eh_frame(rethook_eh_frame, start, len);
+	/*
+	 * Register with the libgcc_s every unwinder in the process uses
+	 * (glibc's backtrace() and pthread_cancel() dlopen the same one), not
+	 * with a static copy that might be linked into us.
+	 */
+	h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_GLOBAL);
+	reg = h ? (void (*)(void *))dlsym(h, "__register_frame") : NULL;
+	if (reg)
+		reg(rethook_eh_frame);
+	else
+		fprintf(stderr, "fhook: rethook: libgcc_s not found, unwinding through "
+			"hooked frames will fail\n");
+}
+
+/* ---- per-thread regions ---- */
+
+static void rethook_thread_exit(void *arg)
+{
+	struct rethook_thread *t = arg;
+	unsigned long base = region_of((unsigned long)t), i;
+
+	/* the thread's frames are gone: give back what its entries held */
+	for (i = t->top; i > 0; i--)
+		rethook_put(node_of(base, i)->rethook);
+	t->top = 0;
+	rethook_self = NULL;
+	rethook_gone = 1;
+	madvise((void *)(base + RETHOOK_NODE_OFF), RETHOOK_REGION_SIZE - RETHOOK_NODE_OFF,
+		MADV_DONTNEED);
+	__atomic_and_fetch(&rethook_slots[t->slot / 64], ~(1UL << (t->slot % 64)),
+			   __ATOMIC_RELEASE);
+}
+
+static void rethook_atfork_child(void)
+{
+	struct rethook_thread *t = rethook_self;
+
+	/* only this thread survives the fork */
+	memset(rethook_slots, 0, sizeof(rethook_slots));
+	if (t)
+		rethook_slots[t->slot / 64] |= 1UL << (t->slot % 64);
+}
+
+static int claim_slot(void)
+{
+	int w, b;
+
+	for (w = 0; w < RETHOOK_MAX_THREADS / 64; w++) {
+		unsigned long old = __atomic_load_n(&rethook_slots[w], __ATOMIC_RELAXED);
+
+		while (~old) {
+			b = __builtin_ctzl(~old);
+			if (__atomic_compare_exchange_n(&rethook_slots[w], &old, old | (1UL << b),
+							false, __ATOMIC_ACQUIRE,
+							__ATOMIC_RELAXED))
+				return w * 64 + b;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Map this thread's region.  May run in a signal handler (the first hook
+ * of a thread can be there), so only atomics and system calls here.
+ */
+static struct rethook_thread *rethook_thread_get_slow(void)
+{
+	struct rethook_thread *t;
+	unsigned long base, i;
+	unsigned char *code;
+	int slot;
+
+	if (rethook_gone || !rethook_base)
+		return NULL;
+	slot = claim_slot();
+	if (slot < 0)
+		return NULL;
+	base = rethook_base + (unsigned long)slot * RETHOOK_REGION_SIZE;
+	t = thread_of(base);
+	/* a region keeps its mappings when its thread exits */
+	if (mprotect((void *)(base + RETHOOK_RET_OFF), RETHOOK_REGION_SIZE - RETHOOK_RET_OFF,
+		     PROT_READ | PROT_WRITE))
+		goto fail;
+	if (!t->prepared) {
+		code = mmap((void *)base, RETHOOK_RET_OFF, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		if (code == MAP_FAILED)
+			goto fail;
+		/*
+		 * Stub i: jmp *8(stub) -- the trampoline's address is stored
+		 * in the stub itself, so the region can be anywhere.  Stub 0
+		 * is never used: its first byte is where an unwinder looks
+		 * up stub 1's "caller" (stub - 1).
+		 */
+		for (i = 0; i < RETHOOK_DEPTH; i++) {
+			unsigned char *s = code + i * RETHOOK_STUB_SIZE;
+			unsigned long tramp = (unsigned long)rethook_trampoline;
+
+			s[0] = 0xff; s[1] = 0x25;
+			s[2] = 2; s[3] = 0; s[4] = 0; s[5] = 0;
+			s[6] = 0xcc; s[7] = 0xcc;
+			memcpy(s + 8, &tramp, 8);
+		}
+		memset(code, 0xcc, RETHOOK_STUB_SIZE);
+		if (mprotect(code, RETHOOK_RET_OFF, PROT_READ | PROT_EXEC))
+			goto fail;
+		t->prepared = 1;
+	}
+	t->slot = slot;
+	t->top = 0;
+	rethook_self = t;
+	pthread_setspecific(rethook_key, t);
+	return t;
+fail:
+	__atomic_and_fetch(&rethook_slots[slot / 64], ~(1UL << (slot % 64)), __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static inline struct rethook_thread *rethook_thread_get(void)
+{
+	struct rethook_thread *t = rethook_self;
+
+	return __builtin_expect(t != NULL, 1) ? t : rethook_thread_get_slow();
+}
+
+/**
+ * rethook_setup - reserve the regions and describe them to the unwinder
+ *
+ * Once per process, from ordinary thread context (register_fprobe*).
+ * Returns 0 or -ENOMEM.
+ */
+int rethook_setup(void)
+{
+	unsigned long size = (unsigned long)RETHOOK_MAX_THREADS * RETHOOK_REGION_SIZE;
+	void *p;
+	int ret = 0;
+
+	if (__atomic_load_n(&rethook_base, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&rethook_setup_lock);
+	if (rethook_base)
+		goto out;
+	p = mmap(NULL, size + RETHOOK_REGION_SIZE, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (pthread_key_create(&rethook_key, rethook_thread_exit)) {
+		munmap(p, size + RETHOOK_REGION_SIZE);
+		ret = -ENOMEM;
+		goto out;
+	}
+	pthread_atfork(NULL, NULL, rethook_atfork_child);
+	register_eh_frame((region_of((unsigned long)p) + RETHOOK_REGION_SIZE), size);
+	__atomic_store_n(&rethook_base, region_of((unsigned long)p) + RETHOOK_REGION_SIZE,
+			 __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&rethook_setup_lock);
+	return ret;
+}
+
+/* ---- pools ---- */
+
+struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_size)
+{
+	struct rethook *rh = calloc(1, sizeof(*rh));
+
+	if (!rh)
+		return NULL;
+	rh->data = data;
+	rh->handler = handler;
+	rh->ref = 1;
+	rh->pool_size = pool_size;
+	return rh;
+}
+
+/*
+ * rethook_free - detach @rh from its owner.  The caller then waits for a
+ * grace period before freeing the owner; nodes still in flight see
+ * data == NULL and run no handler.
+ */
+void rethook_free(struct rethook *rh)
+{
+	__atomic_store_n(&rh->data, NULL, __ATOMIC_RELEASE);
+	if (__atomic_sub_fetch(&rh->ref, 1, __ATOMIC_ACQ_REL) == 0)
+		free(rh);
+}
+
+/* Drop the entries above @keep: their frames are gone. */
+static void drop_above(unsigned long base, struct rethook_thread *t, unsigned long keep)
+{
+	while (t->top > keep) {
+		rethook_put(node_of(base, t->top)->rethook);
+		t->top--;
+	}
+}
+
+/**
+ * rethook_try_get - a node for hooking the return whose slot is at @sp
+ *
+ * Called with the recursion lock held.  Returns NULL when the pool of @rh
+ * is used up, this thread's shadow stack is full, or it has none.
+ */
+struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
+{
+	struct rethook_thread *t;
+	struct rethook_node *node;
+	unsigned long base, top;
+
+	if (__atomic_fetch_add(&rh->ref, 1, __ATOMIC_RELAXED) > rh->pool_size)
+		goto miss;
+	t = rethook_thread_get();
+	if (!t)
+		goto miss;
+	base = region_of((unsigned long)t);
+	/*
+	 * Entries below this call on the same stack are dead (left by
+	 * longjmp or an exception); one at this very slot is alive only if
+	 * the slot still holds its stub (a tail call, or another fprobe on
+	 * the same function).  An entry far below may be on another stack
+	 * (sigaltstack): keep it.
+	 */
+	for (top = t->top; top; top--) {
+		struct rethook_ret *r = ret_of(base, top);
+
+		if (r->sp > sp)
+			break;
+		if (r->sp == sp && *(unsigned long *)sp == stub_of(base, top))
+			break;
+		if (sp - r->sp > RETHOOK_STALE_WINDOW)
+			break;
+	}
+	drop_above(base, t, top);
+	if (t->top + 1 >= RETHOOK_DEPTH)
+		goto miss;
+	node = node_of(base, t->top + 1);
+	node->rethook = rh;
+	return node;
+miss:
+	rethook_put(rh);
+	return NULL;
+}
+
+/* rethook_recycle - give back a node that rethook_try_get() returned, unused. */
+void rethook_recycle(struct rethook_node *node)
+{
+	rethook_put(node->rethook);
+}
+
+/**
+ * rethook_hook - make the function whose return slot is at @sp return
+ * through @node's stub.  Called with the recursion lock held, right after
+ * rethook_try_get().
+ */
+void rethook_hook(struct rethook_node *node, unsigned long sp)
+{
+	unsigned long base = region_of((unsigned long)node);
+	unsigned long idx = node - node_of(base, 0);
+	struct rethook_thread *t = thread_of(base);
+	struct rethook_ret *r = ret_of(base, idx);
+	unsigned long ret = *(unsigned long *)sp;
+
+	r->ret = ret;
+	r->sp = sp;
+	/* another fprobe hooked this return first: report its real address */
+	node->ret_ip = is_stub(ret) ? node_of(region_of(ret), (ret - region_of(ret)) /
+					      RETHOOK_STUB_SIZE)->ret_ip : ret;
+	/* the entry is complete before the slot points at it */
+	__asm__ __volatile__("" ::: "memory");
+	t->top = idx;
+	__asm__ __volatile__("" ::: "memory");
+	*(unsigned long *)sp = stub_of(base, idx);
+}
+
+static void __attribute__((noreturn)) rethook_corrupt(unsigned long stub, unsigned long slot,
+						       unsigned long want)
+{
+	char msg[160];
+	int n = snprintf(msg, sizeof(msg), "fhook: rethook: return through %#lx from slot "
+			 "%#lx, but its entry is for %#lx\n", stub, slot, want);
+
+	if (write(2, msg, n) < 0)
+		abort();
+	abort();
+}
+
+/*
+ * Called by rethook_trampoline when a hooked function returned through
+ * @stub; @fregs holds its return values and the stack pointer after the
+ * return.  Puts the real return address back in the slot (so that from
+ * here on the stack is plain again for any unwinder), runs the handler,
+ * pops the entry and returns the address to go on to.
+ */
+unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs *fregs)
+{
+	unsigned long base = region_of(stub);
+	unsigned long idx = (stub - base) / RETHOOK_STUB_SIZE;
+	struct rethook_thread *t = thread_of(base);
+	struct rethook_ret *r = ret_of(base, idx);
+	struct rethook_node *node = node_of(base, idx);
+	unsigned long slot = fregs->regs.sp - 8;
+	struct rethook *rh = node->rethook;
+	unsigned long ret = r->ret;
+	int bit;
+
+	if (__builtin_expect(r->sp != slot || idx > t->top, 0))
+		rethook_corrupt(stub, slot, r->sp);
+	*(unsigned long *)slot = ret;
+	/* everything above us was left by longjmp or an exception */
+	drop_above(base, t, idx);
+
+	fregs->regs.ip = node->ret_ip;
+	bit = ftrace_test_recursion_trylock(node->entry_ip, node->entry_parent_ip);
+	if (bit >= 0) {
+		urcu_bp_read_lock();
+		void *data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
+
+		if (data)
+			rh->handler(node, data, node->ret_ip, fregs);
+		urcu_bp_read_unlock();
+		ftrace_test_recursion_unlock(bit);
+	} else {
+		urcu_bp_read_lock();
+		void *data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
+
+		if (data)
+			__atomic_add_fetch(&((struct fprobe *)data)->nmissed, 1, __ATOMIC_RELAXED);
+		urcu_bp_read_unlock();
+	}
+	t->top = idx - 1;
+	rethook_put(rh);
+	return ret;
+}
+
+unsigned long rethook_find_ret_addr(unsigned long addr)
+{
+	if (!is_stub(addr))
+		return addr;
+	return node_of(region_of(addr), (addr - region_of(addr)) / RETHOOK_STUB_SIZE)->ret_ip;
+}
+
+/*
+ * backtrace() walks through our stubs correctly (the FDE above), but each
+ * hooked frame adds the pseudo-frame of its stub.  Leave those out, and
+ * our own frame, so that the result is what it would be untraced.
+ */
+int backtrace(void **buffer, int size)
+{
+	static int (*real)(void **, int);
+	void *small[256], **tmp = small;
+	int n, i, out = 0, want;
+
+	if (!real)
+		real = (int (*)(void **, int))dlsym(RTLD_NEXT, "backtrace");
+	if (!real || size <= 0)
+		return 0;
+	want = size * 2 + 1;
+	if (want > 256) {
+		tmp = malloc(want * sizeof(void *));
+		if (!tmp)
+			return real(buffer, size);
+	}
+	n = real(tmp, want);
+	for (i = 1; i < n && out < size; i++)
+		if (!is_stub((unsigned long)tmp[i]))
+			buffer[out++] = tmp[i];
+	if (tmp != small)
+		free(tmp);
+	return out;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * rethook: return hooks on a per-thread shadow stack (internal to fprobe).
+ *
+ * Every thread that hooks a return gets a region of a large reservation:
+ *
+ *	+0		RETHOOK_DEPTH code stubs of 16 bytes, read+exec
+ *	+RET_OFF	{real return address, slot address} per stub
+ *	+NODE_OFF	struct rethook_node per stub
+ *	+HDR_OFF	struct rethook_thread
+ *	+DATA_OFF	RETHOOK_DATA_MAX bytes of entry data per stub
+ *
+ * Stub i stands for shadow-stack entry i: a hooked function's return slot
+ * holds the address of its stub, so the entry is found from the slot
+ * alone, and one FDE registered with libgcc describes every stub of every
+ * thread position-independently: "the return address is saved at
+ * (*(CFA - 8)) + RET_OFF".  An unwinder that meets a stub address (C++
+ * exceptions, pthread_exit and cancellation, backtrace()) steps through a
+ * one-instruction pseudo-frame to the real caller without our help.
+ */
+#ifndef FHOOK_RETHOOK_H
+#define FHOOK_RETHOOK_H
+
+#include <fhook/ftrace.h>
+
+#define __hidden __attribute__((visibility("hidden")))
+
+#define RETHOOK_DEPTH		8192		/* stubs per thread; stub 0 unused */
+#define RETHOOK_DATA_MAX	256
+#define RETHOOK_REGION_SHIFT	22
+#define RETHOOK_REGION_SIZE	(1UL << RETHOOK_REGION_SHIFT)
+#define RETHOOK_MAX_THREADS	512
+#define RETHOOK_STUB_SIZE	16
+#define RETHOOK_RET_OFF		(RETHOOK_DEPTH * RETHOOK_STUB_SIZE)
+#define RETHOOK_NODE_OFF	(2 * RETHOOK_RET_OFF)
+#define RETHOOK_HDR_OFF		(RETHOOK_NODE_OFF + RETHOOK_DEPTH * sizeof(struct rethook_node))
+#define RETHOOK_DATA_OFF	(RETHOOK_HDR_OFF + 4096)
+/* Stale entries are dropped only within this distance below a new one. */
+#define RETHOOK_STALE_WINDOW	(1UL << 20)
+
+struct rethook_node;
+
+typedef void (*rethook_handler_t)(struct rethook_node *node, void *data, unsigned long ret_ip,
+				  struct ftrace_regs *fregs);
+
+/* One per fprobe with an exit handler: the pool's accounting. */
+struct rethook {
+	rethook_handler_t handler;
+	void *data;		/* the fprobe; NULL once it is going away (RCU) */
+	long ref;		/* 1 for the owner + one per node in flight */
+	long pool_size;
+};
+
+struct rethook_node {
+	struct rethook *rethook;
+	unsigned long entry_ip;
+	unsigned long entry_parent_ip;
+	unsigned long ret_ip;	/* the real return address, for reporting */
+};
+
+struct rethook_ret {
+	unsigned long ret;	/* what the slot held: where to go on */
+	unsigned long sp;	/* the slot's address */
+};
+
+struct rethook_thread {
+	unsigned long top;	/* entries 1..top are in use */
+	int slot;		/* region number */
+	int prepared;
+};
+
+int rethook_setup(void) __hidden;
+struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_size) __hidden;
+void rethook_free(struct rethook *rh) __hidden;
+struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp) __hidden;
+void rethook_recycle(struct rethook_node *node) __hidden;
+void rethook_hook(struct rethook_node *node, unsigned long sp) __hidden;
+
+static inline void *rethook_node_data(struct rethook_node *node)
+{
+	unsigned long base = (unsigned long)node & ~(RETHOOK_REGION_SIZE - 1);
+	unsigned long idx = ((unsigned long)node - base - RETHOOK_NODE_OFF) / sizeof(*node);
+
+	return (void *)(base + RETHOOK_DATA_OFF + idx * RETHOOK_DATA_MAX);
+}
+
+#endif
