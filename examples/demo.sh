@@ -1,0 +1,95 @@
+#!/bin/bash
+# make demo: seed 000's results table, in user space.
+#
+# build/examples/memcg/memcg is a server with the kernel's
+# __memory_events_show, memory_events_show and memory_events_local_show.
+# While it keeps running, we read both files, load the seed's module
+# (build/examples/seed-module/seed_module.so, dlopen'ed by the server: its
+# constructor is module_init), read them again, unload it (dlclose:
+# module_exit) and read them a last time.
+cd "$(dirname "$0")/.." || exit 2
+ROOT=$PWD
+MEMCG=$ROOT/build/examples/memcg/memcg
+MODULE=$ROOT/build/examples/seed-module/seed_module.so
+for f in "$MEMCG" "$MODULE"; do
+	[ -e "$f" ] || { echo "demo: $f is missing (run make)" >&2; exit 2; }
+done
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+coproc SRV { exec "$MEMCG" 2>"$log"; }
+in=${SRV[1]} out=${SRV[0]} pid=$SRV_PID
+
+# send one request; its answer (without the "--end--" line) in $reply
+ask() {
+	local line
+	reply=
+	echo "$1" >&"$in"
+	while IFS= read -r -t 10 line <&"$out"; do
+		[ "$line" = "--end--" ] && return 0
+		reply+="$line"$'\n'
+	done
+	echo "demo: the server did not answer '$1'" >&2
+	exit 1
+}
+
+show() {
+	echo "# cat /sys/fs/cgroup/task/$1"
+	ask "cat $1"
+	printf '%s' "$reply"
+}
+
+orig=$'low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n'
+new="This is from __memory_events_show_new"$'\n'"$orig"
+declare -A got
+
+echo "memcg server running, pid $pid"
+echo
+echo "---- before loading the module ----"
+show memory.events;       got[before,ev]=$reply
+show memory.events.local; got[before,local]=$reply
+echo
+echo "---- load seed_module.so into the running server (pid $pid) ----"
+ask "load $MODULE"
+echo "# dmesg | tail -2"
+tail -2 "$log"
+show memory.events;       got[loaded,ev]=$reply
+show memory.events.local; got[loaded,local]=$reply
+echo
+echo "---- unload the module ----"
+ask "unload"
+tail -1 "$log"
+show memory.events;       got[after,ev]=$reply
+show memory.events.local; got[after,local]=$reply
+echo "quit" >&"$in"
+wait "$pid" 2>/dev/null
+
+verdict() {		# $1 got, $2 expected, $3 description
+	if [ "$1" = "$2" ]; then echo "$3"; else echo "MISMATCH"; bad=1; fi
+}
+bad=0
+echo
+echo "Results (pid $pid, one process throughout)"
+printf '%-16s | %-52s | %s\n' "" "memory.events" "memory.events.local"
+printf '%-16s-+-%-52s-+-%s\n' "----------------" \
+	"----------------------------------------------------" "-----------------------"
+printf '%-16s | %-52s | %s\n' "before load" \
+	"$(verdict "${got[before,ev]}" "$orig" "low 0 / high 0 / max 0 / oom 0 / oom_kill 0")" \
+	"$(verdict "${got[before,local]}" "$orig" "low 0 / high 0 / max 0 / oom 0 / oom_kill 0")"
+printf '%-16s | %-52s | %s\n' "module loaded" \
+	"$(verdict "${got[loaded,ev]}" "$new" "\"This is from __memory_events_show_new\" <- REDIRECTED")" \
+	"$(verdict "${got[loaded,local]}" "$orig" "original five lines <- UNTOUCHED")"
+printf '%-16s | %-52s | %s\n' "after unload" \
+	"$(verdict "${got[after,ev]}" "$orig" "low 0 / high 0 / max 0 / oom 0 / oom_kill 0")" \
+	"$(verdict "${got[after,local]}" "$orig" "low 0 / high 0 / max 0 / oom 0 / oom_kill 0")"
+# verdict ran in subshells: compare again here for the exit status
+[ "${got[before,ev]}${got[before,local]}" = "$orig$orig" ] &&
+[ "${got[loaded,ev]}${got[loaded,local]}" = "$new$orig" ] &&
+[ "${got[after,ev]}${got[after,local]}" = "$orig$orig" ] || { echo "demo: FAILED"; exit 1; }
+
+if [ -f kernel/demo.sh ] && command -v qemu-system-x86_64 >/dev/null &&
+   [ -z "$FHOOK_DEMO_NO_KERNEL" ]; then
+	echo
+	echo "---- the same module in a real kernel (kernel/demo.sh) ----"
+	bash kernel/demo.sh
+fi
