@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * fhook inject --func TARGET --retval VALUE [--caller SYM]... [--times N]
+ *              [--interval N] [--probability PERCENT] [--seed S] -- PROG [ARGS]
+ *
+ * The kernel's fail_function with its fault attributes, by caller: matching
+ * calls of TARGET return VALUE without running it.  At exit, a summary of
+ * the calls seen and failed per caller.  The work is done inside PROG by
+ * libfhook (lib/livepatch/preload.c); see cli/patch.c for the runner.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int lp_cli_run(const char *mode, char **prog_argv, const char *callers);
+int lp_cli_add_caller(char **list, const char *name);
+
+static void inject_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: fhook inject --func TARGET --retval VALUE [--caller SYM]... [--times N]\n"
+		"                    [--interval N] [--probability PERCENT] [--seed S] -- PROG [ARGS]\n"
+		"\n"
+		"Run PROG with calls of TARGET made from the named callers (every caller\n"
+		"without --caller) returning VALUE at once, without running TARGET, as the\n"
+		"kernel's fail_function does.  Which calls fail follows the kernel's fault\n"
+		"attributes, in this order:\n"
+		"  --probability PERCENT  a call fails with this probability (default 100)\n"
+		"  --times N              fail at most N times; -1: no limit (default)\n"
+		"  --interval N           only every N-th eligible call may fail (default 1)\n"
+		"  --seed S               seed of the random sequence (default 0): with a\n"
+		"                         fixed seed a single-threaded run fails the same calls\n"
+		"A call is eligible when it comes from a named caller and times is not used\n"
+		"up; interval counts eligible calls; the draw is made for every call that\n"
+		"passes the interval.  At exit a summary gives the calls seen and failed\n"
+		"per caller.\n"
+		"\n"
+		"Exit status: PROG's; 125 if the injection could not be set up (PROG not\n"
+		"run); 2 for bad usage.\n");
+}
+
+static int parse_long(const char *opt, const char *s, long long min, long long max,
+		      long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(s, &end, 0);
+	if (errno || end == s || *end || *out < min || *out > max) {
+		fprintf(stderr, "fhook: inject: bad %s '%s' (%lld to %lld)\n", opt, s, min, max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cmd_inject(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "func", required_argument, NULL, 'f' },
+		{ "retval", required_argument, NULL, 'r' },
+		{ "caller", required_argument, NULL, 'c' },
+		{ "times", required_argument, NULL, 't' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "probability", required_argument, NULL, 'p' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const vars[] = {
+		['r'] = "FHOOK_LP_RETVAL", ['t'] = "FHOOK_LP_TIMES",
+		['i'] = "FHOOK_LP_INTERVAL", ['p'] = "FHOOK_LP_PROBABILITY",
+		['s'] = "FHOOK_LP_SEED",
+	};
+	char *func = NULL, *callers = NULL, *end;
+	bool have_retval = false;
+	long long v;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			func = optarg;
+			break;
+		case 'c':
+			if (lp_cli_add_caller(&callers, optarg))
+				return 2;
+			break;
+		case 'r':
+			/* any 64-bit value: negative errnos, pointers, -1 */
+			errno = 0;
+			v = strtoll(optarg, &end, 0);
+			if (errno == ERANGE) {
+				errno = 0;
+				strtoull(optarg, &end, 0);
+			}
+			if (errno || end == optarg || *end) {
+				fprintf(stderr, "fhook: inject: bad --retval '%s'\n", optarg);
+				return 2;
+			}
+			have_retval = true;
+			setenv(vars[c], optarg, 1);
+			break;
+		case 't':
+		case 'i':
+		case 'p':
+		case 's':
+			if (parse_long(c == 't' ? "--times" : c == 'i' ? "--interval" :
+				       c == 'p' ? "--probability" : "--seed", optarg,
+				       c == 't' ? -1 : 0, c == 'p' ? 100 : LLONG_MAX, &v))
+				return 2;
+			setenv(vars[c], optarg, 1);
+			break;
+		case 'h':
+			inject_usage(stdout);
+			return 0;
+		default:
+			inject_usage(stderr);
+			return 2;
+		}
+	}
+	if (!func || !have_retval || optind >= argc) {
+		fprintf(stderr, "fhook: inject: %s\n", !func ? "--func is required" :
+			!have_retval ? "--retval is required" : "no program to run after --");
+		inject_usage(stderr);
+		return 2;
+	}
+	setenv("FHOOK_LP_FUNC", func, 1);
+	ret = lp_cli_run("inject", argv + optind, callers);
+	free(callers);
+	return ret;
+}

@@ -1,0 +1,2 @@
+# fhook patch / fhook inject
+CLI_SRCS += cli/patch.c cli/inject.c
