@@ -88,7 +88,22 @@ test: deps all $(TEST_TARGETS)
 demo: deps all
 	@bash examples/demo.sh
 
+# The library and the test programs built with sanitizers, and run.
+test-asan: deps
+	$(MAKE) B=build/asan SAN="-fsanitize=address,undefined -fno-sanitize=alignment -fno-omit-frame-pointer" \
+		build/asan/libfhook.so $(subst $(B)/,build/asan/,$(TEST_TARGETS))
+	FHOOK_BUILD=build/asan FHOOK_ONLY_PROGRAMS=1 \
+		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		bash tests/run.sh
+
+test-tsan: deps
+	$(MAKE) B=build/tsan SAN="-fsanitize=thread" \
+		build/tsan/libfhook.so $(subst $(B)/,build/tsan/,$(TEST_TARGETS))
+	FHOOK_BUILD=build/tsan FHOOK_ONLY_PROGRAMS=1 \
+		TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+		bash tests/run.sh
+
 clean:
 	rm -rf $(B)
 
-.PHONY: all install deps test demo clean
+.PHONY: all install deps test test-asan test-tsan demo clean

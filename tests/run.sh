@@ -9,6 +9,8 @@
 #   tests/run.sh [PATTERN]      only tests whose path contains PATTERN
 #   FHOOK_TEST_TIMEOUT=secs     per-test limit (default 300)
 #   FHOOK_SKIP_KERNEL=1         leave out the QEMU kernel tests
+#   FHOOK_BUILD=dir             test programs from dir/tests (sanitizer builds)
+#   FHOOK_ONLY_PROGRAMS=1       only the test programs, no scripts
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
 export FHOOK_ROOT=$ROOT
@@ -42,11 +44,13 @@ run_one() {
 		"$([ "$s" != 0 ] && echo ", $s skipped")"
 }
 
-for t in $(find build/tests -type f -executable -name 'test_*' 2>/dev/null | sort); do
+BUILD=${FHOOK_BUILD:-build}
+for t in $(find $BUILD/tests -type f -executable -name 'test_*' 2>/dev/null | sort); do
 	[ -n "$pattern" ] && [[ $t != *$pattern* ]] && continue
-	run_one "${t#build/tests/}" "$t"
+	run_one "${t#$BUILD/tests/}" "$t"
 done
-for t in $(ls tests/*/test_*.sh 2>/dev/null | sort); do
+[ -n "$FHOOK_ONLY_PROGRAMS" ] && FHOOK_SKIP_KERNEL=1
+for t in $([ -z "$FHOOK_ONLY_PROGRAMS" ] && ls tests/*/test_*.sh 2>/dev/null | sort); do
 	[ -n "$pattern" ] && [[ $t != *$pattern* ]] && continue
 	run_one "${t#tests/}" bash "$t"
 done
