@@ -42,6 +42,12 @@ static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftr
 
 	if (fprobe_disabled(fp))
 		return;
+	/*
+	 * A tail call from a hooked function: the slot already holds that
+	 * one's stub.  Report where the call really returns to.
+	 */
+	if (__builtin_expect(rethook_is_stub(parent_ip), 0))
+		parent_ip = rethook_stub_ret_ip(parent_ip);
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0) {
 		__atomic_add_fetch(&fp->nmissed, 1, __ATOMIC_RELAXED);

@@ -32,7 +32,7 @@
 void rethook_trampoline(void) __hidden;
 unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs *fregs) __hidden;
 
-static unsigned long rethook_base;		/* the reservation, aligned */
+unsigned long rethook_base;			/* the reservation, aligned */
 static unsigned long rethook_slots[RETHOOK_MAX_THREADS / 64];
 static pthread_mutex_t rethook_setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t rethook_key;
@@ -46,12 +46,7 @@ static inline unsigned long region_of(unsigned long addr)
 	return addr & ~(RETHOOK_REGION_SIZE - 1);
 }
 
-static inline bool is_stub(unsigned long addr)
-{
-	return rethook_base && addr - rethook_base <
-		(unsigned long)RETHOOK_MAX_THREADS * RETHOOK_REGION_SIZE &&
-		(addr & (RETHOOK_REGION_SIZE - 1)) < RETHOOK_RET_OFF;
-}
+#define is_stub rethook_is_stub
 
 static inline struct rethook_thread *thread_of(unsigned long base)
 {
@@ -185,6 +180,7 @@ static void rethook_thread_exit(void *arg)
 {
 	struct rethook_thread *t = arg;
 	unsigned long base = region_of((unsigned long)t), i;
+	int slot = t->slot;
 
 	/* the thread's frames are gone: give back what its entries held */
 	for (i = t->top; i > 0; i--)
@@ -192,10 +188,10 @@ static void rethook_thread_exit(void *arg)
 	t->top = 0;
 	rethook_self = NULL;
 	rethook_gone = 1;
-	madvise((void *)(base + RETHOOK_NODE_OFF), RETHOOK_REGION_SIZE - RETHOOK_NODE_OFF,
+	/* the entry data only: the header says the code is prepared */
+	madvise((void *)(base + RETHOOK_DATA_OFF), RETHOOK_REGION_SIZE - RETHOOK_DATA_OFF,
 		MADV_DONTNEED);
-	__atomic_and_fetch(&rethook_slots[t->slot / 64], ~(1UL << (t->slot % 64)),
-			   __ATOMIC_RELEASE);
+	__atomic_and_fetch(&rethook_slots[slot / 64], ~(1UL << (slot % 64)), __ATOMIC_RELEASE);
 }
 
 static void rethook_atfork_child(void)
@@ -431,8 +427,7 @@ void rethook_hook(struct rethook_node *node, unsigned long sp)
 	r->ret = ret;
 	r->sp = sp;
 	/* another fprobe hooked this return first: report its real address */
-	node->ret_ip = is_stub(ret) ? node_of(region_of(ret), (ret - region_of(ret)) /
-					      RETHOOK_STUB_SIZE)->ret_ip : ret;
+	node->ret_ip = is_stub(ret) ? rethook_stub_ret_ip(ret) : ret;
 	/* the entry is complete before the slot points at it */
 	__asm__ __volatile__("" ::: "memory");
 	t->top = idx;
@@ -504,7 +499,7 @@ unsigned long rethook_find_ret_addr(unsigned long addr)
 {
 	if (!is_stub(addr))
 		return addr;
-	return node_of(region_of(addr), (addr - region_of(addr)) / RETHOOK_STUB_SIZE)->ret_ip;
+	return rethook_stub_ret_ip(addr);
 }
 
 /*

@@ -69,6 +69,26 @@ struct rethook_thread {
 	int prepared;
 };
 
+extern unsigned long rethook_base __hidden;
+
+/* Is @addr one of the stubs (of any thread)? */
+static inline bool rethook_is_stub(unsigned long addr)
+{
+	unsigned long base = __atomic_load_n(&rethook_base, __ATOMIC_RELAXED);
+
+	return base && addr - base < (unsigned long)RETHOOK_MAX_THREADS * RETHOOK_REGION_SIZE &&
+		(addr & (RETHOOK_REGION_SIZE - 1)) < RETHOOK_RET_OFF;
+}
+
+/* The real return address a stub stands for (the one its entry reports). */
+static inline unsigned long rethook_stub_ret_ip(unsigned long stub)
+{
+	unsigned long base = stub & ~(RETHOOK_REGION_SIZE - 1);
+	struct rethook_node *nodes = (struct rethook_node *)(base + RETHOOK_NODE_OFF);
+
+	return nodes[(stub - base) / RETHOOK_STUB_SIZE].ret_ip;
+}
+
 int rethook_setup(void) __hidden;
 struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_size) __hidden;
 void rethook_free(struct rethook *rh) __hidden;
