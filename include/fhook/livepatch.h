@@ -41,7 +41,7 @@ enum {
 	FHOOK_LP_NO_TAILCALL_CHECK = 1U << 1,	/* don't disassemble named callers */
 };
 
-/*
+/**
  * struct fhook_lp_opts - options of fhook_lp_new()
  * @sz:    sizeof(struct fhook_lp_opts); fields past @sz read as zero
  * @flags: FHOOK_LP_*
@@ -53,7 +53,7 @@ struct fhook_lp_opts {
 	const char *name;
 };
 
-/*
+/**
  * struct fhook_fault_attr - when an injected fault fires, after the
  * kernel's struct fault_attr (Documentation/fault-injection)
  * @sz:          sizeof(struct fhook_fault_attr)
@@ -84,72 +84,92 @@ struct fhook_fault_attr {
 	unsigned long long seed;
 };
 
-/*
- * fhook_lp_new - prepare a patch of @target
+/**
+ * fhook_lp_new() - prepare a patch of a function
+ * @target: name of the function, looked up with kallsyms_lookup_name()
+ * @opts:   NULL or options (@opts->sz first)
  *
- * Looks @target up (kallsyms_lookup_name) and checks that it has a
- * patchable site.  Returns the new patch, or NULL with errno set:
- * ENOENT (no such function, or it is not instrumented), ENOMEM, EINVAL.
+ * Context: any thread; not from a handler or a signal handler.
+ * Return: the new patch, not applied; or NULL with errno set: ENOENT (no
+ * such function, or it has no patchable site), ENOMEM, EINVAL.
  */
 struct fhook_lp *fhook_lp_new(const char *target, const struct fhook_lp_opts *opts);
 
-/*
- * fhook_lp_redirect - route calls of the target made from @caller to
- * @new_func
+/**
+ * fhook_lp_redirect() - route calls of the target made from @caller to @new_func
+ * @lp:       the patch, not applied
+ * @caller:   function whose calls are routed; NULL: every call that no
+ *            named route takes (named routes are tested first)
+ * @new_func: the replacement, with the target's prototype
  *
- * @caller NULL routes every call that no named route takes.  Only before
- * fhook_lp_apply() (or after fhook_lp_remove()).  Warns when @caller has
- * no call instruction to the target (a tail call; see README-livepatch).
- * Returns 0, -ENOENT (no function @caller), -EEXIST (@caller already has a
- * route), -EBUSY (applied), -EINVAL, -ENOMEM.
+ * Warns on stderr when @caller contains no call instruction to the target
+ * (a tail call; see fhook_lp_check_caller() and README-livepatch.md).
+ * Context: as fhook_lp_new(); never concurrently with another call on @lp.
+ * Return: 0; -ENOENT (no function @caller), -EEXIST (@caller already has
+ * a route), -EBUSY (@lp is applied), -EINVAL, -ENOMEM.
  */
 int fhook_lp_redirect(struct fhook_lp *lp, const char *caller, void *new_func);
 
-/*
- * fhook_lp_fail - make calls of the target from @caller return @retval
- * without running it, as decided by the patch's fault attribute
+/**
+ * fhook_lp_fail() - make calls of the target from @caller return @retval
+ * @lp:     the patch, not applied
+ * @caller: as for fhook_lp_redirect()
+ * @retval: the value the target returns (in %rax) without running
  *
- * @caller NULL: every call that no named route takes.  Same rules and
- * returns as fhook_lp_redirect().
+ * Which calls fail is decided by the patch's fault attribute
+ * (fhook_lp_set_fault_attr()).  Context and return: as fhook_lp_redirect().
  */
 int fhook_lp_fail(struct fhook_lp *lp, const char *caller, unsigned long retval);
 
-/*
- * fhook_lp_set_fault_attr - set the fault attribute (copied; NULL: fail
- * every call) and restart its counters.  Only while not applied: -EBUSY.
+/**
+ * fhook_lp_set_fault_attr() - set the fault attribute of a patch
+ * @lp:   the patch, not applied
+ * @attr: copied; NULL: every eligible call fails
+ *
+ * Restarts the attribute's counters (times, interval count, random
+ * sequence).  Return: 0, -EBUSY (applied), -EINVAL (probability above 100
+ * or times below -1).
  */
 int fhook_lp_set_fault_attr(struct fhook_lp *lp, const struct fhook_fault_attr *attr);
 
-/*
- * fhook_lp_apply - start routing calls, while other threads go on calling
+/**
+ * fhook_lp_apply() - start routing calls
+ * @lp: the patch, with at least one route
  *
- * From its return every call of the target is routed; a call that started
- * before may still run the original.  Returns 0, -EBUSY (another IPMODIFY
- * ops, e.g. another patch, owns the target: nothing changed), -EALREADY,
- * -EINVAL (no routes), or the error of register_ftrace_function().
+ * Other threads may be calling the target meanwhile: each call is routed
+ * or not as a whole.  From the return on, every new call is routed.
+ * Context: any thread; not from a handler.  Waits for text patching.
+ * Return: 0; -EBUSY (another IPMODIFY ops owns the target: nothing
+ * changed), -EALREADY, -EINVAL (no routes), or the error of
+ * register_ftrace_function().
  */
 int fhook_lp_apply(struct fhook_lp *lp);
 
-/*
- * fhook_lp_remove - stop routing: every caller runs the original again
+/**
+ * fhook_lp_remove() - stop routing: every caller runs the original again
+ * @lp: an applied patch
  *
- * Returns once no thread can still enter a replacement through the hook:
- * it waits for an RCU grace period (no handler running) and then for
- * every thread the handler sent towards a replacement to have reached
- * it.  After that, a replacement's code may be unloaded once the threads
- * already inside it have left (that is the caller's business, as in the
- * kernel).  Returns 0 or -ENODEV (not applied).
+ * Waits for an RCU grace period (no thread in the handler) and then for
+ * every thread the handler sent towards a replacement to have reached it;
+ * after that no thread can enter a replacement through the hook.  A
+ * replacement's code may be unloaded once the threads already inside it
+ * have left, which is the caller's business, as in the kernel.  Blocks as
+ * long as a thread is stopped between handler and replacement.
+ * Context: any thread; not from a handler or a replacement.
+ * Return: 0, or -ENODEV (not applied).
  */
 int fhook_lp_remove(struct fhook_lp *lp);
 
-/* fhook_lp_free - remove if applied, then free.  NULL is fine. */
+/**
+ * fhook_lp_free() - remove the patch if applied, then free it
+ * @lp: the patch, or NULL
+ */
 void fhook_lp_free(struct fhook_lp *lp);
 
-/*
+/**
  * struct fhook_lp_stat - counters of one route
- * @caller: its caller, NULL for the route of all other callers, or for
- *          the calls no route took (the last entry, when named routes
- *          exist but no catch-all route does)
+ * @caller: its caller; NULL for the catch-all route, or for the calls no
+ *          route took (the last entry, when there is no catch-all route)
  * @seen:   calls of the target that this route saw
  * @hit:    calls redirected or failed
  */
@@ -159,23 +179,34 @@ struct fhook_lp_stat {
 	unsigned long hit;
 };
 
-/*
- * fhook_lp_stats - copy up to @max route counters into @st; returns how
- * many entries there are (which may exceed @max).  Any thread; counters
- * of calls still running may be missing.
+/**
+ * fhook_lp_stats() - copy route counters
+ * @lp:  the patch
+ * @st:  array of @max entries
+ * @max: size of @st
+ *
+ * Context: any thread, applied or not; counters of calls still running may
+ * be missing.  Return: how many entries there are (may exceed @max).
  */
 int fhook_lp_stats(struct fhook_lp *lp, struct fhook_lp_stat *st, int max);
 
-/* fhook_lp_print_summary - the table `fhook inject` prints at exit. */
+/**
+ * fhook_lp_print_summary() - print the table `fhook inject` prints at exit
+ * @lp: the patch
+ * @f:  where to
+ */
 void fhook_lp_print_summary(struct fhook_lp *lp, FILE *f);
 
-/*
- * fhook_lp_check_caller - does @caller contain a call to the target?
+/**
+ * fhook_lp_check_caller() - does @caller contain a call to the target?
+ * @lp:      the patch (gives the target)
+ * @caller:  function to disassemble (capstone)
+ * @how:     NULL, or receives a sentence on what was found (the tail jump)
+ * @how_len: size of @how
  *
- * Disassembles @caller (capstone).  Returns 1 when a direct call (also
- * through a resolved PLT or GOT entry) reaches the target, 0 when none
- * does, -ENOENT for an unknown caller.  @how (may be NULL) receives a
- * sentence describing what was found, e.g. the tail jump.
+ * Return: 1 when a direct call, or one through a resolved PLT or GOT
+ * entry, reaches the target; 0 when none does; -ENOENT for an unknown
+ * caller, -ENOMEM.
  */
 int fhook_lp_check_caller(struct fhook_lp *lp, const char *caller, char *how, size_t how_len);
 
