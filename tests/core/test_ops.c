@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <string.h>
 
 #include <fhook/fhook.h>
@@ -97,7 +98,7 @@ int main(void)
 		snprintf(want, sizeof(want), "t_caller+0x3/0x%lx", size);
 		CHECK(!strcmp(buf, want), "sprint_symbol", "'%s' vs '%s'", buf, want);
 	}
-	sprint_symbol(buf, (unsigned long)fopen + 1);
+	sprint_symbol(buf, (unsigned long)gnu_get_libc_version + 1);
 	CHECK(strstr(buf, "[libc.so.6]") != NULL, "sprint_symbol_module", "'%s'", buf);
 
 	fhook_get_stats(&st);
