@@ -105,11 +105,19 @@ static unsigned char *put_u64(unsigned char *p, uint64_t v)
 
 /*
  * A CIE and one FDE over the whole reservation.  At a stub the "frame" is
- * the caller's state right after the hooked function returned: CFA = %rsp,
- * every register unchanged, and the return address saved at
- * *(CFA - 8) + RET_OFF, i.e. entry i's real return address, found from
- * the stub address still in the slot.  Built at run time because the
- * reservation's address is only known then.
+ * the caller's state right after the hooked function returned: %rsp and
+ * every other register unchanged, and the return address saved at
+ * *(slot) + RET_OFF, i.e. entry i's real return address, found from the
+ * stub address still in the slot.
+ *
+ * The CFA is %rsp + 1, not %rsp: libgcc identifies a frame by the CFA of
+ * the frame it returns from, and with CFA = %rsp the caller's identity
+ * would equal the pseudo-frame's (both the hooked function's CFA), so a
+ * handler found in phase 1 would "match" the pseudo-frame in phase 2 and
+ * libgcc would abort.  %rsp + 1 lies strictly between the hooked
+ * function's CFA and the caller's, and the caller's %rsp is given by value.
+ *
+ * Built at run time because the reservation's address is only known then.
  */
 static size_t build_eh_frame(unsigned char *buf, unsigned long start, unsigned long len)
 {
@@ -127,10 +135,13 @@ static size_t build_eh_frame(unsigned char *buf, unsigned long start, unsigned l
 	*p++ = 16;			/* return address column: %rip */
 	p = put_uleb(p, 1);		/* augmentation data length */
 	*p++ = 0x00;			/* DW_EH_PE_absptr */
-	*p++ = 0x0c; *p++ = 7; *p++ = 0;	/* DW_CFA_def_cfa %rsp, 0 */
+	*p++ = 0x0c; *p++ = 7; *p++ = 1;	/* DW_CFA_def_cfa %rsp, 1 */
+	*p++ = 0x16; *p++ = 7; *p++ = 2;	/* DW_CFA_val_expression %rsp */
+	*p++ = 0x31;			/* DW_OP_lit1 (on top of the CFA) */
+	*p++ = 0x1c;			/* DW_OP_minus: %rsp is unchanged */
 	*p++ = 0x10; *p++ = 16;		/* DW_CFA_expression %rip */
 	expr_len = p++;
-	*p++ = 0x38;			/* DW_OP_lit8 (on top of the CFA) */
+	*p++ = 0x39;			/* DW_OP_lit9 (on top of the CFA) */
 	*p++ = 0x1c;			/* DW_OP_minus: the slot */
 	*p++ = 0x06;			/* DW_OP_deref: the stub */
 	*p++ = 0x10;			/* DW_OP_constu RET_OFF */

@@ -1,0 +1,9 @@
+# fprobe's C++ test: exceptions thrown through hooked frames.
+CXX ?= c++
+FPROBE_CXXFLAGS := -std=gnu++17 -O2 -g -Wall -Iinclude -fpatchable-function-entry=5 $(SAN)
+TEST_TARGETS += $(B)/tests/fprobe/test_cxx_exceptions
+
+$(B)/tests/fprobe/test_cxx_exceptions: tests/fprobe/test_cxx_exceptions.cc tests/fprobe/progs.h \
+		tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CXX) $(FPROBE_CXXFLAGS) -o $@ $< $(TEST_LDFLAGS)
