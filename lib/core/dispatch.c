@@ -70,10 +70,10 @@ void ftrace_ops_list_func(unsigned long ip, unsigned long parent_ip, struct ftra
 	     op = __atomic_load_n(&op->next, __ATOMIC_ACQUIRE)) {
 		if (!ftrace_ops_test(op, ip))
 			continue;
-		if (op->flags & FTRACE_OPS_FL_RECURSION)
+		if (__atomic_load_n(&op->flags, __ATOMIC_RELAXED) & FTRACE_OPS_FL_RECURSION)
 			ftrace_ops_assist_func(ip, parent_ip, op, fregs);
 		else
-			op->func(ip, parent_ip, op, fregs);
+			__atomic_load_n(&op->func, __ATOMIC_RELAXED)(ip, parent_ip, op, fregs);
 	}
 }
 
@@ -96,7 +96,7 @@ void fhook_dispatch(unsigned long ip, unsigned long parent_ip, struct fhook_stub
 	urcu_bp_read_lock();
 	ops = __atomic_load_n(&stub->ops, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(ops && site_calls(ip, stub->code), 1))
-		stub->func(ip, parent_ip, ops, fregs);
+		__atomic_load_n(&stub->func, __ATOMIC_RELAXED)(ip, parent_ip, ops, fregs);
 	else
 		ftrace_ops_list_func(ip, parent_ip, NULL, fregs);
 	urcu_bp_read_unlock();

@@ -207,7 +207,7 @@ static int check_ipmodify(struct ftrace_ops *ops, const struct ftrace_hash *filt
 
 static void list_add(struct ftrace_ops *ops)
 {
-	ops->next = ftrace_ops_list;
+	__atomic_store_n(&ops->next, ftrace_ops_list, __ATOMIC_RELAXED);
 	__atomic_store_n(&ftrace_ops_list, ops, __ATOMIC_RELEASE);
 }
 
@@ -277,7 +277,8 @@ int register_ftrace_function(struct ftrace_ops *ops)
 	else
 		ret = fhook_loader_locked(register_locked, ops);
 	if (!ret) {
-		ops->flags |= FTRACE_OPS_FL_ENABLED | FTRACE_OPS_FL_INITIALIZED;
+		__atomic_fetch_or(&ops->flags, FTRACE_OPS_FL_ENABLED | FTRACE_OPS_FL_INITIALIZED,
+				  __ATOMIC_RELAXED);
 		reap_objects(false);
 	} else {
 		/* other threads may have run the handler through the list */
@@ -316,7 +317,7 @@ int unregister_ftrace_function(struct ftrace_ops *ops)
 	 * and off its stubs, so no new call reaches it: the ops is gone.
 	 */
 	fhook_synchronize();
-	ops->flags &= ~FTRACE_OPS_FL_ENABLED;
+	__atomic_fetch_and(&ops->flags, ~(unsigned long)FTRACE_OPS_FL_ENABLED, __ATOMIC_RELAXED);
 	ops->nr_sites = 0;
 	reap_objects(true);
 	pthread_mutex_unlock(&ftrace_lock);

@@ -161,8 +161,9 @@ struct fhook_stub *fhook_stub_list(struct fhook_stub_region *r)
 static void stub_bind(struct fhook_stub *s, struct ftrace_ops *ops)
 {
 	s->owner = ops;
-	s->func = fhook_ops_func(ops);
-	s->tramp = (ops->flags & FTRACE_OPS_FL_SAVE_REGS) ? fhook_tramp_regs : fhook_tramp_args;
+	__atomic_store_n(&s->func, fhook_ops_func(ops), __ATOMIC_RELAXED);
+	__atomic_store_n(&s->tramp, (ops->flags & FTRACE_OPS_FL_SAVE_REGS) ?
+			 (void *)fhook_tramp_regs : (void *)fhook_tramp_args, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->ops, ops, __ATOMIC_RELEASE);
 }
 
