@@ -77,7 +77,11 @@ enum {
 struct ftrace_ops {
 	ftrace_func_t func;
 	unsigned long flags;
+#ifdef __cplusplus
+	void *private_;		/* "private" is a C++ keyword */
+#else
 	void *private;
+#endif
 	/* fhook's own state */
 	struct ftrace_ops *next;
 	struct ftrace_hash *filter_hash;	/* NULL or empty: every site */

@@ -18,10 +18,7 @@
 #include <vector>
 
 #include "../check.h"
-/* <fhook/ftrace.h> names a member "private", as the kernel does */
-#define private private_
 #include "progs.h"
-#undef private
 
 static std::string output;
 static std::mutex out_lock;

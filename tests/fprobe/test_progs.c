@@ -252,7 +252,7 @@ NOINLINE void cancel_loop(int n)
 		return;
 	}
 	for (;;) {
-		cancel_ready = 1;
+		__atomic_store_n(&cancel_ready, 1, __ATOMIC_RELAXED);
 		fib(3);
 		pthread_testcancel();
 	}
@@ -289,9 +289,9 @@ NOINLINE void test_threads(void)
 	pthread_create(&t[0], NULL, th_exit, &flag1);
 	pthread_join(t[0], &rv);
 	out("pthread_exit %ld cleanup %d\n", (long)rv, flag1);
-	cancel_ready = 0;
+	__atomic_store_n(&cancel_ready, 0, __ATOMIC_RELAXED);
 	pthread_create(&t[0], NULL, th_cancel, &flag2);
-	while (!cancel_ready)
+	while (!__atomic_load_n(&cancel_ready, __ATOMIC_RELAXED))
 		sched_yield();
 	pthread_cancel(t[0]);
 	pthread_join(t[0], &rv);

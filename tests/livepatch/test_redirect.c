@@ -116,12 +116,12 @@ static void *worker(void *arg)
 		int a = caller_a(seed), b = caller_b(seed), c = caller_c(seed);
 
 		if (a != 0 && a != 1)
-			bad[0]++;
+			__atomic_fetch_add(&bad[0], 1, __ATOMIC_RELAXED);
 		if (b != 0 && b != 2)
-			bad[1]++;
+			__atomic_fetch_add(&bad[1], 1, __ATOMIC_RELAXED);
 		if (c != 0)
-			bad[2]++;
-		calls[0]++;
+			__atomic_fetch_add(&bad[2], 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&calls[0], 1, __ATOMIC_RELAXED);
 		seed++;
 	}
 	return NULL;
