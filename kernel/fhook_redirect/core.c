@@ -102,7 +102,8 @@ int fhook_sym_extent(unsigned long addr, unsigned long *offset,
  * name up for us.  On IBT kernels the probe lands after the ENDBR; the
  * symbol's own offset from sprint_symbol() gives the start back.
  */
-static unsigned long fhook_kprobe_lookup(const char *name)
+static unsigned long fhook_kprobe_lookup(const char *name,
+					 unsigned long *probe_off)
 {
 	struct kprobe kp = { .symbol_name = name };
 	unsigned long addr, off, size;
@@ -113,6 +114,8 @@ static unsigned long fhook_kprobe_lookup(const char *name)
 	unregister_kprobe(&kp);
 	if (fhook_sym_extent(addr, &off, &size))
 		return 0;
+	if (probe_off)
+		*probe_off = off;
 	return addr - off;
 }
 
@@ -127,7 +130,7 @@ unsigned long fhook_lookup_name(const char *name)
 	 * ENDBR under enforced IBT): fall back to one kprobe per name,
 	 * which works for every function a kprobe may be put on.
 	 */
-	return fhook_kprobe_lookup(name);
+	return fhook_kprobe_lookup(name, NULL);
 }
 EXPORT_SYMBOL_GPL(fhook_lookup_name);
 
@@ -259,11 +262,14 @@ none:
  * kallsyms_lookup_name() is not exported since 5.7.  A kprobe resolves any
  * symbol name, so one is registered on it just to read back its address.
  */
+static unsigned long fhook_kln_probe_off;
+
 static int fhook_find_kallsyms(void)
 {
 	unsigned long addr, loc;
 
-	addr = fhook_kprobe_lookup("kallsyms_lookup_name");
+	addr = fhook_kprobe_lookup("kallsyms_lookup_name",
+				   &fhook_kln_probe_off);
 	if (!addr) {
 		pr_err("can not resolve kallsyms_lookup_name through a kprobe\n");
 		return -ENOENT;
@@ -347,8 +353,9 @@ static int __init fhook_init(void)
 	fhook_debugfs = debugfs_create_dir("fhook", NULL);
 	debugfs_create_file("state", 0400, fhook_debugfs, NULL,
 			    &fhook_state_fops);
-	pr_info("ready (kallsyms_lookup_name %s, ftrace_location %s)\n",
-		fhook_kln ? "called directly" : "through kprobes",
+	pr_info("ready (kallsyms_lookup_name: kprobe at +0x%lx, %s; ftrace_location %s)\n",
+		fhook_kln_probe_off,
+		fhook_kln ? "called directly" : "names resolved by kprobes",
 		fhook_ftrace_location ? "used" : "not callable");
 	return 0;
 }

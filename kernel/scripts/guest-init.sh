@@ -54,7 +54,7 @@ dmesg_has() {
 	if dmesg | grep -qF -- "$2"; then pass "$1"; else fail "$1" "no '$2' in dmesg"; fi
 }
 finish() {
-	say "# $K: $npass passed, $nfail failed"
+	[ "$MODE" = demo ] || say "# $K: $npass passed, $nfail failed"
 	say "DONE"
 	# Keep the full kernel log on the console for post-mortems.
 	dmesg
@@ -128,13 +128,14 @@ check before-events-local "$ORIG" "$(cat $EVL)"
 
 # --- loaded ------------------------------------------------------------
 ok insmod-framework insmod $M/fhook_redirect.ko
+say "# $(dmesg | grep -o 'fhook: ready.*')"
 check debugfs-empty "" "$(cat $STATE 2>&1)"
 ok insmod-memevents insmod $M/fhook_memevents.ko
 check loaded-events "$NEW" "$(cat $EV)"
 check loaded-events-local "$ORIG" "$(cat $EVL)"
 check loaded-events-again "$NEW" "$(cat $EV)"
 st=$(cat $STATE)
-say "# $st"
+echo "$st" | sed "s/^/# /" > "$OUT"
 check debugfs-redirect-line yes "$(echo "$st" |
 	grep -q '^redirect __memory_events_show .*owner=fhook_memevents passthrough=1 missed=0$' && echo yes)"
 check debugfs-caller-hits yes "$(echo "$st" |
@@ -153,7 +154,7 @@ if [ -e $M/fhook_memprobe.ko ]; then
 	for i in 1 2; do cat $EVL > /dev/null; done
 	check probe-redirect-still-works "$NEW" "$(cat $EV)"
 	st=$(cat $STATE)
-	say "# $st"
+	echo "$st" | sed "s/^/# /" > "$OUT"
 	check probe-counts-events yes "$(echo "$st" |
 		grep -q '^  caller memory_events_show range=.* entry=4 exit=4$' && echo yes)"
 	check probe-counts-events-local yes "$(echo "$st" |
