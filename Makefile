@@ -93,7 +93,7 @@ test-asan: deps
 	$(MAKE) B=build/asan SAN="-fsanitize=address,undefined -fno-sanitize=alignment -fno-omit-frame-pointer" \
 		build/asan/libfhook.so $(subst $(B)/,build/asan/,$(TEST_TARGETS))
 	FHOOK_BUILD=build/asan FHOOK_ONLY_PROGRAMS=1 \
-		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		bash tests/run.sh
 
 test-tsan: deps

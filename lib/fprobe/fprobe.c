@@ -240,7 +240,8 @@ int register_fprobe(struct fprobe *fp, const char *filter, const char *notfilter
 		goto out;
 	}
 	/* a symbol may have aliases: one site each */
-	qsort(g.ips, g.nr, sizeof(*g.ips), cmp_ul);
+	if (g.nr)
+		qsort(g.ips, g.nr, sizeof(*g.ips), cmp_ul);
 	for (i = 0; i < g.nr; i++)
 		if (!n || g.ips[n - 1] != g.ips[i])
 			g.ips[n++] = g.ips[i];

@@ -180,6 +180,9 @@ NOINLINE void test_signals(void)
 		sum += sig_outer(i);
 	}
 	out("altstack %ld %d\n", sum, (int)sig_count);
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, NULL);
+	free(ss.ss_sp);
 
 	/* asynchronous signals landing anywhere, trampolines included */
 	sa.sa_flags = SA_RESTART;

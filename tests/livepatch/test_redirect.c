@@ -239,7 +239,12 @@ int main(void)
 	fhook_lp_free(lp);
 	lp = fhook_lp_new("t_value", &quiet);
 	r = fhook_lp_check_caller(lp, "caller_tail", how, sizeof(how));
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+	/* sanitizer instrumentation after the call turns the tail jump into a call */
+	printf("SKIP check_caller_tail_call: built with a sanitizer\n");
+#else
 	CHECK(r == 0 && strstr(how, "tail call"), "check_caller_tail_call", "%d: %s", r, how);
+#endif
 	r = fhook_lp_check_caller(lp, "caller_c", how, sizeof(how));
 	CHECK(r == 0 && strstr(how, "no call"), "check_caller_no_call", "%d: %s", r, how);
 	CHECK_EQ(caller_tail(1), 6, "tail_call_works");
