@@ -30,6 +30,7 @@ LIB_SRCS := \
 	lib/core/init.c
 LIB_ASM  := lib/arch/x86_64/trampoline.S
 CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c cli/run.c
+CLI_LDLIBS := -lelf
 
 .DEFAULT_GOAL := all
 
@@ -64,7 +65,7 @@ $(B)/cli/%.o: cli/%.c $(HEADERS)
 	$(CC) $(CFLAGS_COMMON) -c -o $@ $<
 
 $(B)/fhook: $(CLI_OBJS) $(B)/libfhook.so
-	$(CC) $(SAN) -o $@ $(CLI_OBJS) -L$(B) -lfhook -Wl,-rpath,'$$ORIGIN' -lelf
+	$(CC) $(SAN) -o $@ $(CLI_OBJS) -L$(B) -lfhook -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib' $(CLI_LDLIBS)
 
 $(B)/fhook.pc: fhook.pc.in
 	@mkdir -p $(B)
@@ -77,7 +78,7 @@ install: all
 	install -m 0644 $(B)/libfhook.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 include/fhook/*.h $(DESTDIR)$(PREFIX)/include/fhook/
 	install -m 0755 $(B)/fhook $(DESTDIR)$(PREFIX)/bin/fhook
-	install -m 0644 $(B)/fhook.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/fhook.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' fhook.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fhook.pc
 
 deps:
 	@bash scripts/deps.sh

@@ -4,3 +4,9 @@ TEST_TARGETS += $(B)/tests/core/libdltarget.so
 $(B)/tests/core/libdltarget.so: tests/core/dltarget.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fPIC -shared -fpatchable-function-entry=5 -o $@ $<
+
+# A program without patchable sites: built without the flags.
+TEST_TARGETS += $(B)/tests/core/test_nosites
+$(B)/tests/core/test_nosites: tests/core/nosites.c $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Iinclude $(SAN) -o $@ $< $(TEST_LDFLAGS)

@@ -203,5 +203,9 @@ int main(void)
 	r = register_ftrace_function(&ops_ipmod2);
 	CHECK_EQ(r, 0, "ipmodify_second_after_first_gone");
 	unregister_ftrace_function(&ops_ipmod2);
+	if (getenv("FHOOK_TEXT_POKE")) {
+		fhook_get_stats(&st);
+		CHECK_EQ(st.procmem, 1, "wrote_through_proc_self_mem");
+	}
 	return check_exit();
 }
