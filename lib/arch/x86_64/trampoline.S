@@ -44,6 +44,23 @@
 
 	.text
 
+.macro FRAME_ENTER
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$FREGS_SIZE, %rsp
+	andq	$-16, %rsp		/* callers need not have kept the ABI's alignment */
+.endm
+
+.macro FRAME_LEAVE
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	ret
+.endm
+
 .macro SAVE_ARGS
 	movq	%rdi, RDI(%rsp)
 	movq	%rsi, RSI(%rsp)
@@ -98,21 +115,12 @@
 	.p2align 4
 fhook_tramp_args:
 	.cfi_startproc
-	pushq	%rbp
-	.cfi_adjust_cfa_offset 8
-	.cfi_rel_offset %rbp, 0
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$FREGS_SIZE, %rsp
-	andq	$-16, %rsp
+	FRAME_ENTER
 	movq	$0, FULL(%rsp)
 	SAVE_ARGS
 	call	fhook_dispatch
 	RESTORE_ARGS
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-	ret
+	FRAME_LEAVE
 	.cfi_endproc
 	.size	fhook_tramp_args, .-fhook_tramp_args
 
@@ -122,13 +130,7 @@ fhook_tramp_args:
 	.p2align 4
 fhook_tramp_regs:
 	.cfi_startproc
-	pushq	%rbp
-	.cfi_adjust_cfa_offset 8
-	.cfi_rel_offset %rbp, 0
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$FREGS_SIZE, %rsp
-	andq	$-16, %rsp
+	FRAME_ENTER
 	movq	$1, FULL(%rsp)
 	movq	%r15, R15(%rsp)
 	movq	%r14, R14(%rsp)
@@ -154,10 +156,7 @@ fhook_tramp_regs:
 	movq	R13(%rsp), %r13
 	movq	R12(%rsp), %r12
 	movq	RBX(%rsp), %rbx
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-	ret
+	FRAME_LEAVE
 	.cfi_endproc
 	.size	fhook_tramp_regs, .-fhook_tramp_regs
 

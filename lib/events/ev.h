@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Internals of the events layer shared by its files.
+ */
+#ifndef FHOOK_EV_H
+#define FHOOK_EV_H
+
+#include <stdbool.h>
+#include <elfutils/libdw.h>
+#include <fhook/events.h>
+
+/* One symbol of a program file, from .symtab (else .dynsym). */
+struct ev_sym {
+	unsigned long addr;
+	unsigned long size;
+	const char *name;
+	bool func;
+	bool site;	/* a function with a patchable site */
+};
+
+struct ev_file {
+	char *path;
+	struct ev_sym *syms;	/* sorted by address */
+	size_t nr_syms;
+	char *names;
+	int fd;
+	Dwarf *dw;		/* NULL without DWARF */
+};
+
+struct fhook_event_prog {
+	struct ev_file *files;
+	int nr_files;
+	bool has_dwarf;
+};
+
+/* prog.c */
+const struct ev_sym *ev_prog_find(struct fhook_event_prog *prog, const char *name,
+				  bool func, int *file);
+int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob);
+const struct ev_sym *ev_file_sym_at(const struct ev_file *f, unsigned long addr);
+
+/* The DWARF view of a function (dwarf.c). */
+struct ev_dw_func {
+	Dwarf_Die die;
+	int nr_params;
+	bool returns_void;
+	Dwarf_Die ret_type;
+};
+
+int ev_dw_find_func(struct fhook_event_prog *prog, const char *name, struct ev_dw_func *fn);
+/* Name of parameter @i (NULL if it has none) and its type. */
+const char *ev_dw_param(struct ev_dw_func *fn, int i, Dwarf_Die *type);
+/* Strip typedefs and qualifiers; false for void. */
+bool ev_dw_peel(Dwarf_Die *type);
+/* Find member @name of a struct/union, looking into anonymous members. */
+bool ev_dw_member(Dwarf_Die *su, const char *name, Dwarf_Die *mtype,
+		  unsigned long *bitoffs, unsigned int *bitsize);
+bool ev_dw_is_ptr(Dwarf_Die *t, Dwarf_Die *target);
+bool ev_dw_is_struct(Dwarf_Die *t);
+bool ev_dw_is_char(Dwarf_Die *t);
+bool ev_dw_is_char_array(Dwarf_Die *t);
+/* The fetch type DWARF suggests for a value of @t (FHOOK_EVT_*). */
+int ev_dw_fetch_type(Dwarf_Die *t);
+
+#endif
