@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libFuzzer harness for the ELF readers behind `fhook prepare`, `fhook
+ * funcs` and start-up: the site sections and the symbol tables of an
+ * arbitrary file.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../../lib/kallsyms/objects.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	static char path[64];
+	struct fhook_elf_sites es;
+	struct fhook_sym *syms;
+	char *names;
+	size_t nr;
+
+	if (fd < 0) {
+		fd = memfd_create("fuzz-elf", 0);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	}
+	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+		return 0;
+	if (!fhook_elf_read_sites(path, &es)) {
+		free(es.addrs);
+		free(es.from_mcount);
+	}
+	if (!fhook_elf_read_syms(path, &syms, &nr, &names)) {
+		free(syms);
+		free(names);
+	}
+	return 0;
+}
