@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The tight loop of `make bench`: N calls of a tiny function, under one
+ * hook mode, timed inside the program (the loop only, no start-up).
+ *
+ *   tight MODE N
+ *
+ * Built several ways from this one file (bench/run.sh):
+ *   plain        no instrumentation                      MODE run | direct
+ *   pad          -fpatchable-function-entry=5, no libfhook   MODE run
+ *   fhook        pad + libfhook (-DTIGHT_FHOOK)          MODE run | nop | empty |
+ *                redirect-hit | redirect-miss | inject-hit | inject-miss |
+ *                fprobe-entry | fprobe-both | direct
+ *   pg           -pg (for `uftrace record`)              MODE run
+ *   cyg          -finstrument-functions, empty hooks     MODE run
+ *   lttng        a tracepoint in tiny() (-DTIGHT_LTTNG)  MODE run
+ *
+ * Prints "NS ns/call" (the loop's wall time over N) and a checksum.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef TIGHT_FHOOK
+#include <fhook/fhook.h>
+#include <fhook/fprobe.h>
+#include <fhook/livepatch.h>
+#endif
+
+#ifdef TIGHT_LTTNG
+#define LTTNG_UST_TRACEPOINT_DEFINE
+#include "tight_tp.h"
+#endif
+
+#define NOTRACE __attribute__((noinline, no_instrument_function, patchable_function_entry(0, 0)))
+
+__attribute__((noinline)) int tiny(int x)
+{
+#ifdef TIGHT_LTTNG
+	lttng_ust_tracepoint(fhook_bench, tiny, x);
+#endif
+	__asm__ volatile("");
+	return x + 1;
+}
+
+/* The replacement of a redirect, called directly by the "direct" mode. */
+NOTRACE int tiny_new(int x)
+{
+	__asm__ volatile("");
+	return x + 1;
+}
+
+/* Two callers: a redirect or an injection selects loop_a only. */
+__attribute__((noinline)) long loop_a(long n)
+{
+	long i, s = 0;
+
+	for (i = 0; i < n; i++)
+		s += tiny((int)i);
+	return s;
+}
+
+__attribute__((noinline)) long loop_b(long n)
+{
+	long i, s = 0;
+
+	for (i = 0; i < n; i++)
+		s += tiny((int)i);
+	return s;
+}
+
+__attribute__((noinline)) long loop_direct(long n)
+{
+	long i, s = 0;
+
+	for (i = 0; i < n; i++)
+		s += tiny_new((int)i);
+	return s;
+}
+
+#ifdef TIGHT_FHOOK
+NOTRACE static void empty(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
+			  struct ftrace_regs *fregs)
+{
+}
+
+NOTRACE static int fp_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+			    struct ftrace_regs *fregs, void *data)
+{
+	return 0;
+}
+
+NOTRACE static void fp_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+			    struct ftrace_regs *fregs, void *data)
+{
+}
+
+static struct ftrace_ops ops = { .func = empty };
+static struct fprobe fp;
+
+static int setup(const char *mode)
+{
+	const char *sym = "tiny";
+	struct fhook_lp *lp;
+
+	if (!strcmp(mode, "empty")) {
+		if (ftrace_set_filter_ip(&ops, (unsigned long)tiny, 0, 1))
+			return -1;
+		return register_ftrace_function(&ops);
+	}
+	if (!strncmp(mode, "redirect-", 9) || !strncmp(mode, "inject-", 7)) {
+		lp = fhook_lp_new("tiny", NULL);
+		if (!lp)
+			return -1;
+		if (mode[0] == 'r' ? fhook_lp_redirect(lp, "loop_a", (void *)tiny_new) :
+				     fhook_lp_fail(lp, "loop_a", 0))
+			return -1;
+		return fhook_lp_apply(lp);
+	}
+	if (!strncmp(mode, "fprobe-", 7)) {
+		fp.entry_handler = fp_entry;
+		if (!strcmp(mode, "fprobe-both"))
+			fp.exit_handler = fp_exit;
+		return register_fprobe_syms(&fp, &sym, 1);
+	}
+	return 0;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "run";
+	long n = argc > 2 ? atol(argv[2]) : 10000000, s;
+	struct timespec t0, t1;
+	double ns;
+
+#ifdef TIGHT_FHOOK
+	if (setup(mode)) {
+		fprintf(stderr, "tight: cannot set up mode %s\n", mode);
+		return 1;
+	}
+#endif
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!strcmp(mode, "direct"))
+		s = loop_direct(n);
+	else if (strstr(mode, "-miss"))
+		s = loop_b(n);
+	else
+		s = loop_a(n);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
+	printf("%.3f ns/call %ld\n", n ? ns / n : 0.0, s);
+	return 0;
+}

@@ -1,0 +1,9 @@
+# `make bench`: fhook against its peers (uftrace, -finstrument-functions,
+# LTTng-UST, bpftrace uprobes) on the same workloads, in one run; writes
+# bench/RESULTS.md and bench/results.png.  Numbers never fail anything.
+# The programs are built by bench/run.sh itself (it installs the peers first),
+# so that `make` does not need them.
+bench: all
+	@bash bench/run.sh
+
+.PHONY: bench
