@@ -1,0 +1,2 @@
+# fhook trace
+CLI_SRCS += cli/trace.c

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * DWARF in the role BTF plays for the kernel's probe events: parameter
+ * names and types of the probed function, struct members for "->" and
+ * ".", and the fetch type a value gets when none is written.
+ */
+#define _GNU_SOURCE
+#include <dwarf.h>
+#include <errno.h>
+#include <string.h>
+
+#include "ev.h"
+
+struct find_arg {
+	const char *name;
+	Dwarf_Die *out;
+	bool found;
+};
+
+static int find_cb(Dwarf_Die *die, void *arg)
+{
+	struct find_arg *fa = arg;
+	const char *name = dwarf_diename(die);
+
+	if (!name || strcmp(name, fa->name))
+		return DWARF_CB_OK;
+	/* the definition, not a declaration or an abstract inline copy only */
+	if (dwarf_hasattr(die, DW_AT_declaration))
+		return DWARF_CB_OK;
+	*fa->out = *die;
+	fa->found = true;
+	return DWARF_CB_ABORT;
+}
+
+int ev_dw_find_func(struct fhook_event_prog *prog, const char *name, struct ev_dw_func *fn)
+{
+	struct find_arg fa = { .name = name, .out = &fn->die };
+	Dwarf_Attribute at;
+	Dwarf_Die child;
+	int i;
+
+	for (i = 0; i < prog->nr_files && !fa.found; i++) {
+		Dwarf *dw = prog->files[i].dw;
+		Dwarf_Off off = 0, next;
+		size_t hsize;
+
+		if (!dw)
+			continue;
+		while (!fa.found && !dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL)) {
+			Dwarf_Die cu;
+
+			if (dwarf_offdie(dw, off + hsize, &cu))
+				dwarf_getfuncs(&cu, find_cb, &fa, 0);
+			off = next;
+		}
+	}
+	if (!fa.found)
+		return -ENOENT;
+	fn->nr_params = 0;
+	if (dwarf_child(&fn->die, &child) == 0) {
+		do {
+			if (dwarf_tag(&child) == DW_TAG_formal_parameter)
+				fn->nr_params++;
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	fn->returns_void = !dwarf_attr_integrate(&fn->die, DW_AT_type, &at) ||
+			   !dwarf_formref_die(&at, &fn->ret_type);
+	return 0;
+}
+
+const char *ev_dw_param(struct ev_dw_func *fn, int i, Dwarf_Die *type)
+{
+	Dwarf_Attribute at;
+	Dwarf_Die child;
+	int n = 0;
+
+	if (dwarf_child(&fn->die, &child))
+		return NULL;
+	do {
+		if (dwarf_tag(&child) != DW_TAG_formal_parameter)
+			continue;
+		if (n++ != i)
+			continue;
+		if (!dwarf_attr_integrate(&child, DW_AT_type, &at) || !dwarf_formref_die(&at, type))
+			memset(type, 0, sizeof(*type));
+		return dwarf_diename(&child);
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return NULL;
+}
+
+bool ev_dw_peel(Dwarf_Die *type)
+{
+	Dwarf_Die t;
+
+	if (!type->addr)
+		return false;
+	if (dwarf_peel_type(type, &t) != 0)
+		return false;
+	*type = t;
+	return dwarf_tag(type) != DW_TAG_unspecified_type;
+}
+
+static bool target_of(Dwarf_Die *t, Dwarf_Die *target)
+{
+	Dwarf_Attribute at;
+
+	if (!dwarf_attr_integrate(t, DW_AT_type, &at) || !dwarf_formref_die(&at, target)) {
+		memset(target, 0, sizeof(*target));	/* void */
+		return false;
+	}
+	return true;
+}
+
+bool ev_dw_is_ptr(Dwarf_Die *t, Dwarf_Die *target)
+{
+	if (!t->addr || dwarf_tag(t) != DW_TAG_pointer_type)
+		return false;
+	target_of(t, target);
+	return true;
+}
+
+bool ev_dw_is_struct(Dwarf_Die *t)
+{
+	int tag = t->addr ? dwarf_tag(t) : 0;
+
+	return tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+	       tag == DW_TAG_class_type;
+}
+
+bool ev_dw_is_char(Dwarf_Die *t)
+{
+	Dwarf_Attribute at;
+	Dwarf_Word enc;
+
+	if (!t->addr || dwarf_tag(t) != DW_TAG_base_type || dwarf_bytesize(t) != 1)
+		return false;
+	if (!dwarf_attr(t, DW_AT_encoding, &at) || dwarf_formudata(&at, &enc))
+		return false;
+	return enc == DW_ATE_signed_char || enc == DW_ATE_unsigned_char;
+}
+
+bool ev_dw_is_char_array(Dwarf_Die *t)
+{
+	Dwarf_Die elem;
+
+	if (!t->addr || dwarf_tag(t) != DW_TAG_array_type)
+		return false;
+	if (!target_of(t, &elem) || !ev_dw_peel(&elem))
+		return false;
+	return ev_dw_is_char(&elem);
+}
+
+bool ev_dw_member(Dwarf_Die *su, const char *name, Dwarf_Die *mtype,
+		  unsigned long *bitoffs, unsigned int *bitsize)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(su, &child))
+		return false;
+	do {
+		Dwarf_Attribute at;
+		Dwarf_Word loc = 0, bs = 0, dbo;
+		const char *mname;
+		Dwarf_Die t;
+
+		if (dwarf_tag(&child) != DW_TAG_member)
+			continue;
+		if (dwarf_attr(&child, DW_AT_data_member_location, &at))
+			dwarf_formudata(&at, &loc);
+		mname = dwarf_diename(&child);
+		if (!target_of(&child, &t))
+			continue;
+		if (!mname) {
+			/* an anonymous struct or union: its members are ours */
+			Dwarf_Die inner = t;
+			unsigned long io;
+
+			if (ev_dw_peel(&inner) && ev_dw_is_struct(&inner) &&
+			    ev_dw_member(&inner, name, mtype, &io, bitsize)) {
+				*bitoffs = loc * 8 + io;
+				return true;
+			}
+			continue;
+		}
+		if (strcmp(mname, name))
+			continue;
+		*mtype = t;
+		*bitoffs = loc * 8;
+		*bitsize = 0;
+		if (dwarf_attr(&child, DW_AT_bit_size, &at) && !dwarf_formudata(&at, &bs) && bs) {
+			*bitsize = bs;
+			if (dwarf_attr(&child, DW_AT_data_bit_offset, &at) &&
+			    !dwarf_formudata(&at, &dbo))
+				*bitoffs = dbo;
+		}
+		return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+int ev_dw_fetch_type(Dwarf_Die *t)
+{
+	Dwarf_Attribute at;
+	Dwarf_Word enc = 0;
+	int size, tag;
+
+	if (!t->addr)
+		return FHOOK_EVT_X64;
+	tag = dwarf_tag(t);
+	size = dwarf_bytesize(t);
+	if (tag == DW_TAG_base_type) {
+		if (dwarf_attr(t, DW_AT_encoding, &at))
+			dwarf_formudata(&at, &enc);
+		if (enc == DW_ATE_float)
+			return size == 4 ? FHOOK_EVT_X32 : FHOOK_EVT_X64;
+		bool sign = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
+
+		switch (size) {
+		case 1: return sign ? FHOOK_EVT_S8 : FHOOK_EVT_U8;
+		case 2: return sign ? FHOOK_EVT_S16 : FHOOK_EVT_U16;
+		case 4: return sign ? FHOOK_EVT_S32 : FHOOK_EVT_U32;
+		case 8: return sign ? FHOOK_EVT_S64 : FHOOK_EVT_U64;
+		}
+	}
+	if (tag == DW_TAG_enumeration_type) {
+		switch (size) {
+		case 1: return FHOOK_EVT_U8;
+		case 2: return FHOOK_EVT_U16;
+		case 4: return FHOOK_EVT_U32;
+		}
+		return FHOOK_EVT_U64;
+	}
+	return FHOOK_EVT_X64;
+}

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A program as the command sees it before (and after) running it: the
+ * symbols of its files, which functions have a patchable site, and their
+ * DWARF.  Event definitions are resolved against it (what the kernel does
+ * against kallsyms and BTF), and the trace is symbolized with it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ev.h"
+#include "../kallsyms/objects.h"
+
+static int ev_sym_cmp(const void *a, const void *b)
+{
+	const struct ev_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->func != y->func)
+		return x->func ? -1 : 1;
+	return x->size > y->size ? -1 : x->size < y->size;
+}
+
+static int read_file_syms(struct ev_file *f)
+{
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL, *use;
+	size_t i, n, nr = 0, nlen = 0, *offs = NULL;
+	struct ev_sym *syms = NULL;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	Elf *elf;
+	int fd, ret = -ENOEXEC;
+
+	elf_version(EV_CURRENT);
+	fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		goto out_fd;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dynsym = scn;
+	}
+	use = symtab ? symtab : dynsym;
+	if (!use || !gelf_getshdr(use, &sh) || !sh.sh_entsize || !(d = elf_getdata(use, NULL))) {
+		ret = 0;
+		goto out;
+	}
+	n = sh.sh_size / sh.sh_entsize;
+	syms = calloc(n ? n : 1, sizeof(*syms));
+	offs = calloc(n ? n : 1, sizeof(*offs));
+	f->names = NULL;
+	if (!syms || !offs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const char *name;
+		GElf_Sym s;
+		int type;
+		size_t len;
+		char *nn;
+
+		if (!gelf_getsym(d, (int)i, &s))
+			break;
+		type = GELF_ST_TYPE(s.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT)
+			continue;
+		if (s.st_shndx == SHN_UNDEF || !s.st_value)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		len = strlen(name) + 1;
+		nn = realloc(f->names, nlen + len);
+		if (!nn) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		f->names = nn;
+		memcpy(f->names + nlen, name, len);
+		syms[nr].addr = s.st_value;
+		syms[nr].size = s.st_size;
+		syms[nr].func = type != STT_OBJECT;
+		offs[nr] = nlen;
+		nlen += len;
+		nr++;
+	}
+	for (i = 0; i < nr; i++)
+		syms[i].name = f->names + offs[i];
+	qsort(syms, nr, sizeof(*syms), ev_sym_cmp);
+	f->syms = syms;
+	f->nr_syms = nr;
+	syms = NULL;
+	ret = 0;
+out:
+	free(syms);
+	free(offs);
+	elf_end(elf);
+out_fd:
+	close(fd);
+	return ret;
+}
+
+static void mark_sites(struct ev_file *f)
+{
+	struct fhook_elf_sites es;
+	size_t i, j;
+
+	if (fhook_elf_read_sites(f->path, &es))
+		return;
+	/* a site lies at the function's start, or after its endbr64 */
+	for (i = 0; i < es.nr; i++) {
+		unsigned long a = es.addrs[i];
+		size_t lo = 0, hi = f->nr_syms;
+
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (f->syms[mid].addr <= a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (j = lo; j-- > 0 && f->syms[j].addr + 8 > a;)
+			if (f->syms[j].func && a - f->syms[j].addr <= 4)
+				f->syms[j].site = true;
+	}
+	free(es.addrs);
+	free(es.from_mcount);
+}
+
+struct fhook_event_prog *fhook_event_prog_open(const char *path, char **libs, int nr)
+{
+	struct fhook_event_prog *prog;
+	int i;
+
+	if (access(path, R_OK))
+		return NULL;
+	prog = calloc(1, sizeof(*prog));
+	if (!prog)
+		return NULL;
+	prog->files = calloc(nr + 1, sizeof(*prog->files));
+	if (!prog->files) {
+		free(prog);
+		return NULL;
+	}
+	for (i = 0; i <= nr; i++) {
+		struct ev_file *f = &prog->files[prog->nr_files];
+
+		f->path = strdup(i ? libs[i - 1] : path);
+		f->fd = -1;
+		if (!f->path || read_file_syms(f)) {
+			free(f->path);
+			free(f->syms);
+			free(f->names);
+			memset(f, 0, sizeof(*f));
+			if (!i) {
+				fhook_event_prog_close(prog);
+				errno = ENOEXEC;
+				return NULL;
+			}
+			continue;
+		}
+		mark_sites(f);
+		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+		if (f->fd >= 0) {
+			f->dw = dwarf_begin(f->fd, DWARF_C_READ);
+			if (f->dw)
+				prog->has_dwarf = true;
+		}
+		prog->nr_files++;
+	}
+	return prog;
+}
+
+void fhook_event_prog_close(struct fhook_event_prog *prog)
+{
+	int i;
+
+	if (!prog)
+		return;
+	for (i = 0; i < prog->nr_files; i++) {
+		struct ev_file *f = &prog->files[i];
+
+		if (f->dw)
+			dwarf_end(f->dw);
+		if (f->fd >= 0)
+			close(f->fd);
+		free(f->path);
+		free(f->syms);
+		free(f->names);
+	}
+	free(prog->files);
+	free(prog);
+}
+
+const struct ev_sym *ev_prog_find(struct fhook_event_prog *prog, const char *name,
+				  bool func, int *file)
+{
+	const struct ev_sym *best = NULL;
+	int i;
+	size_t j;
+
+	for (i = 0; i < prog->nr_files; i++) {
+		struct ev_file *f = &prog->files[i];
+
+		for (j = 0; j < f->nr_syms; j++) {
+			if (strcmp(f->syms[j].name, name) || (func && !f->syms[j].func))
+				continue;
+			/* prefer a function with a site, as kallsyms of loaded code would */
+			if (!best || (f->syms[j].site && !best->site)) {
+				best = &f->syms[j];
+				if (file)
+					*file = i;
+			}
+		}
+		if (best && (!func || best->site))
+			break;
+	}
+	return best;
+}
+
+int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob)
+{
+	int i, n = 0;
+	size_t j;
+
+	for (i = 0; i < prog->nr_files; i++)
+		for (j = 0; j < prog->files[i].nr_syms; j++) {
+			const struct ev_sym *s = &prog->files[i].syms[j];
+
+			if (s->func && s->site && !fnmatch(glob, s->name, 0))
+				n++;
+		}
+	return n;
+}
+
+const struct ev_sym *ev_file_sym_at(const struct ev_file *f, unsigned long addr)
+{
+	size_t lo = 0, hi = f->nr_syms;
+	const struct ev_sym *best = NULL;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (f->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the closest function at or before addr that contains it */
+	while (lo-- > 0) {
+		const struct ev_sym *s = &f->syms[lo];
+
+		if (!s->func)
+			continue;
+		if (addr < s->addr + (s->size ? s->size : 1))
+			best = s;
+		break;
+	}
+	return best;
+}
