@@ -229,14 +229,32 @@ reader() {
 	done
 	echo $n > /tmp/reads.$3
 }
+# The debugfs view is read concurrently too: it walks the lists that
+# registration and unregistration change.
+state_reader() {
+	while [ ! -e /tmp/stop ]; do
+		cat $STATE > /dev/null 2>&1
+	done
+}
 rm -f /tmp/stop /tmp/bad
 reader $EV "$NEW" 1 &
 reader $EVL "$ORIG" 2 &
 reader $EV "$NEW" 3 &
+state_reader &
+# Where fprobe exists, a probe joins the redirect on the same site in
+# every cycle, so the site keeps switching between one and two ops.
+probe=
+[ -e $M/fhook_memprobe.ko ] && probe=1
 cycles=0
 for i in $(seq 1 50); do
 	insmod $M/fhook_memevents.ko || break
+	if [ -n "$probe" ]; then
+		insmod $M/fhook_memprobe.ko || break
+	fi
 	[ "$(cat $EV)" = "$NEW" ] || break
+	if [ -n "$probe" ]; then
+		rmmod fhook_memprobe || break
+	fi
 	rmmod fhook_memevents || break
 	cycles=$i
 done
