@@ -1024,9 +1024,9 @@ static int expand_meta_args(struct ev_ctx *c, char **argv, int argc, char ***pne
 			}
 			used = i;
 			e = query_dwarf(c);
-			if (e) {
+			if (e || !c->fn.nr_params) {
 				c->index = i + 2;
-				log_err(c, 0, e);
+				log_err(c, 0, e ? e : E_NO_BTF_ENTRY);
 				return -ENOENT;
 			}
 			n += c->fn.nr_params;
