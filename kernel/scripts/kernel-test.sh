@@ -165,16 +165,24 @@ fi
 declare -A short
 short[$K61]=6.1
 short[$K612]=6.12
+# Both builds at once; each leaves its exit status in build/KVER/built.
 for k in $kvers; do
 	mkdir -p "$BUILD/$k"
-	if build_modules "$k"; then
+	rm -f "$BUILD/$k/initramfs.cpio.gz"
+	(
+		build_modules "$k" && make_initramfs "$k" "$MODE"
+		echo $? > "$BUILD/$k/built"
+	) &
+done
+wait
+for k in $kvers; do
+	if [ "$(cat "$BUILD/$k/built")" = 0 ]; then
 		result PASS "${short[$k]} build-modules"
 	else
 		result FAIL "${short[$k]} build-modules"
 		grep -E 'warning:|error:' "$BUILD/$k/build.log" | head -n 20 >&2
-		continue
+		rm -f "$BUILD/$k/initramfs.cpio.gz"
 	fi
-	make_initramfs "$k" "$MODE"
 done
 
 # Both guests at once: each is one QEMU process, bounded by timeout.
