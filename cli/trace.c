@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +22,51 @@
 
 #include "cli.h"
 
-int fhook_trace_run(char **specs, int nr_specs, struct fhook_event *evs, int nr_evs,
-		    struct fhook_event_prog *prog, char **callers, int nr_callers,
-		    const char *out, const char *format, bool follow, char **prog_argv)
-	__attribute__((weak));
+static volatile int trace_done;
+
+/* Drain the rings while the program runs, so that long runs lose nothing. */
+static void *drain_thread(void *arg)
+{
+	struct fhook_trace *t = arg;
+
+	while (!trace_done) {
+		if (!fhook_trace_drain(t))
+			usleep(2000);
+	}
+	return NULL;
+}
+
+static int trace_run(struct fhook_event *evs, int nr_evs, struct fhook_event_prog *prog,
+		     char **callers, int nr_callers, const char *out, const char *format,
+		     bool follow, char **prog_argv)
+{
+	struct fhook_trace *t;
+	pthread_t th;
+	FILE *f = stderr;
+	int status;
+
+	if (out && !(f = fopen(out, "w"))) {
+		fprintf(stderr, "fhook: trace: %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	t = fhook_trace_new(evs, nr_evs, prog, callers, nr_callers, follow, format, f);
+	if (!t) {
+		fprintf(stderr, "fhook: trace: cannot create the trace buffer: %s\n", strerror(errno));
+		if (out)
+			fclose(f);
+		return 1;
+	}
+	trace_done = 0;
+	pthread_create(&th, NULL, drain_thread, t);
+	status = cli_run_preloaded(prog_argv, true);
+	trace_done = 1;
+	pthread_join(th, NULL);
+	fhook_trace_finish(t, stderr);
+	fhook_trace_free(t);
+	if (out)
+		fclose(f);
+	return status;
+}
 
 static void trace_usage(FILE *f)
 {
@@ -214,12 +256,8 @@ int cmd_trace(int argc, char **argv)
 		ret = 2;
 		goto out;
 	}
-	if (!fhook_trace_run) {
-		fprintf(stderr, "fhook: trace: recording is not built in\n");
-		goto out;
-	}
-	ret = fhook_trace_run(specs, nr_specs, evs, nr_evs, prog, callers, nr_callers, out,
-			      format, follow, argv + optind);
+	ret = trace_run(evs, nr_evs, prog, callers, nr_callers, out, format, follow,
+			argv + optind);
 out:
 	for (i = 0; i < nr_evs; i++)
 		fhook_event_free(&evs[i]);

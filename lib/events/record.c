@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The in-process side of `fhook trace`: read the compiled events from the
+ * shared memory the command created (FHOOK_EV_SHM names its fd), register
+ * one fprobe per event, and on every hit copy the fetched bytes into this
+ * thread's ring.  Nothing is decoded or formatted here.
+ *
+ * The handlers allocate nothing and take no lock: a thread's first event
+ * claims a ring with one atomic increment; memory is read with
+ * process_vm_readv() so that a bad pointer in a fetch argument costs a
+ * "(fault)" rather than a crash.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <pthread.h>
+
+#include <fhook/fprobe.h>
+#include <fhook/kallsyms.h>
+#include <fhook/events.h>
+
+#include "ring.h"
+
+struct rec_arg {
+	int type;
+	unsigned int count;
+	int nops;
+	struct fhook_fetch_insn code[FHOOK_EV_FETCH_INSN_MAX];
+};
+
+struct rec_event {
+	struct fprobe fp;
+	uint32_t id;
+	bool is_return;
+	int nr_args;
+	struct rec_arg *args;
+	int nr_entry;
+	int entry_args[FHOOK_EV_MAX_ENTRY_ARGS];
+	char *symbol;
+};
+
+struct rec_range {
+	unsigned long start, end;
+};
+
+static struct ev_shm *rec_shm;
+static struct rec_event *rec_events;
+static int rec_nr_events;
+static struct rec_range *rec_callers;
+static int rec_nr_callers;
+static int rec_disabled;
+static __thread struct ev_ring *rec_ring;
+static __thread int rec_no_ring;
+
+static int safe_read(void *dst, unsigned long src, size_t len)
+{
+	struct iovec l = { dst, len }, r = { (void *)src, len };
+
+	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* Copy a NUL-terminated string of at most EV_STR_MAX - 1 bytes; -1 on a fault. */
+static int safe_strcpy(char *dst, unsigned long src)
+{
+	size_t n = 0;
+
+	while (n < EV_STR_MAX - 1) {
+		size_t chunk = 4096 - ((src + n) & 4095), i;
+
+		if (chunk > EV_STR_MAX - 1 - n)
+			chunk = EV_STR_MAX - 1 - n;
+		if (safe_read(dst + n, src + n, chunk))
+			return n ? (int)n : -1;
+		for (i = 0; i < chunk; i++)
+			if (!dst[n + i])
+				return n + i;
+		n += chunk;
+	}
+	dst[n] = 0;
+	return n;
+}
+
+static struct ev_ring *get_ring(void)
+{
+	struct ev_ring *r = rec_ring;
+	uint32_t idx;
+
+	if (r || rec_no_ring)
+		return r;
+	idx = __atomic_fetch_add(&rec_shm->nr_rings, 1, __ATOMIC_RELAXED);
+	if (idx >= EV_MAX_RINGS) {
+		rec_no_ring = 1;
+		return NULL;
+	}
+	r = &rec_shm->rings[idx];
+	r->pid = getpid();
+	r->tid = syscall(SYS_gettid);
+	prctl(PR_GET_NAME, r->comm);
+	__atomic_store_n(&r->ready, 1, __ATOMIC_RELEASE);
+	rec_ring = r;
+	return r;
+}
+
+static unsigned long fetch_arg(struct ftrace_regs *fregs, unsigned int n)
+{
+	unsigned long v = 0;
+
+	if (n < 6)
+		return ftrace_regs_get_argument(fregs, n);
+	/* the 7th argument on sits above the return address */
+	safe_read(&v, ftrace_regs_get_stack_pointer(fregs) + 8 * (n - 5), sizeof(v));
+	return v;
+}
+
+/*
+ * Run one argument's fetch program.  Returns the bytes written at @out,
+ * -1 if nothing fits.
+ */
+static int run_fetch(struct rec_arg *a, struct ftrace_regs *fregs, unsigned long *entry,
+		     struct ev_ring *ring, unsigned char *out, size_t room)
+{
+	unsigned long val = 0, addr = 0;
+	unsigned int size = fhook_ev_type_size(a->type), i, n;
+	bool is_addr = false, fault = false;
+	int k, last = a->nops - 1;
+	struct fhook_fetch_insn *bf = NULL;
+
+	if (last >= 0 && a->code[last].op == FHOOK_FOP_MOD_BF) {
+		bf = &a->code[last];
+		last--;
+	}
+	for (k = 0; k <= last && !fault; k++) {
+		struct fhook_fetch_insn *in = &a->code[k];
+
+		switch (in->op) {
+		case FHOOK_FOP_ARG: val = fetch_arg(fregs, in->param); break;
+		case FHOOK_FOP_EDATA: val = entry ? entry[in->param] : 0; break;
+		case FHOOK_FOP_RETVAL: val = ftrace_regs_get_return_value(fregs); break;
+		case FHOOK_FOP_STACKP: val = ftrace_regs_get_stack_pointer(fregs); break;
+		case FHOOK_FOP_STACK:
+			fault = safe_read(&val, ftrace_regs_get_stack_pointer(fregs) + 8 * in->param,
+					  sizeof(val));
+			break;
+		case FHOOK_FOP_IMM: val = in->param; break;
+		case FHOOK_FOP_ADD: val += in->param; break;
+		case FHOOK_FOP_DEREF:
+		case FHOOK_FOP_UDEREF:
+			if (k == last) {
+				/* the store reads at the final address */
+				addr = val + in->param;
+				is_addr = true;
+			} else {
+				fault = safe_read(&val, val + in->param, sizeof(val));
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	if (fhook_ev_type_is_string(a->type)) {
+		/* u32: length (0 = fault), then the bytes and a NUL */
+		char *s = (char *)out + 4;
+		int len;
+		uint32_t l;
+
+		if (room < 4 + EV_STR_MAX)
+			return -1;
+		if (a->code[0].op == FHOOK_FOP_COMM) {
+			len = strlen(ring->comm);
+			memcpy(s, ring->comm, len + 1);
+		} else if (a->code[0].op == FHOOK_FOP_DATA) {
+			len = strlen(a->code[0].data);
+			if (len > EV_STR_MAX - 1)
+				len = EV_STR_MAX - 1;
+			memcpy(s, a->code[0].data, len);
+			s[len] = 0;
+		} else if (a->type == FHOOK_EVT_SYMSTR) {
+			/* the address; the command turns it into "sym+0xoff/0xsize" */
+			len = fault ? -1 : 8;
+			if (!fault) {
+				if (is_addr)
+					fault = safe_read(&val, addr, 8);
+				memcpy(s, &val, 8);
+				if (fault)
+					len = -1;
+			}
+		} else {
+			len = fault ? -1 : safe_strcpy(s, is_addr ? addr : val);
+		}
+		l = len < 0 ? 0 : (uint32_t)len + 1;
+		memcpy(out, &l, 4);
+		return (4 + l + 7) & ~7;
+	}
+	n = a->count ? a->count : 1;
+	if (room < (size_t)size * n + 8)
+		return -1;
+	memset(out, 0, size * n + 1);
+	for (i = 0; i < n; i++) {
+		unsigned long v = val;
+
+		if (is_addr && !fault)
+			fault = safe_read(&v, addr + i * size, size);
+		if (bf) {
+			unsigned int bits = bf->basesize * 8;
+
+			v = (v << (64 - bits + bf->lshift)) >> (64 - bits + bf->rshift);
+		}
+		memcpy(out + i * size, &v, size);
+	}
+	/* one flag byte after the values: the fetch faulted */
+	out[size * n] = fault;
+	return (size * n + 1 + 7) & ~7;
+}
+
+static void record(struct rec_event *e, unsigned long ip, unsigned long ret_ip,
+		   struct ftrace_regs *fregs, unsigned long *entry)
+{
+	unsigned char buf[sizeof(struct ev_rec) + EV_REC_MAX + 8 + EV_STR_MAX] __attribute__((aligned(8)));
+	struct ev_rec *rec = (struct ev_rec *)buf;
+	struct ev_ring *ring;
+	struct timespec ts;
+	size_t len = sizeof(*rec);
+	uint64_t head, tail, pos, room;
+	int i, w;
+
+	if (__atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
+		return;
+	ring = get_ring();
+	if (!ring) {
+		__atomic_fetch_add(&rec_shm->lost_no_ring, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	for (i = 0; i < e->nr_args; i++) {
+		w = run_fetch(&e->args[i], fregs, entry, ring, buf + len,
+			      sizeof(struct ev_rec) + EV_REC_MAX - len);
+		if (w < 0) {
+			/* larger than a record may be: counted as lost */
+			ring->lost++;
+			return;
+		}
+		len += w;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	rec->len = len;
+	rec->id = e->id;
+	rec->ts = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	rec->ip = ip;
+	rec->ret_ip = ret_ip;
+	rec->cpu = sched_getcpu();
+	rec->pad = 0;
+
+	head = ring->head;
+	tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+	pos = head % EV_RING_SIZE;
+	room = EV_RING_SIZE - pos;
+	/* records never wrap: a filler takes the ring's tail end */
+	if (room < len) {
+		if (head + room + len - tail > EV_RING_SIZE) {
+			__atomic_store_n(&ring->lost, ring->lost + 1, __ATOMIC_RELAXED);
+			return;
+		}
+		((struct ev_rec *)(ring->data + pos))->len = room;
+		((struct ev_rec *)(ring->data + pos))->id = EV_REC_PAD;
+		head += room;
+		pos = 0;
+	} else if (head + len - tail > EV_RING_SIZE) {
+		__atomic_store_n(&ring->lost, ring->lost + 1, __ATOMIC_RELAXED);
+		return;
+	}
+	memcpy(ring->data + pos, buf, len);
+	ring->events++;
+	__atomic_store_n(&ring->head, head + len, __ATOMIC_RELEASE);
+}
+
+static bool caller_ok(unsigned long parent_ip)
+{
+	int i;
+
+	if (!rec_nr_callers)
+		return true;
+	parent_ip = rethook_find_ret_addr(parent_ip);
+	for (i = 0; i < rec_nr_callers; i++)
+		if (parent_ip >= rec_callers[i].start && parent_ip < rec_callers[i].end)
+			return true;
+	return false;
+}
+
+static int rec_entry(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
+		     struct ftrace_regs *fregs, void *entry_data)
+{
+	struct rec_event *e = (struct rec_event *)fp;
+	int i;
+
+	if (!caller_ok(ret_ip))
+		return 1;	/* and no exit event either */
+	if (e->is_return) {
+		unsigned long *saved = entry_data;
+
+		for (i = 0; i < e->nr_entry; i++)
+			saved[i] = fetch_arg(fregs, e->entry_args[i]);
+		return 0;
+	}
+	record(e, entry_ip, ret_ip, fregs, NULL);
+	return 0;
+}
+
+static void rec_exit(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
+		     struct ftrace_regs *fregs, void *entry_data)
+{
+	record((struct rec_event *)fp, entry_ip, ret_ip, fregs, entry_data);
+}
+
+static int hexval(int c)
+{
+	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+/* The descriptions the command wrote (lib/events/trace.c, ev_desc_write()). */
+static int parse_desc(const char *d)
+{
+	const char *line = d;
+	struct rec_event *e = NULL;
+	struct rec_arg *a;
+
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+		char *l = strndup(line, nl ? (size_t)(nl - line) : strlen(line));
+		int n, pos, i;
+
+		if (!l)
+			return -ENOMEM;
+		if (l[0] == 'E') {
+			unsigned int id, ret, nargs, nentry;
+			char sym[1024];
+
+			rec_events = realloc(rec_events, (rec_nr_events + 1) * sizeof(*rec_events));
+			e = &rec_events[rec_nr_events++];
+			memset(e, 0, sizeof(*e));
+			if (sscanf(l, "E %u %u %u %u %n", &id, &ret, &nargs, &nentry, &pos) != 4)
+				goto bad;
+			e->id = id;
+			e->is_return = ret;
+			e->nr_entry = nentry;
+			for (i = 0; i < (int)nentry && i < FHOOK_EV_MAX_ENTRY_ARGS; i++) {
+				if (sscanf(l + pos, "%d %n", &e->entry_args[i], &n) != 1)
+					goto bad;
+				pos += n;
+			}
+			if (sscanf(l + pos, "%u %1023s", &e->fp.nr_maxactive, sym) != 2)
+				goto bad;
+			e->symbol = strdup(sym);
+			e->args = calloc(nargs ? nargs : 1, sizeof(*e->args));
+		} else if (l[0] == 'A' && e) {
+			a = &e->args[e->nr_args++];
+			if (sscanf(l, "A %d %u %d %n", &a->type, &a->count, &a->nops, &pos) != 3 ||
+			    a->nops > FHOOK_EV_FETCH_INSN_MAX)
+				goto bad;
+			for (i = 0; i < a->nops; i++) {
+				struct fhook_fetch_insn *in = &a->code[i];
+				unsigned int lsh, rsh, bs;
+				char data[2 * 4096 + 2];
+
+				if (sscanf(l + pos, "%d %ld %u %u %u %8193s %n", &in->op, &in->param,
+					   &lsh, &rsh, &bs, data, &n) != 6)
+					goto bad;
+				pos += n;
+				in->lshift = lsh;
+				in->rshift = rsh;
+				in->basesize = bs;
+				if (strcmp(data, "-")) {
+					size_t k, dl = strlen(data) / 2;
+
+					in->data = malloc(dl + 1);
+					for (k = 0; k < dl; k++)
+						in->data[k] = hexval(data[2 * k]) << 4 | hexval(data[2 * k + 1]);
+					in->data[dl] = 0;
+				}
+			}
+		} else if (l[0] == 'C') {
+			unsigned long addr = kallsyms_lookup_name(l + 2), size = 0, off;
+
+			if (!addr || !kallsyms_lookup_size_offset(addr, &size, &off)) {
+				fprintf(stderr, "fhook: trace: no caller '%s' in this process\n", l + 2);
+			} else {
+				rec_callers = realloc(rec_callers, (rec_nr_callers + 1) * sizeof(*rec_callers));
+				rec_callers[rec_nr_callers].start = addr;
+				rec_callers[rec_nr_callers++].end = addr + size;
+			}
+		}
+		free(l);
+		line = nl ? nl + 1 : line + strlen(line);
+		continue;
+bad:
+		free(l);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct base_arg {
+	const char *path;
+	unsigned long base;
+	bool found;
+};
+
+static int base_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct base_arg *b = arg;
+	char exe[256];
+	const char *name = info->dlpi_name;
+
+	if (!name || !*name) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		exe[n > 0 ? n : 0] = 0;
+		name = exe;
+	}
+	if (strcmp(name, b->path))
+		return 0;
+	b->base = info->dlpi_addr;
+	b->found = true;
+	return 1;
+}
+
+/*
+ * @SYM[+-off] comes as the file that defines it and its link-time address
+ * (the command read the symbol tables): add where that file is loaded.
+ */
+static int resolve_symbols(struct rec_event *e)
+{
+	int i, k;
+
+	for (i = 0; i < e->nr_args; i++) {
+		for (k = 0; k < e->args[i].nops; k++) {
+			struct fhook_fetch_insn *in = &e->args[i].code[k];
+			struct base_arg b = { .path = in->data };
+
+			if (in->op != FHOOK_FOP_SYMBOL)
+				continue;
+			if (!in->data || in->data[0] != '/')
+				return -ENOENT;
+			dl_iterate_phdr(base_cb, &b);
+			if (!b.found)
+				return -ENOENT;
+			in->op = FHOOK_FOP_NOP;
+			in[1].op = FHOOK_FOP_IMM;
+			in[1].param = b.base + in->param;
+		}
+	}
+	return 0;
+}
+
+static int obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct ev_proc *p = arg;
+	struct ev_obj *o;
+
+	if (p->nr_objs >= EV_MAX_OBJS)
+		return 1;
+	o = &p->objs[p->nr_objs];
+	o->base = info->dlpi_addr;
+	if (!p->nr_objs) {
+		ssize_t n = readlink("/proc/self/exe", o->path, sizeof(o->path) - 1);
+
+		o->path[n > 0 ? n : 0] = 0;
+	} else if (info->dlpi_name && info->dlpi_name[0] == '/') {
+		snprintf(o->path, sizeof(o->path), "%s", info->dlpi_name);
+	} else {
+		return 0;
+	}
+	p->nr_objs++;
+	return 0;
+}
+
+/* The command symbolizes with these: which file is mapped where, per process. */
+static void register_process(void)
+{
+	uint32_t i = __atomic_fetch_add(&rec_shm->nr_procs, 1, __ATOMIC_RELAXED);
+	struct ev_proc *p;
+
+	if (i >= EV_MAX_PROCS)
+		return;
+	p = &rec_shm->procs[i];
+	p->pid = getpid();
+	p->nr_objs = 0;
+	dl_iterate_phdr(obj_cb, p);
+	__atomic_store_n(&p->ready, 1, __ATOMIC_RELEASE);
+}
+
+static void rec_atfork_child(void)
+{
+	if (!rec_shm)
+		return;
+	if (!rec_shm->follow) {
+		__atomic_store_n(&rec_disabled, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	/* the child's thread is a new thread: its own ring, its own pid */
+	rec_ring = NULL;
+	rec_no_ring = 0;
+	register_process();
+}
+
+__attribute__((constructor(210))) static void fhook_ev_preload(void)
+{
+	const char *v = getenv("FHOOK_EV_SHM");
+	struct ev_shm *shm;
+	int fd, i, ret;
+
+	if (!v)
+		return;
+	fd = atoi(v);
+	shm = mmap(NULL, ev_shm_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (shm == MAP_FAILED || shm->magic != EV_SHM_MAGIC) {
+		fprintf(stderr, "fhook: trace: cannot map the trace buffer (FHOOK_EV_SHM=%s)\n", v);
+		return;
+	}
+	rec_shm = shm;
+	if (!shm->follow) {
+		/* programs this one starts are not traced */
+		unsetenv("FHOOK_EV_SHM");
+		close(fd);
+	}
+	register_process();
+	if (parse_desc(shm->desc)) {
+		fprintf(stderr, "fhook: trace: bad event descriptions\n");
+		return;
+	}
+	pthread_atfork(NULL, NULL, rec_atfork_child);
+	for (i = 0; i < rec_nr_events; i++) {
+		struct rec_event *e = &rec_events[i];
+
+		if (resolve_symbols(e)) {
+			fprintf(stderr, "fhook: trace: a symbol of event %u is not in this process\n",
+				e->id);
+			continue;
+		}
+		e->fp.entry_handler = rec_entry;
+		if (e->is_return) {
+			e->fp.exit_handler = rec_exit;
+			e->fp.entry_data_size = e->nr_entry * sizeof(unsigned long);
+		}
+		ret = register_fprobe(&e->fp, e->symbol, NULL);
+		/* a child that exec'd another program may not have the function */
+		if (ret && ret != -ENOENT)
+			fprintf(stderr, "fhook: trace: cannot probe %s: %s\n", e->symbol,
+				strerror(-ret));
+	}
+}
+
+__attribute__((destructor(210))) static void fhook_ev_preload_exit(void)
+{
+	unsigned long missed = 0;
+	int i;
+
+	if (!rec_shm)
+		return;
+	for (i = 0; i < rec_nr_events; i++)
+		missed += fprobe_nmissed(&rec_events[i].fp);
+	__atomic_fetch_add(&rec_shm->nmissed, missed, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The command's side of `fhook trace`: create the shared memory, write the
+ * compiled events into it, drain the rings while the program runs, and
+ * decode, symbolize and print the records in text (the kernel's trace
+ * format), JSON lines or Chrome trace-event JSON.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <fhook/events.h>
+
+#include "ev.h"
+#include "ring.h"
+
+enum { FMT_TEXT, FMT_JSON, FMT_CHROME };
+
+#define KSYM_LEN	640
+
+struct fhook_trace {
+	struct ev_shm *shm;
+	int fd;
+	struct fhook_event *evs;
+	int nr_evs;
+	bool *is_slice;		/* Chrome: the event pairs up with an entry/exit */
+	struct fhook_event_prog *prog;
+	struct ev_file **extra;	/* files of other programs the children ran */
+	int nr_extra;
+	int fmt;
+	FILE *out;
+	bool first;
+	uint64_t events;
+	uint64_t t0;
+};
+
+static void desc_printf(struct ev_shm *shm, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void desc_printf(struct ev_shm *shm, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	va_start(ap, fmt);
+	w = vsnprintf(shm->desc + shm->desc_len, EV_DESC_SIZE - shm->desc_len, fmt, ap);
+	va_end(ap);
+	if (w > 0 && shm->desc_len + w < EV_DESC_SIZE)
+		shm->desc_len += w;
+}
+
+static void desc_write(struct fhook_trace *t, char **callers, int nr_callers)
+{
+	struct ev_shm *shm = t->shm;
+	int i, j, k;
+
+	for (i = 0; i < t->nr_evs; i++) {
+		struct fhook_event *ev = &t->evs[i];
+
+		desc_printf(shm, "E %d %d %d %d ", i, ev->is_return, ev->nr_args, ev->nr_entry_args);
+		for (j = 0; j < ev->nr_entry_args; j++)
+			desc_printf(shm, "%d ", ev->entry_args[j]);
+		desc_printf(shm, "%u %s\n", ev->maxactive, ev->symbol);
+		for (j = 0; j < ev->nr_args; j++) {
+			struct fhook_event_arg *a = &ev->args[j];
+			int n = 0;
+
+			while (n < FHOOK_EV_FETCH_INSN_MAX && a->code[n].op != FHOOK_FOP_END)
+				n++;
+			desc_printf(shm, "A %d %u %d", a->type, a->count, n);
+			for (k = 0; k < n; k++) {
+				struct fhook_fetch_insn *in = &a->code[k];
+				const unsigned char *d = (const unsigned char *)in->data;
+
+				long param = in->param;
+				static char rp[4096];
+
+				if (in->op == FHOOK_FOP_SYMBOL && t->prog) {
+					/* the file and link-time address; the process adds its base */
+					const struct ev_sym *s;
+					char name[512];
+					size_t nl = strcspn(in->data, "+-");
+					int file = 0;
+					long off = 0;
+
+					snprintf(name, sizeof(name), "%.*s", (int)nl, in->data);
+					if (in->data[nl])
+						off = strtol(in->data + nl, NULL, 0);
+					s = ev_prog_find(t->prog, name, false, &file);
+					if (s && realpath(t->prog->files[file].path, rp)) {
+						param = s->addr + off;
+						d = (const unsigned char *)rp;
+					}
+				}
+				desc_printf(shm, " %d %ld %u %u %u ", in->op, param, in->lshift,
+					    in->rshift, in->basesize);
+				if (!d || !*d)
+					desc_printf(shm, "-");
+				for (; d && *d; d++)
+					desc_printf(shm, "%02x", *d);
+			}
+			desc_printf(shm, "\n");
+		}
+	}
+	for (i = 0; i < nr_callers; i++)
+		desc_printf(shm, "C %s\n", callers[i]);
+}
+
+struct fhook_trace *fhook_trace_new(struct fhook_event *evs, int nr_evs,
+				    struct fhook_event_prog *prog, char **callers,
+				    int nr_callers, bool follow, const char *format, FILE *out)
+{
+	struct fhook_trace *t = calloc(1, sizeof(*t));
+	char num[16];
+	int i, j;
+
+	if (!t)
+		return NULL;
+	t->fd = memfd_create("fhook-trace", 0);
+	if (t->fd < 0 || ftruncate(t->fd, ev_shm_size()))
+		goto fail;
+	t->shm = mmap(NULL, ev_shm_size(), PROT_READ | PROT_WRITE, MAP_SHARED, t->fd, 0);
+	if (t->shm == MAP_FAILED)
+		goto fail;
+	t->shm->magic = EV_SHM_MAGIC;
+	t->shm->size = ev_shm_size();
+	t->shm->follow = follow;
+	t->evs = evs;
+	t->nr_evs = nr_evs;
+	t->prog = prog;
+	t->out = out;
+	t->first = true;
+	t->fmt = !strcmp(format, "json") ? FMT_JSON : !strcmp(format, "chrome") ? FMT_CHROME
+										 : FMT_TEXT;
+	/* an entry event and a return event on the same function make a slice */
+	t->is_slice = calloc(nr_evs ? nr_evs : 1, sizeof(bool));
+	for (i = 0; i < nr_evs; i++)
+		for (j = 0; j < nr_evs; j++)
+			if (evs[i].is_return != evs[j].is_return &&
+			    !strcmp(evs[i].symbol, evs[j].symbol))
+				t->is_slice[i] = true;
+	desc_write(t, callers, nr_callers);
+	snprintf(num, sizeof(num), "%d", t->fd);
+	setenv("FHOOK_EV_SHM", num, 1);
+	if (t->fmt == FMT_CHROME)
+		fprintf(out, "{\"traceEvents\":[\n");
+	return t;
+fail:
+	if (t->fd >= 0)
+		close(t->fd);
+	free(t);
+	return NULL;
+}
+
+static struct ev_file *file_for(struct fhook_trace *t, const char *path)
+{
+	struct fhook_event_prog *p;
+	int i;
+
+	for (i = 0; i < t->prog->nr_files; i++)
+		if (!strcmp(t->prog->files[i].path, path))
+			return &t->prog->files[i];
+	for (i = 0; i < t->nr_extra; i++)
+		if (!strcmp(t->extra[i]->path, path))
+			return t->extra[i];
+	/* a program a child ran: read its symbols once */
+	p = fhook_event_prog_open(path, NULL, 0);
+	t->extra = realloc(t->extra, (t->nr_extra + 1) * sizeof(*t->extra));
+	if (!p) {
+		struct ev_file *f = calloc(1, sizeof(*f));
+
+		f->path = strdup(path);
+		f->fd = -1;
+		t->extra[t->nr_extra++] = f;
+		return f;
+	}
+	t->extra[t->nr_extra++] = &p->files[0];
+	return &p->files[0];
+}
+
+static struct ev_proc *proc_of(struct fhook_trace *t, uint32_t pid)
+{
+	uint32_t n = __atomic_load_n(&t->shm->nr_procs, __ATOMIC_ACQUIRE), i;
+	struct ev_proc *best = NULL;
+
+	if (n > EV_MAX_PROCS)
+		n = EV_MAX_PROCS;
+	for (i = 0; i < n; i++)
+		if (t->shm->procs[i].pid == pid &&
+		    __atomic_load_n(&t->shm->procs[i].ready, __ATOMIC_ACQUIRE))
+			best = &t->shm->procs[i];	/* the latest (after an exec) */
+	return best;
+}
+
+/* "name+0xoff/0xsize", "name" (no_off), or "0xaddr" */
+static void symbolize(struct fhook_trace *t, uint32_t pid, uint64_t addr, bool no_off,
+		      char *buf, size_t size)
+{
+	struct ev_proc *p = proc_of(t, pid);
+	uint32_t i;
+
+	if (p) {
+		const struct ev_sym *best = NULL;
+		uint64_t best_base = 0;
+
+		for (i = 0; i < p->nr_objs; i++) {
+			const struct ev_sym *s;
+
+			if (p->objs[i].base > addr || (best && p->objs[i].base < best_base))
+				continue;
+			s = ev_file_sym_at(file_for(t, p->objs[i].path), addr - p->objs[i].base);
+			if (s) {
+				best = s;
+				best_base = p->objs[i].base;
+			}
+		}
+		if (best) {
+			if (no_off)
+				snprintf(buf, size, "%s", best->name);
+			else
+				snprintf(buf, size, "%s+0x%lx/0x%lx", best->name,
+					 (unsigned long)(addr - best_base - best->addr), best->size);
+			return;
+		}
+	}
+	snprintf(buf, size, "0x%lx", (unsigned long)addr);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = *s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+/* One value as the kernel prints it; *quoted says whether JSON needs quotes. */
+static void format_value(struct fhook_trace *t, uint32_t pid, int type, const unsigned char *p,
+			 char *buf, size_t size, bool *numeric)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, p, fhook_ev_type_size(type));
+	*numeric = true;
+	switch (type) {
+	case FHOOK_EVT_U8: case FHOOK_EVT_U16: case FHOOK_EVT_U32: case FHOOK_EVT_U64:
+		snprintf(buf, size, "%llu", (unsigned long long)v);
+		break;
+	case FHOOK_EVT_S8: snprintf(buf, size, "%d", (int8_t)v); break;
+	case FHOOK_EVT_S16: snprintf(buf, size, "%d", (int16_t)v); break;
+	case FHOOK_EVT_S32: snprintf(buf, size, "%d", (int32_t)v); break;
+	case FHOOK_EVT_S64: snprintf(buf, size, "%lld", (long long)v); break;
+	case FHOOK_EVT_CHAR:
+		*numeric = false;
+		snprintf(buf, size, "'%c'", (char)v);
+		break;
+	case FHOOK_EVT_SYMBOL:
+		*numeric = false;
+		symbolize(t, pid, v, false, buf, size);
+		break;
+	default:
+		*numeric = false;
+		snprintf(buf, size, "0x%llx", (unsigned long long)v);
+		break;
+	}
+}
+
+/* Decode the arguments of @rec into "name=value" pairs. */
+static void print_args(struct fhook_trace *t, struct ev_ring *ring, struct fhook_event *ev,
+		       const struct ev_rec *rec)
+{
+	const unsigned char *p = (const unsigned char *)(rec + 1);
+	const unsigned char *end = (const unsigned char *)rec + rec->len;
+	FILE *f = t->out;
+	int i;
+	unsigned int k;
+
+	for (i = 0; i < ev->nr_args && p < end; i++) {
+		struct fhook_event_arg *a = &ev->args[i];
+		char val[1024];
+		bool numeric;
+
+		if (t->fmt == FMT_TEXT)
+			fprintf(f, " %s=", a->name);
+		else
+			fprintf(f, "%s\"%s\":", i ? "," : "", a->name);
+		if (fhook_ev_type_is_string(a->type)) {
+			uint32_t len;
+			const char *s = (const char *)p + 4;
+
+			memcpy(&len, p, 4);
+			if (!len) {
+				snprintf(val, sizeof(val), "(fault)");
+			} else if (a->type == FHOOK_EVT_SYMSTR) {
+				uint64_t addr;
+
+				memcpy(&addr, s, 8);
+				symbolize(t, ring->pid, addr, false, val, sizeof(val));
+			} else {
+				snprintf(val, sizeof(val), "%s", s);
+			}
+			if (t->fmt == FMT_TEXT) {
+				if (len)
+					fprintf(f, "\"%s\"", val);
+				else
+					fputs(val, f);
+			} else {
+				json_str(f, val);
+			}
+			p += (4 + len + 7) & ~7U;
+			continue;
+		}
+		{
+			unsigned int size = fhook_ev_type_size(a->type), n = a->count ? a->count : 1;
+			bool fault = p[size * n];
+
+			if (fault) {
+				if (t->fmt == FMT_TEXT)
+					fputs("(fault)", f);
+				else
+					fputs("null", f);
+			} else {
+				if (a->count)
+					fputs(t->fmt == FMT_TEXT ? "{" : "[", f);
+				for (k = 0; k < n; k++) {
+					format_value(t, ring->pid, a->type, p + k * size, val,
+						     sizeof(val), &numeric);
+					if (k)
+						fputc(',', f);
+					if (t->fmt == FMT_TEXT || numeric)
+						fputs(val, f);
+					else
+						json_str(f, val);
+				}
+				if (a->count)
+					fputs(t->fmt == FMT_TEXT ? "}" : "]", f);
+			}
+			p += (size * n + 1 + 7) & ~7U;
+		}
+	}
+}
+
+static void print_rec(struct fhook_trace *t, struct ev_ring *ring, const struct ev_rec *rec)
+{
+	struct fhook_event *ev;
+	char func[KSYM_LEN], where[2 * KSYM_LEN + 8], fname[KSYM_LEN];
+	FILE *f = t->out;
+	unsigned long sec, usec;
+
+	if (rec->id >= (uint32_t)t->nr_evs)
+		return;
+	ev = &t->evs[rec->id];
+	t->events++;
+	symbolize(t, ring->pid, rec->ip, true, fname, sizeof(fname));
+	if (ev->is_return) {
+		char caller[KSYM_LEN];
+
+		symbolize(t, ring->pid, rec->ret_ip, false, caller, sizeof(caller));
+		snprintf(where, sizeof(where), "%s <- %s", caller, fname);
+	} else {
+		symbolize(t, ring->pid, rec->ip, false, func, sizeof(func));
+		snprintf(where, sizeof(where), "%s", func);
+	}
+	sec = rec->ts / 1000000000ULL;
+	usec = (rec->ts % 1000000000ULL) / 1000;
+	switch (t->fmt) {
+	case FMT_TEXT:
+		fprintf(f, "%16s-%-7u [%03u] %5lu.%06lu: %s: (%s)", ring->comm, ring->tid, rec->cpu,
+			sec, usec, ev->event, where);
+		print_args(t, ring, ev, rec);
+		fputc('\n', f);
+		break;
+	case FMT_JSON:
+		fprintf(f, "{\"comm\":");
+		json_str(f, ring->comm);
+		fprintf(f, ",\"pid\":%u,\"tid\":%u,\"cpu\":%u,\"ts\":%lu.%06lu,\"group\":\"%s\","
+			"\"event\":\"%s\",\"type\":\"%s\",\"func\":", ring->pid, ring->tid, rec->cpu,
+			sec, usec, ev->group, ev->event, ev->is_return ? "exit" : "entry");
+		json_str(f, fname);
+		fprintf(f, ",\"at\":");
+		json_str(f, where);
+		fprintf(f, ",\"args\":{");
+		print_args(t, ring, ev, rec);
+		fprintf(f, "}}\n");
+		break;
+	default:
+		fprintf(f, "%s{\"name\":", t->first ? "" : ",\n");
+		json_str(f, fname);
+		fprintf(f, ",\"cat\":\"%s/%s\",\"ph\":\"%s\",", ev->group, ev->event,
+			!t->is_slice[rec->id] ? "i" : ev->is_return ? "E" : "B");
+		if (!t->is_slice[rec->id])
+			fprintf(f, "\"s\":\"t\",");
+		fprintf(f, "\"ts\":%lu.%03lu,\"pid\":%u,\"tid\":%u,\"args\":{",
+			(unsigned long)(rec->ts / 1000), (unsigned long)(rec->ts % 1000),
+			ring->pid, ring->tid);
+		print_args(t, ring, ev, rec);
+		fprintf(f, "}}");
+		t->first = false;
+		break;
+	}
+}
+
+struct pending {
+	struct ev_ring *ring;
+	const struct ev_rec *rec;
+};
+
+static int pending_cmp(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+
+	if (x->rec->ts != y->rec->ts)
+		return x->rec->ts < y->rec->ts ? -1 : 1;
+	return x->ring < y->ring ? -1 : x->ring > y->ring;
+}
+
+int fhook_trace_drain(struct fhook_trace *t)
+{
+	uint32_t nr = __atomic_load_n(&t->shm->nr_rings, __ATOMIC_ACQUIRE), i;
+	struct pending *pend = NULL;
+	size_t np = 0, cap = 0, k;
+	uint64_t *heads;
+
+	if (nr > EV_MAX_RINGS)
+		nr = EV_MAX_RINGS;
+	heads = calloc(nr ? nr : 1, sizeof(*heads));
+	if (!heads)
+		return -ENOMEM;
+	/* gather every complete record, then print them in time order */
+	for (i = 0; i < nr; i++) {
+		struct ev_ring *r = &t->shm->rings[i];
+		uint64_t tail = r->tail, head;
+
+		if (!__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE)) {
+			heads[i] = tail;
+			continue;
+		}
+		head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+		heads[i] = head;
+		while (tail < head) {
+			const struct ev_rec *rec = (const void *)(r->data + tail % EV_RING_SIZE);
+
+			if (rec->len < 8 || rec->len > EV_RING_SIZE)
+				break;	/* corrupt: stop reading this ring */
+			if (rec->id != EV_REC_PAD) {
+				if (np == cap) {
+					cap = cap ? cap * 2 : 1024;
+					pend = realloc(pend, cap * sizeof(*pend));
+				}
+				pend[np].ring = r;
+				pend[np++].rec = rec;
+			}
+			tail += rec->len;
+		}
+		heads[i] = tail;
+	}
+	if (np)
+		qsort(pend, np, sizeof(*pend), pending_cmp);
+	for (k = 0; k < np; k++)
+		print_rec(t, pend[k].ring, pend[k].rec);
+	/* only now may the producers reuse the space */
+	for (i = 0; i < nr; i++)
+		__atomic_store_n(&t->shm->rings[i].tail, heads[i], __ATOMIC_RELEASE);
+	free(pend);
+	free(heads);
+	fflush(t->out);
+	return (int)np;
+}
+
+void fhook_trace_finish(struct fhook_trace *t, FILE *summary)
+{
+	uint64_t lost = 0;
+	uint32_t nr, i;
+
+	fhook_trace_drain(t);
+	nr = t->shm->nr_rings > EV_MAX_RINGS ? EV_MAX_RINGS : t->shm->nr_rings;
+	for (i = 0; i < nr; i++)
+		lost += t->shm->rings[i].lost;
+	lost += t->shm->lost_no_ring;
+	if (t->fmt == FMT_CHROME)
+		fprintf(t->out, "\n],\"displayTimeUnit\":\"ns\"}\n");
+	fflush(t->out);
+	if (summary)
+		fprintf(summary, "fhook: trace: %llu events, %llu nmissed, %llu lost\n",
+			(unsigned long long)t->events, (unsigned long long)t->shm->nmissed,
+			(unsigned long long)lost);
+}
+
+void fhook_trace_free(struct fhook_trace *t)
+{
+	int i;
+
+	if (!t)
+		return;
+	munmap(t->shm, ev_shm_size());
+	close(t->fd);
+	unsetenv("FHOOK_EV_SHM");
+	for (i = 0; i < t->nr_extra; i++) {
+		struct ev_file *f = t->extra[i];
+
+		if (f->dw)
+			dwarf_end(f->dw);
+		if (f->fd >= 0)
+			close(f->fd);
+		free(f->syms);
+		free(f->names);
+		free(f->path);
+	}
+	free(t->extra);
+	free(t->is_slice);
+	free(t);
+}
