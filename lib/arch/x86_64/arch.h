@@ -126,6 +126,8 @@ void fhook_stubs_bind(struct ftrace_ops *owner, bool bind);
 /* ---- trampolines (trampoline.S) ---- */
 
 extern char fhook_tramp_args[], fhook_tramp_regs[], fhook_just_return[];
+/* The same with the dispatch inlined; used when urcu-bp has sys_membarrier. */
+extern char fhook_tramp_args_fast[], fhook_tramp_regs_fast[];
 
 /* Called by the trampolines: in dispatch.c */
 void fhook_dispatch(unsigned long ip, unsigned long parent_ip, struct fhook_stub *stub,

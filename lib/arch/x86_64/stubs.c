@@ -25,6 +25,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <stddef.h>
+
+#define _LGPL_SOURCE
+#include <urcu/urcu-bp.h>
+
 #include "arch.h"
 
 #define STUB_SIZE		16
@@ -158,12 +163,32 @@ struct fhook_stub *fhook_stub_list(struct fhook_stub_region *r)
 	return &r->slots[0];
 }
 
+_Static_assert(offsetof(struct fhook_stub, ops) == 8, "trampoline.S STUB_OPS");
+_Static_assert(offsetof(struct fhook_stub, func) == 16, "trampoline.S STUB_FUNC");
+_Static_assert(offsetof(struct fhook_stub, code) == 24, "trampoline.S STUB_CODE");
+_Static_assert(offsetof(struct ftrace_regs, fhook_pad) == 176, "trampoline.S PAD");
+_Static_assert(offsetof(struct ftrace_regs, fhook_xmm) == 192, "trampoline.S XMM");
+_Static_assert(sizeof(struct ftrace_regs) == 320, "trampoline.S FREGS_SIZE");
+
+static void *stub_tramp(struct ftrace_ops *ops)
+{
+	bool regs = ops->flags & FTRACE_OPS_FL_SAVE_REGS;
+
+	/*
+	 * The inlined read lock is the one urcu-bp uses when its writer has
+	 * sys_membarrier; without it readers need a fence, which the C
+	 * dispatcher has.  FHOOK_SLOW_DISPATCH=1 forces the C path (tests).
+	 */
+	if (urcu_bp_has_sys_membarrier && !getenv("FHOOK_SLOW_DISPATCH"))
+		return regs ? (void *)fhook_tramp_regs_fast : (void *)fhook_tramp_args_fast;
+	return regs ? (void *)fhook_tramp_regs : (void *)fhook_tramp_args;
+}
+
 static void stub_bind(struct fhook_stub *s, struct ftrace_ops *ops)
 {
 	s->owner = ops;
 	__atomic_store_n(&s->func, fhook_ops_func(ops), __ATOMIC_RELAXED);
-	__atomic_store_n(&s->tramp, (ops->flags & FTRACE_OPS_FL_SAVE_REGS) ?
-			 (void *)fhook_tramp_regs : (void *)fhook_tramp_args, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->tramp, stub_tramp(ops), __ATOMIC_RELAXED);
 	__atomic_store_n(&s->ops, ops, __ATOMIC_RELEASE);
 }
 

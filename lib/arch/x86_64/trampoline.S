@@ -39,8 +39,14 @@
 #define RSP	152
 #define SS	160
 #define FULL	168
+#define PAD	176
 #define XMM	192
 #define FREGS_SIZE 320
+
+/* offsets in struct fhook_stub (checked in stubs.c) */
+#define STUB_OPS	8
+#define STUB_FUNC	16
+#define STUB_CODE	24
 
 	.text
 
@@ -84,8 +90,58 @@
 	movq	%rsi, RSP(%rsp)
 	subq	$5, %rdi		/* ip: the site */
 	movq	16(%rbp), %rsi		/* parent_ip */
+.endm
+
+/* The C dispatcher: fhook_dispatch(ip, parent_ip, stub, fregs) */
+.macro DISPATCH_C
 	movq	%r11, %rdx		/* the stub */
 	movq	%rsp, %rcx		/* fregs */
+	call	fhook_dispatch
+.endm
+
+/*
+ * The fast dispatch, for a stub bound to one ops: urcu-bp's read lock
+ * inlined (the form it takes when the writer has sys_membarrier, which is
+ * the only case the fast trampolines are used in), the "does the site still
+ * call this stub" check, and a direct call of the handler.  Anything
+ * unusual (a thread not yet known to urcu, a nested section, a site that
+ * changed, a stub with no ops) goes to fhook_dispatch() in C, which decides
+ * again under its own read lock.
+ * In: %rdi = ip, %rsi = parent_ip, %r11 = stub, %rsp = fregs.
+ */
+.macro DISPATCH_FAST
+	movq	urcu_bp_reader@gottpoff(%rip), %rax
+	movq	%fs:(%rax), %rax
+	testq	%rax, %rax
+	jz	2f
+	movq	(%rax), %rdx
+	testl	%edx, %edx		/* nested: the C path counts nesting */
+	jnz	2f
+	movq	urcu_bp_gp@GOTPCREL(%rip), %rdx
+	movq	(%rdx), %rdx
+	movq	%rdx, (%rax)		/* read lock: our counter takes the current phase */
+	movq	%rax, PAD(%rsp)
+	movq	STUB_OPS(%r11), %rdx
+	testq	%rdx, %rdx
+	jz	1f
+	cmpb	$0xe8, (%rdi)
+	jne	1f
+	movslq	1(%rdi), %rcx
+	leaq	5(%rdi,%rcx), %rcx
+	cmpq	%rcx, STUB_CODE(%r11)
+	jne	1f
+	movq	%rsp, %rcx
+	call	*STUB_FUNC(%r11)
+	movq	PAD(%rsp), %rax
+	subq	$1, (%rax)		/* read unlock */
+3:
+.endm
+
+/* The slow ends of DISPATCH_FAST, placed after the trampoline's ret. */
+.macro DISPATCH_FAST_SLOW
+1:	subq	$1, (%rax)		/* the site changed under us: let C decide */
+2:	DISPATCH_C
+	jmp	3b
 .endm
 
 .macro RESTORE_ARGS
@@ -118,11 +174,29 @@ fhook_tramp_args:
 	FRAME_ENTER
 	movq	$0, FULL(%rsp)
 	SAVE_ARGS
-	call	fhook_dispatch
+	DISPATCH_C
 	RESTORE_ARGS
 	FRAME_LEAVE
 	.cfi_endproc
 	.size	fhook_tramp_args, .-fhook_tramp_args
+
+	.globl	fhook_tramp_args_fast
+	.hidden	fhook_tramp_args_fast
+	.type	fhook_tramp_args_fast, @function
+	.p2align 4
+fhook_tramp_args_fast:
+	.cfi_startproc
+	FRAME_ENTER
+	movq	$0, FULL(%rsp)
+	SAVE_ARGS
+	DISPATCH_FAST
+	RESTORE_ARGS
+	.cfi_remember_state
+	FRAME_LEAVE
+	.cfi_restore_state
+	DISPATCH_FAST_SLOW
+	.cfi_endproc
+	.size	fhook_tramp_args_fast, .-fhook_tramp_args_fast
 
 	.globl	fhook_tramp_regs
 	.hidden	fhook_tramp_regs
@@ -147,7 +221,7 @@ fhook_tramp_regs:
 	popq	%r12
 	movq	%r12, EFLAGS(%rsp)
 	SAVE_ARGS
-	call	fhook_dispatch
+	DISPATCH_C
 	RESTORE_ARGS
 	movq	RBP(%rsp), %r12
 	movq	%r12, (%rbp)		/* a handler may change %rbp */
@@ -159,6 +233,45 @@ fhook_tramp_regs:
 	FRAME_LEAVE
 	.cfi_endproc
 	.size	fhook_tramp_regs, .-fhook_tramp_regs
+
+	.globl	fhook_tramp_regs_fast
+	.hidden	fhook_tramp_regs_fast
+	.type	fhook_tramp_regs_fast, @function
+	.p2align 4
+fhook_tramp_regs_fast:
+	.cfi_startproc
+	FRAME_ENTER
+	movq	$1, FULL(%rsp)
+	movq	%r15, R15(%rsp)
+	movq	%r14, R14(%rsp)
+	movq	%r13, R13(%rsp)
+	movq	%r12, R12(%rsp)
+	movq	%rbx, RBX(%rsp)
+	movq	$0, R11(%rsp)		/* scratch at entry; the stub used it */
+	movq	$-1, ORIG_RAX(%rsp)
+	movq	$0, CS(%rsp)
+	movq	$0, SS(%rsp)
+	movq	(%rbp), %r12		/* the function's %rbp */
+	movq	%r12, RBP(%rsp)
+	pushfq
+	popq	%r12
+	movq	%r12, EFLAGS(%rsp)
+	SAVE_ARGS
+	DISPATCH_FAST
+	RESTORE_ARGS
+	movq	RBP(%rsp), %r12
+	movq	%r12, (%rbp)		/* a handler may change %rbp */
+	movq	R15(%rsp), %r15
+	movq	R14(%rsp), %r14
+	movq	R13(%rsp), %r13
+	movq	R12(%rsp), %r12
+	movq	RBX(%rsp), %rbx
+	.cfi_remember_state
+	FRAME_LEAVE
+	.cfi_restore_state
+	DISPATCH_FAST_SLOW
+	.cfi_endproc
+	.size	fhook_tramp_regs_fast, .-fhook_tramp_regs_fast
 
 /*
  * Where ftrace_override_function_with_return() points the ip: the stack is
