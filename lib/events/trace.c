@@ -140,11 +140,20 @@ struct fhook_trace *fhook_trace_new(struct fhook_event *evs, int nr_evs,
 										 : FMT_TEXT;
 	/* an entry event and a return event on the same function make a slice */
 	t->is_slice = calloc(nr_evs ? nr_evs : 1, sizeof(bool));
-	for (i = 0; i < nr_evs; i++)
-		for (j = 0; j < nr_evs; j++)
-			if (evs[i].is_return != evs[j].is_return &&
-			    !strcmp(evs[i].symbol, evs[j].symbol))
-				t->is_slice[i] = true;
+	for (i = 0; i < nr_evs; i++) {
+		bool first = true, other = false;
+
+		/* only the first entry and the first exit event of a function pair up */
+		for (j = 0; j < nr_evs; j++) {
+			if (strcmp(evs[i].symbol, evs[j].symbol))
+				continue;
+			if (j < i && evs[i].is_return == evs[j].is_return)
+				first = false;
+			if (evs[i].is_return != evs[j].is_return)
+				other = true;
+		}
+		t->is_slice[i] = first && other;
+	}
 	desc_write(t, callers, nr_callers);
 	snprintf(num, sizeof(num), "%d", t->fd);
 	setenv("FHOOK_EV_SHM", num, 1);
@@ -425,7 +434,10 @@ static int pending_cmp(const void *a, const void *b)
 
 	if (x->rec->ts != y->rec->ts)
 		return x->rec->ts < y->rec->ts ? -1 : 1;
-	return x->ring < y->ring ? -1 : x->ring > y->ring;
+	if (x->ring != y->ring)
+		return x->ring < y->ring ? -1 : 1;
+	/* one ring: its order (records of one drain never wrap past each other) */
+	return x->rec < y->rec ? -1 : x->rec > y->rec;
 }
 
 int fhook_trace_drain(struct fhook_trace *t)

@@ -1,0 +1,114 @@
+#!/bin/bash
+# fhook trace on the known program, checked line by line in the three
+# formats (timestamps, pids, tids, cpus and stack addresses normalized);
+# then --caller, following a child, --no-follow, and the program's own
+# stdout staying its own.
+cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
+B=${FHOOK_BUILD:-build}
+FHOOK=$B/fhook
+PROG=$B/tests/events/prog
+EXP=tests/events/expected
+[ -x "$PROG" ] || make -s "$PROG" >/dev/null 2>&1
+if [ ! -x "$FHOOK" ] || [ ! -x "$PROG" ]; then
+	echo "SKIP trace: $FHOOK or $PROG not built"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+EVENTS=(-e 'f vfs_read $arg* file->name:string file->f_path.dentry:string file->mode file->kind'
+	-e 'f vfs_read%return $retval'
+	-e 'f add a b' -e 'f add%return $retval'
+	-e 'f note msg:string'
+	-e 'f fact n' -e 'f fact%return $retval'
+	-e 'f run%return $retval c=$comm'
+	-e 'f:globals/vars vfs_read @counter:s32 g=+0(@greeting):string fl=+0($arg1):s32 arr=+24($arg1):char[6]')
+
+normalize() {
+	sed -E -e 's/[0-9]+\.[0-9]{6}/TS/g' -e 's/[0-9]+\.[0-9]{3}([,}])/TS\1/g' \
+	    -e 's/prog-[0-9]+ +/prog-TID /' -e 's/\[[0-9]{3}\]/[CPU]/' \
+	    -e 's/"(pid|tid|cpu)":[0-9]+/"\1":N/g' -e 's/0x7ff[0-9a-f]+/STACK/g'
+}
+
+check_format() {
+	local fmt=$1
+	"$FHOOK" trace "${EVENTS[@]}" --format "$fmt" -o "$tmp/$fmt" -- "$PROG" \
+		> "$tmp/$fmt.stdout" 2> "$tmp/$fmt.stderr"
+	local st=$?
+	normalize < "$tmp/$fmt" > "$tmp/$fmt.norm"
+	if [ $st != 0 ]; then
+		echo "FAIL trace/$fmt: status $st: $(head -3 "$tmp/$fmt.stderr")"
+		return
+	fi
+	local n=0 bad=0
+	while IFS= read -r want; do
+		n=$((n + 1))
+		got=$(sed -n "${n}p" "$tmp/$fmt.norm")
+		if [ "$got" != "$want" ]; then
+			echo "FAIL trace/$fmt/line$n: got '$got', expected '$want'"
+			bad=1
+		fi
+	done < "$EXP/trace.$fmt"
+	if [ "$(wc -l < "$tmp/$fmt.norm")" != "$n" ]; then
+		echo "FAIL trace/$fmt/lines: $(wc -l < "$tmp/$fmt.norm") lines, expected $n"
+		bad=1
+	fi
+	[ $bad = 0 ] && echo "PASS trace/$fmt ($n lines)"
+	if grep -q '^run 55$' "$tmp/$fmt.stdout"; then
+		echo "PASS trace/$fmt/stdout"
+	else
+		echo "FAIL trace/$fmt/stdout: the program's stdout was '$(cat "$tmp/$fmt.stdout")'"
+	fi
+	if grep -q '^fhook: trace: 13 events, 0 nmissed, 0 lost$' "$tmp/$fmt.stderr"; then
+		echo "PASS trace/$fmt/summary"
+	else
+		echo "FAIL trace/$fmt/summary: $(tail -1 "$tmp/$fmt.stderr")"
+	fi
+}
+
+for fmt in text json chrome; do
+	check_format $fmt
+done
+if command -v python3 >/dev/null; then
+	if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["traceEvents"]) == 13' "$tmp/chrome" 2>/dev/null &&
+	   python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$tmp/json" 2>/dev/null; then
+		echo "PASS trace/json-valid"
+	else
+		echo "FAIL trace/json-valid: the json or chrome output does not parse"
+	fi
+fi
+
+# --caller: fact's calls from run only (not its recursive calls)
+"$FHOOK" trace -e 'f fact n' --caller run -o "$tmp/caller" -- "$PROG" >/dev/null 2>&1
+if [ "$(grep -c fact__entry "$tmp/caller")" = 1 ] && grep -q 'n=3$' "$tmp/caller"; then
+	echo "PASS trace/caller"
+else
+	echo "FAIL trace/caller: $(cat "$tmp/caller")"
+fi
+
+# a child process is traced, unless --no-follow
+"$FHOOK" trace -e 'f add a b' -o "$tmp/follow" -- "$PROG" child >/dev/null 2>&1
+"$FHOOK" trace -e 'f add a b' --no-follow -o "$tmp/nofollow" -- "$PROG" child >/dev/null 2>&1
+pids=$(sed -E 's/.*prog-([0-9]+).*/\1/' "$tmp/follow" | sort -u | wc -l)
+if [ "$(grep -c add__entry "$tmp/follow")" = 2 ] && [ "$pids" = 2 ]; then
+	echo "PASS trace/follow"
+else
+	echo "FAIL trace/follow: $(cat "$tmp/follow")"
+fi
+if [ "$(grep -c add__entry "$tmp/nofollow")" = 1 ]; then
+	echo "PASS trace/no-follow"
+else
+	echo "FAIL trace/no-follow: $(cat "$tmp/nofollow")"
+fi
+
+# many events: every one is either printed or counted as lost
+"$FHOOK" trace -e 'f add a b' -e 'f add%return $retval' -o "$tmp/loop" -- "$PROG" loop 200000 \
+	> /dev/null 2> "$tmp/loop.err"
+printed=$(wc -l < "$tmp/loop")
+sum=$(sed -nE 's/^fhook: trace: ([0-9]+) events, ([0-9]+) nmissed, ([0-9]+) lost$/\1 \3/p' "$tmp/loop.err")
+ev=${sum% *} lost=${sum#* }
+if [ -n "$sum" ] && [ "$printed" = "$ev" ] && [ $((ev + lost)) = 400000 ]; then
+	echo "PASS trace/accounting ($ev printed, $lost lost)"
+else
+	echo "FAIL trace/accounting: printed $printed, summary '$(tail -1 "$tmp/loop.err")'"
+fi
