@@ -1,0 +1,264 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Sourced by bench/run.sh (or by hand after it: `. build/bench/results.vars;
+# ROOT=$PWD B=$PWD/build/bench . bench/report.sh`): writes bench/RESULTS.md
+# and bench/results.png from the measurements in the shell's variables.
+
+RES=${RES:-$ROOT/bench/RESULTS.md}
+PNG=${PNG:-$ROOT/bench/results.png}
+
+# calc EXPR: awk arithmetic, "" when an operand is missing
+calc() { awk "BEGIN { printf \"%s\", $1 }" 2>/dev/null; }
+num() { [ -n "${1:-}" ] && [ "$1" != "-" ]; }
+f1() { num "${1:-}" && awk -v v="$1" 'BEGIN { printf "%.1f", v }' || printf '–'; }
+f2() { num "${1:-}" && awk -v v="$1" 'BEGIN { printf "%.2f", v }' || printf '–'; }
+ms() { num "${1:-}" && awk -v v="$1" 'BEGIN { printf "%.1f", v / 1000 }' || printf '–'; }
+# ratio A B: "A / B" as "N.N×", guarding small or missing values
+ratio()
+{
+	num "${1:-}" && num "${2:-}" || { printf '–'; return; }
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (b <= 0.05) { print "–"; exit }
+		r = a / b; printf (r >= 10 ? "%.0f×" : "%.1f×"), r }'
+}
+# over KEY BASEKEY: instructions of KEY over BASEKEY
+over() { num "${IR[$1]:-}" && num "${IR[$2]:-}" && calc "${IR[$1]} - ${IR[$2]}" || printf ''; }
+nsover() { num "${NS[$1]:-}" && num "${NS[$2]:-}" && calc "${NS[$1]} - ${NS[$2]}" || printf ''; }
+# met VALUE LIMIT: "yes" / "**no**"
+met() { num "${1:-}" || { printf '–'; return; }; awk -v v="$1" -v l="$2" 'BEGIN { print (v <= l ? "yes" : "**no**") }'; }
+
+declare -A TARGET TVAL TOVER
+TARGET[nop]="+1 over untraced"; TVAL[nop]=1; TOVER[nop]=plain
+TARGET[empty]="≤ 40 over untraced (cyg hooks: 16, uftrace minimal: 5)"; TVAL[empty]=40; TOVER[empty]=plain
+TARGET[redirect-hit]="≤ 40 over calling the replacement directly"; TVAL[redirect-hit]=40; TOVER[redirect-hit]=direct
+TARGET[redirect-miss]="≤ 40 over untraced"; TVAL[redirect-miss]=40; TOVER[redirect-miss]=plain
+TARGET[inject-miss]="(as a caller not redirected) ≤ 40 over untraced"; TVAL[inject-miss]=40; TOVER[inject-miss]=plain
+TARGET[fprobe-both]="≤ 80 per call"; TVAL[fprobe-both]=80
+TARGET[trace]="≤ 150 per call; ≥ 4× faster than uftrace record"; TVAL[trace]=150
+TARGET[uftrace-pg]="(issue: 585-805 here)"
+TARGET[cyg]="(issue: 16 over untraced)"
+TARGET[lttng]="(issue: 842 here)"
+
+CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)
+git -C "$ROOT" diff --quiet HEAD -- lib include 2>/dev/null || REV="$REV + uncommitted changes in lib/ or include/"
+
+{
+echo "# fhook against its peers: \`make bench\` results"
+echo
+echo "Produced by \`make bench\` (bench/run.sh) on $(date -u '+%Y-%m-%d %H:%M UTC'), in one run:"
+echo "$(nproc) cores ($CPU), shared and noisy, kernel $(uname -r), Debian $(cat /etc/debian_version),"
+echo "gcc $(gcc -dumpfullversion), fhook at $REV; uftrace $(uftrace --version 2>/dev/null | head -1 | awk '{ print $2 }'),"
+echo "valgrind $(valgrind --version 2>/dev/null | sed 's/valgrind-//'), lttng-ust $(dpkg-query -W -f='${Version}' liblttng-ust-dev 2>/dev/null), bpftrace $(bpftrace --version 2>/dev/null | awk '{ print $2 }')."
+echo "Numbers are measured, never asserted; the targets are those of issues 2, 3 and 4."
+echo
+echo "![fhook and its peers](results.png)"
+echo
+echo "## 1. Tight loop: \`tiny()\` called from a loop (bench/tight.c)"
+echo
+echo "Instructions per call: \`valgrind --tool=callgrind\` over the whole process (every"
+echo "process, for uftrace: the traced program's), run with $N1 and $N2 calls, difference"
+echo "divided by $((N2 - N1)): start-up and set-up cancel out; exact and repeatable."
+echo "ns per call: the loop timed inside the program, median and min-max over $ROUNDS"
+echo "interleaved rounds (every mode once per round)."
+echo
+echo "| mode | instr/call | over untraced | ns/call median (min-max) | target (instructions) | met |"
+echo "|---|---:|---:|---:|---|---|"
+for k in $ORDER; do
+	if [ -n "${SKIP[$k]:-}" ]; then
+		echo "| ${LABEL[$k]} | – | – | – | ${TARGET[$k]:-} | skipped: ${SKIP[$k]} |"
+		continue
+	fi
+	ir=${IR[$k]:-}
+	[ "$k" = uprobe ] && ir=
+	o=$(over "$k" plain)
+	m=""
+	if [ -n "${TVAL[$k]:-}" ]; then
+		if [ -n "${TOVER[$k]:-}" ]; then
+			m=$(met "$(over "$k" "${TOVER[$k]}")" "${TVAL[$k]}")
+			[ "${TOVER[$k]}" = direct ] && m="$m ($(f1 "$(over "$k" direct)") over direct)"
+		else
+			m=$(met "$ir" "${TVAL[$k]}")
+		fi
+	fi
+	irs=$(f1 "$ir"); [ "$k" = uprobe ] && irs="n/a (kernel)"
+	echo "| ${LABEL[$k]} | $irs | $(f1 "$o") | $(f2 "${NS[$k]:-}") ($(f2 "${NSMIN[$k]:-}")-$(f2 "${NSMAX[$k]:-}")) | ${TARGET[$k]:-} | $m |"
+done
+echo
+echo "\"pad, no libfhook\" is the pad as gcc leaves it (five 1-byte nops), which the peers"
+echo "that patch at run time (uftrace -P) start from; libfhook turns it into one 5-byte nop."
+[ -n "${SKIP_IR_uprobe:-}" ] && echo "The uprobe has no instruction count: $SKIP_IR_uprobe."
+[ -n "${LT_DISC:-}" ] && echo "LTTng session: $LT_DISC."
+echo
+echo "### Ratio to each peer (the peer's cost over untraced ÷ fhook's)"
+echo
+echo "Above 1×: fhook is cheaper by that factor; below 1×: the peer is cheaper."
+echo
+PEERS="cyg uftrace-pg uftrace-P lttng uprobe"
+printf '| fhook mode |'
+for p in $PEERS; do printf ' vs %s (instr) | vs %s (ns) |' "$p" "$p"; done
+echo
+printf '|---|'; for p in $PEERS; do printf -- '---:|---:|'; done; echo
+for k in empty redirect-miss redirect-hit inject-hit fprobe-entry fprobe-both trace; do
+	[ -z "${SKIP[$k]:-}" ] || continue
+	printf '| %s |' "${LABEL[$k]#fhook: }"
+	for p in $PEERS; do
+		if [ -n "${SKIP[$p]:-}" ]; then printf ' – | – |'; continue; fi
+		ri=–; [ "$p" != uprobe ] && ri=$(ratio "$(over "$p" plain)" "$(over "$k" plain)")
+		printf ' %s | %s |' "$ri" "$(ratio "$(nsover "$p" plain)" "$(nsover "$k" plain)")"
+	done
+	echo
+done
+if [ -z "${SKIP[trace]:-}" ] && num "${NS[trace]:-}" && num "${NS[uftrace-pg]:-}"; then
+	echo
+	echo "fhook trace against \`uftrace record\` (-pg) in this run: $(ratio "${NS[uftrace-pg]}" "${NS[trace]}") faster per call (target ≥ 4×)."
+fi
+echo
+echo "## 2. Start-up: enabling every site of a program with 2,000 and 20,000 functions"
+echo
+echo "Generated programs (bench/gen_funcs.sh, bench/startup.c) built with \`$(build/fhook cflags 2>/dev/null)\`."
+echo "fhook: the program links libfhook and registers one \`ftrace_ops\` with an empty"
+echo "filter (every site) in \`main()\`; \"prepared\" is the same binary after \`fhook prepare\`."
+echo "uftrace: \`uftrace record -P . PROG\` of the build without libfhook. Process time is"
+echo "user + system CPU of the whole process tree (wait4), median of $ROUNDS interleaved"
+echo "runs; \"added\" is over the same program run untraced. Instructions: callgrind over"
+echo "every process of the tree."
+echo
+echo "| measure | 2,000 functions | 20,000 functions | target (20,000) |"
+echo "|---|---:|---:|---|"
+row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4"; }
+cpu() { ms "${SU[$1,cpu,$2]:-}"; }
+added() { num "${SU[$1,cpu,$2]:-}" && num "${SU[$1,cpu,pad]:-}" && ms "$(calc "${SU[$1,cpu,$2]} - ${SU[$1,cpu,pad]}")" || printf '–'; }
+irper() { num "${SU[$1,ir,$2]:-}" && num "${SU[$1,ir,${3:-pad}]:-}" && calc "(${SU[$1,ir,$2]} - ${SU[$1,ir,${3:-pad}]}) / $1" || printf ''; }
+row "untraced: process CPU time, ms" "$(cpu 2000 pad)" "$(cpu 20000 pad)" ""
+row "fhook: process CPU time, ms" "$(cpu 2000 fhook-all)" "$(cpu 20000 fhook-all)" ""
+row "fhook: **added** process CPU time, ms" "$(added 2000 fhook-all)" "$(added 20000 fhook-all)" "< 5 ms: $(met "$(calc "(${SU[20000,cpu,fhook-all]:-0} - ${SU[20000,cpu,pad]:-0}) / 1000")" 5)"
+row "… of which libfhook start-up (no ops), ms" "$(added 2000 fhook-none)" "$(added 20000 fhook-none)" ""
+row "fhook, prepared binary: **added** process CPU time, ms" "$(added 2000 prep-all)" "$(added 20000 prep-all)" "< 5 ms: $(met "$(calc "(${SU[20000,cpu,prep-all]:-0} - ${SU[20000,cpu,pad]:-0}) / 1000")" 5)"
+row "fhook: \`register_ftrace_function\` (all sites), ms, median (min-max)" \
+	"$(f2 "${SU[2000,en,fhook-all]:-}") ($(f2 "${SU[2000,enmin,fhook-all]:-}")-$(f2 "${SU[2000,enmax,fhook-all]:-}"))" \
+	"$(f2 "${SU[20000,en,fhook-all]:-}") ($(f2 "${SU[20000,enmin,fhook-all]:-}")-$(f2 "${SU[20000,enmax,fhook-all]:-}"))" ""
+row "uftrace record -P .: process CPU time, ms" "$(cpu 2000 uftrace)" "$(cpu 20000 uftrace)" ""
+row "uftrace record -P .: **added** process CPU time, ms" "$(added 2000 uftrace)" "$(added 20000 uftrace)" "(issue: 33-38 ms)"
+row "fhook: added instructions per function" "$(f1 "$(irper 2000 fhook-all)")" "$(f1 "$(irper 20000 fhook-all)")" "< 1,000: $(met "$(irper 20000 fhook-all)" 1000)"
+row "… libfhook start-up (find, rewrite pads)" "$(f1 "$(irper 2000 fhook-none)")" "$(f1 "$(irper 20000 fhook-none)")" ""
+row "… enabling every site" "$(f1 "$(irper 2000 fhook-all fhook-none)")" "$(f1 "$(irper 20000 fhook-all fhook-none)")" ""
+row "fhook, prepared: added instructions per function" "$(f1 "$(irper 2000 prep-all)")" "$(f1 "$(irper 20000 prep-all)")" "< 1,000: $(met "$(irper 20000 prep-all)" 1000)"
+row "uftrace record -P .: added instructions per function" "$(f1 "$(irper 2000 uftrace)")" "$(f1 "$(irper 20000 uftrace)")" "(issue: about 6,000)"
+row "ratio uftrace ÷ fhook, added process time" "$(ratio "$(calc "${SU[2000,cpu,uftrace]:-0} - ${SU[2000,cpu,pad]:-0}")" "$(calc "${SU[2000,cpu,fhook-all]:-0} - ${SU[2000,cpu,pad]:-0}")")" \
+	"$(ratio "$(calc "${SU[20000,cpu,uftrace]:-0} - ${SU[20000,cpu,pad]:-0}")" "$(calc "${SU[20000,cpu,fhook-all]:-0} - ${SU[20000,cpu,pad]:-0}")")" ""
+row "ratio uftrace ÷ fhook, added instructions" "$(ratio "$(irper 2000 uftrace)" "$(irper 2000 fhook-all)")" "$(ratio "$(irper 20000 uftrace)" "$(irper 20000 fhook-all)")" ""
+hb=""; num "${SU[20000,heap,fhook-all]:-}" && num "${SU[2000,heap,fhook-all]:-}" &&
+	hb=$(calc "(${SU[20000,heap,fhook-all]} - ${SU[2000,heap,fhook-all]}) / 18000")
+row "fhook: malloc'd bytes per site, all state after enabling (Δ 2,000 → 20,000)" \
+	"$(f1 "$(calc "${SU[2000,heap,fhook-all]:-0} / 2000")") (total ÷ n)" "$(f1 "$(calc "${SU[20000,heap,fhook-all]:-0} / 20000")") (total ÷ n); Δ: $(f1 "$hb")" \
+	"site record ≤ 16 B: \`struct dyn_ftrace\` is 16 B"
+echo
+echo "The malloc'd bytes count everything libfhook holds after start-up and enabling"
+echo "(site records, symbol tables of every loaded object, filter state), not only the"
+echo "16-byte \`struct dyn_ftrace\` site record."
+echo
+echo "## 3. A real program: bzip2 compressing a real input, every function traced"
+echo
+if [ -n "${W3:-}" ]; then
+	echo "Skipped: $W3."
+else
+	echo "\`$BZVER\` from \`apt-get source bzip2\` (Debian 12), built three ways: untraced, with"
+	echo "\`$(build/fhook cflags 2>/dev/null)\` and with \`-pg\` (libbz2 linked statically, so that the"
+	echo "compressor's $BZFUNCS traceable functions are all in the program). Work: \`bzip2 -9 -c\` of"
+	echo "the first $((INSZ / 1000)) kB of a tar of the kernel's UAPI headers (/usr/include/linux,"
+	echo "asm-generic), $BZCALLS function calls (counted by uftrace). Every output is compared with"
+	echo "the system bzip2's. Wall time of the whole process, median (min-max) of 3 interleaved runs."
+	echo
+	declare -A BZL
+	BZL[plain]="untraced"
+	BZL[pad]="pad, no libfhook"
+	BZL[nop]="fhook: preloaded, no ops (5-byte nops)"
+	BZL[fprobe-entry]="fhook: fprobe on \"*\", empty entry handler"
+	BZL[fprobe]="fhook: fprobe on \"*\", empty entry + exit handlers"
+	BZL[uftrace-pg]="uftrace record (-pg build)"
+	BZL[uftrace-P]="uftrace record -P . (patchable build)"
+	BZL[trace]="fhook trace, entry + exit events on \"*\""
+	echo "| mode | wall ms median (min-max) | slowdown vs untraced | uftrace -pg ÷ this | uftrace -P ÷ this | output |"
+	echo "|---|---:|---:|---:|---:|---|"
+	for v in $BZMODES; do
+		num "${BZT[$v]:-}" || continue
+		echo "| ${BZL[$v]} | $(ms "${BZT[$v]}") ($(ms "${BZTMIN[$v]}")-$(ms "${BZTMAX[$v]}")) | $(ratio "${BZT[$v]}" "${BZT[plain]}") | $(ratio "${BZT[uftrace-pg]:-}" "${BZT[$v]}") | $(ratio "${BZT[uftrace-P]:-}" "${BZT[$v]}") | $([ -n "${BZBAD[$v]:-}" ] && echo "**differs**" || echo same) |"
+	done
+	case " $BZMODES " in *" trace "*) ;; *) echo; echo "fhook trace on \"*\": pending (${SKIP[trace]:-not run})." ;; esac
+fi
+echo
+echo "## Skipped or pending"
+echo
+any=
+for k in $ORDER; do
+	[ -n "${SKIP[$k]:-}" ] && { echo "- ${LABEL[$k]}: ${SKIP[$k]}"; any=1; }
+done
+[ -n "${W3:-}" ] && { echo "- real program: $W3"; any=1; }
+[ -z "$any" ] && echo "Nothing: every peer ran."
+} >"$RES"
+
+# ---------------------------------------------------------------- plot
+
+if command -v gnuplot >/dev/null 2>&1; then
+	D=$(mktemp -d /tmp/fhook-plot.XXXXXX)
+	i=0
+	for k in $ORDER; do
+		[ -z "${SKIP[$k]:-}" ] || continue
+		[ "$k" = pad ] || [ "$k" = direct ] && continue
+		short=${k}
+		ir=${IR[$k]:-}; [ "$k" = uprobe ] && ir=
+		printf '%d "%s" %s %s %s %s %s\n' "$i" "$short" "${ir:-NaN}" "${NS[$k]:-NaN}" \
+			"${NSMIN[$k]:-NaN}" "${NSMAX[$k]:-NaN}" \
+			"$(case $k in plain|nop|empty|redirect-*|inject-*|fprobe-*|trace) echo 1 ;; *) echo 2 ;; esac)" >>"$D/loop.dat"
+		i=$((i + 1))
+	done
+	if [ -z "${W3:-}" ]; then
+		i=0
+		for v in $BZMODES; do
+			num "${BZT[$v]:-}" || continue
+			printf '%d "%s" %s %s\n' "$i" "$v" "$(calc "${BZT[$v]} / ${BZT[plain]}")" \
+				"$(case $v in uftrace-*) echo 2 ;; *) echo 1 ;; esac)" >>"$D/bz.dat"
+			i=$((i + 1))
+		done
+	fi
+	term="pngcairo size 1500,560 font 'DejaVu Sans,10'"
+	gnuplot -e "set terminal $term" -e "quit" >/dev/null 2>&1 || term="png size 1500,560"
+	cat >"$D/plot.gp" <<-EOF
+	set terminal $term
+	set output '$PNG'
+	set multiplot layout 1,3 title "fhook and its peers (make bench, $(nproc) cores, $(date -u +%Y-%m-%d)); blue: fhook, red: peers"
+	set style fill solid 0.8 border -1
+	set boxwidth 0.7
+	set grid ytics
+	set xtics rotate by -50 left nomirror
+	set logscale y
+	set key off
+	set palette defined (1 '#3465a4', 2 '#cc0000')
+	unset colorbox
+	set cbrange [1:2]
+	set title 'tight loop: instructions per call (callgrind)'
+	set yrange [5:*]
+	plot '$D/loop.dat' using 1:3:7:xtic(2) with boxes lc palette, \
+	     '' using 1:3:(sprintf("%.0f", \$3)) with labels offset 0,0.7 font ',8'
+	set title 'tight loop: ns per call, median and min-max'
+	set yrange [0.5:*]
+	plot '$D/loop.dat' using 1:4:7:xtic(2) with boxes lc palette, \
+	     '' using 1:4:5:6 with yerrorbars lc rgb 'black' pt 0
+	unset logscale y
+	set yrange [0:*]
+	set title 'bzip2 -9, every function traced: slowdown vs untraced'
+	EOF
+	if [ -s "$D/bz.dat" ]; then
+		cat >>"$D/plot.gp" <<-EOF
+		plot '$D/bz.dat' using 1:3:4:xtic(2) with boxes lc palette, \
+		     '' using 1:3:(sprintf("%.2fx", \$3)) with labels offset 0,0.7 font ',8'
+		EOF
+	else
+		echo "set label 1 'skipped' at graph 0.5,0.5 center; plot NaN" >>"$D/plot.gp"
+	fi
+	echo "unset multiplot" >>"$D/plot.gp"
+	gnuplot "$D/plot.gp" 2>"$D/err" || { echo "gnuplot failed:"; cat "$D/err"; }
+	rm -rf "$D"
+else
+	echo "gnuplot not installed: no plot"
+fi

@@ -1,0 +1,441 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# make bench: fhook against its peers on the same workloads, in one run.
+#
+#   1. a tight loop calling a tiny function: instructions per call
+#      (callgrind, difference of two run lengths) and ns per call (median and
+#      min-max over interleaved runs);
+#   2. start-up: enabling every site of generated programs with 2,000 and
+#      20,000 functions, against `uftrace record -P .`; bytes per site;
+#   3. a real program (bzip2, from its Debian source package) compressing a
+#      real input with every function traced entry and exit.
+#
+# Writes bench/RESULTS.md and bench/results.png.  Numbers never fail anything:
+# a peer that cannot run here is skipped with the reason.
+#
+# Knobs: BENCH_ROUNDS (interleaved rounds, default 7), BENCH_NO_INSTALL=1.
+
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+B=$ROOT/build/bench
+RES=$ROOT/bench/RESULTS.md
+PNG=$ROOT/bench/results.png
+ROUNDS=${BENCH_ROUNDS:-7}
+T0=$(date +%s)
+mkdir -p "$B"
+TMP=$(mktemp -d /tmp/fhook-bench.XXXXXX)
+BT_PID=
+SESSIOND_PID=
+LTTNG_SESSION=
+
+cleanup()
+{
+	[ -n "$BT_PID" ] && kill "$BT_PID" 2>/dev/null && wait "$BT_PID" 2>/dev/null
+	[ -n "$LTTNG_SESSION" ] && lttng destroy "$LTTNG_SESSION" >/dev/null 2>&1
+	[ -n "$SESSIOND_PID" ] && kill "$SESSIOND_PID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+say() { printf '[bench %3ds] %s\n' $(( $(date +%s) - T0 )) "$*"; }
+
+declare -A IR NS NSMIN NSMAX SKIP LABEL NS_N CMD
+
+# ---------------------------------------------------------------- set-up
+
+PKGS="uftrace lttng-tools liblttng-ust-dev bpftrace gnuplot-nox valgrind dpkg-dev bzip2"
+install_deps()
+{
+	local p missing=""
+
+	for p in $PKGS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	if [ "$(id -u)" != 0 ] || [ -n "${BENCH_NO_INSTALL:-}" ]; then
+		say "missing packages:$missing (not installing: not root); their rows are skipped"
+		return 0
+	fi
+	say "installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get -o DPkg::Lock::Timeout=300 update -qq >/dev/null 2>&1
+	apt-get -o DPkg::Lock::Timeout=300 install -y -qq $missing >/dev/null 2>&1 ||
+		say "apt-get install failed; missing peers are skipped"
+}
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+say "fhook bench: $(nproc) cores, kernel $(uname -r), $ROUNDS interleaved rounds"
+bash scripts/deps.sh || true
+install_deps
+say "building fhook (make all)"
+if ! make -s all >"$TMP/make.log" 2>&1; then
+	if [ -e build/libfhook.so ] && [ -e build/fhook ]; then
+		say "make all failed (work in progress elsewhere?); using the existing build/"
+		tail -3 "$TMP/make.log" | sed 's/^/    /'
+	else
+		cat "$TMP/make.log"
+		exit 1
+	fi
+fi
+FHOOK=$ROOT/build/fhook
+CFLAGS_TRACE=$($FHOOK cflags)
+CC=${CC:-cc}
+LFH="-L$ROOT/build -lfhook -Wl,-rpath,$ROOT/build"
+
+say "building the benchmark programs"
+cc_q() { "$CC" "$@" 2>>"$TMP/cc.log" || { say "build failed: ${*: -3}"; return 1; }; }
+cc_q -O2 -o "$B/cputime" bench/cputime.c || exit 1
+T=bench/tight.c
+cc_q -O2 -g -o "$B/tight_plain" $T
+cc_q -O2 -g $CFLAGS_TRACE -o "$B/tight_pad" $T
+cc_q -O2 -g $CFLAGS_TRACE -DTIGHT_FHOOK -Iinclude -o "$B/tight_fhook" $T $LFH
+cc_q -O2 -g -pg -o "$B/tight_pg" $T
+cc_q -O2 -g -finstrument-functions -o "$B/tight_cyg" $T bench/cyg_hooks.c
+if [ -e /usr/include/lttng/tracepoint.h ]; then
+	cc_q -O2 -g -DTIGHT_LTTNG -Ibench -o "$B/tight_lttng" $T bench/tight_tp.c -llttng-ust -ldl
+fi
+cc_q -O2 -g -fPIC -shared -Iinclude -o "$B/fprobe_all.so" bench/fprobe_all.c $LFH
+# The uprobe target is a copy of the pad build, so that the probe (on the
+# inode) touches no other run; fhook prepare makes its pad one 5-byte nop.
+cp "$B/tight_pad" "$B/tight_uprobe" && $FHOOK prepare "$B/tight_uprobe" >/dev/null
+
+# ---------------------------------------------------------------- helpers
+
+# cg_ir MATCH CMD...: instructions (callgrind Ir) of the processes of CMD
+# whose command line starts with MATCH (every process if MATCH is "*").
+cg_ir()
+{
+	local match=$1 d f sum=0 n; shift
+	d=$(mktemp -d "$TMP/cg.XXXXXX")
+	(cd "$d" && valgrind --tool=callgrind --trace-children=yes \
+		--callgrind-out-file="$d/cg.%p" "$@" >/dev/null 2>"$d/log")
+	for f in "$d"/cg.*; do
+		[ -e "$f" ] || continue
+		if [ "$match" = "*" ] || grep -q "^cmd: *$match" "$f"; then
+			n=$(sed -n 's/^summary: *//p' "$f")
+			sum=$((sum + ${n:-0}))
+		fi
+	done
+	rm -rf "$d"
+	echo "$sum"
+}
+
+N1=100000
+N2=300000
+# per_call KEY: instructions per call of CMD[KEY] (with N in place of @N@)
+per_call()
+{
+	local key=$1 a b match
+	match=${CGMATCH[$key]:-*}
+	a=$(cg_ir "$match" ${CMD[$key]//@N@/$N1})
+	b=$(cg_ir "$match" ${CMD[$key]//@N@/$N2})
+	if [ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ]; then
+		IR[$key]=$(awk -v a="$a" -v b="$b" -v n=$((N2 - N1)) 'BEGIN { printf "%.1f", (b - a) / n }')
+	else
+		IR[$key]=
+	fi
+}
+
+# stats FILE: "median min max" of the numbers in FILE
+stats()
+{
+	sort -g "$1" | awk '{ v[NR] = $1 } END {
+		if (!NR) { print "- - -"; exit }
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%g %g %g\n", m, v[1], v[NR] }'
+}
+
+declare -A CGMATCH
+# ---------------------------------------------------------------- workload 1
+
+say "workload 1: the tight loop"
+ORDER="plain pad nop empty direct redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-both trace cyg uftrace-pg uftrace-P lttng uprobe"
+LABEL[plain]="untraced (no pad, no libfhook)"
+LABEL[pad]="pad, no libfhook (five 1-byte nops)"
+LABEL[nop]="fhook: pad, no ops (one 5-byte nop)"
+LABEL[empty]="fhook: one ftrace_ops, empty handler"
+LABEL[direct]="calling the replacement directly"
+LABEL[redirect-hit]="fhook: redirect, redirected caller"
+LABEL[redirect-miss]="fhook: redirect, caller not redirected"
+LABEL[inject-hit]="fhook: fault injection, failing caller"
+LABEL[inject-miss]="fhook: fault injection, other caller"
+LABEL[fprobe-entry]="fhook: fprobe, empty entry handler"
+LABEL[fprobe-both]="fhook: fprobe, empty entry + exit handlers"
+LABEL[trace]="fhook trace: entry + exit events to the ring buffer"
+LABEL[cyg]="-finstrument-functions, empty hooks"
+LABEL[uftrace-pg]="uftrace record (-pg build)"
+LABEL[uftrace-P]="uftrace record -P . (patchable build)"
+LABEL[lttng]="LTTng-UST tracepoint, session recording"
+LABEL[uprobe]="bpftrace uprobe on the 5-byte nop, empty action"
+
+CMD[plain]="$B/tight_plain run @N@"
+CMD[pad]="$B/tight_pad run @N@"
+CMD[direct]="$B/tight_plain direct @N@"
+for m in nop empty redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-both; do
+	CMD[$m]="$B/tight_fhook $m @N@"
+done
+CMD[cyg]="$B/tight_cyg run @N@"
+if have uftrace; then
+	CMD[uftrace-pg]="uftrace record -d $TMP/ut.data $B/tight_pg run @N@"
+	CMD[uftrace-P]="uftrace record -P . -d $TMP/ut.data $B/tight_pad run @N@"
+	CGMATCH[uftrace-pg]="$B/tight_pg"
+	CGMATCH[uftrace-P]="$B/tight_pad"
+else
+	SKIP[uftrace-pg]="uftrace not installed"
+	SKIP[uftrace-P]="uftrace not installed"
+fi
+
+# fhook trace, if it exists in this build
+if $FHOOK trace -h >/dev/null 2>&1; then
+	CMD[trace]="$FHOOK trace -e f:bench/tiny_in tiny -e f:bench/tiny_out tiny%return -o $TMP/trace.out -- $B/tight_pad run @N@"
+	CGMATCH[trace]="$B/tight_pad"
+	if ! out=$(${CMD[trace]//@N@/1000} 2>&1 >/dev/null); then
+		SKIP[trace]="fhook trace failed here: $(echo "$out" | head -1)"
+		unset 'CMD[trace]'
+	fi
+else
+	SKIP[trace]="pending: \`fhook trace\` is not in this build yet"
+fi
+
+# LTTng: a session daemon (ours, if none runs) and a session recording the event
+if [ -x "$B/tight_lttng" ] && have lttng; then
+	if ! lttng list >/dev/null 2>&1; then
+		lttng-sessiond --daemonize >/dev/null 2>&1
+		sleep 1
+		SESSIOND_PID=$(pgrep -n -x lttng-sessiond)
+	fi
+	LTTNG_SESSION=fhook-bench-$$
+	if lttng create "$LTTNG_SESSION" --output="$TMP/lttng" >/dev/null 2>&1 &&
+	   lttng enable-channel -u -s "$LTTNG_SESSION" --subbuf-size=4M --num-subbuf=4 ch >/dev/null 2>&1 &&
+	   lttng enable-event -u -s "$LTTNG_SESSION" -c ch fhook_bench:tiny >/dev/null 2>&1 &&
+	   lttng start "$LTTNG_SESSION" >/dev/null 2>&1; then
+		CMD[lttng]="$B/tight_lttng run @N@"
+	else
+		SKIP[lttng]="could not create an LTTng session (lttng-sessiond)"
+		LTTNG_SESSION=
+	fi
+else
+	SKIP[lttng]="liblttng-ust-dev / lttng-tools not installed"
+fi
+
+# bpftrace: one uprobe on tight_uprobe's tiny(), kept for the whole run
+if have bpftrace; then
+	bpftrace -e "uprobe:$B/tight_uprobe:tiny { }" >"$TMP/bt.log" 2>&1 &
+	BT_PID=$!
+	for i in $(seq 30); do
+		grep -q "^Attaching" "$TMP/bt.log" && break
+		kill -0 "$BT_PID" 2>/dev/null || break
+		sleep 0.5
+	done
+	sleep 0.5
+	if kill -0 "$BT_PID" 2>/dev/null && grep -q "^Attaching" "$TMP/bt.log"; then
+		CMD[uprobe]="$B/tight_uprobe run @N@"
+		SKIP_IR_uprobe="the probe runs in the kernel, which callgrind does not see"
+	else
+		SKIP[uprobe]="bpftrace could not attach: $(grep -v RLIMIT "$TMP/bt.log" | head -1)"
+		BT_PID=
+	fi
+else
+	SKIP[uprobe]="bpftrace not installed"
+fi
+
+# instructions per call
+for k in $ORDER; do
+	[ -n "${CMD[$k]:-}" ] || continue
+	[ "$k" = uprobe ] && continue
+	per_call "$k"
+	say "  $(printf '%-14s' "$k") ${IR[$k]:-?} instructions/call"
+	rm -rf "$TMP/ut.data"
+done
+
+# ns per call, interleaved
+for k in $ORDER; do
+	case $k in
+	uftrace-*|uprobe|trace) NS_N[$k]=200000 ;;
+	lttng) NS_N[$k]=1000000 ;;
+	*) NS_N[$k]=4000000 ;;
+	esac
+done
+say "  ns/call: $ROUNDS interleaved rounds"
+for r in $(seq "$ROUNDS"); do
+	for k in $ORDER; do
+		[ -n "${CMD[$k]:-}" ] || continue
+		v=$(cd "$TMP" && ${CMD[$k]//@N@/${NS_N[$k]}} 2>/dev/null | sed -n 's/ ns\/call.*//p' | tail -1)
+		[ -n "$v" ] && echo "$v" >>"$TMP/ns.$k"
+		rm -rf "$TMP/ut.data"
+	done
+	printf '.'
+done
+echo
+for k in $ORDER; do
+	[ -e "$TMP/ns.$k" ] || continue
+	read -r NS[$k] NSMIN[$k] NSMAX[$k] < <(stats "$TMP/ns.$k")
+	say "  $(printf '%-14s' "$k") ${NS[$k]} ns/call (${NSMIN[$k]}-${NSMAX[$k]})"
+done
+if [ -n "$BT_PID" ]; then
+	kill "$BT_PID" 2>/dev/null; wait "$BT_PID" 2>/dev/null; BT_PID=
+fi
+if [ -n "$LTTNG_SESSION" ]; then
+	lttng stop "$LTTNG_SESSION" >/dev/null 2>&1
+	LT_DISC=$(lttng list "$LTTNG_SESSION" 2>/dev/null | grep -i "discarded" | head -1)
+	lttng destroy "$LTTNG_SESSION" >/dev/null 2>&1
+	LTTNG_SESSION=
+fi
+
+# ---------------------------------------------------------------- workload 2
+
+say "workload 2: start-up with 2,000 and 20,000 functions"
+declare -A SU
+for n in 2000 20000; do
+	src=$B/gen_$n.c obj=$B/gen_${n}_pad.o
+	if [ ! -e "$obj" ] || [ bench/gen_funcs.sh -nt "$obj" ]; then
+		say "  compiling $n generated functions"
+		bash bench/gen_funcs.sh "$n" >"$src"
+		cc_q -O0 -c $CFLAGS_TRACE -o "$obj" "$src"
+	fi
+	cc_q -O2 $CFLAGS_TRACE -o "$B/startup_${n}_pad" bench/startup.c "$obj"
+	cc_q -O2 $CFLAGS_TRACE -DSTARTUP_FHOOK -Iinclude -o "$B/startup_${n}_fhook" \
+		bench/startup.c "$obj" $LFH
+	cp "$B/startup_${n}_fhook" "$B/startup_${n}_prep"
+	$FHOOK prepare "$B/startup_${n}_prep" >/dev/null
+	# process CPU time (user + sys, microseconds), interleaved
+	for r in $(seq "$ROUNDS"); do
+		for v in pad fhook-none fhook-all prep-all uftrace; do
+			case $v in
+			pad) c="$B/startup_${n}_pad" ;;
+			fhook-none) c="$B/startup_${n}_fhook none" ;;
+			fhook-all) c="$B/startup_${n}_fhook all" ;;
+			prep-all) c="$B/startup_${n}_prep all" ;;
+			uftrace) have uftrace || continue
+				 c="uftrace record -P . -d $TMP/ut.data $B/startup_${n}_pad" ;;
+			esac
+			(cd "$TMP" && $B/cputime $c 3>"$TMP/cpu" >"$TMP/out" 2>/dev/null)
+			read -r w u s <"$TMP/cpu"
+			echo $((u + s)) >>"$TMP/cpu.$n.$v"
+			echo "$w" >>"$TMP/wall.$n.$v"
+			case $v in fhook-all|prep-all)
+				awk '{ print $1 / 1000 }' "$TMP/out" >>"$TMP/en.$n.$v"
+				read -r _ hb ha _ <"$TMP/out"
+				SU[$n,heap,$v]=$ha ;;
+			esac
+			rm -rf "$TMP/ut.data"
+		done
+	done
+	for v in pad fhook-none fhook-all prep-all uftrace; do
+		[ -e "$TMP/cpu.$n.$v" ] || continue
+		read -r SU[$n,cpu,$v] _ _ < <(stats "$TMP/cpu.$n.$v")
+		read -r SU[$n,wall,$v] _ _ < <(stats "$TMP/wall.$n.$v")
+		[ -e "$TMP/en.$n.$v" ] && read -r SU[$n,en,$v] SU[$n,enmin,$v] SU[$n,enmax,$v] < <(stats "$TMP/en.$n.$v")
+	done
+	# instructions
+	SU[$n,ir,pad]=$(cg_ir "*" "$B/startup_${n}_pad")
+	SU[$n,ir,fhook-none]=$(cg_ir "*" "$B/startup_${n}_fhook" none)
+	SU[$n,ir,fhook-all]=$(cg_ir "*" "$B/startup_${n}_fhook" all)
+	SU[$n,ir,prep-all]=$(cg_ir "*" "$B/startup_${n}_prep" all)
+	if have uftrace; then
+		SU[$n,ir,uftrace]=$(cg_ir "*" uftrace record -P . -d "$TMP/ut.data" "$B/startup_${n}_pad")
+		rm -rf "$TMP/ut.data"
+	fi
+	say "  $n functions: process CPU us (median) pad ${SU[$n,cpu,pad]}, fhook ${SU[$n,cpu,fhook-all]}, prepared ${SU[$n,cpu,prep-all]}, uftrace -P . ${SU[$n,cpu,uftrace]:-skipped}; register ${SU[$n,en,fhook-all]} ms"
+done
+
+# ---------------------------------------------------------------- workload 3
+
+say "workload 3: bzip2 from its Debian source package"
+W3=
+SRCLIST=/etc/apt/sources.list.d/fhook-bench-src.sources
+BZ=$(ls -d "$B"/src/bzip2-*/ 2>/dev/null | head -1)
+if [ -z "$BZ" ] && [ "$(id -u)" = 0 ]; then
+	if [ ! -e "$SRCLIST" ]; then
+		cat >"$SRCLIST" <<-'EOF'
+		# Added by fhook's bench/run.sh: source packages for the real-program benchmark.
+		Types: deb-src
+		URIs: http://deb.debian.org/debian
+		Suites: bookworm
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+		EOF
+		apt-get -o DPkg::Lock::Timeout=300 update -qq >/dev/null 2>&1
+	fi
+	mkdir -p "$B/src"
+	(cd "$B/src" && apt-get source -qq bzip2 >/dev/null 2>&1)
+	BZ=$(ls -d "$B"/src/bzip2-*/ 2>/dev/null | head -1)
+fi
+if [ -z "$BZ" ]; then
+	W3="could not get the bzip2 source package (apt-get source bzip2)"
+else
+	BZVER=$(basename "$BZ")
+	for v in plain pad pg; do
+		case $v in
+		plain) f="" ;;
+		pad) f="$CFLAGS_TRACE" ;;
+		pg) f="-pg" ;;
+		esac
+		if [ ! -x "$B/bzip2_$v" ]; then
+			rm -rf "$TMP/bz" && cp -r "$BZ" "$TMP/bz"
+			# Debian's Makefile links bzip2 to libbz2.so (the system's at
+			# run time): link the static library instead, so that every
+			# function of the compressor is built with the flags.
+			make -s -C "$TMP/bz" libbz2.a bzip2.o CC="$CC" \
+				CFLAGS="-Wall -O2 -g -D_FILE_OFFSET_BITS=64 $f" >/dev/null 2>&1 &&
+				cc_q -O2 -g $f -o "$B/bzip2_$v" "$TMP/bz/bzip2.o" "$TMP/bz/libbz2.a"
+		fi
+	done
+	# the input: the kernel's UAPI headers, as a tar (real text, stable)
+	tar cf "$TMP/input.tar" -C /usr/include linux asm-generic 2>/dev/null
+	head -c 4000000 "$TMP/input.tar" >"$TMP/input"
+	INSZ=$(stat -c %s "$TMP/input")
+	bzip2 -9 -c "$TMP/input" >"$TMP/ref.bz2"
+	BZMODES="plain pad nop fprobe-entry fprobe uftrace-pg uftrace-P"
+	$FHOOK trace -h >/dev/null 2>&1 && [ -z "${SKIP[trace]:-}" ] && BZMODES="$BZMODES trace"
+	declare -A BZC
+	BZC[plain]="$B/bzip2_plain -9 -c $TMP/input"
+	BZC[pad]="$B/bzip2_pad -9 -c $TMP/input"
+	BZC[fprobe-entry]="env FHOOK_BENCH_ENTRY_ONLY=1 LD_PRELOAD=$B/fprobe_all.so $B/bzip2_pad -9 -c $TMP/input"
+	BZC[nop]="env LD_PRELOAD=$ROOT/build/libfhook.so $B/bzip2_pad -9 -c $TMP/input"
+	BZC[fprobe]="env LD_PRELOAD=$B/fprobe_all.so $B/bzip2_pad -9 -c $TMP/input"
+	BZC[uftrace-pg]="uftrace record -d $TMP/ut.data $B/bzip2_pg -9 -c $TMP/input"
+	BZC[uftrace-P]="uftrace record -P . -d $TMP/ut.data $B/bzip2_pad -9 -c $TMP/input"
+	BZC[trace]="$FHOOK trace -e f:bench/in * -e f:bench/out *%return -o $TMP/trace.out -- $B/bzip2_pad -9 -c $TMP/input"
+	have uftrace || BZMODES=${BZMODES//uftrace-pg uftrace-P/}
+	declare -A BZBAD
+	set -f	# the globs of fhook trace's events are not file names
+	for r in $(seq 3); do
+		for v in $BZMODES; do
+			(cd "$TMP" && $B/cputime ${BZC[$v]} 3>"$TMP/cpu" >"$TMP/out.bz2" 2>"$TMP/err")
+			read -r w u s <"$TMP/cpu"
+			echo "$w" >>"$TMP/bz.$v"
+			cmp -s "$TMP/out.bz2" "$TMP/ref.bz2" || BZBAD[$v]=1
+			rm -rf "$TMP/ut.data" "$TMP/trace.out"
+		done
+		printf '.'
+	done
+	set +f
+	echo
+	declare -A BZT BZTMIN BZTMAX
+	for v in $BZMODES; do
+		read -r BZT[$v] BZTMIN[$v] BZTMAX[$v] < <(stats "$TMP/bz.$v")
+		say "  bzip2 $(printf '%-11s' "$v") $(awk -v t="${BZT[$v]}" 'BEGIN { printf "%.1f", t / 1000 }') ms"
+	done
+	# how many calls every-function tracing sees
+	BZCALLS=$(cd "$TMP" && uftrace record -d "$TMP/ut.data" "$B/bzip2_pg" -9 -c "$TMP/input" >/dev/null 2>&1 &&
+		uftrace report -d "$TMP/ut.data" 2>/dev/null |
+		awk 'NR > 2 && $NF !~ /^linux:/ { c += $(NF - 1) } END { print c + 0 }')
+	rm -rf "$TMP/ut.data"
+	BZFUNCS=$($FHOOK funcs "$B/bzip2_pad" 2>/dev/null | grep -c .)
+fi
+
+# ---------------------------------------------------------------- report
+
+say "writing bench/RESULTS.md and bench/results.png"
+declare -p IR NS NSMIN NSMAX SKIP LABEL NS_N SU >"$B/results.vars"
+declare -p BZT BZTMIN BZTMAX BZBAD 2>/dev/null >>"$B/results.vars"
+for v in ORDER ROUNDS N1 N2 W3 BZVER INSZ BZCALLS BZFUNCS BZMODES LT_DISC SKIP_IR_uprobe; do
+	declare -p "$v" 2>/dev/null >>"$B/results.vars"
+done
+. bench/report.sh
+say "done in $(( $(date +%s) - T0 )) s"
