@@ -87,7 +87,8 @@ echo
 echo "\"pad, no libfhook\" is the pad as gcc leaves it (five 1-byte nops), which the peers"
 echo "that patch at run time (uftrace -P) start from; libfhook turns it into one 5-byte nop."
 [ -n "${SKIP_IR_uprobe:-}" ] && echo "The uprobe has no instruction count: $SKIP_IR_uprobe."
-[ -n "${LT_DISC:-}" ] && echo "LTTng session: $LT_DISC."
+[ -n "${LT_DISC:-}" ] && echo "LTTng session: $(echo $LT_DISC)."
+[ -n "${TRACE_STAT:-}" ] && echo "fhook trace (last ns run): $TRACE_STAT; its text goes to a file in /tmp."
 echo
 echo "### Ratio to each peer (the peer's cost over untraced ÷ fhook's)"
 echo
@@ -144,6 +145,11 @@ row "… libfhook start-up (find, rewrite pads)" "$(f1 "$(irper 2000 fhook-none)
 row "… enabling every site" "$(f1 "$(irper 2000 fhook-all fhook-none)")" "$(f1 "$(irper 20000 fhook-all fhook-none)")" ""
 row "fhook, prepared: added instructions per function" "$(f1 "$(irper 2000 prep-all)")" "$(f1 "$(irper 20000 prep-all)")" "< 1,000: $(met "$(irper 20000 prep-all)" 1000)"
 row "uftrace record -P .: added instructions per function" "$(f1 "$(irper 2000 uftrace)")" "$(f1 "$(irper 20000 uftrace)")" "(issue: about 6,000)"
+# the per-function slope between the two sizes: fixed costs cancel
+slope() { num "${SU[2000,ir,$1]:-}" && num "${SU[20000,ir,$1]:-}" && num "${SU[2000,ir,${2:-pad}]:-}" && num "${SU[20000,ir,${2:-pad}]:-}" &&
+	calc "((${SU[20000,ir,$1]} - ${SU[20000,ir,${2:-pad}]}) - (${SU[2000,ir,$1]} - ${SU[2000,ir,${2:-pad}]})) / 18000" || printf ''; }
+row "instructions per function, slope 2,000 → 20,000 (fixed costs cancel): fhook / prepared / uftrace -P ." "" \
+	"$(f1 "$(slope fhook-all)") / $(f1 "$(slope prep-all)") / $(f1 "$(slope uftrace)")" "fhook < 1,000: $(met "$(slope fhook-all)" 1000)"
 row "ratio uftrace ÷ fhook, added process time" "$(ratio "$(calc "${SU[2000,cpu,uftrace]:-0} - ${SU[2000,cpu,pad]:-0}")" "$(calc "${SU[2000,cpu,fhook-all]:-0} - ${SU[2000,cpu,pad]:-0}")")" \
 	"$(ratio "$(calc "${SU[20000,cpu,uftrace]:-0} - ${SU[20000,cpu,pad]:-0}")" "$(calc "${SU[20000,cpu,fhook-all]:-0} - ${SU[20000,cpu,pad]:-0}")")" ""
 row "ratio uftrace ÷ fhook, added instructions" "$(ratio "$(irper 2000 uftrace)" "$(irper 2000 fhook-all)")" "$(ratio "$(irper 20000 uftrace)" "$(irper 20000 fhook-all)")" ""
@@ -174,7 +180,7 @@ else
 	BZL[pad]="pad, no libfhook"
 	BZL[nop]="fhook: preloaded, no ops (5-byte nops)"
 	BZL[fprobe-entry]="fhook: fprobe on \"*\", empty entry handler"
-	BZL[fprobe]="fhook: fprobe on \"*\", empty entry + exit handlers"
+	BZL[fprobe-both]="fhook: fprobe on \"*\", empty entry + exit handlers"
 	BZL[uftrace-pg]="uftrace record (-pg build)"
 	BZL[uftrace-P]="uftrace record -P . (patchable build)"
 	BZL[trace]="fhook trace, entry + exit events on \"*\""
@@ -184,6 +190,7 @@ else
 		num "${BZT[$v]:-}" || continue
 		echo "| ${BZL[$v]} | $(ms "${BZT[$v]}") ($(ms "${BZTMIN[$v]}")-$(ms "${BZTMAX[$v]}")) | $(ratio "${BZT[$v]}" "${BZT[plain]}") | $(ratio "${BZT[uftrace-pg]:-}" "${BZT[$v]}") | $(ratio "${BZT[uftrace-P]:-}" "${BZT[$v]}") | $([ -n "${BZBAD[$v]:-}" ] && echo "**differs**" || echo same) |"
 	done
+	[ -n "${BZ_TRACE_STAT:-}" ] && echo && echo "fhook trace on bzip2 (last run, formatted as text to /dev/null): $BZ_TRACE_STAT."
 	case " $BZMODES " in *" trace "*) ;; *) echo; echo "fhook trace on \"*\": pending (${SKIP[trace]:-not run})." ;; esac
 fi
 echo

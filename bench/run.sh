@@ -27,6 +27,8 @@ T0=$(date +%s)
 mkdir -p "$B"
 TMP=$(mktemp -d /tmp/fhook-bench.XXXXXX)
 BT_PID=
+TRACE_STAT=
+BZ_TRACE_STAT=
 SESSIOND_PID=
 LTTNG_SESSION=
 
@@ -95,7 +97,7 @@ cc_q -O2 -g $CFLAGS_TRACE -o "$B/tight_pad" $T
 cc_q -O2 -g $CFLAGS_TRACE -DTIGHT_FHOOK -Iinclude -o "$B/tight_fhook" $T $LFH
 cc_q -O2 -g -pg -o "$B/tight_pg" $T
 cc_q -O2 -g -finstrument-functions -o "$B/tight_cyg" $T bench/cyg_hooks.c
-if [ -e /usr/include/lttng/tracepoint.h ]; then
+if echo '#include <lttng/tracepoint.h>' | "$CC" -E -x c - >/dev/null 2>&1; then
 	cc_q -O2 -g -DTIGHT_LTTNG -Ibench -o "$B/tight_lttng" $T bench/tight_tp.c -llttng-ust -ldl
 fi
 cc_q -O2 -g -fPIC -shared -Iinclude -o "$B/fprobe_all.so" bench/fprobe_all.c $LFH
@@ -131,8 +133,8 @@ per_call()
 {
 	local key=$1 a b match
 	match=${CGMATCH[$key]:-*}
-	a=$(cg_ir "$match" ${CMD[$key]//@N@/$N1})
-	b=$(cg_ir "$match" ${CMD[$key]//@N@/$N2})
+	a=$(eval "cg_ir \"\$match\" ${CMD[$key]//@N@/$N1}")
+	b=$(eval "cg_ir \"\$match\" ${CMD[$key]//@N@/$N2}")
 	if [ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ]; then
 		IR[$key]=$(awk -v a="$a" -v b="$b" -v n=$((N2 - N1)) 'BEGIN { printf "%.1f", (b - a) / n }')
 	else
@@ -191,9 +193,9 @@ fi
 
 # fhook trace, if it exists in this build
 if $FHOOK trace -h >/dev/null 2>&1; then
-	CMD[trace]="$FHOOK trace -e f:bench/tiny_in tiny -e f:bench/tiny_out tiny%return -o $TMP/trace.out -- $B/tight_pad run @N@"
+	CMD[trace]="$FHOOK trace -e 'f:bench/tiny_in tiny' -e 'f:bench/tiny_out tiny%return' -o $TMP/trace.out -- $B/tight_pad run @N@"
 	CGMATCH[trace]="$B/tight_pad"
-	if ! out=$(${CMD[trace]//@N@/1000} 2>&1 >/dev/null); then
+	if ! out=$(eval "${CMD[trace]//@N@/1000}" 2>&1 >/dev/null); then
 		SKIP[trace]="fhook trace failed here: $(echo "$out" | head -1)"
 		unset 'CMD[trace]'
 	fi
@@ -219,7 +221,7 @@ if [ -x "$B/tight_lttng" ] && have lttng; then
 		LTTNG_SESSION=
 	fi
 else
-	SKIP[lttng]="liblttng-ust-dev / lttng-tools not installed"
+	SKIP[lttng]="liblttng-ust-dev / lttng-tools not installed, or the tracepoint did not build"
 fi
 
 # bpftrace: one uprobe on tight_uprobe's tiny(), kept for the whole run
@@ -249,7 +251,7 @@ for k in $ORDER; do
 	[ "$k" = uprobe ] && continue
 	per_call "$k"
 	say "  $(printf '%-14s' "$k") ${IR[$k]:-?} instructions/call"
-	rm -rf "$TMP/ut.data"
+	rm -rf "$TMP/ut.data" "$TMP/trace.out"
 done
 
 # ns per call, interleaved
@@ -264,9 +266,10 @@ say "  ns/call: $ROUNDS interleaved rounds"
 for r in $(seq "$ROUNDS"); do
 	for k in $ORDER; do
 		[ -n "${CMD[$k]:-}" ] || continue
-		v=$(cd "$TMP" && ${CMD[$k]//@N@/${NS_N[$k]}} 2>/dev/null | sed -n 's/ ns\/call.*//p' | tail -1)
+		v=$(cd "$TMP" && eval "${CMD[$k]//@N@/${NS_N[$k]}}" 2>"$TMP/err.$k" | sed -n 's/ ns\/call.*//p' | tail -1)
+		[ "$k" = trace ] && TRACE_STAT=$(grep -o '[0-9]* events.*' "$TMP/err.$k" | tail -1)
 		[ -n "$v" ] && echo "$v" >>"$TMP/ns.$k"
-		rm -rf "$TMP/ut.data"
+		rm -rf "$TMP/ut.data" "$TMP/trace.out"
 	done
 	printf '.'
 done
@@ -318,7 +321,7 @@ for n in 2000 20000; do
 			echo $((u + s)) >>"$TMP/cpu.$n.$v"
 			echo "$w" >>"$TMP/wall.$n.$v"
 			case $v in fhook-all|prep-all)
-				awk '{ print $1 / 1000 }' "$TMP/out" >>"$TMP/en.$n.$v"
+				awk '{ print $1 / 1000000 }' "$TMP/out" >>"$TMP/en.$n.$v"
 				read -r _ hb ha _ <"$TMP/out"
 				SU[$n,heap,$v]=$ha ;;
 			esac
@@ -390,26 +393,27 @@ else
 	head -c 4000000 "$TMP/input.tar" >"$TMP/input"
 	INSZ=$(stat -c %s "$TMP/input")
 	bzip2 -9 -c "$TMP/input" >"$TMP/ref.bz2"
-	BZMODES="plain pad nop fprobe-entry fprobe uftrace-pg uftrace-P"
+	BZMODES="plain pad nop fprobe-entry fprobe-both uftrace-pg uftrace-P"
 	$FHOOK trace -h >/dev/null 2>&1 && [ -z "${SKIP[trace]:-}" ] && BZMODES="$BZMODES trace"
 	declare -A BZC
 	BZC[plain]="$B/bzip2_plain -9 -c $TMP/input"
 	BZC[pad]="$B/bzip2_pad -9 -c $TMP/input"
 	BZC[fprobe-entry]="env FHOOK_BENCH_ENTRY_ONLY=1 LD_PRELOAD=$B/fprobe_all.so $B/bzip2_pad -9 -c $TMP/input"
 	BZC[nop]="env LD_PRELOAD=$ROOT/build/libfhook.so $B/bzip2_pad -9 -c $TMP/input"
-	BZC[fprobe]="env LD_PRELOAD=$B/fprobe_all.so $B/bzip2_pad -9 -c $TMP/input"
+	BZC[fprobe-both]="env LD_PRELOAD=$B/fprobe_all.so $B/bzip2_pad -9 -c $TMP/input"
 	BZC[uftrace-pg]="uftrace record -d $TMP/ut.data $B/bzip2_pg -9 -c $TMP/input"
 	BZC[uftrace-P]="uftrace record -P . -d $TMP/ut.data $B/bzip2_pad -9 -c $TMP/input"
-	BZC[trace]="$FHOOK trace -e f:bench/in * -e f:bench/out *%return -o $TMP/trace.out -- $B/bzip2_pad -9 -c $TMP/input"
+	BZC[trace]="$FHOOK trace -e 'f:bench/in *' -e 'f:bench/out *%return' -o /dev/null -- $B/bzip2_pad -9 -c $TMP/input"
 	have uftrace || BZMODES=${BZMODES//uftrace-pg uftrace-P/}
 	declare -A BZBAD
 	set -f	# the globs of fhook trace's events are not file names
 	for r in $(seq 3); do
 		for v in $BZMODES; do
-			(cd "$TMP" && $B/cputime ${BZC[$v]} 3>"$TMP/cpu" >"$TMP/out.bz2" 2>"$TMP/err")
+			(cd "$TMP" && eval "$B/cputime ${BZC[$v]}" 3>"$TMP/cpu" >"$TMP/out.bz2" 2>"$TMP/err")
 			read -r w u s <"$TMP/cpu"
 			echo "$w" >>"$TMP/bz.$v"
 			cmp -s "$TMP/out.bz2" "$TMP/ref.bz2" || BZBAD[$v]=1
+			[ "$v" = trace ] && BZ_TRACE_STAT=$(grep -o '[0-9]* events.*' "$TMP/err" | tail -1)
 			rm -rf "$TMP/ut.data" "$TMP/trace.out"
 		done
 		printf '.'
@@ -434,7 +438,7 @@ fi
 say "writing bench/RESULTS.md and bench/results.png"
 declare -p IR NS NSMIN NSMAX SKIP LABEL NS_N SU >"$B/results.vars"
 declare -p BZT BZTMIN BZTMAX BZBAD 2>/dev/null >>"$B/results.vars"
-for v in ORDER ROUNDS N1 N2 W3 BZVER INSZ BZCALLS BZFUNCS BZMODES LT_DISC SKIP_IR_uprobe; do
+for v in ORDER ROUNDS N1 N2 W3 BZVER INSZ BZCALLS BZFUNCS BZMODES LT_DISC SKIP_IR_uprobe TRACE_STAT BZ_TRACE_STAT; do
 	declare -p "$v" 2>/dev/null >>"$B/results.vars"
 done
 . bench/report.sh
