@@ -18,21 +18,38 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <fhook/events.h>
 
 #include "cli.h"
 
 static volatile int trace_done;
+static bool trace_status;	/* a status line on the terminal */
 
-/* Drain the rings while the program runs, so that long runs lose nothing. */
+/*
+ * Drain the rings while the program runs, so that long runs lose nothing;
+ * with the trace going to a file and stderr on a terminal, keep a status
+ * line there, once a second.
+ */
 static void *drain_thread(void *arg)
 {
 	struct fhook_trace *t = arg;
+	struct timespec last = { 0 }, now;
 
 	while (!trace_done) {
 		if (!fhook_trace_drain(t))
 			usleep(2000);
+		if (!trace_status)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec != last.tv_sec) {
+			fhook_trace_status(t, stderr);
+			last = now;
+		}
 	}
+	if (trace_status)
+		fprintf(stderr, "\r\033[K");
 	return NULL;
 }
 
@@ -57,6 +74,7 @@ static int trace_run(struct fhook_event *evs, int nr_evs, struct fhook_event_pro
 		return 1;
 	}
 	trace_done = 0;
+	trace_status = out && isatty(STDERR_FILENO);
 	pthread_create(&th, NULL, drain_thread, t);
 	status = cli_run_preloaded(prog_argv, true);
 	trace_done = 1;

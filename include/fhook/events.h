@@ -194,6 +194,8 @@ struct fhook_trace *fhook_trace_new(struct fhook_event *evs, int nr_evs,
 /* Print the records written so far; one thread at a time.  Returns how many. */
 int fhook_trace_drain(struct fhook_trace *t);
 /* Drain the rest, close the output's syntax, print "N events, N nmissed, N lost". */
+/* One status line (events, nmissed, lost so far), rewritten in place on @tty. */
+void fhook_trace_status(struct fhook_trace *t, FILE *tty);
 void fhook_trace_finish(struct fhook_trace *t, FILE *summary);
 void fhook_trace_free(struct fhook_trace *t);
 

@@ -493,16 +493,32 @@ int fhook_trace_drain(struct fhook_trace *t)
 	return (int)np;
 }
 
-void fhook_trace_finish(struct fhook_trace *t, FILE *summary)
+static uint64_t trace_lost(struct fhook_trace *t)
 {
 	uint64_t lost = 0;
 	uint32_t nr, i;
 
-	fhook_trace_drain(t);
 	nr = t->shm->nr_rings > EV_MAX_RINGS ? EV_MAX_RINGS : t->shm->nr_rings;
 	for (i = 0; i < nr; i++)
-		lost += t->shm->rings[i].lost;
-	lost += t->shm->lost_no_ring;
+		lost += __atomic_load_n(&t->shm->rings[i].lost, __ATOMIC_RELAXED);
+	return lost + __atomic_load_n(&t->shm->lost_no_ring, __ATOMIC_RELAXED);
+}
+
+void fhook_trace_status(struct fhook_trace *t, FILE *tty)
+{
+	fprintf(tty, "\rfhook: trace: %llu events, %llu nmissed, %llu lost\033[K",
+		(unsigned long long)t->events,
+		(unsigned long long)__atomic_load_n(&t->shm->nmissed, __ATOMIC_RELAXED),
+		(unsigned long long)trace_lost(t));
+	fflush(tty);
+}
+
+void fhook_trace_finish(struct fhook_trace *t, FILE *summary)
+{
+	uint64_t lost;
+
+	fhook_trace_drain(t);
+	lost = trace_lost(t);
 	if (t->fmt == FMT_CHROME)
 		fprintf(t->out, "\n],\"displayTimeUnit\":\"ns\"}\n");
 	fflush(t->out);
