@@ -108,6 +108,7 @@ int main(void)
 		m_ok(1);
 		CHECK_EQ(hits, 1, "enabled_again");
 		unregister_ftrace_function(&ops);
+		ftrace_free_filter(&perm);
 	}
 
 	/* RECURSION: the nested call from the handler is refused */
@@ -127,6 +128,7 @@ int main(void)
 		CHECK(ftrace_test_recursion_trylock(0, 0) >= 0, "unlock_releases", "");
 		ftrace_test_recursion_unlock(0);
 		unregister_ftrace_function(&rec);
+		ftrace_free_filter(&rec);
 	}
 
 	/* the program's own traps still reach the program's own handler */
@@ -148,5 +150,6 @@ int main(void)
 		CHECK_EQ(hits, 1, "hooks_after_program_handler");
 		unregister_ftrace_function(&ops);
 	}
+	ftrace_free_filter(&ops);
 	return check_exit();
 }

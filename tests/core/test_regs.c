@@ -125,6 +125,7 @@ int main(void)
 		snprintf(name, sizeof(name), "%s_handler_ran", variant[v]);
 		CHECK_EQ(hits, 4, name);
 		unregister_ftrace_function(&ops);
+		ftrace_free_filter(&ops);	/* the ops is on the stack, as a DYNAMIC one */
 	}
 	return check_exit();
 }
