@@ -68,9 +68,19 @@ void ftrace_ops_list_func(unsigned long ip, unsigned long parent_ip, struct ftra
 	(void)unused;
 	for (op = __atomic_load_n(&ftrace_ops_list, __ATOMIC_ACQUIRE); op;
 	     op = __atomic_load_n(&op->next, __ATOMIC_ACQUIRE)) {
+		unsigned long flags = __atomic_load_n(&op->flags, __ATOMIC_RELAXED);
+
 		if (!ftrace_ops_test(op, ip))
 			continue;
-		if (__atomic_load_n(&op->flags, __ATOMIC_RELAXED) & FTRACE_OPS_FL_RECURSION)
+		/*
+		 * A call that came through a trampoline saving only the
+		 * arguments began while no SAVE_REGS ops wanted this site (else
+		 * the site would have called a full-saving one): it is not
+		 * this ops' call, and its handler must never see NULL regs.
+		 */
+		if ((flags & FTRACE_OPS_FL_SAVE_REGS) && !fregs->fhook_full)
+			continue;
+		if (flags & FTRACE_OPS_FL_RECURSION)
 			ftrace_ops_assist_func(ip, parent_ip, op, fregs);
 		else
 			__atomic_load_n(&op->func, __ATOMIC_RELAXED)(ip, parent_ip, op, fregs);
