@@ -18,7 +18,7 @@ ratio()
 	num "${1:-}" && num "${2:-}" || { printf '–'; return; }
 	awk -v a="$1" -v b="$2" 'BEGIN {
 		if (b <= 0.05) { print "–"; exit }
-		r = a / b; printf (r >= 10 ? "%.0f×" : "%.1f×"), r }'
+		r = a / b; printf (r >= 10 ? "%.0f×" : r >= 0.1 ? "%.1f×" : "%.2f×"), r }'
 }
 # over KEY BASEKEY: instructions of KEY over BASEKEY
 over() { num "${IR[$1]:-}" && num "${IR[$2]:-}" && calc "${IR[$1]} - ${IR[$2]}" || printf ''; }
@@ -39,13 +39,17 @@ TARGET[cyg]="(issue: 16 over untraced)"
 TARGET[lttng]="(issue: 842 here)"
 
 CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)
-git -C "$ROOT" diff --quiet HEAD -- lib include 2>/dev/null || REV="$REV + uncommitted changes in lib/ or include/"
+if [ -z "${REV:-}" ]; then
+	REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)
+	git -C "$ROOT" diff --quiet HEAD -- lib include 2>/dev/null ||
+		REV="$REV + uncommitted changes in lib/ or include/"
+fi
+RUNDATE=${RUNDATE:-$(date -u '+%Y-%m-%d %H:%M UTC')}
 
 {
 echo "# fhook against its peers: \`make bench\` results"
 echo
-echo "Produced by \`make bench\` (bench/run.sh) on $(date -u '+%Y-%m-%d %H:%M UTC'), in one run:"
+echo "Produced by \`make bench\` (bench/run.sh) on $RUNDATE, in one run:"
 echo "$(nproc) cores ($CPU), shared and noisy, kernel $(uname -r), Debian $(cat /etc/debian_version),"
 echo "gcc $(gcc -dumpfullversion), fhook at $REV; uftrace $(uftrace --version 2>/dev/null | head -1 | awk '{ print $2 }'),"
 echo "valgrind $(valgrind --version 2>/dev/null | sed 's/valgrind-//'), lttng-ust $(dpkg-query -W -f='${Version}' liblttng-ust-dev 2>/dev/null), bpftrace $(bpftrace --version 2>/dev/null | awk '{ print $2 }')."

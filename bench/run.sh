@@ -84,6 +84,10 @@ if ! make -s all >"$TMP/make.log" 2>&1; then
 	fi
 fi
 FHOOK=$ROOT/build/fhook
+# what was measured: the commit, and whether the library had local changes
+REV=$(git rev-parse --short HEAD 2>/dev/null)
+git diff --quiet HEAD -- lib include 2>/dev/null || REV="$REV + uncommitted changes in lib/ or include/"
+RUNDATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 CFLAGS_TRACE=$($FHOOK cflags)
 CC=${CC:-cc}
 LFH="-L$ROOT/build -lfhook -Wl,-rpath,$ROOT/build"
@@ -438,7 +442,7 @@ fi
 say "writing bench/RESULTS.md and bench/results.png"
 declare -p IR NS NSMIN NSMAX SKIP LABEL NS_N SU >"$B/results.vars"
 declare -p BZT BZTMIN BZTMAX BZBAD 2>/dev/null >>"$B/results.vars"
-for v in ORDER ROUNDS N1 N2 W3 BZVER INSZ BZCALLS BZFUNCS BZMODES LT_DISC SKIP_IR_uprobe TRACE_STAT BZ_TRACE_STAT; do
+for v in ORDER ROUNDS N1 N2 W3 BZVER INSZ BZCALLS BZFUNCS BZMODES LT_DISC SKIP_IR_uprobe TRACE_STAT BZ_TRACE_STAT REV RUNDATE; do
 	declare -p "$v" 2>/dev/null >>"$B/results.vars"
 done
 . bench/report.sh
