@@ -17,6 +17,8 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-bp.h>
 
+#include "rcu.h"
+
 #include "core.h"
 #include "../arch/x86_64/arch.h"
 
@@ -103,13 +105,13 @@ void fhook_dispatch(unsigned long ip, unsigned long parent_ip, struct fhook_stub
 {
 	struct ftrace_ops *ops;
 
-	urcu_bp_read_lock();
+	fhook_rcu_read_lock();
 	ops = __atomic_load_n(&stub->ops, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(ops && site_calls(ip, stub->code), 1))
 		__atomic_load_n(&stub->func, __ATOMIC_RELAXED)(ip, parent_ip, ops, fregs);
 	else
 		ftrace_ops_list_func(ip, parent_ip, NULL, fregs);
-	urcu_bp_read_unlock();
+	fhook_rcu_read_unlock();
 }
 
 void ftrace_override_function_with_return(struct ftrace_regs *fregs, unsigned long retval)

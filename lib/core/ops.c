@@ -24,6 +24,8 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-bp.h>
 
+#include "rcu.h"
+
 #include "core.h"
 #include "../arch/x86_64/arch.h"
 #include "../kallsyms/objects.h"
@@ -48,7 +50,12 @@ void fhook_synchronize(void)
 	 */
 	urcu_bp_register_thread();
 	urcu_bp_synchronize_rcu();
+	fhook_rcu_tsan_acquire();
 }
+
+#ifdef __SANITIZE_THREAD__
+char fhook_rcu_token;
+#endif
 
 static bool hash_test(const struct ftrace_hash *filter, const struct ftrace_hash *notrace,
 		      unsigned long ip)

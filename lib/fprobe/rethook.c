@@ -26,6 +26,8 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-bp.h>
 
+#include "../core/rcu.h"
+
 #include <fhook/fprobe.h>
 #include "rethook.h"
 
@@ -486,20 +488,20 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 	fregs->regs.ip = node->ret_ip;
 	bit = ftrace_test_recursion_trylock(node->entry_ip, node->entry_parent_ip);
 	if (bit >= 0) {
-		urcu_bp_read_lock();
+		fhook_rcu_read_lock();
 		void *data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
 
 		if (data)
 			rh->handler(node, data, node->ret_ip, fregs);
-		urcu_bp_read_unlock();
+		fhook_rcu_read_unlock();
 		ftrace_test_recursion_unlock(bit);
 	} else {
-		urcu_bp_read_lock();
+		fhook_rcu_read_lock();
 		void *data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
 
 		if (data)
 			__atomic_add_fetch(&((struct fprobe *)data)->nmissed, 1, __ATOMIC_RELAXED);
-		urcu_bp_read_unlock();
+		fhook_rcu_read_unlock();
 	}
 	t->top = idx - 1;
 	rethook_put(rh);

@@ -9,6 +9,8 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-bp.h>
 
+#include "../core/rcu.h"
+
 #include <fhook/kallsyms.h>
 
 #include "objects.h"
@@ -27,7 +29,7 @@ unsigned long kallsyms_lookup_name(const char *name)
 	if (!name || !*name)
 		return 0;
 	refresh();
-	urcu_bp_read_lock();
+	fhook_rcu_read_lock();
 	for (obj = fhook_objects; obj && !addr; obj = obj->next) {
 		size_t i;
 
@@ -38,7 +40,7 @@ unsigned long kallsyms_lookup_name(const char *name)
 				break;
 			}
 	}
-	urcu_bp_read_unlock();
+	fhook_rcu_read_unlock();
 	return addr;
 }
 
@@ -63,7 +65,7 @@ const char *kallsyms_lookup(unsigned long addr, unsigned long *symbolsize,
 	struct fhook_object *obj;
 	const char *ret = NULL;
 
-	urcu_bp_read_lock();
+	fhook_rcu_read_lock();
 	sym = find(addr, &obj);
 	if (sym) {
 		if (symbolsize)
@@ -79,7 +81,7 @@ const char *kallsyms_lookup(unsigned long addr, unsigned long *symbolsize,
 			ret = "";
 		}
 	}
-	urcu_bp_read_unlock();
+	fhook_rcu_read_unlock();
 	return ret;
 }
 
@@ -130,7 +132,7 @@ int fhook_kallsyms_for_each(int (*fn)(void *data, const struct fhook_symbol *sym
 	int ret = 0;
 
 	refresh();
-	urcu_bp_read_lock();
+	fhook_rcu_read_lock();
 	for (obj = fhook_objects; obj && !ret; obj = obj->next) {
 		size_t i, r = 0;
 
@@ -153,7 +155,7 @@ int fhook_kallsyms_for_each(int (*fn)(void *data, const struct fhook_symbol *sym
 			ret = fn(data, &sym);
 		}
 	}
-	urcu_bp_read_unlock();
+	fhook_rcu_read_unlock();
 	return ret;
 }
 

@@ -179,6 +179,14 @@ static void *stub_tramp(struct ftrace_ops *ops)
 	 * sys_membarrier; without it readers need a fence, which the C
 	 * dispatcher has.  FHOOK_SLOW_DISPATCH=1 forces the C path (tests).
 	 */
+#ifdef __SANITIZE_THREAD__
+	/*
+	 * ThreadSanitizer sees no synchronization in assembly: its builds
+	 * take the C path, whose acquire load of stub->ops pairs with the
+	 * release in stub_bind() and orders everything registration wrote.
+	 */
+	return regs ? (void *)fhook_tramp_regs : (void *)fhook_tramp_args;
+#endif
 	if (urcu_bp_has_sys_membarrier && !getenv("FHOOK_SLOW_DISPATCH"))
 		return regs ? (void *)fhook_tramp_regs_fast : (void *)fhook_tramp_args_fast;
 	return regs ? (void *)fhook_tramp_regs : (void *)fhook_tramp_args;

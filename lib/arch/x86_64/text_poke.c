@@ -37,6 +37,8 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-bp.h>
 
+#include "../../core/rcu.h"
+
 #include "arch.h"
 #include "../../kallsyms/objects.h"
 
@@ -376,11 +378,11 @@ static bool is_our_site(unsigned long ip)
 	struct fhook_object *obj;
 	bool ret = false;
 
-	urcu_bp_read_lock();
+	fhook_rcu_read_lock();
 	obj = fhook_object_of(ip);
 	if (obj && fhook_object_rec(obj, ip))
 		ret = true;
-	urcu_bp_read_unlock();
+	fhook_rcu_read_unlock();
 	return ret;
 }
 
