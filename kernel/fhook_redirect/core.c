@@ -26,6 +26,15 @@ typedef unsigned long (*fhook_kln_t)(const char *name);
 typedef unsigned long (*fhook_ftrace_location_t)(unsigned long ip);
 
 static fhook_kln_t fhook_kln;
+
+/*
+ * The kprobe-per-name fallback is what an IBT-enforcing CPU gets; QEMU's
+ * CPUs do not enforce IBT, so the test forces it with this parameter.
+ */
+static bool kprobe_lookup;
+module_param(kprobe_lookup, bool, 0444);
+MODULE_PARM_DESC(kprobe_lookup,
+		 "resolve every name with a kprobe instead of calling kallsyms_lookup_name");
 static fhook_ftrace_location_t fhook_ftrace_location;
 static struct dentry *fhook_debugfs;
 
@@ -274,7 +283,9 @@ static int fhook_find_kallsyms(void)
 		pr_err("can not resolve kallsyms_lookup_name through a kprobe\n");
 		return -ENOENT;
 	}
-	if (fhook_callable(addr))
+	if (kprobe_lookup)
+		pr_info("kprobe_lookup=1: resolving names with kprobes\n");
+	else if (fhook_callable(addr))
 		fhook_kln = (fhook_kln_t)addr;
 	else
 		pr_info("kallsyms_lookup_name is sealed under IBT: resolving names with kprobes\n");

@@ -157,7 +157,7 @@ int fhook_redirect_register(struct fhook_redirect *rd)
 	if (ret) {
 		pr_err("can not filter on %s at %pS: %d\n", rd->target,
 		       (void *)rd->site, ret);
-		goto out_unlock;
+		goto out_filter;
 	}
 	ret = register_ftrace_function(&rd->ops);
 	if (ret) {
