@@ -164,16 +164,47 @@ out:
 	return ret;
 }
 
-static int sym_cmp(const void *a, const void *b)
+/*
+ * Sort symbols by address: an LSD radix sort on as many bytes as the
+ * largest address needs.  Start-up reads every symbol of every instrumented
+ * object, and a comparison sort through a callback was most of its cost.
+ * Stable, so aliases keep their symbol-table order for the dedup below.
+ */
+static int sort_syms(struct fhook_sym *syms, size_t nr)
 {
-	const struct fhook_sym *x = a, *y = b;
+	struct fhook_sym *tmp, *src = syms, *dst;
+	unsigned long max = 0;
+	size_t i, count[256];
+	int shift;
 
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	/* among aliases keep the larger one first, then the earlier name */
-	if (x->size != y->size)
-		return x->size > y->size ? -1 : 1;
-	return x->name < y->name ? -1 : x->name > y->name;
+	for (i = 0; i < nr; i++)
+		if (syms[i].addr > max)
+			max = syms[i].addr;
+	tmp = malloc((nr ? nr : 1) * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	dst = tmp;
+	for (shift = 0; shift < 64 && (max >> shift); shift += 8) {
+		size_t pos = 0;
+
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < nr; i++)
+			count[(src[i].addr >> shift) & 0xff]++;
+		for (i = 0; i < 256; i++) {
+			size_t c = count[i];
+
+			count[i] = pos;
+			pos += c;
+		}
+		for (i = 0; i < nr; i++)
+			dst[count[(src[i].addr >> shift) & 0xff]++] = src[i];
+		src = dst;
+		dst = src == syms ? tmp : syms;
+	}
+	if (src != syms)
+		memcpy(syms, src, nr * sizeof(*syms));
+	free(tmp);
+	return 0;
 }
 
 static int read_symtab(Elf *elf, Elf_Scn *scn, struct fhook_sym **symsp, size_t *nrp,
@@ -229,14 +260,18 @@ static int read_symtab(Elf *elf, Elf_Scn *scn, struct fhook_sym **symsp, size_t 
 		nlen += len;
 		nr++;
 	}
-	qsort(syms, nr, sizeof(*syms), sym_cmp);
-	/* drop aliases: one symbol per address */
+	if (sort_syms(syms, nr))
+		goto nomem;
+	/* drop aliases: one symbol per address, the one with the largest size */
 	if (nr) {
 		size_t w = 1;
 
-		for (i = 1; i < nr; i++)
+		for (i = 1; i < nr; i++) {
 			if (syms[i].addr != syms[w - 1].addr)
 				syms[w++] = syms[i];
+			else if (syms[i].size > syms[w - 1].size)
+				syms[w - 1] = syms[i];
+		}
 		nr = w;
 	}
 	*symsp = syms;

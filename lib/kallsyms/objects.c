@@ -204,7 +204,11 @@ static int object_read_sites(struct fhook_object *obj)
 		obj->recs[n].flags = es.from_mcount[i] ? FTRACE_FL_MCOUNT : 0;
 		n++;
 	}
-	qsort(obj->recs, n, sizeof(*obj->recs), rec_cmp);
+	/* the linker usually keeps them in address order already */
+	for (i = 1; i < n && obj->recs[i - 1].ip <= obj->recs[i].ip; i++)
+		;
+	if (i < n)
+		qsort(obj->recs, n, sizeof(*obj->recs), rec_cmp);
 	if (n) {
 		size_t w = 1;
 
@@ -463,13 +467,18 @@ int fhook_objects_sync(void)
 			rev = obj;
 			changed++;
 		}
-		/* sites become nops before anyone can hook them */
-		objects_init_nops(rev);
 		for (tail = rev; tail->next; tail = tail->next)
 			;
 		for (pp = &fhook_objects; *pp; pp = &(*pp)->next)
 			;
 		__atomic_store_n(pp, rev, __ATOMIC_RELEASE);
+		/*
+		 * Sites become nops before anyone can hook them: ops are changed
+		 * only inside the loader's lock, which we hold.  Publishing first
+		 * lets the patcher read and find the protection of these pages
+		 * directly, not through a system call per site.
+		 */
+		objects_init_nops(rev);
 	}
 	pthread_mutex_unlock(&objects_mutex);
 	return changed;

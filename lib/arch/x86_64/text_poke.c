@@ -301,7 +301,10 @@ int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 
 	if (!nr)
 		return 0;
-	qsort(locs, nr, sizeof(*locs), loc_cmp);
+	for (i = 1; i < nr && locs[i - 1].addr <= locs[i].addr; i++)
+		;
+	if (i < nr)
+		qsort(locs, nr, sizeof(*locs), loc_cmp);
 	old = malloc(nr * sizeof(*old));
 	if (!old)
 		return -ENOMEM;
