@@ -229,6 +229,48 @@ dmesg_has untraceable-target-message "fhook: target exc_int3 is not traceable"
 check after-errors-events "$ORIG" "$(cat $EV)"
 check after-errors-debugfs "" "$(cat $STATE)"
 
+# --- livepatch, the other IPMODIFY user: -EBUSY both ways ----------------
+KLP=/sys/kernel/livepatch/fhook_klp
+LIVE="This is from livepatch
+$FIVE"
+# klp_settled: wait (30 s at most) until the patch is not in transition.
+klp_settled() {
+	for i in $(seq 1 60); do
+		[ "$(cat $KLP/transition 2>/dev/null)" = 1 ] || return 0
+		sleep 0.5
+	done
+	return 1
+}
+# klp_gone: disable the patch and wait for its sysfs directory to go.
+klp_gone() {
+	[ -e $KLP/enabled ] && echo 0 > $KLP/enabled
+	for i in $(seq 1 60); do
+		[ -e $KLP ] || return 0
+		sleep 0.5
+	done
+	return 1
+}
+if [ -e $M/fhook_klp.ko ]; then
+	dclear
+	ok insmod-livepatch insmod $M/fhook_klp.ko
+	ok livepatch-transition klp_settled
+	check livepatch-events "$LIVE" "$(cat $EV)"
+	check livepatch-events-local "$LIVE" "$(cat $EVL)"
+	insmod_fails redirect-after-livepatch-ebusy 16
+	dmesg_has redirect-after-livepatch-message "__memory_events_show already has its ip modified by another ftrace user (livepatch?): IPMODIFY conflict"
+	ok livepatch-disable klp_gone
+	ok rmmod-livepatch rmmod fhook_klp
+	check livepatch-gone-events "$ORIG" "$(cat $EV)"
+	ok insmod-memevents-before-livepatch insmod $M/fhook_memevents.ko
+	dclear
+	out=$(insmod $M/fhook_klp.ko 2>&1)
+	check livepatch-after-redirect-ebusy busy "$(echo "$out" | grep -q 'Device or resource busy' && echo busy || echo "$out")"
+	check livepatch-after-redirect-not-loaded no "$([ -e $KLP ] && echo yes || echo no)"
+	check livepatch-after-redirect-events "$NEW" "$(cat $EV)"
+	ok rmmod-memevents-after-livepatch rmmod fhook_memevents
+	check livepatch-after "$ORIG" "$(cat $EV)"
+fi
+
 # --- 50 load/unload cycles under concurrent readers ----------------------
 # Every read must be one of the two complete outputs, never anything else.
 reader() {
