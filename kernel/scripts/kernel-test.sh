@@ -130,6 +130,8 @@ make_initramfs() {
 }
 
 # boot KVER: results in build/KVER/results.txt, console in console.log.
+# An Oops or a soft lockup panics the guest, and panic=-1 with -no-reboot
+# ends QEMU at once instead of waiting for the timeout.
 boot() {
 	local kver=$1 d=$BUILD/$1 t0=$SECONDS rc
 
@@ -140,7 +142,7 @@ boot() {
 		-m 512 -smp 2 \
 		-display none -no-reboot \
 		-kernel "/boot/vmlinuz-$kver" -initrd "$d/initramfs.cpio.gz" \
-		-append "console=ttyS0 quiet panic=-1 oops=panic" \
+		-append "console=ttyS0 quiet panic=-1 oops=panic softlockup_panic=1" \
 		-serial mon:stdio -serial "file:$d/results.txt" \
 		< /dev/null > "$d/console.log" 2>&1
 	rc=$?
