@@ -18,19 +18,21 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #include <fhook/events.h>
 
 #include "cli.h"
 
-static volatile int trace_done;
+static volatile int trace_done, print_done;
 static bool trace_status;	/* a status line on the terminal */
 
 /*
- * Drain the rings while the program runs, so that long runs lose nothing;
- * with the trace going to a file and stderr on a terminal, keep a status
- * line there, once a second.
+ * Copy records out of the rings as fast as they come, so that a busy
+ * program loses nothing while the printer below formats; with the trace
+ * going to a file and stderr on a terminal, keep a status line there.
  */
 static void *drain_thread(void *arg)
 {
@@ -38,8 +40,8 @@ static void *drain_thread(void *arg)
 	struct timespec last = { 0 }, now;
 
 	while (!trace_done) {
-		if (!fhook_trace_drain(t))
-			usleep(2000);
+		if (fhook_trace_drain(t) <= 0)
+			usleep(1000);
 		if (!trace_status)
 			continue;
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -53,12 +55,23 @@ static void *drain_thread(void *arg)
 	return NULL;
 }
 
+static void *print_thread(void *arg)
+{
+	struct fhook_trace *t = arg;
+
+	/* on a busy machine the copying must win over the formatting */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+	while (!print_done)
+		fhook_trace_print(t, true);
+	return NULL;
+}
+
 static int trace_run(struct fhook_event *evs, int nr_evs, struct fhook_event_prog *prog,
 		     char **callers, int nr_callers, const char *out, const char *format,
 		     bool follow, char **prog_argv)
 {
 	struct fhook_trace *t;
-	pthread_t th;
+	pthread_t th, pth;
 	FILE *f = stderr;
 	int status;
 
@@ -73,12 +86,15 @@ static int trace_run(struct fhook_event *evs, int nr_evs, struct fhook_event_pro
 			fclose(f);
 		return 1;
 	}
-	trace_done = 0;
+	trace_done = print_done = 0;
 	trace_status = out && isatty(STDERR_FILENO);
 	pthread_create(&th, NULL, drain_thread, t);
+	pthread_create(&pth, NULL, print_thread, t);
 	status = cli_run_preloaded(prog_argv, true);
 	trace_done = 1;
 	pthread_join(th, NULL);
+	print_done = 1;
+	pthread_join(pth, NULL);
 	fhook_trace_finish(t, stderr);
 	fhook_trace_free(t);
 	if (out)

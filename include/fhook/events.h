@@ -192,6 +192,8 @@ struct fhook_trace *fhook_trace_new(struct fhook_event *evs, int nr_evs,
 				    struct fhook_event_prog *prog, char **callers,
 				    int nr_callers, bool follow, const char *format, FILE *out);
 /* Print the records written so far; one thread at a time.  Returns how many. */
+/* Print what fhook_trace_drain() queued; with @wait, wait a little for it. */
+int fhook_trace_print(struct fhook_trace *t, bool wait);
 int fhook_trace_drain(struct fhook_trace *t);
 /* Drain the rest, close the output's syntax, print "N events, N nmissed, N lost". */
 /* One status line (events, nmissed, lost so far), rewritten in place on @tty. */

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define EV_SHM_MAGIC		0x6668657674726331ULL	/* "fhevtrc1" */
-#define EV_RING_SIZE		(1U << 20)		/* data bytes per ring */
+#define EV_RING_SIZE		(8U << 20)		/* data bytes per ring (sparse: only what is used is memory) */
 #define EV_MAX_RINGS		256
 #define EV_MAX_PROCS		256
 #define EV_MAX_OBJS		64

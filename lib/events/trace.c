@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,7 +39,29 @@ struct fhook_trace {
 	bool first;
 	uint64_t events;
 	uint64_t t0;
+	/* records copied out of the rings, waiting to be printed */
+	pthread_mutex_t q_lock;
+	pthread_cond_t q_cond;
+	struct trace_batch *q_head, **q_tail;
+	size_t q_bytes;
+	uint64_t q_overflow;		/* records left in the rings: queue full */
 };
+
+/*
+ * One drain's worth of records, copied out of the rings so that their
+ * space goes back to the producers at once, before the slow part
+ * (symbolizing and formatting) begins.
+ */
+struct trace_batch {
+	struct trace_batch *next;
+	size_t np;
+	struct pending *pend;
+	unsigned char *data;
+	size_t bytes;
+};
+
+/* Past this much copied but unprinted data, records wait in the rings. */
+#define TRACE_QUEUE_MAX		(512UL << 20)
 
 static void desc_printf(struct ev_shm *shm, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -136,6 +159,9 @@ struct fhook_trace *fhook_trace_new(struct fhook_event *evs, int nr_evs,
 	t->prog = prog;
 	t->out = out;
 	t->first = true;
+	pthread_mutex_init(&t->q_lock, NULL);
+	pthread_cond_init(&t->q_cond, NULL);
+	t->q_tail = &t->q_head;
 	t->fmt = !strcmp(format, "json") ? FMT_JSON : !strcmp(format, "chrome") ? FMT_CHROME
 										 : FMT_TEXT;
 	/* an entry event and a return event on the same function make a slice */
@@ -440,57 +466,147 @@ static int pending_cmp(const void *a, const void *b)
 	return x->rec < y->rec ? -1 : x->rec > y->rec;
 }
 
+/*
+ * fhook_trace_drain - copy every complete record out of the rings
+ *
+ * The copies are queued for fhook_trace_print(); the rings' space is given
+ * back before this returns, so producers lose records only if a ring fills
+ * between two drains.  Returns the number of records copied.
+ */
 int fhook_trace_drain(struct fhook_trace *t)
 {
 	uint32_t nr = __atomic_load_n(&t->shm->nr_rings, __ATOMIC_ACQUIRE), i;
-	struct pending *pend = NULL;
-	size_t np = 0, cap = 0, k;
-	uint64_t *heads;
+	struct trace_batch *b;
+	size_t total = 0, off = 0, np = 0;
+	uint64_t *tails, *heads;
 
 	if (nr > EV_MAX_RINGS)
 		nr = EV_MAX_RINGS;
+	pthread_mutex_lock(&t->q_lock);
+	if (t->q_bytes > TRACE_QUEUE_MAX) {
+		t->q_overflow++;
+		pthread_mutex_unlock(&t->q_lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&t->q_lock);
+	tails = calloc(nr ? nr : 1, sizeof(*tails));
 	heads = calloc(nr ? nr : 1, sizeof(*heads));
-	if (!heads)
-		return -ENOMEM;
-	/* gather every complete record, then print them in time order */
+	b = calloc(1, sizeof(*b));
+	if (!tails || !heads || !b)
+		goto nomem;
 	for (i = 0; i < nr; i++) {
 		struct ev_ring *r = &t->shm->rings[i];
-		uint64_t tail = r->tail, head;
 
-		if (!__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE)) {
-			heads[i] = tail;
+		tails[i] = heads[i] = r->tail;
+		if (!__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE))
 			continue;
-		}
-		head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-		heads[i] = head;
-		while (tail < head) {
-			const struct ev_rec *rec = (const void *)(r->data + tail % EV_RING_SIZE);
+		heads[i] = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+		total += heads[i] - tails[i];
+	}
+	if (!total) {
+		free(tails);
+		free(heads);
+		free(b);
+		return 0;
+	}
+	b->data = malloc(total);
+	b->pend = malloc((total / sizeof(struct ev_rec) + 1) * sizeof(*b->pend));
+	if (!b->data || !b->pend)
+		goto nomem;
+	for (i = 0; i < nr; i++) {
+		struct ev_ring *r = &t->shm->rings[i];
+		uint64_t tail = tails[i];
 
-			if (rec->len < 8 || rec->len > EV_RING_SIZE)
+		while (tail < heads[i]) {
+			const struct ev_rec *rec = (const void *)(r->data + tail % EV_RING_SIZE);
+			uint32_t len = rec->len;
+
+			if (len < 8 || len > EV_RING_SIZE || tail + len > heads[i])
 				break;	/* corrupt: stop reading this ring */
 			if (rec->id != EV_REC_PAD) {
-				if (np == cap) {
-					cap = cap ? cap * 2 : 1024;
-					pend = realloc(pend, cap * sizeof(*pend));
-				}
-				pend[np].ring = r;
-				pend[np++].rec = rec;
+				memcpy(b->data + off, rec, len);
+				b->pend[np].ring = r;
+				b->pend[np++].rec = (const void *)(b->data + off);
+				off += len;
 			}
-			tail += rec->len;
+			tail += len;
 		}
-		heads[i] = tail;
+		/* the copy is ours: the producers may reuse the space now */
+		__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
 	}
-	if (np)
-		qsort(pend, np, sizeof(*pend), pending_cmp);
-	for (k = 0; k < np; k++)
-		print_rec(t, pend[k].ring, pend[k].rec);
-	/* only now may the producers reuse the space */
-	for (i = 0; i < nr; i++)
-		__atomic_store_n(&t->shm->rings[i].tail, heads[i], __ATOMIC_RELEASE);
-	free(pend);
+	free(tails);
 	free(heads);
-	fflush(t->out);
+	b->np = np;
+	b->bytes = off;
+	pthread_mutex_lock(&t->q_lock);
+	*t->q_tail = b;
+	t->q_tail = &b->next;
+	t->q_bytes += off;
+	pthread_cond_signal(&t->q_cond);
+	pthread_mutex_unlock(&t->q_lock);
 	return (int)np;
+nomem:
+	free(tails);
+	free(heads);
+	if (b) {
+		free(b->data);
+		free(b->pend);
+		free(b);
+	}
+	return -ENOMEM;
+}
+
+static struct trace_batch *dequeue(struct fhook_trace *t, bool wait)
+{
+	struct trace_batch *b;
+
+	pthread_mutex_lock(&t->q_lock);
+	if (wait && !t->q_head) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&t->q_cond, &t->q_lock, &ts);
+	}
+	b = t->q_head;
+	if (b) {
+		t->q_head = b->next;
+		if (!t->q_head)
+			t->q_tail = &t->q_head;
+		t->q_bytes -= b->bytes;
+	}
+	pthread_mutex_unlock(&t->q_lock);
+	return b;
+}
+
+/*
+ * fhook_trace_print - symbolize and print the queued records, each drain's
+ * batch in time order.  With @wait, waits a little for a batch when none
+ * is queued.  Returns the number of records printed.
+ */
+int fhook_trace_print(struct fhook_trace *t, bool wait)
+{
+	struct trace_batch *b;
+	int n = 0;
+
+	while ((b = dequeue(t, wait && !n))) {
+		size_t k;
+
+		qsort(b->pend, b->np, sizeof(*b->pend), pending_cmp);
+		for (k = 0; k < b->np; k++)
+			print_rec(t, b->pend[k].ring, b->pend[k].rec);
+		n += (int)b->np;
+		free(b->pend);
+		free(b->data);
+		free(b);
+	}
+	if (n)
+		fflush(t->out);
+	return n;
 }
 
 static uint64_t trace_lost(struct fhook_trace *t)
@@ -518,6 +634,7 @@ void fhook_trace_finish(struct fhook_trace *t, FILE *summary)
 	uint64_t lost;
 
 	fhook_trace_drain(t);
+	fhook_trace_print(t, false);
 	lost = trace_lost(t);
 	if (t->fmt == FMT_CHROME)
 		fprintf(t->out, "\n],\"displayTimeUnit\":\"ns\"}\n");
@@ -530,10 +647,18 @@ void fhook_trace_finish(struct fhook_trace *t, FILE *summary)
 
 void fhook_trace_free(struct fhook_trace *t)
 {
+	struct trace_batch *b;
+
 	int i;
 
 	if (!t)
 		return;
+	while ((b = t->q_head)) {
+		t->q_head = b->next;
+		free(b->pend);
+		free(b->data);
+		free(b);
+	}
 	munmap(t->shm, ev_shm_size());
 	close(t->fd);
 	unsetenv("FHOOK_EV_SHM");
