@@ -91,6 +91,12 @@ static int list_object(const char *path, bool verbose, bool is_main)
 	}
 	/* sites and symbols, both sorted: walk them together */
 	qsort(es.addrs, es.nr, sizeof(*es.addrs), addr_cmp);
+	if (!nr) {
+		fprintf(stderr, "fhook: funcs: %s: %zu patchable sites but no symbols to name "
+			"them (stripped? fhook needs .symtab, or .dynsym for exported "
+			"functions)\n", path, es.nr);
+		ret = -ENOENT;
+	}
 	for (i = 0, j = 0; i < nr; i++) {
 		while (j < es.nr && es.addrs[j] < syms[i].addr)
 			j++;
@@ -107,7 +113,7 @@ static int list_object(const char *path, bool verbose, bool is_main)
 	free(names);
 	free(es.addrs);
 	free(es.from_mcount);
-	return 1;
+	return ret ? ret : 1;
 }
 
 int cmd_funcs(int argc, char **argv)

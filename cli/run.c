@@ -5,6 +5,9 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,6 +40,70 @@ int cli_libfhook_path(char *buf, size_t size)
 	return -ENOENT;
 }
 
+/* The file execvp() would run for @name, or NULL. */
+static char *which(const char *name)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(name, '/'))
+		return access(name, X_OK) ? NULL : strdup(name);
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? path : ".", name);
+		if (!access(buf, X_OK))
+			return strdup(buf);
+		path += n + (path[n] == ':');
+	}
+	return NULL;
+}
+
+/*
+ * A statically linked program has no dynamic loader to preload libfhook
+ * into: say so rather than run it untraced.  Scripts and anything that is
+ * not an ELF file pass (their interpreter is what gets preloaded).
+ */
+static int check_preloadable(const char *name)
+{
+	char *file = which(name);
+	int fd, ret = 0;
+	size_t i, n;
+	Elf *elf;
+
+	if (!file)
+		return 0;	/* execvp reports it */
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		goto out;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF && !elf_getphdrnum(elf, &n)) {
+		bool interp = false;
+
+		for (i = 0; i < n; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+				interp = true;
+		}
+		if (!interp) {
+			fprintf(stderr, "fhook: %s is statically linked: there is no dynamic "
+				"loader to preload libfhook into (link it dynamically, or link "
+				"libfhook.a into it and use the library)\n", file);
+			ret = -ENOEXEC;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+out:
+	free(file);
+	return ret;
+}
+
 int cli_run_preloaded(char **argv, bool wait_child)
 {
 	char lib[PATH_MAX], *pre;
@@ -44,6 +111,8 @@ int cli_run_preloaded(char **argv, bool wait_child)
 	pid_t pid;
 	int status;
 
+	if (check_preloadable(argv[0]))
+		return 125;
 	if (cli_libfhook_path(lib, sizeof(lib))) {
 		fprintf(stderr, "fhook: cannot find libfhook.so next to the fhook command\n");
 		return 127;

@@ -60,6 +60,19 @@ check prepare_not_elf test "$st" -ne 0 -a -n "$(grep 'not an x86-64 ELF' <<< "$o
 out=$($F prepare $T/plain 2>&1); st=$?
 check prepare_no_sites test "$st" -ne 0 -a -n "$(grep 'no patchable sites' <<< "$out")"
 
+# stripped: sites but no names
+cp $T/prog $T/stripped && strip $T/stripped
+out=$($F funcs $T/stripped 2>&1); st=$?
+check funcs_stripped test "$st" -ne 0 -a -n "$(grep '4 patchable sites but no symbols' <<< "$out")"
+# static: nothing to preload into
+if gcc -O2 -static $($F cflags) -o $T/static tests/cli/prog.c 2>/dev/null; then
+	out=$($F trace -e 'f alpha' -- $T/static 2>&1); st=$?
+	check static_refused test "$st" = 125 -a -n "$(grep 'is statically linked' <<< "$out")"
+	check static_not_run test -z "$(grep -x 1 <<< "$out")"
+else
+	echo "SKIP static_refused: no static libc"
+fi
+
 $F frobnicate >/dev/null 2>&1; st=$?
 check unknown_command eq "$st" 2
 exit 0
