@@ -40,8 +40,9 @@ struct rec_arg {
 };
 
 struct rec_event {
-	struct fprobe fp;
 	uint32_t id;
+	bool unresolved;
+	int nr_maxactive;
 	bool is_return;
 	int nr_args;
 	struct rec_arg *args;
@@ -50,9 +51,26 @@ struct rec_event {
 	char *symbol;
 };
 
+/*
+ * One fprobe per distinct SYM: every event on the same function(s) shares
+ * it, so an entry and a return event on one function cost one hook, not a
+ * site shared by two ops (which would go through the list function).
+ */
+struct rec_probe {
+	struct fprobe fp;
+	const char *symbol;
+	int nr_entry, nr_ret;
+	struct rec_event **entry;	/* entry events */
+	struct rec_event **ret;		/* return events */
+	size_t *ret_off;		/* where each return event's saved args go */
+};
+
 struct rec_range {
 	unsigned long start, end;
 };
+
+static struct rec_probe *rec_probes;
+static int rec_nr_probes;
 
 static struct ev_shm *rec_shm;
 static struct rec_event *rec_events;
@@ -299,26 +317,76 @@ static bool caller_ok(unsigned long parent_ip)
 static int rec_entry(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
 		     struct ftrace_regs *fregs, void *entry_data)
 {
-	struct rec_event *e = (struct rec_event *)fp;
-	int i;
+	struct rec_probe *p = (struct rec_probe *)fp;
+	int i, k;
 
 	if (!caller_ok(ret_ip))
 		return 1;	/* and no exit event either */
-	if (e->is_return) {
-		unsigned long *saved = entry_data;
+	/*
+	 * In the kernel each event is its own fprobe, and ftrace calls the
+	 * newest ops first: entry events print newest first.  Their return
+	 * hooks stack the other way, so return events print oldest first.
+	 */
+	for (i = p->nr_entry - 1; i >= 0; i--)
+		record(p->entry[i], entry_ip, ret_ip, fregs, NULL);
+	for (i = 0; i < p->nr_ret; i++) {
+		struct rec_event *e = p->ret[i];
+		unsigned long *saved = (unsigned long *)((char *)entry_data + p->ret_off[i]);
 
-		for (i = 0; i < e->nr_entry; i++)
-			saved[i] = fetch_arg(fregs, e->entry_args[i]);
-		return 0;
+		for (k = 0; k < e->nr_entry; k++)
+			saved[k] = fetch_arg(fregs, e->entry_args[k]);
 	}
-	record(e, entry_ip, ret_ip, fregs, NULL);
 	return 0;
 }
 
 static void rec_exit(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
 		     struct ftrace_regs *fregs, void *entry_data)
 {
-	record((struct rec_event *)fp, entry_ip, ret_ip, fregs, entry_data);
+	struct rec_probe *p = (struct rec_probe *)fp;
+	int i;
+
+	for (i = 0; i < p->nr_ret; i++)
+		record(p->ret[i], entry_ip, ret_ip, fregs,
+		       (unsigned long *)((char *)entry_data + p->ret_off[i]));
+}
+
+/* Group the events by SYM, one probe each. */
+static int build_probes(void)
+{
+	int i, j;
+
+	rec_probes = calloc(rec_nr_events ? rec_nr_events : 1, sizeof(*rec_probes));
+	if (!rec_probes)
+		return -ENOMEM;
+	for (i = 0; i < rec_nr_events; i++) {
+		struct rec_event *e = &rec_events[i];
+		struct rec_probe *p = NULL;
+
+		if (e->unresolved)
+			continue;
+		for (j = 0; j < rec_nr_probes; j++)
+			if (!strcmp(rec_probes[j].symbol, e->symbol))
+				p = &rec_probes[j];
+		if (!p) {
+			p = &rec_probes[rec_nr_probes++];
+			p->symbol = e->symbol;
+			p->entry = calloc(rec_nr_events, sizeof(*p->entry));
+			p->ret = calloc(rec_nr_events, sizeof(*p->ret));
+			p->ret_off = calloc(rec_nr_events, sizeof(*p->ret_off));
+			if (!p->entry || !p->ret || !p->ret_off)
+				return -ENOMEM;
+		}
+		if (e->nr_maxactive > p->fp.nr_maxactive)
+			p->fp.nr_maxactive = e->nr_maxactive;
+		if (e->is_return) {
+			p->ret_off[p->nr_ret] = p->fp.entry_data_size;
+			p->ret[p->nr_ret++] = e;
+			p->fp.entry_data_size += e->nr_entry * sizeof(unsigned long);
+		} else {
+			p->entry[p->nr_entry++] = e;
+		}
+	}
+	return 0;
 }
 
 static int hexval(int c)
@@ -357,7 +425,7 @@ static int parse_desc(const char *d)
 					goto bad;
 				pos += n;
 			}
-			if (sscanf(l + pos, "%u %1023s", &e->fp.nr_maxactive, sym) != 2)
+			if (sscanf(l + pos, "%u %1023s", &e->nr_maxactive, sym) != 2)
 				goto bad;
 			e->symbol = strdup(sym);
 			e->args = calloc(nargs ? nargs : 1, sizeof(*e->args));
@@ -544,17 +612,23 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 		if (resolve_symbols(e)) {
 			fprintf(stderr, "fhook: trace: a symbol of event %u is not in this process\n",
 				e->id);
-			continue;
+			e->unresolved = true;
 		}
-		e->fp.entry_handler = rec_entry;
-		if (e->is_return) {
-			e->fp.exit_handler = rec_exit;
-			e->fp.entry_data_size = e->nr_entry * sizeof(unsigned long);
-		}
-		ret = register_fprobe(&e->fp, e->symbol, NULL);
+	}
+	if (build_probes()) {
+		fprintf(stderr, "fhook: trace: out of memory\n");
+		return;
+	}
+	for (i = 0; i < rec_nr_probes; i++) {
+		struct rec_probe *p = &rec_probes[i];
+
+		p->fp.entry_handler = rec_entry;
+		if (p->nr_ret)
+			p->fp.exit_handler = rec_exit;
+		ret = register_fprobe(&p->fp, p->symbol, NULL);
 		/* a child that exec'd another program may not have the function */
 		if (ret && ret != -ENOENT)
-			fprintf(stderr, "fhook: trace: cannot probe %s: %s\n", e->symbol,
+			fprintf(stderr, "fhook: trace: cannot probe %s: %s\n", p->symbol,
 				strerror(-ret));
 	}
 }
@@ -566,7 +640,7 @@ __attribute__((destructor(210))) static void fhook_ev_preload_exit(void)
 
 	if (!rec_shm)
 		return;
-	for (i = 0; i < rec_nr_events; i++)
-		missed += fprobe_nmissed(&rec_events[i].fp);
+	for (i = 0; i < rec_nr_probes; i++)
+		missed += fprobe_nmissed(&rec_probes[i].fp);
 	__atomic_fetch_add(&rec_shm->nmissed, missed, __ATOMIC_RELAXED);
 }
