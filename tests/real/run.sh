@@ -1,0 +1,224 @@
+#!/bin/bash
+# make test-real: real programs' own test suites under fhook (docs/real-programs.md).
+#
+# For each program (Debian 12 source package, built out of tree under
+# build/real/ with `fhook cflags` added to CFLAGS), its own test suite runs
+#   (a) untraced,
+#   (b) under one `fhook trace -e 'f *' -e 'f *%return' -o FILE`, following the
+#       harness and every child; the trace is checked for completeness,
+#   (c) with tests/real/toggle.c preloaded: an fprobe on every function
+#       registered, disabled, enabled and unregistered in a loop in every process.
+# Prints "PASS name" / "FAIL name: why" / "SKIP name: why" and a total line.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=$ROOT/build
+R=$B/real
+FH=$B/fhook
+TIMEOUT=${FHOOK_REAL_TIMEOUT:-300}
+npass=0 nfail=0 nskip=0
+pass() { echo "PASS $1"; npass=$((npass + 1)); }
+fail() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
+skip() { echo "SKIP $1: $2"; nskip=$((nskip + 1)); }
+say() { echo "real: $*" >&2; }
+finish() { echo "$npass passed, $nfail failed, $nskip skipped"; [ $nfail -eq 0 ]; exit $?; }
+
+cd "$ROOT"
+if [ ! -x "$FH" ] || [ ! -e "$B/libfhook.so" ]; then
+	make -s all >/dev/null || { fail build "make all failed"; finish; }
+fi
+mkdir -p "$R/src"
+
+# --- source packages -----------------------------------------------------------
+APT="apt-get -o DPkg::Lock::Timeout=300"
+if [ "$(id -u)" != 0 ]; then
+	skip setup "not root (apt-get build-dep/source needs root)"; finish
+fi
+if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
+   ! grep -qs '^deb-src' /etc/apt/sources.list; then
+	# mirror the machine's own bookworm entry (URIs, Signed-By)
+	cat > /etc/apt/sources.list.d/fhook-src.sources <<'SRC'
+# Added by fhook's tests/real/run.sh: source packages for make test-real.
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+fi
+if ! apt-cache showsrc zlib 2>/dev/null | grep -q '^Package:'; then
+	say "apt-get update"
+	$APT update -qq >/dev/null 2>&1
+fi
+say "apt-get build-dep zlib jq"
+$APT build-dep -y -qq zlib jq >"$R/build-dep.log" 2>&1 ||
+	say "apt-get build-dep failed (see $R/build-dep.log)"
+
+fetch() {	# fetch PKG DIRGLOB: the unpacked source tree
+	local d
+	d=$(ls -d "$R"/src/$2 2>/dev/null | head -1)
+	if [ -z "$d" ]; then
+		(cd "$R/src" && $APT source -qq "$1" >"$R/src/$1.log" 2>&1)
+		d=$(ls -d "$R"/src/$2 2>/dev/null | head -1)
+	fi
+	echo "$d"
+}
+
+# --- helpers -------------------------------------------------------------------
+CFL="-O2 -g $($FH cflags)"
+cc -O2 -g $($FH cflags) -o "$R/exec" tests/real/exec.c ||
+	{ fail build "tests/real/exec.c"; finish; }
+cc -std=gnu11 -O2 -g -Wall -fPIC -shared -Iinclude -o "$R/toggle.so" tests/real/toggle.c \
+	-L"$B" -lfhook -lpthread || { fail build "tests/real/toggle.c"; finish; }
+PRE="$B/libfhook.so:$R/toggle.so"
+
+# suite NAME DIR OKTEST CMD...: run CMD in DIR (already prefixed), time it,
+# leave the output in $R/NAME.out; OKTEST is a shell test on it
+run_suite() {
+	local name=$1 dir=$2 ok=$3 t0 t1 rc
+	shift 3
+	t0=$(date +%s.%N)
+	(cd "$dir" && timeout "$TIMEOUT" "$@") >"$R/$name.out" 2>&1
+	rc=$?
+	t1=$(date +%s.%N)
+	SECS=$(echo "$t1 - $t0" | bc | sed 's/^\./0./' | cut -c1-6)
+	if [ $rc = 124 ]; then WHY="timed out after ${TIMEOUT}s"; return 1; fi
+	if [ $rc != 0 ]; then WHY="exit status $rc (see $R/$name.out)"; return 1; fi
+	if ! eval "$ok" <"$R/$name.out"; then WHY="suite output not as expected ($R/$name.out)"; return 1; fi
+	return 0
+}
+
+# balance TRACE: per thread, every exit must be the innermost open entry;
+# prints "entries exits open unmatched"
+balance() {
+	awk '
+	/: ___entry: \(/ {
+		tid = $1; sub(/.*-/, "", tid)
+		f = $0; sub(/.*___entry: \(/, "", f); sub(/\+0x.*/, "", f)
+		st[tid, ++d[tid]] = f; e++; next }
+	/: ___exit: \(/ {
+		tid = $1; sub(/.*-/, "", tid)
+		f = $0; sub(/.*<- /, "", f); sub(/\).*/, "", f)
+		x++
+		# frames left by longjmp/exit may be skipped: pop down to the match
+		for (i = d[tid]; i > 0 && st[tid, i] != f; i--) ;
+		if (i == 0) { bad++; next }
+		d[tid] = i - 1; next }
+	END { for (t in d) o += d[t]; printf "%d %d %d %d\n", e, x, o, bad }' "$1"
+}
+
+logsum() {	# logsum FILE KEY
+	sed -n "s/.* $2=\([0-9]*\).*/\1/p" "$1" | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# three_ways NAME DIR OKTEST CMD...
+three_ways() {
+	local name=$1 dir=$2 ok=$3 ev nm lost ent ex open bad cnt
+	shift 3
+	# (a)
+	if run_suite "$name-a" "$dir" "$ok" "$@"; then
+		pass "$name-a-untraced (${SECS}s)"
+	else
+		fail "$name-a-untraced" "$WHY"; return
+	fi
+	# (b)
+	rm -f "$R/$name.trace"
+	if run_suite "$name-b" "$dir" "$ok" "$FH" trace -e 'f *' -e 'f *%return' \
+			-o "$R/$name.trace" -- "$R/exec" "$@"; then
+		pass "$name-b-traced (${SECS}s)"
+	else
+		fail "$name-b-traced" "$WHY"
+	fi
+	read -r ev nm lost < <(sed -n 's/^fhook: trace: \([0-9]*\) events, \([0-9]*\) nmissed, \([0-9]*\) lost$/\1 \2 \3/p' "$R/$name-b.out" | tail -1)
+	if [ -z "${ev:-}" ]; then
+		fail "$name-b-summary" "no 'fhook: trace:' summary line"
+	else
+		read -r ent ex open bad < <(balance "$R/$name.trace")
+		if [ "$ev" != $((ent + ex)) ]; then
+			fail "$name-b-file" "summary says $ev events, the file has $((ent + ex))"
+		else
+			pass "$name-b-file ($ev events = $ent entries + $ex exits in $R/$name.trace)"
+		fi
+		if [ "$nm" != 0 ] || [ "$lost" != 0 ]; then
+			fail "$name-b-nolosses" "$nm nmissed, $lost lost"
+		else
+			pass "$name-b-nolosses"
+		fi
+		if [ "$bad" != 0 ] || [ $ent != $((ex + open)) ]; then
+			fail "$name-b-balance" "$ent entries, $ex exits, $open open at exit, $bad exits without their entry"
+		else
+			pass "$name-b-balance ($ent entries = $ex exits + $open frames open at exit)"
+		fi
+		# the independent count: the same suite with a counting fprobe
+		rm -f "$R/$name.count"
+		if FHOOK_REAL_MODE=count FHOOK_REAL_LOG="$R/$name.count" LD_PRELOAD="$PRE" \
+				run_suite "$name-count" "$dir" "$ok" "$@"; then
+			cnt=$(logsum "$R/$name.count" entries)
+			cm=$(logsum "$R/$name.count" nmissed)
+			# exec's main is the one traced call the counting run does not make
+			if [ $((ent - 1 + nm + lost)) = $((cnt + cm)) ]; then
+				pass "$name-b-count (trace entries + nmissed + lost = $((ent - 1 + nm + lost)) = calls counted)"
+			else
+				fail "$name-b-count" "trace has $((ent - 1)) entries + $nm nmissed + $lost lost, a counting fprobe saw $cnt calls + $cm missed"
+			fi
+		else
+			fail "$name-b-count" "suite under the counting fprobe: $WHY"
+		fi
+	fi
+	# (c)
+	rm -f "$R/$name.toggle"
+	if FHOOK_REAL_LOG="$R/$name.toggle" LD_PRELOAD="$PRE" \
+			run_suite "$name-c" "$dir" "$ok" "$@"; then
+		pass "$name-c-toggled (${SECS}s; $(logsum "$R/$name.toggle" cycles) register/unregister cycles, $(logsum "$R/$name.toggle" entries) calls probed in $(wc -l <"$R/$name.toggle") processes)"
+	else
+		fail "$name-c-toggled" "$WHY"
+	fi
+	if [ -s "$R/$name.toggle" ]; then
+		bad=$(logsum "$R/$name.toggle" bad); err=$(logsum "$R/$name.toggle" errors)
+		if [ "$bad" != 0 ] || [ "$err" != 0 ]; then
+			fail "$name-c-handlers" "$bad exits with another call's entry data, $err register/unregister errors or hangs ($R/$name.toggle)"
+		else
+			pass "$name-c-handlers"
+		fi
+	fi
+}
+
+# --- zlib: make test (example, minigzip; static, shared, 64-bit) ---------------
+src=$(fetch zlib 'zlib-1.*')
+if [ -z "$src" ]; then
+	skip zlib "apt-get source zlib failed"
+else
+	if [ ! -x "$R/zlib/example" ]; then
+		say "building zlib"
+		rm -rf "$R/zlib" && mkdir -p "$R/zlib"
+		(cd "$R/zlib" && CFLAGS="$CFL" "$src/configure" && make -j2) >"$R/zlib.build.log" 2>&1
+	fi
+	if [ -x "$R/zlib/example" ]; then
+		three_ways zlib "$R/zlib" '[ $(grep -c "\*\*\* zlib .*test OK \*\*\*") = 3 ]' make test
+	else
+		fail zlib-build "see $R/zlib.build.log"
+	fi
+fi
+
+# --- jq: make check (mantest, jqtest, onigtest) ---------------------------------
+src=$(fetch jq 'jq-1.*')
+if [ -z "$src" ]; then
+	skip jq "apt-get source jq failed"
+else
+	if [ ! -e "$R/jq/.libs/jq" ] && [ ! -x "$R/jq/jq" ]; then
+		say "building jq"
+		rm -rf "$R/jq" && mkdir -p "$R/jq"
+		(cd "$src" && { [ -x configure ] || autoreconf -fi; } &&
+		 cd "$R/jq" && CFLAGS="$CFL" "$src/configure" --disable-docs \
+			--disable-maintainer-mode --disable-valgrind --with-oniguruma=yes &&
+		 make -j2) >"$R/jq.build.log" 2>&1
+	fi
+	if [ -x "$R/jq/jq" ]; then
+		# jq 1.6's test scripts run $srcdir/jq
+		ln -sf "$R/jq/jq" "$src/jq"
+		three_ways jq "$R/jq" 'grep -q "^# PASS: *3$"' \
+			env NO_VALGRIND=1 make check TESTS="tests/mantest tests/jqtest tests/onigtest"
+	else
+		fail jq-build "see $R/jq.build.log"
+	fi
+fi
+finish
