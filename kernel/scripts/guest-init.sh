@@ -299,11 +299,12 @@ reader $EVL "$ORIG" 2 &
 reader $EV "$NEW" 3 &
 state_reader &
 # Where fprobe exists, a probe joins the redirect on the same site in
-# every cycle, so the site keeps switching between one and two ops.
+# every fifth cycle, so the site switches between one and two ops.
 probe=
-[ -e $M/fhook_memprobe.ko ] && probe=1
 cycles=0
 for i in $(seq 1 50); do
+	probe=
+	[ -e $M/fhook_memprobe.ko ] && [ $((i % 5)) = 0 ] && probe=1
 	insmod $M/fhook_memevents.ko || break
 	if [ -n "$probe" ]; then
 		insmod $M/fhook_memprobe.ko || break

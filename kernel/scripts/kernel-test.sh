@@ -9,13 +9,14 @@
 #
 # Must run as root (apt-get, mknod).  Everything it produces is under
 # kernel/build/.  Environment: FHOOK_NO_INSTALL=1 skips apt-get when the
-# packages are already there; FHOOK_QEMU_TIMEOUT (seconds, default 300).
+# packages are already there; FHOOK_QEMU_TIMEOUT (seconds, default 420:
+# a guest needs 60-120 s on an idle 2-CPU host, about 180 s on a busy one).
 set -u
 
 MODE=${1:-test}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$HERE/build
-QEMU_TIMEOUT=${FHOOK_QEMU_TIMEOUT:-300}
+QEMU_TIMEOUT=${FHOOK_QEMU_TIMEOUT:-420}
 passed=0
 failed=0
 
