@@ -12,7 +12,7 @@ SAN     ?=
 
 CFLAGS_COMMON := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter \
 		 -Iinclude -fno-strict-aliasing $(SAN)
-LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=default -ftls-model=initial-exec \
+LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fno-semantic-interposition -ftls-model=initial-exec \
 	      -D_REENTRANT
 LIB_LDLIBS := -lelf -lurcu-bp -lpthread -ldl
 
