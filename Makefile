@@ -89,6 +89,10 @@ test: deps all $(TEST_TARGETS)
 demo: deps all
 	@bash examples/demo.sh
 
+# The kernel edition under QEMU (as root; installs QEMU and Debian's kernels).
+kernel-test:
+	$(MAKE) -C kernel test
+
 # The library and the test programs built with sanitizers, and run.
 test-asan: deps
 	$(MAKE) B=build/asan SAN="-fsanitize=address,undefined -fno-sanitize=alignment -fno-omit-frame-pointer" \
@@ -107,4 +111,4 @@ test-tsan: deps
 clean:
 	rm -rf $(B)
 
-.PHONY: all install deps test test-asan test-tsan demo clean
+.PHONY: all install deps test test-asan test-tsan demo kernel-test clean
