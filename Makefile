@@ -54,7 +54,7 @@ $(B)/lib/%.o: lib/%.S
 	$(CC) $(LIB_CFLAGS) -c -o $@ $<
 
 $(B)/libfhook.so: $(LIB_OBJS)
-	$(CC) -shared $(SAN) -Wl,-soname,libfhook.so -Wl,-z,defs -Wl,-z,nodelete \
+	$(CC) -shared $(SAN) -Wl,-soname,libfhook.so -Wl,-z,defs -Wl,-z,nodelete -Wl,-Bsymbolic-functions \
 		-o $@ $^ $(LIB_LDLIBS)
 
 $(B)/libfhook.a: $(LIB_OBJS)
