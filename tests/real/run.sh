@@ -122,12 +122,15 @@ three_ways() {
 	fi
 	# (b)
 	rm -f "$R/$name.trace"
-	if run_suite "$name-b" "$dir" "$ok" "$FH" trace -e 'f *' -e 'f *%return' \
+	if [ -n "${NO_TRACE:-}" ]; then
+		skip "$name-b-traced" "$NO_TRACE"
+	elif run_suite "$name-b" "$dir" "$ok" "$FH" trace -e 'f *' -e 'f *%return' \
 			-o "$R/$name.trace" -- "$R/exec" "$@"; then
 		pass "$name-b-traced (${SECS}s)"
 	else
 		fail "$name-b-traced" "$WHY"
 	fi
+	[ -n "${NO_TRACE:-}" ] || {
 	read -r ev nm lost < <(sed -n 's/^fhook: trace: \([0-9]*\) events, \([0-9]*\) nmissed, \([0-9]*\) lost$/\1 \2 \3/p' "$R/$name-b.out" | tail -1)
 	if [ -z "${ev:-}" ]; then
 		fail "$name-b-summary" "no 'fhook: trace:' summary line"
@@ -164,6 +167,10 @@ three_ways() {
 			fail "$name-b-count" "suite under the counting fprobe: $WHY"
 		fi
 	fi
+	}
+	# a jq trace is gigabytes: keep only small ones
+	[ ! -f "$R/$name.trace" ] || [ $(stat -c %s "$R/$name.trace") -lt 100000000 ] ||
+		rm -f "$R/$name.trace"
 	# (c)
 	rm -f "$R/$name.toggle"
 	if FHOOK_REAL_LOG="$R/$name.toggle" LD_PRELOAD="$PRE" \
@@ -193,6 +200,7 @@ else
 		(cd "$R/zlib" && CFLAGS="$CFL" "$src/configure" && make -j2) >"$R/zlib.build.log" 2>&1
 	fi
 	if [ -x "$R/zlib/example" ]; then
+		NO_TRACE=
 		three_ways zlib "$R/zlib" '[ $(grep -c "\*\*\* zlib .*test OK \*\*\*") = 3 ]' make test
 	else
 		fail zlib-build "see $R/zlib.build.log"
@@ -215,6 +223,10 @@ else
 	if [ -x "$R/jq/jq" ]; then
 		# jq 1.6's test scripts run $srcdir/jq
 		ln -sf "$R/jq/jq" "$src/jq"
+		# jq's suite makes ~100 million calls: a full text trace is tens of GB
+		# and takes far beyond the budget (FHOOK_REAL_JQ_TRACE=1 runs it anyway)
+		[ -n "${FHOOK_REAL_JQ_TRACE:-}" ] ||
+			NO_TRACE="about 100 million calls (tens of GB of text trace); FHOOK_REAL_JQ_TRACE=1 runs it"
 		three_ways jq "$R/jq" 'grep -q "^# PASS: *3$"' \
 			env NO_VALGRIND=1 make check TESTS="tests/mantest tests/jqtest tests/onigtest"
 	else
