@@ -25,6 +25,7 @@
 #include <fhook/events.h>
 
 #include "cli.h"
+#include "../lib/events/ev.h"
 
 static volatile int trace_done, print_done;
 static bool trace_status;	/* a status line on the terminal */
@@ -145,7 +146,7 @@ int cmd_trace(int argc, char **argv)
 	char **specs = NULL, **callers = NULL, **libs = NULL, *out = NULL;
 	const char *format = "text";
 	struct fhook_event *evs = NULL;
-	struct fhook_event_prog *prog = NULL;
+	struct fhook_event_prog *prog = NULL, *resolve;
 	int nr_specs = 0, nr_callers = 0, nr_libs = 0, nr_evs = 0, c, i, j, ret = 1;
 	bool dry_run = false, follow = true;
 
@@ -240,10 +241,22 @@ int cmd_trace(int argc, char **argv)
 	evs = calloc(nr_specs, sizeof(*evs));
 	if (!evs)
 		goto out;
+	/*
+	 * A harness (make, sh, a test driver) has no traceable function of
+	 * its own; the functions are in the programs it starts.  Then the
+	 * definitions are checked for syntax only, and each traced process
+	 * resolves them against what it loads.
+	 */
+	resolve = prog;
+	if (follow && ev_prog_match_glob(prog, "*") <= 0 && !dry_run) {
+		fprintf(stderr, "fhook: trace: %s has no patchable sites: events are resolved "
+			"in the processes it starts\n", argv[optind]);
+		resolve = NULL;
+	}
 	for (i = 0; i < nr_specs; i++) {
 		struct fhook_event_error err;
 		struct fhook_event ev;
-		int r = fhook_event_parse(specs[i], prog, &ev, &err);
+		int r = fhook_event_parse(specs[i], resolve, &ev, &err);
 
 		if (r) {
 			fhook_event_print_error(stderr, &err);
