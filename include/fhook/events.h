@@ -199,6 +199,8 @@ int fhook_trace_drain(struct fhook_trace *t);
 /* One status line (events, nmissed, lost so far), rewritten in place on @tty. */
 void fhook_trace_status(struct fhook_trace *t, FILE *tty);
 void fhook_trace_finish(struct fhook_trace *t, FILE *summary);
+/* The shared memory of @t (struct ev_shm of lib/events/ring.h); for tests and fuzzing. */
+void *fhook_trace_shm(struct fhook_trace *t);
 void fhook_trace_free(struct fhook_trace *t);
 
 #ifdef __cplusplus

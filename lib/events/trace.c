@@ -337,16 +337,24 @@ static void print_args(struct fhook_trace *t, struct ev_ring *ring, struct fhook
 			uint32_t len;
 			const char *s = (const char *)p + 4;
 
+			/* the record comes from the traced program: trust no length */
+			if (end - p < 4)
+				break;
 			memcpy(&len, p, 4);
+			if (len > (size_t)(end - p) - 4) {
+				fputs(t->fmt == FMT_TEXT ? "(bad)" : "null", f);
+				break;
+			}
 			if (!len) {
 				snprintf(val, sizeof(val), "(fault)");
 			} else if (a->type == FHOOK_EVT_SYMSTR) {
-				uint64_t addr;
+				uint64_t addr = 0;
 
-				memcpy(&addr, s, 8);
+				if (len >= 8)
+					memcpy(&addr, s, 8);
 				symbolize(t, ring->pid, addr, false, val, sizeof(val));
 			} else {
-				snprintf(val, sizeof(val), "%s", s);
+				snprintf(val, sizeof(val), "%.*s", (int)strnlen(s, len), s);
 			}
 			if (t->fmt == FMT_TEXT) {
 				if (len)
@@ -361,7 +369,13 @@ static void print_args(struct fhook_trace *t, struct ev_ring *ring, struct fhook
 		}
 		{
 			unsigned int size = fhook_ev_type_size(a->type), n = a->count ? a->count : 1;
-			bool fault = p[size * n];
+			bool fault;
+
+			if ((size_t)(end - p) < (size_t)size * n + 1) {
+				fputs(t->fmt == FMT_TEXT ? "(bad)" : "null", f);
+				break;
+			}
+			fault = p[size * n];
 
 			if (fault) {
 				if (t->fmt == FMT_TEXT)
@@ -521,8 +535,14 @@ int fhook_trace_drain(struct fhook_trace *t)
 			const struct ev_rec *rec = (const void *)(r->data + tail % EV_RING_SIZE);
 			uint32_t len = rec->len;
 
-			if (len < 8 || len > EV_RING_SIZE || tail + len > heads[i])
-				break;	/* corrupt: stop reading this ring */
+			/*
+			 * The ring is written by the traced program, which may be
+			 * buggy: a record must be whole and inside what was
+			 * published, else the rest of this ring is not trusted.
+			 */
+			if (len < 8 || len % 8 || len > EV_RING_SIZE || tail + len > heads[i] ||
+			    (rec->id != EV_REC_PAD && len < sizeof(struct ev_rec)))
+				break;
 			if (rec->id != EV_REC_PAD) {
 				memcpy(b->data + off, rec, len);
 				b->pend[np].ring = r;
@@ -643,6 +663,11 @@ void fhook_trace_finish(struct fhook_trace *t, FILE *summary)
 		fprintf(summary, "fhook: trace: %llu events, %llu nmissed, %llu lost\n",
 			(unsigned long long)t->events, (unsigned long long)t->shm->nmissed,
 			(unsigned long long)lost);
+}
+
+void *fhook_trace_shm(struct fhook_trace *t)
+{
+	return t->shm;
 }
 
 void fhook_trace_free(struct fhook_trace *t)
