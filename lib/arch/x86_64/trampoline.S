@@ -165,47 +165,8 @@
 	movq	RAX(%rsp), %rax
 .endm
 
-	.globl	fhook_tramp_args
-	.hidden	fhook_tramp_args
-	.type	fhook_tramp_args, @function
-	.p2align 4
-fhook_tramp_args:
-	.cfi_startproc
-	FRAME_ENTER
-	movq	$0, FULL(%rsp)
-	SAVE_ARGS
-	DISPATCH_C
-	RESTORE_ARGS
-	FRAME_LEAVE
-	.cfi_endproc
-	.size	fhook_tramp_args, .-fhook_tramp_args
-
-	.globl	fhook_tramp_args_fast
-	.hidden	fhook_tramp_args_fast
-	.type	fhook_tramp_args_fast, @function
-	.p2align 4
-fhook_tramp_args_fast:
-	.cfi_startproc
-	FRAME_ENTER
-	movq	$0, FULL(%rsp)
-	SAVE_ARGS
-	DISPATCH_FAST
-	RESTORE_ARGS
-	.cfi_remember_state
-	FRAME_LEAVE
-	.cfi_restore_state
-	DISPATCH_FAST_SLOW
-	.cfi_endproc
-	.size	fhook_tramp_args_fast, .-fhook_tramp_args_fast
-
-	.globl	fhook_tramp_regs
-	.hidden	fhook_tramp_regs
-	.type	fhook_tramp_regs, @function
-	.p2align 4
-fhook_tramp_regs:
-	.cfi_startproc
-	FRAME_ENTER
-	movq	$1, FULL(%rsp)
+/* The rest of pt_regs, for ops with FTRACE_OPS_FL_SAVE_REGS. */
+.macro SAVE_REGS_EXTRA
 	movq	%r15, R15(%rsp)
 	movq	%r14, R14(%rsp)
 	movq	%r13, R13(%rsp)
@@ -220,9 +181,9 @@ fhook_tramp_regs:
 	pushfq
 	popq	%r12
 	movq	%r12, EFLAGS(%rsp)
-	SAVE_ARGS
-	DISPATCH_C
-	RESTORE_ARGS
+.endm
+
+.macro RESTORE_REGS_EXTRA
 	movq	RBP(%rsp), %r12
 	movq	%r12, (%rbp)		/* a handler may change %rbp */
 	movq	R15(%rsp), %r15
@@ -230,48 +191,50 @@ fhook_tramp_regs:
 	movq	R13(%rsp), %r13
 	movq	R12(%rsp), %r12
 	movq	RBX(%rsp), %rbx
-	FRAME_LEAVE
-	.cfi_endproc
-	.size	fhook_tramp_regs, .-fhook_tramp_regs
+.endm
 
-	.globl	fhook_tramp_regs_fast
-	.hidden	fhook_tramp_regs_fast
-	.type	fhook_tramp_regs_fast, @function
+/*
+ * One trampoline: @full saves every register (SAVE_REGS ops, the list
+ * stub), @fast inlines the dispatch (see DISPATCH_FAST).
+ */
+.macro TRAMPOLINE name, full, fast
+	.globl	\name
+	.hidden	\name
+	.type	\name, @function
 	.p2align 4
-fhook_tramp_regs_fast:
+\name:
 	.cfi_startproc
 	FRAME_ENTER
-	movq	$1, FULL(%rsp)
-	movq	%r15, R15(%rsp)
-	movq	%r14, R14(%rsp)
-	movq	%r13, R13(%rsp)
-	movq	%r12, R12(%rsp)
-	movq	%rbx, RBX(%rsp)
-	movq	$0, R11(%rsp)		/* scratch at entry; the stub used it */
-	movq	$-1, ORIG_RAX(%rsp)
-	movq	$0, CS(%rsp)
-	movq	$0, SS(%rsp)
-	movq	(%rbp), %r12		/* the function's %rbp */
-	movq	%r12, RBP(%rsp)
-	pushfq
-	popq	%r12
-	movq	%r12, EFLAGS(%rsp)
+	movq	$\full, FULL(%rsp)
+	.if \full
+	SAVE_REGS_EXTRA
+	.endif
 	SAVE_ARGS
+	.if \fast
 	DISPATCH_FAST
+	.else
+	DISPATCH_C
+	.endif
 	RESTORE_ARGS
-	movq	RBP(%rsp), %r12
-	movq	%r12, (%rbp)		/* a handler may change %rbp */
-	movq	R15(%rsp), %r15
-	movq	R14(%rsp), %r14
-	movq	R13(%rsp), %r13
-	movq	R12(%rsp), %r12
-	movq	RBX(%rsp), %rbx
+	.if \full
+	RESTORE_REGS_EXTRA
+	.endif
+	.if \fast
 	.cfi_remember_state
 	FRAME_LEAVE
 	.cfi_restore_state
 	DISPATCH_FAST_SLOW
+	.else
+	FRAME_LEAVE
+	.endif
 	.cfi_endproc
-	.size	fhook_tramp_regs_fast, .-fhook_tramp_regs_fast
+	.size	\name, .-\name
+.endm
+
+	TRAMPOLINE fhook_tramp_args, 0, 0
+	TRAMPOLINE fhook_tramp_args_fast, 0, 1
+	TRAMPOLINE fhook_tramp_regs, 1, 0
+	TRAMPOLINE fhook_tramp_regs_fast, 1, 1
 
 /*
  * Where ftrace_override_function_with_return() points the ip: the stack is
