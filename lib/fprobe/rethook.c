@@ -73,9 +73,9 @@ static inline unsigned long stub_of(unsigned long base, unsigned long idx)
 static void rethook_put(struct rethook *rh)
 {
 	/*
-	 * The hot path never frees: a rethook whose owner is gone while nodes
-	 * were in flight is left to leak (a few bytes) rather than call free()
-	 * from a signal handler.
+	 * The hot path never frees (it may run in a signal handler): a
+	 * rethook detached while nodes were in flight waits on the dead list,
+	 * which registration and unregistration sweep.
 	 */
 	__atomic_sub_fetch(&rh->ref, 1, __ATOMIC_RELEASE);
 }
@@ -338,9 +338,32 @@ out:
 
 /* ---- pools ---- */
 
+static struct rethook *dead_list;
+static pthread_mutex_t dead_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Free the detached rethooks whose last node has returned. */
+static void sweep_dead(void)
+{
+	struct rethook **pp, *rh;
+
+	pthread_mutex_lock(&dead_lock);
+	for (pp = &dead_list; (rh = *pp);) {
+		if (__atomic_load_n(&rh->ref, __ATOMIC_ACQUIRE) == 0) {
+			*pp = rh->next_dead;
+			free(rh);
+		} else {
+			pp = &rh->next_dead;
+		}
+	}
+	pthread_mutex_unlock(&dead_lock);
+}
+
 struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_size)
 {
-	struct rethook *rh = calloc(1, sizeof(*rh));
+	struct rethook *rh;
+
+	sweep_dead();
+	rh = calloc(1, sizeof(*rh));
 
 	if (!rh)
 		return NULL;
@@ -359,8 +382,15 @@ struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_s
 void rethook_free(struct rethook *rh)
 {
 	__atomic_store_n(&rh->data, NULL, __ATOMIC_RELEASE);
-	if (__atomic_sub_fetch(&rh->ref, 1, __ATOMIC_ACQ_REL) == 0)
+	if (__atomic_sub_fetch(&rh->ref, 1, __ATOMIC_ACQ_REL) == 0) {
 		free(rh);
+	} else {
+		pthread_mutex_lock(&dead_lock);
+		rh->next_dead = dead_list;
+		dead_list = rh;
+		pthread_mutex_unlock(&dead_lock);
+	}
+	sweep_dead();
 }
 
 /* Drop the entries above @keep: their frames are gone. */

@@ -49,6 +49,7 @@ struct rethook {
 	void *data;		/* the fprobe; NULL once it is going away (RCU) */
 	long ref;		/* 1 for the owner + one per node in flight */
 	long pool_size;
+	struct rethook *next_dead;	/* detached, waiting for its nodes to return */
 };
 
 struct rethook_node {
