@@ -96,7 +96,18 @@ int fhook_object_load_syms(struct fhook_object *obj)
 	ret = 0;
 	if (obj->syms_loaded)
 		goto out;
-	ret = fhook_elf_read_syms(obj->path, &syms, &nr, &names);
+	{
+		struct stat st;
+
+		/* the file must still be the one that was loaded */
+		if (stat(obj->path, &st) || st.st_dev != obj->dev || st.st_ino != obj->ino) {
+			fprintf(stderr, "fhook: %s changed on disk since it was loaded; its "
+				"symbols are not used\n", obj->path);
+			ret = -ESTALE;
+		} else {
+			ret = fhook_elf_read_syms(obj->path, &syms, &nr, &names);
+		}
+	}
 	if (ret) {
 		/* remember that there is nothing to read */
 		syms = NULL;
@@ -288,8 +299,11 @@ static struct fhook_object *object_new(struct dl_phdr_info *info, bool first)
 	}
 	if (obj->text_lo == ~0UL)
 		obj->text_lo = obj->text_hi = 0;
+	/*
+	 * Symbols are read when first needed (a glob, kallsyms, a report):
+	 * start-up only needs the sites.
+	 */
 	if (object_read_sites(obj) == 0 && obj->nr_recs) {
-		fhook_object_load_syms(obj);
 		obj->region = fhook_region_near(obj->text_lo, obj->text_hi);
 		if (!obj->region) {
 			fprintf(stderr, "fhook: %s: no memory for stubs within reach of its code; "
