@@ -191,7 +191,6 @@ out:
 static int check_ipmodify(struct ftrace_ops *ops, const struct ftrace_hash *filter,
 			  const struct ftrace_hash *notrace)
 {
-	struct fhook_object *obj;
 	struct ftrace_ops *op;
 
 	if (!(ops->flags & FTRACE_OPS_FL_IPMODIFY))
@@ -208,7 +207,6 @@ static int check_ipmodify(struct ftrace_ops *ops, const struct ftrace_hash *filt
 			    ftrace_ops_test(op, filter->ips[i]))
 				return -EBUSY;
 	}
-	(void)obj;
 	return 0;
 }
 

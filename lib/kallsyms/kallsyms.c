@@ -93,21 +93,17 @@ int kallsyms_lookup_size_offset(unsigned long addr, unsigned long *symbolsize,
 
 static int print_symbol(char *buffer, size_t size, unsigned long address, bool with_offset)
 {
-	char name[KSYM_NAME_LEN];
-	unsigned long symsize, off;
-	const char *mod = NULL;
+	struct fhook_object *obj;
 	int n;
 
-	if (!kallsyms_lookup(address, &symsize, &off, &mod, name))
-		return snprintf(buffer, size, "0x%lx", address);
-	if (with_offset)
-		n = snprintf(buffer, size, "%s+0x%lx/0x%lx", name, off, symsize);
-	else
-		n = snprintf(buffer, size, "%s", name);
-	if (mod && n >= 0 && (size_t)n < size)
-		n += snprintf(buffer + n, size - (size_t)n, " [%s]", mod);
-	if (n >= (int)size)
-		n = (int)size - 1;
+	fhook_rcu_read_lock();
+	obj = fhook_object_of(address);
+	if (!obj) {
+		refresh();
+		obj = fhook_object_of(address);
+	}
+	n = fhook_object_format(obj, address, buffer, size, with_offset);
+	fhook_rcu_read_unlock();
 	return n;
 }
 

@@ -46,17 +46,22 @@ struct fhook_object *fhook_object_of(unsigned long addr)
 	return NULL;
 }
 
+static bool in_exec_seg(struct fhook_object *obj, unsigned long ip, unsigned long len)
+{
+	int i;
+
+	for (i = 0; i < obj->nr_segs; i++)
+		if ((obj->segs[i].prot & PROT_EXEC) && ip >= obj->segs[i].start &&
+		    ip + len <= obj->segs[i].end)
+			return true;
+	return false;
+}
+
 bool fhook_addr_is_text(unsigned long addr, unsigned long len)
 {
 	struct fhook_object *obj = fhook_object_of(addr);
-	int i;
 
-	if (!obj)
-		return false;
-	for (i = 0; i < obj->nr_segs; i++)
-		if (addr >= obj->segs[i].start && addr + len <= obj->segs[i].end)
-			return obj->segs[i].prot & PROT_EXEC;
-	return false;
+	return obj && in_exec_seg(obj, addr, len);
 }
 
 struct dyn_ftrace *fhook_object_rec(struct fhook_object *obj, unsigned long ip)
@@ -155,17 +160,23 @@ const struct fhook_sym *fhook_rec_sym(struct fhook_object *obj, const struct dyn
 	return fhook_object_sym_at(obj, rec->ip);
 }
 
-int fhook_object_format(struct fhook_object *obj, unsigned long ip, char *buf, size_t size)
+int fhook_object_format(struct fhook_object *obj, unsigned long ip, char *buf, size_t size,
+			bool with_offset)
 {
 	const struct fhook_sym *sym = obj ? fhook_object_sym_at(obj, ip) : NULL;
 	int n;
 
 	if (!sym)
-		return snprintf(buf, size, "0x%lx", ip);
-	n = snprintf(buf, size, "%s+0x%lx/0x%x", fhook_sym_name(obj, sym), ip - sym->addr,
-		     sym->size);
-	if (obj->modname && n >= 0 && (size_t)n < size)
+		n = snprintf(buf, size, "0x%lx", ip);
+	else if (with_offset)
+		n = snprintf(buf, size, "%s+0x%lx/0x%x", fhook_sym_name(obj, sym),
+			     ip - sym->addr, sym->size);
+	else
+		n = snprintf(buf, size, "%s", fhook_sym_name(obj, sym));
+	if (sym && obj->modname && n >= 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, " [%s]", obj->modname);
+	if (size && n >= (int)size)
+		n = (int)size - 1;
 	return n;
 }
 
@@ -176,17 +187,6 @@ static int rec_cmp(const void *a, const void *b)
 	const struct dyn_ftrace *x = a, *y = b;
 
 	return x->ip < y->ip ? -1 : x->ip > y->ip;
-}
-
-static bool in_exec_seg(struct fhook_object *obj, unsigned long ip, unsigned long len)
-{
-	int i;
-
-	for (i = 0; i < obj->nr_segs; i++)
-		if ((obj->segs[i].prot & PROT_EXEC) && ip >= obj->segs[i].start &&
-		    ip + len <= obj->segs[i].end)
-			return true;
-	return false;
 }
 
 static int object_read_sites(struct fhook_object *obj)
@@ -453,7 +453,7 @@ static int sync_cb(struct dl_phdr_info *info, size_t size, void *data)
 int fhook_objects_sync(void)
 {
 	struct sync_state st = { 0 };
-	struct fhook_object **pp, *obj, *tail;
+	struct fhook_object **pp, *obj;
 	int changed = 0;
 
 	pthread_mutex_lock(&objects_mutex);
@@ -481,8 +481,6 @@ int fhook_objects_sync(void)
 			rev = obj;
 			changed++;
 		}
-		for (tail = rev; tail->next; tail = tail->next)
-			;
 		for (pp = &fhook_objects; *pp; pp = &(*pp)->next)
 			;
 		__atomic_store_n(pp, rev, __ATOMIC_RELEASE);

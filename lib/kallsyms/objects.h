@@ -96,8 +96,13 @@ static inline const char *fhook_sym_name(const struct fhook_object *obj,
 /* The function a site belongs to (NULL if none). */
 const struct fhook_sym *fhook_rec_sym(struct fhook_object *obj, const struct dyn_ftrace *rec);
 
-/* "name+0xoff/0xsize [object]" without looking for new objects. */
-int fhook_object_format(struct fhook_object *obj, unsigned long ip, char *buf, size_t size);
+/*
+ * "name+0xoff/0xsize [object]" (or "name [object]") of @ip in @obj, which
+ * may be NULL ("0x<ip>"), without looking for new objects.  Returns the
+ * length written, cut to @size.
+ */
+int fhook_object_format(struct fhook_object *obj, unsigned long ip, char *buf, size_t size,
+			bool with_offset);
 
 /* Is @addr inside an executable segment of a known object? */
 bool fhook_addr_is_text(unsigned long addr, unsigned long len);

@@ -35,7 +35,7 @@ void fhook_ftrace_bug_obj(struct fhook_object *obj, int err, unsigned long ip,
 {
 	char sym[KSYM_SYMBOL_LEN], hex[64];
 
-	fhook_object_format(obj, ip, sym, sizeof(sym));
+	fhook_object_format(obj, ip, sym, sizeof(sym), true);
 	fprintf(stderr, "fhook: %s [<%016lx>] %s\n", bug_what(err), ip, sym);
 	if (expected) {
 		fhook_insn_hex(hex, sizeof(hex), expected, len);
