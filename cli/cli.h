@@ -13,6 +13,9 @@ int cmd_patch(int argc, char **argv) __attribute__((weak));
 int cmd_inject(int argc, char **argv) __attribute__((weak));
 int cmd_trace(int argc, char **argv) __attribute__((weak));
 
+/* The file execvp() would run for @name (malloc'd), or NULL. */
+char *cli_which(const char *name);
+
 /* Path of libfhook.so for LD_PRELOAD. */
 int cli_libfhook_path(char *buf, size_t size);
 /*

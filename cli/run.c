@@ -40,8 +40,7 @@ int cli_libfhook_path(char *buf, size_t size)
 	return -ENOENT;
 }
 
-/* The file execvp() would run for @name, or NULL. */
-static char *which(const char *name)
+char *cli_which(const char *name)
 {
 	const char *path = getenv("PATH");
 	char buf[PATH_MAX];
@@ -68,7 +67,7 @@ static char *which(const char *name)
  */
 static int check_preloadable(const char *name)
 {
-	char *file = which(name);
+	char *file = cli_which(name);
 	int fd, ret = 0;
 	size_t i, n;
 	Elf *elf;

@@ -203,21 +203,7 @@ int cmd_trace(int argc, char **argv)
 
 		if (!strchr(path, '/')) {
 			/* as execvp() would find it */
-			const char *p = getenv("PATH");
-			char *dup = strdup(p ? p : "/usr/bin:/bin"), *save, *dir;
-
-			for (dir = strtok_r(dup, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-				char *cand;
-
-				if (asprintf(&cand, "%s/%s", dir, path) < 0)
-					break;
-				if (!access(cand, X_OK)) {
-					found = cand;
-					break;
-				}
-				free(cand);
-			}
-			free(dup);
+			found = cli_which(path);
 			if (found)
 				path = found;
 		}
