@@ -490,9 +490,9 @@ static int pending_cmp(const void *a, const void *b)
 int fhook_trace_drain(struct fhook_trace *t)
 {
 	uint32_t nr = __atomic_load_n(&t->shm->nr_rings, __ATOMIC_ACQUIRE), i;
-	struct trace_batch *b;
+	uint64_t heads[EV_MAX_RINGS];	/* one snapshot: the copy is sized from it */
 	size_t total = 0, off = 0, np = 0;
-	uint64_t *tails, *heads;
+	struct trace_batch *b;
 
 	if (nr > EV_MAX_RINGS)
 		nr = EV_MAX_RINGS;
@@ -503,33 +503,37 @@ int fhook_trace_drain(struct fhook_trace *t)
 		return 0;
 	}
 	pthread_mutex_unlock(&t->q_lock);
-	tails = calloc(nr ? nr : 1, sizeof(*tails));
-	heads = calloc(nr ? nr : 1, sizeof(*heads));
-	b = calloc(1, sizeof(*b));
-	if (!tails || !heads || !b)
-		goto nomem;
+	/* only this thread moves a ring's tail, so r->tail is ours to read */
 	for (i = 0; i < nr; i++) {
 		struct ev_ring *r = &t->shm->rings[i];
 
-		tails[i] = heads[i] = r->tail;
+		heads[i] = r->tail;
 		if (!__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE))
 			continue;
 		heads[i] = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-		total += heads[i] - tails[i];
+		/* a head no correct producer can write: read no more than the ring */
+		if (heads[i] < r->tail)
+			heads[i] = r->tail;
+		else if (heads[i] - r->tail > EV_RING_SIZE)
+			heads[i] = r->tail + EV_RING_SIZE;
+		total += heads[i] - r->tail;
 	}
-	if (!total) {
-		free(tails);
-		free(heads);
-		free(b);
+	if (!total)
 		return 0;
-	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
 	b->data = malloc(total);
 	b->pend = malloc((total / sizeof(struct ev_rec) + 1) * sizeof(*b->pend));
-	if (!b->data || !b->pend)
-		goto nomem;
+	if (!b->data || !b->pend) {
+		free(b->data);
+		free(b->pend);
+		free(b);
+		return -ENOMEM;
+	}
 	for (i = 0; i < nr; i++) {
 		struct ev_ring *r = &t->shm->rings[i];
-		uint64_t tail = tails[i];
+		uint64_t tail = r->tail;
 
 		while (tail < heads[i]) {
 			const struct ev_rec *rec = (const void *)(r->data + tail % EV_RING_SIZE);
@@ -554,8 +558,6 @@ int fhook_trace_drain(struct fhook_trace *t)
 		/* the copy is ours: the producers may reuse the space now */
 		__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
 	}
-	free(tails);
-	free(heads);
 	b->np = np;
 	b->bytes = off;
 	pthread_mutex_lock(&t->q_lock);
@@ -565,15 +567,6 @@ int fhook_trace_drain(struct fhook_trace *t)
 	pthread_cond_signal(&t->q_cond);
 	pthread_mutex_unlock(&t->q_lock);
 	return (int)np;
-nomem:
-	free(tails);
-	free(heads);
-	if (b) {
-		free(b->data);
-		free(b->pend);
-		free(b);
-	}
-	return -ENOMEM;
 }
 
 static struct trace_batch *dequeue(struct fhook_trace *t, bool wait)
