@@ -34,8 +34,31 @@ if [ "$(id -u)" != 0 ]; then
 	skip setup "not root (apt-get build-dep/source needs root)"; finish
 fi
 if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
-   ! grep -qs '^deb-src' /etc/apt/sources.list; then
-	# mirror the machine's own bookworm entry (URIs, Signed-By)
+   ! grep -rqs '^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	# the machine's own Debian entries (its mirror, suites and key), as deb-src
+	{
+		echo "# Added by fhook's tests/real/run.sh: source packages for make test-real."
+		# deb822 paragraphs in any field order; comments dropped
+		awk 'BEGIN { RS = ""; FS = "\n" }
+		     { out = ""; src = 0
+		       for (i = 1; i <= NF; i++) {
+			       if ($i ~ /^#/) continue
+			       if ($i ~ /^Types:/) {
+				       if ($i !~ /[: ]deb( |$)/) { src = -1; break }
+				       $i = "Types: deb-src"; src = 1
+			       }
+			       out = out $i "\n"
+		       }
+		       if (src == 1) print out }' /etc/apt/sources.list.d/*.sources 2>/dev/null
+	} > /etc/apt/sources.list.d/fhook-src.sources
+	sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list 2>/dev/null \
+		> /etc/apt/sources.list.d/fhook-src.list
+	[ -s /etc/apt/sources.list.d/fhook-src.list ] || rm -f /etc/apt/sources.list.d/fhook-src.list
+	grep -q '^Types' /etc/apt/sources.list.d/fhook-src.sources ||
+		rm -f /etc/apt/sources.list.d/fhook-src.sources
+fi
+if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
+   ! grep -rqs '^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
 	cat > /etc/apt/sources.list.d/fhook-src.sources <<'SRC'
 # Added by fhook's tests/real/run.sh: source packages for make test-real.
 Types: deb-src
@@ -49,8 +72,8 @@ if ! apt-cache showsrc zlib 2>/dev/null | grep -q '^Package:'; then
 	say "apt-get update"
 	$APT update -qq >/dev/null 2>&1
 fi
-say "apt-get build-dep zlib jq"
-$APT build-dep -y -qq zlib jq >"$R/build-dep.log" 2>&1 ||
+say "apt-get build-dep zlib jansson jq"
+$APT build-dep --arch-only -y -qq zlib jansson jq >"$R/build-dep.log" 2>&1 ||
 	say "apt-get build-dep failed (see $R/build-dep.log)"
 
 fetch() {	# fetch PKG DIRGLOB: the unpacked source tree
@@ -189,29 +212,49 @@ three_ways() {
 	fi
 }
 
-# --- zlib: make test (example, minigzip; static, shared, 64-bit) ---------------
-src=$(fetch zlib 'zlib-1.*')
-if [ -z "$src" ]; then
-	skip zlib "apt-get source zlib failed"
-else
+# --- the programs --------------------------------------------------------------
+# FHOOK_REAL_ONLY="zlib jansson" runs a subset
+want() { [ -z "${FHOOK_REAL_ONLY:-}" ] || [[ " $FHOOK_REAL_ONLY " == *" $1 "* ]]; }
+
+# zlib: make test (example, minigzip; static, shared, 64-bit)
+real_zlib() {
+	local src
+	src=$(fetch zlib 'zlib-1.*')
+	[ -n "$src" ] || { skip zlib "apt-get source zlib failed (see $R/src/zlib.log)"; return; }
 	if [ ! -x "$R/zlib/example" ]; then
 		say "building zlib"
 		rm -rf "$R/zlib" && mkdir -p "$R/zlib"
 		(cd "$R/zlib" && CFLAGS="$CFL" "$src/configure" && make -j2) >"$R/zlib.build.log" 2>&1
 	fi
-	if [ -x "$R/zlib/example" ]; then
-		NO_TRACE=
-		three_ways zlib "$R/zlib" '[ $(grep -c "\*\*\* zlib .*test OK \*\*\*") = 3 ]' make test
-	else
-		fail zlib-build "see $R/zlib.build.log"
-	fi
-fi
+	[ -x "$R/zlib/example" ] || { fail zlib-build "see $R/zlib.build.log"; return; }
+	NO_TRACE=
+	three_ways zlib "$R/zlib" '[ $(grep -c "\*\*\* zlib .*test OK \*\*\*") = 3 ]' make test
+}
 
-# --- jq: make check (mantest, jqtest, onigtest) ---------------------------------
-src=$(fetch jq 'jq-1.*')
-if [ -z "$src" ]; then
-	skip jq "apt-get source jq failed"
-else
+# jansson: make check in test/ (run-suites: api, encoding-flags, invalid,
+# invalid-unicode, valid: one json_process or test_* process per case)
+real_jansson() {
+	local src
+	src=$(fetch jansson 'jansson-2.*')
+	[ -n "$src" ] || { skip jansson "apt-get source jansson failed (see $R/src/jansson.log)"; return; }
+	if [ ! -x "$R/jansson/test/bin/json_process" ]; then
+		say "building jansson"
+		rm -rf "$R/jansson" && mkdir -p "$R/jansson"
+		(cd "$src" && { [ -x configure ] || autoreconf -fi; } &&
+		 cd "$R/jansson" && CFLAGS="$CFL" "$src/configure" --disable-static &&
+		 make -j2 && make -C test -j2 check TESTS=) >"$R/jansson.build.log" 2>&1
+	fi
+	[ -x "$R/jansson/test/bin/json_process" ] ||
+		{ fail jansson-build "see $R/jansson.build.log"; return; }
+	NO_TRACE=
+	three_ways jansson "$R/jansson/test" 'grep -q "^PASS: run-suites"' make check
+}
+
+# jq: make check (mantest, jqtest, onigtest)
+real_jq() {
+	local src
+	src=$(fetch jq 'jq-1.*')
+	[ -n "$src" ] || { skip jq "apt-get source jq failed (see $R/src/jq.log)"; return; }
 	if [ ! -e "$R/jq/.libs/jq" ] && [ ! -x "$R/jq/jq" ]; then
 		say "building jq"
 		rm -rf "$R/jq" && mkdir -p "$R/jq"
@@ -220,17 +263,19 @@ else
 			--disable-maintainer-mode --disable-valgrind --with-oniguruma=yes &&
 		 make -j2) >"$R/jq.build.log" 2>&1
 	fi
-	if [ -x "$R/jq/jq" ]; then
-		# jq 1.6's test scripts run $srcdir/jq
-		ln -sf "$R/jq/jq" "$src/jq"
-		# jq's suite makes ~100 million calls: a full text trace is tens of GB
-		# and takes far beyond the budget (FHOOK_REAL_JQ_TRACE=1 runs it anyway)
-		[ -n "${FHOOK_REAL_JQ_TRACE:-}" ] ||
-			NO_TRACE="about 100 million calls (tens of GB of text trace); FHOOK_REAL_JQ_TRACE=1 runs it"
-		three_ways jq "$R/jq" 'grep -q "^# PASS: *3$"' \
-			env NO_VALGRIND=1 make check TESTS="tests/mantest tests/jqtest tests/onigtest"
-	else
-		fail jq-build "see $R/jq.build.log"
-	fi
-fi
+	[ -x "$R/jq/jq" ] || { fail jq-build "see $R/jq.build.log"; return; }
+	# jq 1.6's test scripts run $srcdir/jq
+	ln -sf "$R/jq/jq" "$src/jq"
+	# jq's suite makes ~100 million calls: a full text trace is tens of GB
+	# and takes far beyond the budget (FHOOK_REAL_JQ_TRACE=1 runs it anyway)
+	NO_TRACE=
+	[ -n "${FHOOK_REAL_JQ_TRACE:-}" ] ||
+		NO_TRACE="about 100 million calls (tens of GB of text trace); FHOOK_REAL_JQ_TRACE=1 runs it"
+	three_ways jq "$R/jq" 'grep -q "^# PASS: *3$"' \
+		env NO_VALGRIND=1 make check TESTS="tests/mantest tests/jqtest tests/onigtest"
+}
+
+for p in zlib jansson jq; do
+	want $p && real_$p
+done
 finish
