@@ -3,4 +3,4 @@ TEST_TARGETS += $(B)/tests/events/prog
 
 $(B)/tests/events/prog: tests/events/prog.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g -fpatchable-function-entry=5 $(SAN) -o $@ $<
+	$(CC) -std=gnu11 -O1 -g -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread

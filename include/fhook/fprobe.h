@@ -62,7 +62,8 @@ typedef void (*fprobe_exit_cb)(struct fprobe *fp, unsigned long entry_ip,
  * @entry_data_size: bytes of per-call scratch shared by entry and exit
  *		handler (at most FPROBE_ENTRY_DATA_MAX)
  * @nr_maxactive: return hooks in flight at once, over all threads; 0 means
- *		the kernel's default, 2 * CPUs * number of functions
+ *		no cap but each thread's shadow stack (8191 entries; the
+ *		kernel's 2 * CPUs * functions does not fit user stacks)
  * @entry_handler: called on entry, may be NULL
  * @exit_handler: called on exit, may be NULL (then no return is hooked)
  *

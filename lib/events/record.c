@@ -80,6 +80,10 @@ static int rec_nr_callers;
 static int rec_disabled;
 static __thread struct ev_ring *rec_ring;
 static __thread int rec_no_ring;
+static __thread uint32_t rec_no_ring_gen;	/* rings_freed when none was free */
+static uint64_t rec_proc_seq;			/* this image's ev_proc */
+static pthread_key_t rec_ring_key;
+static bool rec_have_key;
 
 static int safe_read(void *dst, unsigned long src, size_t len)
 {
@@ -109,25 +113,64 @@ static int safe_strcpy(char *dst, unsigned long src)
 	return n;
 }
 
+/*
+ * A free ring for this thread.  When none is free, the thread retries only
+ * after the command has freed one (rings_freed moved), not on every event.
+ */
 static struct ev_ring *get_ring(void)
 {
 	struct ev_ring *r = rec_ring;
-	uint32_t idx;
+	uint32_t freed, idx, hw;
 
-	if (r || rec_no_ring)
+	if (r)
 		return r;
-	idx = __atomic_fetch_add(&rec_shm->nr_rings, 1, __ATOMIC_RELAXED);
-	if (idx >= EV_MAX_RINGS) {
+	freed = __atomic_load_n(&rec_shm->rings_freed, __ATOMIC_ACQUIRE);
+	if (rec_no_ring && freed == rec_no_ring_gen)
+		return NULL;
+	for (idx = 0; idx < EV_MAX_RINGS; idx++) {
+		uint32_t s = EV_SLOT_FREE;
+
+		r = &rec_shm->rings[idx];
+		if (__atomic_load_n(&r->state, __ATOMIC_RELAXED) == EV_SLOT_FREE &&
+		    __atomic_compare_exchange_n(&r->state, &s, EV_SLOT_CLAIMED, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			break;
+	}
+	if (idx == EV_MAX_RINGS) {
 		rec_no_ring = 1;
+		rec_no_ring_gen = freed;
 		return NULL;
 	}
-	r = &rec_shm->rings[idx];
+	rec_no_ring = 0;
+	hw = __atomic_load_n(&rec_shm->nr_rings, __ATOMIC_RELAXED);
+	while (hw < idx + 1 &&
+	       !__atomic_compare_exchange_n(&rec_shm->nr_rings, &hw, idx + 1, false,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 	r->pid = getpid();
 	r->tid = syscall(SYS_gettid);
+	r->proc_seq = rec_proc_seq;
 	prctl(PR_GET_NAME, r->comm);
-	__atomic_store_n(&r->ready, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->state, EV_SLOT_READY, __ATOMIC_RELEASE);
 	rec_ring = r;
+	/* the key was made first thing in the process: a slot of the static block */
+	if (rec_have_key)
+		pthread_setspecific(rec_ring_key, r);
 	return r;
+}
+
+/*
+ * This thread will not write @r again (a later record claims a new ring):
+ * the command may free it as soon as it has copied it.
+ */
+static void retire_ring(void *arg)
+{
+	struct ev_ring *r = arg;
+
+	if (!r || r != rec_ring)
+		return;
+	rec_ring = NULL;
+	__atomic_store_n(&r->exited, 1, __ATOMIC_RELEASE);
 }
 
 static unsigned long fetch_arg(struct ftrace_regs *fregs, unsigned int n)
@@ -297,7 +340,6 @@ static void record(struct rec_event *e, unsigned long ip, unsigned long ret_ip,
 		return;
 	}
 	memcpy(ring->data + pos, buf, len);
-	ring->events++;
 	__atomic_store_n(&ring->head, head + len, __ATOMIC_RELEASE);
 }
 
@@ -551,19 +593,39 @@ static int obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* The command symbolizes with these: which file is mapped where, per process. */
+/*
+ * The command symbolizes with these: which file is mapped where.  A free
+ * mailbox is waited for (the command empties them every millisecond), but
+ * not for long: without one, this process's addresses print as numbers.
+ */
 static void register_process(void)
 {
-	uint32_t i = __atomic_fetch_add(&rec_shm->nr_procs, 1, __ATOMIC_RELAXED);
-	struct ev_proc *p;
+	struct ev_proc *p = NULL;
+	int tries, i;
 
-	if (i >= EV_MAX_PROCS)
+	rec_proc_seq = 0;
+	for (tries = 0; tries < 200 && !p; tries++) {
+		for (i = 0; i < EV_MAX_PROCS; i++) {
+			uint32_t s = EV_SLOT_FREE;
+
+			p = &rec_shm->procs[i];
+			if (__atomic_load_n(&p->state, __ATOMIC_RELAXED) == EV_SLOT_FREE &&
+			    __atomic_compare_exchange_n(&p->state, &s, EV_SLOT_CLAIMED, false,
+							__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				break;
+			p = NULL;
+		}
+		if (!p)
+			usleep(1000);
+	}
+	if (!p)
 		return;
-	p = &rec_shm->procs[i];
 	p->pid = getpid();
 	p->nr_objs = 0;
 	dl_iterate_phdr(obj_cb, p);
-	__atomic_store_n(&p->ready, 1, __ATOMIC_RELEASE);
+	p->seq = __atomic_add_fetch(&rec_shm->proc_seq, 1, __ATOMIC_RELAXED);
+	rec_proc_seq = p->seq;
+	__atomic_store_n(&p->state, EV_SLOT_READY, __ATOMIC_RELEASE);
 }
 
 static void rec_atfork_child(void)
@@ -606,6 +668,7 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 		return;
 	}
 	pthread_atfork(NULL, NULL, rec_atfork_child);
+	rec_have_key = !pthread_key_create(&rec_ring_key, retire_ring);
 	for (i = 0; i < rec_nr_events; i++) {
 		struct rec_event *e = &rec_events[i];
 
@@ -643,4 +706,5 @@ __attribute__((destructor(210))) static void fhook_ev_preload_exit(void)
 	for (i = 0; i < rec_nr_probes; i++)
 		missed += fprobe_nmissed(&rec_probes[i].fp);
 	__atomic_fetch_add(&rec_shm->nmissed, missed, __ATOMIC_RELAXED);
+	retire_ring(rec_ring);
 }

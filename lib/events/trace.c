@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fhook/events.h>
@@ -24,6 +26,32 @@
 enum { FMT_TEXT, FMT_JSON, FMT_CHROME };
 
 #define KSYM_LEN	640
+
+/* What the command keeps of a process image once its mailbox is freed. */
+struct trace_obj {
+	uint64_t base;
+	const char *path;		/* interned: t->paths */
+};
+
+struct trace_proc {
+	uint32_t pid;
+	uint32_t nr_objs;
+	struct trace_obj objs[];
+};
+
+/* A thread as its records print: its ring is reused, this is not. */
+struct trace_thread {
+	struct trace_thread *next;	/* t->threads, for freeing */
+	const struct trace_proc *proc;	/* NULL: print addresses */
+	uint64_t seq;
+	uint32_t pid, tid;
+	char comm[16];
+};
+
+/* How often the command looks for rings whose thread is gone. */
+#define TRACE_REAP_NS		(10 * 1000 * 1000)
+/* Process images the command can hold (a hostile seq is not an allocation size). */
+#define TRACE_MAX_SEQ		(1U << 24)
 
 struct fhook_trace {
 	struct ev_shm *shm;
@@ -45,6 +73,19 @@ struct fhook_trace {
 	struct trace_batch *q_head, **q_tail;
 	size_t q_bytes;
 	uint64_t q_overflow;		/* records left in the rings: queue full */
+	/*
+	 * Processes and threads, owned by the drain thread; the printer sees
+	 * a trace_thread (and its trace_proc) only through a queued batch.
+	 */
+	struct trace_proc **procs;	/* by seq */
+	uint32_t procs_cap;
+	char **paths;
+	int nr_paths;
+	struct trace_thread *ring_thr[EV_MAX_RINGS];
+	bool ring_dead[EV_MAX_RINGS];
+	struct trace_thread *threads;
+	uint64_t lost_freed;		/* lost counts of rings since freed */
+	uint64_t reap_ns;
 };
 
 /*
@@ -219,25 +260,10 @@ static struct ev_file *file_for(struct fhook_trace *t, const char *path)
 	return &p->files[0];
 }
 
-static struct ev_proc *proc_of(struct fhook_trace *t, uint32_t pid)
-{
-	uint32_t n = __atomic_load_n(&t->shm->nr_procs, __ATOMIC_ACQUIRE), i;
-	struct ev_proc *best = NULL;
-
-	if (n > EV_MAX_PROCS)
-		n = EV_MAX_PROCS;
-	for (i = 0; i < n; i++)
-		if (t->shm->procs[i].pid == pid &&
-		    __atomic_load_n(&t->shm->procs[i].ready, __ATOMIC_ACQUIRE))
-			best = &t->shm->procs[i];	/* the latest (after an exec) */
-	return best;
-}
-
 /* "name+0xoff/0xsize", "name" (no_off), or "0xaddr" */
-static void symbolize(struct fhook_trace *t, uint32_t pid, uint64_t addr, bool no_off,
-		      char *buf, size_t size)
+static void symbolize(struct fhook_trace *t, const struct trace_proc *p, uint64_t addr,
+		      bool no_off, char *buf, size_t size)
 {
-	struct ev_proc *p = proc_of(t, pid);
 	uint32_t i;
 
 	if (p) {
@@ -284,7 +310,7 @@ static void json_str(FILE *f, const char *s)
 }
 
 /* One value as the kernel prints it; *quoted says whether JSON needs quotes. */
-static void format_value(struct fhook_trace *t, uint32_t pid, int type, const unsigned char *p,
+static void format_value(struct fhook_trace *t, const struct trace_proc *proc, int type, const unsigned char *p,
 			 char *buf, size_t size, bool *numeric)
 {
 	uint64_t v = 0;
@@ -305,7 +331,7 @@ static void format_value(struct fhook_trace *t, uint32_t pid, int type, const un
 		break;
 	case FHOOK_EVT_SYMBOL:
 		*numeric = false;
-		symbolize(t, pid, v, false, buf, size);
+		symbolize(t, proc, v, false, buf, size);
 		break;
 	default:
 		*numeric = false;
@@ -315,7 +341,7 @@ static void format_value(struct fhook_trace *t, uint32_t pid, int type, const un
 }
 
 /* Decode the arguments of @rec into "name=value" pairs. */
-static void print_args(struct fhook_trace *t, struct ev_ring *ring, struct fhook_event *ev,
+static void print_args(struct fhook_trace *t, const struct trace_thread *thr, struct fhook_event *ev,
 		       const struct ev_rec *rec)
 {
 	const unsigned char *p = (const unsigned char *)(rec + 1);
@@ -352,7 +378,7 @@ static void print_args(struct fhook_trace *t, struct ev_ring *ring, struct fhook
 
 				if (len >= 8)
 					memcpy(&addr, s, 8);
-				symbolize(t, ring->pid, addr, false, val, sizeof(val));
+				symbolize(t, thr->proc, addr, false, val, sizeof(val));
 			} else {
 				snprintf(val, sizeof(val), "%.*s", (int)strnlen(s, len), s);
 			}
@@ -386,7 +412,7 @@ static void print_args(struct fhook_trace *t, struct ev_ring *ring, struct fhook
 				if (a->count)
 					fputs(t->fmt == FMT_TEXT ? "{" : "[", f);
 				for (k = 0; k < n; k++) {
-					format_value(t, ring->pid, a->type, p + k * size, val,
+					format_value(t, thr->proc, a->type, p + k * size, val,
 						     sizeof(val), &numeric);
 					if (k)
 						fputc(',', f);
@@ -403,7 +429,8 @@ static void print_args(struct fhook_trace *t, struct ev_ring *ring, struct fhook
 	}
 }
 
-static void print_rec(struct fhook_trace *t, struct ev_ring *ring, const struct ev_rec *rec)
+static void print_rec(struct fhook_trace *t, const struct trace_thread *thr,
+		      const struct ev_rec *rec)
 {
 	struct fhook_event *ev;
 	char func[KSYM_LEN], where[2 * KSYM_LEN + 8], fname[KSYM_LEN];
@@ -414,36 +441,36 @@ static void print_rec(struct fhook_trace *t, struct ev_ring *ring, const struct 
 		return;
 	ev = &t->evs[rec->id];
 	t->events++;
-	symbolize(t, ring->pid, rec->ip, true, fname, sizeof(fname));
+	symbolize(t, thr->proc, rec->ip, true, fname, sizeof(fname));
 	if (ev->is_return) {
 		char caller[KSYM_LEN];
 
-		symbolize(t, ring->pid, rec->ret_ip, false, caller, sizeof(caller));
+		symbolize(t, thr->proc, rec->ret_ip, false, caller, sizeof(caller));
 		snprintf(where, sizeof(where), "%s <- %s", caller, fname);
 	} else {
-		symbolize(t, ring->pid, rec->ip, false, func, sizeof(func));
+		symbolize(t, thr->proc, rec->ip, false, func, sizeof(func));
 		snprintf(where, sizeof(where), "%s", func);
 	}
 	sec = rec->ts / 1000000000ULL;
 	usec = (rec->ts % 1000000000ULL) / 1000;
 	switch (t->fmt) {
 	case FMT_TEXT:
-		fprintf(f, "%16s-%-7u [%03u] %5lu.%06lu: %s: (%s)", ring->comm, ring->tid, rec->cpu,
+		fprintf(f, "%16s-%-7u [%03u] %5lu.%06lu: %s: (%s)", thr->comm, thr->tid, rec->cpu,
 			sec, usec, ev->event, where);
-		print_args(t, ring, ev, rec);
+		print_args(t, thr, ev, rec);
 		fputc('\n', f);
 		break;
 	case FMT_JSON:
 		fprintf(f, "{\"comm\":");
-		json_str(f, ring->comm);
+		json_str(f, thr->comm);
 		fprintf(f, ",\"pid\":%u,\"tid\":%u,\"cpu\":%u,\"ts\":%lu.%06lu,\"group\":\"%s\","
-			"\"event\":\"%s\",\"type\":\"%s\",\"func\":", ring->pid, ring->tid, rec->cpu,
+			"\"event\":\"%s\",\"type\":\"%s\",\"func\":", thr->pid, thr->tid, rec->cpu,
 			sec, usec, ev->group, ev->event, ev->is_return ? "exit" : "entry");
 		json_str(f, fname);
 		fprintf(f, ",\"at\":");
 		json_str(f, where);
 		fprintf(f, ",\"args\":{");
-		print_args(t, ring, ev, rec);
+		print_args(t, thr, ev, rec);
 		fprintf(f, "}}\n");
 		break;
 	default:
@@ -455,8 +482,8 @@ static void print_rec(struct fhook_trace *t, struct ev_ring *ring, const struct 
 			fprintf(f, "\"s\":\"t\",");
 		fprintf(f, "\"ts\":%lu.%03lu,\"pid\":%u,\"tid\":%u,\"args\":{",
 			(unsigned long)(rec->ts / 1000), (unsigned long)(rec->ts % 1000),
-			ring->pid, ring->tid);
-		print_args(t, ring, ev, rec);
+			thr->pid, thr->tid);
+		print_args(t, thr, ev, rec);
 		fprintf(f, "}}");
 		t->first = false;
 		break;
@@ -464,7 +491,7 @@ static void print_rec(struct fhook_trace *t, struct ev_ring *ring, const struct 
 }
 
 struct pending {
-	struct ev_ring *ring;
+	const struct trace_thread *thr;
 	const struct ev_rec *rec;
 };
 
@@ -474,10 +501,156 @@ static int pending_cmp(const void *a, const void *b)
 
 	if (x->rec->ts != y->rec->ts)
 		return x->rec->ts < y->rec->ts ? -1 : 1;
-	if (x->ring != y->ring)
-		return x->ring < y->ring ? -1 : 1;
+	if (x->thr != y->thr)
+		return x->thr < y->thr ? -1 : 1;
 	/* one ring: its order (records of one drain never wrap past each other) */
 	return x->rec < y->rec ? -1 : x->rec > y->rec;
+}
+
+static const char *intern_path(struct fhook_trace *t, const char *path)
+{
+	char **np;
+	int i;
+
+	for (i = 0; i < t->nr_paths; i++)
+		if (!strcmp(t->paths[i], path))
+			return t->paths[i];
+	np = realloc(t->paths, (t->nr_paths + 1) * sizeof(*np));
+	if (!np)
+		return NULL;
+	t->paths = np;
+	if (!(np[t->nr_paths] = strdup(path)))
+		return NULL;
+	return np[t->nr_paths++];
+}
+
+/*
+ * Copy the process images announced since the last call out of their
+ * mailboxes and free them.  A new image of a pid (an exec) means the
+ * threads of the pid's older images are gone: their rings can go.
+ */
+static void import_procs(struct fhook_trace *t)
+{
+	uint32_t i, j, k, n;
+
+	for (i = 0; i < EV_MAX_PROCS; i++) {
+		struct ev_proc *p = &t->shm->procs[i];
+		struct trace_proc *tp;
+		uint64_t seq, top;
+
+		if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != EV_SLOT_READY)
+			continue;
+		top = __atomic_load_n(&t->shm->proc_seq, __ATOMIC_RELAXED);
+		seq = p->seq;
+		n = p->nr_objs < EV_MAX_OBJS ? p->nr_objs : EV_MAX_OBJS;
+		if (!seq || seq > top || seq >= TRACE_MAX_SEQ)
+			goto free_slot;
+		if (seq >= t->procs_cap) {
+			uint32_t cap = t->procs_cap ? t->procs_cap : 256;
+			struct trace_proc **np;
+
+			while (cap <= seq)
+				cap *= 2;
+			np = realloc(t->procs, cap * sizeof(*np));
+			if (!np)
+				goto free_slot;
+			memset(np + t->procs_cap, 0, (cap - t->procs_cap) * sizeof(*np));
+			t->procs = np;
+			t->procs_cap = cap;
+		}
+		if (t->procs[seq])
+			goto free_slot;
+		tp = malloc(sizeof(*tp) + n * sizeof(tp->objs[0]));
+		if (!tp)
+			goto free_slot;
+		tp->pid = p->pid;
+		tp->nr_objs = 0;
+		for (j = 0; j < n; j++) {
+			char path[sizeof(p->objs[j].path)];
+
+			/* written by the traced program: bounded, whatever it holds */
+			memcpy(path, p->objs[j].path, sizeof(path));
+			path[sizeof(path) - 1] = 0;
+			tp->objs[tp->nr_objs].base = p->objs[j].base;
+			tp->objs[tp->nr_objs].path = intern_path(t, path);
+			if (tp->objs[tp->nr_objs].path)
+				tp->nr_objs++;
+		}
+		t->procs[seq] = tp;
+		for (k = 0; k < EV_MAX_RINGS; k++) {
+			struct trace_thread *thr = t->ring_thr[k];
+
+			if (thr && thr->pid == tp->pid && thr->seq && thr->seq < seq)
+				t->ring_dead[k] = true;
+		}
+free_slot:
+		__atomic_store_n(&p->state, EV_SLOT_FREE, __ATOMIC_RELEASE);
+	}
+}
+
+static const struct trace_proc *proc_by_seq(struct fhook_trace *t, uint64_t seq)
+{
+	return seq && seq < t->procs_cap ? t->procs[seq] : NULL;
+}
+
+/* The thread ring @i belongs to, met the first time its records are read. */
+static struct trace_thread *ring_thread(struct fhook_trace *t, uint32_t i)
+{
+	struct ev_ring *r = &t->shm->rings[i];
+	struct trace_thread *thr = t->ring_thr[i];
+
+	if (thr)
+		return thr;
+	thr = calloc(1, sizeof(*thr));
+	if (!thr)
+		return NULL;
+	thr->pid = r->pid;
+	thr->tid = r->tid;
+	memcpy(thr->comm, r->comm, sizeof(thr->comm));
+	thr->comm[sizeof(thr->comm) - 1] = 0;
+	thr->seq = r->proc_seq;
+	thr->proc = proc_by_seq(t, thr->seq);
+	if (!thr->proc && thr->seq) {
+		/* announced after this drain's first look at the mailboxes */
+		import_procs(t);
+		thr->proc = proc_by_seq(t, thr->seq);
+	}
+	thr->next = t->threads;
+	t->threads = thr;
+	t->ring_thr[i] = thr;
+	return thr;
+}
+
+static bool thread_gone(const struct trace_thread *thr)
+{
+	return syscall(SYS_tgkill, (pid_t)thr->pid, (pid_t)thr->tid, 0) < 0 && errno == ESRCH;
+}
+
+/*
+ * Rings whose thread is gone and whose records are copied go back to the
+ * producers.  Only the drain thread frees, so a ring is never freed under
+ * a copy; a producer claims it with a compare-and-swap and finds it empty.
+ */
+static void free_dead_rings(struct fhook_trace *t, uint32_t nr)
+{
+	uint32_t i;
+
+	for (i = 0; i < nr; i++) {
+		struct ev_ring *r = &t->shm->rings[i];
+
+		if (!t->ring_dead[i])
+			continue;
+		t->ring_dead[i] = false;
+		t->ring_thr[i] = NULL;
+		t->lost_freed += __atomic_load_n(&r->lost, __ATOMIC_RELAXED);
+		r->head = r->tail = r->lost = 0;
+		r->proc_seq = 0;
+		r->exited = 0;
+		r->pid = r->tid = 0;
+		memset(r->comm, 0, sizeof(r->comm));
+		__atomic_store_n(&r->state, EV_SLOT_FREE, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&t->shm->rings_freed, 1, __ATOMIC_RELEASE);
+	}
 }
 
 /*
@@ -485,7 +658,8 @@ static int pending_cmp(const void *a, const void *b)
  *
  * The copies are queued for fhook_trace_print(); the rings' space is given
  * back before this returns, so producers lose records only if a ring fills
- * between two drains.  Returns the number of records copied.
+ * between two drains.  Rings of threads that are gone are freed once their
+ * last records are copied.  Returns the number of records copied.
  */
 int fhook_trace_drain(struct fhook_trace *t)
 {
@@ -493,6 +667,8 @@ int fhook_trace_drain(struct fhook_trace *t)
 	uint64_t heads[EV_MAX_RINGS];	/* one snapshot: the copy is sized from it */
 	size_t total = 0, off = 0, np = 0;
 	struct trace_batch *b;
+	struct timespec now;
+	bool reap;
 
 	if (nr > EV_MAX_RINGS)
 		nr = EV_MAX_RINGS;
@@ -503,13 +679,26 @@ int fhook_trace_drain(struct fhook_trace *t)
 		return 0;
 	}
 	pthread_mutex_unlock(&t->q_lock);
+	import_procs(t);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	reap = (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec - t->reap_ns >= TRACE_REAP_NS;
+	if (reap)
+		t->reap_ns = (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec;
 	/* only this thread moves a ring's tail, so r->tail is ours to read */
 	for (i = 0; i < nr; i++) {
 		struct ev_ring *r = &t->shm->rings[i];
+		struct trace_thread *thr;
 
 		heads[i] = r->tail;
-		if (!__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != EV_SLOT_READY)
 			continue;
+		thr = ring_thread(t, i);
+		if (!thr)
+			continue;
+		/* gone before its head is read: this copy is its last */
+		if (!t->ring_dead[i] && (__atomic_load_n(&r->exited, __ATOMIC_ACQUIRE) ||
+					 (reap && thread_gone(thr))))
+			t->ring_dead[i] = true;
 		heads[i] = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 		/* a head no correct producer can write: read no more than the ring */
 		if (heads[i] < r->tail)
@@ -519,7 +708,7 @@ int fhook_trace_drain(struct fhook_trace *t)
 		total += heads[i] - r->tail;
 	}
 	if (!total)
-		return 0;
+		goto out;
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
@@ -549,7 +738,7 @@ int fhook_trace_drain(struct fhook_trace *t)
 				break;
 			if (rec->id != EV_REC_PAD) {
 				memcpy(b->data + off, rec, len);
-				b->pend[np].ring = r;
+				b->pend[np].thr = t->ring_thr[i];
 				b->pend[np++].rec = (const void *)(b->data + off);
 				off += len;
 			}
@@ -566,6 +755,8 @@ int fhook_trace_drain(struct fhook_trace *t)
 	t->q_bytes += off;
 	pthread_cond_signal(&t->q_cond);
 	pthread_mutex_unlock(&t->q_lock);
+out:
+	free_dead_rings(t, nr);
 	return (int)np;
 }
 
@@ -611,7 +802,7 @@ int fhook_trace_print(struct fhook_trace *t, bool wait)
 
 		qsort(b->pend, b->np, sizeof(*b->pend), pending_cmp);
 		for (k = 0; k < b->np; k++)
-			print_rec(t, b->pend[k].ring, b->pend[k].rec);
+			print_rec(t, b->pend[k].thr, b->pend[k].rec);
 		n += (int)b->np;
 		free(b->pend);
 		free(b->data);
@@ -629,8 +820,9 @@ static uint64_t trace_lost(struct fhook_trace *t)
 
 	nr = t->shm->nr_rings > EV_MAX_RINGS ? EV_MAX_RINGS : t->shm->nr_rings;
 	for (i = 0; i < nr; i++)
-		lost += __atomic_load_n(&t->shm->rings[i].lost, __ATOMIC_RELAXED);
-	return lost + __atomic_load_n(&t->shm->lost_no_ring, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&t->shm->rings[i].state, __ATOMIC_ACQUIRE) == EV_SLOT_READY)
+			lost += __atomic_load_n(&t->shm->rings[i].lost, __ATOMIC_RELAXED);
+	return lost + t->lost_freed + __atomic_load_n(&t->shm->lost_no_ring, __ATOMIC_RELAXED);
 }
 
 void fhook_trace_status(struct fhook_trace *t, FILE *tty)
@@ -692,6 +884,18 @@ void fhook_trace_free(struct fhook_trace *t)
 		free(f->path);
 	}
 	free(t->extra);
+	while (t->threads) {
+		struct trace_thread *thr = t->threads;
+
+		t->threads = thr->next;
+		free(thr);
+	}
+	for (i = 0; i < (int)t->procs_cap; i++)
+		free(t->procs[i]);
+	free(t->procs);
+	for (i = 0; i < t->nr_paths; i++)
+		free(t->paths[i]);
+	free(t->paths);
 	free(t->is_slice);
 	free(t);
 }

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,13 +90,6 @@ static void fprobe_exit_handler(struct rethook_node *node, void *data, unsigned 
 			 fp->entry_data_size ? rethook_node_data(node) : NULL);
 }
 
-static long nr_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_CONF);
-
-	return n > 0 ? n : 1;
-}
-
 static int fprobe_init_rethook(struct fprobe *fp, int num)
 {
 	long size;
@@ -106,8 +100,15 @@ static int fprobe_init_rethook(struct fprobe *fp, int num)
 		return 0;
 	if (fp->entry_data_size > RETHOOK_DATA_MAX)
 		return -E2BIG;
-	/* the kernel's default: enough for every function on every CPU, twice */
-	size = fp->nr_maxactive ? fp->nr_maxactive : (long)num * nr_cpus() * 2;
+	/*
+	 * The kernel sizes the pool 2 * CPUs * functions because a CPU's
+	 * kernel stack bounds how deep probed calls can nest on it.  Here a
+	 * thread's stack holds recursions thousands of frames deep (a parser
+	 * on nested input), and return hooks live in each thread's own
+	 * shadow stack, not in a shared pool: by default that depth is the
+	 * only bound.  An explicit nr_maxactive still caps the hooks in flight.
+	 */
+	size = fp->nr_maxactive ? fp->nr_maxactive : LONG_MAX / 2;
 	if (size <= 0)
 		return -EINVAL;
 	ret = rethook_setup();

@@ -8,7 +8,11 @@
  *   prog            one pass, single-threaded (the checked trace)
  *   prog child      fork and exec itself once more ("prog" in the child)
  *   prog loop N     N calls of add(), for lost-event and speed checks
+ *   prog threads N  N threads one after another, each calling add() once
+ *   prog forks N    N children one after another, each calling add() once
+ *                   and leaving with _exit (no destructor runs)
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,8 +79,42 @@ NOINLINE int run(void)
 	return r;
 }
 
+static void *thread_main(void *arg)
+{
+	return (void *)(long)add((int)(long)arg, 1);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && !strcmp(argv[1], "threads")) {
+		long i, n = atol(argv[2]), s = 0;
+		pthread_t th;
+		void *r;
+
+		for (i = 0; i < n; i++) {
+			if (pthread_create(&th, NULL, thread_main, (void *)i))
+				return 1;
+			pthread_join(th, &r);
+			s += (long)r;
+		}
+		printf("sum %ld\n", s);
+		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[1], "forks")) {
+		long i, n = atol(argv[2]), bad = 0;
+		int st;
+
+		for (i = 0; i < n; i++) {
+			pid_t pid = fork();
+
+			if (!pid)
+				_exit(add((int)i, 1) == i + 1 ? 0 : 1);
+			if (pid < 0 || waitpid(pid, &st, 0) != pid || st)
+				bad++;
+		}
+		printf("forks %ld bad %ld\n", n, bad);
+		return 0;
+	}
 	if (argc > 2 && !strcmp(argv[1], "loop")) {
 		long i, n = atol(argv[2]), s = 0;
 

@@ -112,3 +112,28 @@ if [ -n "$sum" ] && [ "$printed" = "$ev" ] && [ $((ev + lost)) = 400000 ]; then
 else
 	echo "FAIL trace/accounting: printed $printed, summary '$(tail -1 "$tmp/loop.err")'"
 fi
+
+# more threads and processes than the trace has rings (256) and process
+# mailboxes (256): rings of threads that are gone are reused, every
+# process is symbolized, every event is printed or counted as lost
+many() {	# many MODE N
+	local mode=$1 n=$2 out ev lost raw
+	"$FHOOK" trace -e 'f add a b' -o "$tmp/$mode" -- "$PROG" "$mode" "$n" \
+		> "$tmp/$mode.stdout" 2> "$tmp/$mode.err"
+	out=$(sed -nE 's/^fhook: trace: ([0-9]+) events, 0 nmissed, ([0-9]+) lost$/\1 \2/p' "$tmp/$mode.err")
+	ev=${out% *} lost=${out#* }
+	raw=$(grep -vc ': add__entry: (add+0x0/0x' "$tmp/$mode")
+	if [ -z "$out" ]; then
+		echo "FAIL trace/many-$mode: summary '$(tail -1 "$tmp/$mode.err")'"
+	elif [ $((ev + lost)) != "$n" ] || [ "$(wc -l < "$tmp/$mode")" != "$ev" ]; then
+		echo "FAIL trace/many-$mode: $ev events + $lost lost, $(wc -l < "$tmp/$mode") lines, for $n calls"
+	elif [ "$ev" -le $((n / 2)) ]; then
+		echo "FAIL trace/many-$mode: only $ev of $n calls recorded (rings or mailboxes not reused?)"
+	elif [ "$raw" != 0 ]; then
+		echo "FAIL trace/many-$mode: $raw events not symbolized: $(grep -vm1 'add+0x0' "$tmp/$mode")"
+	else
+		echo "PASS trace/many-$mode ($ev of $n recorded, $lost lost, all symbolized)"
+	fi
+}
+many threads 1000
+many forks 600

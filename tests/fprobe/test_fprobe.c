@@ -261,6 +261,24 @@ int main(void)
 	      s.entries, s.exits);
 	unregister_fprobe(&fp);
 
+	/* the default pool: deep recursion is bounded by the shadow stack only */
+	reset();
+	memset(&fp, 0, sizeof(fp));
+	fp.entry_handler = h_entry;
+	fp.exit_handler = h_exit;
+	r = register_fprobe(&fp, "t_rec", NULL);
+	CHECK_EQ(t_rec(3000), 3000, "deep_result_unchanged");
+	CHECK(r == 0 && s.entries == 3001 && s.exits == 3001, "deep_recursion_default_pool",
+	      "r %d entries %ld exits %ld", r, s.entries, s.exits);
+	CHECK_EQ(fprobe_nmissed(&fp), 0, "deep_recursion_no_miss");
+	/* past the shadow stack: the deepest calls are missed, the rest balance */
+	reset();
+	CHECK_EQ(t_rec(9000), 9000, "deeper_result_unchanged");
+	CHECK(s.entries == s.exits && s.entries + (long)fprobe_nmissed(&fp) == 9001,
+	      "deeper_than_shadow_stack", "entries %ld exits %ld nmissed %lu", s.entries,
+	      s.exits, fprobe_nmissed(&fp));
+	unregister_fprobe(&fp);
+
 	/* globs with a notfilter */
 	reset();
 	memset(&fp, 0, sizeof(fp));

@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r->pid = r->tid = 1;
 	memcpy(r->comm, "fuzz", 5);
 	r->head = n;
-	r->ready = 1;
+	r->state = EV_SLOT_READY;
 	shm->nr_rings = 1;
 	fhook_trace_drain(t);
 	fhook_trace_print(t, false);
