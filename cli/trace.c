@@ -40,6 +40,7 @@ static void *drain_thread(void *arg)
 	struct fhook_trace *t = arg;
 	struct timespec last = { 0 }, now;
 
+	pthread_setname_np(pthread_self(), "fhook-drain");
 	while (!trace_done) {
 		if (fhook_trace_drain(t) <= 0)
 			usleep(1000);
@@ -60,6 +61,7 @@ static void *print_thread(void *arg)
 {
 	struct fhook_trace *t = arg;
 
+	pthread_setname_np(pthread_self(), "fhook-print");
 	/* on a busy machine the copying must win over the formatting */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	while (!print_done)

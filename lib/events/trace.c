@@ -73,6 +73,8 @@ struct fhook_trace {
 	struct trace_batch *q_head, **q_tail;
 	size_t q_bytes;
 	uint64_t q_overflow;		/* records left in the rings: queue full */
+	struct trace_batch *spare;	/* printed batches to reuse, under q_lock */
+	int nr_spare;
 	/*
 	 * Processes and threads, owned by the drain thread; the printer sees
 	 * a trace_thread (and its trace_proc) only through a queued batch.
@@ -99,7 +101,16 @@ struct trace_batch {
 	struct pending *pend;
 	unsigned char *data;
 	size_t bytes;
+	size_t cap;			/* of data; pend holds cap / sizeof(ev_rec) + 1 */
 };
+
+/*
+ * Printed batches are kept for the next drains: a fresh multi-megabyte
+ * buffer per drain costs a page fault per page, and on a virtual machine
+ * those faults made the copy slower than the producers.
+ */
+#define TRACE_SPARE_BATCHES	4
+#define TRACE_SPARE_MAX		(64UL << 20)
 
 /* Past this much copied but unprinted data, records wait in the rings. */
 #define TRACE_QUEUE_MAX		(512UL << 20)
@@ -653,6 +664,69 @@ static void free_dead_rings(struct fhook_trace *t, uint32_t nr)
 	}
 }
 
+static void batch_free(struct trace_batch *b)
+{
+	free(b->pend);
+	free(b->data);
+	free(b);
+}
+
+/* A batch for @total bytes of records: a spare one if it is large enough. */
+static struct trace_batch *batch_get(struct fhook_trace *t, size_t total)
+{
+	struct trace_batch *b, **pp;
+
+	pthread_mutex_lock(&t->q_lock);
+	for (pp = &t->spare; (b = *pp); pp = &b->next)
+		if (b->cap >= total)
+			break;
+	if (!b && (b = t->spare))	/* too small: grow the first */
+		pp = &t->spare;
+	if (b) {
+		*pp = b->next;
+		t->nr_spare--;
+	}
+	pthread_mutex_unlock(&t->q_lock);
+	if (b && b->cap < total) {
+		batch_free(b);
+		b = NULL;
+	}
+	if (!b) {
+		size_t cap = total < (1UL << 20) ? (1UL << 20) : total;
+
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return NULL;
+		b->data = malloc(cap);
+		b->pend = malloc((cap / sizeof(struct ev_rec) + 1) * sizeof(*b->pend));
+		if (!b->data || !b->pend) {
+			batch_free(b);
+			return NULL;
+		}
+		b->cap = cap;
+	}
+	b->next = NULL;
+	b->np = 0;
+	b->bytes = 0;
+	return b;
+}
+
+static void batch_put(struct fhook_trace *t, struct trace_batch *b)
+{
+	if (b->cap <= TRACE_SPARE_MAX) {
+		pthread_mutex_lock(&t->q_lock);
+		if (t->nr_spare < TRACE_SPARE_BATCHES) {
+			b->next = t->spare;
+			t->spare = b;
+			t->nr_spare++;
+			b = NULL;
+		}
+		pthread_mutex_unlock(&t->q_lock);
+	}
+	if (b)
+		batch_free(b);
+}
+
 /*
  * fhook_trace_drain - copy every complete record out of the rings
  *
@@ -709,17 +783,9 @@ int fhook_trace_drain(struct fhook_trace *t)
 	}
 	if (!total)
 		goto out;
-	b = calloc(1, sizeof(*b));
+	b = batch_get(t, total);
 	if (!b)
 		return -ENOMEM;
-	b->data = malloc(total);
-	b->pend = malloc((total / sizeof(struct ev_rec) + 1) * sizeof(*b->pend));
-	if (!b->data || !b->pend) {
-		free(b->data);
-		free(b->pend);
-		free(b);
-		return -ENOMEM;
-	}
 	for (i = 0; i < nr; i++) {
 		struct ev_ring *r = &t->shm->rings[i];
 		uint64_t tail = r->tail;
@@ -804,9 +870,7 @@ int fhook_trace_print(struct fhook_trace *t, bool wait)
 		for (k = 0; k < b->np; k++)
 			print_rec(t, b->pend[k].thr, b->pend[k].rec);
 		n += (int)b->np;
-		free(b->pend);
-		free(b->data);
-		free(b);
+		batch_put(t, b);
 	}
 	if (n)
 		fflush(t->out);
@@ -865,9 +929,11 @@ void fhook_trace_free(struct fhook_trace *t)
 		return;
 	while ((b = t->q_head)) {
 		t->q_head = b->next;
-		free(b->pend);
-		free(b->data);
-		free(b);
+		batch_free(b);
+	}
+	while ((b = t->spare)) {
+		t->spare = b->next;
+		batch_free(b);
 	}
 	munmap(t->shm, ev_shm_size());
 	close(t->fd);
