@@ -28,6 +28,7 @@ LIB_SRCS := \
 	lib/core/dispatch.c \
 	lib/core/ops.c \
 	lib/core/init.c \
+	lib/core/libc_sym.c \
 	lib/core/sigtrap_mask.c
 LIB_ASM  := lib/arch/x86_64/trampoline.S
 CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c cli/run.c

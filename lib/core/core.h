@@ -23,5 +23,6 @@ ftrace_func_t fhook_ops_func(struct ftrace_ops *ops) __hidden;
 
 /* Wait until no thread can be inside a handler that began before. */
 void fhook_synchronize(void) __hidden;
+void *fhook_libc_sym(const char *name) __hidden;
 
 #endif /* FHOOK_CORE_H */

@@ -28,6 +28,28 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core.h"
+
+typedef int (*mask_fn)(int, const sigset_t *, sigset_t *);
+typedef int (*action_fn)(int, const struct sigaction *, struct sigaction *);
+static mask_fn real_pthread_sigmask, real_sigprocmask;
+static action_fn real_sigaction;
+
+/*
+ * Resolved before main(): these calls are async-signal-safe and may first
+ * come from a signal handler, where dlopen/dlsym must not run.  A call from
+ * a constructor that runs before this one resolves its own.
+ */
+__attribute__((constructor(101))) static void sigtrap_mask_init(void)
+{
+	if (!real_pthread_sigmask)
+		real_pthread_sigmask = (mask_fn)fhook_libc_sym("pthread_sigmask");
+	if (!real_sigprocmask)
+		real_sigprocmask = (mask_fn)fhook_libc_sym("sigprocmask");
+	if (!real_sigaction)
+		real_sigaction = (action_fn)fhook_libc_sym("sigaction");
+}
+
 static const sigset_t *without_trap(const sigset_t *set, sigset_t *copy)
 {
 	if (!set || !sigismember(set, SIGTRAP))
@@ -39,42 +61,37 @@ static const sigset_t *without_trap(const sigset_t *set, sigset_t *copy)
 
 int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	static int (*real)(int, const sigset_t *, sigset_t *);
 	sigset_t copy;
 
-	if (!real)
-		real = (int (*)(int, const sigset_t *, sigset_t *))dlsym(RTLD_NEXT,
-									  "pthread_sigmask");
+	if (!real_pthread_sigmask)
+		sigtrap_mask_init();
 	if (how != SIG_UNBLOCK)
 		set = without_trap(set, &copy);
-	return real(how, set, old);
+	return real_pthread_sigmask(how, set, old);
 }
 
 int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	static int (*real)(int, const sigset_t *, sigset_t *);
 	sigset_t copy;
 
-	if (!real)
-		real = (int (*)(int, const sigset_t *, sigset_t *))dlsym(RTLD_NEXT, "sigprocmask");
+	if (!real_sigprocmask)
+		sigtrap_mask_init();
 	if (how != SIG_UNBLOCK)
 		set = without_trap(set, &copy);
-	return real(how, set, old);
+	return real_sigprocmask(how, set, old);
 }
 
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	static int (*real)(int, const struct sigaction *, struct sigaction *);
 	struct sigaction copy;
 
-	if (!real)
-		real = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(
-			RTLD_NEXT, "sigaction");
+	if (!real_sigaction)
+		sigtrap_mask_init();
 	if (act && sigismember(&act->sa_mask, SIGTRAP)) {
 		copy = *act;
 		sigdelset(&copy.sa_mask, SIGTRAP);
 		act = &copy;
 	}
-	return real(sig, act, old);
+	return real_sigaction(sig, act, old);
 }
 #endif

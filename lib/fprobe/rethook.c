@@ -26,6 +26,7 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-bp.h>
 
+#include "../core/core.h"
 #include "../core/rcu.h"
 
 #include <fhook/fprobe.h>
@@ -557,7 +558,7 @@ int backtrace(void **buffer, int size)
 	int n, i, out = 0, want;
 
 	if (!real)
-		real = (int (*)(void **, int))dlsym(RTLD_NEXT, "backtrace");
+		real = (int (*)(void **, int))fhook_libc_sym("backtrace");
 	if (!real || size <= 0)
 		return 0;
 	want = size * 2 + 1;
