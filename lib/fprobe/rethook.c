@@ -7,10 +7,19 @@
  * lock and allocates nothing: a thread's region is mapped on its first
  * hook, with mmap only (async-signal-safe), and given back when it exits.
  *
+ * Entries are a stack per thread, but returns need not come in its order:
+ * a thread that switches between stacks (ucontext, coroutine libraries,
+ * sigaltstack) returns from one stack's frames while another stack's
+ * entries sit above.  A return leaves a hole; holes at the top are popped.
+ *
  * Stale entries.  A frame left by longjmp, siglongjmp or an exception
- * never returns through its stub.  Its entry is dropped when a newer
- * entry is returned through (everything above that one is dead), or when
- * a new hook is placed at or above its slot on the same stack.
+ * never returns through its stub.  When a new hook finds an entry at the
+ * top whose slot is deeper than its own, that entry is either such a
+ * frame (on this stack, then dead) or a live frame on another stack; it is
+ * dropped only if its slot no longer holds its stub, read safely (the
+ * other stack may be gone).  An abandoned frame whose slot was never
+ * overwritten stays until it is: it costs a shadow-stack entry, never a
+ * wrong return.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -21,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define _LGPL_SOURCE
@@ -43,6 +53,7 @@ static unsigned char rethook_eh_frame[128] __attribute__((aligned(8)));
 
 static __thread struct rethook_thread *rethook_self __attribute__((tls_model("initial-exec")));
 static __thread int rethook_gone __attribute__((tls_model("initial-exec")));
+static pid_t rethook_pid;		/* for process_vm_readv; 0 after a fork */
 
 static inline unsigned long region_of(unsigned long addr)
 {
@@ -79,6 +90,22 @@ static void rethook_put(struct rethook *rh)
 	 * which registration and unregistration sweep.
 	 */
 	__atomic_sub_fetch(&rh->ref, 1, __ATOMIC_RELEASE);
+}
+
+/* Drop the entries above @keep: their frames are gone. */
+static void drop_above(unsigned long base, struct rethook_thread *t, unsigned long keep)
+{
+	unsigned long top;
+
+	for (top = t->top; top > keep; top--) {
+		struct rethook_ret *r = ret_of(base, top);
+
+		if (__atomic_load_n(&r->sp, __ATOMIC_ACQUIRE)) {
+			rethook_put(node_of(base, top)->rethook);
+			__atomic_store_n(&r->sp, 0, __ATOMIC_RELEASE);
+		}
+	}
+	__atomic_store_n(&t->top, keep, __ATOMIC_RELAXED);
 }
 
 /* ---- the eh_frame that describes every stub ---- */
@@ -193,13 +220,12 @@ static void register_eh_frame(unsigned long start, unsigned long len)
 static void rethook_thread_exit(void *arg)
 {
 	struct rethook_thread *t = arg;
-	unsigned long base = region_of((unsigned long)t), i;
+	unsigned long base = region_of((unsigned long)t);
 	int slot = t->slot;
 
 	/* the thread's frames are gone: give back what its entries held */
-	for (i = t->top; i > 0; i--)
-		rethook_put(node_of(base, i)->rethook);
-	t->top = 0;
+	drop_above(base, t, 0);
+	t->kept_idx = t->kept_sp = 0;
 	rethook_self = NULL;
 	rethook_gone = 1;
 	/* the entry data only: the header says the code is prepared */
@@ -213,6 +239,7 @@ static void rethook_atfork_child(void)
 	struct rethook_thread *t = rethook_self;
 
 	/* only this thread survives the fork */
+	rethook_pid = 0;
 	memset(rethook_slots, 0, sizeof(rethook_slots));
 	if (t)
 		rethook_slots[t->slot / 64] |= 1UL << (t->slot % 64);
@@ -285,6 +312,7 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 	}
 	t->slot = slot;
 	t->top = 0;
+	t->kept_idx = t->kept_sp = 0;
 	rethook_self = t;
 	pthread_setspecific(rethook_key, t);
 	return t;
@@ -394,13 +422,20 @@ void rethook_free(struct rethook *rh)
 	sweep_dead();
 }
 
-/* Drop the entries above @keep: their frames are gone. */
-static void drop_above(unsigned long base, struct rethook_thread *t, unsigned long keep)
+/*
+ * Does the stack slot at @addr still hold @want?  Read with a system call:
+ * the slot may be on a stack that has since been unmapped.
+ */
+static bool slot_holds(unsigned long addr, unsigned long want)
 {
-	while (t->top > keep) {
-		rethook_put(node_of(base, t->top)->rethook);
-		t->top--;
-	}
+	unsigned long v = 0;
+	struct iovec local = { &v, sizeof(v) }, remote = { (void *)addr, sizeof(v) };
+
+	if (!rethook_pid)
+		rethook_pid = getpid();
+	if (process_vm_readv(rethook_pid, &local, 1, &remote, 1, 0) != sizeof(v))
+		return false;
+	return v == want;
 }
 
 /**
@@ -430,13 +465,26 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 	 */
 	for (top = t->top; top; top--) {
 		struct rethook_ret *r = ret_of(base, top);
+		unsigned long rsp = __atomic_load_n(&r->sp, __ATOMIC_ACQUIRE);
 
-		if (r->sp > sp)
+		if (!rsp)
+			continue;		/* a hole */
+		if (rsp > sp)
+			break;			/* a caller's frame, or another stack's */
+		if (rsp == sp) {
+			/* our own slot: a tail call, or another fprobe's hook */
+			if (*(unsigned long *)sp == stub_of(base, top))
+				break;
+			continue;
+		}
+		/* deeper than us: dead here, or alive on another stack */
+		if (t->kept_idx == top && t->kept_sp == rsp)
 			break;
-		if (r->sp == sp && *(unsigned long *)sp == stub_of(base, top))
+		if (slot_holds(rsp, stub_of(base, top))) {
+			t->kept_idx = top;
+			t->kept_sp = rsp;
 			break;
-		if (sp - r->sp > RETHOOK_STALE_WINDOW)
-			break;
+		}
 	}
 	drop_above(base, t, top);
 	if (t->top + 1 >= RETHOOK_DEPTH)
@@ -510,11 +558,12 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 	unsigned long ret = r->ret;
 	int bit;
 
-	if (__builtin_expect(r->sp != slot || idx > t->top, 0))
+	/* a coroutine may return on another thread than the one it entered on */
+	bool own = t == rethook_self;
+
+	if (__builtin_expect(r->sp != slot || (own && idx > t->top), 0))
 		rethook_corrupt(stub, slot, r->sp);
 	*(unsigned long *)slot = ret;
-	/* everything above us was left by longjmp or an exception */
-	drop_above(base, t, idx);
 
 	fregs->regs.ip = node->ret_ip;
 	bit = ftrace_test_recursion_trylock(node->entry_ip, node->entry_parent_ip);
@@ -534,8 +583,23 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 			__atomic_add_fetch(&((struct fprobe *)data)->nmissed, 1, __ATOMIC_RELAXED);
 		fhook_rcu_read_unlock();
 	}
-	t->top = idx - 1;
+	/* a hole; entries above it may be another stack's, alive */
+	__atomic_store_n(&r->sp, 0, __ATOMIC_RELEASE);
 	rethook_put(rh);
+	if (own) {
+		/*
+		 * One read and one write of top: a signal handler that runs
+		 * in between drops our hole itself and leaves top where this
+		 * computes it; a read-modify-write per hole would pop twice.
+		 */
+		unsigned long top = __atomic_load_n(&t->top, __ATOMIC_RELAXED);
+
+		if (idx == top) {
+			while (top && !__atomic_load_n(&ret_of(base, top)->sp, __ATOMIC_RELAXED))
+				top--;
+			__atomic_store_n(&t->top, top, __ATOMIC_RELAXED);
+		}
+	}
 	return ret;
 }
 

@@ -35,8 +35,6 @@
 #define RETHOOK_NODE_OFF	(2 * RETHOOK_RET_OFF)
 #define RETHOOK_HDR_OFF		(RETHOOK_NODE_OFF + RETHOOK_DEPTH * sizeof(struct rethook_node))
 #define RETHOOK_DATA_OFF	(RETHOOK_HDR_OFF + 4096)
-/* Stale entries are dropped only within this distance below a new one. */
-#define RETHOOK_STALE_WINDOW	(1UL << 20)
 
 struct rethook_node;
 
@@ -61,13 +59,15 @@ struct rethook_node {
 
 struct rethook_ret {
 	unsigned long ret;	/* what the slot held: where to go on */
-	unsigned long sp;	/* the slot's address */
+	unsigned long sp;	/* the slot's address; 0: returned (a hole below top) */
 };
 
 struct rethook_thread {
-	unsigned long top;	/* entries 1..top are in use */
+	unsigned long top;	/* entries 1..top are in use or holes */
 	int slot;		/* region number */
 	int prepared;
+	/* the top entry last found alive on another stack (not read again) */
+	unsigned long kept_idx, kept_sp;
 };
 
 extern unsigned long rethook_base __hidden;
