@@ -313,6 +313,9 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 	t->slot = slot;
 	t->top = 0;
 	t->kept_idx = t->kept_sp = 0;
+	t->holes = 0;
+	t->full = 0;
+	t->scan_every = 0;
 	rethook_self = t;
 	pthread_setspecific(rethook_key, t);
 	return t;
@@ -438,6 +441,50 @@ static bool slot_holds(unsigned long addr, unsigned long want)
 	return v == want;
 }
 
+/*
+ * The shadow stack is full.  Out-of-order returns (coroutines) leave holes
+ * under entries that are still alive, and abandoned frames leave entries
+ * that are dead but were never at the top when looked at: find a hole, or
+ * make one of a dead entry.  Rare (8191 entries in use), so it may scan
+ * and read slots.  Returns an index, or 0.
+ */
+static unsigned long reclaim_hole(unsigned long base, struct rethook_thread *t, unsigned long sp)
+{
+	unsigned long i, rsp;
+
+	if (t->holes) {
+		for (i = t->top; i > 0; i--)
+			if (!__atomic_load_n(&ret_of(base, i)->sp, __ATOMIC_ACQUIRE))
+				return i;
+		t->holes = 0;
+	}
+	/*
+	 * Reading every slot costs a system call each.  A recursion deeper
+	 * than the shadow stack is the usual cause of a full one, and has
+	 * nothing to reclaim: scan on the first full hook, then less and less
+	 * often while scans find nothing.
+	 */
+	if (t->full++ % (t->scan_every ? t->scan_every : 1))
+		return 0;
+	t->full = 1;
+	for (i = t->top; i > 0; i--) {
+		struct rethook_ret *r = ret_of(base, i);
+
+		rsp = __atomic_load_n(&r->sp, __ATOMIC_ACQUIRE);
+		/* above us: a caller (a deep recursion), or another stack's: kept */
+		if (!rsp || rsp > sp || (rsp & RETHOOK_RETURNING) ||
+		    slot_holds(rsp, stub_of(base, i)))
+			continue;
+		rethook_put(node_of(base, i)->rethook);
+		__atomic_store_n(&r->sp, 0, __ATOMIC_RELEASE);
+		t->scan_every = 1024;
+		return i;
+	}
+	t->scan_every = t->scan_every ? (t->scan_every < (1U << 24) ? t->scan_every * 2 : t->scan_every)
+				      : 1024;
+	return 0;
+}
+
 /**
  * rethook_try_get - a node for hooking the return whose slot is at @sp
  *
@@ -448,7 +495,7 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 {
 	struct rethook_thread *t;
 	struct rethook_node *node;
-	unsigned long base, top;
+	unsigned long base, top, idx;
 
 	if (__atomic_fetch_add(&rh->ref, 1, __ATOMIC_RELAXED) > rh->pool_size)
 		goto miss;
@@ -460,8 +507,8 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 	 * Entries below this call on the same stack are dead (left by
 	 * longjmp or an exception); one at this very slot is alive only if
 	 * the slot still holds its stub (a tail call, or another fprobe on
-	 * the same function).  An entry far below may be on another stack
-	 * (sigaltstack): keep it.
+	 * the same function).  An entry below may also be alive on another
+	 * stack: see the comment at the top of this file.
 	 */
 	for (top = t->top; top; top--) {
 		struct rethook_ret *r = ret_of(base, top);
@@ -469,8 +516,8 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 
 		if (!rsp)
 			continue;		/* a hole */
-		if (rsp > sp)
-			break;			/* a caller's frame, or another stack's */
+		if (rsp > sp || (rsp & RETHOOK_RETURNING))
+			break;			/* a caller's frame, another stack's, or returning */
 		if (rsp == sp) {
 			/* our own slot: a tail call, or another fprobe's hook */
 			if (*(unsigned long *)sp == stub_of(base, top))
@@ -486,10 +533,15 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 			break;
 		}
 	}
-	drop_above(base, t, top);
-	if (t->top + 1 >= RETHOOK_DEPTH)
-		goto miss;
-	node = node_of(base, t->top + 1);
+	if (top != t->top)
+		drop_above(base, t, top);
+	idx = top + 1;
+	if (__builtin_expect(idx >= RETHOOK_DEPTH, 0)) {
+		idx = reclaim_hole(base, t, sp);
+		if (!idx)
+			goto miss;
+	}
+	node = node_of(base, idx);
 	node->rethook = rh;
 	return node;
 miss:
@@ -522,7 +574,8 @@ void rethook_hook(struct rethook_node *node, unsigned long sp)
 	node->ret_ip = is_stub(ret) ? rethook_stub_ret_ip(ret) : ret;
 	/* the entry is complete before the slot points at it */
 	__asm__ __volatile__("" ::: "memory");
-	t->top = idx;
+	if (idx > t->top)		/* else a hole reused below the top */
+		t->top = idx;
 	__asm__ __volatile__("" ::: "memory");
 	*(unsigned long *)sp = stub_of(base, idx);
 }
@@ -563,6 +616,13 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 
 	if (__builtin_expect(r->sp != slot || (own && idx > t->top), 0))
 		rethook_corrupt(stub, slot, r->sp);
+	/*
+	 * Returning: from here the slot no longer holds the stub, and a
+	 * signal handler's hook must not take the entry for a dead one (it
+	 * would give it back twice and reuse the node under our handler).
+	 */
+	__atomic_store_n(&r->sp, slot | RETHOOK_RETURNING, __ATOMIC_RELAXED);
+	__asm__ __volatile__("" ::: "memory");
 	*(unsigned long *)slot = ret;
 
 	fregs->regs.ip = node->ret_ip;
@@ -588,17 +648,15 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 	rethook_put(rh);
 	if (own) {
 		/*
-		 * One read and one write of top: a signal handler that runs
-		 * in between drops our hole itself and leaves top where this
-		 * computes it; a read-modify-write per hole would pop twice.
+		 * Pop our own entry only; holes it uncovers are skipped and
+		 * popped by the next hook.  One read and one write of top: a
+		 * signal handler that runs in between leaves top at or below
+		 * idx - 1 with only holes above, which this store cannot undo.
 		 */
-		unsigned long top = __atomic_load_n(&t->top, __ATOMIC_RELAXED);
-
-		if (idx == top) {
-			while (top && !__atomic_load_n(&ret_of(base, top)->sp, __ATOMIC_RELAXED))
-				top--;
-			__atomic_store_n(&t->top, top, __ATOMIC_RELAXED);
-		}
+		if (idx == __atomic_load_n(&t->top, __ATOMIC_RELAXED))
+			__atomic_store_n(&t->top, idx - 1, __ATOMIC_RELAXED);
+		else
+			t->holes = 1;
 	}
 	return ret;
 }

@@ -59,8 +59,11 @@ struct rethook_node {
 
 struct rethook_ret {
 	unsigned long ret;	/* what the slot held: where to go on */
-	unsigned long sp;	/* the slot's address; 0: returned (a hole below top) */
+	unsigned long sp;	/* the slot's address (| RETHOOK_RETURNING); 0: a hole */
 };
+
+/* In rethook_ret.sp (slots are 8-aligned): the return is being handled. */
+#define RETHOOK_RETURNING	1UL
 
 struct rethook_thread {
 	unsigned long top;	/* entries 1..top are in use or holes */
@@ -68,6 +71,9 @@ struct rethook_thread {
 	int prepared;
 	/* the top entry last found alive on another stack (not read again) */
 	unsigned long kept_idx, kept_sp;
+	int holes;		/* a return left a hole below the top (a hint) */
+	unsigned int full;	/* hooks that found it full since the last slot scan */
+	unsigned int scan_every;	/* doubles while scans find nothing dead */
 };
 
 extern unsigned long rethook_base __hidden;
