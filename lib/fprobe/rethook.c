@@ -92,20 +92,51 @@ static void rethook_put(struct rethook *rh)
 	__atomic_sub_fetch(&rh->ref, 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * Does the stack slot at @addr still hold @want?  Read with a system call:
+ * the slot may be on a stack that has since been unmapped.
+ */
+static bool slot_holds(unsigned long addr, unsigned long want)
+{
+	unsigned long v = 0;
+	struct iovec local = { &v, sizeof(v) }, remote = { (void *)addr, sizeof(v) };
+
+	if (!rethook_pid)
+		rethook_pid = getpid();
+	if (process_vm_readv(rethook_pid, &local, 1, &remote, 1, 0) != sizeof(v))
+		return false;
+	return v == want;
+}
+
+/*
+ * Take entry @i out: false if it is being returned through (a coroutine
+ * that moved to another thread may be doing so right now).
+ */
+static bool drop_entry(unsigned long base, unsigned long i)
+{
+	struct rethook_ret *r = ret_of(base, i);
+	unsigned long v = __atomic_load_n(&r->sp, __ATOMIC_ACQUIRE);
+
+	do {
+		if (!v)
+			return true;
+		if (v & RETHOOK_RETURNING)
+			return false;
+	} while (!__atomic_compare_exchange_n(&r->sp, &v, 0, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	rethook_put(node_of(base, i)->rethook);
+	return true;
+}
+
 /* Drop the entries above @keep: their frames are gone. */
 static void drop_above(unsigned long base, struct rethook_thread *t, unsigned long keep)
 {
 	unsigned long top;
 
-	for (top = t->top; top > keep; top--) {
-		struct rethook_ret *r = ret_of(base, top);
-
-		if (__atomic_load_n(&r->sp, __ATOMIC_ACQUIRE)) {
-			rethook_put(node_of(base, top)->rethook);
-			__atomic_store_n(&r->sp, 0, __ATOMIC_RELEASE);
-		}
-	}
-	__atomic_store_n(&t->top, keep, __ATOMIC_RELAXED);
+	for (top = t->top; top > keep; top--)
+		if (!drop_entry(base, top))
+			break;		/* not below an entry still in use */
+	__atomic_store_n(&t->top, top, __ATOMIC_RELAXED);
 }
 
 /* ---- the eh_frame that describes every stub ---- */
@@ -220,14 +251,42 @@ static void register_eh_frame(unsigned long start, unsigned long len)
 static void rethook_thread_exit(void *arg)
 {
 	struct rethook_thread *t = arg;
-	unsigned long base = region_of((unsigned long)t);
+	unsigned long base = region_of((unsigned long)t), lo = 0, hi = 0, i, v;
 	int slot = t->slot;
+	bool elsewhere = false;
+	pthread_attr_t attr;
 
-	/* the thread's frames are gone: give back what its entries held */
-	drop_above(base, t, 0);
-	t->kept_idx = t->kept_sp = 0;
+	if (!pthread_getattr_np(pthread_self(), &attr)) {
+		void *addr;
+		size_t size;
+
+		if (!pthread_attr_getstack(&attr, &addr, &size)) {
+			lo = (unsigned long)addr;
+			hi = lo + size;
+		}
+		pthread_attr_destroy(&attr);
+	}
+	/*
+	 * The frames on this thread's stack are gone: give back what their
+	 * entries held.  An entry of a coroutine that runs on another stack
+	 * (and will be resumed by another thread) is alive: then the region
+	 * is left as it is, never reused, for those returns to find.
+	 */
+	for (i = t->top; i > 0; i--) {
+		v = __atomic_load_n(&ret_of(base, i)->sp, __ATOMIC_ACQUIRE);
+		if (!v)
+			continue;
+		if (!(v & RETHOOK_RETURNING) &&
+		    (v - lo < hi - lo || !slot_holds(v, stub_of(base, i))) && drop_entry(base, i))
+			continue;
+		elsewhere = true;
+	}
 	rethook_self = NULL;
 	rethook_gone = 1;
+	if (elsewhere)
+		return;
+	t->top = 0;
+	t->kept_idx = t->kept_sp = 0;
 	/* the entry data only: the header says the code is prepared */
 	madvise((void *)(base + RETHOOK_DATA_OFF), RETHOOK_REGION_SIZE - RETHOOK_DATA_OFF,
 		MADV_DONTNEED);
@@ -425,21 +484,6 @@ void rethook_free(struct rethook *rh)
 	sweep_dead();
 }
 
-/*
- * Does the stack slot at @addr still hold @want?  Read with a system call:
- * the slot may be on a stack that has since been unmapped.
- */
-static bool slot_holds(unsigned long addr, unsigned long want)
-{
-	unsigned long v = 0;
-	struct iovec local = { &v, sizeof(v) }, remote = { (void *)addr, sizeof(v) };
-
-	if (!rethook_pid)
-		rethook_pid = getpid();
-	if (process_vm_readv(rethook_pid, &local, 1, &remote, 1, 0) != sizeof(v))
-		return false;
-	return v == want;
-}
 
 /*
  * The shadow stack is full.  Out-of-order returns (coroutines) leave holes
@@ -475,8 +519,10 @@ static unsigned long reclaim_hole(unsigned long base, struct rethook_thread *t, 
 		if (!rsp || rsp > sp || (rsp & RETHOOK_RETURNING) ||
 		    slot_holds(rsp, stub_of(base, i)))
 			continue;
+		if (!__atomic_compare_exchange_n(&r->sp, &rsp, 0, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue;	/* being returned through, after all */
 		rethook_put(node_of(base, i)->rethook);
-		__atomic_store_n(&r->sp, 0, __ATOMIC_RELEASE);
 		t->scan_every = 1024;
 		return i;
 	}
@@ -618,10 +664,20 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 		rethook_corrupt(stub, slot, r->sp);
 	/*
 	 * Returning: from here the slot no longer holds the stub, and a
-	 * signal handler's hook must not take the entry for a dead one (it
-	 * would give it back twice and reuse the node under our handler).
+	 * hook must not take the entry for a dead one (it would give it back
+	 * twice and reuse the node under our handler).  On our own thread
+	 * only a signal handler can look, so a plain store does; on another
+	 * thread's entry, that thread may be scanning: claim it.
 	 */
-	__atomic_store_n(&r->sp, slot | RETHOOK_RETURNING, __ATOMIC_RELAXED);
+	if (__builtin_expect(own, 1)) {
+		__atomic_store_n(&r->sp, slot | RETHOOK_RETURNING, __ATOMIC_RELAXED);
+	} else {
+		unsigned long v = slot;
+
+		if (!__atomic_compare_exchange_n(&r->sp, &v, slot | RETHOOK_RETURNING, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			rethook_corrupt(stub, slot, v);
+	}
 	__asm__ __volatile__("" ::: "memory");
 	*(unsigned long *)slot = ret;
 
