@@ -22,28 +22,18 @@
 #include "core.h"
 #include "../arch/x86_64/arch.h"
 
-static __thread unsigned int recursion_bits __attribute__((tls_model("initial-exec")));
+__thread unsigned int fhook_recursion_bits __attribute__((tls_model("initial-exec")));
 
 int ftrace_test_recursion_trylock(unsigned long ip, unsigned long parent_ip)
 {
 	(void)ip;
 	(void)parent_ip;
-	/*
-	 * A signal arriving between the test and the set runs its handler to
-	 * the end before we go on, so the word is consistent again when we
-	 * write it: no atomic operation is needed on our own thread's word.
-	 */
-	if (recursion_bits & 1)
-		return -1;
-	recursion_bits |= 1;
-	__asm__ __volatile__("" ::: "memory");
-	return 0;
+	return fhook_recursion_trylock();
 }
 
 void ftrace_test_recursion_unlock(int bit)
 {
-	__asm__ __volatile__("" ::: "memory");
-	recursion_bits &= ~(1u << bit);
+	fhook_recursion_unlock(bit);
 }
 
 static void ftrace_ops_assist_func(unsigned long ip, unsigned long parent_ip,

@@ -23,6 +23,7 @@
 
 #include <fhook/fprobe.h>
 #include <fhook/kallsyms.h>
+#include "../core/core.h"
 #include "rethook.h"
 
 static int ret_errno(int ret)
@@ -49,7 +50,7 @@ static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftr
 	 */
 	if (__builtin_expect(rethook_is_stub(parent_ip), 0))
 		parent_ip = rethook_stub_ret_ip(parent_ip);
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	bit = fhook_recursion_trylock();
 	if (bit < 0) {
 		__atomic_add_fetch(&fp->nmissed, 1, __ATOMIC_RELAXED);
 		return;
@@ -76,7 +77,7 @@ static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftr
 			rethook_hook(node, ftrace_regs_get_stack_pointer(fregs));
 	}
 out:
-	ftrace_test_recursion_unlock(bit);
+	fhook_recursion_unlock(bit);
 }
 
 static void fprobe_exit_handler(struct rethook_node *node, void *data, unsigned long ret_ip,

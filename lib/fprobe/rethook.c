@@ -682,7 +682,7 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 	*(unsigned long *)slot = ret;
 
 	fregs->regs.ip = node->ret_ip;
-	bit = ftrace_test_recursion_trylock(node->entry_ip, node->entry_parent_ip);
+	bit = fhook_recursion_trylock();
 	if (bit >= 0) {
 		fhook_rcu_read_lock();
 		void *data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
@@ -690,7 +690,7 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 		if (data)
 			rh->handler(node, data, node->ret_ip, fregs);
 		fhook_rcu_read_unlock();
-		ftrace_test_recursion_unlock(bit);
+		fhook_recursion_unlock(bit);
 	} else {
 		fhook_rcu_read_lock();
 		void *data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
