@@ -613,11 +613,19 @@ void rethook_hook(struct rethook_node *node, unsigned long sp)
 	struct rethook_thread *t = thread_of(base);
 	struct rethook_ret *r = ret_of(base, idx);
 	unsigned long ret = *(unsigned long *)sp;
+	unsigned long real = is_stub(ret) ? rethook_stub_ret_ip(ret) : ret;
 
-	r->ret = ret;
+	/*
+	 * Another fprobe hooked this return first: our return goes on to its
+	 * stub, but what we report, and what unwinders read through the FDE,
+	 * is the real address.  An unwinder given the other stub would find
+	 * the same slot, hence our stub, again: it looped forever on a C++
+	 * exception thrown through a function two fprobes watch.
+	 */
+	node->next = ret;
+	node->ret_ip = real;
+	r->ret = real;
 	r->sp = sp;
-	/* another fprobe hooked this return first: report its real address */
-	node->ret_ip = is_stub(ret) ? rethook_stub_ret_ip(ret) : ret;
 	/* the entry is complete before the slot points at it */
 	__asm__ __volatile__("" ::: "memory");
 	if (idx > t->top)		/* else a hole reused below the top */
@@ -654,7 +662,7 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 	struct rethook_node *node = node_of(base, idx);
 	unsigned long slot = fregs->regs.sp - 8;
 	struct rethook *rh = node->rethook;
-	unsigned long ret = r->ret;
+	unsigned long ret = node->next;
 	int bit;
 
 	/* a coroutine may return on another thread than the one it entered on */

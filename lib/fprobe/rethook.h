@@ -55,10 +55,12 @@ struct rethook_node {
 	unsigned long entry_ip;
 	unsigned long entry_parent_ip;
 	unsigned long ret_ip;	/* the real return address, for reporting */
+	unsigned long next;	/* where the return goes on: ret_ip, or the stub of a
+				 * hook placed on the same return before this one */
 };
 
 struct rethook_ret {
-	unsigned long ret;	/* what the slot held: where to go on */
+	unsigned long ret;	/* the real return address, for unwinders (the FDE) */
 	unsigned long sp;	/* the slot's address (| RETHOOK_RETURNING); 0: a hole */
 };
 

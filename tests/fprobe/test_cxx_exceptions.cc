@@ -198,6 +198,15 @@ NOINLINE void workload()
 	}
 }
 
+static unsigned long second_exits;
+static struct fprobe second_fp;
+
+static void second_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+			struct ftrace_regs *fregs, void *data)
+{
+	__atomic_add_fetch(&second_exits, 1, __ATOMIC_RELAXED);
+}
+
 int main()
 {
 	workload();
@@ -213,6 +222,20 @@ int main()
 	CHECK_EQ(h_bad, 0, "entry_data_intact");
 	printf("# entries %lu exits %lu nmissed %lu\n", h_entries, h_exits,
 	       fprobe_nmissed(&h_all_fp));
+
+	/*
+	 * A second fprobe with an exit handler on the same functions: its
+	 * return hooks chain to the first one's stubs, and exceptions must
+	 * unwind through both (an unwinder once looped forever here).
+	 */
+	second_fp.exit_handler = second_exit;
+	r = register_fprobe(&second_fp, "*", "*h_all_*");
+	CHECK_EQ(r, 0, "register_second");
+	workload();
+	CHECK(plain == output, "two_fprobes_output_identical", "\n%s", output.c_str());
+	CHECK(second_exits > 10000, "second_exits_ran", "%lu", second_exits);
+	CHECK_EQ(h_bad, 0, "entry_data_intact_with_two");
+	CHECK_EQ(unregister_fprobe(&second_fp), 0, "unregister_second");
 	r = unregister_fprobe(&h_all_fp);
 	CHECK_EQ(r, 0, "unregister_all");
 	workload();
