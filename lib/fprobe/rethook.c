@@ -93,18 +93,28 @@ static void rethook_put(struct rethook *rh)
 }
 
 /*
- * Does the stack slot at @addr still hold @want?  Read with a system call:
- * the slot may be on a stack that has since been unmapped.
+ * Does the stack slot at @addr still lead to the stub @want: hold it, or
+ * hold the stub of a hook placed on the same return after it (another
+ * fprobe), whose entry goes on to @want?  The slot is read with a system
+ * call: it may be on a stack that has since been unmapped.  The stubs'
+ * entries are in the reservation, which stays mapped.
  */
 static bool slot_holds(unsigned long addr, unsigned long want)
 {
 	unsigned long v = 0;
 	struct iovec local = { &v, sizeof(v) }, remote = { (void *)addr, sizeof(v) };
+	int n;
 
 	if (!rethook_pid)
 		rethook_pid = getpid();
 	if (process_vm_readv(rethook_pid, &local, 1, &remote, 1, 0) != sizeof(v))
 		return false;
+	for (n = 0; v != want && n < 64 && is_stub(v); n++) {
+		unsigned long base = region_of(v);
+
+		v = __atomic_load_n(&node_of(base, (v - base) / RETHOOK_STUB_SIZE)->next,
+				    __ATOMIC_RELAXED);
+	}
 	return v == want;
 }
 
