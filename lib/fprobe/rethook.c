@@ -494,7 +494,6 @@ void rethook_free(struct rethook *rh)
 	sweep_dead();
 }
 
-
 /*
  * The shadow stack is full.  Out-of-order returns (coroutines) leave holes
  * under entries that are still alive, and abandoned frames leave entries
@@ -529,15 +528,15 @@ static unsigned long reclaim_hole(unsigned long base, struct rethook_thread *t, 
 		if (!rsp || rsp > sp || (rsp & RETHOOK_RETURNING) ||
 		    slot_holds(rsp, stub_of(base, i)))
 			continue;
-		if (!__atomic_compare_exchange_n(&r->sp, &rsp, 0, false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE))
+		if (!drop_entry(base, i))
 			continue;	/* being returned through, after all */
-		rethook_put(node_of(base, i)->rethook);
 		t->scan_every = 1024;
 		return i;
 	}
-	t->scan_every = t->scan_every ? (t->scan_every < (1U << 24) ? t->scan_every * 2 : t->scan_every)
-				      : 1024;
+	if (!t->scan_every)
+		t->scan_every = 1024;
+	else if (t->scan_every < (1U << 24))
+		t->scan_every *= 2;
 	return 0;
 }
 
@@ -591,7 +590,8 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 	}
 	if (top != t->top)
 		drop_above(base, t, top);
-	idx = top + 1;
+	/* drop_above stops under an entry another thread has begun returning */
+	idx = t->top + 1;
 	if (__builtin_expect(idx >= RETHOOK_DEPTH, 0)) {
 		idx = reclaim_hole(base, t, sp);
 		if (!idx)
