@@ -128,12 +128,8 @@ static struct ev_ring *get_ring(void)
 	if (rec_no_ring && freed == rec_no_ring_gen)
 		return NULL;
 	for (idx = 0; idx < EV_MAX_RINGS; idx++) {
-		uint32_t s = EV_SLOT_FREE;
-
 		r = &rec_shm->rings[idx];
-		if (__atomic_load_n(&r->state, __ATOMIC_RELAXED) == EV_SLOT_FREE &&
-		    __atomic_compare_exchange_n(&r->state, &s, EV_SLOT_CLAIMED, false,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		if (ev_slot_claim(&r->state))
 			break;
 	}
 	if (idx == EV_MAX_RINGS) {
@@ -606,12 +602,8 @@ static void register_process(void)
 	rec_proc_seq = 0;
 	for (tries = 0; tries < 200 && !p; tries++) {
 		for (i = 0; i < EV_MAX_PROCS; i++) {
-			uint32_t s = EV_SLOT_FREE;
-
 			p = &rec_shm->procs[i];
-			if (__atomic_load_n(&p->state, __ATOMIC_RELAXED) == EV_SLOT_FREE &&
-			    __atomic_compare_exchange_n(&p->state, &s, EV_SLOT_CLAIMED, false,
-							__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			if (ev_slot_claim(&p->state))
 				break;
 			p = NULL;
 		}

@@ -13,6 +13,7 @@
 #ifndef FHOOK_EV_RING_H
 #define FHOOK_EV_RING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define EV_SHM_MAGIC		0x6668657674726331ULL	/* "fhevtrc1" */
@@ -31,6 +32,16 @@ enum {
 	EV_SLOT_CLAIMED,	/* a producer is filling it in */
 	EV_SLOT_READY,		/* in use; the command may read it */
 };
+
+/* Take a free slot (a ring or a mailbox) for this producer. */
+static inline bool ev_slot_claim(uint32_t *state)
+{
+	uint32_t s = EV_SLOT_FREE;
+
+	return __atomic_load_n(state, __ATOMIC_RELAXED) == EV_SLOT_FREE &&
+	       __atomic_compare_exchange_n(state, &s, EV_SLOT_CLAIMED, false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
 
 struct ev_obj {
 	uint64_t base;
