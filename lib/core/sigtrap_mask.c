@@ -59,26 +59,25 @@ static const sigset_t *without_trap(const sigset_t *set, sigset_t *copy)
 	return copy;
 }
 
-int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+static int set_mask(mask_fn *real, int how, const sigset_t *set, sigset_t *old)
 {
 	sigset_t copy;
 
-	if (!real_pthread_sigmask)
+	if (!*real)
 		sigtrap_mask_init();
 	if (how != SIG_UNBLOCK)
 		set = without_trap(set, &copy);
-	return real_pthread_sigmask(how, set, old);
+	return (*real)(how, set, old);
+}
+
+int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return set_mask(&real_pthread_sigmask, how, set, old);
 }
 
 int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	sigset_t copy;
-
-	if (!real_sigprocmask)
-		sigtrap_mask_init();
-	if (how != SIG_UNBLOCK)
-		set = without_trap(set, &copy);
-	return real_sigprocmask(how, set, old);
+	return set_mask(&real_sigprocmask, how, set, old);
 }
 
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)

@@ -321,8 +321,8 @@ static void json_str(FILE *f, const char *s)
 }
 
 /* One value as the kernel prints it; *quoted says whether JSON needs quotes. */
-static void format_value(struct fhook_trace *t, const struct trace_proc *proc, int type, const unsigned char *p,
-			 char *buf, size_t size, bool *numeric)
+static void format_value(struct fhook_trace *t, const struct trace_proc *proc, int type,
+			 const unsigned char *p, char *buf, size_t size, bool *numeric)
 {
 	uint64_t v = 0;
 
@@ -352,8 +352,8 @@ static void format_value(struct fhook_trace *t, const struct trace_proc *proc, i
 }
 
 /* Decode the arguments of @rec into "name=value" pairs. */
-static void print_args(struct fhook_trace *t, const struct trace_thread *thr, struct fhook_event *ev,
-		       const struct ev_rec *rec)
+static void print_args(struct fhook_trace *t, const struct trace_thread *thr,
+		       struct fhook_event *ev, const struct ev_rec *rec)
 {
 	const unsigned char *p = (const unsigned char *)(rec + 1);
 	const unsigned char *end = (const unsigned char *)rec + rec->len;
