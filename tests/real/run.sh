@@ -216,56 +216,52 @@ three_ways() {
 # FHOOK_REAL_ONLY="zlib jansson" runs a subset
 want() { [ -z "${FHOOK_REAL_ONLY:-}" ] || [[ " $FHOOK_REAL_ONLY " == *" $1 "* ]]; }
 
-# zlib: make test (example, minigzip; static, shared, 64-bit)
-real_zlib() {
-	local src
-	src=$(fetch zlib 'zlib-1.*')
-	[ -n "$src" ] || { skip zlib "apt-get source zlib failed (see $R/src/zlib.log)"; return; }
-	if [ ! -x "$R/zlib/example" ]; then
-		say "building zlib"
-		rm -rf "$R/zlib" && mkdir -p "$R/zlib"
-		(cd "$R/zlib" && CFLAGS="$CFL" "$src/configure" && make -j2) >"$R/zlib.build.log" 2>&1
+# prepare NAME GLOB BUILT: $SRC is NAME's unpacked source; $R/NAME its
+# out-of-tree build, made by build_NAME (run there) unless $R/NAME/BUILT exists
+prepare() {
+	local name=$1 glob=$2 built=$3
+	SRC=$(fetch "$name" "$glob")
+	[ -n "$SRC" ] || { skip "$name" "apt-get source $name failed (see $R/src/$name.log)"; return 1; }
+	if [ ! -x "$R/$name/$built" ]; then
+		say "building $name"
+		rm -rf "$R/$name" && mkdir -p "$R/$name"
+		(cd "$R/$name" && "build_$name") >"$R/$name.build.log" 2>&1
 	fi
-	[ -x "$R/zlib/example" ] || { fail zlib-build "see $R/zlib.build.log"; return; }
+	[ -x "$R/$name/$built" ] || { fail "$name-build" "see $R/$name.build.log"; return 1; }
+}
+
+# configure in an autotools tree without a generated configure script
+autoreconf_src() { (cd "$SRC" && { [ -x configure ] || autoreconf -fi; }); }
+
+# zlib: make test (example, minigzip; static, shared, 64-bit)
+build_zlib() { CFLAGS="$CFL" "$SRC/configure" && make -j2; }
+real_zlib() {
+	prepare zlib 'zlib-1.*' example || return
 	NO_TRACE=
 	three_ways zlib "$R/zlib" '[ $(grep -c "\*\*\* zlib .*test OK \*\*\*") = 3 ]' make test
 }
 
 # jansson: make check in test/ (run-suites: api, encoding-flags, invalid,
 # invalid-unicode, valid: one json_process or test_* process per case)
+build_jansson() {
+	autoreconf_src && CFLAGS="$CFL" "$SRC/configure" --disable-static &&
+		make -j2 && make -C test -j2 check TESTS=
+}
 real_jansson() {
-	local src
-	src=$(fetch jansson 'jansson-2.*')
-	[ -n "$src" ] || { skip jansson "apt-get source jansson failed (see $R/src/jansson.log)"; return; }
-	if [ ! -x "$R/jansson/test/bin/json_process" ]; then
-		say "building jansson"
-		rm -rf "$R/jansson" && mkdir -p "$R/jansson"
-		(cd "$src" && { [ -x configure ] || autoreconf -fi; } &&
-		 cd "$R/jansson" && CFLAGS="$CFL" "$src/configure" --disable-static &&
-		 make -j2 && make -C test -j2 check TESTS=) >"$R/jansson.build.log" 2>&1
-	fi
-	[ -x "$R/jansson/test/bin/json_process" ] ||
-		{ fail jansson-build "see $R/jansson.build.log"; return; }
+	prepare jansson 'jansson-2.*' test/bin/json_process || return
 	NO_TRACE=
 	three_ways jansson "$R/jansson/test" 'grep -q "^PASS: run-suites"' make check
 }
 
 # jq: make check (mantest, jqtest, onigtest)
+build_jq() {
+	autoreconf_src && CFLAGS="$CFL" "$SRC/configure" --disable-docs \
+		--disable-maintainer-mode --disable-valgrind --with-oniguruma=yes && make -j2
+}
 real_jq() {
-	local src
-	src=$(fetch jq 'jq-1.*')
-	[ -n "$src" ] || { skip jq "apt-get source jq failed (see $R/src/jq.log)"; return; }
-	if [ ! -e "$R/jq/.libs/jq" ] && [ ! -x "$R/jq/jq" ]; then
-		say "building jq"
-		rm -rf "$R/jq" && mkdir -p "$R/jq"
-		(cd "$src" && { [ -x configure ] || autoreconf -fi; } &&
-		 cd "$R/jq" && CFLAGS="$CFL" "$src/configure" --disable-docs \
-			--disable-maintainer-mode --disable-valgrind --with-oniguruma=yes &&
-		 make -j2) >"$R/jq.build.log" 2>&1
-	fi
-	[ -x "$R/jq/jq" ] || { fail jq-build "see $R/jq.build.log"; return; }
+	prepare jq 'jq-1.*' jq || return
 	# jq 1.6's test scripts run $srcdir/jq
-	ln -sf "$R/jq/jq" "$src/jq"
+	ln -sf "$R/jq/jq" "$SRC/jq"
 	# jq's suite makes ~100 million calls: a full text trace is tens of GB
 	# and takes far beyond the budget (FHOOK_REAL_JQ_TRACE=1 runs it anyway)
 	NO_TRACE=
