@@ -41,7 +41,9 @@ CLI_LDLIBS := -lelf
 include $(sort $(wildcard lib/*/*.mk cli/*.mk examples/*.mk tests/*.mk))
 
 LIB_OBJS = $(LIB_SRCS:%.c=$(B)/%.o) $(LIB_ASM:%.S=$(B)/%.o)
-CLI_OBJS = $(CLI_SRCS:%.c=$(B)/%.o)
+# Library code the command links statically: what traced processes never need.
+CMD_OBJS = $(CMD_SRCS:%.c=$(B)/cmd/%.o)
+CLI_OBJS = $(CLI_SRCS:%.c=$(B)/%.o) $(CMD_OBJS)
 
 HEADERS := $(wildcard include/fhook/*.h) $(wildcard lib/*/*.h lib/*/*/*.h)
 
@@ -61,6 +63,10 @@ $(B)/libfhook.so: $(LIB_OBJS)
 
 $(B)/libfhook.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
+
+$(B)/cmd/lib/%.o: lib/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -c -o $@ $<
 
 $(B)/cli/%.o: cli/%.c $(HEADERS)
 	@mkdir -p $(dir $@)

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 int cmd_prepare(int argc, char **argv);
 int cmd_funcs(int argc, char **argv);
@@ -12,6 +13,9 @@ int cmd_funcs(int argc, char **argv);
 int cmd_patch(int argc, char **argv) __attribute__((weak));
 int cmd_inject(int argc, char **argv) __attribute__((weak));
 int cmd_trace(int argc, char **argv) __attribute__((weak));
+int cmd_record(int argc, char **argv) __attribute__((weak));
+int cmd_replay(int argc, char **argv) __attribute__((weak));
+int cmd_report(int argc, char **argv) __attribute__((weak));
 
 /* The file execvp() would run for @name (malloc'd), or NULL. */
 char *cli_which(const char *name);
@@ -24,6 +28,16 @@ int cli_libfhook_path(char *buf, size_t size);
  * program's exit status (128+signal if it died); else exec in place.
  */
 int cli_run_preloaded(char **argv, bool wait_child);
+/* Fork and exec argv with libfhook preloaded; the child's pid or a negative errno. */
+pid_t cli_start_preloaded(char **argv);
+/* A wait status as a shell's exit status (128+signal for a signal). */
+int cli_exit_status(int status);
+
+struct dec;
+/* Open a recording for reading, saying on stderr what a reader should know of it. */
+struct dec *cli_open_recording(const char *cmd, const char *path);
+/* After decoding: records that did not parse. */
+void cli_recording_warnings(const char *cmd, struct dec *d);
 
 /* Libraries PROG would load, as the dynamic loader resolves them. */
 int cli_program_objects(const char *prog, char ***paths, int *nr);

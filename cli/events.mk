@@ -1,2 +1,2 @@
-# fhook trace
-CLI_SRCS += cli/trace.c
+# fhook trace, record, replay, report
+CLI_SRCS += cli/evcli.c cli/trace.c cli/record.c cli/replay.c cli/report.c

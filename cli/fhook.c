@@ -27,7 +27,10 @@ static void usage(FILE *f)
 		"  funcs [-v] PROG     list the traceable functions of PROG and its libraries\n"
 		"  patch ...           redirect a function, for chosen callers (fhook patch -h)\n"
 		"  inject ...          make a function fail, for chosen callers (fhook inject -h)\n"
-		"  trace ...           fprobe events with the kernel's syntax (fhook trace -h)\n"
+		"  trace ...           fprobe events with the kernel's syntax, live (fhook trace -h)\n"
+		"  record ...          record every call, or chosen events, to a file (fhook record -h)\n"
+		"  replay [PATH]       print a recording: text, json, chrome, graph, perfetto\n"
+		"  report [PATH]       time per function in a recording (fhook report -h)\n"
 		"  version             print the version\n");
 }
 
@@ -51,6 +54,12 @@ int main(int argc, char **argv)
 		return cmd_inject(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "trace") && cmd_trace)
 		return cmd_trace(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "record") && cmd_record)
+		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "replay") && cmd_replay)
+		return cmd_replay(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report") && cmd_report)
+		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		puts("fhook " FHOOK_VERSION);
 		return 0;

@@ -103,42 +103,72 @@ out:
 	return ret;
 }
 
-int cli_run_preloaded(char **argv, bool wait_child)
+/* Put libfhook first in LD_PRELOAD for the programs this process starts. */
+static int set_preload(void)
 {
 	char lib[PATH_MAX], *pre;
 	const char *old = getenv("LD_PRELOAD");
-	pid_t pid;
-	int status;
 
-	if (check_preloadable(argv[0]))
-		return 125;
 	if (cli_libfhook_path(lib, sizeof(lib))) {
 		fprintf(stderr, "fhook: cannot find libfhook.so next to the fhook command\n");
-		return 127;
+		return -ENOENT;
 	}
 	if (asprintf(&pre, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "") < 0)
-		return 127;
+		return -ENOMEM;
 	setenv("LD_PRELOAD", pre, 1);
 	free(pre);
-	if (!wait_child) {
-		execvp(argv[0], argv);
-		fprintf(stderr, "fhook: cannot run %s: %s\n", argv[0], strerror(errno));
-		return 127;
-	}
+	return 0;
+}
+
+pid_t cli_start_preloaded(char **argv)
+{
+	pid_t pid;
+
+	if (check_preloadable(argv[0]))
+		return -ENOEXEC;
+	if (set_preload())
+		return -ENOENT;
 	pid = fork();
 	if (pid < 0)
-		return 127;
+		return -errno;
 	if (!pid) {
 		execvp(argv[0], argv);
 		fprintf(stderr, "fhook: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
+	return pid;
+}
+
+int cli_exit_status(int status)
+{
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+int cli_run_preloaded(char **argv, bool wait_child)
+{
+	pid_t pid;
+	int status;
+
+	if (!wait_child) {
+		if (check_preloadable(argv[0]))
+			return 125;
+		if (set_preload())
+			return 127;
+		execvp(argv[0], argv);
+		fprintf(stderr, "fhook: cannot run %s: %s\n", argv[0], strerror(errno));
+		return 127;
+	}
+	pid = cli_start_preloaded(argv);
+	if (pid == -ENOEXEC)
+		return 125;
+	if (pid < 0)
+		return 127;
 	signal(SIGINT, SIG_IGN);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return 127;
 	signal(SIGINT, SIG_DFL);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	return cli_exit_status(status);
 }

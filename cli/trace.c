@@ -1,116 +1,186 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * fhook trace -e SPEC... [--caller SYM]... [-o FILE] [--format text|json|chrome]
- *             [--dry-run] [--no-follow] -- PROG [ARGS]
+ * fhook trace -e SPEC... [--caller SYM]... [-o FILE] [--format FMT]
+ *             [--dry-run] [--no-follow] [--lossy] -- PROG [ARGS]
  *
- * Parses the fprobe-event definitions here, against PROG's symbols and
- * DWARF, and hands their fetch programs to the preloaded library through
- * a shared memory file (lib/events/record.c).  The traced threads copy raw
- * records into per-thread rings in that memory; this process drains them
- * while PROG runs and formats them (lib/events/format.c).
+ * A recording consumed as it is made: the drain hands each round's blocks
+ * to a printer thread, which decodes and formats them (lib/events).  The
+ * queue between the two is bounded; when the printer falls behind, the
+ * drain waits, and so do the traced threads (unless --lossy): nothing is
+ * lost, the program runs at the printer's pace.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
-
-#include <fhook/events.h>
+#include <unistd.h>
 
 #include "cli.h"
-#include "../lib/events/ev.h"
+#include "evcli.h"
+#include "../lib/events/decode.h"
+#include "../lib/events/format.h"
 
-static volatile int trace_done, print_done;
-static bool trace_status;	/* a status line on the terminal */
+#define LIVE_QUEUE_MAX		(256UL << 20)
 
-/*
- * Copy records out of the rings as fast as they come, so that a busy
- * program loses nothing while the printer below formats; with the trace
- * going to a file and stderr on a terminal, keep a status line there.
- */
-static void *drain_thread(void *arg)
+struct live_buf {
+	struct live_buf *next;
+	unsigned char *data;
+	size_t len, cap;
+};
+
+struct live_sink {
+	struct ev_sink s;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct live_buf *cur;		/* filled by the drain */
+	struct live_buf *head, **tail;	/* rounds waiting for the printer */
+	struct live_buf *spare;
+	size_t queued;
+	bool done;
+	bool header_seen;
+	struct dec *dec;
+	struct fmt_out *fmt;
+	int err;
+};
+
+static int live_write(struct ev_sink *sink, const struct iovec *iov, int n)
 {
-	struct fhook_trace *t = arg;
-	struct timespec last = { 0 }, now;
+	struct live_sink *l = (struct live_sink *)sink;
+	struct live_buf *b = l->cur;
+	size_t total = 0;
+	int i;
 
-	pthread_setname_np(pthread_self(), "fhook-drain");
-	while (!trace_done) {
-		if (fhook_trace_drain(t) <= 0)
-			usleep(1000);
-		if (!trace_status)
-			continue;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec != last.tv_sec) {
-			fhook_trace_status(t, stderr);
-			last = now;
-		}
+	for (i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	if (!b) {
+		pthread_mutex_lock(&l->lock);
+		b = l->spare;
+		if (b)
+			l->spare = b->next;
+		pthread_mutex_unlock(&l->lock);
+		if (!b && !(b = calloc(1, sizeof(*b))))
+			return -ENOMEM;
+		b->len = 0;
+		b->next = NULL;
+		l->cur = b;
 	}
-	if (trace_status)
-		fprintf(stderr, "\r\033[K");
-	return NULL;
+	if (b->len + total > b->cap) {
+		size_t cap = b->cap ? b->cap : (1UL << 20);
+		unsigned char *nd;
+
+		while (cap < b->len + total)
+			cap *= 2;
+		nd = realloc(b->data, cap);
+		if (!nd)
+			return -ENOMEM;
+		b->data = nd;
+		b->cap = cap;
+	}
+	for (i = 0; i < n; i++) {
+		memcpy(b->data + b->len, iov[i].iov_base, iov[i].iov_len);
+		b->len += iov[i].iov_len;
+	}
+	return 0;
+}
+
+/* A round is complete: queue it, waiting while the printer is far behind. */
+static int live_round(struct ev_sink *sink)
+{
+	struct live_sink *l = (struct live_sink *)sink;
+	struct live_buf *b = l->cur;
+
+	if (!b)
+		return 0;
+	l->cur = NULL;
+	pthread_mutex_lock(&l->lock);
+	while (l->queued > LIVE_QUEUE_MAX && !l->err)
+		pthread_cond_wait(&l->cond, &l->lock);
+	*l->tail = b;
+	l->tail = &b->next;
+	l->queued += b->len;
+	pthread_cond_broadcast(&l->cond);
+	pthread_mutex_unlock(&l->lock);
+	return l->err;
+}
+
+/* Feed one round's blocks to the decoder and print its events. */
+static int live_print(struct live_sink *l, struct live_buf *b)
+{
+	size_t off = 0;
+
+	if (!l->header_seen) {
+		if (b->len < sizeof(struct rf_header))
+			return -EPROTO;
+		off = ((const struct rf_header *)b->data)->hdr_size;
+		l->header_seen = true;
+	}
+	while (off + sizeof(struct rf_block) <= b->len) {
+		const struct rf_block *h = (const void *)(b->data + off);
+
+		if (b->len - off - sizeof(*h) < h->len)
+			break;
+		dec_block(l->dec, h->type, h + 1, h->len);
+		off += sizeof(*h) + rf_align(h->len);
+	}
+	return dec_flush(l->dec, fmt_event, l->fmt);
 }
 
 static void *print_thread(void *arg)
 {
-	struct fhook_trace *t = arg;
+	struct live_sink *l = arg;
 
 	pthread_setname_np(pthread_self(), "fhook-print");
-	/* on a busy machine the copying must win over the formatting */
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
-	while (!print_done)
-		fhook_trace_print(t, true);
+	for (;;) {
+		struct live_buf *b;
+		int err;
+
+		pthread_mutex_lock(&l->lock);
+		while (!l->head && !l->done)
+			pthread_cond_wait(&l->cond, &l->lock);
+		b = l->head;
+		if (b) {
+			l->head = b->next;
+			if (!l->head)
+				l->tail = &l->head;
+			l->queued -= b->len;
+		}
+		pthread_mutex_unlock(&l->lock);
+		if (!b)
+			break;
+		err = live_print(l, b);
+		pthread_mutex_lock(&l->lock);
+		if (err && !l->err)
+			l->err = err;
+		b->next = l->spare;
+		l->spare = b;
+		pthread_cond_broadcast(&l->cond);
+		pthread_mutex_unlock(&l->lock);
+	}
 	return NULL;
 }
 
-static int trace_run(struct fhook_event *evs, int nr_evs, struct fhook_event_prog *prog,
-		     char **callers, int nr_callers, const char *out, const char *format,
-		     bool follow, char **prog_argv)
+static void free_bufs(struct live_buf *b)
 {
-	struct fhook_trace *t;
-	pthread_t th, pth;
-	FILE *f = stderr;
-	int status;
+	while (b) {
+		struct live_buf *n = b->next;
 
-	if (out && !(f = fopen(out, "w"))) {
-		fprintf(stderr, "fhook: trace: %s: %s\n", out, strerror(errno));
-		return 1;
+		free(b->data);
+		free(b);
+		b = n;
 	}
-	t = fhook_trace_new(evs, nr_evs, prog, callers, nr_callers, follow, format, f);
-	if (!t) {
-		fprintf(stderr, "fhook: trace: cannot create the trace buffer: %s\n", strerror(errno));
-		if (out)
-			fclose(f);
-		return 1;
-	}
-	trace_done = print_done = 0;
-	trace_status = out && isatty(STDERR_FILENO);
-	pthread_create(&th, NULL, drain_thread, t);
-	pthread_create(&pth, NULL, print_thread, t);
-	status = cli_run_preloaded(prog_argv, true);
-	trace_done = 1;
-	pthread_join(th, NULL);
-	print_done = 1;
-	pthread_join(pth, NULL);
-	fhook_trace_finish(t, stderr);
-	fhook_trace_free(t);
-	if (out)
-		fclose(f);
-	return status;
 }
 
 static void trace_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: fhook trace -e SPEC... [--caller SYM]... [-o FILE]\n"
-		"                   [--format text|json|chrome] [--dry-run] [--no-follow]\n"
-		"                   -- PROG [ARGS]\n"
+		"                   [--format text|json|chrome|graph] [--dry-run] [--no-follow]\n"
+		"                   [--lossy] [--clock mono|tsc] [--buffer-size N] -- PROG [ARGS]\n"
 		"\n"
 		"Trace fprobe events in PROG, defined with the kernel's dynamic_events syntax:\n"
 		"  f[MAXACTIVE][:[GRP/][EVENT]] SYM[%%return] [FETCHARGS]\n"
@@ -125,183 +195,90 @@ static void trace_usage(FILE *f)
 		"  --caller SYM         record only calls made from SYM (repeatable)\n"
 		"  -o, --output FILE    write the trace to FILE (default: stderr)\n"
 		"  --format FMT         text (the kernel's trace format), json (one object\n"
-		"                       per line) or chrome (trace-event JSON for Perfetto)\n"
+		"                       per line), chrome (trace-event JSON) or graph (calls\n"
+		"                       indented by depth)\n"
 		"  --dry-run            print the definitions as dynamic_events shows them\n"
 		"                       and exit, without running PROG\n"
 		"  --no-follow          do not trace the processes PROG starts\n"
+		"  --lossy              drop records when a buffer is full (counted) instead\n"
+		"                       of making the thread wait\n"
+		"  --clock, --buffer-size   as for fhook record\n"
 		"\n"
-		"Exit status: PROG's; 1 for a bad definition; 2 for bad usage.\n");
+		"To keep a trace and format it later, see fhook record.\n"
+		"Exit status: PROG's; 1 for a bad definition or a failed output; 2 for bad usage.\n");
 }
 
 int cmd_trace(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "caller", required_argument, NULL, 'c' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "no-follow", no_argument, NULL, 'F' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char **specs = NULL, **callers = NULL, **libs = NULL, *out = NULL;
-	const char *format = "text";
-	struct fhook_event *evs = NULL;
-	struct fhook_event_prog *prog = NULL, *resolve;
-	int nr_specs = 0, nr_callers = 0, nr_libs = 0, nr_evs = 0, c, i, j, ret = 1;
-	bool dry_run = false, follow = true;
+	struct cli_ev c = { .cmd = "trace" };
+	struct live_sink l = { .s = { .write = live_write, .round = live_round } };
+	struct rf_end end = { 0 };
+	pthread_t th;
+	int ret, fd, fmt, err;
+	bool failed;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+he:o:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			specs = realloc(specs, (nr_specs + 1) * sizeof(*specs));
-			specs[nr_specs++] = optarg;
-			break;
-		case 'c':
-			callers = realloc(callers, (nr_callers + 1) * sizeof(*callers));
-			callers[nr_callers++] = optarg;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'f':
-			format = optarg;
-			break;
-		case 'n':
-			dry_run = true;
-			break;
-		case 'F':
-			follow = false;
-			break;
-		case 'h':
-			trace_usage(stdout);
-			return 0;
-		default:
-			trace_usage(stderr);
-			return 2;
-		}
+	ret = cli_ev_parse(&c, argc, argv, trace_usage);
+	if (ret) {
+		cli_ev_free(&c);
+		return ret < 0 ? 0 : ret;
 	}
-	if (!nr_specs || optind >= argc) {
-		fprintf(stderr, "fhook: trace: %s\n",
-			!nr_specs ? "at least one -e SPEC is required" : "no program after --");
-		trace_usage(stderr);
-		free(specs);
-		free(callers);
+	fmt = fmt_by_name(c.format ? c.format : "text");
+	if (fmt < 0) {
+		fprintf(stderr, "fhook: trace: unknown format '%s' (text, json, chrome or graph)\n",
+			c.format);
+		cli_ev_free(&c);
 		return 2;
 	}
-	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "chrome")) {
-		fprintf(stderr, "fhook: trace: unknown format '%s' (text, json or chrome)\n", format);
-		return 2;
+	ret = cli_ev_resolve(&c);
+	if (ret) {
+		cli_ev_free(&c);
+		return ret < 0 ? 0 : ret;
 	}
-
-	/* resolve against the program as the loader would load it */
+	fd = STDERR_FILENO;
+	if (c.out && (fd = open(c.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		fprintf(stderr, "fhook: trace: %s: %s\n", c.out, strerror(errno));
+		cli_ev_free(&c);
+		return 1;
+	}
+	pthread_mutex_init(&l.lock, NULL);
+	pthread_cond_init(&l.cond, NULL);
+	l.tail = &l.head;
+	l.dec = dec_new();
+	l.fmt = l.dec ? fmt_new(fmt, fd, l.dec) : NULL;
+	if (!l.fmt) {
+		fprintf(stderr, "fhook: trace: out of memory\n");
+		cli_ev_free(&c);
+		return 1;
+	}
+	pthread_create(&th, NULL, print_thread, &l);
+	ret = cli_ev_run(&c, &l.s, &end, &failed);
+	pthread_mutex_lock(&l.lock);
+	l.done = true;
+	pthread_cond_broadcast(&l.cond);
+	pthread_mutex_unlock(&l.lock);
+	pthread_join(th, NULL);
 	{
-		char **paths;
-		int nr;
-		char *path = argv[optind];
-		char *found = NULL;
+		uint64_t printed = fmt_count(l.fmt);
 
-		if (!strchr(path, '/')) {
-			/* as execvp() would find it */
-			found = cli_which(path);
-			if (found)
-				path = found;
+		err = fmt_finish(l.fmt);
+		if (!err && l.err)
+			err = l.err;
+		if (err && !failed) {
+			fprintf(stderr, "fhook: trace: writing %s: %s\n", c.out ? c.out : "the trace",
+				strerror(-err));
+			failed = true;
 		}
-		if (cli_program_objects(path, &paths, &nr)) {
-			free(found);
-			goto out;
-		}
-		libs = paths + 1;
-		nr_libs = nr - 1;
-		prog = fhook_event_prog_open(paths[0], libs, nr_libs);
-		if (!prog) {
-			fprintf(stderr, "fhook: trace: %s: %s\n", paths[0], strerror(errno));
-			free(found);
-			goto out;
-		}
-		free(found);
-		libs = paths;
-		nr_libs = nr;
+		fprintf(stderr, "fhook: trace: %llu events, %llu nmissed, %llu lost\n",
+			(unsigned long long)printed, (unsigned long long)end.nmissed,
+			(unsigned long long)(end.lost + (end.events > printed && failed ?
+							 end.events - printed : 0)));
 	}
-
-	evs = calloc(nr_specs, sizeof(*evs));
-	if (!evs)
-		goto out;
-	/*
-	 * A harness (make, sh, a test driver) has no traceable function of
-	 * its own; the functions are in the programs it starts.  Then the
-	 * definitions are checked for syntax only, and each traced process
-	 * resolves them against what it loads.
-	 */
-	resolve = prog;
-	if (follow && ev_prog_match_glob(prog, "*") <= 0 && !dry_run) {
-		fprintf(stderr, "fhook: trace: %s has no patchable sites: events are resolved "
-			"in the processes it starts\n", argv[optind]);
-		resolve = NULL;
-	}
-	for (i = 0; i < nr_specs; i++) {
-		struct fhook_event_error err;
-		struct fhook_event ev;
-		int r = fhook_event_parse(specs[i], resolve, &ev, &err);
-
-		if (r) {
-			fhook_event_print_error(stderr, &err);
-			goto out;
-		}
-		if (ev.is_remove) {
-			for (j = 0; j < nr_evs; j++)
-				if (!strcmp(evs[j].group, ev.group) && !strcmp(evs[j].event, ev.event))
-					break;
-			if (j == nr_evs) {
-				fprintf(stderr, "fhook: error: No such event to remove\n"
-					"  Command: %s\n", specs[i]);
-				fhook_event_free(&ev);
-				goto out;
-			}
-			fhook_event_free(&evs[j]);
-			memmove(&evs[j], &evs[j + 1], (nr_evs - j - 1) * sizeof(*evs));
-			nr_evs--;
-			continue;
-		}
-		for (j = 0; j < nr_evs; j++) {
-			if (!strcmp(evs[j].group, ev.group) && !strcmp(evs[j].event, ev.event)) {
-				/* the kernel's EVENT_EXIST, logged at the event name */
-				fprintf(stderr, "fhook: error: Given group/event name is already "
-					"used by another event\n  Command: %s\n", specs[i]);
-				fhook_event_free(&ev);
-				goto out;
-			}
-		}
-		evs[nr_evs++] = ev;
-	}
-	if (dry_run) {
-		char line[8192];
-
-		for (i = 0; i < nr_evs; i++) {
-			fhook_event_snprint(line, sizeof(line), &evs[i]);
-			printf("%s\n", line);
-		}
-		ret = 0;
-		goto out;
-	}
-	if (!nr_evs) {
-		fprintf(stderr, "fhook: trace: no events left to trace\n");
-		ret = 2;
-		goto out;
-	}
-	ret = trace_run(evs, nr_evs, prog, callers, nr_callers, out, format, follow,
-			argv + optind);
-out:
-	for (i = 0; i < nr_evs; i++)
-		fhook_event_free(&evs[i]);
-	free(evs);
-	fhook_event_prog_close(prog);
-	for (i = 0; i < nr_libs; i++)
-		free(libs[i]);
-	free(libs);
-	free(specs);
-	free(callers);
-	return ret;
+	if (c.out)
+		close(fd);
+	dec_free(l.dec);
+	free_bufs(l.head);
+	free_bufs(l.spare);
+	free_bufs(l.cur);
+	cli_ev_free(&c);
+	return failed ? 1 : ret;
 }

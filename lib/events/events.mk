@@ -1,6 +1,9 @@
-# fprobe events: grammar (parse.c), program symbols and DWARF (prog.c,
-# dwarf.c), in-process recording (record.c), ring buffers (ring.c) and
-# decoding and formatting for `fhook trace` (format.c).
-LIB_SRCS += lib/events/parse.c lib/events/prog.c lib/events/dwarf.c \
-	lib/events/record.c lib/events/trace.c
-LIB_LDLIBS += -ldw
+# fprobe events.  In libfhook (the traced process): the recorder
+# (record.c) and the fetch types (types.c).  In the fhook command only:
+# the grammar (parse.c), program symbols and DWARF (prog.c, dwarf.c), the
+# recording session and its drain (session.c), and reading a recording
+# back (decode.c, format.c).  libdw never enters a traced process.
+LIB_SRCS += lib/events/record.c lib/events/types.c
+CMD_SRCS += lib/events/parse.c lib/events/prog.c lib/events/dwarf.c lib/events/types.c \
+	lib/events/session.c lib/events/decode.c lib/events/format.c
+CLI_LDLIBS += -ldw -lpthread

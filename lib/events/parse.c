@@ -209,36 +209,6 @@ static int k_strtouint(const char *s, int base, unsigned int *out)
 
 /* ---- types ------------------------------------------------------------ */
 
-static const struct {
-	const char *name;
-	unsigned char size;
-} ev_types[FHOOK_EVT_NR] = {
-	[FHOOK_EVT_U8] = { "u8", 1 },	[FHOOK_EVT_U16] = { "u16", 2 },
-	[FHOOK_EVT_U32] = { "u32", 4 },	[FHOOK_EVT_U64] = { "u64", 8 },
-	[FHOOK_EVT_S8] = { "s8", 1 },	[FHOOK_EVT_S16] = { "s16", 2 },
-	[FHOOK_EVT_S32] = { "s32", 4 },	[FHOOK_EVT_S64] = { "s64", 8 },
-	[FHOOK_EVT_X8] = { "x8", 1 },	[FHOOK_EVT_X16] = { "x16", 2 },
-	[FHOOK_EVT_X32] = { "x32", 4 },	[FHOOK_EVT_X64] = { "x64", 8 },
-	[FHOOK_EVT_CHAR] = { "char", 1 }, [FHOOK_EVT_SYMBOL] = { "symbol", 8 },
-	[FHOOK_EVT_STRING] = { "string", 4 }, [FHOOK_EVT_USTRING] = { "ustring", 4 },
-	[FHOOK_EVT_SYMSTR] = { "symstr", 4 },
-};
-
-unsigned int fhook_ev_type_size(int type)
-{
-	return type >= 0 && type < FHOOK_EVT_NR ? ev_types[type].size : 0;
-}
-
-bool fhook_ev_type_is_string(int type)
-{
-	return type == FHOOK_EVT_STRING || type == FHOOK_EVT_USTRING || type == FHOOK_EVT_SYMSTR;
-}
-
-const char *fhook_ev_type_name(int type)
-{
-	return type >= 0 && type < FHOOK_EVT_NR ? ev_types[type].name : "?";
-}
-
 /* find_fetch_type(): NULL means the default, x64; -1 for an unknown type */
 static int find_fetch_type(const char *t)
 {
@@ -261,7 +231,7 @@ static int find_fetch_type(const char *t)
 		return -1;
 	}
 	for (i = 0; i < FHOOK_EVT_NR; i++)
-		if (!strcmp(t, ev_types[i].name))
+		if (!strcmp(t, fhook_ev_type_name(i)))
 			return i;
 	return -1;
 }

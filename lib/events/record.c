@@ -1,27 +1,35 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The in-process side of `fhook trace`: read the compiled events from the
- * shared memory the command created (FHOOK_EV_SHM names its fd), register
- * one fprobe per event, and on every hit copy the fetched bytes into this
- * thread's ring.  Nothing is decoded or formatted here.
+ * The in-process side of `fhook record` and `fhook trace`: read the
+ * compiled events from the shared memory the command created (FHOOK_EV_SHM
+ * names its fd), register one fprobe per symbol, and on every hit write a
+ * binary record into this thread's ring.  Nothing is decoded or formatted
+ * here.
  *
+ * An event without fetched arguments is two words written straight into
+ * the ring (lib/events/ring.h); arguments go through a staging buffer.
  * The handlers allocate nothing and take no lock: a thread's first event
- * claims a ring with one atomic increment; memory is read with
- * process_vm_readv() so that a bad pointer in a fetch argument costs a
- * "(fault)" rather than a crash.
+ * claims a ring with a compare-and-swap and maps it.  Memory named by a
+ * fetch argument is read with process_vm_readv() so that a bad pointer
+ * costs a "(fault)" rather than a crash.  A full ring makes the thread
+ * wait for the command (counted), unless the recording is lossy.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <link.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 #include <pthread.h>
@@ -31,6 +39,8 @@
 #include <fhook/events.h>
 
 #include "ring.h"
+#include "clock.h"
+#include "../fprobe/rethook.h"
 
 struct rec_arg {
 	int type;
@@ -69,21 +79,40 @@ struct rec_range {
 	unsigned long start, end;
 };
 
+/* What a thread keeps of its ring; the ring's header holds what the command reads. */
+struct rec_thread {
+	struct ev_ring *ring;
+	unsigned char *data;
+	uint64_t head;		/* this thread's copy: published with a release store */
+	uint64_t tail;		/* last tail seen: refreshed only when room looks short */
+	uint64_t last_ts;
+	uint64_t events;
+	uint64_t lost_pending;	/* dropped since the last record written */
+	uint32_t last_cpu;
+	uint32_t idx;
+	int no_ring;
+	uint32_t no_ring_gen;	/* rings_freed when none was free */
+};
+
 static struct rec_probe *rec_probes;
 static int rec_nr_probes;
 
 static struct ev_shm *rec_shm;
+static int rec_fd = -1;
+static uint64_t rec_ring_size, rec_mark;
+static uint32_t rec_clock;
+static uint64_t rec_clock_base;
 static struct rec_event *rec_events;
 static int rec_nr_events;
 static struct rec_range *rec_callers;
 static int rec_nr_callers;
 static int rec_disabled;
-static __thread struct ev_ring *rec_ring;
-static __thread int rec_no_ring;
-static __thread uint32_t rec_no_ring_gen;	/* rings_freed when none was free */
+static __thread struct rec_thread rec_thr;
 static uint64_t rec_proc_seq;			/* this image's ev_proc */
 static pthread_key_t rec_ring_key;
 static bool rec_have_key;
+/* This process's mapping of each ring it holds, to unmap in a forked child. */
+static struct ev_ring *rec_maps[EV_MAX_RINGS];
 
 static int safe_read(void *dst, unsigned long src, size_t len)
 {
@@ -113,31 +142,45 @@ static int safe_strcpy(char *dst, unsigned long src)
 	return n;
 }
 
-/*
- * A free ring for this thread.  When none is free, the thread retries only
- * after the command has freed one (rings_freed moved), not on every event.
- */
-static struct ev_ring *get_ring(void)
+static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
 {
-	struct ev_ring *r = rec_ring;
-	uint32_t freed, idx, hw;
+	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
+}
 
-	if (r)
-		return r;
+/*
+ * A free ring for this thread, mapped.  When none is free, the thread
+ * retries only after the command has freed one (rings_freed moved), not
+ * on every event.
+ */
+static struct ev_ring *get_ring(struct rec_thread *t)
+{
+	struct ev_ring *r;
+	uint32_t freed, idx, hw, nr = EV_MAX_RINGS;
+	void *map;
+
 	freed = __atomic_load_n(&rec_shm->rings_freed, __ATOMIC_ACQUIRE);
-	if (rec_no_ring && freed == rec_no_ring_gen)
+	if (t->no_ring && freed == t->no_ring_gen)
 		return NULL;
-	for (idx = 0; idx < EV_MAX_RINGS; idx++) {
-		r = &rec_shm->rings[idx];
-		if (ev_slot_claim(&r->state))
-			break;
+	map = NULL;
+	for (idx = 0; idx < nr; idx++) {
+		if (!ev_slot_claim(&rec_shm->ring_state[idx]))
+			continue;
+		map = mmap(NULL, ev_ring_stride(rec_ring_size), PROT_READ | PROT_WRITE, MAP_SHARED,
+			   rec_fd, rec_shm->rings_off + (off_t)idx * ev_ring_stride(rec_ring_size));
+		if (map == MAP_FAILED) {
+			/* no address space left: give the ring back */
+			__atomic_store_n(&rec_shm->ring_state[idx], EV_SLOT_FREE, __ATOMIC_RELEASE);
+			map = NULL;
+		}
+		break;
 	}
-	if (idx == EV_MAX_RINGS) {
-		rec_no_ring = 1;
-		rec_no_ring_gen = freed;
+	if (!map) {
+		t->no_ring = 1;
+		t->no_ring_gen = freed;
 		return NULL;
 	}
-	rec_no_ring = 0;
+	r = map;
+	t->no_ring = 0;
 	hw = __atomic_load_n(&rec_shm->nr_rings, __ATOMIC_RELAXED);
 	while (hw < idx + 1 &&
 	       !__atomic_compare_exchange_n(&rec_shm->nr_rings, &hw, idx + 1, false,
@@ -147,8 +190,16 @@ static struct ev_ring *get_ring(void)
 	r->tid = syscall(SYS_gettid);
 	r->proc_seq = rec_proc_seq;
 	prctl(PR_GET_NAME, r->comm);
-	__atomic_store_n(&r->state, EV_SLOT_READY, __ATOMIC_RELEASE);
-	rec_ring = r;
+	t->ring = r;
+	t->data = ev_ring_data(r);
+	t->head = r->head;
+	t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	t->last_ts = 1ULL << 63;	/* the ring's first record says the full time */
+	t->last_cpu = ~0U;
+	t->events = 0;
+	t->idx = idx;
+	rec_maps[idx] = r;
+	__atomic_store_n(&rec_shm->ring_state[idx], EV_SLOT_READY, __ATOMIC_RELEASE);
 	/* the key was made first thing in the process: a slot of the static block */
 	if (rec_have_key)
 		pthread_setspecific(rec_ring_key, r);
@@ -157,16 +208,202 @@ static struct ev_ring *get_ring(void)
 
 /*
  * This thread will not write @r again (a later record claims a new ring):
- * the command may free it as soon as it has copied it.
+ * the command may free it as soon as it has written it out.
  */
 static void retire_ring(void *arg)
 {
+	struct rec_thread *t = &rec_thr;
 	struct ev_ring *r = arg;
 
-	if (!r || r != rec_ring)
+	if (!r || r != t->ring)
 		return;
-	rec_ring = NULL;
+	t->ring = NULL;
+	rec_maps[t->idx] = NULL;
 	__atomic_store_n(&r->exited, 1, __ATOMIC_RELEASE);
+	munmap(r, ev_ring_stride(rec_ring_size));
+}
+
+/* Wake the command: this ring is filling up. */
+static void kick(struct ev_ring *r, bool force)
+{
+	if (!force && __atomic_load_n(&r->kicked, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&r->kicked, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&rec_shm->wake, 1, __ATOMIC_RELEASE);
+	futex(&rec_shm->wake, FUTEX_WAKE, 1, NULL);
+}
+
+static void detach(const char *why)
+{
+	if (__atomic_exchange_n(&rec_disabled, 1, __ATOMIC_RELAXED))
+		return;
+	fprintf(stderr, "fhook: record: %s: process %d continues untraced\n", why, getpid());
+}
+
+/*
+ * The ring has no room for @need bytes: wait for the command to write
+ * some out.  False when the record must be dropped: a lossy recording,
+ * a stopped one, or a command that is gone (its drain rounds stopped
+ * for two seconds while records wait).
+ */
+static bool wait_room(struct rec_thread *t, uint64_t need)
+{
+	struct ev_ring *r = t->ring;
+	const struct timespec slice = { 0, 20 * 1000 * 1000 };
+	uint64_t beat = __atomic_load_n(&rec_shm->heartbeat, __ATOMIC_RELAXED);
+	int still = 0;
+
+	if (rec_shm->lossy)
+		return false;
+	__atomic_store_n(&r->waits, r->waits + 1, __ATOMIC_RELAXED);
+	for (;;) {
+		uint32_t seq = __atomic_load_n(&r->space_seq, __ATOMIC_ACQUIRE);
+		uint64_t now_beat;
+
+		if (__atomic_load_n(&rec_shm->stopped, __ATOMIC_RELAXED))
+			return false;
+		/* pairs with the command's store of tail, then load of waiting */
+		__atomic_store_n(&r->waiting, 1, __ATOMIC_SEQ_CST);
+		t->tail = __atomic_load_n(&r->tail, __ATOMIC_SEQ_CST);
+		if (t->head + need - t->tail <= rec_ring_size)
+			break;
+		kick(r, true);
+		futex(&r->space_seq, FUTEX_WAIT, seq, &slice);
+		t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (t->head + need - t->tail <= rec_ring_size)
+			break;
+		now_beat = __atomic_load_n(&rec_shm->heartbeat, __ATOMIC_RELAXED);
+		if (now_beat != beat) {
+			beat = now_beat;
+			still = 0;
+		} else if (++still >= 100) {
+			detach("the fhook process stopped reading the trace");
+			return false;
+		}
+	}
+	__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
+	return true;
+}
+
+/*
+ * Make room for @len bytes of records at the head (records never wrap: a
+ * filler takes the ring's end).  Returns where they go, or NULL: dropped.
+ */
+static inline uint64_t *reserve(struct rec_thread *t, uint32_t len)
+{
+	uint64_t pos = t->head & (rec_ring_size - 1), need = len;
+
+	if (pos + len > rec_ring_size)
+		need += rec_ring_size - pos;
+	if (__builtin_expect(t->head + need - t->tail > rec_ring_size, 0)) {
+		t->tail = __atomic_load_n(&t->ring->tail, __ATOMIC_ACQUIRE);
+		if (t->head + need - t->tail > rec_ring_size && !wait_room(t, need))
+			return NULL;
+	}
+	if (__builtin_expect(pos + len > rec_ring_size, 0)) {
+		*(uint64_t *)(t->data + pos) = ev_w0(rec_ring_size - pos, EV_ID_PAD);
+		t->head += rec_ring_size - pos;
+		pos = 0;
+	}
+	return (uint64_t *)(t->data + pos);
+}
+
+/* Publish what reserve() gave and was written: @len bytes. */
+static inline void commit(struct rec_thread *t, uint32_t len)
+{
+	struct ev_ring *r = t->ring;
+
+	t->head += len;
+	__atomic_store_n(&r->events, ++t->events, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->head, t->head, __ATOMIC_RELEASE);
+	if (__builtin_expect(t->head - t->tail >= rec_mark, 0)) {
+		t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (t->head - t->tail >= rec_mark)
+			kick(r, false);
+	}
+}
+
+static inline struct rec_thread *rec_thread(void)
+{
+	struct rec_thread *t = &rec_thr;
+
+	if (__builtin_expect(!t->ring, 0) && !get_ring(t)) {
+		__atomic_fetch_add(&rec_shm->lost_no_ring, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	return t;
+}
+
+static void drop(struct rec_thread *t)
+{
+	t->lost_pending++;
+	__atomic_store_n(&t->ring->lost, t->ring->lost + 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Write the ring's own records an event needs first (records lost just
+ * before it, the full time after a long gap, a new cpu) and the event's
+ * two words; @ext more bytes follow the header (filled in by the caller
+ * before commit).  Returns the header, or NULL: dropped.
+ */
+static inline uint64_t *begin_event(struct rec_thread *t, uint32_t id, uint64_t w1, uint32_t ext)
+{
+	uint64_t now = ev_clock_read(rec_clock) - rec_clock_base;
+	uint32_t cpu = ev_cpu(), len = 16 + ext, pre = 0;
+	bool new_time = now - t->last_ts >= (1ULL << (EV_TS_BITS - 1));
+	uint64_t *p;
+
+	if (__builtin_expect(new_time, 0))
+		pre += 16;
+	if (__builtin_expect(cpu != t->last_cpu, 0))
+		pre += 16;
+	if (__builtin_expect(t->lost_pending != 0, 0))
+		pre += 16;
+	p = reserve(t, len + pre);
+	if (!p) {
+		drop(t);
+		return NULL;
+	}
+	if (__builtin_expect(pre != 0, 0)) {
+		if (t->lost_pending) {
+			p[0] = ev_w0(now, EV_ID_LOST);
+			p[1] = t->lost_pending;
+			t->lost_pending = 0;
+			p += 2;
+		}
+		if (new_time) {
+			p[0] = ev_w0(now, EV_ID_TIME);
+			p[1] = now;
+			p += 2;
+		}
+		if (cpu != t->last_cpu) {
+			p[0] = ev_w0(now, EV_ID_CPU);
+			p[1] = cpu;
+			t->last_cpu = cpu;
+			p += 2;
+		}
+		t->head += pre;
+	}
+	t->last_ts = now;
+	p[0] = ev_w0(now, id);
+	p[1] = w1;
+	return p;
+}
+
+static inline uint64_t ev_w1(unsigned long addr, unsigned long depth)
+{
+	return (addr & EV_ADDR_MASK) | (uint64_t)(depth & EV_DEPTH_MASK) << 48;
+}
+
+/* An event without fetched arguments: 16 bytes. */
+static void record_plain(uint32_t id, uint64_t w1)
+{
+	struct rec_thread *t;
+
+	if (__atomic_load_n(&rec_disabled, __ATOMIC_RELAXED) || !(t = rec_thread()))
+		return;
+	if (begin_event(t, id, w1, 0))
+		commit(t, 16);
 }
 
 static unsigned long fetch_arg(struct ftrace_regs *fregs, unsigned int n)
@@ -178,6 +415,20 @@ static unsigned long fetch_arg(struct ftrace_regs *fregs, unsigned int n)
 	/* the 7th argument on sits above the return address */
 	safe_read(&v, ftrace_regs_get_stack_pointer(fregs) + 8 * (n - 5), sizeof(v));
 	return v;
+}
+
+/* An argument that could not be fetched, in run_fetch()'s layout. */
+static int fault_arg(struct rec_arg *a, unsigned char *out, size_t room)
+{
+	unsigned int n = a->count ? a->count : 1, size = fhook_ev_type_size(a->type);
+	size_t len = fhook_ev_type_is_string(a->type) ? 8 : (size * n + 1 + 7) & ~7UL;
+
+	if (room < len)
+		return -1;
+	memset(out, 0, len);
+	if (!fhook_ev_type_is_string(a->type))
+		out[size * n] = 1;
+	return (int)len;
 }
 
 /*
@@ -280,63 +531,44 @@ static int run_fetch(struct rec_arg *a, struct ftrace_regs *fregs, unsigned long
 	return (size * n + 1 + 7) & ~7;
 }
 
-static void record(struct rec_event *e, unsigned long ip, unsigned long ret_ip,
+/*
+ * An event with fetched arguments, or an exit without an entry event to
+ * pair with (@ip set): built in a staging buffer, then copied.
+ */
+static void record(struct rec_event *e, unsigned long ip, uint64_t w1,
 		   struct ftrace_regs *fregs, unsigned long *entry)
 {
-	unsigned char buf[sizeof(struct ev_rec) + EV_REC_MAX + 8 + EV_STR_MAX] __attribute__((aligned(8)));
-	struct ev_rec *rec = (struct ev_rec *)buf;
-	struct ev_ring *ring;
-	struct timespec ts;
-	size_t len = sizeof(*rec);
-	uint64_t head, tail, pos, room;
+	unsigned char buf[8 + 8 + EV_REC_MAX + 8 + EV_STR_MAX] __attribute__((aligned(8)));
+	struct rec_thread *t;
+	size_t len = 8;
+	uint64_t *p, flags = 0;
 	int i, w;
 
-	if (__atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&rec_disabled, __ATOMIC_RELAXED) || !(t = rec_thread()))
 		return;
-	ring = get_ring();
-	if (!ring) {
-		__atomic_fetch_add(&rec_shm->lost_no_ring, 1, __ATOMIC_RELAXED);
-		return;
+	if (ip) {
+		memcpy(buf + len, &ip, 8);
+		len += 8;
+		flags |= EV_W2_IP;
 	}
 	for (i = 0; i < e->nr_args; i++) {
-		w = run_fetch(&e->args[i], fregs, entry, ring, buf + len,
-			      sizeof(struct ev_rec) + EV_REC_MAX - len);
+		/* an exit the unwinder caused has no registers: its values are faults */
+		w = fregs ? run_fetch(&e->args[i], fregs, entry, t->ring, buf + len,
+				      8 + EV_REC_MAX - len)
+			  : fault_arg(&e->args[i], buf + len, 8 + EV_REC_MAX - len);
 		if (w < 0) {
 			/* larger than a record may be: counted as lost */
-			ring->lost++;
+			drop(t);
 			return;
 		}
 		len += w;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	rec->len = len;
-	rec->id = e->id;
-	rec->ts = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	rec->ip = ip;
-	rec->ret_ip = ret_ip;
-	rec->cpu = sched_getcpu();
-	rec->pad = 0;
-
-	head = ring->head;
-	tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
-	pos = head % EV_RING_SIZE;
-	room = EV_RING_SIZE - pos;
-	/* records never wrap: a filler takes the ring's tail end */
-	if (room < len) {
-		if (head + room + len - tail > EV_RING_SIZE) {
-			__atomic_store_n(&ring->lost, ring->lost + 1, __ATOMIC_RELAXED);
-			return;
-		}
-		((struct ev_rec *)(ring->data + pos))->len = room;
-		((struct ev_rec *)(ring->data + pos))->id = EV_REC_PAD;
-		head += room;
-		pos = 0;
-	} else if (head + len - tail > EV_RING_SIZE) {
-		__atomic_store_n(&ring->lost, ring->lost + 1, __ATOMIC_RELAXED);
+	*(uint64_t *)buf = (uint64_t)(len + 16) | flags << 32;
+	p = begin_event(t, e->id | EV_ID_EXT, w1, (uint32_t)len);
+	if (!p)
 		return;
-	}
-	memcpy(ring->data + pos, buf, len);
-	__atomic_store_n(&ring->head, head + len, __ATOMIC_RELEASE);
+	memcpy(p + 2, buf, len);
+	commit(t, (uint32_t)len + 16);
 }
 
 static bool caller_ok(unsigned long parent_ip)
@@ -356,6 +588,8 @@ static int rec_entry(struct fprobe *fp, unsigned long entry_ip, unsigned long re
 		     struct ftrace_regs *fregs, void *entry_data)
 {
 	struct rec_probe *p = (struct rec_probe *)fp;
+	unsigned long depth = p->nr_ret ? rethook_data_index(entry_data) : 0;
+	uint64_t w1 = ev_w1(entry_ip, depth);
 	int i, k;
 
 	if (!caller_ok(ret_ip))
@@ -365,8 +599,14 @@ static int rec_entry(struct fprobe *fp, unsigned long entry_ip, unsigned long re
 	 * newest ops first: entry events print newest first.  Their return
 	 * hooks stack the other way, so return events print oldest first.
 	 */
-	for (i = p->nr_entry - 1; i >= 0; i--)
-		record(p->entry[i], entry_ip, ret_ip, fregs, NULL);
+	for (i = p->nr_entry - 1; i >= 0; i--) {
+		struct rec_event *e = p->entry[i];
+
+		if (!e->nr_args)
+			record_plain(e->id, w1);
+		else
+			record(e, 0, w1, fregs, NULL);
+	}
 	for (i = 0; i < p->nr_ret; i++) {
 		struct rec_event *e = p->ret[i];
 		unsigned long *saved = (unsigned long *)((char *)entry_data + p->ret_off[i]);
@@ -377,15 +617,30 @@ static int rec_entry(struct fprobe *fp, unsigned long entry_ip, unsigned long re
 	return 0;
 }
 
+/*
+ * @fregs is NULL for a frame that an exception, longjmp or cancellation
+ * removed (FPROBE_FL_EXIT_ON_UNWIND): the exit is recorded where the
+ * unwinder left it, marked as such.
+ */
 static void rec_exit(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
 		     struct ftrace_regs *fregs, void *entry_data)
 {
 	struct rec_probe *p = (struct rec_probe *)fp;
+	uint64_t w1 = ev_w1(ret_ip, rethook_data_index(entry_data));
 	int i;
 
-	for (i = 0; i < p->nr_ret; i++)
-		record(p->ret[i], entry_ip, ret_ip, fregs,
-		       (unsigned long *)((char *)entry_data + p->ret_off[i]));
+	if (!fregs)
+		w1 |= EV_W1_UNWOUND;
+	for (i = 0; i < p->nr_ret; i++) {
+		struct rec_event *e = p->ret[i];
+
+		/* without an entry event the reader cannot pair: the address goes along */
+		if (!e->nr_args && p->nr_entry)
+			record_plain(e->id, w1);
+		else
+			record(e, p->nr_entry ? 0 : entry_ip, w1, fregs,
+			       (unsigned long *)((char *)entry_data + p->ret_off[i]));
+	}
 }
 
 /* Group the events by SYM, one probe each. */
@@ -420,6 +675,9 @@ static int build_probes(void)
 			p->ret_off[p->nr_ret] = p->fp.entry_data_size;
 			p->ret[p->nr_ret++] = e;
 			p->fp.entry_data_size += e->nr_entry * sizeof(unsigned long);
+			/* the entry data's place tells the handlers the shadow-stack slot */
+			if (!p->fp.entry_data_size)
+				p->fp.entry_data_size = sizeof(unsigned long);
 		} else {
 			p->entry[p->nr_entry++] = e;
 		}
@@ -602,7 +860,7 @@ static void register_process(void)
 	rec_proc_seq = 0;
 	for (tries = 0; tries < 200 && !p; tries++) {
 		for (i = 0; i < EV_MAX_PROCS; i++) {
-			p = &rec_shm->procs[i];
+			p = &ev_shm_procs(rec_shm)[i];
 			if (ev_slot_claim(&p->state))
 				break;
 			p = NULL;
@@ -622,43 +880,105 @@ static void register_process(void)
 
 static void rec_atfork_child(void)
 {
+	uint32_t i;
+
 	if (!rec_shm)
 		return;
+	/* the parent's threads' rings: mapped here, but not this process's to write */
+	for (i = 0; i < EV_MAX_RINGS; i++) {
+		if (rec_maps[i])
+			munmap(rec_maps[i], ev_ring_stride(rec_ring_size));
+		rec_maps[i] = NULL;
+	}
+	memset(&rec_thr, 0, sizeof(rec_thr));
 	if (!rec_shm->follow) {
 		__atomic_store_n(&rec_disabled, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	/* the child's thread is a new thread: its own ring, its own pid */
-	rec_ring = NULL;
-	rec_no_ring = 0;
 	register_process();
+}
+
+/*
+ * The shared memory named by FHOOK_EV_SHM, mapped up to the rings.  The
+ * descriptor is inherited, and a program may have closed it and opened
+ * something else under its number: only fhook's memfd is taken.
+ */
+static struct ev_shm *map_shm(const char *v)
+{
+	char link[64], target[64];
+	struct ev_shm *hdr, *shm;
+	struct stat st;
+	char *end;
+	long fd;
+	ssize_t n;
+
+	errno = 0;
+	fd = strtol(v, &end, 10);
+	if (errno || *end || end == v || fd < 0 || fd > INT_MAX)
+		return NULL;
+	snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return NULL;
+	target[n] = 0;
+	if (strncmp(target, "/memfd:fhook-trace", 18) || fstat((int)fd, &st) ||
+	    (uint64_t)st.st_size < sizeof(struct ev_shm))
+		return NULL;
+	hdr = mmap(NULL, sizeof(struct ev_shm), PROT_READ, MAP_SHARED, (int)fd, 0);
+	if (hdr == MAP_FAILED)
+		return NULL;
+	if (hdr->magic != EV_SHM_MAGIC || hdr->size != (uint64_t)st.st_size ||
+	    hdr->rings_off > hdr->size || hdr->desc_off + hdr->desc_len > hdr->rings_off ||
+	    hdr->procs_off + EV_MAX_PROCS * sizeof(struct ev_proc) > hdr->desc_off ||
+	    hdr->ring_size < EV_RING_MIN || hdr->ring_size > EV_RING_MAX ||
+	    (hdr->ring_size & (hdr->ring_size - 1)) ||
+	    hdr->rings_off + EV_MAX_RINGS * ev_ring_stride(hdr->ring_size) > hdr->size) {
+		munmap(hdr, sizeof(struct ev_shm));
+		return NULL;
+	}
+	shm = mmap(NULL, hdr->rings_off, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	munmap(hdr, sizeof(struct ev_shm));
+	if (shm == MAP_FAILED)
+		return NULL;
+	rec_fd = (int)fd;
+	return shm;
 }
 
 __attribute__((constructor(210))) static void fhook_ev_preload(void)
 {
 	const char *v = getenv("FHOOK_EV_SHM");
 	struct ev_shm *shm;
-	int fd, i, ret;
+	char *desc;
+	int i, ret;
 
 	if (!v)
 		return;
-	fd = atoi(v);
-	shm = mmap(NULL, ev_shm_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (shm == MAP_FAILED || shm->magic != EV_SHM_MAGIC) {
-		fprintf(stderr, "fhook: trace: cannot map the trace buffer (FHOOK_EV_SHM=%s)\n", v);
+	shm = map_shm(v);
+	if (!shm) {
+		fprintf(stderr, "fhook: record: FHOOK_EV_SHM=%s is not fhook's trace buffer: "
+			"this process is not traced\n", v);
+		unsetenv("FHOOK_EV_SHM");
 		return;
 	}
 	rec_shm = shm;
+	rec_ring_size = shm->ring_size;
+	rec_mark = shm->ring_size / 2;
+	rec_clock = shm->clock;
+	rec_clock_base = shm->clock_base;
 	if (!shm->follow) {
-		/* programs this one starts are not traced */
+		/* programs this one starts are not traced; its own threads map rings later */
 		unsetenv("FHOOK_EV_SHM");
-		close(fd);
+		fcntl(rec_fd, F_SETFD, FD_CLOEXEC);
 	}
 	register_process();
-	if (parse_desc(shm->desc)) {
-		fprintf(stderr, "fhook: trace: bad event descriptions\n");
+	desc = strndup((char *)shm + shm->desc_off, shm->desc_len);
+	if (!desc || parse_desc(desc)) {
+		fprintf(stderr, "fhook: record: bad event descriptions\n");
+		free(desc);
 		return;
 	}
+	free(desc);
 	pthread_atfork(NULL, NULL, rec_atfork_child);
 	rec_have_key = !pthread_key_create(&rec_ring_key, retire_ring);
 	for (i = 0; i < rec_nr_events; i++) {
@@ -698,5 +1018,5 @@ __attribute__((destructor(210))) static void fhook_ev_preload_exit(void)
 	for (i = 0; i < rec_nr_probes; i++)
 		missed += fprobe_nmissed(&rec_probes[i].fp);
 	__atomic_fetch_add(&rec_shm->nmissed, missed, __ATOMIC_RELAXED);
-	retire_ring(rec_ring);
+	retire_ring(rec_thr.ring);
 }

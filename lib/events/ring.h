@@ -1,14 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The memory `fhook trace` shares with the traced processes: a header,
- * the event descriptions, a table of processes and their loaded objects
- * (for symbolizing in the command), and per-thread rings.
+ * The memory `fhook record` / `fhook trace` shares with the traced
+ * processes, and the binary records the traced threads write into it.
+ *
+ *	+0			struct ev_shm (one page)
+ *	+procs_off		EV_MAX_PROCS process mailboxes
+ *	+desc_off		the compiled event descriptions (text, desc_len bytes)
+ *	+rings_off		EV_MAX_RINGS x (one header page + ring_size bytes)
+ *
+ * A traced process maps the first three parts at start-up and one ring
+ * per thread that records (at its first event), so the address space it
+ * pays is what it uses, not the whole buffer.
  *
  * Each ring has one producer (its thread) and one consumer (the command):
- * the producer reads tail (acquire), writes a record, and publishes head
- * (release); the consumer reads head (acquire), reads records and
- * publishes tail (release).  A record that does not fit is dropped and
- * counted in the ring's lost counter: the traced thread never waits.
+ * the producer reads tail (acquire), writes records, and publishes head
+ * (release); the consumer reads head (acquire), writes the bytes out and
+ * publishes tail (release).  The consumer never decodes records while
+ * recording: it moves bytes.  When a ring is full the producer waits for
+ * the consumer (a futex on the ring's space_seq), unless the recording is
+ * lossy, where the record is dropped and counted.
  */
 #ifndef FHOOK_EV_RING_H
 #define FHOOK_EV_RING_H
@@ -16,15 +26,67 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define EV_SHM_MAGIC		0x6668657674726331ULL	/* "fhevtrc1" */
-#define EV_RING_SIZE		(8U << 20)		/* data bytes per ring (sparse: only what is used is memory) */
-#define EV_MAX_RINGS		256
-#define EV_MAX_PROCS		256			/* registrations between two drains */
+#define EV_SHM_MAGIC		0x6668657674726332ULL	/* "fhevtrc2" */
+#define EV_PAGE			4096UL
+#define EV_MAX_RINGS		1024
+#define EV_MAX_PROCS		256		/* registrations between two drains */
 #define EV_MAX_OBJS		64
-#define EV_DESC_SIZE		(256 * 1024)
-#define EV_STR_MAX		256			/* bytes kept of a string */
-#define EV_REC_MAX		4096			/* payload bytes of a record */
-#define EV_REC_PAD		0xffffffffU		/* event id of a wrap filler */
+#define EV_STR_MAX		256		/* bytes kept of a string */
+#define EV_REC_MAX		4096		/* payload bytes of a record */
+#define EV_RING_DEFAULT		(2UL << 20)	/* data bytes per ring */
+#define EV_RING_MIN		(64UL << 10)
+#define EV_RING_MAX		(256UL << 20)
+
+/*
+ * A record is 8-byte aligned and starts with two words:
+ *
+ *	w0 = time (48 bits) | id << 48
+ *	w1 = address (48 bits) | depth << 48 | EV_W1_UNWOUND
+ *
+ * time:    low 48 bits of the clock less the recording's base; the reader
+ *          extends it (an EV_ID_TIME record precedes any gap of 2^47).
+ * id:      the event's number; EV_ID_EXT set: a third word follows,
+ *          w2 = the record's length in bytes, then the payload (the
+ *          function's address for an exit event that has no entry event
+ *          to pair with, then the fetched arguments).
+ * address: entry events: the function's site; exit events: the address
+ *          the function returns to.
+ * depth:   the return hook's shadow-stack slot (1..), 0 for an event
+ *          without one.  An exit at slot d returns from the function whose
+ *          entry was last recorded at slot d on that thread, so a plain
+ *          exit needs no function address: 16 bytes per entry or exit.
+ *
+ * Ids from EV_ID_SPECIAL up are the ring's own records.
+ */
+#define EV_TS_BITS		48
+#define EV_TS_MASK		((1ULL << EV_TS_BITS) - 1)
+#define EV_ADDR_MASK		((1ULL << 48) - 1)
+#define EV_DEPTH_MASK		0x7fffULL
+#define EV_W1_UNWOUND		(1ULL << 63)	/* an exit the unwinder caused */
+#define EV_ID_EXT		0x8000U
+#define EV_ID_MAX		0x7f00U		/* events per recording */
+#define EV_ID_SPECIAL		0xff00U
+#define EV_ID_LOST		0xfffcU		/* w1: records dropped just before */
+#define EV_ID_CPU		0xfffdU		/* w1: the cpu from now on */
+#define EV_ID_TIME		0xfffeU		/* w1: the full time */
+#define EV_ID_PAD		0xffffU		/* w0 alone; time field: bytes to skip */
+#define EV_W2_IP		1ULL		/* w2 >> 32: the function's address follows */
+
+static inline uint64_t ev_w0(uint64_t ts, uint32_t id)
+{
+	return (ts & EV_TS_MASK) | (uint64_t)id << EV_TS_BITS;
+}
+
+static inline uint32_t ev_w0_id(uint64_t w0)
+{
+	return (uint32_t)(w0 >> EV_TS_BITS);
+}
+
+/* The clocks a recording can use (ev_shm.clock). */
+enum {
+	EV_CLOCK_MONO,		/* clock_gettime(CLOCK_MONOTONIC), ns */
+	EV_CLOCK_TSC,		/* rdtsc; the command calibrates it */
+};
 
 /* A ring's or a process mailbox's life: the producer claims a free one. */
 enum {
@@ -63,50 +125,70 @@ struct ev_proc {
 };
 
 /*
- * One thread's ring.  The command frees it once its thread is gone and its
- * records are copied out; a new thread then claims it.
+ * One thread's ring: this header page, then the data.  The command frees
+ * it (ev_shm.ring_state) once its thread is gone and its bytes are written
+ * out; a new thread then claims it.
  */
 struct ev_ring {
+	/* written by the producer */
 	uint64_t head __attribute__((aligned(64)));
+	uint64_t events;	/* event records written */
+	uint64_t lost;		/* event records dropped (lossy, or no consumer) */
+	uint64_t waits;		/* times the producer waited for room */
+	uint32_t waiting;	/* the producer sleeps on space_seq */
+	/* written by the consumer */
 	uint64_t tail __attribute__((aligned(64)));
-	uint64_t lost __attribute__((aligned(64)));
-	uint64_t proc_seq;	/* the ev_proc of the thread's process image; 0: none */
+	uint32_t space_seq;	/* bumped (and woken) when tail moves for a waiter */
+	uint32_t kicked;	/* the producer woke the consumer; it clears this */
+	/* identity, written when claimed */
+	uint64_t proc_seq __attribute__((aligned(64)));	/* its process image; 0: none */
 	uint32_t pid, tid;
 	char comm[16];
-	uint32_t state;		/* EV_SLOT_* */
 	uint32_t exited;	/* its thread wrote its last record (release) */
-	unsigned char data[EV_RING_SIZE] __attribute__((aligned(64)));
 };
 
 struct ev_shm {
 	uint64_t magic;
-	uint64_t size;
+	uint64_t size;		/* of the whole memory */
+	uint64_t ring_size;	/* data bytes per ring, a power of two */
+	uint64_t procs_off, desc_off, rings_off;
+	uint32_t desc_len;
+	uint32_t follow;
+	uint32_t lossy;		/* drop records when a ring is full */
+	uint32_t clock;		/* EV_CLOCK_* */
+	uint64_t clock_base;	/* subtracted from the clock: records' time 0 */
 	uint32_t nr_rings;	/* rings [0, nr_rings) have been claimed at least once */
 	uint32_t rings_freed;	/* bumped by the command: a thread without a ring may retry */
 	uint64_t proc_seq;	/* process images registered so far */
 	uint64_t lost_no_ring;	/* events of threads that found no free ring */
 	uint64_t nmissed;	/* fprobe nmissed, added by each process at exit */
-	uint32_t follow;
-	uint32_t desc_len;
-	char desc[EV_DESC_SIZE];
-	struct ev_proc procs[EV_MAX_PROCS];
-	struct ev_ring rings[];
-};
-
-/* One record: this header, then the arguments' bytes; len is 8-aligned. */
-struct ev_rec {
-	uint32_t len;
-	uint32_t id;
-	uint64_t ts;		/* CLOCK_MONOTONIC, ns */
-	uint64_t ip;		/* the probed function's site */
-	uint64_t ret_ip;	/* where it returns to */
-	uint32_t cpu;
+	uint32_t wake;		/* futex: producers kick the consumer */
+	uint32_t stopped;	/* the command stopped recording: producers drop */
+	uint64_t heartbeat;	/* the consumer's rounds: a waiting producer checks it */
+	uint32_t tracer_pid;
 	uint32_t pad;
+	/* EV_SLOT_* of each ring: here, so that claiming one maps only that ring */
+	uint32_t ring_state[EV_MAX_RINGS];
 };
 
-static inline uint64_t ev_shm_size(void)
+static inline uint64_t ev_ring_stride(uint64_t ring_size)
 {
-	return sizeof(struct ev_shm) + (uint64_t)EV_MAX_RINGS * sizeof(struct ev_ring);
+	return EV_PAGE + ring_size;
+}
+
+static inline struct ev_ring *ev_shm_ring(struct ev_shm *shm, uint32_t i)
+{
+	return (struct ev_ring *)((char *)shm + shm->rings_off + i * ev_ring_stride(shm->ring_size));
+}
+
+static inline unsigned char *ev_ring_data(struct ev_ring *r)
+{
+	return (unsigned char *)r + EV_PAGE;
+}
+
+static inline struct ev_proc *ev_shm_procs(struct ev_shm *shm)
+{
+	return (struct ev_proc *)((char *)shm + shm->procs_off);
 }
 
 #endif

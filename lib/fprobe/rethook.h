@@ -105,6 +105,18 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp) __hid
 void rethook_recycle(struct rethook_node *node) __hidden;
 void rethook_hook(struct rethook_node *node, unsigned long sp) __hidden;
 
+/*
+ * The shadow-stack slot (1..RETHOOK_DEPTH-1) whose entry data @data is:
+ * what an fprobe handler can tell a trace reader to pair an exit with its
+ * entry, without storing the function's address twice.
+ */
+static inline unsigned long rethook_data_index(const void *data)
+{
+	unsigned long off = (unsigned long)data & (RETHOOK_REGION_SIZE - 1);
+
+	return (off - RETHOOK_DATA_OFF) / RETHOOK_DATA_MAX;
+}
+
 static inline void *rethook_node_data(struct rethook_node *node)
 {
 	unsigned long base = (unsigned long)node & ~(RETHOOK_REGION_SIZE - 1);

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The shared part of `fhook record` and `fhook trace` (cli/evcli.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fhook/events.h>
+
+#include "cli.h"
+#include "evcli.h"
+#include "../lib/events/ev.h"
+#include "../lib/events/ring.h"
+
+/* Without -e: every function's entry and exit, as `uftrace record` does. */
+static char *default_specs[] = { "f:fhook/entry *", "f:fhook/exit *%return" };
+
+/* How long a program may run on after fhook was told to stop. */
+#define CLI_STOP_GRACE_MS	5000
+
+int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
+{
+	static const struct option opts[] = {
+		{ "event", required_argument, NULL, 'e' },
+		{ "caller", required_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "no-follow", no_argument, NULL, 'F' },
+		{ "lossy", no_argument, NULL, 'L' },
+		{ "clock", required_argument, NULL, 'C' },
+		{ "buffer-size", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	c->follow = true;
+	c->clock = -1;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+he:o:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'e':
+			c->specs = realloc(c->specs, (c->nr_specs + 1) * sizeof(*c->specs));
+			c->specs[c->nr_specs++] = optarg;
+			break;
+		case 'c':
+			c->callers = realloc(c->callers, (c->nr_callers + 1) * sizeof(*c->callers));
+			c->callers[c->nr_callers++] = optarg;
+			break;
+		case 'o':
+			c->out = optarg;
+			break;
+		case 'f':
+			c->format = optarg;
+			break;
+		case 'n':
+			c->dry_run = true;
+			break;
+		case 'F':
+			c->follow = false;
+			break;
+		case 'L':
+			c->lossy = true;
+			break;
+		case 'C':
+			if (!strcmp(optarg, "mono")) {
+				c->clock = EV_CLOCK_MONO;
+			} else if (!strcmp(optarg, "tsc")) {
+				c->clock = EV_CLOCK_TSC;
+			} else {
+				fprintf(stderr, "fhook: %s: unknown clock '%s' (mono or tsc)\n", c->cmd,
+					optarg);
+				return 2;
+			}
+			break;
+		case 'b': {
+			char *end;
+			unsigned long long v = strtoull(optarg, &end, 0);
+
+			if (*end == 'K' || *end == 'k')
+				v <<= 10, end++;
+			else if (*end == 'M' || *end == 'm')
+				v <<= 20, end++;
+			if (*end || v < EV_RING_MIN || v > EV_RING_MAX || (v & (v - 1))) {
+				fprintf(stderr, "fhook: %s: --buffer-size %s: a power of two from 64K "
+					"to 256M\n", c->cmd, optarg);
+				return 2;
+			}
+			c->ring_size = v;
+			break;
+		}
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "fhook: %s: no program after --\n", c->cmd);
+		usage(stderr);
+		return 2;
+	}
+	c->argv = argv + optind;
+	if (!c->nr_specs) {
+		c->specs = malloc(sizeof(default_specs));
+		memcpy(c->specs, default_specs, sizeof(default_specs));
+		c->nr_specs = 2;
+	}
+	return 0;
+}
+
+int cli_ev_resolve(struct cli_ev *c)
+{
+	struct fhook_event_prog *resolve;
+	char **paths, *path = c->argv[0], *found = NULL;
+	int nr, i, j;
+
+	/* resolve against the program as the loader would load it */
+	if (!strchr(path, '/')) {
+		found = cli_which(path);
+		if (found)
+			path = found;
+	}
+	if (cli_program_objects(path, &paths, &nr)) {
+		free(found);
+		return 1;
+	}
+	c->libs = paths;
+	c->nr_libs = nr;
+	c->prog = fhook_event_prog_open(paths[0], paths + 1, nr - 1);
+	if (!c->prog) {
+		fprintf(stderr, "fhook: %s: %s: %s\n", c->cmd, paths[0], strerror(errno));
+		free(found);
+		return 1;
+	}
+	free(found);
+	c->evs = calloc(c->nr_specs, sizeof(*c->evs));
+	if (!c->evs)
+		return 1;
+	/*
+	 * A harness (make, sh, a test driver) has no traceable function of
+	 * its own; the functions are in the programs it starts.  Then the
+	 * definitions are checked for syntax only, and each traced process
+	 * resolves them against what it loads.
+	 */
+	resolve = c->prog;
+	if (ev_prog_match_glob(c->prog, "*") <= 0) {
+		c->no_sites = true;
+		if (c->follow && !c->dry_run) {
+			fprintf(stderr, "fhook: %s: %s has no patchable sites: events are resolved "
+				"in the processes it starts\n", c->cmd, c->argv[0]);
+			resolve = NULL;
+		}
+	}
+	for (i = 0; i < c->nr_specs; i++) {
+		struct fhook_event_error err;
+		struct fhook_event ev;
+		int r = fhook_event_parse(c->specs[i], resolve, &ev, &err);
+
+		if (r) {
+			fhook_event_print_error(stderr, &err);
+			if (c->no_sites)
+				fprintf(stderr, "fhook: %s: %s has no patchable sites: rebuild it "
+					"with `cc $(fhook cflags) ...` (-fpatchable-function-entry=5)%s\n",
+					c->cmd, c->argv[0], c->follow ? "" :
+					", or trace the programs it starts (leave out --no-follow)");
+			return 1;
+		}
+		if (ev.is_remove) {
+			for (j = 0; j < c->nr_evs; j++)
+				if (!strcmp(c->evs[j].group, ev.group) &&
+				    !strcmp(c->evs[j].event, ev.event))
+					break;
+			if (j == c->nr_evs) {
+				fprintf(stderr, "fhook: error: No such event to remove\n"
+					"  Command: %s\n", c->specs[i]);
+				fhook_event_free(&ev);
+				return 1;
+			}
+			fhook_event_free(&c->evs[j]);
+			memmove(&c->evs[j], &c->evs[j + 1], (c->nr_evs - j - 1) * sizeof(*c->evs));
+			c->nr_evs--;
+			continue;
+		}
+		for (j = 0; j < c->nr_evs; j++) {
+			if (!strcmp(c->evs[j].group, ev.group) && !strcmp(c->evs[j].event, ev.event)) {
+				/* the kernel's EVENT_EXIST, logged at the event name */
+				fprintf(stderr, "fhook: error: Given group/event name is already "
+					"used by another event\n  Command: %s\n", c->specs[i]);
+				fhook_event_free(&ev);
+				return 1;
+			}
+		}
+		c->evs[c->nr_evs++] = ev;
+	}
+	if (c->dry_run) {
+		char line[8192];
+
+		for (i = 0; i < c->nr_evs; i++) {
+			fhook_event_snprint(line, sizeof(line), &c->evs[i]);
+			printf("%s\n", line);
+		}
+		return -1;
+	}
+	if (!c->nr_evs) {
+		fprintf(stderr, "fhook: %s: no events left to trace\n", c->cmd);
+		return 2;
+	}
+	if (c->nr_evs >= (int)EV_ID_MAX) {
+		fprintf(stderr, "fhook: %s: too many events (%d; at most %u)\n", c->cmd, c->nr_evs,
+			EV_ID_MAX - 1);
+		return 2;
+	}
+	return 0;
+}
+
+/* ---- the run ----------------------------------------------------------- */
+
+static volatile sig_atomic_t cli_stop_sig;
+static volatile int cli_drain_done;
+
+static void on_stop(int sig)
+{
+	cli_stop_sig = sig;
+}
+
+struct drain_arg {
+	struct ev_session *s;
+	struct cli_ev *c;
+	bool status;		/* a status line on the terminal */
+	long err;
+};
+
+/*
+ * Move ring bytes to the sink as fast as they come; the producers kick
+ * this thread when a ring passes half full, and it looks on its own at
+ * least every 20 ms.
+ */
+static void *drain_thread(void *arg)
+{
+	struct drain_arg *a = arg;
+	struct timespec last = { 0 }, now;
+
+	pthread_setname_np(pthread_self(), "fhook-drain");
+	while (!__atomic_load_n(&cli_drain_done, __ATOMIC_ACQUIRE)) {
+		long r = ev_session_drain(a->s, 20);
+
+		if (r < 0 && !a->err)
+			a->err = r;
+		if (!a->status)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec != last.tv_sec) {
+			struct rf_end e;
+
+			ev_session_counts(a->s, &e);
+			fprintf(stderr, "\rfhook: %s: %llu events, %llu nmissed, %llu lost\033[K",
+				a->c->cmd, (unsigned long long)e.events,
+				(unsigned long long)e.nmissed, (unsigned long long)e.lost);
+			last = now;
+		}
+	}
+	if (a->status)
+		fprintf(stderr, "\r\033[K");
+	return NULL;
+}
+
+/* Wait for @pid; a stop signal stops the recording and gives it a grace period. */
+static int wait_program(pid_t pid, struct ev_session *s, const char *cmd)
+{
+	int status, waited_ms = 0;
+	bool stopped = false;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &status, stopped ? WNOHANG : 0);
+
+		if (r == pid)
+			return cli_exit_status(status);
+		if (r < 0 && errno != EINTR)
+			return 127;
+		if (cli_stop_sig && !stopped) {
+			stopped = true;
+			ev_session_stop(s);
+			/* the terminal sent SIGINT to the program too; others are passed on */
+			if (cli_stop_sig == SIGTERM || cli_stop_sig == SIGHUP)
+				kill(pid, cli_stop_sig);
+		}
+		if (stopped && r == 0) {
+			struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+			if (waited_ms >= CLI_STOP_GRACE_MS) {
+				fprintf(stderr, "fhook: %s: process %d still runs, untraced\n", cmd,
+					pid);
+				return 128 + cli_stop_sig;
+			}
+			nanosleep(&ts, NULL);
+			waited_ms += 10;
+		}
+	}
+}
+
+int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool *failed)
+{
+	struct ev_session_opts so = {
+		.evs = c->evs, .nr_evs = c->nr_evs, .prog = c->prog,
+		.callers = c->callers, .nr_callers = c->nr_callers,
+		.follow = c->follow, .lossy = c->lossy, .clock = c->clock,
+		.ring_size = c->ring_size,
+	};
+	struct sigaction sa = { .sa_handler = on_stop }, old[4];
+	static const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	struct drain_arg da = { 0 };
+	struct ev_session *s;
+	pthread_t th;
+	pid_t pid;
+	int ret, status, i;
+
+	*failed = false;
+	ret = ev_session_new(&so, sink, &s);
+	if (ret) {
+		fprintf(stderr, "fhook: %s: cannot start the recording: %s\n", c->cmd,
+			strerror(-ret));
+		*failed = true;
+		return 1;
+	}
+	da.s = s;
+	da.c = c;
+	da.status = c->out && strcmp(c->out, "-") && isatty(STDERR_FILENO);
+	cli_stop_sig = 0;
+	cli_drain_done = 0;
+	/* no SA_RESTART: a stop signal interrupts the wait */
+	for (i = 0; i < 4; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	pthread_create(&th, NULL, drain_thread, &da);
+	pid = cli_start_preloaded(c->argv);
+	if (pid < 0)
+		status = pid == -ENOEXEC ? 125 : 127;
+	else
+		status = wait_program(pid, s, c->cmd);
+	__atomic_store_n(&cli_drain_done, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	ret = ev_session_finish(s, cli_stop_sig ? RF_END_STOPPED : RF_END_OK, 0, end);
+	for (i = 0; i < 4; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	if (ret || da.err) {
+		int err = ret ? -ret : (int)-da.err;
+
+		fprintf(stderr, "fhook: %s: writing %s: %s: the recording stopped early; "
+			"%llu events recorded, %llu lost\n", c->cmd,
+			c->out && strcmp(c->out, "-") ? c->out : "the output", strerror(err),
+			(unsigned long long)end->events, (unsigned long long)end->lost);
+		*failed = true;
+	} else if (cli_stop_sig) {
+		fprintf(stderr, "fhook: %s: stopped by signal %d (%s)\n", c->cmd, (int)cli_stop_sig,
+			strsignal(cli_stop_sig));
+	}
+	ev_session_free(s);
+	if (!end->events && c->no_sites && !c->follow)
+		fprintf(stderr, "fhook: %s: %s has no patchable sites: rebuild it with "
+			"`cc $(fhook cflags) ...`\n", c->cmd, c->argv[0]);
+	return status;
+}
+
+void cli_ev_free(struct cli_ev *c)
+{
+	int i;
+
+	for (i = 0; i < c->nr_evs; i++)
+		fhook_event_free(&c->evs[i]);
+	free(c->evs);
+	fhook_event_prog_close(c->prog);
+	for (i = 0; i < c->nr_libs; i++)
+		free(c->libs[i]);
+	free(c->libs);
+	free(c->specs);
+	free(c->callers);
+}

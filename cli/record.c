@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * fhook record [-e SPEC]... [--caller SYM]... [-o PATH] [--lossy] [--clock mono|tsc]
+ *              [--buffer-size N] [--no-follow] -- PROG [ARGS]
+ *
+ * Record fprobe events (every function's entry and exit without -e) into
+ * a binary recording: the traced threads write fixed-size records into
+ * their rings, and this process moves the ring bytes to the file as they
+ * are, without decoding them.  `fhook replay` and `fhook report` read it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "evcli.h"
+
+struct file_sink {
+	struct ev_sink s;
+	int fd;
+	uint64_t bytes;
+};
+
+static int file_write(struct ev_sink *sink, const struct iovec *iov, int n)
+{
+	struct file_sink *f = (struct file_sink *)sink;
+	struct iovec v[8];
+	int i = 0;
+
+	if (n > 8)
+		return -EINVAL;
+	memcpy(v, iov, n * sizeof(*v));
+	while (i < n) {
+		ssize_t w = writev(f->fd, v + i, n - i);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		f->bytes += w;
+		/* a short write: go on from where it stopped */
+		while (i < n && (size_t)w >= v[i].iov_len)
+			w -= v[i++].iov_len;
+		if (i < n) {
+			v[i].iov_base = (char *)v[i].iov_base + w;
+			v[i].iov_len -= w;
+		}
+	}
+	return 0;
+}
+
+static void record_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: fhook record [-e SPEC]... [--caller SYM]... [-o PATH] [--lossy]\n"
+		"                    [--clock mono|tsc] [--buffer-size N] [--no-follow]\n"
+		"                    -- PROG [ARGS]\n"
+		"\n"
+		"Record fprobe events in PROG (and the programs it starts) into a binary\n"
+		"recording; without -e, the entry and exit of every traceable function.\n"
+		"SPEC is the kernel's dynamic_events syntax, as for `fhook trace`.\n"
+		"\n"
+		"  -e, --event SPEC     an event definition (repeatable); SYM may be a glob\n"
+		"  --caller SYM         record only calls made from SYM (repeatable)\n"
+		"  -o, --output PATH    the recording (default: fhook.rec)\n"
+		"  --lossy              drop records when a buffer is full (counted) instead\n"
+		"                       of making the thread wait for this process\n"
+		"  --clock mono|tsc     the clock of the records (default: the TSC where the\n"
+		"                       kernel keeps time with it, else CLOCK_MONOTONIC)\n"
+		"  --buffer-size N      bytes of buffer per thread (default 2M)\n"
+		"  --no-follow          do not record the processes PROG starts\n"
+		"\n"
+		"Then: fhook replay PATH (text, json, chrome, graph, perfetto) and\n"
+		"fhook report PATH (time per function).\n"
+		"Exit status: PROG's; 1 when the recording failed or a definition is bad;\n"
+		"2 for bad usage.\n");
+}
+
+/* -o must not be the program being recorded, nor anything but a file or a pipe. */
+static int open_output(const char *path, const char *prog)
+{
+	char *exe = cli_which(prog);
+	struct stat a, b;
+	int fd;
+
+	if (exe && !stat(exe, &a) && !stat(path, &b) && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino) {
+		fprintf(stderr, "fhook: record: -o %s is the program being recorded\n", path);
+		free(exe);
+		return -EEXIST;
+	}
+	free(exe);
+	/* not inherited by the traced processes */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "fhook: record: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	return fd;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct cli_ev c = { .cmd = "record" };
+	struct file_sink fs = { .s = { .write = file_write }, .fd = -1 };
+	struct rf_end end = { 0 };
+	bool failed;
+	int ret;
+
+	ret = cli_ev_parse(&c, argc, argv, record_usage);
+	if (ret) {
+		cli_ev_free(&c);
+		return ret < 0 ? 0 : ret;
+	}
+	if (c.format) {
+		fprintf(stderr, "fhook: record: --format is for fhook replay\n");
+		cli_ev_free(&c);
+		return 2;
+	}
+	if (!c.out)
+		c.out = "fhook.rec";
+	ret = cli_ev_resolve(&c);
+	if (ret) {
+		cli_ev_free(&c);
+		return ret < 0 ? 0 : ret;
+	}
+	fs.fd = !strcmp(c.out, "-") ? dup(STDOUT_FILENO) : open_output(c.out, c.argv[0]);
+	if (fs.fd < 0) {
+		cli_ev_free(&c);
+		return 1;
+	}
+	ret = cli_ev_run(&c, &fs.s, &end, &failed);
+	if (close(fs.fd) && !failed) {
+		fprintf(stderr, "fhook: record: %s: %s\n", c.out, strerror(errno));
+		failed = true;
+	}
+	if (!failed)
+		fprintf(stderr, "fhook: record: %llu events, %llu nmissed, %llu lost, %llu waits; "
+			"%.1f MB in %s\n", (unsigned long long)end.events,
+			(unsigned long long)end.nmissed, (unsigned long long)end.lost,
+			(unsigned long long)end.waits, fs.bytes / 1e6, c.out);
+	cli_ev_free(&c);
+	return failed ? 1 : ret;
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * fhook replay [--format text|json|chrome|graph|perfetto] [-o FILE] [PATH]
+ *
+ * Format a recording of `fhook record`: every thread's events merged in
+ * time order, as the kernel's trace text, JSON lines, Chrome trace-event
+ * JSON, a call graph indented by depth, or Perfetto's protobuf trace.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "../lib/events/decode.h"
+#include "../lib/events/format.h"
+
+static void replay_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: fhook replay [--format text|json|chrome|graph|perfetto] [-o FILE] [PATH]\n"
+		"\n"
+		"Print the events of a recording made by fhook record (default: fhook.rec),\n"
+		"all threads and processes merged in time order.\n"
+		"\n"
+		"  --format FMT         text (the kernel's trace format, the default), json (one\n"
+		"                       object per line), chrome (trace-event JSON), graph (calls\n"
+		"                       indented by depth) or perfetto (Perfetto's protobuf trace,\n"
+		"                       for ui.perfetto.dev and trace_processor)\n"
+		"  -o, --output FILE    write to FILE (default: standard output)\n"
+		"\n"
+		"Exit status: 0; 1 when the recording cannot be read or the output written.\n");
+}
+
+/* Open a recording and say what a reader should know about it. */
+struct dec *cli_open_recording(const char *cmd, const char *path)
+{
+	struct dec *d = dec_new();
+	const struct rf_end *end;
+	bool truncated;
+	int ret;
+
+	if (!d) {
+		fprintf(stderr, "fhook: %s: out of memory\n", cmd);
+		return NULL;
+	}
+	ret = dec_read_file(d, path, &truncated);
+	if (ret) {
+		fprintf(stderr, "fhook: %s: %s: %s\n", cmd, path,
+			ret == -EPROTO ? "not a recording of fhook record" :
+			ret == -EPROTONOSUPPORT ? "a recording of another version of fhook" :
+			strerror(-ret));
+		dec_free(d);
+		return NULL;
+	}
+	end = dec_end(d);
+	if (truncated || !end)
+		fprintf(stderr, "fhook: %s: %s ends early (the recorder did not finish it): "
+			"read up to its last complete block\n", cmd, path);
+	else if (end->status == RF_END_WRITE_ERROR)
+		fprintf(stderr, "fhook: %s: %s: the recorder stopped early (%s); %llu events "
+			"lost\n", cmd, path, strerror(end->err), (unsigned long long)end->lost);
+	else if (end->lost)
+		fprintf(stderr, "fhook: %s: %s: %llu events were lost while recording\n", cmd,
+			path, (unsigned long long)end->lost);
+	return d;
+}
+
+void cli_recording_warnings(const char *cmd, struct dec *d)
+{
+	if (dec_bad_records(d))
+		fprintf(stderr, "fhook: %s: %llu records did not parse and were skipped\n", cmd,
+			(unsigned long long)dec_bad_records(d));
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *format = "text", *out = NULL, *path = "fhook.rec";
+	struct fmt_out *f;
+	struct dec *d;
+	int c, fmt, fd = STDOUT_FILENO, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			format = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			replay_usage(stdout);
+			return 0;
+		default:
+			replay_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		path = argv[optind++];
+	if (optind < argc) {
+		replay_usage(stderr);
+		return 2;
+	}
+	fmt = fmt_by_name(format);
+	if (fmt < 0) {
+		fprintf(stderr, "fhook: replay: unknown format '%s'\n", format);
+		return 2;
+	}
+	d = cli_open_recording("replay", path);
+	if (!d)
+		return 1;
+	if (out && (fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		fprintf(stderr, "fhook: replay: %s: %s\n", out, strerror(errno));
+		dec_free(d);
+		return 1;
+	}
+	f = fmt_new(fmt, fd, d);
+	if (!f) {
+		fprintf(stderr, "fhook: replay: out of memory\n");
+		dec_free(d);
+		return 1;
+	}
+	ret = dec_flush(d, fmt_event, f);
+	c = fmt_finish(f);
+	if (!ret)
+		ret = c;
+	if (ret)
+		fprintf(stderr, "fhook: replay: writing %s: %s\n", out ? out : "the output",
+			strerror(-ret));
+	cli_recording_warnings("replay", d);
+	if (out && close(fd) && !ret) {
+		fprintf(stderr, "fhook: replay: %s: %s\n", out, strerror(errno));
+		ret = -errno;
+	}
+	dec_free(d);
+	return ret ? 1 : 0;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The clock and the cpu number a record carries, read the cheapest way
+ * the machine allows: the TSC when the command found it invariant (it
+ * calibrates it against CLOCK_MONOTONIC for the reader), else the vDSO's
+ * CLOCK_MONOTONIC; the cpu from the rseq area glibc registers for each
+ * thread, else sched_getcpu().
+ */
+#ifndef FHOOK_EV_CLOCK_H
+#define FHOOK_EV_CLOCK_H
+
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "ring.h"
+
+static inline uint64_t ev_clock_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static inline uint64_t ev_clock_tsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static inline uint64_t ev_clock_read(uint32_t clock)
+{
+	return clock == EV_CLOCK_TSC ? ev_clock_tsc() : ev_clock_mono_ns();
+}
+
+/* glibc >= 2.35 exports where each thread's struct rseq lies. */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+static inline uint32_t ev_cpu(void)
+{
+	if (&__rseq_size && __rseq_size) {
+		/* struct rseq: u32 cpu_id_start, u32 cpu_id; negative: not registered */
+		int32_t cpu = *(volatile int32_t *)((char *)__builtin_thread_pointer() +
+						    __rseq_offset + 4);
+
+		if (cpu >= 0)
+			return (uint32_t)cpu;
+	}
+	return (uint32_t)sched_getcpu();
+}
+
+#endif

@@ -1,0 +1,846 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Decoding a recording (lib/events/decode.h).  Each thread's records are
+ * read in the order its ring held them; the threads are merged by time
+ * with a heap, so a recording of any length is decoded in one pass with
+ * memory for one position per thread.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fhook/events.h>
+
+#include "decode.h"
+#include "ev.h"
+#include "ring.h"
+
+#define DEC_MAX_DEPTH		(EV_DEPTH_MASK + 1)
+#define DEC_SYM_CACHE		(1U << 14)
+
+struct dec_file {
+	struct dec_file *next;
+	char *path;
+	struct ev_file ef;	/* its symbols */
+	bool have_syms;		/* from the recording, or read from the file */
+	bool tried_disk;
+};
+
+struct dec_chunk {
+	const unsigned char *p;
+	size_t len;
+};
+
+/* A thread as the decoder walks it. */
+struct dthr {
+	struct dec_thread pub;
+	struct dec_chunk *chunks;
+	size_t nr_chunks, cap_chunks, ci, pos;
+	uint64_t ts;		/* the full time of the last record */
+	uint64_t proc_seq;	/* its process image, found when first needed */
+	uint32_t cpu;
+	uint64_t *open_ip;	/* by shadow-stack slot: the function last entered there */
+	uint16_t *stack;	/* slots of the open entries, outermost first */
+	uint32_t nr_stack;
+	struct dec_event cur;	/* the next event, when have_cur */
+	bool have_cur;
+};
+
+struct dec_cache {
+	const struct dec_proc *proc;
+	uint64_t addr;
+	struct dec_sym sym;
+	bool valid;
+};
+
+struct dec {
+	struct dec_event_def *defs;
+	int nr_defs;
+	struct rf_clock clock;
+	bool have_clock;
+	double tsc_ns;		/* ns per TSC tick */
+	struct dec_proc **procs;	/* by seq */
+	uint64_t procs_cap;
+	struct dthr **threads;	/* by number */
+	uint32_t threads_cap;
+	struct dec_file *files;
+	struct rf_end end;
+	bool have_end;
+	uint64_t bad, lost_inband;
+	struct dthr **heap;
+	size_t nr_heap;
+	struct dec_cache *cache;
+	void *map;
+	size_t map_len;
+};
+
+struct dec *dec_new(void)
+{
+	struct dec *d = calloc(1, sizeof(*d));
+
+	if (d && !(d->cache = calloc(DEC_SYM_CACHE, sizeof(*d->cache)))) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+static void free_file(struct dec_file *f)
+{
+	free(f->path);
+	free(f->ef.syms);
+	free(f->ef.names);
+	free(f);
+}
+
+void dec_free(struct dec *d)
+{
+	uint64_t i;
+	int k;
+
+	if (!d)
+		return;
+	for (k = 0; k < d->nr_defs; k++) {
+		int a;
+
+		for (a = 0; a < d->defs[k].nr_args; a++)
+			free(d->defs[k].args[a].name);
+		free(d->defs[k].args);
+		free(d->defs[k].group);
+		free(d->defs[k].event);
+		free(d->defs[k].symbol);
+	}
+	free(d->defs);
+	for (i = 0; i < d->procs_cap; i++) {
+		if (d->procs[i])
+			free(d->procs[i]->objs);
+		free(d->procs[i]);
+	}
+	free(d->procs);
+	for (i = 0; i < d->threads_cap; i++) {
+		struct dthr *t = d->threads[i];
+
+		if (!t)
+			continue;
+		free(t->chunks);
+		free(t->open_ip);
+		free(t->stack);
+		free(t);
+	}
+	free(d->threads);
+	while (d->files) {
+		struct dec_file *f = d->files;
+
+		d->files = f->next;
+		free_file(f);
+	}
+	free(d->heap);
+	free(d->cache);
+	if (d->map)
+		munmap(d->map, d->map_len);
+	free(d);
+}
+
+/* ---- blocks ------------------------------------------------------------ */
+
+static int parse_events(struct dec *d, const char *text, uint32_t len)
+{
+	char *copy = strndup(text, len), *line, *save = NULL;
+	struct dec_event_def *def = NULL;
+	unsigned int *want = NULL;
+	int i, j;
+
+	if (!copy)
+		return -ENOMEM;
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char a[256], b[256], c[1024];
+		unsigned int id, ret, nargs, type, count;
+
+		if (line[0] == 'E' && sscanf(line, "E %u %u %u %255s %255s %1023s", &id, &ret,
+					     &nargs, a, b, c) == 6) {
+			struct dec_event_def *nd;
+			unsigned int *nw;
+
+			if (id != (unsigned int)d->nr_defs || id >= EV_ID_MAX ||
+			    nargs > FHOOK_EV_MAX_TRACE_ARGS)
+				goto bad;
+			nd = realloc(d->defs, (d->nr_defs + 1) * sizeof(*nd));
+			if (!nd)
+				goto bad;
+			d->defs = nd;
+			nw = realloc(want, (d->nr_defs + 1) * sizeof(*nw));
+			if (!nw)
+				goto bad;
+			want = nw;
+			want[d->nr_defs] = nargs;
+			def = &d->defs[d->nr_defs++];
+			memset(def, 0, sizeof(*def));
+			def->id = id;
+			def->is_return = ret;
+			def->group = strdup(a);
+			def->event = strdup(b);
+			def->symbol = strdup(c);
+			def->args = calloc(nargs ? nargs : 1, sizeof(*def->args));
+			if (!def->group || !def->event || !def->symbol || !def->args)
+				goto bad;
+		} else if (line[0] == 'A' && def &&
+			   sscanf(line, "A %u %u %255s", &type, &count, a) == 3) {
+			struct dec_arg *arg = &def->args[def->nr_args];
+
+			if ((unsigned int)def->nr_args >= want[def->id] || type >= FHOOK_EVT_NR ||
+			    count > FHOOK_EV_MAX_ARRAY_LEN)
+				goto bad;
+			arg->name = strdup(a);
+			arg->type = type;
+			arg->count = count;
+			if (!arg->name)
+				goto bad;
+			def->nr_args++;
+		} else {
+			goto bad;
+		}
+	}
+	for (i = 0; i < d->nr_defs; i++)
+		if ((unsigned int)d->defs[i].nr_args != want[i])
+			goto bad;
+	free(want);
+	free(copy);
+	/* an entry and a return event on the same symbol make a slice: the first of each */
+	for (i = 0; i < d->nr_defs; i++) {
+		bool first = true, other = false;
+
+		for (j = 0; j < d->nr_defs; j++) {
+			if (strcmp(d->defs[i].symbol, d->defs[j].symbol))
+				continue;
+			if (j < i && d->defs[i].is_return == d->defs[j].is_return)
+				first = false;
+			if (d->defs[i].is_return != d->defs[j].is_return)
+				other = true;
+		}
+		d->defs[i].is_slice = first && other;
+	}
+	return 0;
+bad:
+	free(want);
+	free(copy);
+	return -EINVAL;
+}
+
+static struct dec_file *file_get(struct dec *d, const char *path)
+{
+	struct dec_file *f;
+
+	for (f = d->files; f; f = f->next)
+		if (!strcmp(f->path, path))
+			return f;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->path = strdup(path);
+	if (!f->path) {
+		free(f);
+		return NULL;
+	}
+	f->ef.path = f->path;
+	f->ef.fd = -1;
+	f->next = d->files;
+	d->files = f;
+	return f;
+}
+
+static int add_syms(struct dec *d, const unsigned char *p, uint32_t len)
+{
+	const struct rf_syms *h = (const void *)p;
+	const struct rf_sym *s = (const void *)(h + 1);
+	const char *path, *names;
+	struct dec_file *f;
+	uint64_t need;
+	uint32_t i;
+	char buf[4096];
+
+	if (len < sizeof(*h))
+		return -EINVAL;
+	need = sizeof(*h) + (uint64_t)h->nr_syms * sizeof(*s) + h->path_len + h->build_id_len +
+	       h->names_len;
+	if (need > len || !h->path_len || h->path_len >= sizeof(buf))
+		return -EINVAL;
+	path = (const char *)(s + h->nr_syms);
+	names = path + h->path_len + h->build_id_len;
+	memcpy(buf, path, h->path_len);
+	buf[h->path_len] = 0;
+	f = file_get(d, buf);
+	if (!f)
+		return -ENOMEM;
+	if (f->have_syms)
+		return 0;
+	f->ef.syms = calloc(h->nr_syms ? h->nr_syms : 1, sizeof(*f->ef.syms));
+	f->ef.names = malloc(h->names_len + 1);
+	if (!f->ef.syms || !f->ef.names)
+		return -ENOMEM;
+	memcpy(f->ef.names, names, h->names_len);
+	f->ef.names[h->names_len] = 0;
+	for (i = 0; i < h->nr_syms; i++) {
+		struct ev_sym *e = &f->ef.syms[f->ef.nr_syms];
+
+		if (s[i].name >= h->names_len)
+			continue;
+		/* ev_file_sym_at() searches by address: keep them sorted, as written */
+		if (f->ef.nr_syms && e[-1].addr > s[i].addr)
+			continue;
+		e->addr = s[i].addr;
+		e->size = s[i].size;
+		e->name = f->ef.names + s[i].name;
+		e->func = true;
+		f->ef.nr_syms++;
+	}
+	f->have_syms = true;
+	return 0;
+}
+
+static int add_proc(struct dec *d, const unsigned char *p, uint32_t len)
+{
+	const struct rf_proc *h = (const void *)p;
+	const struct rf_obj *o = (const void *)(h + 1);
+	struct dec_proc *dp;
+	uint32_t i;
+
+	if (len < sizeof(*h) || h->nr_objs > EV_MAX_OBJS ||
+	    len < sizeof(*h) + (uint64_t)h->nr_objs * sizeof(*o) || !h->seq || h->seq > (1U << 24))
+		return -EINVAL;
+	if (h->seq >= d->procs_cap) {
+		uint64_t cap = d->procs_cap ? d->procs_cap : 64;
+		struct dec_proc **np;
+
+		while (cap <= h->seq)
+			cap *= 2;
+		np = realloc(d->procs, cap * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		memset(np + d->procs_cap, 0, (cap - d->procs_cap) * sizeof(*np));
+		d->procs = np;
+		d->procs_cap = cap;
+	}
+	if (d->procs[h->seq])
+		return 0;
+	dp = calloc(1, sizeof(*dp));
+	if (!dp || !(dp->objs = calloc(h->nr_objs ? h->nr_objs : 1, sizeof(*dp->objs)))) {
+		free(dp);
+		return -ENOMEM;
+	}
+	dp->seq = h->seq;
+	dp->pid = h->pid;
+	for (i = 0; i < h->nr_objs; i++) {
+		char path[sizeof(o[i].path)];
+
+		memcpy(path, o[i].path, sizeof(path));
+		path[sizeof(path) - 1] = 0;
+		dp->objs[dp->nr_objs].base = o[i].base;
+		dp->objs[dp->nr_objs].file = file_get(d, path);
+		if (dp->objs[dp->nr_objs].file)
+			dp->nr_objs++;
+	}
+	d->procs[h->seq] = dp;
+	return 0;
+}
+
+static struct dthr *thread_get(struct dec *d, uint32_t num)
+{
+	if (num >= (1U << 24))
+		return NULL;
+	if (num >= d->threads_cap) {
+		uint32_t cap = d->threads_cap ? d->threads_cap : 64;
+		struct dthr **nt;
+
+		while (cap <= num)
+			cap *= 2;
+		nt = realloc(d->threads, cap * sizeof(*nt));
+		if (!nt)
+			return NULL;
+		memset(nt + d->threads_cap, 0, (cap - d->threads_cap) * sizeof(*nt));
+		d->threads = nt;
+		d->threads_cap = cap;
+	}
+	return d->threads[num];
+}
+
+static int add_thread(struct dec *d, const unsigned char *p, uint32_t len)
+{
+	const struct rf_thread *h = (const void *)p;
+	struct dthr *t;
+
+	if (len < sizeof(*h))
+		return -EINVAL;
+	t = thread_get(d, h->thread);
+	if (!t && h->thread < d->threads_cap) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		d->threads[h->thread] = t;
+	}
+	if (!t)
+		return -EINVAL;
+	t->pub.num = h->thread;
+	t->pub.pid = h->pid;
+	t->pub.tid = h->tid;
+	memcpy(t->pub.comm, h->comm, sizeof(t->pub.comm));
+	t->pub.comm[sizeof(t->pub.comm) - 1] = 0;
+	t->proc_seq = h->proc_seq;
+	/* the process may be announced after its thread: looked up again later */
+	t->pub.proc = h->proc_seq < d->procs_cap ? d->procs[h->proc_seq] : NULL;
+	return 0;
+}
+
+static int add_data(struct dec *d, const unsigned char *p, uint32_t len)
+{
+	const struct rf_data *h = (const void *)p;
+	struct dthr *t;
+
+	if (len < sizeof(*h))
+		return -EINVAL;
+	t = thread_get(d, h->thread);
+	if (!t)
+		return -EINVAL;	/* data of a thread never announced */
+	if (t->nr_chunks == t->cap_chunks) {
+		size_t cap = t->cap_chunks ? 2 * t->cap_chunks : 8;
+		struct dec_chunk *nc = realloc(t->chunks, cap * sizeof(*nc));
+
+		if (!nc)
+			return -ENOMEM;
+		t->chunks = nc;
+		t->cap_chunks = cap;
+	}
+	t->chunks[t->nr_chunks].p = p + sizeof(*h);
+	t->chunks[t->nr_chunks++].len = len - sizeof(*h);
+	return 0;
+}
+
+int dec_block(struct dec *d, uint32_t type, const void *payload, uint32_t len)
+{
+	const unsigned char *p = payload;
+
+	switch (type) {
+	case RF_EVENTS:
+		return d->nr_defs ? -EINVAL : parse_events(d, payload, len);
+	case RF_CLOCK:
+		if (len < sizeof(d->clock))
+			return -EINVAL;
+		memcpy(&d->clock, p, sizeof(d->clock));
+		if (d->clock.kind == EV_CLOCK_TSC) {
+			if (d->clock.tsc1 <= d->clock.tsc0 || d->clock.mono1 <= d->clock.mono0)
+				return -EINVAL;
+			d->tsc_ns = (double)(d->clock.mono1 - d->clock.mono0) /
+				    (double)(d->clock.tsc1 - d->clock.tsc0);
+		} else if (d->clock.kind != EV_CLOCK_MONO) {
+			return -EINVAL;
+		}
+		d->have_clock = true;
+		return 0;
+	case RF_PROC:
+		return add_proc(d, p, len);
+	case RF_SYMS:
+		return add_syms(d, p, len);
+	case RF_THREAD:
+		return add_thread(d, p, len);
+	case RF_DATA:
+		return add_data(d, p, len);
+	case RF_END:
+		if (len < sizeof(d->end))
+			return -EINVAL;
+		memcpy(&d->end, p, sizeof(d->end));
+		d->have_end = true;
+		return 0;
+	default:
+		return 0;	/* a later version's block: skipped */
+	}
+}
+
+/* ---- records ----------------------------------------------------------- */
+
+static inline uint64_t load64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* The full time of a record whose low 48 bits are @low, near @prev. */
+static inline uint64_t extend_ts(uint64_t prev, uint64_t low)
+{
+	uint64_t cand = (prev & ~EV_TS_MASK) | low;
+
+	if (cand > prev && cand - prev > (1ULL << (EV_TS_BITS - 1)) && cand >= (1ULL << EV_TS_BITS))
+		cand -= 1ULL << EV_TS_BITS;
+	else if (cand < prev && prev - cand > (1ULL << (EV_TS_BITS - 1)))
+		cand += 1ULL << EV_TS_BITS;
+	return cand;
+}
+
+static inline uint64_t to_ns(struct dec *d, uint64_t ts)
+{
+	if (d->clock.kind == EV_CLOCK_TSC)
+		return d->clock.mono0 + (uint64_t)((double)(int64_t)(d->clock.base + ts -
+								      d->clock.tsc0) * d->tsc_ns);
+	return d->clock.base + ts;
+}
+
+static void open_entry(struct dthr *t, uint32_t slot, uint64_t ip, uint32_t *depth)
+{
+	/* entries at or above this slot are frames that are gone without an exit */
+	while (t->nr_stack && t->stack[t->nr_stack - 1] >= slot)
+		t->nr_stack--;
+	*depth = t->nr_stack;
+	if (!t->stack && !(t->stack = malloc(DEC_MAX_DEPTH * sizeof(*t->stack))))
+		return;
+	if (!t->open_ip && !(t->open_ip = calloc(DEC_MAX_DEPTH, sizeof(*t->open_ip))))
+		return;
+	if (t->nr_stack < DEC_MAX_DEPTH)
+		t->stack[t->nr_stack++] = (uint16_t)slot;
+	t->open_ip[slot] = ip;
+}
+
+static uint64_t close_entry(struct dthr *t, uint32_t slot, uint32_t *depth)
+{
+	uint32_t k = t->nr_stack;
+
+	while (k && t->stack[k - 1] > slot)
+		k--;
+	if (k && t->stack[k - 1] == slot) {
+		t->nr_stack = k - 1;
+		*depth = k - 1;
+		return t->open_ip ? t->open_ip[slot] : 0;
+	}
+	*depth = t->nr_stack;
+	return 0;
+}
+
+/* Drop the rest of the current chunk: it does not parse. */
+static void bad_chunk(struct dec *d, struct dthr *t)
+{
+	d->bad++;
+	t->ci++;
+	t->pos = 0;
+}
+
+/* Advance @t to its next event record; false when its queued data is done. */
+static bool thr_next(struct dec *d, struct dthr *t)
+{
+	struct dec_event *ev = &t->cur;
+
+	while (t->ci < t->nr_chunks) {
+		const struct dec_chunk *c = &t->chunks[t->ci];
+		const unsigned char *p = c->p + t->pos;
+		size_t left = c->len - t->pos;
+		uint64_t w0, w1, ext_len = 16, flags = 0;
+		uint32_t id, slot;
+
+		if (left < 8) {
+			if (left)
+				d->bad++;
+			t->ci++;
+			t->pos = 0;
+			continue;
+		}
+		w0 = load64(p);
+		id = ev_w0_id(w0);
+		if (id == EV_ID_PAD) {
+			uint64_t skip = w0 & EV_TS_MASK;
+
+			if (skip < 8 || skip % 8 || skip > left) {
+				bad_chunk(d, t);
+				continue;
+			}
+			t->pos += skip;
+			continue;
+		}
+		if (left < 16) {
+			bad_chunk(d, t);
+			continue;
+		}
+		w1 = load64(p + 8);
+		if (id >= EV_ID_SPECIAL) {
+			t->pos += 16;
+			switch (id) {
+			case EV_ID_TIME: t->ts = w1; break;
+			case EV_ID_CPU: t->cpu = (uint32_t)w1; break;
+			case EV_ID_LOST: d->lost_inband += w1; break;
+			default: d->bad++; break;
+			}
+			continue;
+		}
+		if (id & EV_ID_EXT) {
+			uint64_t w2;
+
+			if (left < 24) {
+				bad_chunk(d, t);
+				continue;
+			}
+			w2 = load64(p + 16);
+			ext_len = (uint32_t)w2;
+			flags = w2 >> 32;
+			if (ext_len < 24 || ext_len % 8 || ext_len > left ||
+			    ((flags & EV_W2_IP) && ext_len < 32)) {
+				bad_chunk(d, t);
+				continue;
+			}
+		}
+		t->pos += ext_len;
+		t->ts = extend_ts(t->ts, w0 & EV_TS_MASK);
+		id &= ~EV_ID_EXT;
+		if (id >= (uint32_t)d->nr_defs) {
+			d->bad++;
+			continue;
+		}
+		memset(ev, 0, sizeof(*ev));
+		if (__builtin_expect(!t->pub.proc && t->proc_seq, 0) && t->proc_seq < d->procs_cap)
+			t->pub.proc = d->procs[t->proc_seq];
+		ev->def = &d->defs[id];
+		ev->thr = &t->pub;
+		ev->ts = to_ns(d, t->ts);
+		ev->cpu = t->cpu;
+		ev->unwound = !!(w1 & EV_W1_UNWOUND);
+		slot = (uint32_t)(w1 >> 48) & EV_DEPTH_MASK;
+		if (ext_len > 16) {
+			ev->args = p + 24;
+			ev->args_len = ext_len - 24;
+			if (flags & EV_W2_IP) {
+				ev->ip = load64(ev->args);
+				ev->args += 8;
+				ev->args_len -= 8;
+			}
+		}
+		if (!ev->def->is_return) {
+			ev->ip = w1 & EV_ADDR_MASK;
+			if (slot)
+				open_entry(t, slot, ev->ip, &ev->depth);
+			else
+				ev->depth = t->nr_stack;
+		} else {
+			uint64_t ip = slot ? close_entry(t, slot, &ev->depth) : 0;
+
+			if (!slot)
+				ev->depth = t->nr_stack;
+			ev->ret_ip = w1 & EV_ADDR_MASK;
+			if (!ev->ip)
+				ev->ip = ip;
+		}
+		t->pub.events++;
+		return true;
+	}
+	return false;
+}
+
+static inline bool heap_less(const struct dthr *a, const struct dthr *b)
+{
+	if (a->cur.ts != b->cur.ts)
+		return a->cur.ts < b->cur.ts;
+	return a->pub.num < b->pub.num;
+}
+
+static void heap_down(struct dec *d, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct dthr *tmp;
+
+		if (l < d->nr_heap && heap_less(d->heap[l], d->heap[m]))
+			m = l;
+		if (l + 1 < d->nr_heap && heap_less(d->heap[l + 1], d->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = d->heap[i];
+		d->heap[i] = d->heap[m];
+		d->heap[m] = tmp;
+		i = m;
+	}
+}
+
+int dec_flush(struct dec *d, dec_emit_fn emit, void *ctx)
+{
+	uint32_t i;
+	size_t k;
+	int ret = 0;
+
+	free(d->heap);
+	d->heap = calloc(d->threads_cap ? d->threads_cap : 1, sizeof(*d->heap));
+	if (!d->heap)
+		return -ENOMEM;
+	d->nr_heap = 0;
+	for (i = 0; i < d->threads_cap; i++) {
+		struct dthr *t = d->threads[i];
+
+		if (t && t->ci < t->nr_chunks && thr_next(d, t))
+			d->heap[d->nr_heap++] = t;
+	}
+	for (k = d->nr_heap / 2 + 1; k-- > 0;)
+		heap_down(d, k);
+	while (d->nr_heap) {
+		struct dthr *t = d->heap[0];
+
+		if (!ret)
+			ret = emit(ctx, &t->cur);
+		if (thr_next(d, t))
+			heap_down(d, 0);
+		else {
+			d->heap[0] = d->heap[--d->nr_heap];
+			heap_down(d, 0);
+		}
+	}
+	/* the data is consumed: the caller may reuse it */
+	for (i = 0; i < d->threads_cap; i++) {
+		struct dthr *t = d->threads[i];
+
+		if (t) {
+			t->nr_chunks = 0;
+			t->ci = 0;
+			t->pos = 0;
+		}
+	}
+	return ret;
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+int dec_read_file(struct dec *d, const char *path, bool *truncated)
+{
+	const struct rf_header *h;
+	struct stat st;
+	size_t off;
+	int fd, ret;
+
+	*truncated = false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	if ((size_t)st.st_size < sizeof(*h)) {
+		close(fd);
+		return -EPROTO;
+	}
+	d->map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (d->map == MAP_FAILED) {
+		d->map = NULL;
+		return -errno;
+	}
+	d->map_len = st.st_size;
+	madvise(d->map, d->map_len, MADV_SEQUENTIAL);
+	h = d->map;
+	if (memcmp(h->magic, RF_MAGIC, 8) || h->hdr_size < sizeof(*h) || h->hdr_size % 8 ||
+	    h->hdr_size > d->map_len)
+		return -EPROTO;
+	if (h->version != RF_VERSION)
+		return -EPROTONOSUPPORT;
+	for (off = h->hdr_size; off < d->map_len;) {
+		const struct rf_block *b = (const void *)((char *)d->map + off);
+
+		if (d->map_len - off < sizeof(*b) ||
+		    d->map_len - off - sizeof(*b) < b->len) {
+			*truncated = true;
+			break;
+		}
+		if (dec_block(d, b->type, b + 1, b->len) == -EINVAL)
+			d->bad++;
+		off += sizeof(*b) + rf_align(b->len);
+	}
+	if (!d->nr_defs)
+		return -EPROTO;
+	return 0;
+}
+
+const struct dec_event_def *dec_events(struct dec *d, int *nr)
+{
+	*nr = d->nr_defs;
+	return d->defs;
+}
+
+const struct rf_end *dec_end(struct dec *d)
+{
+	return d->have_end ? &d->end : NULL;
+}
+
+uint64_t dec_bad_records(struct dec *d)
+{
+	return d->bad;
+}
+
+uint64_t dec_lost_inband(struct dec *d)
+{
+	return d->lost_inband;
+}
+
+/* ---- symbols ----------------------------------------------------------- */
+
+/* A file the recording has no symbols of: read them from disk, once. */
+static void file_syms_from_disk(struct dec_file *f)
+{
+	struct fhook_event_prog *p;
+
+	f->tried_disk = true;
+	p = fhook_event_prog_open(f->path, NULL, 0);
+	if (!p)
+		return;
+	/* take the symbols over; the rest of the program goes */
+	f->ef.syms = p->files[0].syms;
+	f->ef.nr_syms = p->files[0].nr_syms;
+	f->ef.names = p->files[0].names;
+	p->files[0].syms = NULL;
+	p->files[0].names = NULL;
+	p->files[0].nr_syms = 0;
+	fhook_event_prog_close(p);
+	f->have_syms = true;
+}
+
+bool dec_symbolize(struct dec *d, const struct dec_thread *thr, uint64_t addr,
+		   struct dec_sym *out)
+{
+	const struct dec_proc *p = thr ? thr->proc : NULL;
+	struct dec_cache *c;
+	const struct ev_sym *best = NULL;
+	uint64_t best_base = 0;
+	uint32_t i;
+
+	out->name = NULL;
+	if (!p)
+		return false;
+	c = &d->cache[((addr >> 2) ^ (addr >> 17) ^ p->seq * 0x9e37) & (DEC_SYM_CACHE - 1)];
+	if (c->valid && c->addr == addr && c->proc == p) {
+		*out = c->sym;
+		return out->name != NULL;
+	}
+	for (i = 0; i < p->nr_objs; i++) {
+		const struct dec_obj *o = &p->objs[i];
+		const struct ev_sym *s;
+
+		if (o->base > addr || (best && o->base < best_base))
+			continue;
+		if (!o->file->have_syms && !o->file->tried_disk)
+			file_syms_from_disk(o->file);
+		s = ev_file_sym_at(&o->file->ef, addr - o->base);
+		if (s) {
+			best = s;
+			best_base = o->base;
+		}
+	}
+	if (best) {
+		out->name = best->name;
+		out->off = addr - best_base - best->addr;
+		out->size = best->size;
+	}
+	c->valid = true;
+	c->addr = addr;
+	c->proc = p;
+	c->sym = *out;
+	return out->name != NULL;
+}

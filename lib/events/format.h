@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Decoded events as text: the kernel's trace format, JSON lines, Chrome
+ * trace-event JSON, a depth-indented call graph, and Perfetto's protobuf
+ * trace.  Written to a file descriptor through one buffer; numbers are
+ * formatted without printf and symbols come from the decoder's cache, so
+ * a recording replays at millions of events per second.
+ */
+#ifndef FHOOK_EV_FORMAT_H
+#define FHOOK_EV_FORMAT_H
+
+#include <stdint.h>
+
+#include "decode.h"
+
+enum {
+	FMT_TEXT,
+	FMT_JSON,
+	FMT_CHROME,
+	FMT_GRAPH,
+	FMT_PERFETTO,
+};
+
+struct fmt_out;
+
+/* The FMT_* of a --format name, or -1. */
+int fmt_by_name(const char *name);
+
+struct fmt_out *fmt_new(int fmt, int fd, struct dec *d);
+/* Format one event (a dec_emit_fn).  Returns 0 or a negative errno of the write. */
+int fmt_event(void *f, const struct dec_event *ev);
+/* Events formatted so far. */
+uint64_t fmt_count(const struct fmt_out *f);
+/* Close the output's syntax and flush; frees @f.  Returns 0 or a negative errno. */
+int fmt_finish(struct fmt_out *f);
+
+#endif

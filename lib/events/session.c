@@ -1,0 +1,796 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The command's side of a recording (lib/events/session.h): create the
+ * memory shared with the traced processes, write the compiled events into
+ * it, and move the rings' bytes to the sink while the program runs.  The
+ * drain decodes nothing: a ring's new bytes become one RF_DATA block,
+ * written straight from the shared memory.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fhook/events.h>
+
+#include "clock.h"
+#include "ev.h"
+#include "ring.h"
+#include "session.h"
+
+/* How often the command looks for rings whose thread is gone. */
+#define SES_REAP_NS		(10 * 1000 * 1000)
+
+struct ses_ring {
+	uint32_t thread;	/* the recording's thread number; 0: not announced */
+	bool dead;		/* its thread is gone: free it after this round */
+	uint32_t pid, tid;
+};
+
+struct ev_session {
+	struct ev_shm *shm;
+	int fd;
+	struct ev_sink *sink;
+	const struct ev_session_opts *o;
+	struct ses_ring rings[EV_MAX_RINGS];
+	uint32_t next_thread;
+	uint64_t reap_ns;
+	uint32_t seen_wake;
+	/* counts of rings since freed */
+	uint64_t events_freed, lost_freed, waits_freed;
+	uint8_t *seq_written;	/* bitmap of process images written out */
+	uint64_t seq_cap;	/* bits */
+	char **paths;		/* files whose symbols are written */
+	int nr_paths;
+	struct rf_clock clock;
+	int err;		/* the sink's first error */
+};
+
+static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
+}
+
+static uint64_t now_ns(void)
+{
+	return ev_clock_mono_ns();
+}
+
+int ev_write_block(struct ev_sink *sink, uint32_t type, const void *a, uint32_t alen,
+		   const void *b, uint32_t blen)
+{
+	static const char zero[8];
+	struct rf_block h = { .type = type, .len = alen + blen };
+	struct iovec iov[4] = {
+		{ &h, sizeof(h) }, { (void *)a, alen }, { (void *)b, blen },
+		{ (void *)zero, rf_align(h.len) - h.len },
+	};
+
+	return sink->write(sink, iov, 4);
+}
+
+/* ---- descriptions ------------------------------------------------------ */
+
+struct strbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void sb_printf(struct strbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void sb_printf(struct strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	for (;;) {
+		va_start(ap, fmt);
+		w = vsnprintf(b->s ? b->s + b->len : NULL, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (w < 0) {
+			b->oom = true;
+			return;
+		}
+		if (b->len + w < b->cap) {
+			b->len += w;
+			return;
+		}
+		{
+			size_t cap = (b->cap + w + 1) * 2;
+			char *ns = realloc(b->s, cap);
+
+			if (!ns) {
+				b->oom = true;
+				return;
+			}
+			b->s = ns;
+			b->cap = cap;
+		}
+	}
+}
+
+/* The fetch programs for the traced processes (parsed by record.c). */
+static void desc_write(struct strbuf *b, const struct ev_session_opts *o)
+{
+	int i, j, k;
+
+	for (i = 0; i < o->nr_evs; i++) {
+		struct fhook_event *ev = &o->evs[i];
+
+		sb_printf(b, "E %d %d %d %d ", i, ev->is_return, ev->nr_args, ev->nr_entry_args);
+		for (j = 0; j < ev->nr_entry_args; j++)
+			sb_printf(b, "%d ", ev->entry_args[j]);
+		sb_printf(b, "%u %s\n", ev->maxactive, ev->symbol);
+		for (j = 0; j < ev->nr_args; j++) {
+			struct fhook_event_arg *a = &ev->args[j];
+			int n = 0;
+
+			while (n < FHOOK_EV_FETCH_INSN_MAX && a->code[n].op != FHOOK_FOP_END)
+				n++;
+			sb_printf(b, "A %d %u %d", a->type, a->count, n);
+			for (k = 0; k < n; k++) {
+				struct fhook_fetch_insn *in = &a->code[k];
+				const unsigned char *d = (const unsigned char *)in->data;
+				char rp[PATH_MAX];
+				long param = in->param;
+
+				if (in->op == FHOOK_FOP_SYMBOL && o->prog) {
+					/* the file and link-time address; the process adds its base */
+					const struct ev_sym *s;
+					char name[512];
+					size_t nl = strcspn(in->data, "+-");
+					int file = 0;
+					long off = 0;
+
+					snprintf(name, sizeof(name), "%.*s", (int)nl, in->data);
+					if (in->data[nl])
+						off = strtol(in->data + nl, NULL, 0);
+					s = ev_prog_find(o->prog, name, false, &file);
+					if (s && realpath(o->prog->files[file].path, rp)) {
+						param = s->addr + off;
+						d = (const unsigned char *)rp;
+					}
+				}
+				sb_printf(b, " %d %ld %u %u %u ", in->op, param, in->lshift,
+					  in->rshift, in->basesize);
+				if (!d || !*d)
+					sb_printf(b, "-");
+				for (; d && *d; d++)
+					sb_printf(b, "%02x", *d);
+			}
+			sb_printf(b, "\n");
+		}
+	}
+	for (i = 0; i < o->nr_callers; i++)
+		sb_printf(b, "C %s\n", o->callers[i]);
+}
+
+/* What a reader needs of the events (lib/events/decode.c parses it). */
+static void events_write(struct strbuf *b, const struct ev_session_opts *o)
+{
+	int i, j;
+
+	for (i = 0; i < o->nr_evs; i++) {
+		struct fhook_event *ev = &o->evs[i];
+
+		sb_printf(b, "E %d %d %d %s %s %s\n", i, ev->is_return, ev->nr_args, ev->group,
+			  ev->event, ev->symbol);
+		for (j = 0; j < ev->nr_args; j++)
+			sb_printf(b, "A %d %u %s\n", ev->args[j].type, ev->args[j].count,
+				  ev->args[j].name);
+	}
+}
+
+/* ---- the clock --------------------------------------------------------- */
+
+static bool read_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fgets(buf, (int)size, f) != NULL;
+	fclose(f);
+	return ok;
+}
+
+/*
+ * The TSC when the kernel itself keeps time with it (its clocksource is
+ * "tsc": invariant, and synchronized across cpus as far as the kernel
+ * could tell), else CLOCK_MONOTONIC.
+ */
+static int best_clock(void)
+{
+	char cs[64];
+
+	if (read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs,
+		      sizeof(cs)) && !strcmp(cs, "tsc\n"))
+		return EV_CLOCK_TSC;
+	return EV_CLOCK_MONO;
+}
+
+/* One (tsc, mono) pair, read as close together as the machine allows. */
+static void clock_pair(uint64_t *tsc, uint64_t *mono)
+{
+	uint64_t best = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		uint64_t t0 = ev_clock_tsc(), m = ev_clock_mono_ns(), t1 = ev_clock_tsc();
+
+		if (t1 - t0 < best) {
+			best = t1 - t0;
+			*tsc = t0 + (t1 - t0) / 2;
+			*mono = m;
+		}
+	}
+}
+
+static void clock_calibrate(struct ev_session *s)
+{
+	if (s->clock.kind != EV_CLOCK_TSC)
+		return;
+	clock_pair(&s->clock.tsc1, &s->clock.mono1);
+	if (s->clock.tsc1 - s->clock.tsc0 < 1000000) {
+		/* too close to the first pair for a good rate: wait a little */
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		clock_pair(&s->clock.tsc1, &s->clock.mono1);
+	}
+}
+
+/* ---- processes and symbols --------------------------------------------- */
+
+/* The GNU build-id of @elf, or 0 bytes. */
+static size_t build_id(Elf *elf, unsigned char *out, size_t max)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + noff, "GNU", 4)) {
+				size_t n = nh.n_descsz < max ? nh.n_descsz : max;
+
+				memcpy(out, (char *)d->d_buf + doff, n);
+				return n;
+			}
+		}
+	}
+	return 0;
+}
+
+static size_t file_build_id(const char *path, unsigned char *out, size_t max)
+{
+	size_t n = 0;
+	Elf *elf;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf) {
+		n = build_id(elf, out, max);
+		elf_end(elf);
+	}
+	close(fd);
+	return n;
+}
+
+/* The function symbols of one file, as an RF_SYMS block. */
+static int write_syms(struct ev_session *s, const struct ev_file *f, const char *path)
+{
+	struct rf_syms h = { 0 };
+	struct rf_sym *syms;
+	unsigned char bid[64];
+	size_t i, nlen = 0, bl;
+	char *names;
+	int ret;
+
+	bl = file_build_id(path, bid, sizeof(bid));
+	syms = calloc(f->nr_syms ? f->nr_syms : 1, sizeof(*syms));
+	for (i = 0; i < f->nr_syms; i++)
+		if (f->syms[i].func)
+			nlen += strlen(f->syms[i].name) + 1;
+	names = malloc(nlen + 1);
+	if (!syms || !names) {
+		free(syms);
+		free(names);
+		return -ENOMEM;
+	}
+	nlen = 0;
+	for (i = 0; i < f->nr_syms; i++) {
+		const struct ev_sym *e = &f->syms[i];
+		size_t l;
+
+		if (!e->func)
+			continue;
+		syms[h.nr_syms].addr = e->addr;
+		syms[h.nr_syms].size = e->size > UINT32_MAX ? UINT32_MAX : (uint32_t)e->size;
+		syms[h.nr_syms].name = (uint32_t)nlen;
+		l = strlen(e->name) + 1;
+		memcpy(names + nlen, e->name, l);
+		nlen += l;
+		h.nr_syms++;
+	}
+	h.path_len = strlen(path);
+	h.build_id_len = bl;
+	h.names_len = nlen;
+	{
+		struct rf_block b = { RF_SYMS, sizeof(h) + h.nr_syms * sizeof(*syms) + h.path_len +
+					       h.build_id_len + h.names_len };
+		static const char zero[8];
+		struct iovec iov[] = {
+			{ &b, sizeof(b) }, { &h, sizeof(h) },
+			{ syms, h.nr_syms * sizeof(*syms) }, { (void *)path, h.path_len },
+			{ bid, bl }, { names, nlen }, { (void *)zero, rf_align(b.len) - b.len },
+		};
+
+		ret = s->sink->write(s->sink, iov, 7);
+	}
+	free(syms);
+	free(names);
+	return ret;
+}
+
+/* Write the symbols of @path once per recording. */
+static int need_syms(struct ev_session *s, const char *path)
+{
+	struct fhook_event_prog *p;
+	char **np;
+	int i, ret = 0;
+
+	for (i = 0; i < s->nr_paths; i++)
+		if (!strcmp(s->paths[i], path))
+			return 0;
+	np = realloc(s->paths, (s->nr_paths + 1) * sizeof(*np));
+	if (!np || !(np[s->nr_paths] = strdup(path)))
+		return -ENOMEM;
+	s->paths = np;
+	s->nr_paths++;
+	if (s->o->prog) {
+		for (i = 0; i < s->o->prog->nr_files; i++) {
+			char rp[PATH_MAX];
+
+			if (!strcmp(s->o->prog->files[i].path, path) ||
+			    (realpath(s->o->prog->files[i].path, rp) && !strcmp(rp, path)))
+				return write_syms(s, &s->o->prog->files[i], path);
+		}
+	}
+	p = fhook_event_prog_open(path, NULL, 0);
+	if (!p)
+		return 0;	/* not a file we can read: addresses stay numbers */
+	ret = write_syms(s, &p->files[0], path);
+	fhook_event_prog_close(p);
+	return ret;
+}
+
+static void mark_written(struct ev_session *s, uint64_t seq)
+{
+	if (seq >= s->seq_cap) {
+		uint64_t cap = s->seq_cap ? s->seq_cap : 4096;
+		uint8_t *nb;
+
+		while (cap <= seq)
+			cap *= 2;
+		nb = realloc(s->seq_written, cap / 8);
+		if (!nb)
+			return;
+		memset(nb + s->seq_cap / 8, 0, (cap - s->seq_cap) / 8);
+		s->seq_written = nb;
+		s->seq_cap = cap;
+	}
+	s->seq_written[seq / 8] |= 1 << (seq % 8);
+}
+
+static bool written(struct ev_session *s, uint64_t seq)
+{
+	return seq < s->seq_cap && (s->seq_written[seq / 8] & (1 << (seq % 8)));
+}
+
+/*
+ * Copy the process images announced since the last call out of their
+ * mailboxes into the recording, and free the mailboxes.  A new image of a
+ * pid (an exec) means the threads of the pid's older images are gone.
+ */
+static int import_procs(struct ev_session *s)
+{
+	struct ev_proc *procs = ev_shm_procs(s->shm);
+	uint32_t i, j, k;
+	int ret = 0;
+
+	for (i = 0; i < EV_MAX_PROCS && !ret; i++) {
+		struct ev_proc *p = &procs[i];
+		struct {
+			struct rf_proc h;
+			struct rf_obj objs[EV_MAX_OBJS];
+		} rp;
+		uint64_t top;
+
+		if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != EV_SLOT_READY)
+			continue;
+		top = __atomic_load_n(&s->shm->proc_seq, __ATOMIC_RELAXED);
+		memset(&rp, 0, sizeof(rp));
+		rp.h.seq = p->seq;
+		rp.h.pid = p->pid;
+		rp.h.nr_objs = p->nr_objs < EV_MAX_OBJS ? p->nr_objs : EV_MAX_OBJS;
+		/* written by the traced program: bounded, whatever it holds */
+		memcpy(rp.objs, p->objs, rp.h.nr_objs * sizeof(rp.objs[0]));
+		__atomic_store_n(&p->state, EV_SLOT_FREE, __ATOMIC_RELEASE);
+		if (!rp.h.seq || rp.h.seq > top)
+			continue;
+		for (j = 0; j < rp.h.nr_objs && !ret; j++) {
+			rp.objs[j].path[sizeof(rp.objs[j].path) - 1] = 0;
+			if (rp.objs[j].path[0] == '/')
+				ret = need_syms(s, rp.objs[j].path);
+		}
+		if (!ret)
+			ret = ev_write_block(s->sink, RF_PROC, &rp.h, sizeof(rp.h), rp.objs,
+					     rp.h.nr_objs * sizeof(rp.objs[0]));
+		if (!ret)
+			mark_written(s, rp.h.seq);
+		for (k = 0; k < EV_MAX_RINGS; k++) {
+			struct ses_ring *sr = &s->rings[k];
+
+			if (sr->thread && sr->pid == rp.h.pid &&
+			    ev_shm_ring(s->shm, k)->proc_seq < rp.h.seq)
+				sr->dead = true;
+		}
+	}
+	return ret;
+}
+
+/* ---- the session ------------------------------------------------------- */
+
+static int sink_err(struct ev_session *s, int ret)
+{
+	if (ret && !s->err) {
+		s->err = ret;
+		ev_session_stop(s);
+	}
+	return ret;
+}
+
+int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
+		   struct ev_session **out)
+{
+	struct ev_session *s = calloc(1, sizeof(*s));
+	struct strbuf desc = { 0 }, evtext = { 0 };
+	struct rf_header fh = { .version = RF_VERSION, .hdr_size = sizeof(fh) };
+	uint64_t ring_size = o->ring_size ? o->ring_size : EV_RING_DEFAULT;
+	uint64_t procs_off, desc_off, rings_off, size;
+	struct iovec iov;
+	char num[16];
+	int ret = -ENOMEM;
+
+	if (!s)
+		return -ENOMEM;
+	s->fd = -1;
+	s->o = o;
+	s->sink = sink;
+	s->next_thread = 1;
+	if (ring_size < EV_RING_MIN || ring_size > EV_RING_MAX || (ring_size & (ring_size - 1))) {
+		ret = -EINVAL;
+		goto fail;
+	}
+	desc_write(&desc, o);
+	events_write(&evtext, o);
+	if (desc.oom || evtext.oom)
+		goto fail;
+	procs_off = (sizeof(struct ev_shm) + EV_PAGE - 1) & ~(EV_PAGE - 1);
+	desc_off = procs_off + EV_MAX_PROCS * sizeof(struct ev_proc);
+	rings_off = (desc_off + desc.len + EV_PAGE - 1) & ~(EV_PAGE - 1);
+	size = rings_off + EV_MAX_RINGS * ev_ring_stride(ring_size);
+	s->fd = memfd_create("fhook-trace", 0);
+	if (s->fd < 0 || ftruncate(s->fd, size)) {
+		ret = -errno;
+		goto fail;
+	}
+	s->shm = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+	if (s->shm == MAP_FAILED) {
+		s->shm = NULL;
+		ret = -errno;
+		goto fail;
+	}
+	s->shm->size = size;
+	s->shm->ring_size = ring_size;
+	s->shm->procs_off = procs_off;
+	s->shm->desc_off = desc_off;
+	s->shm->rings_off = rings_off;
+	s->shm->desc_len = desc.len;
+	memcpy((char *)s->shm + desc_off, desc.s ? desc.s : "", desc.len);
+	s->shm->follow = o->follow;
+	s->shm->lossy = o->lossy;
+	s->shm->tracer_pid = getpid();
+	s->clock.kind = o->clock >= 0 ? o->clock : best_clock();
+	if (s->clock.kind == EV_CLOCK_TSC) {
+		clock_pair(&s->clock.tsc0, &s->clock.mono0);
+		s->clock.base = s->clock.tsc0;
+	} else {
+		s->clock.base = s->clock.mono0 = now_ns();
+	}
+	s->shm->clock = s->clock.kind;
+	s->shm->clock_base = s->clock.base;
+	__atomic_store_n(&s->shm->magic, EV_SHM_MAGIC, __ATOMIC_RELEASE);
+
+	memcpy(fh.magic, RF_MAGIC, 8);
+	iov.iov_base = &fh;
+	iov.iov_len = sizeof(fh);
+	ret = sink->write(sink, &iov, 1);
+	if (!ret)
+		ret = ev_write_block(sink, RF_EVENTS, evtext.s ? evtext.s : "", evtext.len, NULL, 0);
+	if (!ret && s->clock.kind == EV_CLOCK_TSC) {
+		/* a first rate, good enough for a recording cut short */
+		struct rf_clock c = s->clock;
+
+		clock_calibrate(s);
+		c.tsc1 = s->clock.tsc1;
+		c.mono1 = s->clock.mono1;
+		ret = ev_write_block(sink, RF_CLOCK, &c, sizeof(c), NULL, 0);
+	} else if (!ret) {
+		ret = ev_write_block(sink, RF_CLOCK, &s->clock, sizeof(s->clock), NULL, 0);
+	}
+	if (ret)
+		goto fail;
+	free(desc.s);
+	free(evtext.s);
+	snprintf(num, sizeof(num), "%d", s->fd);
+	setenv("FHOOK_EV_SHM", num, 1);
+	*out = s;
+	return 0;
+fail:
+	free(desc.s);
+	free(evtext.s);
+	ev_session_free(s);
+	return ret;
+}
+
+static bool thread_gone(const struct ses_ring *sr)
+{
+	return syscall(SYS_tgkill, (pid_t)sr->pid, (pid_t)sr->tid, 0) < 0 && errno == ESRCH;
+}
+
+/* Announce the thread of ring @i: its first bytes follow. */
+static int announce(struct ev_session *s, uint32_t i)
+{
+	struct ev_ring *r = ev_shm_ring(s->shm, i);
+	struct ses_ring *sr = &s->rings[i];
+	struct rf_thread t = { 0 };
+	int ret;
+
+	/* its process registered before it claimed the ring: write that first */
+	if (r->proc_seq && !written(s, r->proc_seq) && (ret = import_procs(s)))
+		return ret;
+	sr->thread = s->next_thread++;
+	sr->pid = r->pid;
+	sr->tid = r->tid;
+	t.thread = sr->thread;
+	t.pid = r->pid;
+	t.tid = r->tid;
+	t.proc_seq = r->proc_seq;
+	memcpy(t.comm, r->comm, sizeof(t.comm));
+	t.comm[sizeof(t.comm) - 1] = 0;
+	return ev_write_block(s->sink, RF_THREAD, &t, sizeof(t), NULL, 0);
+}
+
+/*
+ * Rings whose thread is gone and whose bytes are written go back to the
+ * producers.  Only the drain frees, so a ring is never freed under a
+ * copy; a producer claims it with a compare-and-swap and finds it empty.
+ */
+static void free_ring(struct ev_session *s, uint32_t i)
+{
+	struct ev_ring *r = ev_shm_ring(s->shm, i);
+
+	s->events_freed += __atomic_load_n(&r->events, __ATOMIC_RELAXED);
+	s->lost_freed += __atomic_load_n(&r->lost, __ATOMIC_RELAXED);
+	s->waits_freed += __atomic_load_n(&r->waits, __ATOMIC_RELAXED);
+	memset(&s->rings[i], 0, sizeof(s->rings[i]));
+	r->head = r->tail = r->lost = r->events = r->waits = 0;
+	r->waiting = r->kicked = 0;
+	r->proc_seq = 0;
+	r->exited = 0;
+	r->pid = r->tid = 0;
+	memset(r->comm, 0, sizeof(r->comm));
+	__atomic_store_n(&s->shm->ring_state[i], EV_SLOT_FREE, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&s->shm->rings_freed, 1, __ATOMIC_RELEASE);
+}
+
+long ev_session_drain(struct ev_session *s, int wait_ms)
+{
+	uint32_t nr, i;
+	long moved = 0;
+	uint64_t now;
+	bool reap;
+	int ret;
+
+	if (wait_ms > 0) {
+		uint32_t w = __atomic_load_n(&s->shm->wake, __ATOMIC_ACQUIRE);
+
+		if (w == s->seen_wake) {
+			struct timespec ts = { wait_ms / 1000, (wait_ms % 1000) * 1000000L };
+
+			futex(&s->shm->wake, FUTEX_WAIT, w, &ts);
+		}
+	}
+	s->seen_wake = __atomic_load_n(&s->shm->wake, __ATOMIC_ACQUIRE);
+	__atomic_add_fetch(&s->shm->heartbeat, 1, __ATOMIC_RELAXED);
+	if (s->err)
+		return s->err;
+	ret = import_procs(s);
+	if (ret)
+		return sink_err(s, ret);
+	now = now_ns();
+	reap = now - s->reap_ns >= SES_REAP_NS;
+	if (reap)
+		s->reap_ns = now;
+	nr = __atomic_load_n(&s->shm->nr_rings, __ATOMIC_ACQUIRE);
+	if (nr > EV_MAX_RINGS)
+		nr = EV_MAX_RINGS;
+	for (i = 0; i < nr; i++) {
+		struct ev_ring *r = ev_shm_ring(s->shm, i);
+		struct ses_ring *sr = &s->rings[i];
+		uint64_t head, tail = r->tail, size = s->shm->ring_size;
+
+		if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY)
+			continue;
+		if (!sr->thread && (ret = announce(s, i)))
+			return sink_err(s, ret);
+		/* gone before its head is read: this copy is its last */
+		if (!sr->dead && (__atomic_load_n(&r->exited, __ATOMIC_ACQUIRE) ||
+				  (reap && thread_gone(sr))))
+			sr->dead = true;
+		head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+		/* a head no correct producer can write: take no more than the ring */
+		if (head < tail)
+			head = tail;
+		else if (head - tail > size)
+			head = tail + size;
+		if (head > tail) {
+			uint64_t pos = tail & (size - 1), n1 = head - tail, n2 = 0;
+			struct rf_data dh = { .thread = sr->thread };
+			struct rf_block b;
+			static const char zero[8];
+
+			if (pos + n1 > size) {
+				n2 = pos + n1 - size;
+				n1 = size - pos;
+			}
+			b.type = RF_DATA;
+			b.len = sizeof(dh) + n1 + n2;
+			{
+				struct iovec iov[] = {
+					{ &b, sizeof(b) }, { &dh, sizeof(dh) },
+					{ ev_ring_data(r) + pos, n1 }, { ev_ring_data(r), n2 },
+					{ (void *)zero, rf_align(b.len) - b.len },
+				};
+
+				ret = s->sink->write(s->sink, iov, 5);
+			}
+			if (ret)
+				return sink_err(s, ret);
+			moved += head - tail;
+			/* pairs with the producer's store of waiting, then load of tail */
+			__atomic_store_n(&r->tail, head, __ATOMIC_SEQ_CST);
+		}
+		if (__atomic_load_n(&r->waiting, __ATOMIC_SEQ_CST)) {
+			__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&r->space_seq, 1, __ATOMIC_RELEASE);
+			futex(&r->space_seq, FUTEX_WAKE, INT_MAX, NULL);
+		}
+		__atomic_store_n(&r->kicked, 0, __ATOMIC_RELAXED);
+		if (sr->dead && __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == head)
+			free_ring(s, i);
+	}
+	if (moved && s->sink->round && (ret = s->sink->round(s->sink)))
+		return sink_err(s, ret);
+	return moved;
+}
+
+void ev_session_stop(struct ev_session *s)
+{
+	uint32_t i, nr;
+
+	__atomic_store_n(&s->shm->stopped, 1, __ATOMIC_RELEASE);
+	nr = __atomic_load_n(&s->shm->nr_rings, __ATOMIC_ACQUIRE);
+	for (i = 0; i < nr && i < EV_MAX_RINGS; i++) {
+		struct ev_ring *r = ev_shm_ring(s->shm, i);
+
+		if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY)
+			continue;
+		__atomic_add_fetch(&r->space_seq, 1, __ATOMIC_RELEASE);
+		futex(&r->space_seq, FUTEX_WAKE, INT_MAX, NULL);
+	}
+}
+
+void ev_session_counts(struct ev_session *s, struct rf_end *out)
+{
+	uint32_t nr = __atomic_load_n(&s->shm->nr_rings, __ATOMIC_ACQUIRE), i;
+
+	memset(out, 0, sizeof(*out));
+	out->events = s->events_freed;
+	out->lost = s->lost_freed + __atomic_load_n(&s->shm->lost_no_ring, __ATOMIC_RELAXED);
+	out->waits = s->waits_freed;
+	for (i = 0; i < nr && i < EV_MAX_RINGS; i++) {
+		struct ev_ring *r = ev_shm_ring(s->shm, i);
+
+		if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY)
+			continue;
+		out->events += __atomic_load_n(&r->events, __ATOMIC_RELAXED);
+		out->lost += __atomic_load_n(&r->lost, __ATOMIC_RELAXED);
+		out->waits += __atomic_load_n(&r->waits, __ATOMIC_RELAXED);
+	}
+	out->nmissed = __atomic_load_n(&s->shm->nmissed, __ATOMIC_RELAXED);
+}
+
+int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_end *out)
+{
+	struct rf_end end;
+	int ret = 0;
+
+	if (!s->err)
+		ev_session_drain(s, 0);
+	ev_session_counts(s, &end);
+	if (s->err) {
+		status = RF_END_WRITE_ERROR;
+		err = -s->err;
+	}
+	end.status = status;
+	end.err = err;
+	if (!s->err) {
+		if (s->clock.kind == EV_CLOCK_TSC) {
+			clock_calibrate(s);
+			ret = ev_write_block(s->sink, RF_CLOCK, &s->clock, sizeof(s->clock), NULL, 0);
+		}
+		if (!ret)
+			ret = ev_write_block(s->sink, RF_END, &end, sizeof(end), NULL, 0);
+		if (!ret && s->sink->round)
+			ret = s->sink->round(s->sink);
+		sink_err(s, ret);
+	}
+	if (out)
+		*out = end;
+	return s->err;
+}
+
+void ev_session_free(struct ev_session *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	if (s->shm)
+		munmap(s->shm, s->shm->size);
+	if (s->fd >= 0)
+		close(s->fd);
+	unsetenv("FHOOK_EV_SHM");
+	for (i = 0; i < s->nr_paths; i++)
+		free(s->paths[i]);
+	free(s->paths);
+	free(s->seq_written);
+	free(s);
+}

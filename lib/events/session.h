@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A recording session, the command's side: the memory shared with the
+ * traced processes, and the drain that moves ring bytes to a sink as
+ * recording blocks (lib/events/recfile.h) without decoding them.
+ */
+#ifndef FHOOK_EV_SESSION_H
+#define FHOOK_EV_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <fhook/events.h>
+
+#include "recfile.h"
+
+/*
+ * Where blocks go.  write() gets one block as iovecs (header first) and
+ * returns 0 or a negative errno; round(), if set, is called after each
+ * drain round that wrote something.
+ */
+struct ev_sink {
+	int (*write)(struct ev_sink *s, const struct iovec *iov, int n);
+	int (*round)(struct ev_sink *s);
+};
+
+struct ev_session_opts {
+	struct fhook_event *evs;
+	int nr_evs;
+	struct fhook_event_prog *prog;	/* symbols of the program's files, or NULL */
+	char **callers;
+	int nr_callers;
+	bool follow;
+	bool lossy;
+	int clock;		/* EV_CLOCK_*, or -1: the best this machine trusts */
+	uint64_t ring_size;	/* 0: the default */
+};
+
+struct ev_session;
+
+/*
+ * Create the shared memory, write the events into it, and set
+ * FHOOK_EV_SHM for the program about to be started.  The recording's
+ * first blocks (header, events, clock) go to @sink at once.
+ */
+int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
+		   struct ev_session **out);
+
+/*
+ * One drain round: new processes, then every ring's new bytes.  With
+ * @wait, first sleep until a producer kicks or @wait_ms pass.  Returns the
+ * bytes moved, or a negative errno of the sink (the recording is then
+ * stopped: producers drop and count).
+ */
+long ev_session_drain(struct ev_session *s, int wait_ms);
+
+/* Stop recording: producers stop waiting and drop (a write error, a signal). */
+void ev_session_stop(struct ev_session *s);
+
+/* Counters so far (events written, lost, nmissed, waits). */
+void ev_session_counts(struct ev_session *s, struct rf_end *out);
+
+/* Drain the rest, write the final clock and the summary. */
+int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_end *out);
+
+void ev_session_free(struct ev_session *s);
+
+/* Write the recording's file header and the RF_EVENTS block alone (tests). */
+int ev_write_block(struct ev_sink *sink, uint32_t type, const void *a, uint32_t alen,
+		   const void *b, uint32_t blen);
+
+#endif
