@@ -1,63 +1,98 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * libFuzzer harness for the record decoder of `fhook trace`: the bytes a
- * traced process writes into its ring (which a buggy or hostile program
- * could corrupt) are drained, decoded and printed in one of the three
- * formats.  Nothing the ring holds may crash the command.
+ * libFuzzer harness for reading recordings: the ring bytes a traced
+ * process writes (which a buggy or hostile program could corrupt), and the
+ * blocks of a recording file (which could be damaged or crafted), decoded
+ * and printed in every format.  Nothing a recording holds may crash the
+ * command.
+ *
+ * data[0] chooses the format and the mode: the rest is either one
+ * thread's ring bytes in an otherwise valid recording, or the blocks that
+ * follow a valid header.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include <fhook/events.h>
-
+#include "../../lib/events/decode.h"
+#include "../../lib/events/format.h"
 #include "../../lib/events/ring.h"
 
-static const char *specs[] = {
-	"f:g/e1 foo $arg1 s=$arg2:string $arg3:u8[4] $arg4:symbol $arg5:b4@2/8 $arg6:s16",
-	"f:g/e2 foo%return $retval:x32 c=$comm",
-	"f bar +8($arg1):ustring $stack2 \\\"lit\\\" \\7",
-};
-#define NR_SPECS (sizeof(specs) / sizeof(specs[0]))
+static const char events[] =
+	"E 0 0 6 g e1 foo\n"
+	"A 3 0 arg1\nA 14 0 s\nA 0 4 arr\nA 13 0 sym\nA 5 0 bf\nA 16 0 ss\n"
+	"E 1 1 2 g e2 foo\n"
+	"A 10 0 ret\nA 14 0 c\n"
+	"E 2 0 0 fprobes bar__entry bar\n"
+	"E 3 1 0 fprobes bar__exit bar\n";
+
+static void put(int fd, uint32_t type, const void *p, uint32_t len)
+{
+	struct rf_block b = { type, len };
+	static const char zero[8];
+
+	write(fd, &b, sizeof(b));
+	write(fd, p, len);
+	write(fd, zero, rf_align(len) - len);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct fhook_event evs[NR_SPECS];
-	static int nr_evs = -1;
-	static FILE *devnull;
-	static const char *fmts[] = { "text", "json", "chrome" };
-	struct fhook_trace *t;
-	struct ev_shm *shm;
-	struct ev_ring *r;
-	size_t n;
+	static char path[] = "/tmp/fhook-fuzz-records-XXXXXX";
+	static int fd = -1, devnull = -1;
+	struct rf_header h = { .version = RF_VERSION, .hdr_size = sizeof(h) };
+	struct rf_clock clk = { .kind = EV_CLOCK_MONO };
+	struct rf_proc proc = { .seq = 1, .pid = 1, .nr_objs = 1 };
+	struct rf_obj obj = { .base = 0x1000, .path = "/nonexistent/fuzz-object" };
+	struct rf_thread thr = { .thread = 1, .pid = 1, .tid = 1, .proc_seq = 1, .comm = "fuzz" };
+	struct fmt_out *f;
+	struct dec *d;
+	bool truncated;
 
-	if (nr_evs < 0) {
-		struct fhook_event_error err;
-		unsigned int i;
-
-		nr_evs = 0;
-		for (i = 0; i < NR_SPECS; i++)
-			if (!fhook_event_parse(specs[i], NULL, &evs[nr_evs], &err))
-				nr_evs++;
-		devnull = fopen("/dev/null", "w");
+	if (fd < 0) {
+		fd = mkstemp(path);
+		unlink(path);
+		devnull = open("/dev/null", O_WRONLY);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	}
 	if (size < 1)
 		return 0;
-	t = fhook_trace_new(evs, nr_evs, NULL, NULL, 0, false, fmts[data[0] % 3], devnull);
-	if (!t)
-		return 0;
-	shm = fhook_trace_shm(t);
-	r = &shm->rings[0];
-	n = size - 1 < EV_RING_SIZE ? size - 1 : EV_RING_SIZE;
-	memcpy(r->data, data + 1, n);
-	r->pid = r->tid = 1;
-	memcpy(r->comm, "fuzz", 5);
-	r->head = n;
-	r->state = EV_SLOT_READY;
-	shm->nr_rings = 1;
-	fhook_trace_drain(t);
-	fhook_trace_print(t, false);
-	fhook_trace_free(t);
+	ftruncate(fd, 0);
+	lseek(fd, 0, SEEK_SET);
+	memcpy(h.magic, RF_MAGIC, 8);
+	write(fd, &h, sizeof(h));
+	if (data[0] & 0x10) {
+		/* crafted blocks after the header */
+		write(fd, data + 1, size - 1);
+	} else {
+		unsigned char *buf = malloc(size - 1 + sizeof(struct rf_data));
+		struct rf_data dh = { .thread = 1 };
+
+		put(fd, RF_EVENTS, events, sizeof(events) - 1);
+		put(fd, RF_CLOCK, &clk, sizeof(clk));
+		{
+			unsigned char pb[sizeof(proc) + sizeof(obj)];
+
+			memcpy(pb, &proc, sizeof(proc));
+			memcpy(pb + sizeof(proc), &obj, sizeof(obj));
+			put(fd, RF_PROC, pb, sizeof(pb));
+		}
+		put(fd, RF_THREAD, &thr, sizeof(thr));
+		memcpy(buf, &dh, sizeof(dh));
+		memcpy(buf + sizeof(dh), data + 1, size - 1);
+		put(fd, RF_DATA, buf, size - 1 + sizeof(dh));
+		free(buf);
+	}
+	d = dec_new();
+	if (!dec_read_file(d, path, &truncated)) {
+		f = fmt_new(data[0] % 4, devnull, d);
+		dec_flush(d, fmt_event, f);
+		fmt_finish(f);
+	}
+	dec_free(d);
 	return 0;
 }

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Fuzz the record decoder of fhook trace (what a traced program writes into
-# its ring) for a bounded time with libFuzzer + ASan + UBSan; the inputs
+# Fuzz the reader of recordings (ring bytes a traced program writes into
+# its ring, and the blocks of a recording file) for a bounded time with libFuzzer + ASan + UBSan; the inputs
 # that once crashed it are replayed first.
 cd "$FHOOK_ROOT" || exit 2
 SECS=${FHOOK_FUZZ_SECONDS:-60}
@@ -10,7 +10,7 @@ if ! command -v clang >/dev/null; then
 	echo "SKIP fuzz_records: clang is not installed"
 	exit 0
 fi
-SRCS="lib/events/trace.c lib/events/parse.c lib/events/prog.c lib/events/dwarf.c lib/kallsyms/elf.c"
+SRCS="lib/events/decode.c lib/events/format.c lib/events/types.c lib/events/parse.c lib/events/prog.c lib/events/dwarf.c lib/kallsyms/elf.c"
 if ! clang -g -O1 -std=gnu11 -Iinclude -fsanitize=fuzzer,address,undefined -o $B/fuzz_records \
 	tests/fuzz/fuzz_records.c $SRCS -ldw -lelf -lpthread 2>$B/fuzz_records.err; then
 	echo "FAIL fuzz_records_build: $(head -3 $B/fuzz_records.err)"
