@@ -6,8 +6,9 @@
  * A trace file is a Trace message: nothing but its field 1, a TracePacket,
  * repeated, each length-delimited.  We write one packet per event, plus one
  * TrackDescriptor packet per process and per thread the first time it is
- * seen (again if its name changes), and a first packet that starts the one
- * packet sequence we use and sets its default clock to CLOCK_MONOTONIC.
+ * seen (again if its name changes), and two first packets: a ClockSnapshot
+ * making CLOCK_MONOTONIC the trace's clock, and one that starts the packet
+ * sequence we use and sets its default clock to CLOCK_MONOTONIC.
  *
  * Events are TrackEvents on their thread's track: the entry and exit events
  * of a slice (dec_event_def.is_slice) become SLICE_BEGIN and SLICE_END,
@@ -45,6 +46,7 @@
  */
 #define F_TRACE_PACKET			1	/* repeated TracePacket packet */
 /* trace/trace_packet.proto, message TracePacket: */
+#define F_PKT_CLOCK_SNAPSHOT		6	/* ClockSnapshot clock_snapshot */
 #define F_PKT_TIMESTAMP			8	/* uint64 timestamp */
 #define F_PKT_SEQUENCE_ID		10	/* uint32 trusted_packet_sequence_id */
 #define F_PKT_TRACK_EVENT		11	/* TrackEvent track_event */
@@ -57,7 +59,12 @@
 #define SEQ_NEEDS_INCREMENTAL_STATE	2
 /* trace/trace_packet_defaults.proto, message TracePacketDefaults: */
 #define F_DEF_TIMESTAMP_CLOCK_ID	58	/* uint32 timestamp_clock_id */
-/* trace/clock_snapshot.proto, enum ClockSnapshot.Clock.BuiltinClocks: */
+/* trace/clock_snapshot.proto, messages ClockSnapshot and ClockSnapshot.Clock: */
+#define F_CS_CLOCKS			1	/* repeated Clock clocks */
+#define F_CS_PRIMARY_TRACE_CLOCK	2	/* BuiltinClock primary_trace_clock */
+#define F_CLOCK_ID			1	/* uint32 clock_id */
+#define F_CLOCK_TIMESTAMP		2	/* uint64 timestamp */
+/* common/builtin_clock.proto, enum BuiltinClock (and ClockSnapshot.Clock.BuiltinClocks): */
 #define BUILTIN_CLOCK_MONOTONIC		3
 /* trace/track_event/track_descriptor.proto, message TrackDescriptor: */
 #define F_TD_UUID			1	/* uint64 uuid */
@@ -411,7 +418,8 @@ static bool packet_begin(struct pf_writer *w)
 static int packet_end(struct pf_writer *w, unsigned int flags)
 {
 	put_uint(w, F_PKT_SEQUENCE_ID, PF_SEQUENCE_ID);
-	put_uint(w, F_PKT_SEQUENCE_FLAGS, flags);
+	if (flags)
+		put_uint(w, F_PKT_SEQUENCE_FLAGS, flags);
 	end(w);
 	if (w->err) {
 		w->len = w->pkt;
@@ -857,9 +865,25 @@ struct pf_writer *pf_new(int fd, pf_name_fn name_of, void *ctx)
 	w->cap = PF_BUF_INIT;
 
 	/*
-	 * The first packet starts the sequence's incremental state (interned
-	 * strings and defaults) and makes CLOCK_MONOTONIC the clock of every
-	 * later packet's timestamp; the later ones say they depend on it.
+	 * Trace processor puts every timestamp on one trace clock, BOOTTIME
+	 * unless a ClockSnapshot names another: with no snapshot relating
+	 * MONOTONIC to BOOTTIME, it would drop all our events.  So the first
+	 * packet names MONOTONIC (the one clock reading it must carry relates
+	 * nothing: there is no other clock).
+	 */
+	packet_begin(w);
+	begin(w, F_PKT_CLOCK_SNAPSHOT);
+	begin(w, F_CS_CLOCKS);
+	put_uint(w, F_CLOCK_ID, BUILTIN_CLOCK_MONOTONIC);
+	put_uint(w, F_CLOCK_TIMESTAMP, 0);
+	end(w);
+	put_uint(w, F_CS_PRIMARY_TRACE_CLOCK, BUILTIN_CLOCK_MONOTONIC);
+	end(w);
+	packet_end(w, 0);
+	/*
+	 * The second starts the sequence's incremental state (interned strings
+	 * and defaults) and makes CLOCK_MONOTONIC the clock of every later
+	 * packet's timestamp; the later ones say they depend on it.
 	 */
 	packet_begin(w);
 	begin(w, F_PKT_DEFAULTS);
