@@ -654,7 +654,7 @@ static uint64_t thread_track(struct pf_writer *w, const struct dec_thread *thr)
 	if (!t)
 		return 0;
 	if (!fresh && t->pid == thr->pid && t->tid == thr->tid &&
-	    !memcmp(t->name, thr->comm, sizeof(t->name)))
+	    !strncmp(t->name, thr->comm, sizeof(t->name)))
 		return thread_uuid(thr->num);
 	t->pid = thr->pid;
 	t->tid = thr->tid;
@@ -663,7 +663,7 @@ static uint64_t thread_track(struct pf_writer *w, const struct dec_thread *thr)
 	p = track_get(w, &w->procs, (uint64_t)thr->pid + 1, &fresh);
 	if (!p)
 		return 0;
-	if (fresh || (thr->tid == thr->pid && memcmp(p->name, thr->comm, sizeof(p->name)))) {
+	if (fresh || (thr->tid == thr->pid && strncmp(p->name, thr->comm, sizeof(p->name)))) {
 		p->pid = thr->pid;
 		p->tid = thr->pid;
 		memcpy(p->name, thr->comm, sizeof(p->name));
@@ -746,7 +746,10 @@ static void put_args(struct pf_writer *w, const struct dec_event *ev)
 				at.ip = addr;
 				put_cstr(w, F_DA_STRING_VALUE, w->name_of(w->ctx, &at) ?: "?");
 			} else {
-				put_str(w, F_DA_STRING_VALUE, s, strnlen(s, len));
+				/* the recorder's strings are shorter: only a bad one is cut */
+				put_str(w, F_DA_STRING_VALUE, s,
+					strnlen(s, len < FHOOK_EV_MAX_STRING_SIZE ?
+						   len : FHOOK_EV_MAX_STRING_SIZE));
 			}
 			step = (4 + (size_t)len + 7) & ~(size_t)7;
 		} else {
@@ -788,8 +791,14 @@ int pf_event(struct pf_writer *w, const struct dec_event *ev)
 		return w->err;
 	if (!def)
 		return -EINVAL;
-	if (def->is_slice)
-		type = def->is_return ? TYPE_SLICE_END : TYPE_SLICE_BEGIN;
+	/*
+	 * An exit whose entry was lost (ip 0) would end whatever slice is
+	 * open on the track, its caller's: it shows as an instant instead.
+	 */
+	if (def->is_slice && !def->is_return)
+		type = TYPE_SLICE_BEGIN;
+	else if (def->is_slice && ev->ip)
+		type = TYPE_SLICE_END;
 	else
 		type = TYPE_INSTANT;
 	if (ev->thr) {

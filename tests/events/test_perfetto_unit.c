@@ -258,6 +258,10 @@ static void golden(const char *path)
 	EMIT(1550, &b, &d_trunc, 0x3000, ab.b, 16 + 4 + 6);
 	check(pf_event(w, &ev), "trunc");
 
+	/* an exit whose entry was lost: an instant, not the end of main() */
+	EMIT(1580, &a, &d_work_exit, 0, NULL, 0);
+	check(pf_event(w, &ev), "lost entry");
+
 	ab.len = 0;
 	s32 = -1;
 	ab_vals(&ab, &s32, 4, 1, 0);
