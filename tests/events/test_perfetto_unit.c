@@ -11,6 +11,9 @@
  *   test_perfetto_unit fuzz FILE N     N events of random definitions and
  *                                      bytes: must not crash, must decode
  *   test_perfetto_unit errors          error paths; prints PASS/FAIL lines
+ *   test_perfetto_unit                 what needs no protoc: the error paths,
+ *                                      the size bound, random input (as
+ *                                      tests/run.sh runs it after make)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fhook/events.h>
@@ -435,9 +439,36 @@ static void errors(void)
 	pf_finish(w);
 }
 
+/* The checks that need no protoc, for tests/run.sh. */
+static void selftest(void)
+{
+	char path[] = "/tmp/fhook-perfetto-XXXXXX";
+	struct stat st;
+	long n = 200000;
+	int fd = mkstemp(path);
+
+	errors();
+	if (fd < 0) {
+		result(false, "unit_interning", "no temporary file");
+	} else {
+		close(fd);
+		bulk(path, n);
+		if (stat(path, &st))
+			result(false, "unit_interning", "the trace vanished");
+		else
+			result(st.st_size < n * 32, "unit_interning", "over 32 bytes an event");
+		unlink(path);
+	}
+	fuzz("/dev/null", 20000);
+	result(true, "unit_fuzz", "");
+}
+
 int main(int argc, char **argv)
 {
-	if (argc >= 3 && !strcmp(argv[1], "golden")) {
+	if (argc == 1) {
+		selftest();
+		return fails != 0;
+	} else if (argc >= 3 && !strcmp(argv[1], "golden")) {
 		golden(argv[2]);
 	} else if (argc >= 4 && !strcmp(argv[1], "bulk")) {
 		bulk(argv[2], atol(argv[3]));
