@@ -152,10 +152,14 @@ static struct dec_arg trunc_args[] = {
 	ARG("a", FHOOK_EVT_U64, 0), ARG("b", FHOOK_EVT_STRING, 0), ARG("c", FHOOK_EVT_U8, 0),
 };
 
-static struct dec_event_def d_main_entry = DEF("fprobes", "main__entry", "main", false, true, no_args);
-static struct dec_event_def d_main_exit = DEF("fprobes", "main__exit", "main", true, true, main_exit_args);
-static struct dec_event_def d_work_entry = DEF("fprobes", "work__entry", "work", false, true, work_args);
-static struct dec_event_def d_work_exit = DEF("fprobes", "work__exit", "work", true, true, no_args);
+static struct dec_event_def d_main_entry =
+	DEF("fprobes", "main__entry", "main", false, true, no_args);
+static struct dec_event_def d_main_exit =
+	DEF("fprobes", "main__exit", "main", true, true, main_exit_args);
+static struct dec_event_def d_work_entry =
+	DEF("fprobes", "work__entry", "work", false, true, work_args);
+static struct dec_event_def d_work_exit =
+	DEF("fprobes", "work__exit", "work", true, true, no_args);
 static struct dec_event_def d_log = DEF("app", "log", "log_it", false, false, log_args);
 static struct dec_event_def d_ret = DEF("app", "probe_ret", "*", true, false, ret_args);
 static struct dec_event_def d_trunc = DEF("app", "trunc", "log_it", false, false, trunc_args);
