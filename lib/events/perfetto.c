@@ -756,7 +756,8 @@ static void put_args(struct pf_writer *w, const struct dec_event *ev)
 			size = fhook_ev_type_size(a->type);
 			n = a->count ? a->count : 1;
 			need = (size_t)size * n + 1;
-			if (!size || left < need)
+			/* put_value() reads at most 8 bytes a value */
+			if (!size || size > 8 || left < need)
 				goto bad;
 			if (p[need - 1]) {
 				put_cstr(w, F_DA_STRING_VALUE, "(fault)");
