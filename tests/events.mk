@@ -4,3 +4,11 @@ TEST_TARGETS += $(B)/tests/events/prog
 $(B)/tests/events/prog: tests/events/prog.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread
+
+# The Perfetto writer is the command's, not libfhook's: its unit test links
+# it directly (an explicit rule, so tests.mk's pattern rule does not apply).
+$(B)/tests/events/test_perfetto_unit: tests/events/test_perfetto_unit.c lib/events/perfetto.c \
+		lib/events/perfetto.h lib/events/decode.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Ilib/events -o $@ tests/events/test_perfetto_unit.c \
+		lib/events/perfetto.c $(TEST_LDFLAGS)
