@@ -5,5 +5,5 @@
 # back (decode.c, format.c).  libdw never enters a traced process.
 LIB_SRCS += lib/events/record.c lib/events/types.c
 CMD_SRCS += lib/events/parse.c lib/events/prog.c lib/events/dwarf.c lib/events/types.c \
-	lib/events/session.c lib/events/decode.c lib/events/format.c
+	lib/events/session.c lib/events/decode.c lib/events/format.c lib/events/perfetto.c
 CLI_LDLIBS += -ldw -lpthread

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <fhook/events.h>
 
 #include "format.h"
+#include "perfetto.h"
 #include "ring.h"
 
 #define OUT_BUF		(1U << 20)
@@ -25,6 +27,8 @@ struct fmt_out {
 	int err;
 	bool first;
 	uint64_t count;
+	struct pf_writer *pf;
+	char name[1024];	/* the last name handed to the Perfetto writer */
 };
 
 static const struct {
@@ -32,7 +36,7 @@ static const struct {
 	int fmt;
 } fmt_names[] = {
 	{ "text", FMT_TEXT }, { "json", FMT_JSON }, { "chrome", FMT_CHROME },
-	{ "graph", FMT_GRAPH },
+	{ "graph", FMT_GRAPH }, { "perfetto", FMT_PERFETTO },
 };
 
 int fmt_by_name(const char *name)
@@ -538,6 +542,18 @@ static void event_graph(struct fmt_out *f, const struct dec_event *ev)
 	}
 }
 
+/* The Perfetto writer interns names: it asks for one per address it meets. */
+static const char *pf_name(void *ctx, const struct dec_event *ev)
+{
+	struct fmt_out *f = ctx;
+	struct dec_sym s;
+
+	if (dec_symbolize(f->d, ev->thr, ev->ip, &s))
+		return s.name;
+	snprintf(f->name, sizeof(f->name), "0x%llx", (unsigned long long)ev->ip);
+	return f->name;
+}
+
 struct fmt_out *fmt_new(int fmt, int fd, struct dec *d)
 {
 	struct fmt_out *f = calloc(1, sizeof(*f));
@@ -553,6 +569,11 @@ struct fmt_out *fmt_new(int fmt, int fd, struct dec *d)
 	f->fd = fd;
 	f->d = d;
 	f->first = true;
+	if (fmt == FMT_PERFETTO && !(f->pf = pf_new(fd, pf_name, f))) {
+		free(f->buf);
+		free(f);
+		return NULL;
+	}
 	if (fmt == FMT_CHROME)
 		ob_str(f, "{\"traceEvents\":[\n");
 	return f;
@@ -566,6 +587,9 @@ int fmt_event(void *arg, const struct dec_event *ev)
 	case FMT_TEXT: event_text(f, ev); break;
 	case FMT_JSON: event_json(f, ev); break;
 	case FMT_CHROME: event_chrome(f, ev); break;
+	case FMT_PERFETTO:
+		f->count++;
+		return pf_event(f->pf, ev);
 	default: event_graph(f, ev); break;
 	}
 	f->count++;
@@ -585,6 +609,12 @@ int fmt_finish(struct fmt_out *f)
 		ob_str(f, "\n],\"displayTimeUnit\":\"ns\"}\n");
 	ob_flush(f);
 	err = f->err;
+	if (f->pf) {
+		int e = pf_finish(f->pf);
+
+		if (!err)
+			err = e;
+	}
 	free(f->buf);
 	free(f);
 	return err;
