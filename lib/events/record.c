@@ -70,6 +70,8 @@ struct rec_probe {
 	struct fprobe fp;
 	const char *symbol;
 	int nr_entry, nr_ret;
+	int nr_saved;			/* entry arguments its return events use */
+	int plain_entry, plain_ret;	/* the one event, if it has no arguments; else -1 */
 	struct rec_event **entry;	/* entry events */
 	struct rec_event **ret;		/* return events */
 	size_t *ret_off;		/* where each return event's saved args go */
@@ -340,6 +342,21 @@ static void drop(struct rec_thread *t)
 	__atomic_store_n(&t->ring->lost, t->ring->lost + 1, __ATOMIC_RELAXED);
 }
 
+/* The rseq area's offset from the thread pointer, or -1: sched_getcpu(). */
+static ptrdiff_t rec_rseq_off = -1;
+
+static inline uint32_t rec_cpu(void)
+{
+	if (__builtin_expect(rec_rseq_off >= 0, 1)) {
+		int32_t cpu = *(volatile int32_t *)((char *)__builtin_thread_pointer() +
+						    rec_rseq_off + 4);
+
+		if (cpu >= 0)
+			return (uint32_t)cpu;
+	}
+	return (uint32_t)sched_getcpu();
+}
+
 /*
  * Write the ring's own records an event needs first (records lost just
  * before it, the full time after a long gap, a new cpu) and the event's
@@ -349,7 +366,7 @@ static void drop(struct rec_thread *t)
 static inline uint64_t *begin_event(struct rec_thread *t, uint32_t id, uint64_t w1, uint32_t ext)
 {
 	uint64_t now = ev_clock_read(rec_clock) - rec_clock_base;
-	uint32_t cpu = ev_cpu(), len = 16 + ext, pre = 0;
+	uint32_t cpu = rec_cpu(), len = 16 + ext, pre = 0;
 	bool new_time = now - t->last_ts >= (1ULL << (EV_TS_BITS - 1));
 	uint64_t *p;
 
@@ -395,15 +412,39 @@ static inline uint64_t ev_w1(unsigned long addr, unsigned long depth)
 	return (addr & EV_ADDR_MASK) | (uint64_t)(depth & EV_DEPTH_MASK) << 48;
 }
 
-/* An event without fetched arguments: 16 bytes. */
-static void record_plain(uint32_t id, uint64_t w1)
+/*
+ * An event without fetched arguments: 16 bytes.  The common case (the
+ * ring has room before its end, same cpu, no gap in time, nothing lost)
+ * is two stores and a release; everything else takes begin_event().
+ */
+static inline void record_plain(uint32_t id, uint64_t w1)
 {
-	struct rec_thread *t;
+	struct rec_thread *t = &rec_thr;
+	uint64_t now, pos, *p;
+	uint32_t cpu;
 
-	if (__atomic_load_n(&rec_disabled, __ATOMIC_RELAXED) || !(t = rec_thread()))
+	if (__builtin_expect(!t->ring, 0)) {
+		if (__atomic_load_n(&rec_disabled, __ATOMIC_RELAXED) || !rec_thread())
+			return;
+	}
+	now = ev_clock_read(rec_clock) - rec_clock_base;
+	cpu = rec_cpu();
+	pos = t->head & (rec_ring_size - 1);
+	if (__builtin_expect(now - t->last_ts >= (1ULL << (EV_TS_BITS - 1)) || cpu != t->last_cpu ||
+			     t->lost_pending || t->head + 16 - t->tail > rec_ring_size ||
+			     pos + 16 > rec_ring_size ||
+			     __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED), 0)) {
+		if (__atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
+			return;
+		if (begin_event(t, id, w1, 0))
+			commit(t, 16);
 		return;
-	if (begin_event(t, id, w1, 0))
-		commit(t, 16);
+	}
+	p = (uint64_t *)(t->data + pos);
+	p[0] = ev_w0(now, id);
+	p[1] = w1;
+	t->last_ts = now;
+	commit(t, 16);
 }
 
 static unsigned long fetch_arg(struct ftrace_regs *fregs, unsigned int n)
@@ -584,16 +625,11 @@ static bool caller_ok(unsigned long parent_ip)
 	return false;
 }
 
-static int rec_entry(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
-		     struct ftrace_regs *fregs, void *entry_data)
+static void entry_events(struct rec_probe *p, unsigned long entry_ip, uint64_t w1,
+			 struct ftrace_regs *fregs)
 {
-	struct rec_probe *p = (struct rec_probe *)fp;
-	unsigned long depth = p->nr_ret ? rethook_data_index(entry_data) : 0;
-	uint64_t w1 = ev_w1(entry_ip, depth);
-	int i, k;
+	int i;
 
-	if (!caller_ok(ret_ip))
-		return 1;	/* and no exit event either */
 	/*
 	 * In the kernel each event is its own fprobe, and ftrace calls the
 	 * newest ops first: entry events print newest first.  Their return
@@ -606,6 +642,26 @@ static int rec_entry(struct fprobe *fp, unsigned long entry_ip, unsigned long re
 			record_plain(e->id, w1);
 		else
 			record(e, 0, w1, fregs, NULL);
+	}
+}
+
+static int rec_entry(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
+		     struct ftrace_regs *fregs, void *entry_data)
+{
+	struct rec_probe *p = (struct rec_probe *)fp;
+	unsigned long depth = p->nr_ret ? rethook_data_index(entry_data) : 0;
+	uint64_t w1 = ev_w1(entry_ip, depth);
+	int i, k;
+
+	if (__builtin_expect(rec_nr_callers != 0, 0) && !caller_ok(ret_ip))
+		return 1;	/* and no exit event either */
+	if (p->plain_entry >= 0) {
+		/* one entry event without arguments: `fhook record`'s every function */
+		record_plain(p->plain_entry, w1);
+		if (!p->nr_saved)
+			return 0;
+	} else {
+		entry_events(p, entry_ip, w1, fregs);
 	}
 	for (i = 0; i < p->nr_ret; i++) {
 		struct rec_event *e = p->ret[i];
@@ -631,6 +687,10 @@ static void rec_exit(struct fprobe *fp, unsigned long entry_ip, unsigned long re
 
 	if (!fregs)
 		w1 |= EV_W1_UNWOUND;
+	if (p->plain_ret >= 0 && p->nr_entry) {
+		record_plain(p->plain_ret, w1);
+		return;
+	}
 	for (i = 0; i < p->nr_ret; i++) {
 		struct rec_event *e = p->ret[i];
 
@@ -672,6 +732,7 @@ static int build_probes(void)
 		if (e->nr_maxactive > p->fp.nr_maxactive)
 			p->fp.nr_maxactive = e->nr_maxactive;
 		if (e->is_return) {
+			p->nr_saved += e->nr_entry;
 			p->ret_off[p->nr_ret] = p->fp.entry_data_size;
 			p->ret[p->nr_ret++] = e;
 			p->fp.entry_data_size += e->nr_entry * sizeof(unsigned long);
@@ -681,6 +742,12 @@ static int build_probes(void)
 		} else {
 			p->entry[p->nr_entry++] = e;
 		}
+	}
+	for (j = 0; j < rec_nr_probes; j++) {
+		struct rec_probe *p = &rec_probes[j];
+
+		p->plain_entry = p->nr_entry == 1 && !p->entry[0]->nr_args ? (int)p->entry[0]->id : -1;
+		p->plain_ret = p->nr_ret == 1 && !p->ret[0]->nr_args ? (int)p->ret[0]->id : -1;
 	}
 	return 0;
 }
@@ -966,6 +1033,8 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 	rec_mark = shm->ring_size / 2;
 	rec_clock = shm->clock;
 	rec_clock_base = shm->clock_base;
+	if (&__rseq_size && __rseq_size)
+		rec_rseq_off = __rseq_offset;
 	if (!shm->follow) {
 		/* programs this one starts are not traced; its own threads map rings later */
 		unsetenv("FHOOK_EV_SHM");
