@@ -330,8 +330,8 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	*failed = false;
 	ret = ev_session_new(&so, sink, &s);
 	if (ret) {
-		fprintf(stderr, "fhook: %s: cannot start the recording: %s\n", c->cmd,
-			strerror(-ret));
+		fprintf(stderr, "fhook: %s: cannot start the recording (writing %s): %s\n", c->cmd,
+			c->out ? c->out : "the trace", strerror(-ret));
 		*failed = true;
 		return 1;
 	}

@@ -747,14 +747,61 @@ void ev_session_counts(struct ev_session *s, struct rf_end *out)
 	out->nmissed = __atomic_load_n(&s->shm->nmissed, __ATOMIC_RELAXED);
 }
 
+/*
+ * Event records in [tail, head) of ring @i: what a failed write left
+ * unwritten.  Only their headers are read, and no further than they parse.
+ */
+static uint64_t unwritten_events(struct ev_session *s, uint32_t i)
+{
+	struct ev_ring *r = ev_shm_ring(s->shm, i);
+	uint64_t size = s->shm->ring_size, tail = r->tail;
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), n = 0;
+	const unsigned char *data = ev_ring_data(r);
+
+	if (head < tail || head - tail > size)
+		return 0;
+	while (tail < head) {
+		uint64_t pos = tail & (size - 1), w0, len = 16;
+		uint32_t id;
+
+		memcpy(&w0, data + pos, 8);
+		id = ev_w0_id(w0);
+		if (id == EV_ID_PAD) {
+			len = w0 & EV_TS_MASK;
+		} else if (id < EV_ID_SPECIAL) {
+			n++;
+			if ((id & EV_ID_EXT) && pos + 24 <= size)
+				len = (uint32_t)*(const uint64_t *)(data + pos + 16);
+		}
+		if (len < 8 || len % 8 || pos + len > size)
+			break;
+		tail += len;
+	}
+	return n;
+}
+
 int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_end *out)
 {
 	struct rf_end end;
 	int ret = 0;
+	uint32_t i, nr;
 
 	if (!s->err)
 		ev_session_drain(s, 0);
 	ev_session_counts(s, &end);
+	if (s->err) {
+		/* what the rings still hold never reached the output: lost, not recorded */
+		nr = __atomic_load_n(&s->shm->nr_rings, __ATOMIC_ACQUIRE);
+		for (i = 0; i < nr && i < EV_MAX_RINGS; i++) {
+			uint64_t n;
+
+			if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY)
+				continue;
+			n = unwritten_events(s, i);
+			end.events -= n < end.events ? n : end.events;
+			end.lost += n;
+		}
+	}
 	if (s->err) {
 		status = RF_END_WRITE_ERROR;
 		err = -s->err;

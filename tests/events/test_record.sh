@@ -1,0 +1,262 @@
+#!/bin/bash
+# fhook record, replay and report: the known program recorded, then
+# replayed in every format against the same expected output as the live
+# trace; report's counts and times against a program with known calls and
+# sleeps; nothing lost with many threads; honest ends (full disk,
+# /dev/full, SIGTERM, fhook killed); the recording kept from the program.
+set -o pipefail
+cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
+B=${FHOOK_BUILD:-build}
+FHOOK=$B/fhook
+PROG=$B/tests/events/prog
+RP=$B/tests/events/rec_prog
+EXP=tests/events/expected
+[ -x "$PROG" ] || make -s "$PROG" >/dev/null 2>&1
+[ -x "$RP" ] || make -s "$RP" >/dev/null 2>&1
+if [ ! -x "$FHOOK" ] || [ ! -x "$PROG" ] || [ ! -x "$RP" ]; then
+	echo "SKIP record: $FHOOK or the test programs are not built"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'umount "$tmp/small" 2>/dev/null; rm -rf "$tmp"' EXIT
+pass() { echo "PASS record/$1"; }
+fail() { echo "FAIL record/$1: $2"; }
+
+EVENTS=(-e 'f vfs_read $arg* file->name:string file->f_path.dentry:string file->mode file->kind'
+	-e 'f vfs_read%return $retval'
+	-e 'f add a b' -e 'f add%return $retval'
+	-e 'f note msg:string'
+	-e 'f fact n' -e 'f fact%return $retval'
+	-e 'f run%return $retval c=$comm'
+	-e 'f:globals/vars vfs_read @counter:s32 g=+0(@greeting):string fl=+0($arg1):s32 arr=+24($arg1):char[6]')
+
+normalize() {
+	sed -E -e 's/ +[0-9]+\.[0-9]{6}/ TS/g' -e 's/[0-9]+\.[0-9]{6}/TS/g' -e 's/[0-9]+\.[0-9]{3}([,}])/TS\1/g' \
+	    -e 's/prog-[0-9]+ +/prog-TID /' -e 's/\[[0-9]{3}\]/[CPU]/' \
+	    -e 's/"(pid|tid|cpu)":[0-9]+/"\1":N/g' -e 's/0x7ff[0-9a-f]+/STACK/g'
+}
+
+# ---- round trip: the same lines as the live trace, in every format
+if "$FHOOK" record "${EVENTS[@]}" -o "$tmp/known.rec" -- "$PROG" >"$tmp/known.out" 2>"$tmp/known.err" &&
+   grep -q '^run 55$' "$tmp/known.out" &&
+   grep -q '^fhook: record: 13 events, 0 nmissed, 0 lost, 0 waits; ' "$tmp/known.err"; then
+	pass summary
+else
+	fail summary "$(cat "$tmp/known.err")"
+fi
+for fmt in text json chrome; do
+	if ! "$FHOOK" replay --format $fmt -o "$tmp/r.$fmt" "$tmp/known.rec" 2>"$tmp/r.err"; then
+		fail "replay-$fmt" "exit $?: $(cat "$tmp/r.err")"
+		continue
+	fi
+	if diff <(normalize < "$tmp/r.$fmt") "$EXP/trace.$fmt" >"$tmp/diff"; then
+		pass "replay-$fmt ($(wc -l < "$EXP/trace.$fmt") lines)"
+	else
+		fail "replay-$fmt" "$(head -5 "$tmp/diff")"
+	fi
+done
+# the default output is standard output, and text
+if "$FHOOK" replay "$tmp/known.rec" 2>/dev/null | normalize | diff - "$EXP/trace.text" >/dev/null; then
+	pass replay-stdout
+else
+	fail replay-stdout "fhook replay PATH differs from --format text"
+fi
+
+# ---- every function, and the call graph
+"$FHOOK" record -o "$tmp/tree.rec" -- "$RP" tree >/dev/null 2>"$tmp/tree.err"
+st=$?
+want="main() {
+  outer() {
+    inner() {
+      leaf() {
+      } /* leaf */
+    } /* inner */"
+got=$("$FHOOK" replay --format graph "$tmp/tree.rec" 2>&1 | sed -E 's/^ *[0-9]+\.[0-9]+ +[0-9]+ \| //' | head -6)
+if [ $st = 0 ] && [ "$got" = "$want" ]; then
+	pass graph
+else
+	fail graph "exit $st; got: $got"
+fi
+# the entries and exits pair: as many of each, nesting back to zero
+n_in=$("$FHOOK" replay --format graph "$tmp/tree.rec" | grep -c '() {$')
+n_out=$("$FHOOK" replay --format graph "$tmp/tree.rec" | grep -c '} /\* ')
+last=$("$FHOOK" replay --format graph "$tmp/tree.rec" | tail -1 | sed -E 's/^ *[0-9]+\.[0-9]+ +[0-9]+ \| //')
+if [ "$n_in" = 20 ] && [ "$n_out" = 20 ] && [ "$last" = "} /* main */" ]; then
+	pass graph-pairs
+else
+	fail graph-pairs "$n_in entries, $n_out exits, last '$last'"
+fi
+
+# ---- report: calls exact; times no less than the sleeps
+"$FHOOK" report -s name "$tmp/tree.rec" >"$tmp/report" 2>"$tmp/report.err"
+st=$?
+line() { awk -v f="$1" '$NF == f' "$tmp/report"; }
+ns() {	# a printed duration in ns
+	awk -v v="$1" -v u="$2" 'BEGIN { m = u == "s" ? 1e9 : u == "ms" ? 1e6 : u == "us" ? 1e3 : 1;
+		printf "%d", v * m }'
+}
+calls() { line "$1" | awk '{ print $(NF - 7) }'; }
+total() { ns $(line "$1" | awk '{ print $1, $2 }'); }
+self() { ns $(line "$1" | awk '{ print $3, $4 }'); }
+if [ $st = 0 ] && [ "$(calls outer)" = 2 ] && [ "$(calls inner)" = 6 ] && [ "$(calls leaf)" = 11 ] &&
+   [ "$(calls main)" = 1 ]; then
+	pass report-calls
+else
+	fail report-calls "exit $st: $(cat "$tmp/report" "$tmp/report.err")"
+fi
+# inner sleeps 10 ms six times; outer's own time is almost nothing
+if [ "$(total inner)" -ge 60000000 ] && [ "$(total outer)" -ge "$(total inner)" ] &&
+   [ "$(self outer)" -lt "$(self inner)" ] && [ "$(total main)" -ge "$(total outer)" ]; then
+	pass report-times
+else
+	fail report-times "$(cat "$tmp/report")"
+fi
+# sorted by total time by default: main first
+first=$("$FHOOK" report "$tmp/tree.rec" 2>/dev/null | sed -n 3p | awk '{ print $NF }')
+[ "$first" = main ] && pass report-sort || fail report-sort "first line is '$first'"
+# filters: a glob, a depth, a minimum time
+got=$("$FHOOK" report -F 'in*' "$tmp/tree.rec" 2>/dev/null | awk 'NR > 2 { print $NF }' | tr '\n' ' ')
+[ "$got" = "inner " ] && pass report-filter || fail report-filter "'$got'"
+got=$("$FHOOK" report --depth 2 -s name "$tmp/tree.rec" 2>/dev/null | awk 'NR > 2 { print $NF }' | tr '\n' ' ')
+[ "$got" = "leaf main outer " ] && pass report-depth || fail report-depth "'$got'"
+got=$("$FHOOK" report --min-time 5ms -s name "$tmp/tree.rec" 2>/dev/null | awk 'NR > 2 { print $NF }' | tr '\n' ' ')
+[ "$got" = "inner main outer " ] && pass report-min-time || fail report-min-time "'$got'"
+
+# ---- Perfetto: a real protobuf decoder reads it; one slice per call
+if command -v protoc >/dev/null; then
+	if "$FHOOK" replay --format perfetto -o "$tmp/tree.pf" "$tmp/tree.rec" &&
+	   protoc --decode=perfetto.protos.Trace tests/events/perfetto.proto \
+		<"$tmp/tree.pf" >"$tmp/tree.pftxt" 2>"$tmp/pf.err" && [ ! -s "$tmp/pf.err" ]; then
+		b=$(grep -c 'type: TYPE_SLICE_BEGIN' "$tmp/tree.pftxt")
+		e=$(grep -c 'type: TYPE_SLICE_END' "$tmp/tree.pftxt")
+		[ "$b" = 20 ] && [ "$e" = 20 ] && pass perfetto || fail perfetto "$b begins, $e ends"
+	else
+		fail perfetto "$(head -3 "$tmp/pf.err")"
+	fi
+else
+	echo "SKIP record/perfetto: protoc is not installed"
+fi
+
+# ---- JSON with invalid UTF-8 and a string cut at its size limit
+"$FHOOK" record -e 'f takes_str s:string' -o "$tmp/str.rec" -- "$RP" strings >/dev/null 2>&1
+for fmt in json chrome; do
+	"$FHOOK" replay --format $fmt -o "$tmp/str.$fmt" "$tmp/str.rec" 2>/dev/null
+done
+if python3 - "$tmp/str.json" "$tmp/str.chrome" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+assert [l["args"]["s"] for l in lines][0] == "bad \ufffd\ufffd utf8 \ufffd( end", lines[0]
+assert lines[1]["args"]["s"] == "\u00e9" * 127, lines[1]
+ch = json.load(open(sys.argv[2], encoding="utf-8"))
+assert len(ch["traceEvents"]) == 2
+PY
+then
+	pass json-utf8
+else
+	fail json-utf8 "$(head -c 300 "$tmp/str.json")"
+fi
+
+# ---- many threads: nothing lost by default
+"$FHOOK" record -o "$tmp/mt.rec" -- "$RP" mt 8 100000 >/dev/null 2>"$tmp/mt.err"
+ev=$(sed -nE 's/^fhook: record: ([0-9]+) events, ([0-9]+) nmissed, ([0-9]+) lost.*/\1 \2 \3/p' "$tmp/mt.err")
+calls=$("$FHOOK" report -s name "$tmp/mt.rec" 2>/dev/null | awk '$NF == "leaf" { print $(NF - 7) }')
+# entries and exits of leaf x 800,000, thread_main x 8, main
+if [ "$ev" = "1600018 0 0" ] && [ "$calls" = 800000 ]; then
+	pass many-threads
+else
+	fail many-threads "summary '$ev', leaf calls '$calls': $(cat "$tmp/mt.err")"
+fi
+# --lossy drops and counts instead of waiting; events + lost is every call
+"$FHOOK" record --lossy --buffer-size 64K -o "$tmp/lossy.rec" -- "$RP" mt 4 100000 >/dev/null 2>"$tmp/lossy.err"
+sum=$(sed -nE 's/^fhook: record: ([0-9]+) events, [0-9]+ nmissed, ([0-9]+) lost.*/\1 + \2/p' "$tmp/lossy.err")
+if [ -n "$sum" ] && [ $(($sum)) = 800010 ]; then
+	pass lossy-accounting
+else
+	fail lossy-accounting "$(cat "$tmp/lossy.err")"
+fi
+
+# ---- honest ends
+out=$("$FHOOK" record -o /dev/full -- "$RP" tree 2>&1 >/dev/null)
+st=$?
+if [ $st = 1 ] && grep -q 'No space left on device' <<< "$out"; then
+	pass dev-full
+else
+	fail dev-full "exit $st: $out"
+fi
+if [ "$(id -u)" = 0 ] && mkdir -p "$tmp/small" && mount -t tmpfs -o size=1m tmpfs "$tmp/small" 2>/dev/null; then
+	out=$("$FHOOK" record -o "$tmp/small/r.rec" -- "$RP" mt 2 200000 2>&1 >/dev/null)
+	st=$?
+	msg=$(grep 'No space left on device' <<< "$out")
+	rec=$(sed -nE 's/.*stopped early; ([0-9]+) events recorded, ([0-9]+) lost$/\1 \2/p' <<< "$out")
+	n=$("$FHOOK" replay "$tmp/small/r.rec" 2>"$tmp/small.err" | wc -l)
+	if [ $st = 1 ] && [ -n "$msg" ] && [ -n "$rec" ] && [ "${rec% *}" = "$n" ] &&
+	   [ $((${rec% *} + ${rec#* })) = 800006 ] && grep -q 'ends early' "$tmp/small.err"; then
+		pass disk-full "($n events kept, ${rec#* } lost)"
+	else
+		fail disk-full "exit $st, '$rec', $n events readable: $out"
+	fi
+	umount "$tmp/small"
+else
+	echo "SKIP record/disk-full: needs root to mount a small tmpfs"
+fi
+# SIGTERM: the program is told too, the recording is finished and readable
+"$FHOOK" record -o "$tmp/term.rec" -- "$RP" spin >"$tmp/term.out" 2>"$tmp/term.err" &
+fpid=$!
+for _ in $(seq 100); do grep -q spinning "$tmp/term.out" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
+kill -TERM $fpid
+wait $fpid
+st=$?
+n=$("$FHOOK" replay "$tmp/term.rec" 2>"$tmp/term.rerr" | grep -c 'entry: (leaf+0x0')
+if [ $st = 143 ] && grep -q 'stopped by signal 15' "$tmp/term.err" && [ "$n" -gt 0 ] &&
+   ! grep -q 'ends early' "$tmp/term.rerr"; then
+	pass sigterm "($n calls)"
+else
+	fail sigterm "exit $st, $n calls: $(cat "$tmp/term.err" "$tmp/term.rerr")"
+fi
+# fhook killed: the recording reads to its last block; the program says it goes on untraced
+"$FHOOK" record -o "$tmp/kill.rec" -- "$RP" spin >"$tmp/kill.out" 2>"$tmp/kill.err" &
+fpid=$!
+for _ in $(seq 100); do grep -q spinning "$tmp/kill.out" 2>/dev/null && break; sleep 0.1; done
+ppid=$(pgrep -xf "$RP spin" | head -1)
+sleep 0.3
+kill -KILL $fpid
+wait $fpid 2>/dev/null
+for _ in $(seq 100); do grep -q 'continues untraced' "$tmp/kill.err" && break; sleep 0.1; done
+[ -n "$ppid" ] && kill "$ppid" 2>/dev/null
+n=$("$FHOOK" replay "$tmp/kill.rec" 2>"$tmp/kill.rerr" | wc -l)
+if grep -q "process $ppid continues untraced" "$tmp/kill.err" && grep -q 'ends early' "$tmp/kill.rerr" &&
+   [ "$n" -gt 0 ]; then
+	pass killed "($n events readable)"
+else
+	fail killed "$n events; $(cat "$tmp/kill.err" "$tmp/kill.rerr")"
+fi
+# a file that is not a recording
+echo hello >"$tmp/not.rec"
+out=$("$FHOOK" replay "$tmp/not.rec" 2>&1)
+st=$?
+[ $st = 1 ] && grep -q 'not a recording of fhook record' <<< "$out" && pass not-a-recording ||
+	fail not-a-recording "exit $st: $out"
+
+# ---- what the traced program sees
+"$FHOOK" record -o "$tmp/fds.rec" -- "$RP" fds >"$tmp/fds.out" 2>/dev/null
+if grep -q '^fd ' "$tmp/fds.out" && ! grep -q "fds.rec" "$tmp/fds.out"; then
+	pass output-not-inherited
+else
+	fail output-not-inherited "$(cat "$tmp/fds.out")"
+fi
+cp "$RP" "$tmp/self"
+out=$("$FHOOK" record -o "$tmp/self" -- "$tmp/self" tree 2>&1)
+st=$?
+if [ $st != 0 ] && grep -q 'is the program being recorded' <<< "$out" && cmp -s "$RP" "$tmp/self"; then
+	pass output-is-program
+else
+	fail output-is-program "exit $st: $out"
+fi
+out=$("$FHOOK" record --no-follow -o "$tmp/true.rec" -- /bin/true 2>&1)
+st=$?
+if [ $st = 1 ] && grep -q 'has no patchable sites: rebuild it' <<< "$out"; then
+	pass no-sites
+else
+	fail no-sites "exit $st: $out"
+fi
