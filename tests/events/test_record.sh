@@ -229,7 +229,7 @@ if grep -q "process $ppid continues untraced" "$tmp/kill.err" && grep -q 'ends e
    [ "$n" -gt 0 ]; then
 	pass killed "($n events readable)"
 else
-	fail killed "$n events; $(cat "$tmp/kill.err" "$tmp/kill.rerr")"
+	fail killed "pid $ppid, $n events; $(cat "$tmp/kill.err" "$tmp/kill.rerr")"
 fi
 # a file that is not a recording
 echo hello >"$tmp/not.rec"
