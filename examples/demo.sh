@@ -1,5 +1,6 @@
 #!/bin/bash
-# make demo: seed 000's results table, in user space.
+# make demo: the memcg redirect example's results table, in user space, then
+# a recording of the same server's calls.
 #
 # build/examples/memcg/memcg is a server with the kernel's
 # __memory_events_show, memory_events_show and memory_events_local_show.
@@ -86,6 +87,20 @@ printf '%-16s | %-52s | %s\n' "after unload" \
 [ "${got[before,ev]}${got[before,local]}" = "$orig$orig" ] &&
 [ "${got[loaded,ev]}${got[loaded,local]}" = "$new$orig" ] &&
 [ "${got[after,ev]}${got[after,local]}" = "$orig$orig" ] || { echo "demo: FAILED"; exit 1; }
+
+# Tracing the same server: every function's entry and exit recorded (fhook
+# record), then the time per function and the calls as a tree.
+rec=$(mktemp)
+trap 'rm -f "$log" "$rec"' EXIT
+echo
+echo "---- fhook record: every call of the server, then fhook report and replay ----"
+echo "# printf 'cat memory.events\\ncat memory.events.local\\n' | fhook record -o demo.rec -- memcg"
+printf 'cat memory.events\ncat memory.events.local\n' |
+	"$ROOT/build/fhook" record -o "$rec" -- "$MEMCG" >/dev/null || { echo "demo: record FAILED"; exit 1; }
+echo "# fhook report demo.rec"
+"$ROOT/build/fhook" report "$rec" || { echo "demo: report FAILED"; exit 1; }
+echo "# fhook replay --format graph demo.rec | grep -v seq_printf"
+"$ROOT/build/fhook" replay --format graph "$rec" | grep -v seq_printf || { echo "demo: replay FAILED"; exit 1; }
 
 # The kernel edition, where QEMU is there (make -C kernel demo installs the
 # kernel it boots; FHOOK_DEMO_NO_KERNEL=1 leaves it out).
