@@ -29,6 +29,8 @@ TMP=$(mktemp -d /tmp/fhook-bench.XXXXXX)
 BT_PID=
 TRACE_STAT=
 BZ_TRACE_STAT=
+BZ_REC_STAT=
+declare -A REC_READ
 SESSIOND_PID=
 LTTNG_SESSION=
 
@@ -398,6 +400,7 @@ else
 	INSZ=$(stat -c %s "$TMP/input")
 	bzip2 -9 -c "$TMP/input" >"$TMP/ref.bz2"
 	BZMODES="plain pad nop fprobe-entry fprobe-both uftrace-pg uftrace-P"
+	$FHOOK record -h >/dev/null 2>&1 && BZMODES="$BZMODES record"
 	$FHOOK trace -h >/dev/null 2>&1 && [ -z "${SKIP[trace]:-}" ] && BZMODES="$BZMODES trace"
 	declare -A BZC
 	BZC[plain]="$B/bzip2_plain -9 -c $TMP/input"
@@ -408,6 +411,7 @@ else
 	BZC[uftrace-pg]="uftrace record -d $TMP/ut.data $B/bzip2_pg -9 -c $TMP/input"
 	BZC[uftrace-P]="uftrace record -P . -d $TMP/ut.data $B/bzip2_pad -9 -c $TMP/input"
 	BZC[trace]="$FHOOK trace -e 'f:bench/in *' -e 'f:bench/out *%return' -o /dev/null -- $B/bzip2_pad -9 -c $TMP/input"
+	BZC[record]="$FHOOK record -o $TMP/bz.rec -- $B/bzip2_pad -9 -c $TMP/input"
 	have uftrace || BZMODES=${BZMODES//uftrace-pg uftrace-P/}
 	declare -A BZBAD
 	set -f	# the globs of fhook trace's events are not file names
@@ -418,7 +422,9 @@ else
 			echo "$w" >>"$TMP/bz.$v"
 			cmp -s "$TMP/out.bz2" "$TMP/ref.bz2" || BZBAD[$v]=1
 			[ "$v" = trace ] && BZ_TRACE_STAT=$(grep -o '[0-9]* events.*' "$TMP/err" | tail -1)
-			rm -rf "$TMP/ut.data" "$TMP/trace.out"
+			[ "$v" = record ] && BZ_REC_STAT=$(grep -o '[0-9]* events.*' "$TMP/err" | tail -1)
+			[ "$v" = record ] && [ "$r" = 3 ] && mv "$TMP/bz.rec" "$TMP/bz.keep.rec"
+			rm -rf "$TMP/ut.data" "$TMP/trace.out" "$TMP/bz.rec"
 		done
 		printf '.'
 	done
@@ -437,12 +443,59 @@ else
 	BZFUNCS=$($FHOOK funcs "$B/bzip2_pad" 2>/dev/null | grep -c .)
 fi
 
+# ---------------------------------------------------------------- recording
+
+say "workload 4: recordings (size, reading speed, many threads)"
+# bytes on disk per event, and how fast a recording is read back, on bzip2's
+if [ -s "$TMP/bz.keep.rec" ]; then
+	REC_EVENTS=$(sed -nE 's/^([0-9]+) events.*/\1/p' <<< "${BZ_REC_STAT:-}")
+	REC_BYTES=$(stat -c %s "$TMP/bz.keep.rec")
+	for k in replay report; do
+		case $k in
+		replay) c="$FHOOK replay -o /dev/null $TMP/bz.keep.rec" ;;
+		report) c="$FHOOK report $TMP/bz.keep.rec" ;;
+		esac
+		best=
+		for r in 1 2 3; do
+			"$B/cputime" $c 3>"$TMP/cpu" >/dev/null 2>&1
+			read -r w u s <"$TMP/cpu"
+			t=$((u + s))
+			[ -z "$best" ] || [ "$t" -lt "$best" ] && best=$t
+		done
+		REC_READ[$k]=$best	# CPU µs, the best of three
+	done
+	UT_BYTES=
+	if have uftrace; then
+		(cd "$TMP" && uftrace record -d "$TMP/ut.data" "$B/bzip2_pg" -9 -c "$TMP/input" >/dev/null 2>&1)
+		UT_BYTES=$(du -sb "$TMP/ut.data" | awk '{ print $1 }')
+		rm -rf "$TMP/ut.data"
+	fi
+	rm -f "$TMP/bz.keep.rec"
+fi
+# many threads: every call recorded, none lost; fhook's own peak memory
+cc_q -O2 -g $CFLAGS_TRACE -o "$B/threads" bench/threads.c -lpthread
+MT_N=64 MT_CALLS=1000000
+"$FHOOK" record -o "$TMP/mt.rec" -- "$B/threads" $MT_N $MT_CALLS >/dev/null 2>"$TMP/mt.err" &
+fpid=$!
+MT_HWM=0
+while kill -0 $fpid 2>/dev/null; do
+	h=$(awk '/^VmHWM/ { print $2 }' /proc/$fpid/status 2>/dev/null)
+	[ -n "$h" ] && [ "$h" -gt "$MT_HWM" ] && MT_HWM=$h
+	sleep 0.05
+done
+wait $fpid
+MT_STAT=$(grep -o '[0-9]* events.*' "$TMP/mt.err" | tail -1)
+rm -f "$TMP/mt.rec"
+say "  $MT_N threads x $MT_CALLS calls: $MT_STAT; fhook peak RSS $((MT_HWM / 1024)) MB"
+
 # ---------------------------------------------------------------- report
 
 say "writing bench/RESULTS.md and bench/results.png"
 declare -p IR NS NSMIN NSMAX SKIP LABEL NS_N SU >"$B/results.vars"
 declare -p BZT BZTMIN BZTMAX BZBAD 2>/dev/null >>"$B/results.vars"
-for v in ORDER ROUNDS N1 N2 W3 BZVER INSZ BZCALLS BZFUNCS BZMODES LT_DISC SKIP_IR_uprobe TRACE_STAT BZ_TRACE_STAT REV RUNDATE; do
+declare -p REC_READ 2>/dev/null >>"$B/results.vars"
+for v in ORDER ROUNDS N1 N2 W3 BZVER INSZ BZCALLS BZFUNCS BZMODES LT_DISC SKIP_IR_uprobe TRACE_STAT BZ_TRACE_STAT \
+	 BZ_REC_STAT REC_EVENTS REC_BYTES UT_BYTES MT_N MT_CALLS MT_HWM MT_STAT REV RUNDATE; do
 	declare -p "$v" 2>/dev/null >>"$B/results.vars"
 done
 . bench/report.sh
