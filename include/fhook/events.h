@@ -43,12 +43,16 @@ extern "C" {
 #define FHOOK_EV_MAX_ENTRY_ARGS		16	/* $argN a return event may use */
 #define FHOOK_EV_DEFAULT_GROUP		"fprobes"
 
+/* FHOOK_FOP_ARG's parameter for an argument in SSE register n (ABI order). */
+#define FHOOK_EV_ARG_XMM		0x100
+
 /* Fetch operations, as the kernel's FETCH_OP_*. */
 enum fhook_fetch_op {
 	FHOOK_FOP_NOP = 0,
-	FHOOK_FOP_ARG,		/* param: argument index (0-based) */
+	FHOOK_FOP_ARG,		/* param: integer register 0-5, stack slot 6.., or
+				 * FHOOK_EV_ARG_XMM + n: SSE register n */
 	FHOOK_FOP_EDATA,	/* param: slot of an argument saved at entry */
-	FHOOK_FOP_RETVAL,
+	FHOOK_FOP_RETVAL,	/* param 0: rax; 1: xmm0 (a floating-point result) */
 	FHOOK_FOP_STACKP,
 	FHOOK_FOP_STACK,	/* param: word index */
 	FHOOK_FOP_COMM,
@@ -76,6 +80,7 @@ enum fhook_ev_type {
 	FHOOK_EVT_X8, FHOOK_EVT_X16, FHOOK_EVT_X32, FHOOK_EVT_X64,
 	FHOOK_EVT_CHAR, FHOOK_EVT_SYMBOL,
 	FHOOK_EVT_STRING, FHOOK_EVT_USTRING, FHOOK_EVT_SYMSTR,
+	FHOOK_EVT_F32, FHOOK_EVT_F64,	/* floating point (from DWARF; not a kernel type) */
 	FHOOK_EVT_NR,
 };
 

@@ -48,6 +48,9 @@ struct dthr {
 	uint64_t *open_ip;	/* by shadow-stack slot: the function last entered there */
 	uint16_t *stack;	/* slots of the open entries, outermost first */
 	uint32_t nr_stack;
+	/* the exit last paired: further exit events of the same return share it */
+	uint32_t closed_slot, closed_depth;
+	uint64_t closed_ip;
 	struct dec_event cur;	/* the next event, when have_cur */
 	bool have_cur;
 };
@@ -503,6 +506,7 @@ static void open_entry(struct dthr *t, uint32_t slot, uint64_t ip, uint32_t *dep
 	if (t->nr_stack < DEC_MAX_DEPTH)
 		t->stack[t->nr_stack++] = (uint16_t)slot;
 	t->open_ip[slot] = ip;
+	t->closed_slot = 0;
 }
 
 static uint64_t close_entry(struct dthr *t, uint32_t slot, uint32_t *depth)
@@ -514,7 +518,14 @@ static uint64_t close_entry(struct dthr *t, uint32_t slot, uint32_t *depth)
 	if (k && t->stack[k - 1] == slot) {
 		t->nr_stack = k - 1;
 		*depth = k - 1;
-		return t->open_ip ? t->open_ip[slot] : 0;
+		t->closed_slot = slot;
+		t->closed_depth = k - 1;
+		t->closed_ip = t->open_ip ? t->open_ip[slot] : 0;
+		return t->closed_ip;
+	}
+	if (slot == t->closed_slot) {
+		*depth = t->closed_depth;
+		return t->closed_ip;
 	}
 	*depth = t->nr_stack;
 	return 0;

@@ -212,7 +212,7 @@ int ev_dw_fetch_type(Dwarf_Die *t)
 		if (dwarf_attr(t, DW_AT_encoding, &at))
 			dwarf_formudata(&at, &enc);
 		if (enc == DW_ATE_float)
-			return size == 4 ? FHOOK_EVT_X32 : FHOOK_EVT_X64;
+			return size == 4 ? FHOOK_EVT_F32 : size == 8 ? FHOOK_EVT_F64 : FHOOK_EVT_X64;
 		bool sign = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
 
 		switch (size) {
@@ -231,4 +231,136 @@ int ev_dw_fetch_type(Dwarf_Die *t)
 		return FHOOK_EVT_U64;
 	}
 	return FHOOK_EVT_X64;
+}
+
+enum { CLS_NONE, CLS_INT, CLS_SSE, CLS_MEM, CLS_MIXED };
+
+/* Does an aggregate hold floating-point members, integer ones, or both? */
+static void members_kind(Dwarf_Die *t, bool *has_float, bool *has_int, int depth)
+{
+	Dwarf_Die child, mt;
+	Dwarf_Attribute at;
+
+	if (depth > 8 || dwarf_child(t, &child))
+		return;
+	do {
+		Dwarf_Word enc = 0;
+
+		if (dwarf_tag(&child) != DW_TAG_member)
+			continue;
+		if (!dwarf_attr_integrate(&child, DW_AT_type, &at) || !dwarf_formref_die(&at, &mt) ||
+		    dwarf_peel_type(&mt, &mt))
+			continue;
+		switch (dwarf_tag(&mt)) {
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_class_type:
+			members_kind(&mt, has_float, has_int, depth + 1);
+			break;
+		case DW_TAG_array_type:
+			/* an array of floats or of integers: its element decides */
+			if (dwarf_attr_integrate(&mt, DW_AT_type, &at) && dwarf_formref_die(&at, &mt) &&
+			    !dwarf_peel_type(&mt, &mt) && dwarf_tag(&mt) == DW_TAG_base_type &&
+			    dwarf_attr(&mt, DW_AT_encoding, &at) && !dwarf_formudata(&at, &enc) &&
+			    enc == DW_ATE_float)
+				*has_float = true;
+			else
+				*has_int = true;
+			break;
+		case DW_TAG_base_type:
+			if (dwarf_attr(&mt, DW_AT_encoding, &at) && !dwarf_formudata(&at, &enc) &&
+			    enc == DW_ATE_float)
+				*has_float = true;
+			else
+				*has_int = true;
+			break;
+		default:
+			*has_int = true;
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* The ABI class of a value of @t and the eightbytes it takes. */
+static int classify(Dwarf_Die *type, int *words)
+{
+	Dwarf_Attribute at;
+	Dwarf_Word enc = 0;
+	Dwarf_Die t = *type;
+	int size, tag;
+
+	*words = 1;
+	if (!t.addr || dwarf_peel_type(&t, &t))
+		return CLS_INT;
+	tag = dwarf_tag(&t);
+	size = dwarf_bytesize(&t);
+	if (size > 0)
+		*words = (size + 7) / 8;
+	switch (tag) {
+	case DW_TAG_base_type:
+		if (dwarf_attr(&t, DW_AT_encoding, &at))
+			dwarf_formudata(&at, &enc);
+		if (enc == DW_ATE_float)
+			return size <= 8 ? CLS_SSE : CLS_MEM;	/* long double: x87, in memory */
+		if (enc == DW_ATE_complex_float)
+			return size <= 16 ? CLS_SSE : CLS_MEM;
+		return CLS_INT;
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_class_type: {
+		bool f = false, i = false;
+
+		if (size > 16 || size <= 0)
+			return CLS_MEM;
+		members_kind(&t, &f, &i, 0);
+		return f && i ? CLS_MIXED : f ? CLS_SSE : CLS_INT;
+	}
+	default:
+		return CLS_INT;	/* pointers, enums, references */
+	}
+}
+
+/*
+ * Where the SysV x86-64 ABI passes parameter @i of @fn: an integer
+ * register (0-5), a stack slot (6 and up) or FHOOK_EV_ARG_XMM + n; -1 when
+ * an aggregate before it mixes classes (its eightbytes are not followed).
+ */
+int ev_dw_param_loc(struct ev_dw_func *fn, int i)
+{
+	int ints = 0, sse = 0, stack = 0, k, words, cls;
+	Dwarf_Die type;
+
+	/* a struct returned in memory: its address goes in %rdi first */
+	if (!fn->returns_void && classify(&fn->ret_type, &words) == CLS_MEM)
+		ints = 1;
+	for (k = 0; k <= i; k++) {
+		int loc;
+
+		if (!ev_dw_param(fn, k, &type) && !type.addr && k == i)
+			memset(&type, 0, sizeof(type));
+		cls = classify(&type, &words);
+		if (cls == CLS_MIXED)
+			return -1;
+		if (cls == CLS_INT && ints + words <= 6) {
+			loc = ints;
+			ints += words;
+		} else if (cls == CLS_SSE && sse + words <= 8) {
+			loc = FHOOK_EV_ARG_XMM + sse;
+			sse += words;
+		} else {
+			loc = 6 + stack;
+			stack += words;
+		}
+		if (k == i)
+			return loc;
+	}
+	return -1;
+}
+
+/* Is @t (peeled) a floating-point type returned in %xmm0? */
+bool ev_dw_is_sse(Dwarf_Die *t)
+{
+	int words;
+
+	return classify(t, &words) == CLS_SSE;
 }

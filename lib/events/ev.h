@@ -59,6 +59,10 @@ bool ev_dw_is_ptr(Dwarf_Die *t, Dwarf_Die *target);
 bool ev_dw_is_struct(Dwarf_Die *t);
 bool ev_dw_is_char(Dwarf_Die *t);
 bool ev_dw_is_char_array(Dwarf_Die *t);
+/* Where the ABI passes parameter @i: FHOOK_FOP_ARG's param, or -1. */
+int ev_dw_param_loc(struct ev_dw_func *fn, int i);
+/* A value of @t is returned in %xmm0. */
+bool ev_dw_is_sse(Dwarf_Die *t);
 /* The fetch type DWARF suggests for a value of @t (FHOOK_EVT_*). */
 int ev_dw_fetch_type(Dwarf_Die *t);
 

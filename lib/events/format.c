@@ -257,6 +257,23 @@ static bool value(struct fmt_out *f, const struct dec_thread *thr, int type,
 	case FHOOK_EVT_SYMBOL:
 		ob_sym(f, thr, v, false);
 		return false;
+	case FHOOK_EVT_F32:
+	case FHOOK_EVT_F64: {
+		char buf[40];
+		double d;
+		float fl;
+
+		if (type == FHOOK_EVT_F32) {
+			memcpy(&fl, p, 4);
+			d = fl;
+		} else {
+			memcpy(&d, p, 8);
+		}
+		/* JSON has no NaN or infinity: those are quoted */
+		snprintf(buf, sizeof(buf), type == FHOOK_EVT_F32 ? "%.7g" : "%.15g", d);
+		ob_str(f, buf);
+		return d == d && d - d == 0;
+	}
 	default:
 		ob_hex(f, v);
 		return false;

@@ -362,6 +362,9 @@ static int parse_dw_arg(struct ev_ctx *c, char *varname, struct fhook_fetch_insn
 				return -ENOENT;
 			}
 			type = c->fn.ret_type;
+			/* a float or double comes back in %xmm0, not %rax */
+			if (ev_dw_is_sse(&type))
+				code->param = 1;
 			goto found;
 		}
 		if (field) {
@@ -397,6 +400,13 @@ static int parse_dw_arg(struct ev_ctx *c, char *varname, struct fhook_fetch_insn
 			log_err(c, c->offset, E_NO_BTFARG);
 			return -ENOENT;
 		}
+	}
+	/* by the ABI's classification: a double is in an SSE register, and later integers move up */
+	{
+		int loc = ev_dw_param_loc(&c->fn, param);
+
+		if (loc >= 0)
+			param = loc;
 	}
 	if (c->is_return) {
 		struct fhook_event *ev = c->ev;

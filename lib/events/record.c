@@ -451,6 +451,12 @@ static unsigned long fetch_arg(struct ftrace_regs *fregs, unsigned int n)
 {
 	unsigned long v = 0;
 
+	if (n >= FHOOK_EV_ARG_XMM) {
+		/* the low eight bytes of an SSE register: a double, or a float in four */
+		if (n - FHOOK_EV_ARG_XMM < 8)
+			memcpy(&v, fregs->fhook_xmm[n - FHOOK_EV_ARG_XMM], sizeof(v));
+		return v;
+	}
 	if (n < 6)
 		return ftrace_regs_get_argument(fregs, n);
 	/* the 7th argument on sits above the return address */
@@ -495,7 +501,12 @@ static int run_fetch(struct rec_arg *a, struct ftrace_regs *fregs, unsigned long
 		switch (in->op) {
 		case FHOOK_FOP_ARG: val = fetch_arg(fregs, in->param); break;
 		case FHOOK_FOP_EDATA: val = entry ? entry[in->param] : 0; break;
-		case FHOOK_FOP_RETVAL: val = ftrace_regs_get_return_value(fregs); break;
+		case FHOOK_FOP_RETVAL:
+			if (in->param == 1)
+				memcpy(&val, fregs->fhook_xmm[0], sizeof(val));
+			else
+				val = ftrace_regs_get_return_value(fregs);
+			break;
 		case FHOOK_FOP_STACKP: val = ftrace_regs_get_stack_pointer(fregs); break;
 		case FHOOK_FOP_STACK:
 			fault = safe_read(&val, ftrace_regs_get_stack_pointer(fregs) + 8 * in->param,

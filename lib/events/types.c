@@ -21,6 +21,7 @@ static const struct {
 	[FHOOK_EVT_CHAR] = { "char", 1 }, [FHOOK_EVT_SYMBOL] = { "symbol", 8 },
 	[FHOOK_EVT_STRING] = { "string", 4 }, [FHOOK_EVT_USTRING] = { "ustring", 4 },
 	[FHOOK_EVT_SYMSTR] = { "symstr", 4 },
+	[FHOOK_EVT_F32] = { "f32", 4 }, [FHOOK_EVT_F64] = { "f64", 8 },
 };
 
 unsigned int fhook_ev_type_size(int type)

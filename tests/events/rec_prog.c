@@ -43,6 +43,19 @@ NOINLINE size_t takes_str(const char *s)
 	return strlen(s);
 }
 
+NOINLINE double scale(double v, int k)
+{
+	sink += k;
+	return v * k;
+}
+
+/* integers and floating point interleaved: each class counts its own registers */
+NOINLINE float mix(int a, float b, long c, double d, char e, double f)
+{
+	sink += a + c + e;
+	return (float)(b + d + f);
+}
+
 static long per_thread;
 
 static void *thread_main(void *arg)
@@ -88,6 +101,10 @@ int main(int argc, char **argv)
 			memcpy(big + i, "\xc3\xa9", 2);
 		big[400] = 0;
 		takes_str(big);
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "fp")) {
+		printf("%g %g\n", scale(1.5, 3), mix(1, 2.5f, 3, 4.25, 'x', -0.5));
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "fds")) {

@@ -260,3 +260,19 @@ if [ $st = 1 ] && grep -q 'has no patchable sites: rebuild it' <<< "$out"; then
 else
 	fail no-sites "exit $st: $out"
 fi
+
+# ---- floating-point parameters by the ABI's classification (DWARF types)
+"$FHOOK" record -e 'f scale v k' -e 'f scale%return $retval' -e 'f mix $arg*' \
+	-e 'f mix%return $retval' -e 'f:x/z mix%return b f e' -o "$tmp/fp.rec" -- "$RP" fp \
+	>"$tmp/fp.out" 2>"$tmp/fp.err"
+"$FHOOK" replay "$tmp/fp.rec" 2>/dev/null | sed -E 's/^.*: ([a-z_]+): \((.*)\)/\1: (\2)/; s/\+0x[0-9a-f]+\/0x[0-9a-f]+//g' >"$tmp/fp.txt"
+want='mix__entry: (mix) a=1 b=2.5 c=3 d=4.25 e=120 f=-0.5
+mix__exit: (main <- mix) arg1=6.25
+z: (main <- mix) b=2.5 f=-0.5 e=120
+scale__entry: (scale) v=1.5 k=3
+scale__exit: (main <- scale) arg1=4.5'
+if grep -q '^4.5 6.25$' "$tmp/fp.out" && [ "$(cat "$tmp/fp.txt")" = "$want" ]; then
+	pass floating-point
+else
+	fail floating-point "$(cat "$tmp/fp.txt" "$tmp/fp.err")"
+fi

@@ -4,7 +4,7 @@
 # For each program (Debian 12 source package, built out of tree under
 # build/real/ with `fhook cflags` added to CFLAGS), its own test suite runs
 #   (a) untraced,
-#   (b) under one `fhook trace -e 'f *' -e 'f *%return' -o FILE`, following the
+#   (b) under one `fhook record -e 'f *' -e 'f *%return' -o FILE`, following the
 #       harness and every child; the trace is checked for completeness,
 #   (c) with tests/real/toggle.c preloaded: an fprobe on every function
 #       registered, disabled, enabled and unregistered in a loop in every process.
@@ -148,16 +148,20 @@ three_ways() {
 	rm -f "$R/$name.trace"
 	if [ -n "${NO_TRACE:-}" ]; then
 		skip "$name-b-traced" "$NO_TRACE"
-	elif run_suite "$name-b" "$dir" "$ok" "$FH" trace -e 'f *' -e 'f *%return' \
-			-o "$R/$name.trace" -- "$@"; then
-		pass "$name-b-traced (${SECS}s)"
+	elif run_suite "$name-b" "$dir" "$ok" "$FH" record -e 'f *' -e 'f *%return' \
+			-o "$R/$name.rec" -- "$@"; then
+		pass "$name-b-recorded (${SECS}s)"
 	else
-		fail "$name-b-traced" "$WHY"
+		fail "$name-b-recorded" "$WHY"
 	fi
 	[ -n "${NO_TRACE:-}" ] || {
-	read -r ev nm lost < <(sed -n 's/^fhook: trace: \([0-9]*\) events, \([0-9]*\) nmissed, \([0-9]*\) lost$/\1 \2 \3/p' "$R/$name-b.out" | tail -1)
+	read -r ev nm lost < <(sed -n 's/^fhook: record: \([0-9]*\) events, \([0-9]*\) nmissed, \([0-9]*\) lost, .*/\1 \2 \3/p' "$R/$name-b.out" | tail -1)
+	# the recording read back as the kernel's trace text
+	"$FH" replay -o "$R/$name.trace" "$R/$name.rec" 2>"$R/$name-replay.err" ||
+		fail "$name-b-replay" "$(head -3 "$R/$name-replay.err")"
+	rm -f "$R/$name.rec"
 	if [ -z "${ev:-}" ]; then
-		fail "$name-b-summary" "no 'fhook: trace:' summary line"
+		fail "$name-b-summary" "no 'fhook: record:' summary line"
 	else
 		read -r ent ex open bad < <(balance "$R/$name.trace")
 		if [ "$ev" != $((ent + ex)) ]; then
