@@ -2,7 +2,8 @@
 # Install the Debian packages fhook needs to build and test (as root);
 # quiet and quick when they are already there.
 set -e
-PKGS="gcc g++ make libc6-dev binutils libelf-dev libdw-dev liburcu-dev libcapstone-dev pkg-config clang"
+PKGS="gcc g++ make libc6-dev binutils libelf-dev libdw-dev liburcu-dev libcapstone-dev pkg-config clang
+      protobuf-compiler python3"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
