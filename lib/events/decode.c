@@ -55,6 +55,18 @@ struct dthr {
 	bool have_cur;
 };
 
+/* C++ names, demangled once per symbol. */
+struct dec_demangled {
+	struct dec_demangled *next;
+	const char *mangled;
+	char *name;
+};
+
+#define DEC_DEMANGLE_BUCKETS	(1U << 12)
+
+/* libstdc++'s demangler (the command links it; traced processes never do) */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
 struct dec_cache {
 	const struct dec_proc *proc;
 	uint64_t addr;
@@ -79,6 +91,7 @@ struct dec {
 	struct dthr **heap;
 	size_t nr_heap;
 	struct dec_cache *cache;
+	struct dec_demangled **demangled;
 	void *map;
 	size_t map_len;
 };
@@ -145,6 +158,18 @@ void dec_free(struct dec *d)
 	}
 	free(d->heap);
 	free(d->cache);
+	if (d->demangled) {
+		for (k = 0; k < (int)DEC_DEMANGLE_BUCKETS; k++) {
+			while (d->demangled[k]) {
+				struct dec_demangled *m = d->demangled[k];
+
+				d->demangled[k] = m->next;
+				free(m->name);
+				free(m);
+			}
+		}
+		free(d->demangled);
+	}
 	if (d->map)
 		munmap(d->map, d->map_len);
 	free(d);
@@ -813,6 +838,41 @@ static void file_syms_from_disk(struct dec_file *f)
 	f->have_syms = true;
 }
 
+/* @name as a C++ programmer writes it, or @name itself. */
+static const char *demangle(struct dec *d, const char *name)
+{
+	struct dec_demangled *m;
+	size_t h;
+	int status = -1;
+	char *dm;
+
+	if (name[0] != '_' || name[1] != 'Z')
+		return name;
+	if (!d->demangled && !(d->demangled = calloc(DEC_DEMANGLE_BUCKETS, sizeof(*d->demangled))))
+		return name;
+	h = ((uintptr_t)name >> 3) * 0x9e3779b97f4a7c15ULL >> 52;
+	for (m = d->demangled[h]; m; m = m->next)
+		if (m->mangled == name)
+			return m->name;
+	dm = __cxa_demangle(name, NULL, NULL, &status);
+	m = malloc(sizeof(*m));
+	if (!m) {
+		free(dm);
+		return name;
+	}
+	m->mangled = name;
+	m->name = status == 0 && dm ? dm : strdup(name);
+	if (!m->name) {
+		free(m);
+		return name;
+	}
+	if (m->name != dm)
+		free(dm);
+	m->next = d->demangled[h];
+	d->demangled[h] = m;
+	return m->name;
+}
+
 bool dec_symbolize(struct dec *d, const struct dec_thread *thr, uint64_t addr,
 		   struct dec_sym *out)
 {
@@ -845,7 +905,7 @@ bool dec_symbolize(struct dec *d, const struct dec_thread *thr, uint64_t addr,
 		}
 	}
 	if (best) {
-		out->name = best->name;
+		out->name = demangle(d, best->name);
 		out->off = addr - best_base - best->addr;
 		out->size = best->size;
 	}

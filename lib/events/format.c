@@ -546,8 +546,15 @@ static void event_graph(struct fmt_out *f, const struct dec_event *ev)
 		args(f, ev);
 		ob_str(f, " */\n");
 	} else if (!ev->def->is_return) {
+		size_t start = f->len;
+
+		ob_room(f, 4096);
+		start = f->len;
 		ob_sym(f, ev->thr, ev->ip, true);
-		ob_str(f, "() {");
+		/* a demangled C++ name has its parameters already */
+		if (!memchr(f->buf + start, '(', f->len - start))
+			ob_str(f, "()");
+		ob_str(f, " {");
 		args(f, ev);
 		ob_char(f, '\n');
 	} else {
