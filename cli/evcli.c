@@ -367,9 +367,11 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 			strsignal(cli_stop_sig));
 	}
 	ev_session_free(s);
-	if (!end->events && c->no_sites && !c->follow)
-		fprintf(stderr, "fhook: %s: %s has no patchable sites: rebuild it with "
-			"`cc $(fhook cflags) ...`\n", c->cmd, c->argv[0]);
+	if (!end->events && c->no_sites && !*failed)
+		fprintf(stderr, "fhook: %s: no events: %s has no patchable sites%s; rebuild "
+			"what you want traced with `cc $(fhook cflags) ...` "
+			"(-fpatchable-function-entry=5)\n", c->cmd, c->argv[0],
+			c->follow ? ", nor had the programs it started" : "");
 	return status;
 }
 

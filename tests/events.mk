@@ -12,3 +12,10 @@ $(B)/tests/events/test_perfetto_unit: tests/events/test_perfetto_unit.c lib/even
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Ilib/events -o $@ tests/events/test_perfetto_unit.c \
 		lib/events/perfetto.c $(TEST_LDFLAGS)
+
+# fhook record's tests: known calls and sleeps, threads, strings, a long run.
+TEST_TARGETS += $(B)/tests/events/rec_prog
+
+$(B)/tests/events/rec_prog: tests/events/rec_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread

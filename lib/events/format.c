@@ -18,6 +18,11 @@
 
 #define OUT_BUF		(1U << 20)
 
+struct graph_thr {
+	uint64_t *ts;		/* entry time by depth; UINT64_MAX: none */
+	uint32_t cap;
+};
+
 struct fmt_out {
 	int fmt;
 	int fd;
@@ -29,6 +34,11 @@ struct fmt_out {
 	uint64_t count;
 	struct pf_writer *pf;
 	char name[1024];	/* the last name handed to the Perfetto writer */
+	/* the call graph's state */
+	struct graph_thr *gthr;
+	uint32_t nr_gthr;
+	struct dec_event pending;
+	bool have_pending;
 };
 
 static const struct {
@@ -523,47 +533,161 @@ static void event_chrome(struct fmt_out *f, const struct dec_event *ev)
 	ob_str(f, "}}");
 }
 
-/* uftrace-like: "TS  TID | func() {" ... "} /" "* func *" "/" */
-static void event_graph(struct fmt_out *f, const struct dec_event *ev)
+/*
+ * The call graph: "SECS.USECS  DURATION [TID] | func() {" per entry,
+ * "} /" "* func *" "/" with the call's duration per exit, and a call that
+ * made no traced call on one line, "func();" (an entry is held back until
+ * the next event shows whether it is a leaf).
+ */
+static void graph_dur(struct fmt_out *f, uint64_t ns, bool known)
+{
+	char buf[32];
+
+	if (!known)
+		snprintf(buf, sizeof(buf), "%10s", "");
+	else if (ns < 1000000)
+		snprintf(buf, sizeof(buf), "%7.3f us", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, sizeof(buf), "%7.3f ms", ns / 1e6);
+	else
+		snprintf(buf, sizeof(buf), "%7.3f  s", ns / 1e9);
+	ob_str(f, buf);
+}
+
+static void graph_prefix(struct fmt_out *f, const struct dec_event *ev, uint64_t ts,
+			 uint64_t dur, bool known)
 {
 	uint32_t i, depth = ev->depth < 256 ? ev->depth : 256;
 
-	ts_sec_usec(f, ev->ts, 5);
+	ts_sec_usec(f, ts, 5);
 	ob_char(f, ' ');
+	graph_dur(f, dur, known);
+	ob_str(f, " [");
 	{
 		char *p = ob_room(f, 32);
 
-		f->len += fmt_u64(p, ev->thr->tid, 7, ' ');
+		f->len += fmt_u64(p, ev->thr->tid, 6, ' ');
 	}
-	ob_str(f, " | ");
+	ob_str(f, "] | ");
 	for (i = 0; i < depth; i++)
 		ob_str(f, "  ");
-	if (!ev->def->is_slice) {
+}
+
+/* The function's name, with "()" unless a demangled C++ name brings its own. */
+static void graph_name(struct fmt_out *f, const struct dec_event *ev)
+{
+	size_t start;
+
+	ob_room(f, 4096);
+	start = f->len;
+	ob_sym(f, ev->thr, ev->ip, true);
+	if (!memchr(f->buf + start, '(', f->len - start))
+		ob_str(f, "()");
+}
+
+/* Where entry times wait for their exits: per thread, by depth. */
+static uint64_t *graph_slot(struct fmt_out *f, const struct dec_event *ev)
+{
+	uint32_t n = ev->thr->num;
+	struct graph_thr *g;
+
+	if (ev->depth >= 1U << 16)
+		return NULL;
+	if (n >= f->nr_gthr) {
+		uint32_t cap = f->nr_gthr ? f->nr_gthr : 64;
+		struct graph_thr *ng;
+
+		while (cap <= n)
+			cap *= 2;
+		ng = realloc(f->gthr, cap * sizeof(*ng));
+		if (!ng)
+			return NULL;
+		memset(ng + f->nr_gthr, 0, (cap - f->nr_gthr) * sizeof(*ng));
+		f->gthr = ng;
+		f->nr_gthr = cap;
+	}
+	g = &f->gthr[n];
+	if (ev->depth >= g->cap) {
+		uint32_t cap = g->cap ? g->cap : 64;
+		uint64_t *nt;
+
+		while (cap <= ev->depth)
+			cap *= 2;
+		nt = realloc(g->ts, cap * sizeof(*nt));
+		if (!nt)
+			return NULL;
+		memset(nt + g->cap, 0xff, (cap - g->cap) * sizeof(*nt));
+		g->ts = nt;
+		g->cap = cap;
+	}
+	return &g->ts[ev->depth];
+}
+
+static void graph_flush_pending(struct fmt_out *f)
+{
+	if (!f->have_pending)
+		return;
+	f->have_pending = false;
+	graph_prefix(f, &f->pending, f->pending.ts, 0, false);
+	graph_name(f, &f->pending);
+	ob_str(f, " {\n");
+}
+
+static void event_graph(struct fmt_out *f, const struct dec_event *ev)
+{
+	const struct dec_event_def *def = ev->def;
+	uint64_t *slot;
+
+	if (f->have_pending) {
+		const struct dec_event *p = &f->pending;
+
+		if (ev->thr == p->thr && def->is_slice && def->is_return && ev->depth == p->depth &&
+		    (!ev->ip || ev->ip == p->ip) && !ev->args_len && !ev->unwound) {
+			f->have_pending = false;
+			graph_prefix(f, p, p->ts, ev->ts - p->ts, ev->ts >= p->ts);
+			graph_name(f, p);
+			ob_str(f, ";\n");
+			return;
+		}
+		graph_flush_pending(f);
+	}
+	if (!def->is_slice) {
+		graph_prefix(f, ev, ev->ts, 0, false);
 		ob_str(f, "/* ");
-		ob_str(f, ev->def->event);
+		ob_str(f, def->event);
 		ob_str(f, ": ");
 		ob_sym(f, ev->thr, ev->ip, true);
 		args(f, ev);
 		ob_str(f, " */\n");
-	} else if (!ev->def->is_return) {
-		size_t start = f->len;
-
-		ob_room(f, 4096);
-		start = f->len;
-		ob_sym(f, ev->thr, ev->ip, true);
-		/* a demangled C++ name has its parameters already */
-		if (!memchr(f->buf + start, '(', f->len - start))
-			ob_str(f, "()");
+		return;
+	}
+	slot = graph_slot(f, ev);
+	if (!def->is_return) {
+		if (slot)
+			*slot = ev->ts;
+		if (!ev->args_len) {
+			/* the arguments of a held-back event would not outlive this batch */
+			f->pending = *ev;
+			f->pending.args = NULL;
+			f->have_pending = true;
+			return;
+		}
+		graph_prefix(f, ev, ev->ts, 0, false);
+		graph_name(f, ev);
 		ob_str(f, " {");
 		args(f, ev);
 		ob_char(f, '\n');
-	} else {
-		ob_str(f, ev->unwound ? "} /* unwound: " : "} /* ");
-		ob_sym(f, ev->thr, ev->ip, true);
-		ob_str(f, " */");
-		args(f, ev);
-		ob_char(f, '\n');
+		return;
 	}
+	graph_prefix(f, ev, ev->ts, slot && *slot <= ev->ts ? ev->ts - *slot : 0,
+		     slot && *slot <= ev->ts);
+	ob_str(f, ev->unwound ? "} /* unwound: " : "} /* ");
+	ob_sym(f, ev->thr, ev->ip, true);
+	ob_str(f, " */");
+	args(f, ev);
+	ob_char(f, '\n');
+	if (slot)
+		*slot = UINT64_MAX;
 }
 
 /* The Perfetto writer interns names: it asks for one per address it meets. */
@@ -631,8 +755,13 @@ int fmt_finish(struct fmt_out *f)
 
 	if (f->fmt == FMT_CHROME)
 		ob_str(f, "\n],\"displayTimeUnit\":\"ns\"}\n");
+	if (f->fmt == FMT_GRAPH)
+		graph_flush_pending(f);
 	ob_flush(f);
 	err = f->err;
+	while (f->nr_gthr)
+		free(f->gthr[--f->nr_gthr].ts);
+	free(f->gthr);
 	if (f->pf) {
 		int e = pf_finish(f->pf);
 

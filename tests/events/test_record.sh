@@ -68,23 +68,29 @@ st=$?
 want="main() {
   outer() {
     inner() {
-      leaf() {
-      } /* leaf */
-    } /* inner */"
-got=$("$FHOOK" replay --format graph "$tmp/tree.rec" 2>&1 | sed -E 's/^ *[0-9]+\.[0-9]+ +[0-9]+ \| //' | head -6)
+      leaf();
+    } /* inner */
+    inner() {"
+strip() { sed -E 's/^ *[0-9]+\.[0-9]+ +([0-9]+\.[0-9]{3} (us|ms|  s))? +\[ *[0-9]+\] \| //'; }
+got=$("$FHOOK" replay --format graph "$tmp/tree.rec" 2>&1 | strip | head -6)
 if [ $st = 0 ] && [ "$got" = "$want" ]; then
 	pass graph
 else
 	fail graph "exit $st; got: $got"
 fi
-# the entries and exits pair: as many of each, nesting back to zero
-n_in=$("$FHOOK" replay --format graph "$tmp/tree.rec" | grep -c '() {$')
-n_out=$("$FHOOK" replay --format graph "$tmp/tree.rec" | grep -c '} /\* ')
-last=$("$FHOOK" replay --format graph "$tmp/tree.rec" | tail -1 | sed -E 's/^ *[0-9]+\.[0-9]+ +[0-9]+ \| //')
-if [ "$n_in" = 20 ] && [ "$n_out" = 20 ] && [ "$last" = "} /* main */" ]; then
+# entries and exits pair: a line per call, leaves on one line, nesting back to zero;
+# inner's duration (it sleeps 10 ms) printed with its exit
+"$FHOOK" replay --format graph "$tmp/tree.rec" >"$tmp/graph" 2>&1
+n_in=$(strip < "$tmp/graph" | grep -c '() {$')
+n_leaf=$(strip < "$tmp/graph" | grep -c '^ *leaf();$')
+n_out=$(strip < "$tmp/graph" | grep -c '} /\* ')
+last=$(strip < "$tmp/graph" | tail -1)
+slow=$(grep -cE ' 1[0-9]\.[0-9]{3} ms \[ *[0-9]+\] \|     \} /\* inner \*/$' "$tmp/graph")
+if [ "$n_in" = 9 ] && [ "$n_leaf" = 11 ] && [ "$n_out" = 9 ] && [ "$last" = "} /* main */" ] &&
+   [ "$slow" = 6 ]; then
 	pass graph-pairs
 else
-	fail graph-pairs "$n_in entries, $n_out exits, last '$last'"
+	fail graph-pairs "$n_in entries, $n_leaf leaves, $n_out exits, $slow inner of 10 ms, last '$last'"
 fi
 
 # ---- report: calls exact; times no less than the sleeps
