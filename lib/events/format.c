@@ -222,6 +222,21 @@ static void ob_json_str(struct fmt_out *f, const char *s, size_t n)
 	ob_char(f, '"');
 }
 
+/*
+ * What was formatted since @start, as a JSON string instead: values that
+ * JSON must quote are formatted into the buffer first, then moved behind
+ * a quote.  Call ob_room(f, 2048) before formatting them.
+ */
+static void ob_quote_from(struct fmt_out *f, size_t start)
+{
+	char tmp[2048];
+	size_t n = f->len - start < sizeof(tmp) ? f->len - start : sizeof(tmp);
+
+	memcpy(tmp, f->buf + start, n);
+	f->len = start;
+	ob_json_str(f, tmp, n);
+}
+
 /* ---- symbols ----------------------------------------------------------- */
 
 /* "name+0xoff/0xsize", or "name" with @no_off, or "0xaddr". */
@@ -290,29 +305,16 @@ static bool value(struct fmt_out *f, const struct dec_thread *thr, int type,
 	}
 }
 
-/*
- * A value JSON must quote is formatted into the buffer first, then moved
- * behind a quote: the buffer's tail is the scratch space.
- */
+/* A value as JSON: numbers bare, the rest quoted. */
 static void json_value(struct fmt_out *f, const struct dec_thread *thr, int type,
 		       const unsigned char *p)
 {
 	size_t start;
-	char tmp[1024];
 
 	ob_room(f, 2048);
 	start = f->len;
-	if (value(f, thr, type, p))
-		return;
-	if (f->len - start > sizeof(tmp))
-		f->len = start + sizeof(tmp);
-	memcpy(tmp, f->buf + start, f->len - start);
-	{
-		size_t n = f->len - start;
-
-		f->len = start;
-		ob_json_str(f, tmp, n);
-	}
+	if (!value(f, thr, type, p))
+		ob_quote_from(f, start);
 }
 
 /* Decode the arguments of @ev into "name=value" pairs (or JSON members). */
@@ -472,25 +474,15 @@ static void event_json(struct fmt_out *f, const struct dec_event *ev)
 	ob_str(f, ev->def->event);
 	ob_str(f, ev->def->is_return ? "\",\"type\":\"exit\",\"func\":" : "\",\"type\":\"entry\",\"func\":");
 	/* symbol names are bytes of an ELF file: quoted as JSON strings */
-	ob_room(f, 4096);
+	ob_room(f, 2048);
 	start = f->len;
 	ob_sym(f, thr, ev->ip, true);
-	{
-		char tmp[2048];
-		size_t n = f->len - start < sizeof(tmp) ? f->len - start : sizeof(tmp);
-
-		memcpy(tmp, f->buf + start, n);
-		f->len = start;
-		ob_json_str(f, tmp, n);
-		ob_str(f, ",\"at\":");
-		ob_room(f, 4096);
-		start = f->len;
-		where(f, ev);
-		n = f->len - start < sizeof(tmp) ? f->len - start : sizeof(tmp);
-		memcpy(tmp, f->buf + start, n);
-		f->len = start;
-		ob_json_str(f, tmp, n);
-	}
+	ob_quote_from(f, start);
+	ob_str(f, ",\"at\":");
+	ob_room(f, 2048);
+	start = f->len;
+	where(f, ev);
+	ob_quote_from(f, start);
 	if (ev->unwound)
 		ob_str(f, ",\"unwound\":true");
 	ob_str(f, ",\"args\":{");
@@ -502,18 +494,14 @@ static void event_chrome(struct fmt_out *f, const struct dec_event *ev)
 {
 	const struct dec_thread *thr = ev->thr;
 	const struct dec_event_def *def = ev->def;
-	char tmp[2048];
-	size_t start, n;
+	size_t start;
 
 	ob_str(f, f->first ? "{\"name\":" : ",\n{\"name\":");
 	f->first = false;
-	ob_room(f, 4096);
+	ob_room(f, 2048);
 	start = f->len;
 	ob_sym(f, thr, ev->ip, true);
-	n = f->len - start < sizeof(tmp) ? f->len - start : sizeof(tmp);
-	memcpy(tmp, f->buf + start, n);
-	f->len = start;
-	ob_json_str(f, tmp, n);
+	ob_quote_from(f, start);
 	ob_str(f, ",\"cat\":\"");
 	ob_str(f, def->group);
 	ob_char(f, '/');

@@ -22,19 +22,7 @@ trap 'umount "$tmp/small" 2>/dev/null; rm -rf "$tmp"' EXIT
 pass() { echo "PASS record/$1"; }
 fail() { echo "FAIL record/$1: $2"; }
 
-EVENTS=(-e 'f vfs_read $arg* file->name:string file->f_path.dentry:string file->mode file->kind'
-	-e 'f vfs_read%return $retval'
-	-e 'f add a b' -e 'f add%return $retval'
-	-e 'f note msg:string'
-	-e 'f fact n' -e 'f fact%return $retval'
-	-e 'f run%return $retval c=$comm'
-	-e 'f:globals/vars vfs_read @counter:s32 g=+0(@greeting):string fl=+0($arg1):s32 arr=+24($arg1):char[6]')
-
-normalize() {
-	sed -E -e 's/ +[0-9]+\.[0-9]{6}/ TS/g' -e 's/[0-9]+\.[0-9]{6}/TS/g' -e 's/[0-9]+\.[0-9]{3}([,}])/TS\1/g' \
-	    -e 's/prog-[0-9]+ +/prog-TID /' -e 's/\[[0-9]{3}\]/[CPU]/' \
-	    -e 's/"(pid|tid|cpu)":[0-9]+/"\1":N/g' -e 's/0x7ff[0-9a-f]+/STACK/g'
-}
+. tests/events/lib.sh
 
 # ---- round trip: the same lines as the live trace, in every format
 if "$FHOOK" record "${EVENTS[@]}" -o "$tmp/known.rec" -- "$PROG" >"$tmp/known.out" 2>"$tmp/known.err" &&
