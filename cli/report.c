@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "../lib/events/array.h"
 #include "../lib/events/decode.h"
 
 struct fn_stat {
@@ -33,7 +34,7 @@ struct frame {
 
 struct rthr {
 	struct frame *st;
-	uint32_t cap;
+	size_t cap;
 };
 
 enum { SORT_TOTAL, SORT_SELF, SORT_CALLS, SORT_AVG, SORT_MIN, SORT_MAX, SORT_NAME };
@@ -43,7 +44,7 @@ struct report {
 	struct fn_stat **tab;	/* by name pointer; same-named ones merged when printed */
 	size_t tab_size, nr;
 	struct rthr *thr;	/* by thread number */
-	uint32_t nr_thr;
+	size_t nr_thr;
 	char **globs;
 	int nr_globs;
 	uint32_t max_depth;
@@ -128,33 +129,11 @@ static int on_event(void *arg, const struct dec_event *ev)
 			f->calls++;
 		return 0;
 	}
-	if (thr->num >= r->nr_thr) {
-		uint32_t n = r->nr_thr ? r->nr_thr : 64;
-		struct rthr *nt;
-
-		while (n <= thr->num)
-			n *= 2;
-		nt = realloc(r->thr, n * sizeof(*nt));
-		if (!nt)
-			return -ENOMEM;
-		memset(nt + r->nr_thr, 0, (n - r->nr_thr) * sizeof(*nt));
-		r->thr = nt;
-		r->nr_thr = n;
-	}
+	if (ev_array_fit(&r->thr, &r->nr_thr, thr->num, sizeof(*r->thr)))
+		return -ENOMEM;
 	t = &r->thr[thr->num];
-	if (ev->depth >= t->cap) {
-		uint32_t n = t->cap ? t->cap : 64;
-		struct frame *ns;
-
-		while (n <= ev->depth)
-			n *= 2;
-		ns = realloc(t->st, n * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		memset(ns + t->cap, 0, (n - t->cap) * sizeof(*ns));
-		t->st = ns;
-		t->cap = n;
-	}
+	if (ev_array_fit(&t->st, &t->cap, ev->depth, sizeof(*t->st)))
+		return -ENOMEM;
 	if (!ev->def->is_return) {
 		struct frame *fr = &t->st[ev->depth];
 

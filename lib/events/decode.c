@@ -20,6 +20,7 @@
 #include "decode.h"
 #include "ev.h"
 #include "ring.h"
+#include "array.h"
 
 #define DEC_MAX_DEPTH		(EV_DEPTH_MASK + 1)
 #define DEC_SYM_CACHE		(1U << 14)
@@ -81,9 +82,9 @@ struct dec {
 	bool have_clock;
 	double tsc_ns;		/* ns per TSC tick */
 	struct dec_proc **procs;	/* by seq */
-	uint64_t procs_cap;
+	size_t procs_cap;
 	struct dthr **threads;	/* by number */
-	uint32_t threads_cap;
+	size_t threads_cap;
 	struct dec_file *files;
 	struct rf_end end;
 	bool have_end;
@@ -341,19 +342,8 @@ static int add_proc(struct dec *d, const unsigned char *p, uint32_t len)
 	if (len < sizeof(*h) || h->nr_objs > EV_MAX_OBJS ||
 	    len < sizeof(*h) + (uint64_t)h->nr_objs * sizeof(*o) || !h->seq || h->seq > (1U << 24))
 		return -EINVAL;
-	if (h->seq >= d->procs_cap) {
-		uint64_t cap = d->procs_cap ? d->procs_cap : 64;
-		struct dec_proc **np;
-
-		while (cap <= h->seq)
-			cap *= 2;
-		np = realloc(d->procs, cap * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		memset(np + d->procs_cap, 0, (cap - d->procs_cap) * sizeof(*np));
-		d->procs = np;
-		d->procs_cap = cap;
-	}
+	if (ev_array_fit(&d->procs, &d->procs_cap, h->seq, sizeof(*d->procs)))
+		return -ENOMEM;
 	if (d->procs[h->seq])
 		return 0;
 	dp = calloc(1, sizeof(*dp));
@@ -381,19 +371,8 @@ static struct dthr *thread_get(struct dec *d, uint32_t num)
 {
 	if (num >= (1U << 24))
 		return NULL;
-	if (num >= d->threads_cap) {
-		uint32_t cap = d->threads_cap ? d->threads_cap : 64;
-		struct dthr **nt;
-
-		while (cap <= num)
-			cap *= 2;
-		nt = realloc(d->threads, cap * sizeof(*nt));
-		if (!nt)
-			return NULL;
-		memset(nt + d->threads_cap, 0, (cap - d->threads_cap) * sizeof(*nt));
-		d->threads = nt;
-		d->threads_cap = cap;
-	}
+	if (ev_array_fit(&d->threads, &d->threads_cap, num, sizeof(*d->threads)))
+		return NULL;
 	return d->threads[num];
 }
 

@@ -12,6 +12,7 @@
 
 #include <fhook/events.h>
 
+#include "array.h"
 #include "format.h"
 #include "perfetto.h"
 #include "ring.h"
@@ -19,8 +20,8 @@
 #define OUT_BUF		(1U << 20)
 
 struct graph_thr {
-	uint64_t *ts;		/* entry time by depth; UINT64_MAX: none */
-	uint32_t cap;
+	uint64_t *ts;		/* entry time by depth, + 1; 0: none */
+	size_t cap;
 };
 
 struct fmt_out {
@@ -36,7 +37,7 @@ struct fmt_out {
 	char name[1024];	/* the last name handed to the Perfetto writer */
 	/* the call graph's state */
 	struct graph_thr *gthr;
-	uint32_t nr_gthr;
+	size_t nr_gthr;
 	struct dec_event pending;
 	bool have_pending;
 };
@@ -576,38 +577,14 @@ static void graph_name(struct fmt_out *f, const struct dec_event *ev)
 /* Where entry times wait for their exits: per thread, by depth. */
 static uint64_t *graph_slot(struct fmt_out *f, const struct dec_event *ev)
 {
-	uint32_t n = ev->thr->num;
 	struct graph_thr *g;
 
-	if (ev->depth >= 1U << 16)
+	if (ev->depth >= 1U << 16 ||
+	    ev_array_fit(&f->gthr, &f->nr_gthr, ev->thr->num, sizeof(*f->gthr)))
 		return NULL;
-	if (n >= f->nr_gthr) {
-		uint32_t cap = f->nr_gthr ? f->nr_gthr : 64;
-		struct graph_thr *ng;
-
-		while (cap <= n)
-			cap *= 2;
-		ng = realloc(f->gthr, cap * sizeof(*ng));
-		if (!ng)
-			return NULL;
-		memset(ng + f->nr_gthr, 0, (cap - f->nr_gthr) * sizeof(*ng));
-		f->gthr = ng;
-		f->nr_gthr = cap;
-	}
-	g = &f->gthr[n];
-	if (ev->depth >= g->cap) {
-		uint32_t cap = g->cap ? g->cap : 64;
-		uint64_t *nt;
-
-		while (cap <= ev->depth)
-			cap *= 2;
-		nt = realloc(g->ts, cap * sizeof(*nt));
-		if (!nt)
-			return NULL;
-		memset(nt + g->cap, 0xff, (cap - g->cap) * sizeof(*nt));
-		g->ts = nt;
-		g->cap = cap;
-	}
+	g = &f->gthr[ev->thr->num];
+	if (ev_array_fit(&g->ts, &g->cap, ev->depth, sizeof(*g->ts)))
+		return NULL;
 	return &g->ts[ev->depth];
 }
 
@@ -652,7 +629,7 @@ static void event_graph(struct fmt_out *f, const struct dec_event *ev)
 	slot = graph_slot(f, ev);
 	if (!def->is_return) {
 		if (slot)
-			*slot = ev->ts;
+			*slot = ev->ts + 1;
 		if (!ev->args_len) {
 			/* the arguments of a held-back event would not outlive this batch */
 			f->pending = *ev;
@@ -667,15 +644,15 @@ static void event_graph(struct fmt_out *f, const struct dec_event *ev)
 		ob_char(f, '\n');
 		return;
 	}
-	graph_prefix(f, ev, ev->ts, slot && *slot <= ev->ts ? ev->ts - *slot : 0,
-		     slot && *slot <= ev->ts);
+	graph_prefix(f, ev, ev->ts, slot && *slot && *slot - 1 <= ev->ts ? ev->ts - (*slot - 1) : 0,
+		     slot && *slot && *slot - 1 <= ev->ts);
 	ob_str(f, ev->unwound ? "} /* unwound: " : "} /* ");
 	ob_sym(f, ev->thr, ev->ip, true);
 	ob_str(f, " */");
 	args(f, ev);
 	ob_char(f, '\n');
 	if (slot)
-		*slot = UINT64_MAX;
+		*slot = 0;
 }
 
 /* The Perfetto writer interns names: it asks for one per address it meets. */
