@@ -189,6 +189,7 @@ else
 	BZL[uftrace-P]="uftrace record -P . (patchable build)"
 	BZL[trace]="fhook trace, entry + exit events on \"*\", text to /dev/null"
 	BZL[record]="fhook record (every function's entry and exit, to a file)"
+	BZL[record-tsc]="fhook record --clock tsc (the TSC instead of clock_gettime)"
 	echo "| mode | wall ms median (min-max) | slowdown vs untraced | uftrace -pg ÷ this | uftrace -P ÷ this | output |"
 	echo "|---|---:|---:|---:|---:|---|"
 	for v in $BZMODES; do

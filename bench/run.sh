@@ -400,7 +400,7 @@ else
 	INSZ=$(stat -c %s "$TMP/input")
 	bzip2 -9 -c "$TMP/input" >"$TMP/ref.bz2"
 	BZMODES="plain pad nop fprobe-entry fprobe-both uftrace-pg uftrace-P"
-	$FHOOK record -h >/dev/null 2>&1 && BZMODES="$BZMODES record"
+	$FHOOK record -h >/dev/null 2>&1 && BZMODES="$BZMODES record record-tsc"
 	$FHOOK trace -h >/dev/null 2>&1 && [ -z "${SKIP[trace]:-}" ] && BZMODES="$BZMODES trace"
 	declare -A BZC
 	BZC[plain]="$B/bzip2_plain -9 -c $TMP/input"
@@ -412,6 +412,7 @@ else
 	BZC[uftrace-P]="uftrace record -P . -d $TMP/ut.data $B/bzip2_pad -9 -c $TMP/input"
 	BZC[trace]="$FHOOK trace -e 'f:bench/in *' -e 'f:bench/out *%return' -o /dev/null -- $B/bzip2_pad -9 -c $TMP/input"
 	BZC[record]="$FHOOK record -o $TMP/bz.rec -- $B/bzip2_pad -9 -c $TMP/input"
+	BZC[record-tsc]="$FHOOK record --clock tsc -o $TMP/bz.rec -- $B/bzip2_pad -9 -c $TMP/input"
 	have uftrace || BZMODES=${BZMODES//uftrace-pg uftrace-P/}
 	declare -A BZBAD
 	set -f	# the globs of fhook trace's events are not file names
