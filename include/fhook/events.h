@@ -114,6 +114,8 @@ struct fhook_event_arg {
  * @args, @nr_args: the fetch arguments
  * @entry_args, @nr_entry_args: for a return event, the argument indexes
  *		its $argN read, saved at entry (FHOOK_FOP_EDATA's slots)
+ * @targets, @nr_targets: when @symbol is a C++ name or glob as a programmer
+ *		writes it ("YAML::Parser::*"), the (mangled) symbols it matched
  */
 struct fhook_event {
 	char group[FHOOK_EV_MAX_EVENT_NAME_LEN];
@@ -127,6 +129,8 @@ struct fhook_event {
 	int nr_args;
 	int entry_args[FHOOK_EV_MAX_ENTRY_ARGS];
 	int nr_entry_args;
+	char **targets;		/* a C++ name or glob: the symbols it matched */
+	int nr_targets;
 };
 
 /**

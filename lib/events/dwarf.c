@@ -21,8 +21,12 @@ static int find_cb(Dwarf_Die *die, void *arg)
 {
 	struct find_arg *fa = arg;
 	const char *name = dwarf_diename(die);
+	Dwarf_Attribute at;
 
-	if (!name || strcmp(name, fa->name))
+	/* a C++ function is found by its symbol: the linkage name, maybe on its declaration */
+	if ((!name || strcmp(name, fa->name)) &&
+	    (!dwarf_attr_integrate(die, DW_AT_linkage_name, &at) ||
+	     !(name = dwarf_formstring(&at)) || strcmp(name, fa->name)))
 		return DWARF_CB_OK;
 	/* the definition, not a declaration or an abstract inline copy only */
 	if (dwarf_hasattr(die, DW_AT_declaration))

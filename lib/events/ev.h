@@ -37,6 +37,12 @@ struct fhook_event_prog {
 const struct ev_sym *ev_prog_find(struct fhook_event_prog *prog, const char *name,
 				  bool func, int *file);
 int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob);
+/*
+ * The mangled names of the sited functions whose C++ name matches @pattern
+ * (with or without parameters); returns how many (*out malloc'd) or -ENOMEM.
+ */
+int ev_prog_match_cxx(struct fhook_event_prog *prog, const char *pattern, bool glob,
+		      char ***out);
 const struct ev_sym *ev_file_sym_at(const struct ev_file *f, unsigned long addr);
 
 /* The DWARF view of a function (dwarf.c). */

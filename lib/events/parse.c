@@ -245,7 +245,9 @@ static int query_dwarf(struct ev_ctx *c)
 		c->fn_looked_up = true;
 		if (!c->prog || !c->prog->has_dwarf)
 			c->fn_status = E_NOSUP_BTFARG;
-		else if (c->ev->is_glob || ev_dw_find_func(c->prog, c->ev->symbol, &c->fn))
+		else if ((c->ev->nr_targets != 1 && c->ev->is_glob) ||
+			 ev_dw_find_func(c->prog, c->ev->nr_targets == 1 ? c->ev->targets[0] :
+					 c->ev->symbol, &c->fn))
 			c->fn_status = E_NO_BTF_ENTRY;
 		else
 			c->fn_status = 0;
@@ -1069,6 +1071,9 @@ static int check_symbol(struct ev_ctx *c)
 		if (s && s->site)
 			return 0;
 	}
+	/* beyond the kernel: a C++ name as written in the source */
+	if (ev->nr_targets > 0)
+		return 0;
 	c->index = 1;
 	log_err(c, 0, E_BAD_PROBE_ADDR);
 	return -ENOENT;
@@ -1213,6 +1218,16 @@ int fhook_event_parse(const char *spec, struct fhook_event_prog *prog,
 		goto out;
 	}
 	ev->is_glob = has_glob(ev->symbol);
+	/* a C++ name or glob ("ns::Class::*"): the symbols it stands for */
+	if (c.prog && (strstr(ev->symbol, "::") || strchr(ev->symbol, '(')) &&
+	    !(ev->is_glob ? ev_prog_match_glob(c.prog, ev->symbol) > 0 :
+			    ev_prog_find(c.prog, ev->symbol, true, NULL) != NULL)) {
+		ret = ev_prog_match_cxx(c.prog, ev->symbol, ev->is_glob, &ev->targets);
+		if (ret < 0)
+			goto out;
+		ev->nr_targets = ret;
+		ret = -EINVAL;
+	}
 	if (!ev->is_return && ev->maxactive) {
 		c.index = 0;
 		log_err(&c, 1, E_BAD_MAXACT_TYPE);
@@ -1293,6 +1308,11 @@ void fhook_event_free(struct fhook_event *ev)
 	}
 	free(ev->args);
 	free(ev->symbol);
+	for (i = 0; i < ev->nr_targets; i++)
+		free(ev->targets[i]);
+	free(ev->targets);
+	ev->targets = NULL;
+	ev->nr_targets = 0;
 	ev->args = NULL;
 	ev->symbol = NULL;
 	ev->nr_args = 0;

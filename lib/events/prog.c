@@ -249,6 +249,105 @@ int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob)
 	return n;
 }
 
+/* libstdc++'s demangler (the command links it) */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* Drop the blanks of @s in place: a definition's words cannot hold "f(int, char)". */
+static void squeeze(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++)
+		if (*s != ' ')
+			*d++ = *s;
+	*d = 0;
+}
+
+static bool name_match(const char *pattern, const char *name, bool glob)
+{
+	return glob ? !fnmatch(pattern, name, 0) : !strcmp(pattern, name);
+}
+
+/*
+ * Does the C++ function behind @mangled match @pattern, as written with or
+ * without its parameter list ("ns::Class::method", "ns::Class::*",
+ * "f(int,char)"; blanks do not count)?
+ */
+static bool cxx_match(const char *mangled, const char *pattern, bool glob)
+{
+	char *dm, *paren;
+	int status = -1, depth = 0;
+	bool ok;
+
+	if (mangled[0] != '_' || mangled[1] != 'Z')
+		return false;
+	dm = __cxa_demangle(mangled, NULL, NULL, &status);
+	if (status || !dm) {
+		free(dm);
+		return false;
+	}
+	squeeze(dm);
+	ok = name_match(pattern, dm, glob);
+	/* the name without its parameters: up to the first '(' outside a template */
+	for (paren = dm; *paren && !ok; paren++) {
+		if (*paren == '<')
+			depth++;
+		else if (*paren == '>')
+			depth--;
+		else if (*paren == '(' && !depth && paren != dm) {
+			*paren = 0;
+			ok = name_match(pattern, dm, glob);
+			break;
+		}
+	}
+	free(dm);
+	return ok;
+}
+
+int ev_prog_match_cxx(struct fhook_event_prog *prog, const char *pattern, bool glob,
+		      char ***out)
+{
+	char **v = NULL, *pat = strdup(pattern);
+	int i, n = 0;
+	size_t j;
+
+	if (!pat)
+		return -ENOMEM;
+	squeeze(pat);
+	pattern = pat;
+
+	for (i = 0; i < prog->nr_files; i++) {
+		for (j = 0; j < prog->files[i].nr_syms; j++) {
+			const struct ev_sym *s = &prog->files[i].syms[j];
+			char **nv;
+			int k;
+
+			if (!s->func || !s->site || !cxx_match(s->name, pattern, glob))
+				continue;
+			for (k = 0; k < n && strcmp(v[k], s->name); k++)
+				;
+			if (k < n)
+				continue;	/* an alias, or the same function in another file */
+			nv = realloc(v, (n + 1) * sizeof(*v));
+			if (!nv)
+				goto oom;
+			v = nv;
+			if (!(v[n] = strdup(s->name)))
+				goto oom;
+			n++;
+		}
+	}
+	free(pat);
+	*out = v;
+	return n;
+oom:
+	while (n--)
+		free(v[n]);
+	free(v);
+	free(pat);
+	return -ENOMEM;
+}
+
 const struct ev_sym *ev_file_sym_at(const struct ev_file *f, unsigned long addr)
 {
 	size_t lo = 0, hi = f->nr_syms;

@@ -59,6 +59,8 @@ struct rec_event {
 	int nr_entry;
 	int entry_args[FHOOK_EV_MAX_ENTRY_ARGS];
 	char *symbol;
+	const char **targets;	/* a C++ name: the symbols the command matched */
+	int nr_targets;
 };
 
 /*
@@ -69,6 +71,7 @@ struct rec_event {
 struct rec_probe {
 	struct fprobe fp;
 	const char *symbol;
+	struct rec_event *first;	/* its targets, if any */
 	int nr_entry, nr_ret;
 	int nr_saved;			/* entry arguments its return events use */
 	int plain_entry, plain_ret;	/* the one event, if it has no arguments; else -1 */
@@ -734,6 +737,7 @@ static int build_probes(void)
 		if (!p) {
 			p = &rec_probes[rec_nr_probes++];
 			p->symbol = e->symbol;
+			p->first = e;
 			p->entry = calloc(rec_nr_events, sizeof(*p->entry));
 			p->ret = calloc(rec_nr_events, sizeof(*p->ret));
 			p->ret_off = calloc(rec_nr_events, sizeof(*p->ret_off));
@@ -829,6 +833,15 @@ static int parse_desc(const char *d)
 					in->data[dl] = 0;
 				}
 			}
+		} else if (l[0] == 'T' && e && l[1] == ' ') {
+			const char **nt = realloc(e->targets, (e->nr_targets + 1) * sizeof(*nt));
+
+			if (!nt)
+				goto bad;
+			e->targets = nt;
+			if (!(e->targets[e->nr_targets] = strdup(l + 2)))
+				goto bad;
+			e->nr_targets++;
 		} else if (l[0] == 'C') {
 			unsigned long addr = kallsyms_lookup_name(l + 2), size = 0, off;
 
@@ -848,6 +861,41 @@ bad:
 		return -EINVAL;
 	}
 	return 0;
+}
+
+static int cmp_addr(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A C++ name the command matched to several symbols: those this process
+ * has, each function once (a constructor's or destructor's variants are
+ * often one function under two names).
+ */
+static int register_targets(struct rec_probe *p)
+{
+	struct rec_event *e = p->first;
+	unsigned long *addrs = calloc(e->nr_targets, sizeof(*addrs));
+	int i, n = 0, m = 0, ret;
+
+	if (!addrs)
+		return -ENOMEM;
+	for (i = 0; i < e->nr_targets; i++) {
+		unsigned long a = kallsyms_lookup_name(e->targets[i]);
+
+		if (a && ftrace_location(a))
+			addrs[n++] = a;
+	}
+	qsort(addrs, n, sizeof(*addrs), cmp_addr);
+	for (i = 0; i < n; i++)
+		if (!m || addrs[m - 1] != addrs[i])
+			addrs[m++] = addrs[i];
+	ret = m ? register_fprobe_ips(&p->fp, addrs, m) : -ENOENT;
+	free(addrs);
+	return ret;
 }
 
 struct base_arg {
@@ -1080,7 +1128,10 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 		p->fp.entry_handler = rec_entry;
 		if (p->nr_ret)
 			p->fp.exit_handler = rec_exit;
-		ret = register_fprobe(&p->fp, p->symbol, NULL);
+		if (p->first->nr_targets)
+			ret = register_targets(p);
+		else
+			ret = register_fprobe(&p->fp, p->symbol, NULL);
 		/* a child that exec'd another program may not have the function */
 		if (ret && ret != -ENOENT)
 			fprintf(stderr, "fhook: trace: cannot probe %s: %s\n", p->symbol,

@@ -134,6 +134,8 @@ static void desc_write(struct strbuf *b, const struct ev_session_opts *o)
 		for (j = 0; j < ev->nr_entry_args; j++)
 			sb_printf(b, "%d ", ev->entry_args[j]);
 		sb_printf(b, "%u %s\n", ev->maxactive, ev->symbol);
+		for (j = 0; j < ev->nr_targets; j++)
+			sb_printf(b, "T %s\n", ev->targets[j]);
 		for (j = 0; j < ev->nr_args; j++) {
 			struct fhook_event_arg *a = &ev->args[j];
 			int n = 0;

@@ -272,3 +272,28 @@ if grep -q '^4.5 6.25$' "$tmp/fp.out" && [ "$(cat "$tmp/fp.txt")" = "$want" ]; t
 else
 	fail floating-point "$(cat "$tmp/fp.txt" "$tmp/fp.err")"
 fi
+
+# ---- C++: names as written in the source, demangled output, DWARF parameters
+for cc in gcc clang; do
+	CP=$B/tests/events/cxx_prog_$cc
+	[ -x "$CP" ] || make -s "$CP" >/dev/null 2>&1
+	if [ ! -x "$CP" ]; then
+		echo "SKIP record/cxx-$cc: $CP could not be built"
+		continue
+	fi
+	"$FHOOK" record -e 'f:g/in geo::*' -e 'f:g/out geo::*%return' -o "$tmp/cxx.rec" -- "$CP" \
+		>/dev/null 2>"$tmp/cxx.err"
+	got=$("$FHOOK" replay --format graph "$tmp/cxx.rec" 2>&1 | strip | tr '\n' '|')
+	want='geo::Rect::area() const;|geo::scale(double, int);|geo::scale(long, int);|'
+	[ "$got" = "$want" ] && pass "cxx-$cc-names" || fail "cxx-$cc-names" "$got $(cat "$tmp/cxx.err")"
+	got=$("$FHOOK" trace -e 'f geo::scale(double,int) v k' -e 'f:x/r geo::Rect::area%return $retval' \
+		-e 'f:x/s geo::scale(long,int)%return $retval' -- "$CP" 2>&1 >/dev/null |
+		sed -nE 's/^.*: ([a-z_]+): \((.*)\)(.*)/\1: \2\3/p' | sed -E 's/\+0x[0-9a-f]+\/0x[0-9a-f]+//g')
+	want="r: main <- geo::Rect::area() const arg1=7
+geo__scale_double_int___entry: geo::scale(double, int) v=1.5 k=4
+s: main <- geo::scale(long, int) arg1=21"
+	[ "$got" = "$want" ] && pass "cxx-$cc-params" || fail "cxx-$cc-params" "$got"
+	out=$("$FHOOK" trace --dry-run -e 'f geo::nothing*' -- "$CP" 2>&1)
+	grep -q 'Invalid probed address or symbol' <<< "$out" && pass "cxx-$cc-unknown" ||
+		fail "cxx-$cc-unknown" "$out"
+done
