@@ -249,7 +249,9 @@ static void detach(const char *why)
  * The ring has no room for @need bytes: wait for the command to write
  * some out.  False when the record must be dropped: a lossy recording,
  * a stopped one, or a command that is gone (its drain rounds stopped
- * for two seconds while records wait).
+ * for two seconds while records wait, and its process is no more).  A
+ * command that is alive but slow (its output is a slow pipe) is waited
+ * for: nothing is lost.
  */
 static bool wait_room(struct rec_thread *t, uint64_t need)
 {
@@ -282,8 +284,11 @@ static bool wait_room(struct rec_thread *t, uint64_t need)
 			beat = now_beat;
 			still = 0;
 		} else if (++still >= 100) {
-			detach("the fhook process stopped reading the trace");
-			return false;
+			still = 0;
+			if (ev_proc_start((int)rec_shm->tracer_pid) != rec_shm->tracer_start) {
+				detach("the fhook process stopped reading the trace");
+				return false;
+			}
 		}
 	}
 	__atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);

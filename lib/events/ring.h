@@ -23,11 +23,42 @@
 #ifndef FHOOK_EV_RING_H
 #define FHOOK_EV_RING_H
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define EV_SHM_MAGIC		0x6668657674726332ULL	/* "fhevtrc2" */
 #define EV_PAGE			4096UL
+
+/* When process @pid started, in clock ticks since boot (/proc/PID/stat); 0 if gone. */
+static inline unsigned long long ev_proc_start(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* after the command name, which may hold anything but ends at the last ')' */
+	p = strrchr(buf, ')');
+	for (i = 0; p && i < 20; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		start = strtoull(p + 1, NULL, 10);
+	return start;
+}
 #define EV_MAX_RINGS		1024
 #define EV_MAX_PROCS		256		/* registrations between two drains */
 #define EV_MAX_OBJS		64
@@ -165,8 +196,9 @@ struct ev_shm {
 	uint32_t wake;		/* futex: producers kick the consumer */
 	uint32_t stopped;	/* the command stopped recording: producers drop */
 	uint64_t heartbeat;	/* the consumer's rounds: a waiting producer checks it */
-	uint32_t tracer_pid;
+	uint32_t tracer_pid;	/* the fhook process, and when it started (/proc/PID/stat) */
 	uint32_t pad;
+	uint64_t tracer_start;
 	/* EV_SLOT_* of each ring: here, so that claiming one maps only that ring */
 	uint32_t ring_state[EV_MAX_RINGS];
 };

@@ -528,6 +528,7 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	s->shm->follow = o->follow;
 	s->shm->lossy = o->lossy;
 	s->shm->tracer_pid = getpid();
+	s->shm->tracer_start = ev_proc_start(getpid());
 	s->clock.kind = o->clock >= 0 ? o->clock : best_clock();
 	if (s->clock.kind == EV_CLOCK_TSC) {
 		clock_pair(&s->clock.tsc0, &s->clock.mono0);

@@ -297,3 +297,14 @@ s: main <- geo::scale(long, int) arg1=21"
 	grep -q 'Invalid probed address or symbol' <<< "$out" && pass "cxx-$cc-unknown" ||
 		fail "cxx-$cc-unknown" "$out"
 done
+
+# ---- a slow reader of the output: the program waits, nothing is lost, nobody detaches
+"$FHOOK" record -o - -- "$RP" mt 2 100000 2>"$tmp/pipe.err" | (sleep 3; cat >"$tmp/pipe.rec")
+st=$?
+calls=$("$FHOOK" report -s name "$tmp/pipe.rec" 2>/dev/null | awk '$NF == "leaf" { print $(NF - 7) }')
+if [ $st = 0 ] && [ "$calls" = 200000 ] && ! grep -q untraced "$tmp/pipe.err" &&
+   grep -q '^fhook: record: 400006 events, 0 nmissed, 0 lost' "$tmp/pipe.err"; then
+	pass slow-reader
+else
+	fail slow-reader "exit $st, $calls calls: $(cat "$tmp/pipe.err")"
+fi
