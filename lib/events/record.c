@@ -851,7 +851,7 @@ static int parse_desc(const char *d)
 			unsigned long addr = kallsyms_lookup_name(l + 2), size = 0, off;
 
 			if (!addr || !kallsyms_lookup_size_offset(addr, &size, &off)) {
-				fprintf(stderr, "fhook: trace: no caller '%s' in this process\n", l + 2);
+				fprintf(stderr, "fhook: record: no caller '%s' in this process\n", l + 2);
 			} else {
 				rec_callers = realloc(rec_callers, (rec_nr_callers + 1) * sizeof(*rec_callers));
 				rec_callers[rec_nr_callers].start = addr;
@@ -1118,13 +1118,13 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 		struct rec_event *e = &rec_events[i];
 
 		if (resolve_symbols(e)) {
-			fprintf(stderr, "fhook: trace: a symbol of event %u is not in this process\n",
+			fprintf(stderr, "fhook: record: a symbol of event %u is not in this process\n",
 				e->id);
 			e->unresolved = true;
 		}
 	}
 	if (build_probes()) {
-		fprintf(stderr, "fhook: trace: out of memory\n");
+		fprintf(stderr, "fhook: record: out of memory\n");
 		return;
 	}
 	for (i = 0; i < rec_nr_probes; i++) {
@@ -1139,7 +1139,7 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 			ret = register_fprobe(&p->fp, p->symbol, NULL);
 		/* a child that exec'd another program may not have the function */
 		if (ret && ret != -ENOENT)
-			fprintf(stderr, "fhook: trace: cannot probe %s: %s\n", p->symbol,
+			fprintf(stderr, "fhook: record: cannot probe %s: %s\n", p->symbol,
 				strerror(-ret));
 	}
 }

@@ -33,6 +33,7 @@
 #define SES_REAP_NS		(10 * 1000 * 1000)
 
 struct ses_ring {
+	struct ev_ring *map;	/* mapped when first claimed: fhook's address space is what is used */
 	uint32_t thread;	/* the recording's thread number; 0: not announced */
 	bool dead;		/* its thread is gone: free it after this round */
 	uint32_t pid, tid;
@@ -56,6 +57,22 @@ struct ev_session {
 	struct rf_clock clock;
 	int err;		/* the sink's first error */
 };
+
+/* Ring @i, mapped on first use; NULL if it cannot be. */
+static struct ev_ring *ring(struct ev_session *s, uint32_t i)
+{
+	struct ses_ring *sr = &s->rings[i];
+	void *m;
+
+	if (sr->map)
+		return sr->map;
+	m = mmap(NULL, ev_ring_stride(s->shm->ring_size), PROT_READ | PROT_WRITE, MAP_SHARED,
+		 s->fd, s->shm->rings_off + (off_t)i * ev_ring_stride(s->shm->ring_size));
+	if (m == MAP_FAILED)
+		return NULL;
+	sr->map = m;
+	return m;
+}
 
 static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
 {
@@ -458,8 +475,8 @@ static int import_procs(struct ev_session *s)
 		for (k = 0; k < EV_MAX_RINGS; k++) {
 			struct ses_ring *sr = &s->rings[k];
 
-			if (sr->thread && sr->pid == rp.h.pid &&
-			    ev_shm_ring(s->shm, k)->proc_seq < rp.h.seq)
+			if (sr->thread && sr->pid == rp.h.pid && sr->map &&
+			    sr->map->proc_seq < rp.h.seq)
 				sr->dead = true;
 		}
 	}
@@ -512,7 +529,8 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 		ret = -errno;
 		goto fail;
 	}
-	s->shm = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+	/* the rings are mapped one by one as threads claim them */
+	s->shm = mmap(NULL, rings_off, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
 	if (s->shm == MAP_FAILED) {
 		s->shm = NULL;
 		ret = -errno;
@@ -580,7 +598,7 @@ static bool thread_gone(const struct ses_ring *sr)
 /* Announce the thread of ring @i: its first bytes follow. */
 static int announce(struct ev_session *s, uint32_t i)
 {
-	struct ev_ring *r = ev_shm_ring(s->shm, i);
+	struct ev_ring *r = ring(s, i);
 	struct ses_ring *sr = &s->rings[i];
 	struct rf_thread t = { 0 };
 	int ret;
@@ -607,12 +625,13 @@ static int announce(struct ev_session *s, uint32_t i)
  */
 static void free_ring(struct ev_session *s, uint32_t i)
 {
-	struct ev_ring *r = ev_shm_ring(s->shm, i);
+	struct ev_ring *r = ring(s, i);
 
 	s->events_freed += __atomic_load_n(&r->events, __ATOMIC_RELAXED);
 	s->lost_freed += __atomic_load_n(&r->lost, __ATOMIC_RELAXED);
 	s->waits_freed += __atomic_load_n(&r->waits, __ATOMIC_RELAXED);
 	memset(&s->rings[i], 0, sizeof(s->rings[i]));
+	s->rings[i].map = r;	/* kept for the ring's next thread */
 	r->head = r->tail = r->lost = r->events = r->waits = 0;
 	r->waiting = r->kicked = 0;
 	r->proc_seq = 0;
@@ -655,12 +674,14 @@ long ev_session_drain(struct ev_session *s, int wait_ms)
 	if (nr > EV_MAX_RINGS)
 		nr = EV_MAX_RINGS;
 	for (i = 0; i < nr; i++) {
-		struct ev_ring *r = ev_shm_ring(s->shm, i);
 		struct ses_ring *sr = &s->rings[i];
-		uint64_t head, tail = r->tail, size = s->shm->ring_size;
+		uint64_t head, tail, size = s->shm->ring_size;
+		struct ev_ring *r;
 
-		if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY)
+		if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY ||
+		    !(r = ring(s, i)))
 			continue;
+		tail = r->tail;
 		if (!sr->thread && (ret = announce(s, i)))
 			return sink_err(s, ret);
 		/* gone before its head is read: this copy is its last */
@@ -721,9 +742,10 @@ void ev_session_stop(struct ev_session *s)
 	__atomic_store_n(&s->shm->stopped, 1, __ATOMIC_RELEASE);
 	nr = __atomic_load_n(&s->shm->nr_rings, __ATOMIC_ACQUIRE);
 	for (i = 0; i < nr && i < EV_MAX_RINGS; i++) {
-		struct ev_ring *r = ev_shm_ring(s->shm, i);
+		struct ev_ring *r;
 
-		if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY)
+		if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY ||
+		    !(r = ring(s, i)))
 			continue;
 		__atomic_add_fetch(&r->space_seq, 1, __ATOMIC_RELEASE);
 		futex(&r->space_seq, FUTEX_WAKE, INT_MAX, NULL);
@@ -739,9 +761,10 @@ void ev_session_counts(struct ev_session *s, struct rf_end *out)
 	out->lost = s->lost_freed + __atomic_load_n(&s->shm->lost_no_ring, __ATOMIC_RELAXED);
 	out->waits = s->waits_freed;
 	for (i = 0; i < nr && i < EV_MAX_RINGS; i++) {
-		struct ev_ring *r = ev_shm_ring(s->shm, i);
+		struct ev_ring *r;
 
-		if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY)
+		if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY ||
+		    !(r = ring(s, i)))
 			continue;
 		out->events += __atomic_load_n(&r->events, __ATOMIC_RELAXED);
 		out->lost += __atomic_load_n(&r->lost, __ATOMIC_RELAXED);
@@ -756,10 +779,15 @@ void ev_session_counts(struct ev_session *s, struct rf_end *out)
  */
 static uint64_t unwritten_events(struct ev_session *s, uint32_t i)
 {
-	struct ev_ring *r = ev_shm_ring(s->shm, i);
-	uint64_t size = s->shm->ring_size, tail = r->tail;
-	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), n = 0;
-	const unsigned char *data = ev_ring_data(r);
+	struct ev_ring *r = ring(s, i);
+	uint64_t size = s->shm->ring_size, tail, head, n = 0;
+	const unsigned char *data;
+
+	if (!r)
+		return 0;
+	tail = r->tail;
+	head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	data = ev_ring_data(r);
 
 	if (head < tail || head - tail > size)
 		return 0;
@@ -833,8 +861,11 @@ void ev_session_free(struct ev_session *s)
 
 	if (!s)
 		return;
+	for (i = 0; i < EV_MAX_RINGS; i++)
+		if (s->rings[i].map)
+			munmap(s->rings[i].map, ev_ring_stride(s->shm->ring_size));
 	if (s->shm)
-		munmap(s->shm, s->shm->size);
+		munmap(s->shm, s->shm->rings_off);
 	if (s->fd >= 0)
 		close(s->fd);
 	unsetenv("FHOOK_EV_SHM");
