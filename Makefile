@@ -47,7 +47,12 @@ CLI_OBJS = $(CLI_SRCS:%.c=$(B)/%.o) $(CMD_OBJS)
 
 HEADERS := $(wildcard include/fhook/*.h) $(wildcard lib/*/*.h lib/*/*/*.h)
 
-all: $(B)/libfhook.so $(B)/libfhook.a $(B)/fhook $(B)/fhook.pc $(EXTRA_TARGETS)
+all: $(B)/libfhook.so $(B)/libfhook.a $(B)/fhook $(B)/gcc-as/as $(B)/fhook.pc $(EXTRA_TARGETS)
+
+# The assembler front end `fhook cflags` gives GCC (cli/gcc_as.c).
+$(B)/gcc-as/as: cli/gcc_as.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $<
 
 $(B)/lib/%.o: lib/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -81,11 +86,12 @@ $(B)/fhook.pc: fhook.pc.in
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/fhook \
-		$(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
+		$(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/libexec/fhook
 	install -m 0755 $(B)/libfhook.so $(DESTDIR)$(PREFIX)/lib/libfhook.so
 	install -m 0644 $(B)/libfhook.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 include/fhook/*.h $(DESTDIR)$(PREFIX)/include/fhook/
 	install -m 0755 $(B)/fhook $(DESTDIR)$(PREFIX)/bin/fhook
+	install -m 0755 $(B)/gcc-as/as $(DESTDIR)$(PREFIX)/libexec/fhook/as
 	sed -e 's|@PREFIX@|$(PREFIX)|g' fhook.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fhook.pc
 
 deps:

@@ -3,8 +3,11 @@
  * fhook - the command.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <fhook/fhook.h>
 
@@ -12,9 +15,40 @@
 
 /*
  * One 5-byte pad at every function entry.  -fpatchable-function-entry
- * works for PIE and shared objects alike, with gcc and clang.
+ * works for PIE and shared objects alike, with gcc and clang.  With -B,
+ * GCC assembles through fhook's front end (cli/gcc_as.c), which puts each
+ * site's record into its function's COMDAT group, as GCC 13 does: without
+ * it, GCC 12 cannot link most C++ libraries.  clang does not need it and
+ * does not use it.
  */
 static const char cflags[] = "-fpatchable-function-entry=5";
+
+static void print_cflags(void)
+{
+	char exe[PATH_MAX], dir[PATH_MAX + 32], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0) {
+		exe[n] = 0;
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = 0;
+			/* the build tree, else an installed prefix */
+			snprintf(dir, sizeof(dir), "%s/gcc-as/as", exe);
+			if (access(dir, X_OK)) {
+				snprintf(dir, sizeof(dir), "%s/../libexec/fhook/as", exe);
+				if (access(dir, X_OK))
+					dir[0] = 0;
+			}
+			if (dir[0] && realpath(dir, exe)) {
+				*strrchr(exe, '/') = 0;
+				printf("%s -B%s/\n", cflags, exe);
+				return;
+			}
+		}
+	}
+	puts(cflags);
+}
 
 static void usage(FILE *f)
 {
@@ -41,7 +75,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "cflags")) {
-		puts(cflags);
+		print_cflags();
 		return 0;
 	}
 	if (!strcmp(argv[1], "prepare"))

@@ -11,7 +11,8 @@ check() {	# name, condition (as a command), message
 }
 eq() { [ "$1" = "$2" ] || { echo "  got:      $(printf %q "$1")"; echo "  expected: $(printf %q "$2")"; return 1; }; }
 
-check cflags_exact eq "$($F cflags)" "-fpatchable-function-entry=5"
+# the pad, and GCC's assembler front end (beside the command in the build tree)
+check cflags_exact eq "$($F cflags)" "-fpatchable-function-entry=5 -B$FHOOK_ROOT/build/gcc-as/"
 gcc -O2 $($F cflags) -o $T/prog tests/cli/prog.c
 gcc -O2 -o $T/plain tests/cli/prog.c
 check prog_runs eq "$($T/prog)" "1"
