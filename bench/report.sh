@@ -34,9 +34,9 @@ TARGET[redirect-miss]="≤ 40 over untraced"; TVAL[redirect-miss]=40; TOVER[redi
 TARGET[inject-miss]="(as a caller not redirected) ≤ 40 over untraced"; TVAL[inject-miss]=40; TOVER[inject-miss]=plain
 TARGET[fprobe-both]="≤ 80 per call"; TVAL[fprobe-both]=80
 TARGET[trace]="≤ 150 per call; ≥ 4× faster than uftrace record"; TVAL[trace]=150
-TARGET[uftrace-pg]="(issue: 585-805 here)"
-TARGET[cyg]="(issue: 16 over untraced)"
-TARGET[lttng]="(issue: 842 here)"
+TARGET[uftrace-pg]="(measured when the targets were set: 585-805 here)"
+TARGET[cyg]="(measured when the targets were set: 16 over untraced)"
+TARGET[lttng]="(measured when the targets were set: 842 here)"
 
 CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 if [ -z "${REV:-}" ]; then
@@ -120,7 +120,7 @@ fi
 echo
 echo "## 2. Start-up: enabling every site of a program with 2,000 and 20,000 functions"
 echo
-echo "Generated programs (bench/gen_funcs.sh, bench/startup.c) built with \`$(build/fhook cflags 2>/dev/null)\`."
+echo "Generated programs (bench/gen_funcs.sh, bench/startup.c) built with \`$(build/fhook cflags 2>/dev/null | sed "s| -B.*| -B.../gcc-as/|")\`."
 echo "fhook: the program links libfhook and registers one \`ftrace_ops\` with an empty"
 echo "filter (every site) in \`main()\`; \"prepared\" is the same binary after \`fhook prepare\`."
 echo "uftrace: \`uftrace record -P . PROG\` of the build without libfhook. Process time is"
@@ -143,12 +143,12 @@ row "fhook: \`register_ftrace_function\` (all sites), ms, median (min-max)" \
 	"$(f2 "${SU[2000,en,fhook-all]:-}") ($(f2 "${SU[2000,enmin,fhook-all]:-}")-$(f2 "${SU[2000,enmax,fhook-all]:-}"))" \
 	"$(f2 "${SU[20000,en,fhook-all]:-}") ($(f2 "${SU[20000,enmin,fhook-all]:-}")-$(f2 "${SU[20000,enmax,fhook-all]:-}"))" ""
 row "uftrace record -P .: process CPU time, ms" "$(cpu 2000 uftrace)" "$(cpu 20000 uftrace)" ""
-row "uftrace record -P .: **added** process CPU time, ms" "$(added 2000 uftrace)" "$(added 20000 uftrace)" "(issue: 33-38 ms)"
+row "uftrace record -P .: **added** process CPU time, ms" "$(added 2000 uftrace)" "$(added 20000 uftrace)" "(measured when the targets were set: 33-38 ms)"
 row "fhook: added instructions per function" "$(f1 "$(irper 2000 fhook-all)")" "$(f1 "$(irper 20000 fhook-all)")" "< 1,000: $(met "$(irper 20000 fhook-all)" 1000)"
 row "… libfhook start-up (find, rewrite pads)" "$(f1 "$(irper 2000 fhook-none)")" "$(f1 "$(irper 20000 fhook-none)")" ""
 row "… enabling every site" "$(f1 "$(irper 2000 fhook-all fhook-none)")" "$(f1 "$(irper 20000 fhook-all fhook-none)")" ""
 row "fhook, prepared: added instructions per function" "$(f1 "$(irper 2000 prep-all)")" "$(f1 "$(irper 20000 prep-all)")" "< 1,000: $(met "$(irper 20000 prep-all)" 1000)"
-row "uftrace record -P .: added instructions per function" "$(f1 "$(irper 2000 uftrace)")" "$(f1 "$(irper 20000 uftrace)")" "(issue: about 6,000)"
+row "uftrace record -P .: added instructions per function" "$(f1 "$(irper 2000 uftrace)")" "$(f1 "$(irper 20000 uftrace)")" "(measured when the targets were set: about 6,000)"
 # the per-function slope between the two sizes: fixed costs cancel
 slope() { num "${SU[2000,ir,$1]:-}" && num "${SU[20000,ir,$1]:-}" && num "${SU[2000,ir,${2:-pad}]:-}" && num "${SU[20000,ir,${2:-pad}]:-}" &&
 	calc "((${SU[20000,ir,$1]} - ${SU[20000,ir,${2:-pad}]}) - (${SU[2000,ir,$1]} - ${SU[2000,ir,${2:-pad}]})) / 18000" || printf ''; }
@@ -173,7 +173,7 @@ if [ -n "${W3:-}" ]; then
 	echo "Skipped: $W3."
 else
 	echo "\`$BZVER\` from \`apt-get source bzip2\` (Debian 12), built three ways: untraced, with"
-	echo "\`$(build/fhook cflags 2>/dev/null)\` and with \`-pg\` (libbz2 linked statically, so that the"
+	echo "\`$(build/fhook cflags 2>/dev/null | sed "s| -B.*| -B.../gcc-as/|")\` and with \`-pg\` (libbz2 linked statically, so that the"
 	echo "compressor's $BZFUNCS traceable functions are all in the program). Work: \`bzip2 -9 -c\` of"
 	echo "the first $((INSZ / 1000)) kB of a tar of the kernel's UAPI headers (/usr/include/linux,"
 	echo "asm-generic), $BZCALLS function calls (counted by uftrace). Every output is compared with"
@@ -197,7 +197,7 @@ else
 		echo "| ${BZL[$v]} | $(ms "${BZT[$v]}") ($(ms "${BZTMIN[$v]}")-$(ms "${BZTMAX[$v]}")) | $(ratio "${BZT[$v]}" "${BZT[plain]}") | $(ratio "${BZT[uftrace-pg]:-}" "${BZT[$v]}") | $(ratio "${BZT[uftrace-P]:-}" "${BZT[$v]}") | $([ -n "${BZBAD[$v]:-}" ] && echo "**differs**" || echo same) |"
 	done
 	[ -n "${BZ_TRACE_STAT:-}" ] && echo && echo "fhook trace on bzip2 (last run, formatted as text to /dev/null): $BZ_TRACE_STAT."
-	[ -n "${BZ_REC_STAT:-}" ] && echo && echo "fhook record on bzip2 (last run): $BZ_REC_STAT. Target: 0 lost, and at least 2× faster than \`uftrace record\`: $(ratio "${BZT[uftrace-pg]:-}" "${BZT[record]:-}") here."
+	[ -n "${BZ_REC_STAT:-}" ] && echo && echo "fhook record on bzip2 (last run): ${BZ_REC_STAT%% in /*}. Target: 0 lost, and at least 2× faster than \`uftrace record\`: $(ratio "${BZT[uftrace-pg]:-}" "${BZT[record]:-}") here."
 	case " $BZMODES " in *" trace "*) ;; *) echo; echo "fhook trace on \"*\": pending (${SKIP[trace]:-not run})." ;; esac
 fi
 echo
@@ -218,7 +218,7 @@ if num "${REC_BYTES:-}" && num "${REC_EVENTS:-}" && [ "${REC_EVENTS:-0}" -gt 0 ]
 fi
 if [ -n "${MT_STAT:-}" ]; then
 	echo "\`fhook record\` of $MT_N threads each calling a tiny function $MT_CALLS times (bench/threads.c):"
-	echo "$MT_STAT. Peak resident memory of the \`fhook\` process: **$((MT_HWM / 1024)) MB**"
+	echo "${MT_STAT%% in /*}. Peak resident memory of the \`fhook\` process: **$((MT_HWM / 1024)) MB**"
 	echo "(target: 0 lost, at most 256 MB; each thread's ring is 2 MB of shared memory)."
 	echo
 fi

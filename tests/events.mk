@@ -19,3 +19,14 @@ TEST_TARGETS += $(B)/tests/events/rec_prog
 $(B)/tests/events/rec_prog: tests/events/rec_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread
+
+# A C++ program, built by g++ and by clang++: names, parameters, exceptions.
+TEST_TARGETS += $(B)/tests/events/cxx_prog_gcc $(B)/tests/events/cxx_prog_clang
+
+$(B)/tests/events/cxx_prog_gcc: tests/events/cxx_prog.cc
+	@mkdir -p $(dir $@)
+	g++ -std=gnu++17 -O1 -g -fpatchable-function-entry=5 $(SAN) -o $@ $<
+
+$(B)/tests/events/cxx_prog_clang: tests/events/cxx_prog.cc
+	@mkdir -p $(dir $@)
+	clang++ -std=gnu++17 -O1 -g -fpatchable-function-entry=5 $(SAN) -o $@ $<
