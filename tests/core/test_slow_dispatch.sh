@@ -1,7 +1,14 @@
 #!/bin/bash
 # The C dispatcher, the path taken where urcu-bp has no sys_membarrier
 # (forced here): the same register and stress checks as the fast path.
+# A program that crashes or exits non-zero after its PASS lines fails.
+set -o pipefail
 cd "$FHOOK_ROOT" || exit 2
 export FHOOK_SLOW_DISPATCH=1
-./build/tests/core/test_regs | sed 's/^\(PASS\|FAIL\) /\1 slow_/'
-./build/tests/core/test_stress 300 | sed 's/^\(PASS\|FAIL\) /\1 slow_/'
+st=0
+for t in "test_regs" "test_stress 300"; do
+	# shellcheck disable=SC2086
+	./build/tests/core/$t | sed 's/^\(PASS\|FAIL\) /\1 slow_/' ||
+		{ echo "FAIL slow_${t%% *}: exit status $?"; st=1; }
+done
+exit $st
