@@ -54,7 +54,12 @@ $(B)/gcc-as/as: cli/gcc_as.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -o $@ $<
 
-$(B)/lib/%.o: lib/%.c $(HEADERS)
+# Before the first compile: the build's packages are there, or say which are not.
+$(B)/.deps-checked:
+	@bash scripts/deps.sh --check
+	@mkdir -p $(B) && touch $@
+
+$(B)/lib/%.o: lib/%.c $(HEADERS) | $(B)/.deps-checked
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c -o $@ $<
 
@@ -97,10 +102,15 @@ install: all
 deps:
 	@bash scripts/deps.sh
 
-test: deps all $(TEST_TARGETS)
+# deps first, then the build: with -j2 they must not run side by side
+test:
+	@bash scripts/deps.sh
+	@$(MAKE) --no-print-directory all $(TEST_TARGETS)
 	@bash tests/run.sh
 
-demo: deps all
+demo:
+	@bash scripts/deps.sh
+	@$(MAKE) --no-print-directory all
 	@bash examples/demo.sh
 
 # The kernel edition under QEMU (as root; installs QEMU and Debian's kernels).
@@ -108,14 +118,16 @@ kernel-test:
 	$(MAKE) -C kernel test
 
 # The library and the test programs built with sanitizers, and run.
-test-asan: deps
+test-asan:
+	@bash scripts/deps.sh
 	$(MAKE) B=build/asan SAN="-fsanitize=address,undefined -fno-sanitize=alignment -fno-omit-frame-pointer" \
 		build/asan/libfhook.so $(subst $(B)/,build/asan/,$(TEST_TARGETS))
 	FHOOK_BUILD=build/asan FHOOK_ONLY_PROGRAMS=1 \
 		ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		bash tests/run.sh
 
-test-tsan: deps
+test-tsan:
+	@bash scripts/deps.sh
 	$(MAKE) B=build/tsan SAN="-fsanitize=thread" \
 		build/tsan/libfhook.so $(subst $(B)/,build/tsan/,$(TEST_TARGETS))
 	FHOOK_BUILD=build/tsan FHOOK_ONLY_PROGRAMS=1 \

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Install the Debian packages fhook needs to build and test (as root);
-# quiet and quick when they are already there.
+# quiet and quick when they are already there.  --check only says what
+# is missing (what a plain `make` runs before compiling).
 set -e
 PKGS="gcc g++ make libc6-dev binutils libelf-dev libdw-dev liburcu-dev libcapstone-dev pkg-config clang
       protobuf-compiler python3"
@@ -10,6 +11,10 @@ for p in $PKGS; do
 		missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
+if [ "${1:-}" = --check ]; then
+	echo "fhook: missing packages:$missing; run \`make deps\` (as root) first" >&2
+	exit 1
+fi
 if [ "$(id -u)" != 0 ]; then
 	echo "fhook: missing packages:$missing (run as root to install them)" >&2
 	exit 1
