@@ -50,4 +50,48 @@ static inline void fhook_recursion_unlock(int bit)
 	fhook_recursion_bits &= ~(1u << bit);
 }
 
+/*
+ * fhook's own work (registering, patching text, setting up a thread's
+ * shadow stack...) calls libc, and through libc maybe the program's own
+ * malloc or other traceable functions.  Those calls are not the program's:
+ * no handler may see them, and they are not misses either.  So the work
+ * runs with the recursion bit held, and a second bit says that a refused
+ * handler is to stay silent rather than count in nmissed.
+ */
+#define FHOOK_RECURSION_INTERNAL	2u
+
+/* fhook_internal_enter - hold the recursion lock for fhook's own work */
+static inline unsigned int fhook_internal_enter(void)
+{
+	unsigned int old = fhook_recursion_bits;
+
+	fhook_recursion_bits = old | 1u | FHOOK_RECURSION_INTERNAL;
+	__asm__ __volatile__("" ::: "memory");
+	return old;
+}
+
+/* fhook_internal_leave - as it was before fhook_internal_enter() */
+static inline void fhook_internal_leave(unsigned int old)
+{
+	__asm__ __volatile__("" ::: "memory");
+	fhook_recursion_bits = old;
+}
+
+static inline void fhook_internal_leave_p(unsigned int *old)
+{
+	fhook_internal_leave(*old);
+}
+
+/* The rest of the enclosing block is fhook's own work (the kernel's guard()). */
+#define fhook_internal_guard()							\
+	unsigned int __fhook_internal_old					\
+		__attribute__((cleanup(fhook_internal_leave_p), unused)) =	\
+		fhook_internal_enter()
+
+/* Was a refused recursion lock refused for fhook's own work? */
+static inline bool fhook_recursion_internal(void)
+{
+	return fhook_recursion_bits & FHOOK_RECURSION_INTERNAL;
+}
+
 #endif /* FHOOK_CORE_H */
