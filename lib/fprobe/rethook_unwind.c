@@ -22,8 +22,10 @@
  *    a jump to a stack pointer T, every frame deeper than T on the same
  *    stack is dead.  Only the thread's own stack is trusted for that: a
  *    jump onto another stack may be a coroutine switch, which leaves the
- *    frames it jumps away from alive.  Jumps that land elsewhere are left
- *    to the next two.
+ *    frames it jumps away from alive.  The one other sure case is a jump
+ *    out of the signal stack (sigaltstack) while running on it: the
+ *    handlers there are left for good.  Other jumps are left to the next
+ *    two.
  *
  *  - a hook or a return that finds entries deeper than itself on the
  *    thread's own stack (rethook_try_get, the trampoline, and fprobe's
@@ -46,6 +48,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -189,28 +192,38 @@ bool rethook_on_own_stack(struct rethook_thread *t, unsigned long a, unsigned lo
 }
 
 /*
- * Report and drop this thread's entries whose slots lie on its own stack
- * below @below: those frames are gone.  Innermost first; entries of other
- * stacks are passed over, the first entry of the own stack at or above
- * @below ends the walk (everything older on that stack is shallower).
+ * Report and drop this thread's entries whose slots lie in [@lo, @hi):
+ * those frames are gone.  Innermost first; entries elsewhere are passed
+ * over.  @ordered: [@lo, @hi) is the deep end of the thread's own stack,
+ * where older entries are shallower, so the first entry of that stack
+ * at or above @hi ends the walk.
  */
-static void reap_below(struct rethook_thread *t, unsigned long below, bool locked)
+static void reap_range(struct rethook_thread *t, unsigned long lo, unsigned long hi,
+		       bool ordered, bool locked)
 {
 	unsigned long base = rethook_region_of((unsigned long)t);
 	unsigned long i, rsp;
 
-	if (!rethook_on_own_stack(t, below, below))
-		return;
 	for (i = __atomic_load_n(&t->top, __ATOMIC_RELAXED); i > 0; i--) {
 		rsp = __atomic_load_n(&rethook_ret_of(base, i)->sp, __ATOMIC_ACQUIRE);
-		if (!rsp || (rsp & RETHOOK_RETURNING) || !rethook_on_own_stack(t, rsp, rsp))
+		if (!rsp || (rsp & RETHOOK_RETURNING))
 			continue;
-		if (rsp >= below)
-			break;
+		if (rsp - lo >= hi - lo) {
+			if (ordered && rsp >= hi && rethook_on_own_stack(t, rsp, rsp))
+				break;
+			continue;
+		}
 		if (!rethook_drop_entry(base, i, locked))
 			break;
 		t->holes = 1;	/* the top is popped by the next hook */
 	}
+}
+
+/* The frames on the thread's own stack below @below are gone. */
+static void reap_below(struct rethook_thread *t, unsigned long below, bool locked)
+{
+	if (rethook_on_own_stack(t, below, below))
+		reap_range(t, t->stack_lo, below, true, locked);
 }
 
 /**
@@ -303,14 +316,28 @@ static unsigned long jmp_buf_sp(struct __jmp_buf_tag *env)
 	return v ^ guard;
 }
 
+/*
+ * A jump to @env's stack pointer T: on the thread's own stack, the frames
+ * below T are gone.  A jump from the signal stack (sigaltstack) to
+ * anywhere off it leaves the handlers running there for good: every frame
+ * on it is gone.
+ */
 static void before_longjmp(struct __jmp_buf_tag *env)
 {
 	struct rethook_thread *t = rethook_self;
+	unsigned long target, ss_lo;
+	stack_t ss;
 
 	if (!t || !__atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED) ||
 	    !__atomic_load_n(&t->top, __ATOMIC_RELAXED))
 		return;
-	reap_below(t, jmp_buf_sp(env), false);
+	target = jmp_buf_sp(env);
+	if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
+		ss_lo = (unsigned long)ss.ss_sp;
+		if (target - ss_lo >= ss.ss_size)
+			reap_range(t, ss_lo, ss_lo + ss.ss_size, false, false);
+	}
+	reap_below(t, target, false);
 }
 
 typedef void (*longjmp_fn)(struct __jmp_buf_tag *env, int val);

@@ -5,6 +5,8 @@
  * pthread_exit() and cancellation through hooked frames.  Each check
  * compares the exact sequence of entries (E), returns (X) and unwound
  * exits (U) the handlers saw, and that every entry got exactly one exit.
+ * siglongjmp is tested from a handler on the thread's stack and from one
+ * on a sigaltstack.
  * Without the flag the same jump reports nothing (the kernel's semantics),
  * and a coroutine parked in hooked frames on another stack is not taken
  * for dead by a longjmp on the thread's stack.
@@ -139,6 +141,7 @@ static void expect_balanced(const char *name)
 int main(void)
 {
 	struct sigaction sa;
+	stack_t ss;
 	pthread_t th;
 	char *stack;
 
@@ -171,6 +174,24 @@ int main(void)
 	expect("siglongjmp_from_handler",
 	       "E t_a,E t_b,E t_c,E t_sig,U t_sig,U t_c,U t_b,U t_a,E t_mark,X t_mark");
 	expect_balanced("siglongjmp_from_handler_balanced");
+
+	/* the same from a handler on the signal stack: its frames are gone too */
+	ss.ss_sp = malloc(64 * 1024);
+	ss.ss_size = 64 * 1024;
+	ss.ss_flags = 0;
+	sigaltstack(&ss, NULL);
+	sa.sa_flags = SA_ONSTACK;
+	sigaction(SIGUSR1, &sa, NULL);
+	ul_reset();
+	if (!sigsetjmp(sjb, 1))
+		t_a(0);
+	t_mark();
+	expect("siglongjmp_from_altstack",
+	       "E t_a,E t_b,E t_c,E t_sig,U t_sig,U t_c,U t_b,U t_a,E t_mark,X t_mark");
+	expect_balanced("siglongjmp_from_altstack_balanced");
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, NULL);
+	free(ss.ss_sp);
 
 	ul_reset();
 	mode = THREAD_EXIT;
