@@ -131,6 +131,7 @@ static int fprobe_init_rethook(struct fprobe *fp, int num)
  */
 int register_fprobe_ips(struct fprobe *fp, unsigned long *addrs, int num)
 {
+	fhook_internal_guard();
 	int ret, i;
 
 	if (!fp || !addrs || num <= 0)
@@ -171,6 +172,7 @@ fail:
  */
 int register_fprobe_syms(struct fprobe *fp, const char **syms, int num)
 {
+	fhook_internal_guard();
 	unsigned long *addrs;
 	int ret, i;
 
@@ -235,6 +237,7 @@ static int cmp_ul(const void *a, const void *b)
  */
 int register_fprobe(struct fprobe *fp, const char *filter, const char *notfilter)
 {
+	fhook_internal_guard();
 	struct glob_ips g = { .filter = filter, .notfilter = notfilter };
 	size_t i, n = 0;
 	int ret;
@@ -273,6 +276,7 @@ out:
  */
 int unregister_fprobe(struct fprobe *fp)
 {
+	fhook_internal_guard();
 	int ret;
 
 	if (!fprobe_is_registered(fp))

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -47,6 +48,8 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 
 unsigned long rethook_base;			/* the reservation, aligned */
 static unsigned long rethook_slots[RETHOOK_MAX_THREADS / 64];
+/* regions whose thread ran its exit: taken, until that thread is gone */
+static unsigned long rethook_exiting[RETHOOK_MAX_THREADS / 64];
 static pthread_mutex_t rethook_setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t rethook_key;
 static unsigned char rethook_eh_frame[128] __attribute__((aligned(8)));
@@ -263,6 +266,9 @@ static void rethook_thread_exit(void *arg)
 	bool elsewhere = false;
 	pthread_attr_t attr;
 
+	/* fhook's own calls (they allocate): no handler sees them */
+	unsigned int internal = fhook_internal_enter();
+
 	if (!pthread_getattr_np(pthread_self(), &attr)) {
 		void *addr;
 		size_t size;
@@ -273,6 +279,7 @@ static void rethook_thread_exit(void *arg)
 		}
 		pthread_attr_destroy(&attr);
 	}
+	fhook_internal_leave(internal);
 	/*
 	 * The frames on this thread's stack are gone: give back what their
 	 * entries held.  An entry of a coroutine that runs on another stack
@@ -289,16 +296,24 @@ static void rethook_thread_exit(void *arg)
 			continue;
 		elsewhere = true;
 	}
-	rethook_self = NULL;
-	rethook_gone = 1;
-	if (elsewhere)
+	if (elsewhere) {
+		rethook_self = NULL;
+		rethook_gone = 1;
 		return;
+	}
 	t->top = 0;
 	t->kept_idx = t->kept_sp = 0;
+	t->holes = 0;
 	/* the entry data only: the header says the code is prepared */
 	madvise((void *)(base + RETHOOK_DATA_OFF), RETHOOK_REGION_SIZE - RETHOOK_DATA_OFF,
 		MADV_DONTNEED);
-	__atomic_and_fetch(&rethook_slots[slot / 64], ~(1UL << (slot % 64)), __ATOMIC_RELEASE);
+	/*
+	 * The C library still runs code of the program after the key
+	 * destructors (freeing the thread's buffers and TLS, into the
+	 * program's own free()): keep the region for those calls' returns,
+	 * and let a new thread take it once this one is gone (claim_slot).
+	 */
+	__atomic_or_fetch(&rethook_exiting[slot / 64], 1UL << (slot % 64), __ATOMIC_RELEASE);
 }
 
 static void rethook_atfork_child(void)
@@ -308,8 +323,42 @@ static void rethook_atfork_child(void)
 	/* only this thread survives the fork */
 	rethook_pid = 0;
 	memset(rethook_slots, 0, sizeof(rethook_slots));
+	memset(rethook_exiting, 0, sizeof(rethook_exiting));
 	if (t)
 		rethook_slots[t->slot / 64] |= 1UL << (t->slot % 64);
+}
+
+/*
+ * Every region is taken: take over one whose thread has exited.  Its
+ * thread id is gone once the kernel has released the thread (a recycled
+ * id only delays this).  errno is the program's: kept.
+ */
+static int reclaim_exited(void)
+{
+	int w, b, err = errno;
+	pid_t pid = getpid();
+
+	for (w = 0; w < RETHOOK_MAX_THREADS / 64; w++) {
+		unsigned long bits = __atomic_load_n(&rethook_exiting[w], __ATOMIC_ACQUIRE);
+
+		for (; bits; bits &= bits - 1) {
+			int slot;
+			struct rethook_thread *t;
+
+			b = __builtin_ctzl(bits);
+			slot = w * 64 + b;
+			t = thread_of(rethook_base + (unsigned long)slot * RETHOOK_REGION_SIZE);
+			if (syscall(SYS_tgkill, pid, t->tid, 0) == 0 || errno != ESRCH)
+				continue;
+			if (__atomic_fetch_and(&rethook_exiting[w], ~(1UL << b), __ATOMIC_ACQ_REL) &
+			    (1UL << b)) {
+				errno = err;
+				return slot;
+			}
+		}
+	}
+	errno = err;
+	return -1;
 }
 
 static int claim_slot(void)
@@ -327,7 +376,7 @@ static int claim_slot(void)
 				return w * 64 + b;
 		}
 	}
-	return -1;
+	return reclaim_exited();
 }
 
 /*
@@ -339,6 +388,7 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 	struct rethook_thread *t;
 	unsigned long base, i;
 	unsigned char *code;
+	unsigned int internal;
 	int slot;
 
 	if (rethook_gone || !rethook_base)
@@ -378,6 +428,7 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 		t->prepared = 1;
 	}
 	t->slot = slot;
+	t->tid = gettid();
 	t->top = 0;
 	t->kept_idx = t->kept_sp = 0;
 	t->holes = 0;
@@ -385,7 +436,10 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 	t->scan_every = 0;
 	t->stack_lo = t->stack_hi = 0;
 	rethook_self = t;
+	/* may allocate the key's second-level block: fhook's own call */
+	internal = fhook_internal_enter();
 	pthread_setspecific(rethook_key, t);
+	fhook_internal_leave(internal);
 	return t;
 fail:
 	__atomic_and_fetch(&rethook_slots[slot / 64], ~(1UL << (slot % 64)), __ATOMIC_RELEASE);
@@ -729,7 +783,7 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 		fhook_rcu_read_lock();
 		void *data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
 
-		if (data)
+		if (data && !fhook_recursion_internal())
 			__atomic_add_fetch(&((struct fprobe *)data)->nmissed, 1, __ATOMIC_RELAXED);
 		fhook_rcu_read_unlock();
 	}
@@ -775,7 +829,10 @@ int backtrace(void **buffer, int size)
 		return 0;
 	want = size * 2 + 1;
 	if (want > 256) {
+		unsigned int internal = fhook_internal_enter();
+
 		tmp = malloc(want * sizeof(void *));
+		fhook_internal_leave(internal);
 		if (!tmp)
 			return real(buffer, size);
 	}
@@ -783,7 +840,11 @@ int backtrace(void **buffer, int size)
 	for (i = 1; i < n && out < size; i++)
 		if (!is_stub((unsigned long)tmp[i]))
 			buffer[out++] = tmp[i];
-	if (tmp != small)
+	if (tmp != small) {
+		unsigned int internal = fhook_internal_enter();
+
 		free(tmp);
+		fhook_internal_leave(internal);
+	}
 	return out;
 }

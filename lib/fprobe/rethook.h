@@ -72,6 +72,7 @@ struct rethook_ret {
 struct rethook_thread {
 	unsigned long top;	/* entries 1..top are in use or holes */
 	int slot;		/* region number */
+	int tid;		/* the thread's id, for reuse after it exited */
 	int prepared;
 	/* the top entry last found alive on another stack (not read again) */
 	unsigned long kept_idx, kept_sp;
