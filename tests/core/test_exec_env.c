@@ -20,6 +20,8 @@
 
 #include "../check.h"
 
+extern char **environ;
+
 static const char *lib;
 
 /* Start env(1) with @envp (by execve in a fork or vfork child, or posix_spawn). */
@@ -87,6 +89,17 @@ int main(int argc, char **argv)
 		if (n <= 0 || !dladdr((void *)dlsym(RTLD_DEFAULT, "register_ftrace_function"), &di))
 			return 1;
 		self[n] = 0;
+		/* the harness's own FHOOK_* variables would be given back too */
+		for (;;) {
+			char **e, name[256];
+
+			for (e = environ; *e && strncmp(*e, "FHOOK_", 6); e++)
+				;
+			if (!*e)
+				break;
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
+			unsetenv(name);
+		}
 		setenv("LD_PRELOAD", di.dli_fname, 1);
 		setenv("FHOOK_TEST_A", "1", 1);
 		execl(self, self, "started", (char *)NULL);
