@@ -30,9 +30,12 @@
 
 /* ---- the program's own allocator: a bump allocator, free does nothing ---- */
 
+static unsigned long alloc_calls;
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+/* (the sanitizers bring their own malloc, which these would replace) */
 static char arena[64 << 20] __attribute__((aligned(64)));
 static unsigned long arena_used;
-static unsigned long alloc_calls;
 
 #define MAX_CALLERS 4096
 static unsigned long callers[MAX_CALLERS];
@@ -124,6 +127,7 @@ NOINLINE size_t malloc_usable_size(void *p)
 {
 	return p ? size_of(p) : 0;
 }
+#endif
 
 /* ---- the probe on every function ---- */
 
@@ -253,6 +257,10 @@ int main(void)
 	Dl_info di;
 	char why[1024] = "";
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	printf("SKIP own_malloc: sanitizer build\n");
+	return 0;
+#endif
 	__atomic_store_n(&phase, THREADS, __ATOMIC_RELAXED);
 	/* nothing that allocates (stdio) until the checks: only fhook's work */
 	calls_before = __atomic_load_n(&alloc_calls, __ATOMIC_RELAXED);
