@@ -269,7 +269,14 @@ static _Unwind_Reason_Code rethook_personality(int version, _Unwind_Action actio
 	if (version != 1 || !(actions & _UA_CLEANUP_PHASE) || !uw_get_ip || !uw_get_cfa)
 		return _URC_CONTINUE_UNWIND;
 	stub = uw_get_ip(ctx);
-	slot = uw_get_cfa(ctx) - 9;	/* CFA = slot + 8 + 1 */
+	/*
+	 * The context a personality gets still holds the CFA of the frame
+	 * below (libgcc updates it after the call): the hooked function's,
+	 * just above its return slot.  The slot must still lead to the stub.
+	 */
+	slot = uw_get_cfa(ctx) - 8;
+	if (!rethook_is_stub(stub) || *(unsigned long *)slot != stub)
+		return _URC_CONTINUE_UNWIND;
 	for (n = 0; n < 64 && rethook_is_stub(stub); n++) {
 		unsigned long base = rethook_region_of(stub);
 		unsigned long idx = (stub - base) / RETHOOK_STUB_SIZE;

@@ -68,8 +68,12 @@ NOINLINE int t_catcher(int n)
 
 }	/* extern "C" */
 
+/*
+ * Not a tail call: t_dtor's frame lies deeper than t_deep's was, so only
+ * the unwinder itself can have reported t_deep before t_dtor runs.
+ */
 struct Guard {
-	NOINLINE ~Guard() { t_dtor(); }
+	NOINLINE ~Guard() { t_dtor(); sink++; }
 };
 
 extern "C" NOINLINE int t_guarded(int n)
