@@ -349,15 +349,16 @@ static void before_longjmp(struct __jmp_buf_tag *env)
 
 typedef void (*longjmp_fn)(struct __jmp_buf_tag *env, int val);
 
-static longjmp_fn real_longjmp, real__longjmp, real_siglongjmp, real_longjmp_chk;
+static const char *const longjmp_names[] = { "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk" };
+static longjmp_fn real_longjmps[4];
 
-static longjmp_fn resolve(longjmp_fn *fn, const char *name)
+static longjmp_fn resolve(int which)
 {
-	longjmp_fn f = __atomic_load_n(fn, __ATOMIC_RELAXED);
+	longjmp_fn f = __atomic_load_n(&real_longjmps[which], __ATOMIC_RELAXED);
 
 	if (!f) {
-		f = (longjmp_fn)fhook_libc_sym(name);
-		__atomic_store_n(fn, f, __ATOMIC_RELAXED);
+		f = (longjmp_fn)fhook_libc_sym(longjmp_names[which]);
+		__atomic_store_n(&real_longjmps[which], f, __ATOMIC_RELAXED);
 	}
 	return f;
 }
@@ -365,38 +366,55 @@ static longjmp_fn resolve(longjmp_fn *fn, const char *name)
 /* Resolved before any program code can longjmp (a signal handler may). */
 __attribute__((constructor(101))) static void rethook_longjmp_init(void)
 {
-	resolve(&real_longjmp, "longjmp");
-	resolve(&real__longjmp, "_longjmp");
-	resolve(&real_siglongjmp, "siglongjmp");
-	resolve(&real_longjmp_chk, "__longjmp_chk");
+	int i;
+
+	for (i = 0; i < 4; i++)
+		resolve(i);
 }
 
-void longjmp(struct __jmp_buf_tag env[1], int val)
+longjmp_fn rethook_before_longjmp(struct __jmp_buf_tag *env, int which) __hidden;
+
+/* Called by the interposers below: report, then name the libc function to go on to. */
+longjmp_fn rethook_before_longjmp(struct __jmp_buf_tag *env, int which)
 {
 	before_longjmp(env);
-	resolve(&real_longjmp, "longjmp")(env, val);
-	__builtin_unreachable();
+	return resolve(which);
 }
 
-void _longjmp(struct __jmp_buf_tag env[1], int val)
-{
-	before_longjmp(env);
-	resolve(&real__longjmp, "_longjmp")(env, val);
-	__builtin_unreachable();
-}
+/*
+ * The interposers are written in assembly: they jump on to libc's
+ * function with their own frame gone.  A C function that never returns
+ * leaves its entry on the shadow stacks of instrumentation (ThreadSanitizer
+ * pushes one per call, and pops the rest in its own longjmp interceptor,
+ * which runs before ours): one per jump, until it overflows.
+ */
+#define LONGJMP_INTERPOSER(name, which)						\
+	__asm__(".pushsection .text\n"						\
+		".globl " #name "\n"						\
+		".type " #name ", @function\n"					\
+		".p2align 4\n"							\
+		#name ":\n"							\
+		"	.cfi_startproc\n"					\
+		"	pushq %rdi\n"						\
+		"	.cfi_adjust_cfa_offset 8\n"				\
+		"	pushq %rsi\n"						\
+		"	.cfi_adjust_cfa_offset 8\n"				\
+		"	subq $8, %rsp\n"					\
+		"	.cfi_adjust_cfa_offset 8\n"				\
+		"	movl $" #which ", %esi\n"				\
+		"	call rethook_before_longjmp\n"				\
+		"	addq $8, %rsp\n"					\
+		"	.cfi_adjust_cfa_offset -8\n"				\
+		"	popq %rsi\n"						\
+		"	.cfi_adjust_cfa_offset -8\n"				\
+		"	popq %rdi\n"						\
+		"	.cfi_adjust_cfa_offset -8\n"				\
+		"	jmp *%rax\n"						\
+		"	.cfi_endproc\n"					\
+		".size " #name ", .-" #name "\n"				\
+		".popsection\n")
 
-void siglongjmp(struct __jmp_buf_tag env[1], int val)
-{
-	before_longjmp(env);
-	resolve(&real_siglongjmp, "siglongjmp")(env, val);
-	__builtin_unreachable();
-}
-
-void __longjmp_chk(struct __jmp_buf_tag env[1], int val);
-
-void __longjmp_chk(struct __jmp_buf_tag env[1], int val)
-{
-	before_longjmp(env);
-	resolve(&real_longjmp_chk, "__longjmp_chk")(env, val);
-	__builtin_unreachable();
-}
+LONGJMP_INTERPOSER(longjmp, 0);
+LONGJMP_INTERPOSER(_longjmp, 1);
+LONGJMP_INTERPOSER(siglongjmp, 2);
+LONGJMP_INTERPOSER(__longjmp_chk, 3);
