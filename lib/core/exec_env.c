@@ -284,6 +284,13 @@ __attribute__((constructor(101))) static void exec_env_init(void)
 
 /* ---- the interposers ---- */
 
+/* A C library without the call (execveat before glibc 2.34). */
+static int missing(void)
+{
+	errno = ENOSYS;
+	return -1;
+}
+
 struct exec_args {
 	int fd, flags;
 	const char *path;
@@ -297,6 +304,8 @@ static int do_execve(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
+	if (!REAL(execve))
+		return missing();
 	return REAL(execve)(a->path, a->argv, env);
 }
 
@@ -311,6 +320,8 @@ static int do_execvpe(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
+	if (!REAL(execvpe))
+		return missing();
 	return REAL(execvpe)(a->path, a->argv, env);
 }
 
@@ -325,6 +336,8 @@ static int do_fexecve(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
+	if (!REAL(fexecve))
+		return missing();
 	return REAL(fexecve)(a->fd, a->argv, env);
 }
 
@@ -339,6 +352,8 @@ static int do_execveat(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
+	if (!REAL(execveat))
+		return missing();
 	return REAL(execveat)(a->fd, a->path, a->argv, env, a->flags);
 }
 
@@ -380,6 +395,8 @@ static int do_posix_spawn(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
+	if (!REAL(posix_spawn))
+		return ENOSYS;
 	return REAL(posix_spawn)(a->pid, a->path, a->fa, a->attr, a->argv, env);
 }
 
@@ -395,6 +412,8 @@ static int do_posix_spawnp(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
+	if (!REAL(posix_spawnp))
+		return ENOSYS;
 	return REAL(posix_spawnp)(a->pid, a->path, a->fa, a->attr, a->argv, env);
 }
 
