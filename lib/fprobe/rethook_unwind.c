@@ -73,7 +73,8 @@ static unsigned long (*uw_get_cfa)(struct _Unwind_Context *);
 
 /**
  * rethook_report_unwound - call @node's handler for a frame that is gone
- * @node:	its entry, claimed by the caller (marked returning)
+ * @node:	its entry, which cannot be reused meanwhile (the caller claimed
+ *		it, or it stays in place: the personality's case)
  * @locked:	the caller holds the recursion lock already
  *
  * With the rules of a return: the handler runs under the recursion lock,
@@ -272,7 +273,9 @@ static _Unwind_Reason_Code rethook_personality(int version, _Unwind_Action actio
 	/*
 	 * The context a personality gets still holds the CFA of the frame
 	 * below (libgcc updates it after the call): the hooked function's,
-	 * just above its return slot.  The slot must still lead to the stub.
+	 * just above its return slot.  The slot must still lead to the stub;
+	 * if it does not (another unwinder's conventions), the frame is left
+	 * to the scans of later hooks, returns and thread exit.
 	 */
 	slot = uw_get_cfa(ctx) - 8;
 	if (!rethook_is_stub(stub) || *(unsigned long *)slot != stub)
