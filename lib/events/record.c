@@ -1113,7 +1113,6 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 	}
 	free(desc);
 	pthread_atfork(NULL, NULL, rec_atfork_child);
-	rec_have_key = !pthread_key_create(&rec_ring_key, retire_ring);
 	for (i = 0; i < rec_nr_events; i++) {
 		struct rec_event *e = &rec_events[i];
 
@@ -1131,8 +1130,11 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 		struct rec_probe *p = &rec_probes[i];
 
 		p->fp.entry_handler = rec_entry;
-		if (p->nr_ret)
+		if (p->nr_ret) {
 			p->fp.exit_handler = rec_exit;
+			/* frames an exception, longjmp or cancellation removes get their exits */
+			p->fp.flags |= FPROBE_FL_EXIT_ON_UNWIND;
+		}
 		if (p->first->nr_targets)
 			ret = register_targets(p);
 		else
@@ -1142,6 +1144,12 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 			fprintf(stderr, "fhook: record: cannot probe %s: %s\n", p->symbol,
 				strerror(-ret));
 	}
+	/*
+	 * After the probes: thread-exit destructors run in the order their
+	 * keys were made, and the return hooks report the frames a thread
+	 * leaves behind from theirs; the ring is retired after that.
+	 */
+	rec_have_key = !pthread_key_create(&rec_ring_key, retire_ring);
 }
 
 __attribute__((destructor(210))) static void fhook_ev_preload_exit(void)

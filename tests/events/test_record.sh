@@ -293,6 +293,18 @@ for cc in gcc clang; do
 geo__scale_double_int___entry: geo::scale(double, int) v=1.5 k=4
 s: main <- geo::scale(long, int) arg1=21"
 	[ "$got" = "$want" ] && pass "cxx-$cc-params" || fail "cxx-$cc-params" "$got"
+	# an exception through four traced frames: each has its exit, where the unwinder left it
+	"$FHOOK" record -e 'f:g/in geo::check*' -e 'f:g/out geo::check*%return' -o "$tmp/throw.rec" -- \
+		"$CP" throw >"$tmp/throw.out" 2>&1
+	got=$("$FHOOK" replay --format graph "$tmp/throw.rec" 2>&1 | strip | tr '\n' '|')
+	want='geo::check(int) {|  geo::check(int) {|    geo::check(int) {|      geo::check(int) {|'
+	want+='      } /* unwound: geo::check(int) */|    } /* unwound: geo::check(int) */|'
+	want+='  } /* unwound: geo::check(int) */|} /* unwound: geo::check(int) */|'
+	if [ "$got" = "$want" ] && grep -q '^caught deep$' "$tmp/throw.out"; then
+		pass "cxx-$cc-exception"
+	else
+		fail "cxx-$cc-exception" "$got"
+	fi
 	out=$("$FHOOK" trace --dry-run -e 'f geo::nothing*' -- "$CP" 2>&1)
 	grep -q 'Invalid probed address or symbol' <<< "$out" && pass "cxx-$cc-unknown" ||
 		fail "cxx-$cc-unknown" "$out"
