@@ -7,3 +7,11 @@ $(B)/tests/fprobe/test_cxx_exceptions: tests/fprobe/test_cxx_exceptions.cc tests
 		tests/check.h $(B)/libfhook.so
 	@mkdir -p $(dir $@)
 	$(CXX) $(FPROBE_CXXFLAGS) -o $@ $< $(TEST_LDFLAGS)
+
+# FPROBE_FL_EXIT_ON_UNWIND with C++ exceptions.
+TEST_TARGETS += $(B)/tests/fprobe/test_exit_on_unwind_cxx
+
+$(B)/tests/fprobe/test_exit_on_unwind_cxx: tests/fprobe/test_exit_on_unwind_cxx.cc \
+		tests/fprobe/unwind_log.h tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CXX) $(FPROBE_CXXFLAGS) -o $@ $< $(TEST_LDFLAGS)

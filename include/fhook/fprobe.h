@@ -42,8 +42,9 @@ typedef int (*fprobe_entry_cb)(struct fprobe *fp, unsigned long entry_ip,
 			       void *entry_data);
 
 /*
- * The exit handler.  @ret_ip is the address the function returns to.  In
- * @fregs only the return value registers (ftrace_regs_get_return_value(),
+ * The exit handler.  @ret_ip is the address the function returns to.
+ * @fregs is NULL for a frame removed without a return (only with
+ * FPROBE_FL_EXIT_ON_UNWIND).  In @fregs only the return value registers (ftrace_regs_get_return_value(),
  * ftrace_regs_get_fp_return_value(), %rdx, xmm0-1), the instruction
  * pointer (== @ret_ip) and the stack pointer (after the return) are valid;
  * a changed return value is what the caller sees.
@@ -84,6 +85,22 @@ struct fprobe {
 #define FPROBE_FL_DISABLED	1
 /* Accepted for source compatibility; fhook has no kprobes to share with. */
 #define FPROBE_FL_KPROBE_SHARED	2
+/*
+ * fhook's own (not in the kernel): the exit handler is also called for
+ * every hooked frame that leaves the stack without returning -- a C++
+ * exception or a forced unwind (pthread_exit(), cancellation) passing
+ * through it, longjmp()/siglongjmp() jumping over it -- once, innermost
+ * first, with @fregs NULL, @ret_ip the frame's real return address and
+ * @entry_ip and @entry_data as for its return.  It comes before the next
+ * hooked entry or return at a shallower position on that thread (during
+ * the unwinding itself for exceptions and forced unwinds, in longjmp
+ * before the jump for a jump within the thread's own stack) and at the
+ * latest when the thread exits; a frame on another stack (a parked
+ * coroutine) is never reported while it can still return.  The recursion
+ * rules of a return apply (refused: counted in nmissed).  Read when the
+ * fprobe is registered; needs an exit handler.  See docs/fprobe.md.
+ */
+#define FPROBE_FL_EXIT_ON_UNWIND	4
 
 /* The largest entry_data_size a shadow-stack slot holds. */
 #define FPROBE_ENTRY_DATA_MAX	256

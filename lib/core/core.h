@@ -10,6 +10,7 @@
 #include <fhook/fhook.h>
 
 #include "hash.h"
+#include "recursion.h"
 
 #define __hidden __attribute__((visibility("hidden")))
 
@@ -24,30 +25,5 @@ ftrace_func_t fhook_ops_func(struct ftrace_ops *ops) __hidden;
 /* Wait until no thread can be inside a handler that began before. */
 void fhook_synchronize(void) __hidden;
 void *fhook_libc_sym(const char *name) __hidden;
-
-/*
- * The recursion lock of ftrace_test_recursion_trylock(), inlined for the
- * library's own hot paths (fprobe entry and exit).  A signal arriving
- * between the test and the set runs its handler to the end before we go
- * on, so the word is consistent again when we write it: no atomic
- * operation is needed on our own thread's word.
- */
-extern __thread unsigned int fhook_recursion_bits __hidden
-	__attribute__((tls_model("initial-exec")));
-
-static inline int fhook_recursion_trylock(void)
-{
-	if (fhook_recursion_bits & 1)
-		return -1;
-	fhook_recursion_bits |= 1;
-	__asm__ __volatile__("" ::: "memory");
-	return 0;
-}
-
-static inline void fhook_recursion_unlock(int bit)
-{
-	__asm__ __volatile__("" ::: "memory");
-	fhook_recursion_bits &= ~(1u << bit);
-}
 
 #endif /* FHOOK_CORE_H */

@@ -18,6 +18,7 @@
 
 void *fhook_libc_sym(const char *name)
 {
+	fhook_internal_guard();
 	void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
 	void *sym = NULL;
 

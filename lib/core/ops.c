@@ -268,6 +268,7 @@ static int register_locked(void *arg)
 
 int register_ftrace_function(struct ftrace_ops *ops)
 {
+	fhook_internal_guard();
 	int ret;
 
 	if (!ops || !ops->func)
@@ -307,6 +308,7 @@ static int unregister_locked(void *arg)
 
 int unregister_ftrace_function(struct ftrace_ops *ops)
 {
+	fhook_internal_guard();
 	int ret;
 
 	if (!ops)
@@ -410,6 +412,7 @@ static unsigned long location_locked(unsigned long ip)
 
 unsigned long ftrace_location(unsigned long ip)
 {
+	fhook_internal_guard();
 	unsigned long ret;
 
 	pthread_mutex_lock(&ftrace_lock);
@@ -422,6 +425,7 @@ unsigned long ftrace_location(unsigned long ip)
 int ftrace_set_filter_ips(struct ftrace_ops *ops, unsigned long *ips, unsigned int cnt,
 			  int remove, int reset)
 {
+	fhook_internal_guard();
 	struct ftrace_hash *new;
 	unsigned long *sites = NULL;
 	unsigned int i;
@@ -456,6 +460,7 @@ out:
 
 int ftrace_set_filter_ip(struct ftrace_ops *ops, unsigned long ip, int remove, int reset)
 {
+	fhook_internal_guard();
 	return ftrace_set_filter_ips(ops, &ip, 1, remove, reset);
 }
 
@@ -550,16 +555,19 @@ out:
 
 int ftrace_set_filter(struct ftrace_ops *ops, unsigned char *buf, int len, int reset)
 {
+	fhook_internal_guard();
 	return set_regex(ops, false, buf, len, reset);
 }
 
 int ftrace_set_notrace(struct ftrace_ops *ops, unsigned char *buf, int len, int reset)
 {
+	fhook_internal_guard();
 	return set_regex(ops, true, buf, len, reset);
 }
 
 void ftrace_free_filter(struct ftrace_ops *ops)
 {
+	fhook_internal_guard();
 	if (!ops)
 		return;
 	pthread_mutex_lock(&ftrace_lock);
@@ -575,6 +583,7 @@ void ftrace_free_filter(struct ftrace_ops *ops)
 
 int ftrace_set_enabled(bool enabled)
 {
+	fhook_internal_guard();
 	struct ftrace_ops *op;
 	int ret = 0;
 
@@ -602,6 +611,7 @@ bool ftrace_is_enabled(void)
 
 int fhook_refresh(void)
 {
+	fhook_internal_guard();
 	int ret;
 
 	pthread_mutex_lock(&ftrace_lock);
@@ -613,6 +623,7 @@ int fhook_refresh(void)
 
 void fhook_get_stats(struct fhook_stats *st)
 {
+	fhook_internal_guard();
 	struct fhook_poke_stats ps;
 	struct fhook_object *obj;
 

@@ -52,10 +52,15 @@ static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftr
 		parent_ip = rethook_stub_ret_ip(parent_ip);
 	bit = fhook_recursion_trylock();
 	if (bit < 0) {
-		__atomic_add_fetch(&fp->nmissed, 1, __ATOMIC_RELAXED);
+		/* fhook's own calls are neither events nor misses */
+		if (!fhook_recursion_internal())
+			__atomic_add_fetch(&fp->nmissed, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	rh = fp->rethook;
+	/* hooks without a return hook see frames removed since, too */
+	if (!rh && __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED))
+		rethook_reap_deeper(ftrace_regs_get_stack_pointer(fregs), true);
 	if (rh) {
 		node = rethook_try_get(rh, ftrace_regs_get_stack_pointer(fregs));
 		if (!node) {
@@ -80,6 +85,7 @@ out:
 	fhook_recursion_unlock(bit);
 }
 
+/* @fregs NULL: the frame was removed without a return (EXIT_ON_UNWIND). */
 static void fprobe_exit_handler(struct rethook_node *node, void *data, unsigned long ret_ip,
 				struct ftrace_regs *fregs)
 {
@@ -115,7 +121,8 @@ static int fprobe_init_rethook(struct fprobe *fp, int num)
 	ret = rethook_setup();
 	if (ret)
 		return ret;
-	fp->rethook = rethook_alloc(fp, fprobe_exit_handler, size);
+	fp->rethook = rethook_alloc(fp, fprobe_exit_handler, size,
+				    fp->flags & FPROBE_FL_EXIT_ON_UNWIND);
 	return fp->rethook ? 0 : -ENOMEM;
 }
 
@@ -124,6 +131,7 @@ static int fprobe_init_rethook(struct fprobe *fp, int num)
  */
 int register_fprobe_ips(struct fprobe *fp, unsigned long *addrs, int num)
 {
+	fhook_internal_guard();
 	int ret, i;
 
 	if (!fp || !addrs || num <= 0)
@@ -164,6 +172,7 @@ fail:
  */
 int register_fprobe_syms(struct fprobe *fp, const char **syms, int num)
 {
+	fhook_internal_guard();
 	unsigned long *addrs;
 	int ret, i;
 
@@ -228,6 +237,7 @@ static int cmp_ul(const void *a, const void *b)
  */
 int register_fprobe(struct fprobe *fp, const char *filter, const char *notfilter)
 {
+	fhook_internal_guard();
 	struct glob_ips g = { .filter = filter, .notfilter = notfilter };
 	size_t i, n = 0;
 	int ret;
@@ -266,6 +276,7 @@ out:
  */
 int unregister_fprobe(struct fprobe *fp)
 {
+	fhook_internal_guard();
 	int ret;
 
 	if (!fprobe_is_registered(fp))

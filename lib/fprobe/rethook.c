@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -47,40 +48,22 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 
 unsigned long rethook_base;			/* the reservation, aligned */
 static unsigned long rethook_slots[RETHOOK_MAX_THREADS / 64];
+/* regions whose thread ran its exit: taken, until that thread is gone */
+static unsigned long rethook_exiting[RETHOOK_MAX_THREADS / 64];
 static pthread_mutex_t rethook_setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t rethook_key;
 static unsigned char rethook_eh_frame[128] __attribute__((aligned(8)));
 
-static __thread struct rethook_thread *rethook_self __attribute__((tls_model("initial-exec")));
+__thread struct rethook_thread *rethook_self __attribute__((tls_model("initial-exec")));
 static __thread int rethook_gone __attribute__((tls_model("initial-exec")));
 static pid_t rethook_pid;		/* for process_vm_readv; 0 after a fork */
 
-static inline unsigned long region_of(unsigned long addr)
-{
-	return addr & ~(RETHOOK_REGION_SIZE - 1);
-}
-
+#define region_of rethook_region_of
+#define thread_of rethook_thread_of
+#define ret_of rethook_ret_of
+#define node_of rethook_node_of
+#define stub_of rethook_stub_of
 #define is_stub rethook_is_stub
-
-static inline struct rethook_thread *thread_of(unsigned long base)
-{
-	return (struct rethook_thread *)(base + RETHOOK_HDR_OFF);
-}
-
-static inline struct rethook_ret *ret_of(unsigned long base, unsigned long idx)
-{
-	return (struct rethook_ret *)(base + RETHOOK_RET_OFF) + idx;
-}
-
-static inline struct rethook_node *node_of(unsigned long base, unsigned long idx)
-{
-	return (struct rethook_node *)(base + RETHOOK_NODE_OFF) + idx;
-}
-
-static inline unsigned long stub_of(unsigned long base, unsigned long idx)
-{
-	return base + idx * RETHOOK_STUB_SIZE;
-}
 
 static void rethook_put(struct rethook *rh)
 {
@@ -120,11 +103,15 @@ static bool slot_holds(unsigned long addr, unsigned long want)
 
 /*
  * Take entry @i out: false if it is being returned through (a coroutine
- * that moved to another thread may be doing so right now).
+ * that moved to another thread may be doing so right now).  Its frame is
+ * gone: if its rethook reports such frames, that happens here, with the
+ * entry marked returning so that nobody else takes or reuses it meanwhile.
+ * @locked: the caller holds the recursion lock (a hook, in fprobe's entry).
  */
-static bool drop_entry(unsigned long base, unsigned long i)
+bool rethook_drop_entry(unsigned long base, unsigned long i, bool locked)
 {
 	struct rethook_ret *r = ret_of(base, i);
+	struct rethook_node *node = node_of(base, i);
 	unsigned long v = __atomic_load_n(&r->sp, __ATOMIC_ACQUIRE);
 
 	do {
@@ -132,19 +119,24 @@ static bool drop_entry(unsigned long base, unsigned long i)
 			return true;
 		if (v & RETHOOK_RETURNING)
 			return false;
-	} while (!__atomic_compare_exchange_n(&r->sp, &v, 0, false, __ATOMIC_ACQ_REL,
-					      __ATOMIC_ACQUIRE));
-	rethook_put(node_of(base, i)->rethook);
+	} while (!__atomic_compare_exchange_n(&r->sp, &v, v | RETHOOK_RETURNING, false,
+					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	if (node->rethook->unwind)
+		rethook_report_unwound(node, locked);
+	__atomic_store_n(&r->sp, 0, __ATOMIC_RELEASE);
+	rethook_put(node->rethook);
 	return true;
 }
 
-/* Drop the entries above @keep: their frames are gone. */
+#define drop_entry rethook_drop_entry
+
+/* Drop the entries above @keep: their frames are gone.  Under the recursion lock. */
 static void drop_above(unsigned long base, struct rethook_thread *t, unsigned long keep)
 {
 	unsigned long top;
 
 	for (top = t->top; top > keep; top--)
-		if (!drop_entry(base, top))
+		if (!drop_entry(base, top, true))
 			break;		/* not below an entry still in use */
 	__atomic_store_n(&t->top, top, __ATOMIC_RELAXED);
 }
@@ -188,6 +180,10 @@ static unsigned char *put_u64(unsigned char *p, uint64_t v)
  * libgcc would abort.  %rsp + 1 lies strictly between the hooked
  * function's CFA and the caller's, and the caller's %rsp is given by value.
  *
+ * The personality routine (rethook_unwind.c) is how fhook learns that an
+ * exception or a forced unwind (pthread_exit, cancellation) removes the
+ * hooked frame below a stub: libgcc calls it for the stub's pseudo-frame.
+ *
  * Built at run time because the reservation's address is only known then.
  */
 static size_t build_eh_frame(unsigned char *buf, unsigned long start, unsigned long len)
@@ -200,12 +196,14 @@ static size_t build_eh_frame(unsigned char *buf, unsigned long start, unsigned l
 	p = put_u32(p, 0);		/* length, below */
 	p = put_u32(p, 0);		/* CIE id */
 	*p++ = 1;			/* version */
-	*p++ = 'z'; *p++ = 'R'; *p++ = 0;
+	*p++ = 'z'; *p++ = 'P'; *p++ = 'R'; *p++ = 0;
 	p = put_uleb(p, 1);		/* code alignment */
 	*p++ = 0x78;			/* data alignment -8 */
 	*p++ = 16;			/* return address column: %rip */
-	p = put_uleb(p, 1);		/* augmentation data length */
-	*p++ = 0x00;			/* DW_EH_PE_absptr */
+	p = put_uleb(p, 10);		/* augmentation data length */
+	*p++ = 0x00;			/* personality: DW_EH_PE_absptr */
+	p = put_u64(p, (unsigned long)rethook_personality_addr());
+	*p++ = 0x00;			/* FDE addresses: DW_EH_PE_absptr */
 	*p++ = 0x0c; *p++ = 7; *p++ = 1;	/* DW_CFA_def_cfa %rsp, 1 */
 	*p++ = 0x16; *p++ = 7; *p++ = 2;	/* DW_CFA_val_expression %rsp */
 	*p++ = 0x31;			/* DW_OP_lit1 (on top of the CFA) */
@@ -249,6 +247,8 @@ static void register_eh_frame(unsigned long start, unsigned long len)
 	 */
 	h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_GLOBAL);
 	reg = h ? (void (*)(void *))dlsym(h, "__register_frame") : NULL;
+	if (h)
+		rethook_unwind_init(h);
 	if (reg)
 		reg(rethook_eh_frame);
 	else
@@ -266,6 +266,9 @@ static void rethook_thread_exit(void *arg)
 	bool elsewhere = false;
 	pthread_attr_t attr;
 
+	/* fhook's own calls (they allocate): no handler sees them */
+	unsigned int internal = fhook_internal_enter();
+
 	if (!pthread_getattr_np(pthread_self(), &attr)) {
 		void *addr;
 		size_t size;
@@ -276,6 +279,7 @@ static void rethook_thread_exit(void *arg)
 		}
 		pthread_attr_destroy(&attr);
 	}
+	fhook_internal_leave(internal);
 	/*
 	 * The frames on this thread's stack are gone: give back what their
 	 * entries held.  An entry of a coroutine that runs on another stack
@@ -287,20 +291,29 @@ static void rethook_thread_exit(void *arg)
 		if (!v)
 			continue;
 		if (!(v & RETHOOK_RETURNING) &&
-		    (v - lo < hi - lo || !slot_holds(v, stub_of(base, i))) && drop_entry(base, i))
+		    (v - lo < hi - lo || !slot_holds(v, stub_of(base, i))) &&
+		    drop_entry(base, i, false))
 			continue;
 		elsewhere = true;
 	}
-	rethook_self = NULL;
-	rethook_gone = 1;
-	if (elsewhere)
+	if (elsewhere) {
+		rethook_self = NULL;
+		rethook_gone = 1;
 		return;
+	}
 	t->top = 0;
 	t->kept_idx = t->kept_sp = 0;
+	t->holes = 0;
 	/* the entry data only: the header says the code is prepared */
 	madvise((void *)(base + RETHOOK_DATA_OFF), RETHOOK_REGION_SIZE - RETHOOK_DATA_OFF,
 		MADV_DONTNEED);
-	__atomic_and_fetch(&rethook_slots[slot / 64], ~(1UL << (slot % 64)), __ATOMIC_RELEASE);
+	/*
+	 * The C library still runs code of the program after the key
+	 * destructors (freeing the thread's buffers and TLS, into the
+	 * program's own free()): keep the region for those calls' returns,
+	 * and let a new thread take it once this one is gone (claim_slot).
+	 */
+	__atomic_or_fetch(&rethook_exiting[slot / 64], 1UL << (slot % 64), __ATOMIC_RELEASE);
 }
 
 static void rethook_atfork_child(void)
@@ -310,8 +323,42 @@ static void rethook_atfork_child(void)
 	/* only this thread survives the fork */
 	rethook_pid = 0;
 	memset(rethook_slots, 0, sizeof(rethook_slots));
+	memset(rethook_exiting, 0, sizeof(rethook_exiting));
 	if (t)
 		rethook_slots[t->slot / 64] |= 1UL << (t->slot % 64);
+}
+
+/*
+ * Every region is taken: take over one whose thread has exited.  Its
+ * thread id is gone once the kernel has released the thread (a recycled
+ * id only delays this).  errno is the program's: kept.
+ */
+static int reclaim_exited(void)
+{
+	int w, b, err = errno;
+	pid_t pid = getpid();
+
+	for (w = 0; w < RETHOOK_MAX_THREADS / 64; w++) {
+		unsigned long bits = __atomic_load_n(&rethook_exiting[w], __ATOMIC_ACQUIRE);
+
+		for (; bits; bits &= bits - 1) {
+			int slot;
+			struct rethook_thread *t;
+
+			b = __builtin_ctzl(bits);
+			slot = w * 64 + b;
+			t = thread_of(rethook_base + (unsigned long)slot * RETHOOK_REGION_SIZE);
+			if (syscall(SYS_tgkill, pid, t->tid, 0) == 0 || errno != ESRCH)
+				continue;
+			if (__atomic_fetch_and(&rethook_exiting[w], ~(1UL << b), __ATOMIC_ACQ_REL) &
+			    (1UL << b)) {
+				errno = err;
+				return slot;
+			}
+		}
+	}
+	errno = err;
+	return -1;
 }
 
 static int claim_slot(void)
@@ -329,7 +376,7 @@ static int claim_slot(void)
 				return w * 64 + b;
 		}
 	}
-	return -1;
+	return reclaim_exited();
 }
 
 /*
@@ -341,6 +388,7 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 	struct rethook_thread *t;
 	unsigned long base, i;
 	unsigned char *code;
+	unsigned int internal;
 	int slot;
 
 	if (rethook_gone || !rethook_base)
@@ -380,13 +428,18 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 		t->prepared = 1;
 	}
 	t->slot = slot;
+	t->tid = gettid();
 	t->top = 0;
 	t->kept_idx = t->kept_sp = 0;
 	t->holes = 0;
 	t->full = 0;
 	t->scan_every = 0;
+	t->stack_lo = t->stack_hi = 0;
 	rethook_self = t;
+	/* may allocate the key's second-level block: fhook's own call */
+	internal = fhook_internal_enter();
 	pthread_setspecific(rethook_key, t);
+	fhook_internal_leave(internal);
 	return t;
 fail:
 	__atomic_and_fetch(&rethook_slots[slot / 64], ~(1UL << (slot % 64)), __ATOMIC_RELEASE);
@@ -459,7 +512,12 @@ static void sweep_dead(void)
 	pthread_mutex_unlock(&dead_lock);
 }
 
-struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_size)
+/*
+ * @unwind: also call @handler, with NULL regs, for the frames removed
+ * without a return (rethook_unwind.c).
+ */
+struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_size,
+			      bool unwind)
 {
 	struct rethook *rh;
 
@@ -472,6 +530,9 @@ struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_s
 	rh->handler = handler;
 	rh->ref = 1;
 	rh->pool_size = pool_size;
+	rh->unwind = unwind;
+	if (unwind)
+		__atomic_add_fetch(&rethook_unwind_users, 1, __ATOMIC_RELAXED);
 	return rh;
 }
 
@@ -482,6 +543,8 @@ struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_s
  */
 void rethook_free(struct rethook *rh)
 {
+	if (rh->unwind)
+		__atomic_sub_fetch(&rethook_unwind_users, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&rh->data, NULL, __ATOMIC_RELEASE);
 	if (__atomic_sub_fetch(&rh->ref, 1, __ATOMIC_ACQ_REL) == 0) {
 		free(rh);
@@ -528,7 +591,7 @@ static unsigned long reclaim_hole(unsigned long base, struct rethook_thread *t, 
 		if (!rsp || rsp > sp || (rsp & RETHOOK_RETURNING) ||
 		    slot_holds(rsp, stub_of(base, i)))
 			continue;
-		if (!drop_entry(base, i))
+		if (!drop_entry(base, i, true))
 			continue;	/* being returned through, after all */
 		t->scan_every = 1024;
 		return i;
@@ -580,6 +643,9 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 			continue;
 		}
 		/* deeper than us: dead here, or alive on another stack */
+		if (__atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED) &&
+		    rethook_on_own_stack(t, sp, rsp))
+			continue;	/* both on the thread's own stack: dead */
 		if (t->kept_idx == top && t->kept_sp == rsp)
 			break;
 		if (slot_holds(rsp, stub_of(base, top))) {
@@ -634,6 +700,7 @@ void rethook_hook(struct rethook_node *node, unsigned long sp)
 	 */
 	node->next = ret;
 	node->ret_ip = real;
+	node->unwound = 0;
 	r->ret = real;
 	r->sp = sp;
 	/* the entry is complete before the slot points at it */
@@ -699,6 +766,9 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 	__asm__ __volatile__("" ::: "memory");
 	*(unsigned long *)slot = ret;
 
+	/* frames above ours that were removed without a return exit first */
+	if (own && idx != t->top && __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED))
+		rethook_reap_deeper(slot, false);
 	fregs->regs.ip = node->ret_ip;
 	bit = fhook_recursion_trylock();
 	if (bit >= 0) {
@@ -713,7 +783,7 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 		fhook_rcu_read_lock();
 		void *data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
 
-		if (data)
+		if (data && !fhook_recursion_internal())
 			__atomic_add_fetch(&((struct fprobe *)data)->nmissed, 1, __ATOMIC_RELAXED);
 		fhook_rcu_read_unlock();
 	}
@@ -759,7 +829,10 @@ int backtrace(void **buffer, int size)
 		return 0;
 	want = size * 2 + 1;
 	if (want > 256) {
+		unsigned int internal = fhook_internal_enter();
+
 		tmp = malloc(want * sizeof(void *));
+		fhook_internal_leave(internal);
 		if (!tmp)
 			return real(buffer, size);
 	}
@@ -767,7 +840,11 @@ int backtrace(void **buffer, int size)
 	for (i = 1; i < n && out < size; i++)
 		if (!is_stub((unsigned long)tmp[i]))
 			buffer[out++] = tmp[i];
-	if (tmp != small)
+	if (tmp != small) {
+		unsigned int internal = fhook_internal_enter();
+
 		free(tmp);
+		fhook_internal_leave(internal);
+	}
 	return out;
 }

@@ -48,6 +48,7 @@ struct rethook {
 	long ref;		/* 1 for the owner + one per node in flight */
 	long pool_size;
 	struct rethook *next_dead;	/* detached, waiting for its nodes to return */
+	bool unwind;		/* also report frames removed without a return */
 };
 
 struct rethook_node {
@@ -57,6 +58,7 @@ struct rethook_node {
 	unsigned long ret_ip;	/* the real return address, for reporting */
 	unsigned long next;	/* where the return goes on: ret_ip, or the stub of a
 				 * hook placed on the same return before this one */
+	int unwound;		/* its removal without a return was reported */
 };
 
 struct rethook_ret {
@@ -70,15 +72,47 @@ struct rethook_ret {
 struct rethook_thread {
 	unsigned long top;	/* entries 1..top are in use or holes */
 	int slot;		/* region number */
+	int tid;		/* the thread's id, for reuse after it exited */
 	int prepared;
 	/* the top entry last found alive on another stack (not read again) */
 	unsigned long kept_idx, kept_sp;
 	int holes;		/* a return left a hole below the top (a hint) */
 	unsigned int full;	/* hooks that found it full since the last slot scan */
 	unsigned int scan_every;	/* doubles while scans find nothing dead */
+	/* the thread's own stack, once looked up (rethook_unwind.c); 0: not yet */
+	unsigned long stack_lo, stack_hi;
 };
 
 extern unsigned long rethook_base __hidden;
+/* registered rethooks that report frames removed without a return */
+extern int rethook_unwind_users __hidden;
+extern __thread struct rethook_thread *rethook_self __hidden
+	__attribute__((tls_model("initial-exec")));
+
+static inline unsigned long rethook_region_of(unsigned long addr)
+{
+	return addr & ~(RETHOOK_REGION_SIZE - 1);
+}
+
+static inline struct rethook_thread *rethook_thread_of(unsigned long base)
+{
+	return (struct rethook_thread *)(base + RETHOOK_HDR_OFF);
+}
+
+static inline struct rethook_ret *rethook_ret_of(unsigned long base, unsigned long idx)
+{
+	return (struct rethook_ret *)(base + RETHOOK_RET_OFF) + idx;
+}
+
+static inline struct rethook_node *rethook_node_of(unsigned long base, unsigned long idx)
+{
+	return (struct rethook_node *)(base + RETHOOK_NODE_OFF) + idx;
+}
+
+static inline unsigned long rethook_stub_of(unsigned long base, unsigned long idx)
+{
+	return base + idx * RETHOOK_STUB_SIZE;
+}
 
 /* Is @addr one of the stubs (of any thread)? */
 static inline bool rethook_is_stub(unsigned long addr)
@@ -99,11 +133,20 @@ static inline unsigned long rethook_stub_ret_ip(unsigned long stub)
 }
 
 int rethook_setup(void) __hidden;
-struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_size) __hidden;
+struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_size,
+			      bool unwind) __hidden;
 void rethook_free(struct rethook *rh) __hidden;
 struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp) __hidden;
 void rethook_recycle(struct rethook_node *node) __hidden;
 void rethook_hook(struct rethook_node *node, unsigned long sp) __hidden;
+bool rethook_drop_entry(unsigned long base, unsigned long i, bool locked) __hidden;
+
+/* rethook_unwind.c: frames removed without a return */
+void rethook_report_unwound(struct rethook_node *node, bool locked) __hidden;
+bool rethook_on_own_stack(struct rethook_thread *t, unsigned long a, unsigned long b) __hidden;
+void rethook_reap_deeper(unsigned long sp, bool locked) __hidden;
+void *rethook_personality_addr(void) __hidden;
+void rethook_unwind_init(void *libgcc) __hidden;
 
 /*
  * The shadow-stack slot (1..RETHOOK_DEPTH-1) whose entry data @data is:

@@ -14,6 +14,7 @@
 #include <fhook/kallsyms.h>
 
 #include "objects.h"
+#include "../core/recursion.h"
 
 /* Learn about objects loaded since the last look. */
 static void refresh(void)
@@ -23,6 +24,7 @@ static void refresh(void)
 
 unsigned long kallsyms_lookup_name(const char *name)
 {
+	fhook_internal_guard();
 	struct fhook_object *obj;
 	unsigned long addr = 0;
 
@@ -61,6 +63,7 @@ static const struct fhook_sym *find(unsigned long addr, struct fhook_object **ob
 const char *kallsyms_lookup(unsigned long addr, unsigned long *symbolsize,
 			    unsigned long *offset, const char **modname, char *namebuf)
 {
+	fhook_internal_guard();
 	const struct fhook_sym *sym;
 	struct fhook_object *obj;
 	const char *ret = NULL;
@@ -88,6 +91,7 @@ const char *kallsyms_lookup(unsigned long addr, unsigned long *symbolsize,
 int kallsyms_lookup_size_offset(unsigned long addr, unsigned long *symbolsize,
 				unsigned long *offset)
 {
+	fhook_internal_guard();
 	return kallsyms_lookup(addr, symbolsize, offset, NULL, NULL) != NULL;
 }
 

@@ -36,6 +36,7 @@
 #include <fhook/livepatch.h>
 
 #include "lp.h"
+#include "../core/recursion.h"
 
 #define LP_TLS_DEPTH	8
 
@@ -216,6 +217,7 @@ other:
 
 struct fhook_lp *fhook_lp_new(const char *target, const struct fhook_lp_opts *opts)
 {
+	fhook_internal_guard();
 	struct fhook_lp_opts o = { 0 };
 	struct fhook_lp *lp;
 	int ret;
@@ -341,6 +343,7 @@ static int add_route(struct fhook_lp *lp, const char *caller, void *new_func,
 
 int fhook_lp_redirect(struct fhook_lp *lp, const char *caller, void *new_func)
 {
+	fhook_internal_guard();
 	if (!new_func)
 		return ret_errno(-EINVAL);
 	return add_route(lp, caller, new_func, 0);
@@ -348,11 +351,13 @@ int fhook_lp_redirect(struct fhook_lp *lp, const char *caller, void *new_func)
 
 int fhook_lp_fail(struct fhook_lp *lp, const char *caller, unsigned long retval)
 {
+	fhook_internal_guard();
 	return add_route(lp, caller, NULL, retval);
 }
 
 int fhook_lp_set_fault_attr(struct fhook_lp *lp, const struct fhook_fault_attr *attr)
 {
+	fhook_internal_guard();
 	struct fhook_fault_attr a = {
 		.sz = sizeof(a), .probability = 100, .interval = 1, .times = -1,
 	};
@@ -378,6 +383,7 @@ int fhook_lp_set_fault_attr(struct fhook_lp *lp, const struct fhook_fault_attr *
 
 int fhook_lp_apply(struct fhook_lp *lp)
 {
+	fhook_internal_guard();
 	int ret;
 
 	if (!lp)
@@ -402,6 +408,7 @@ int fhook_lp_apply(struct fhook_lp *lp)
 
 int fhook_lp_remove(struct fhook_lp *lp)
 {
+	fhook_internal_guard();
 	struct timespec ts = { 0, 20000 };
 	int ret, spins = 0;
 
@@ -422,6 +429,7 @@ int fhook_lp_remove(struct fhook_lp *lp)
 
 void fhook_lp_free(struct fhook_lp *lp)
 {
+	fhook_internal_guard();
 	unsigned int i;
 
 	if (!lp)
@@ -441,6 +449,7 @@ void fhook_lp_free(struct fhook_lp *lp)
 
 int fhook_lp_stats(struct fhook_lp *lp, struct fhook_lp_stat *st, int max)
 {
+	fhook_internal_guard();
 	unsigned int i;
 	int n = 0;
 	bool catch_all = false;
@@ -469,6 +478,7 @@ int fhook_lp_stats(struct fhook_lp *lp, struct fhook_lp_stat *st, int max)
 
 void fhook_lp_print_summary(struct fhook_lp *lp, FILE *f)
 {
+	fhook_internal_guard();
 	struct fhook_lp_stat st[64];
 	unsigned long seen = 0, hit = 0;
 	bool inject = lp->nr_routes && !lp->routes[0].new_func;

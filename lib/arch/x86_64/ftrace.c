@@ -12,6 +12,7 @@
 
 #include "arch.h"
 #include "../../kallsyms/objects.h"
+#include "../../core/recursion.h"
 
 static const char *bug_what(int err)
 {
@@ -100,6 +101,7 @@ static int encode_call(struct dyn_ftrace *rec, unsigned long addr, unsigned char
 
 int ftrace_make_nop(struct dyn_ftrace *rec, unsigned long addr)
 {
+	fhook_internal_guard();
 	unsigned char old[CALL_INSN_SIZE];
 	int ret;
 
@@ -111,6 +113,7 @@ int ftrace_make_nop(struct dyn_ftrace *rec, unsigned long addr)
 
 int ftrace_make_call(struct dyn_ftrace *rec, unsigned long addr)
 {
+	fhook_internal_guard();
 	unsigned char new[CALL_INSN_SIZE];
 	int ret;
 
@@ -123,6 +126,7 @@ int ftrace_make_call(struct dyn_ftrace *rec, unsigned long addr)
 /* Even when @addr == @old_addr the whole read-compare-write is done. */
 int ftrace_modify_call(struct dyn_ftrace *rec, unsigned long old_addr, unsigned long addr)
 {
+	fhook_internal_guard();
 	unsigned char old[CALL_INSN_SIZE], new[CALL_INSN_SIZE];
 	int ret;
 
@@ -171,6 +175,7 @@ int fhook_init_nop_prepare(struct dyn_ftrace *rec, const unsigned char *cur,
 
 int ftrace_init_nop(struct dyn_ftrace *rec)
 {
+	fhook_internal_guard();
 	struct text_poke_loc loc;
 	unsigned char cur[6];
 	int ret;

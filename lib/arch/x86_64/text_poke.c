@@ -41,6 +41,7 @@
 
 #include "arch.h"
 #include "../../kallsyms/objects.h"
+#include "../../core/recursion.h"
 
 static pthread_mutex_t text_mutex = PTHREAD_MUTEX_INITIALIZER;
 
@@ -291,6 +292,7 @@ static int loc_cmp(const void *a, const void *b)
 
 int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 {
+	fhook_internal_guard();
 	static const unsigned char int3 = INT3_INSN_OPCODE;
 	unsigned char (*old)[6] = NULL;
 	struct wrange *ranges = NULL;

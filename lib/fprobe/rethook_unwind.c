@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Frames removed without a return: the exits of FPROBE_FL_EXIT_ON_UNWIND.
+ *
+ * A hooked frame can leave the stack without returning through its stub:
+ * an exception passes through it, pthread_exit() or cancellation unwinds
+ * it, longjmp/siglongjmp jumps over it.  Its shadow-stack entry then
+ * stays until something finds it dead (rethook.c); for a rethook that
+ * asked for it, that is when its handler is called with NULL regs.  To
+ * make the report come when the frame really went, not whenever the
+ * entry happens to be looked at, the removal is caught where it happens:
+ *
+ *  - exceptions and forced unwinds: the FDE that describes every stub
+ *    (rethook.c) names rethook_personality() as the personality routine,
+ *    so libgcc calls it for the stub's pseudo-frame in its cleanup phase,
+ *    i.e. right after the hooked function's own cleanups ran and before
+ *    its caller's do.  A frame the unwinder passes in that phase is gone:
+ *    phase 2 only runs once a handler was found further up (or, forced,
+ *    to the end of the thread's stack).
+ *
+ *  - longjmp, _longjmp, siglongjmp, __longjmp_chk are interposed: after
+ *    a jump to a stack pointer T, every frame deeper than T on the same
+ *    stack is dead.  Only the thread's own stack is trusted for that: a
+ *    jump onto another stack may be a coroutine switch, which leaves the
+ *    frames it jumps away from alive.  The one other sure case is a jump
+ *    out of the signal stack (sigaltstack) while running on it: the
+ *    handlers there are left for good.  Other jumps are left to the next
+ *    two.
+ *
+ *  - a hook or a return that finds entries deeper than itself on the
+ *    thread's own stack (rethook_try_get, the trampoline, and fprobe's
+ *    entry for probes without a return hook): those are dead.
+ *
+ *  - thread exit (rethook.c): entries on the thread's stack are dead, and
+ *    so are those elsewhere whose slot no longer holds their stub.
+ *
+ * A frame on another stack (a parked coroutine) is never reported while
+ * its slot still holds its stub: it may be resumed and return normally.
+ *
+ * The thread's own stack is the mapping that holds its thread descriptor
+ * (glibc puts it at the top of every thread's stack block) or, for the
+ * main thread, the one that holds the auxiliary vector's random bytes;
+ * it is read from /proc/self/maps with plain system calls (this may run
+ * in a signal handler), once per thread, and only while some rethook
+ * reports unwound frames.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <unwind.h>
+#include <dlfcn.h>
+
+#define _LGPL_SOURCE
+#include <urcu/urcu-bp.h>
+
+#include "../core/core.h"
+#include "../core/rcu.h"
+
+#include <fhook/fprobe.h>
+#include "rethook.h"
+
+int rethook_unwind_users;
+
+static unsigned long (*uw_get_ip)(struct _Unwind_Context *);
+static unsigned long (*uw_get_cfa)(struct _Unwind_Context *);
+
+/**
+ * rethook_report_unwound - call @node's handler for a frame that is gone
+ * @node:	its entry, which cannot be reused meanwhile (the caller claimed
+ *		it, or it stays in place: the personality's case)
+ * @locked:	the caller holds the recursion lock already
+ *
+ * With the rules of a return: the handler runs under the recursion lock,
+ * in an RCU read-side section; a refused lock is a miss.  Once per entry,
+ * whoever finds it first (the personality, a longjmp, a scan).
+ */
+void rethook_report_unwound(struct rethook_node *node, bool locked)
+{
+	struct rethook *rh = node->rethook;
+	void *data;
+	int bit = 0;
+
+	if (!rh->unwind || __atomic_exchange_n(&node->unwound, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (!locked)
+		bit = fhook_recursion_trylock();
+	fhook_rcu_read_lock();
+	data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
+	if (data && bit >= 0)
+		rh->handler(node, data, node->ret_ip, NULL);
+	else if (data && !fhook_recursion_internal())
+		__atomic_add_fetch(&((struct fprobe *)data)->nmissed, 1, __ATOMIC_RELAXED);
+	fhook_rcu_read_unlock();
+	if (!locked && bit >= 0)
+		fhook_recursion_unlock(bit);
+}
+
+/* ---- the thread's own stack ---- */
+
+static unsigned long parse_hex(const char **p, const char *end)
+{
+	unsigned long v = 0;
+
+	for (; *p < end; (*p)++) {
+		char c = **p;
+
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (c - 'a' + 10);
+		else
+			break;
+	}
+	return v;
+}
+
+/* The mapping that holds @addr, from /proc/self/maps; false if none. */
+static bool mapping_of(unsigned long addr, unsigned long *lo, unsigned long *hi)
+{
+	char buf[4096];
+	size_t have = 0;
+	bool found = false;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	while (!found) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - have);
+		const char *line = buf, *nl, *end;
+
+		if (n <= 0)
+			break;
+		have += n;
+		end = buf + have;
+		while (!found && (nl = memchr(line, '\n', end - line))) {
+			const char *p = line;
+			unsigned long s = parse_hex(&p, nl), e;
+
+			if (p < nl && *p == '-') {
+				p++;
+				e = parse_hex(&p, nl);
+				if (addr >= s && addr < e) {
+					*lo = s;
+					*hi = e;
+					found = true;
+				}
+			}
+			line = nl + 1;
+		}
+		have = end - line;
+		if (have == sizeof(buf))
+			have = 0;	/* a line longer than the buffer: skip it */
+		memmove(buf, line, have);
+	}
+	close(fd);
+	return found;
+}
+
+static void own_stack_lookup(struct rethook_thread *t)
+{
+	unsigned long lo = 1, hi = 1, anchor;
+	bool main_thread = gettid() == getpid();
+
+	anchor = main_thread ? getauxval(AT_RANDOM) : (unsigned long)pthread_self();
+	if (anchor && mapping_of(anchor, &lo, &hi) && main_thread) {
+		struct rlimit rl;
+
+		/* the main stack grows down: count what it may still grow */
+		if (!getrlimit(RLIMIT_STACK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+		    rl.rlim_cur < hi && hi - rl.rlim_cur < lo)
+			lo = hi - rl.rlim_cur;
+	}
+	if (lo >= hi)
+		lo = hi = 1;	/* looked up, not found: nothing is on it */
+	t->stack_lo = lo;
+	__atomic_store_n(&t->stack_hi, hi, __ATOMIC_RELEASE);
+}
+
+/* Are @a and @b both on @t's own stack (the one its thread started on)? */
+bool rethook_on_own_stack(struct rethook_thread *t, unsigned long a, unsigned long b)
+{
+	if (!__atomic_load_n(&t->stack_hi, __ATOMIC_ACQUIRE))
+		own_stack_lookup(t);
+	return a - t->stack_lo < t->stack_hi - t->stack_lo &&
+	       b - t->stack_lo < t->stack_hi - t->stack_lo;
+}
+
+/*
+ * Report and drop this thread's entries whose slots lie in [@lo, @hi):
+ * those frames are gone.  Innermost first; entries elsewhere are passed
+ * over.  @ordered: [@lo, @hi) is the deep end of the thread's own stack,
+ * where older entries are shallower, so the first entry of that stack
+ * at or above @hi ends the walk.
+ */
+static void reap_range(struct rethook_thread *t, unsigned long lo, unsigned long hi,
+		       bool ordered, bool locked)
+{
+	unsigned long base = rethook_region_of((unsigned long)t);
+	unsigned long i, rsp;
+
+	for (i = __atomic_load_n(&t->top, __ATOMIC_RELAXED); i > 0; i--) {
+		rsp = __atomic_load_n(&rethook_ret_of(base, i)->sp, __ATOMIC_ACQUIRE);
+		if (!rsp || (rsp & RETHOOK_RETURNING))
+			continue;
+		if (rsp - lo >= hi - lo) {
+			if (ordered && rsp >= hi && rethook_on_own_stack(t, rsp, rsp))
+				break;
+			continue;
+		}
+		if (!rethook_drop_entry(base, i, locked))
+			break;
+		t->holes = 1;	/* the top is popped by the next hook */
+	}
+}
+
+/* The frames on the thread's own stack below @below are gone. */
+static void reap_below(struct rethook_thread *t, unsigned long below, bool locked)
+{
+	if (rethook_on_own_stack(t, below, below))
+		reap_range(t, t->stack_lo, below, true, locked);
+}
+
+/**
+ * rethook_reap_deeper - report this thread's frames below @sp as unwound
+ *
+ * For a hook or a return at stack slot @sp: entries deeper than it on the
+ * thread's own stack belong to frames that were removed without a return.
+ * @locked: the caller holds the recursion lock (fprobe's entry does, the
+ * return trampoline does not).
+ */
+void rethook_reap_deeper(unsigned long sp, bool locked)
+{
+	struct rethook_thread *t = rethook_self;
+	unsigned long base, top, rsp;
+
+	if (!t || !(top = __atomic_load_n(&t->top, __ATOMIC_RELAXED)))
+		return;
+	base = rethook_region_of((unsigned long)t);
+	rsp = __atomic_load_n(&rethook_ret_of(base, top)->sp, __ATOMIC_ACQUIRE);
+	/* the usual case: the top entry is a caller's */
+	if (rsp >= sp && !(rsp & RETHOOK_RETURNING))
+		return;
+	reap_below(t, sp, locked);
+}
+
+/* ---- exceptions and forced unwinds ---- */
+
+/*
+ * libgcc calls this for the pseudo-frame of a stub (see the FDE in
+ * rethook.c).  In the cleanup phase that frame, and the hooked function
+ * below it, are being removed; report it, and the hooks chained on the
+ * same return (two fprobes on one function), newest first as their
+ * returns would have run.  The entry stays for a scan to drop: the
+ * unwinder reads its return address after we return.
+ */
+static _Unwind_Reason_Code rethook_personality(int version, _Unwind_Action actions,
+					       uint64_t cls, struct _Unwind_Exception *exc,
+					       struct _Unwind_Context *ctx)
+{
+	unsigned long stub, slot;
+	int n;
+
+	if (version != 1 || !(actions & _UA_CLEANUP_PHASE) || !uw_get_ip || !uw_get_cfa)
+		return _URC_CONTINUE_UNWIND;
+	stub = uw_get_ip(ctx);
+	/*
+	 * The context a personality gets still holds the CFA of the frame
+	 * below (libgcc updates it after the call): the hooked function's,
+	 * just above its return slot.  The slot must still lead to the stub;
+	 * if it does not (another unwinder's conventions), the frame is left
+	 * to the scans of later hooks, returns and thread exit.
+	 */
+	slot = uw_get_cfa(ctx) - 8;
+	if (!rethook_is_stub(stub) || *(unsigned long *)slot != stub)
+		return _URC_CONTINUE_UNWIND;
+	for (n = 0; n < 64 && rethook_is_stub(stub); n++) {
+		unsigned long base = rethook_region_of(stub);
+		unsigned long idx = (stub - base) / RETHOOK_STUB_SIZE;
+		struct rethook_node *node = rethook_node_of(base, idx);
+		unsigned long v = __atomic_load_n(&rethook_ret_of(base, idx)->sp,
+						  __ATOMIC_ACQUIRE);
+
+		if (v != slot)
+			break;	/* not this frame's, or being returned through */
+		rethook_report_unwound(node, false);
+		stub = __atomic_load_n(&node->next, __ATOMIC_RELAXED);
+	}
+	return _URC_CONTINUE_UNWIND;
+}
+
+void *rethook_personality_addr(void)
+{
+	return (void *)rethook_personality;
+}
+
+/* From ordinary context, with the libgcc_s that every unwinder uses. */
+void rethook_unwind_init(void *libgcc)
+{
+	uw_get_ip = (unsigned long (*)(struct _Unwind_Context *))dlsym(libgcc, "_Unwind_GetIP");
+	uw_get_cfa = (unsigned long (*)(struct _Unwind_Context *))dlsym(libgcc,
+									"_Unwind_GetCFA");
+}
+
+/* ---- longjmp ---- */
+
+/*
+ * The stack pointer a jmp_buf restores.  glibc stores it mangled with the
+ * thread's pointer guard (PTR_MANGLE: xor with the guard at %fs:0x30 in the
+ * x86-64 TCB, then rotate left by 17).
+ */
+#define JB_RSP	6
+
+static unsigned long jmp_buf_sp(struct __jmp_buf_tag *env)
+{
+	unsigned long v = (unsigned long)env->__jmpbuf[JB_RSP], guard;
+
+	__asm__("movq %%fs:0x30, %0" : "=r"(guard));
+	v = (v >> 17) | (v << 47);
+	return v ^ guard;
+}
+
+/*
+ * A jump to @env's stack pointer T: on the thread's own stack, the frames
+ * below T are gone.  A jump from the signal stack (sigaltstack) to
+ * anywhere off it leaves the handlers running there for good: every frame
+ * on it is gone.
+ */
+static void before_longjmp(struct __jmp_buf_tag *env)
+{
+	struct rethook_thread *t = rethook_self;
+	unsigned long target, ss_lo;
+	stack_t ss;
+
+	if (!t || !__atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED) ||
+	    !__atomic_load_n(&t->top, __ATOMIC_RELAXED))
+		return;
+	target = jmp_buf_sp(env);
+	if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
+		ss_lo = (unsigned long)ss.ss_sp;
+		if (target - ss_lo >= ss.ss_size)
+			reap_range(t, ss_lo, ss_lo + ss.ss_size, false, false);
+	}
+	reap_below(t, target, false);
+}
+
+typedef void (*longjmp_fn)(struct __jmp_buf_tag *env, int val);
+
+static const char *const longjmp_names[] = { "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk" };
+static longjmp_fn real_longjmps[4];
+
+static longjmp_fn resolve(int which)
+{
+	longjmp_fn f = __atomic_load_n(&real_longjmps[which], __ATOMIC_RELAXED);
+
+	if (!f) {
+		f = (longjmp_fn)fhook_libc_sym(longjmp_names[which]);
+		__atomic_store_n(&real_longjmps[which], f, __ATOMIC_RELAXED);
+	}
+	return f;
+}
+
+/* Resolved before any program code can longjmp (a signal handler may). */
+__attribute__((constructor(101))) static void rethook_longjmp_init(void)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		resolve(i);
+}
+
+longjmp_fn rethook_before_longjmp(struct __jmp_buf_tag *env, int which) __hidden;
+
+/* Called by the interposers below: report, then name the libc function to go on to. */
+longjmp_fn rethook_before_longjmp(struct __jmp_buf_tag *env, int which)
+{
+	before_longjmp(env);
+	return resolve(which);
+}
+
+/*
+ * The interposers are written in assembly: they jump on to libc's
+ * function with their own frame gone.  A C function that never returns
+ * leaves its entry on the shadow stacks of instrumentation (ThreadSanitizer
+ * pushes one per call, and pops the rest in its own longjmp interceptor,
+ * which runs before ours): one per jump, until it overflows.
+ */
+#define LONGJMP_INTERPOSER(name, which)						\
+	__asm__(".pushsection .text\n"						\
+		".globl " #name "\n"						\
+		".type " #name ", @function\n"					\
+		".p2align 4\n"							\
+		#name ":\n"							\
+		"	.cfi_startproc\n"					\
+		"	pushq %rdi\n"						\
+		"	.cfi_adjust_cfa_offset 8\n"				\
+		"	pushq %rsi\n"						\
+		"	.cfi_adjust_cfa_offset 8\n"				\
+		"	subq $8, %rsp\n"					\
+		"	.cfi_adjust_cfa_offset 8\n"				\
+		"	movl $" #which ", %esi\n"				\
+		"	call rethook_before_longjmp\n"				\
+		"	addq $8, %rsp\n"					\
+		"	.cfi_adjust_cfa_offset -8\n"				\
+		"	popq %rsi\n"						\
+		"	.cfi_adjust_cfa_offset -8\n"				\
+		"	popq %rdi\n"						\
+		"	.cfi_adjust_cfa_offset -8\n"				\
+		"	jmp *%rax\n"						\
+		"	.cfi_endproc\n"					\
+		".size " #name ", .-" #name "\n"				\
+		".popsection\n")
+
+LONGJMP_INTERPOSER(longjmp, 0);
+LONGJMP_INTERPOSER(_longjmp, 1);
+LONGJMP_INTERPOSER(siglongjmp, 2);
+LONGJMP_INTERPOSER(__longjmp_chk, 3);
