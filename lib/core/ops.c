@@ -79,6 +79,25 @@ struct site_plan {
 };
 
 /*
+ * Map the stubs of @obj's sites when one is first enabled.  Without memory
+ * within a call's reach, every site of the object stays disabled.
+ */
+static int object_region(struct fhook_object *obj)
+{
+	size_t i;
+
+	obj->region = fhook_region_near(obj->text_lo, obj->text_hi);
+	if (obj->region)
+		return 0;
+	fprintf(stderr, "fhook: %s: no memory for stubs within reach of its code; "
+		"its %zu sites stay disabled\n", obj->path, obj->nr_recs);
+	for (i = 0; i < obj->nr_recs; i++)
+		if (!(obj->recs[i].flags & FTRACE_FL_ENABLED))
+			obj->recs[i].flags |= FTRACE_FL_DISABLED;
+	return -ENOMEM;
+}
+
+/*
  * Bring every site in line with the registered ops, in one batch.  If any
  * site holds bytes we did not put there, nothing is written at all: the
  * site is reported and disabled, and the operation fails with -EINVAL.
@@ -87,13 +106,28 @@ static int update_sites(void)
 {
 	struct text_poke_loc *locs = NULL;
 	struct site_plan *plan = NULL;
+	struct fhook_stub_region *last_region = NULL;
+	struct ftrace_ops *op, *last_ops = NULL;
+	struct fhook_stub *last_stub = NULL;
 	struct fhook_object *obj;
-	struct ftrace_ops *op;
 	size_t nr = 0, total = 0, np = 0, i;
 	int ret = 0, foreign = 0;
 
+	/*
+	 * Sites not read yet are nops that no filter names (a filter is made
+	 * of sites read): only an ops on every function needs them all.
+	 */
+	if (ftrace_enabled)
+		for (op = ftrace_ops_list; op; op = op->next)
+			if (fhook_hash_empty(op->filter_hash)) {
+				fhook_objects_load_all_sites();
+				break;
+			}
 	for (obj = fhook_objects; obj; obj = obj->next)
-		total += obj->nr_recs;
+		if (__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
+			total += obj->nr_recs;
+	for (op = ftrace_ops_list; op; op = op->next)
+		op->nr_sites = 0;
 	if (!total)
 		return 0;
 	plan = malloc(total * sizeof(*plan));
@@ -102,10 +136,12 @@ static int update_sites(void)
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (op = ftrace_ops_list; op; op = op->next)
-		op->nr_sites = 0;
 
 	for (obj = fhook_objects; obj; obj = obj->next) {
+		/* kallsyms may have read an object's sites since we counted */
+		if (!__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE) ||
+		    np + obj->nr_recs > total)
+			continue;
 		for (i = 0; i < obj->nr_recs; i++) {
 			struct dyn_ftrace *rec = &obj->recs[i];
 			struct ftrace_ops *last = NULL;
@@ -118,7 +154,8 @@ static int update_sites(void)
 				continue;
 			if (ftrace_enabled) {
 				for (op = ftrace_ops_list; op; op = op->next) {
-					if (!ftrace_ops_test(op, rec->ip))
+					/* ftrace_lock held: the hashes cannot change */
+					if (!hash_test(op->filter_hash, op->notrace_hash, rec->ip))
 						continue;
 					count++;
 					op->nr_sites++;
@@ -129,8 +166,16 @@ static int update_sites(void)
 						flags |= FTRACE_FL_REGS;
 				}
 			}
-			if (count == 1)
+			if (count && !obj->region && object_region(obj))
+				break;
+			if (count == 1 && obj->region == last_region && last == last_ops) {
+				want = last_stub;
+			} else if (count == 1) {
 				want = fhook_stub_get(obj->region, last);
+				last_region = obj->region;
+				last_ops = last;
+				last_stub = want;
+			}
 			if (count > 1 || (count && !want)) {
 				want = fhook_stub_list(obj->region);
 				flags |= FTRACE_FL_REGS;
@@ -386,6 +431,7 @@ static unsigned long location_locked(unsigned long ip)
 
 	if (!obj)
 		return 0;
+	fhook_object_load_sites(obj);
 	rec = fhook_object_rec(obj, ip);
 	if (rec)
 		return (rec->flags & FTRACE_FL_DISABLED) ? 0 : ip;
@@ -488,6 +534,8 @@ static int match_glob(const char *glob, struct ipvec *iv)
 	for (obj = fhook_objects; obj; obj = obj->next) {
 		size_t i;
 
+		/* an object without sites: its symbols are never read */
+		fhook_object_load_sites(obj);
 		for (i = 0; i < obj->nr_recs; i++) {
 			const struct fhook_sym *sym;
 
@@ -618,6 +666,7 @@ void fhook_get_stats(struct fhook_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&ftrace_lock);
+	fhook_objects_load_all_sites();
 	for (obj = fhook_objects; obj; obj = obj->next) {
 		size_t i;
 
