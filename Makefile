@@ -28,6 +28,8 @@ LIB_SRCS := \
 	lib/core/hash.c \
 	lib/core/dispatch.c \
 	lib/core/ops.c \
+	lib/core/filter.c \
+	lib/core/dlopen.c \
 	lib/core/init.c \
 	lib/core/libc_sym.c \
 	lib/core/sigtrap_mask.c

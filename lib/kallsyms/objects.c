@@ -27,10 +27,12 @@
 #include "../arch/x86_64/arch.h"
 
 struct fhook_object *fhook_objects;
+unsigned long fhook_objects_gen, fhook_objects_epoch;
 static struct fhook_object *reaped;
 /* recursive: reading an object's symbols may happen while syncing */
 static pthread_mutex_t objects_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static unsigned long long seen_adds = ~0ULL, seen_subs = ~0ULL;
+static int syncing;		/* syncs under way */
 
 
 struct fhook_object *fhook_object_of(unsigned long addr)
@@ -401,6 +403,7 @@ static struct fhook_object *object_new(struct dl_phdr_info *info, bool first)
 	}
 	obj->base = info->dlpi_addr;
 	obj->phdr = info->dlpi_phdr;
+	obj->gen = ++fhook_objects_gen;
 	obj->dev = st.st_dev;
 	obj->ino = st.st_ino;
 	obj->text_lo = ~0UL;
@@ -575,8 +578,8 @@ static int sync_cb(struct dl_phdr_info *info, size_t size, void *data)
 	if (first && info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs)
 		return 1;	/* nothing was loaded or unloaded */
 	if (first) {
-		seen_adds = info->dlpi_adds;
-		seen_subs = info->dlpi_subs;
+		__atomic_store_n(&seen_adds, info->dlpi_adds, __ATOMIC_RELAXED);
+		__atomic_store_n(&seen_subs, info->dlpi_subs, __ATOMIC_RELAXED);
 		for (obj = fhook_objects; obj; obj = obj->next)
 			obj->seen = false;
 		st->changed = -1;	/* a full walk follows */
@@ -605,6 +608,7 @@ int fhook_objects_sync(void)
 	int changed = 0;
 
 	pthread_mutex_lock(&objects_mutex);
+	__atomic_add_fetch(&syncing, 1, __ATOMIC_SEQ_CST);
 	dl_iterate_phdr(sync_cb, &st);
 	if (st.changed) {
 		/* unlink what the loader no longer has */
@@ -640,7 +644,29 @@ int fhook_objects_sync(void)
 		 */
 		objects_init_nops(rev);
 	}
+	if (changed)
+		__atomic_add_fetch(&fhook_objects_epoch, 1, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&syncing, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&objects_mutex);
+	return changed;
+}
+
+static int changed_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	*(bool *)data = info->dlpi_adds != __atomic_load_n(&seen_adds, __ATOMIC_RELAXED) ||
+			info->dlpi_subs != __atomic_load_n(&seen_subs, __ATOMIC_RELAXED);
+	return 1;
+}
+
+bool fhook_objects_loader_changed(void)
+{
+	bool changed = true;
+
+	/* a sync under way may have recorded the loader's counts already */
+	if (__atomic_load_n(&syncing, __ATOMIC_SEQ_CST))
+		return true;
+	dl_iterate_phdr(changed_cb, &changed);
 	return changed;
 }
 

@@ -46,6 +46,7 @@ struct fhook_object {
 	int nr_exec_segs;
 	bool is_main;
 	bool seen;			/* scratch for fhook_objects_sync() */
+	unsigned long gen;		/* load generation: later objects, larger */
 
 	/*
 	 * Sites are read at start-up only where the compiler's pads must be
@@ -67,6 +68,16 @@ struct fhook_object {
 };
 
 extern struct fhook_object *fhook_objects;
+/* The newest object's generation; the number of list changes so far. */
+extern unsigned long fhook_objects_gen, fhook_objects_epoch;
+
+/*
+ * Has the loader loaded or unloaded anything since the last sync?  A hint
+ * read without our locks (one dl_iterate_phdr step): false may be stale by
+ * the time the caller acts, true may be for a change another thread is
+ * about to sync.
+ */
+bool fhook_objects_loader_changed(void);
 
 /*
  * Bring the list in line with the loader's: new objects are read and their

@@ -275,17 +275,31 @@ static void close_ranges(struct wrange *r, int n)
 	free(r);
 }
 
-static inline int text_write(bool procmem, unsigned long addr, const void *buf, size_t len)
+/*
+ * Copy at most six bytes of code: a call to memcpy() costs more than the
+ * copy.  Not instrumented by the sanitizers, which keep no shadow for code
+ * pages.
+ */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+__attribute__((noinline, no_sanitize_thread, no_sanitize_address))
+#else
+__attribute__((always_inline)) inline
+#endif
+static void code_copy(unsigned long addr, const void *buf, size_t len)
 {
 	const unsigned char *b = buf;
 	size_t i;
 
+	for (i = 0; i < len; i++)
+		((volatile unsigned char *)addr)[i] = b[i];
+}
+
+static inline int text_write(bool procmem, unsigned long addr, const void *buf, size_t len)
+{
 	stats.writes++;
 	if (__builtin_expect(procmem, 0))
 		return procmem_write(addr, buf, len);
-	/* at most six bytes: a call to memcpy() costs more than the copy */
-	for (i = 0; i < len; i++)
-		((volatile unsigned char *)addr)[i] = b[i];
+	code_copy(addr, buf, len);
 	return 0;
 }
 
@@ -424,7 +438,7 @@ int fhook_text_poke_init(struct text_poke_loc *locs, size_t nr)
 		if (procmem)
 			ret = procmem_write(locs[i].addr, locs[i].new, CALL_INSN_SIZE);
 		else
-			memcpy((void *)locs[i].addr, locs[i].new, CALL_INSN_SIZE);
+			code_copy(locs[i].addr, locs[i].new, CALL_INSN_SIZE);
 	}
 	if (nranges > 0)
 		close_ranges(ranges, nranges);
