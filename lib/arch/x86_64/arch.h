@@ -71,6 +71,17 @@ int fhook_text_read(unsigned long addr, void *buf, size_t len);
  */
 int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr);
 
+/*
+ * Turn the compiler's pads (five 1-byte nops, each loc 5 bytes) into
+ * 5-byte nops: ftrace_init_nop for many sites.  They are written
+ * directly, since no protocol makes that safe for a thread caught between
+ * two of them (which is why it happens before the object's code runs, or
+ * in `fhook prepare`); each page is made writable, rewritten and restored
+ * once.  -pg calls go through fhook_text_poke_batch().  Sorts @locs; call
+ * with text_mutex held.  Returns 0 or -EPERM.
+ */
+int fhook_text_poke_init(struct text_poke_loc *locs, size_t nr);
+
 void fhook_text_lock(void);
 void fhook_text_unlock(void);
 

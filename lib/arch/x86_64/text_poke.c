@@ -224,6 +224,8 @@ static int open_ranges(struct text_poke_loc *locs, size_t nr, struct wrange **ra
 		unsigned long hi = (locs[i].addr + locs[i].len + psz - 1) & ~(psz - 1);
 		unsigned long p;
 
+		if (n && hi <= r[n - 1].end)
+			continue;	/* most sites share their page with the last */
 		for (p = lo; p < hi; p += psz) {
 			int prot = 0;
 
@@ -274,12 +276,52 @@ static void close_ranges(struct wrange *r, int n)
 	free(r);
 }
 
-static int text_write(bool procmem, unsigned long addr, const void *buf, size_t len)
+/*
+ * Copy at most six bytes of code: a call to memcpy() costs more than the
+ * copy.  Not instrumented by the sanitizers, which keep no shadow for code
+ * pages.
+ */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+__attribute__((noinline, no_sanitize_thread, no_sanitize_address))
+#else
+__attribute__((always_inline)) inline
+#endif
+static void code_copy(unsigned long addr, const void *buf, size_t len)
+{
+	const unsigned char *b = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		((volatile unsigned char *)addr)[i] = b[i];
+}
+
+static inline int text_write(bool procmem, unsigned long addr, const void *buf, size_t len)
 {
 	stats.writes++;
-	if (procmem)
+	if (__builtin_expect(procmem, 0))
 		return procmem_write(addr, buf, len);
-	memcpy((void *)addr, buf, len);
+	code_copy(addr, buf, len);
+	return 0;
+}
+
+/*
+ * The bytes at every site of a batch.  Sites of one object come in a row:
+ * look the object up once per run, not once per site.
+ */
+static int read_old(const struct text_poke_loc *locs, size_t nr, unsigned char (*old)[6])
+{
+	struct fhook_object *obj = NULL;
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		if (obj && fhook_object_text(obj, locs[i].addr, locs[i].len)) {
+			memcpy(old[i], (const void *)locs[i].addr, locs[i].len);
+			continue;
+		}
+		if (fhook_text_read(locs[i].addr, old[i], locs[i].len))
+			return -EFAULT;
+		obj = fhook_object_of(locs[i].addr);
+	}
 	return 0;
 }
 
@@ -310,11 +352,10 @@ int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 	old = malloc(nr * sizeof(*old));
 	if (!old)
 		return -ENOMEM;
-	for (i = 0; i < nr; i++)
-		if (fhook_text_read(locs[i].addr, old[i], locs[i].len)) {
-			free(old);
-			return -EFAULT;
-		}
+	if (read_old(locs, nr, old)) {
+		free(old);
+		return -EFAULT;
+	}
 
 	fhook_trap_install();
 	/*
@@ -370,6 +411,42 @@ out:
 		free(ranges);
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	free(old);
+	return ret;
+}
+
+int fhook_text_poke_init(struct text_poke_loc *locs, size_t nr)
+{
+	struct wrange *ranges = NULL;
+	int nranges = 0, ret = 0;
+	bool procmem;
+	size_t i;
+
+	if (!nr)
+		return 0;
+	for (i = 1; i < nr && locs[i - 1].addr <= locs[i].addr; i++)
+		;
+	if (i < nr)
+		qsort(locs, nr, sizeof(*locs), loc_cmp);
+	procmem = use_procmem();
+	if (!procmem) {
+		nranges = open_ranges(locs, nr, &ranges);
+		if (nranges < 0)
+			procmem = true;
+	}
+	stats.procmem = procmem;
+	stats.batches++;
+	stats.writes += nr;
+	for (i = 0; i < nr && !ret; i++) {
+		if (procmem)
+			ret = procmem_write(locs[i].addr, locs[i].new, CALL_INSN_SIZE);
+		else
+			code_copy(locs[i].addr, locs[i].new, CALL_INSN_SIZE);
+	}
+	if (nranges > 0)
+		close_ranges(ranges, nranges);
+	else
+		free(ranges);
+	fhook_sync_core();
 	return ret;
 }
 
