@@ -1131,8 +1131,11 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 		struct rec_probe *p = &rec_probes[i];
 
 		p->fp.entry_handler = rec_entry;
-		if (p->nr_ret)
+		if (p->nr_ret) {
 			p->fp.exit_handler = rec_exit;
+			/* frames removed by an exception, longjmp or cancellation exit too */
+			p->fp.flags |= FPROBE_FL_EXIT_ON_UNWIND;
+		}
 		if (p->first->nr_targets)
 			ret = register_targets(p);
 		else
