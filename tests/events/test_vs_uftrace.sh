@@ -1,0 +1,333 @@
+#!/bin/bash
+# fhook against uftrace, call for call. A whole-program trace must show every
+# call of the program and nothing else, each function's return where the
+# program really left it. Each program under tests/events/vs_uftrace/ is
+# built twice, with -pg for `uftrace record` and with `fhook cflags` for
+# fhook, run on the same input, and both traces are turned into one
+# normalized sequence (vs_uftrace/normalize.py: 'THREAD ENTER name' /
+# 'THREAD EXIT name', threads numbered in the order they first appear,
+# function names only, demangled) and compared twice: uftrace against
+# `fhook record` + `fhook replay --format graph`, and uftrace against
+# `fhook trace -e 'f *' -e 'f *%return'` (the kernel's text format).
+#
+#   nested    plain nested calls and recursion (C)
+#   cxx       exceptions through 1, 5 and 50 traced frames, rethrown, caught
+#             in a traced and in an untraced function, a destructor run
+#             during unwinding (C++)
+#   longjmp   longjmp out of nested traced frames (C)
+#   dlopen    a traced library dlopen'd, called, dlclose'd, twice (C)
+#   spawn     posix_spawn and execve with an empty environment, three
+#             generations deep, compared per process (C)
+#   malloc    a program with its own malloc/free/calloc/realloc (C)
+#
+# Normalized differences, each where it is made: uftrace's calls through the
+# PLT into other libraries and its 'linux:' pseudo-events are dropped (see
+# normalize.py); processes uftrace does not follow are compared with their
+# known call sequence, written here by hand, and the output says so.
+#
+# Needs uftrace (installed with apt-get when missing and root, else SKIP)
+# and python3. Every run has a timeout; a program that crashes or exits
+# with an unexpected status is a FAIL.
+set -u -o pipefail
+cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
+ROOT=$PWD
+B=${FHOOK_BUILD:-build}
+FHOOK=$ROOT/$B/fhook
+SRC=$ROOT/tests/events/vs_uftrace
+LIMIT=${VS_UFTRACE_TIMEOUT:-60}
+CC=${CC:-gcc}
+CXX=${CXX:-g++}
+
+skip() { echo "SKIP vs_uftrace: $*"; exit 0; }
+
+[ -x "$FHOOK" ] || skip "$FHOOK is not built"
+command -v python3 >/dev/null || skip "no python3"
+if ! command -v uftrace >/dev/null; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		timeout 600 apt-get install -y -q uftrace >/dev/null 2>&1
+	fi
+	command -v uftrace >/dev/null || skip "uftrace is not installed (apt-get install uftrace)"
+fi
+CFLAGS_FHOOK=$("$FHOOK" cflags) || skip "fhook cflags failed"
+
+tmp=$(mktemp -d)
+if [ -n "${VS_UFTRACE_KEEP:-}" ]; then
+	echo "# traces kept in $tmp"
+else
+	trap 'rm -rf "$tmp"' EXIT
+fi
+# VS_UFTRACE_ONLY=NAME: only that program
+want() { [ -z "${VS_UFTRACE_ONLY:-}" ] || [ "$VS_UFTRACE_ONLY" = "$1" ]; }
+failed=0
+
+pass() { echo "PASS vs_uftrace/$1"; }
+fail() {
+	echo "FAIL vs_uftrace/$1: $2"
+	failed=1
+}
+
+# The first differing lines of two normalized sequences, as one line:
+# 'line N: A "..." / B "..."' and the two lines after.
+firstdiff() {
+	python3 - "$@" <<'EOF'
+import sys
+an, a, bn, b = sys.argv[1], open(sys.argv[2]).read().splitlines(), sys.argv[3], open(sys.argv[4]).read().splitlines()
+for i in range(max(len(a), len(b))):
+    x = a[i] if i < len(a) else '(end)'
+    y = b[i] if i < len(b) else '(end)'
+    if x != y:
+        ctx = lambda l: ' | '.join(l[i:i + 3]) if i < len(l) else '(end)'
+        print('line %d of %d/%d: %s "%s" / %s "%s"' % (i + 1, len(a), len(b), an, ctx(a), bn, ctx(b)))
+        break
+EOF
+}
+
+# compare NAME A_LABEL A_FILE B_LABEL B_FILE
+compare() {
+	if [ ! -s "$3" ] && [ ! -s "$5" ]; then
+		fail "$1" "both sequences are empty"
+	elif cmp -s "$3" "$5"; then
+		pass "$1"
+	else
+		fail "$1" "$(firstdiff "$2" "$3" "$4" "$5")"
+	fi
+}
+
+# run LOG EXPECTED_STATUS CMD...: bounded in time; false (and the reason in
+# LOG.why) when the command times out, crashes or exits otherwise.
+run() {
+	local log=$1 want=$2 st
+	shift 2
+	timeout -k 5 "$LIMIT" "$@" >"$log.out" 2>"$log.err" </dev/null
+	st=$?
+	if [ "$st" = 124 ] || [ "$st" = 137 ]; then
+		echo "timed out after ${LIMIT}s: $*" >"$log.why"
+	elif [ "$st" -gt 128 ]; then
+		echo "killed by signal $((st - 128)): $*" >"$log.why"
+	elif grep -qiE 'terminated by signal|segmentation fault|core dumped|aborted|rethook: ' "$log.err"; then
+		echo "crashed: $(grep -iE -m1 'terminated by signal|segmentation fault|core dumped|aborted|rethook: ' "$log.err")" >"$log.why"
+	elif [ "$st" != "$want" ]; then
+		echo "exit status $st, not $want: $* ($(tail -1 "$log.err"))" >"$log.why"
+	else
+		return 0
+	fi
+	return 1
+}
+
+# The names uftrace may show: the functions the instrumented objects define.
+names() {
+	nm -C --defined-only "$@" 2>/dev/null | awk '$2 ~ /^[TtWw]$/ { $1 = ""; $2 = ""; print substr($0, 3) }'
+}
+
+# trace_all NAME STATUS ARGS...: $tmp/NAME.{u,f}, built before, run under
+# uftrace, fhook record and fhook trace; the normalized sequences in
+# $tmp/NAME.{uft,graph,text}. False, with a FAIL printed, when a run fails.
+trace_all() {
+	local name=$1 want=$2
+	local d=$tmp/$name
+	shift 2
+	if ! run "$d.urun" "$want" uftrace record -d "$d.udata" "$d.u" "$@"; then
+		fail "$name" "uftrace record: $(cat "$d.urun.why")"
+		return 1
+	fi
+	if ! run "$d.rrun" "$want" "$FHOOK" record -o "$d.rec" -- "$d.f" "$@"; then
+		fail "$name" "fhook record: $(cat "$d.rrun.why")"
+		return 1
+	fi
+	if ! run "$d.trun" "$want" "$FHOOK" trace -o "$d.trace" -e 'f *' -e 'f *%return' -- "$d.f" "$@"; then
+		fail "$name" "fhook trace: $(cat "$d.trun.why")"
+		return 1
+	fi
+	# the same program, the same input: the same output
+	if ! cmp -s "$d.urun.out" "$d.rrun.out" || ! cmp -s "$d.urun.out" "$d.trun.out"; then
+		fail "$name" "the program's output differs between runs: $(head -c 200 "$d.urun.out" | tr '\n' ' ') / $(head -c 200 "$d.rrun.out" | tr '\n' ' ') / $(head -c 200 "$d.trun.out" | tr '\n' ' ')"
+		return 1
+	fi
+	timeout "$LIMIT" uftrace replay -d "$d.udata" --no-pager -f tid >"$d.ureplay" 2>"$d.ureplay.err" &&
+	timeout "$LIMIT" "$FHOOK" replay --format graph "$d.rec" >"$d.greplay" 2>"$d.greplay.err" || {
+		fail "$name" "replay failed: $(cat "$d.ureplay.err" "$d.greplay.err" 2>/dev/null | head -2)"
+		return 1
+	}
+	python3 "$SRC/normalize.py" uftrace "$d.names" <"$d.ureplay" >"$d.uft" &&
+	python3 "$SRC/normalize.py" graph <"$d.greplay" >"$d.graph" &&
+	python3 "$SRC/normalize.py" text <"$d.trace" >"$d.text" || {
+		fail "$name" "normalize.py failed"
+		return 1
+	}
+}
+
+# build_c NAME SOURCE [EXTRA...]: $tmp/NAME.u (-pg) and $tmp/NAME.f (fhook)
+build_c() {
+	local name=$1 src=$2 d=$tmp/$1
+	shift 2
+	$CC -std=gnu11 -O0 -g -pg -o "$d.u" "$src" "$@" 2>"$d.build.err" &&
+	$CC -std=gnu11 -O0 -g $CFLAGS_FHOOK -o "$d.f" "$src" "$@" 2>>"$d.build.err" || {
+		fail "$name" "build failed: $(head -3 "$d.build.err")"
+		return 1
+	}
+	names "$d.u" >"$d.names"
+}
+
+both() {
+	compare "$1/record" uftrace "$tmp/$1.uft" "fhook-graph" "$tmp/$1.graph"
+	compare "$1/trace" uftrace "$tmp/$1.uft" "fhook-trace" "$tmp/$1.text"
+}
+
+# ---- 1. plain nested calls and recursion
+if want nested && build_c nested "$SRC/vs_nested.c" && trace_all nested 0 6; then
+	both nested
+fi
+
+# ---- 2. C++ exceptions; untraced_catch() is built without instrumentation
+if ! want cxx; then
+	:
+elif $CXX -O0 -g -c -o "$tmp/untraced.o" "$SRC/vs_cxx_untraced.cc" 2>"$tmp/cxx.build.err" &&
+   $CXX -O0 -g -pg -o "$tmp/cxx.u" "$SRC/vs_cxx.cc" "$tmp/untraced.o" 2>>"$tmp/cxx.build.err" &&
+   $CXX -O0 -g $CFLAGS_FHOOK -o "$tmp/cxx.f" "$SRC/vs_cxx.cc" "$tmp/untraced.o" 2>>"$tmp/cxx.build.err"; then
+	names "$tmp/cxx.u" >"$tmp/cxx.names"
+	if trace_all cxx 0; then
+		both cxx
+		# untraced_catch() must not show up; its callee's frames must close
+		if grep -q untraced_catch "$tmp/cxx.graph" "$tmp/cxx.text"; then
+			fail cxx/untraced "untraced_catch() shows up in fhook's trace"
+		fi
+	fi
+else
+	fail cxx "build failed: $(head -3 "$tmp/cxx.build.err")"
+fi
+
+# ---- 3. longjmp out of nested traced frames. uftrace cannot follow: it
+# shows no exit for the frames a longjmp removes (the jump shows as a second
+# return from _setjmp), and it takes a longjmp to return to the most recent
+# setjmp, not to the jmp_buf's: after leave_twice()'s jump to main() it
+# reports leave_twice() and main() as never left. So fhook is compared with
+# the program's known call sequence (below, written from vs_longjmp.c; the
+# frames a longjmp removes exit where it jumps, innermost first), and with
+# uftrace only for what uftrace shows: fhook's sequence without its
+# 'unwound' exits.
+longjmp_expected() {
+	# jump_from(n) .. jump_from(0), which longjmp()s: entries only
+	jf() { local k; for ((k = $1; k > 0; k--)); do
+		printf '1 ENTER jump_from\n1 ENTER note\n1 EXIT note\n'; done
+		echo "1 ENTER jump_from"; }
+	jf_exits() { local k; for ((k = $1; k >= 0; k--)); do echo "1 EXIT jump_from"; done; }
+	cj() { echo "1 ENTER catch_jump"; jf "$1"; jf_exits "$1"
+		printf '1 ENTER note\n1 EXIT note\n1 EXIT catch_jump\n'; }
+	echo "1 ENTER main"
+	cj 0; cj 1; cj 10
+	echo "1 ENTER leave_twice"
+	cj 2
+	printf '1 ENTER note\n1 EXIT note\n'
+	jf 3; jf_exits 3
+	echo "1 EXIT leave_twice"
+	printf '1 ENTER note\n1 EXIT note\n1 EXIT main\n'
+}
+if want longjmp && build_c longjmp "$SRC/vs_longjmp.c" && trace_all longjmp 0; then
+	d=$tmp/longjmp
+	echo "NOTE vs_uftrace/longjmp: uftrace shows no exits for frames removed by longjmp and follows a longjmp to the last setjmp only: fhook is compared with the known call sequence, and with uftrace without fhook's 'unwound' exits"
+	longjmp_expected >"$d.expected"
+	compare longjmp/record expected "$d.expected" fhook-graph "$d.graph"
+	compare longjmp/trace expected "$d.expected" fhook-trace "$d.text"
+	python3 "$SRC/normalize.py" graph --drop-unwound <"$d.greplay" >"$d.graph.seen" &&
+	python3 "$SRC/normalize.py" text --drop-unwound <"$d.trace" >"$d.text.seen" || fail longjmp "normalize.py failed"
+	compare longjmp/record-as-uftrace uftrace "$d.uft" "fhook-graph-without-unwound" "$d.graph.seen"
+	compare longjmp/trace-as-uftrace uftrace "$d.uft" "fhook-trace-without-unwound" "$d.text.seen"
+fi
+
+# ---- 4. dlopen / dlclose of a traced library, twice. Each build finds its
+# own build of the library by the same name, through its DT_RPATH (not
+# DT_RUNPATH: under uftrace dlopen() is called from libmcount's PLT hook,
+# and glibc takes a RUNPATH from the object that calls dlopen).
+mkdir -p "$tmp/lib.u" "$tmp/lib.f"
+if ! want dlopen; then
+	:
+elif $CC -std=gnu11 -O0 -g -pg -fPIC -shared -o "$tmp/lib.u/libvs.so" "$SRC/vs_lib.c" 2>"$tmp/dlopen.lib.err" &&
+   $CC -std=gnu11 -O0 -g $CFLAGS_FHOOK -fPIC -shared -o "$tmp/lib.f/libvs.so" "$SRC/vs_lib.c" 2>>"$tmp/dlopen.lib.err"; then
+	if build_c dlopen "$SRC/vs_dlopen.c" -ldl &&
+	   $CC -std=gnu11 -O0 -g -pg -o "$tmp/dlopen.u" "$SRC/vs_dlopen.c" -ldl -Wl,--disable-new-dtags,-rpath,"$tmp/lib.u" &&
+	   $CC -std=gnu11 -O0 -g $CFLAGS_FHOOK -o "$tmp/dlopen.f" "$SRC/vs_dlopen.c" -ldl -Wl,--disable-new-dtags,-rpath,"$tmp/lib.f"; then
+		names "$tmp/lib.u/libvs.so" >>"$tmp/dlopen.names"
+		trace_all dlopen 0 libvs.so && both dlopen
+	fi
+else
+	fail dlopen "build failed: $(head -3 "$tmp/dlopen.lib.err")"
+fi
+
+# ---- 5. posix_spawn / execve with an empty environment, per process
+# Process 1 is generation 0; process 2 is generation 1, which execve()s
+# generation 2 in the same process (main() and exec_next() are left by
+# execve, not returned from: no exit); process 3 is generation 3.
+cat >"$tmp/spawn.expected" <<'EOF'
+1 ENTER main
+1 ENTER work
+1 ENTER note
+1 EXIT note
+1 EXIT work
+1 ENTER spawn_next
+1 EXIT spawn_next
+1 EXIT main
+2 ENTER main
+2 ENTER work
+2 ENTER note
+2 EXIT note
+2 ENTER note
+2 EXIT note
+2 EXIT work
+2 ENTER exec_next
+2 ENTER main
+2 ENTER work
+2 ENTER note
+2 EXIT note
+2 ENTER note
+2 EXIT note
+2 ENTER note
+2 EXIT note
+2 EXIT work
+2 ENTER spawn_next
+2 EXIT spawn_next
+2 EXIT main
+3 ENTER main
+3 ENTER work
+3 ENTER note
+3 EXIT note
+3 ENTER note
+3 EXIT note
+3 ENTER note
+3 EXIT note
+3 ENTER note
+3 EXIT note
+3 EXIT work
+3 EXIT main
+EOF
+if want spawn && build_c spawn "$SRC/vs_spawn.c" && trace_all spawn 0; then
+	d=$tmp/spawn
+	nu=$(cut -d' ' -f1 "$d.uft" | sort -u | wc -l)
+	if [ "$nu" -lt 3 ]; then
+		echo "NOTE vs_uftrace/spawn: uftrace follows $nu of the 3 processes (children started with an empty environment lose its LD_PRELOAD); the others are compared with their known call sequence only"
+	else
+		echo "NOTE vs_uftrace/spawn: uftrace follows all 3 processes (libmcount wraps posix_spawn and execve and puts its environment back); each is compared with uftrace and with its known call sequence"
+	fi
+	for p in 1 2 3; do
+		grep "^$p " "$d.graph" >"$d.graph.$p"
+		grep "^$p " "$d.text" >"$d.text.$p"
+		grep "^$p " "$d.expected" >"$d.expected.$p"
+		compare "spawn/record/process$p/expected" expected "$d.expected.$p" fhook-graph "$d.graph.$p"
+		compare "spawn/trace/process$p/expected" expected "$d.expected.$p" fhook-trace "$d.text.$p"
+		if grep -q "^$p " "$d.uft"; then
+			grep "^$p " "$d.uft" >"$d.uft.$p"
+			compare "spawn/record/process$p" uftrace "$d.uft.$p" fhook-graph "$d.graph.$p"
+			compare "spawn/trace/process$p" uftrace "$d.uft.$p" fhook-trace "$d.text.$p"
+		fi
+	done
+	# more processes than the program started
+	if grep -q '^[4-9] ' "$d.graph" "$d.text"; then
+		fail spawn "more than 3 processes traced: $(grep -m1 '^[4-9] ' "$d.graph" "$d.text")"
+	fi
+fi
+
+# ---- 6. the program's own malloc, free, calloc, realloc
+if want malloc && build_c malloc "$SRC/vs_malloc.c" && trace_all malloc 0; then
+	both malloc
+fi
+
+exit $failed

@@ -1,0 +1,99 @@
+// C++ exceptions through traced frames: thrown through 1, 5 and 50 frames,
+// rethrown, caught in a traced and in an untraced function (vs_cxx_untraced.cc,
+// built without instrumentation), a destructor running during unwinding.
+#include <cstdio>
+#include <cstdlib>
+
+struct Err {
+	int code;
+};
+
+extern "C" int untraced_catch(void (*fn)(int), int arg);
+
+int note(int x)
+{
+	return x + 1;
+}
+
+void down(int n)
+{
+	if (n == 0)
+		throw Err{42};
+	note(n);
+	down(n - 1);
+	note(-n);	// never reached
+}
+
+// n + 1 traced frames (down(n) .. down(0)) are removed by the throw
+int catch_through(int n)
+{
+	try {
+		down(n - 1);
+	} catch (const Err &e) {
+		return note(e.code);
+	}
+	return 0;
+}
+
+struct Guard {
+	int id;
+	~Guard() { note(id); }
+};
+
+void guarded(int n)
+{
+	Guard g{n};
+	note(n);
+	down(n);
+}
+
+int catch_guarded(void)
+{
+	try {
+		guarded(2);
+	} catch (const Err &e) {
+		return note(e.code);
+	}
+	return 0;
+}
+
+void rethrower(int n)
+{
+	try {
+		down(n);
+	} catch (Err &e) {
+		note(e.code);
+		e.code++;
+		throw;
+	}
+}
+
+int catch_rethrown(void)
+{
+	try {
+		rethrower(3);
+	} catch (const Err &e) {
+		return note(e.code);
+	}
+	return 0;
+}
+
+void down_void(int n)
+{
+	down(n);
+}
+
+int main(int argc, char **argv)
+{
+	int s = 0;
+
+	s += catch_through(1);
+	s += catch_through(5);
+	s += catch_through(50);
+	s += catch_guarded();
+	s += catch_rethrown();
+	s += untraced_catch(down_void, 4);
+	s += note(s);
+	std::printf("%d\n", s);
+	return 0;
+}

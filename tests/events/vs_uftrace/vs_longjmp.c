@@ -1,0 +1,48 @@
+/* longjmp out of nested traced frames, from several depths, and a second
+ * setjmp in a traced function that is itself left by a later longjmp. */
+#include <setjmp.h>
+#include <stdio.h>
+
+static jmp_buf top, inner;
+
+int note(int x)
+{
+	return x + 1;
+}
+
+void jump_from(int n, jmp_buf *to)
+{
+	if (n == 0)
+		longjmp(*to, 1);
+	note(n);
+	jump_from(n - 1, to);
+}
+
+int catch_jump(int n)
+{
+	if (setjmp(inner) == 0) {
+		jump_from(n, &inner);
+		return 0;
+	}
+	return note(n);
+}
+
+void leave_twice(void)
+{
+	note(catch_jump(2));
+	jump_from(3, &top);
+}
+
+int main(void)
+{
+	int s = 0;
+
+	s += catch_jump(0);
+	s += catch_jump(1);
+	s += catch_jump(10);
+	if (setjmp(top) == 0)
+		leave_twice();
+	s += note(s);
+	printf("%d\n", s);
+	return 0;
+}
