@@ -4,18 +4,22 @@
 #include <cstdio>
 #include <cstdlib>
 
+// noipa: built with -O2 too, every call in the source stays a call (tail
+// calls may become jumps)
+#define NOIPA __attribute__((noipa))
+
 struct Err {
 	int code;
 };
 
 extern "C" int untraced_catch(void (*fn)(int), int arg);
 
-int note(int x)
+NOIPA int note(int x)
 {
 	return x + 1;
 }
 
-void down(int n)
+NOIPA void down(int n)
 {
 	if (n == 0)
 		throw Err{42};
@@ -25,7 +29,7 @@ void down(int n)
 }
 
 // n + 1 traced frames (down(n) .. down(0)) are removed by the throw
-int catch_through(int n)
+NOIPA int catch_through(int n)
 {
 	try {
 		down(n - 1);
@@ -37,17 +41,17 @@ int catch_through(int n)
 
 struct Guard {
 	int id;
-	~Guard() { note(id); }
+	NOIPA ~Guard() { note(id); }
 };
 
-void guarded(int n)
+NOIPA void guarded(int n)
 {
 	Guard g{n};
 	note(n);
 	down(n);
 }
 
-int catch_guarded(void)
+NOIPA int catch_guarded(void)
 {
 	try {
 		guarded(2);
@@ -57,7 +61,7 @@ int catch_guarded(void)
 	return 0;
 }
 
-void rethrower(int n)
+NOIPA void rethrower(int n)
 {
 	try {
 		down(n);
@@ -68,7 +72,7 @@ void rethrower(int n)
 	}
 }
 
-int catch_rethrown(void)
+NOIPA int catch_rethrown(void)
 {
 	try {
 		rethrower(3);
@@ -78,7 +82,7 @@ int catch_rethrown(void)
 	return 0;
 }
 
-void down_void(int n)
+NOIPA void down_void(int n)
 {
 	down(n);
 }

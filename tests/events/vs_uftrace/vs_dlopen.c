@@ -2,12 +2,16 @@
 #include <dlfcn.h>
 #include <stdio.h>
 
-int note(int x)
+/* noipa: built with -O2 too, every call in the source stays a call (tail
+ * calls may become jumps) */
+#define NOIPA __attribute__((noipa))
+
+NOIPA int note(int x)
 {
 	return x + 1;
 }
 
-int use_lib(const char *path, int n)
+NOIPA int use_lib(const char *path, int n)
 {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	int (*work)(int);

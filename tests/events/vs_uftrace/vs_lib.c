@@ -1,10 +1,12 @@
 /* The library that vs_dlopen.c loads: traced, built with the same flags. */
-static int lib_leaf(int x)
+#define NOIPA __attribute__((noipa))
+
+static NOIPA int lib_leaf(int x)
 {
 	return x * 3;
 }
 
-int lib_work(int n)
+NOIPA int lib_work(int n)
 {
 	int s = 0;
 

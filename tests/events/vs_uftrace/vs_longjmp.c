@@ -3,22 +3,27 @@
 #include <setjmp.h>
 #include <stdio.h>
 
+/* noipa: built with -O2 too, every call in the source stays a call (tail
+ * calls may become jumps) */
+#define NOIPA __attribute__((noipa))
+
 static jmp_buf top, inner;
 
-int note(int x)
+NOIPA int note(int x)
 {
 	return x + 1;
 }
 
-void jump_from(int n, jmp_buf *to)
+NOIPA void jump_from(int n, jmp_buf *to)
 {
 	if (n == 0)
 		longjmp(*to, 1);
 	note(n);
 	jump_from(n - 1, to);
+	note(-n);	/* never reached: no tail call, -O2 keeps the recursion */
 }
 
-int catch_jump(int n)
+NOIPA int catch_jump(int n)
 {
 	if (setjmp(inner) == 0) {
 		jump_from(n, &inner);
@@ -27,7 +32,7 @@ int catch_jump(int n)
 	return note(n);
 }
 
-void leave_twice(void)
+NOIPA void leave_twice(void)
 {
 	note(catch_jump(2));
 	jump_from(3, &top);

@@ -2,17 +2,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int leaf(int x)
+/* noipa: built with -O2 too, every call in the source stays a call (tail
+ * calls may become jumps) */
+#define NOIPA __attribute__((noipa))
+
+NOIPA int leaf(int x)
 {
 	return x * 2 + 1;
 }
 
-int mid(int x)
+NOIPA int mid(int x)
 {
 	return leaf(x) + leaf(x + 1);
 }
 
-int fib(int n)
+NOIPA int fib(int n)
 {
 	if (n < 2)
 		return n;
@@ -21,17 +25,17 @@ int fib(int n)
 
 int even(int n);
 
-int odd(int n)
+NOIPA int odd(int n)
 {
 	return n == 0 ? 0 : even(n - 1);
 }
 
-int even(int n)
+NOIPA int even(int n)
 {
 	return n == 0 ? 1 : odd(n - 1);
 }
 
-int outer(int n)
+NOIPA int outer(int n)
 {
 	int s = 0;
 

@@ -7,12 +7,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int note(int x)
+/* noipa: built with -O2 too, every call in the source stays a call (tail
+ * calls may become jumps) */
+#define NOIPA __attribute__((noipa))
+
+NOIPA int note(int x)
 {
 	return x + 1;
 }
 
-int work(int gen)
+NOIPA int work(int gen)
 {
 	int s = 0;
 
@@ -21,7 +25,7 @@ int work(int gen)
 	return s;
 }
 
-int spawn_next(char *self, int gen)
+NOIPA int spawn_next(char *self, int gen)
 {
 	char arg[16];
 	char *argv[] = { self, arg, NULL };
@@ -37,7 +41,7 @@ int spawn_next(char *self, int gen)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-void exec_next(char *self, int gen)
+NOIPA void exec_next(char *self, int gen)
 {
 	char arg[16];
 	char *argv[] = { self, arg, NULL };
