@@ -123,17 +123,13 @@ names() {
 	nm -C --defined-only "$@" 2>/dev/null | awk '$2 ~ /^[TtWw]$/ { $1 = ""; $2 = ""; print substr($0, 3) }'
 }
 
-# trace_all NAME STATUS ARGS...: $tmp/NAME.{u,f}, built before, run under
-# uftrace, fhook record and fhook trace; the normalized sequences in
-# $tmp/NAME.{uft,graph,text}. False, with a FAIL printed, when a run fails.
-trace_all() {
+# trace_fhook NAME STATUS ARGS...: $tmp/NAME.f, built before, run under
+# fhook record and fhook trace; the normalized sequences in
+# $tmp/NAME.{graph,text}. False, with a FAIL printed, when a run fails.
+trace_fhook() {
 	local name=$1 want=$2
 	local d=$tmp/$name
 	shift 2
-	if ! run "$d.urun" "$want" uftrace record -d "$d.udata" "$d.u" "$@"; then
-		fail "$name" "uftrace record: $(cat "$d.urun.why")"
-		return 1
-	fi
 	if ! run "$d.rrun" "$want" "$FHOOK" record -o "$d.rec" -- "$d.f" "$@"; then
 		fail "$name" "fhook record: $(cat "$d.rrun.why")"
 		return 1
@@ -142,22 +138,50 @@ trace_all() {
 		fail "$name" "fhook trace: $(cat "$d.trun.why")"
 		return 1
 	fi
-	# the same program, the same input: the same output
-	if ! cmp -s "$d.urun.out" "$d.rrun.out" || ! cmp -s "$d.urun.out" "$d.trun.out"; then
-		fail "$name" "the program's output differs between runs: $(head -c 200 "$d.urun.out" | tr '\n' ' ') / $(head -c 200 "$d.rrun.out" | tr '\n' ' ') / $(head -c 200 "$d.trun.out" | tr '\n' ' ')"
+	if ! cmp -s "$d.rrun.out" "$d.trun.out"; then
+		fail "$name" "the program's output differs between runs: $(head -c 200 "$d.rrun.out" | tr '\n' ' ') / $(head -c 200 "$d.trun.out" | tr '\n' ' ')"
 		return 1
 	fi
-	timeout "$LIMIT" uftrace replay -d "$d.udata" --no-pager -f tid >"$d.ureplay" 2>"$d.ureplay.err" &&
 	timeout "$LIMIT" "$FHOOK" replay --format graph "$d.rec" >"$d.greplay" 2>"$d.greplay.err" || {
-		fail "$name" "replay failed: $(cat "$d.ureplay.err" "$d.greplay.err" 2>/dev/null | head -2)"
+		fail "$name" "fhook replay failed: $(head -2 "$d.greplay.err")"
 		return 1
 	}
-	python3 "$SRC/normalize.py" uftrace "$d.names" <"$d.ureplay" >"$d.uft" &&
 	python3 "$SRC/normalize.py" graph <"$d.greplay" >"$d.graph" &&
 	python3 "$SRC/normalize.py" text <"$d.trace" >"$d.text" || {
 		fail "$name" "normalize.py failed"
 		return 1
 	}
+}
+
+# trace_uftrace NAME STATUS ARGS...: $tmp/NAME.u under uftrace record, the
+# normalized sequence in $tmp/NAME.uft. False when a run fails, with the
+# reason in $tmp/NAME.uwhy (and a FAIL printed unless UQUIET is set).
+trace_uftrace() {
+	local name=$1 want=$2
+	local d=$tmp/$name
+	shift 2
+	if ! run "$d.urun" "$want" uftrace record -d "$d.udata" "$d.u" "$@"; then
+		echo "uftrace record: $(cat "$d.urun.why")" >"$d.uwhy"
+	elif ! timeout "$LIMIT" uftrace replay -d "$d.udata" --no-pager -f tid >"$d.ureplay" 2>"$d.ureplay.err"; then
+		echo "uftrace replay failed: $(head -2 "$d.ureplay.err")" >"$d.uwhy"
+	elif ! python3 "$SRC/normalize.py" uftrace "$d.names" <"$d.ureplay" >"$d.uft"; then
+		echo "normalize.py failed" >"$d.uwhy"
+	else
+		return 0
+	fi
+	[ -n "${UQUIET:-}" ] || fail "$name" "$(cat "$d.uwhy")"
+	return 1
+}
+
+# trace_all NAME STATUS ARGS...: both, and the program's output the same
+# under each (the same program, the same input).
+trace_all() {
+	local d=$tmp/$1
+	trace_uftrace "$@" && trace_fhook "$@" || return 1
+	if ! cmp -s "$d.urun.out" "$d.rrun.out"; then
+		fail "$1" "the program's output differs under uftrace and fhook: $(head -c 200 "$d.urun.out" | tr '\n' ' ') / $(head -c 200 "$d.rrun.out" | tr '\n' ' ')"
+		return 1
+	fi
 }
 
 # build_c NAME SOURCE [EXTRA...]: $tmp/NAME.u (-pg) and $tmp/NAME.f (fhook),
@@ -196,6 +220,33 @@ longjmp_expected() {
 	printf '1 ENTER note\n1 EXIT note\n1 EXIT main\n'
 }
 longjmp_expected >"$tmp/longjmp.expected"
+
+# vs_cxx rethrow_exception: capture() catches an exception thrown 3 frames
+# down and keeps it; rethrow_later() rethrows it, caught by its caller.
+cat >"$tmp/cxxr.expected" <<'EOF'
+1 ENTER main
+1 ENTER catch_rethrow_exception
+1 ENTER capture
+1 ENTER down
+1 ENTER note
+1 EXIT note
+1 ENTER down
+1 ENTER note
+1 EXIT note
+1 ENTER down
+1 EXIT down
+1 EXIT down
+1 EXIT down
+1 EXIT capture
+1 ENTER rethrow_later
+1 ENTER note
+1 EXIT note
+1 EXIT rethrow_later
+1 ENTER note
+1 EXIT note
+1 EXIT catch_rethrow_exception
+1 EXIT main
+EOF
 
 # Process 1 is generation 0; process 2 is generation 1, which execve()s
 # generation 2 in the same process (main() and exec_next() are left by
@@ -261,8 +312,30 @@ suite() {
 		if trace_all cxx$X 0; then
 			both cxx$X
 			# untraced_catch() must not show up; its callee's frames must close
-			if grep -q untraced_catch "$tmp/cxx$X.graph" "$tmp/cxx$X.text"; then
-				fail cxx$X/untraced "untraced_catch() shows up in fhook's trace"
+			if grep -q untraced_ "$tmp/cxx$X.graph" "$tmp/cxx$X.text"; then
+				fail cxx$X/untraced "an untraced function shows up in fhook's trace"
+			fi
+		fi
+		# std::rethrow_exception(), alone: uftrace 0.13 aborts in it (it does
+		# not hook it, and the unwinder finds uftrace's return trampoline in
+		# place of the frames' return addresses: "terminate called"); fhook is
+		# compared with the known sequence of the functions vs_cxx.cc defines
+		# (libstdc++'s inline exception_ptr members, inlined or not by the
+		# optimizer, left out on both sides), and with uftrace if it copes.
+		cp "$tmp/cxx$X.u" "$tmp/cxxr$X.u" && cp "$tmp/cxx$X.f" "$tmp/cxxr$X.f" &&
+		cp "$tmp/cxx$X.names" "$tmp/cxxr$X.names"
+		if trace_fhook cxxr$X 0 rethrow_exception; then
+			d=$tmp/cxxr$X
+			grep -v ' std::' "$d.graph" >"$d.graph.own"
+			grep -v ' std::' "$d.text" >"$d.text.own"
+			compare cxx$X/rethrow_exception/record expected "$tmp/cxxr.expected" fhook-graph "$d.graph.own"
+			compare cxx$X/rethrow_exception/trace expected "$tmp/cxxr.expected" fhook-trace "$d.text.own"
+			if UQUIET=1 trace_uftrace cxxr$X 0 rethrow_exception; then
+				grep -v ' std::' "$d.uft" >"$d.uft.own"
+				compare cxx$X/rethrow_exception/record-vs-uftrace uftrace "$d.uft.own" fhook-graph "$d.graph.own"
+				compare cxx$X/rethrow_exception/trace-vs-uftrace uftrace "$d.uft.own" fhook-trace "$d.text.own"
+			else
+				echo "NOTE vs_uftrace/cxx$X/rethrow_exception: uftrace cannot follow std::rethrow_exception ($(head -c 120 "$d.uwhy")): compared with the known call sequence only"
 			fi
 		fi
 	else

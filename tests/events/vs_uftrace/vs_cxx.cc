@@ -3,6 +3,7 @@
 // built without instrumentation), a destructor running during unwinding.
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 
 // noipa: built with -O2 too, every call in the source stays a call (tail
 // calls may become jumps)
@@ -13,6 +14,7 @@ struct Err {
 };
 
 extern "C" int untraced_catch(void (*fn)(int), int arg);
+extern "C" void untraced_call(void (*fn)(int), int arg);
 
 NOIPA int note(int x)
 {
@@ -87,16 +89,76 @@ NOIPA void down_void(int n)
 	down(n);
 }
 
+// traced frames on both sides of an untraced one
+NOIPA int catch_across_untraced(void)
+{
+	try {
+		untraced_call(down_void, 2);
+	} catch (const Err &e) {
+		return note(e.code);
+	}
+	return 0;
+}
+
+// while one exception is being handled, another is thrown and caught
+NOIPA int catch_in_handler(void)
+{
+	int r = 0;
+
+	try {
+		down(1);
+	} catch (const Err &e) {
+		r = catch_through(3);
+		note(e.code);
+	}
+	return r;
+}
+
+NOIPA std::exception_ptr capture(int n)
+{
+	try {
+		down(n);
+	} catch (...) {
+		return std::current_exception();
+	}
+	return nullptr;
+}
+
+NOIPA void rethrow_later(std::exception_ptr p)
+{
+	note(0);
+	std::rethrow_exception(p);
+}
+
+NOIPA int catch_rethrow_exception(void)
+{
+	std::exception_ptr p = capture(2);
+
+	try {
+		rethrow_later(p);
+	} catch (const Err &e) {
+		return note(e.code);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int s = 0;
 
+	// uftrace aborts in std::rethrow_exception(): that part runs alone
+	if (argc > 1) {
+		std::printf("%d\n", catch_rethrow_exception());
+		return 0;
+	}
 	s += catch_through(1);
 	s += catch_through(5);
 	s += catch_through(50);
 	s += catch_guarded();
 	s += catch_rethrown();
 	s += untraced_catch(down_void, 4);
+	s += catch_across_untraced();
+	s += catch_in_handler();
 	s += note(s);
 	std::printf("%d\n", s);
 	return 0;

@@ -1,4 +1,5 @@
-// Built without -pg and without fhook's cflags: a catch in an untraced frame.
+// Built without -pg and without fhook's cflags: a catch in an untraced frame,
+// and an untraced frame an exception passes through.
 extern "C" int untraced_catch(void (*fn)(int), int arg)
 {
 	try {
@@ -7,4 +8,10 @@ extern "C" int untraced_catch(void (*fn)(int), int arg)
 		return 7;
 	}
 	return 0;
+}
+
+extern "C" void untraced_call(void (*fn)(int), int arg)
+{
+	fn(arg);
+	asm volatile("" ::: "memory");	// not a tail call: this frame stays
 }
