@@ -57,8 +57,8 @@ void fhook_synchronize(void)
 char fhook_rcu_token;
 #endif
 
-static bool hash_test(const struct ftrace_hash *filter, const struct ftrace_hash *notrace,
-		      unsigned long ip)
+static inline __attribute__((always_inline)) bool
+hash_test(const struct ftrace_hash *filter, const struct ftrace_hash *notrace, unsigned long ip)
 {
 	if (!fhook_hash_empty(filter) && !fhook_hash_contains(filter, ip))
 		return false;

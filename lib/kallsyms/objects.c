@@ -48,18 +48,9 @@ struct fhook_object *fhook_object_of(unsigned long addr)
 	return NULL;
 }
 
-static bool in_exec_seg(struct fhook_object *obj, unsigned long ip, unsigned long len)
+static inline bool in_exec_seg(struct fhook_object *obj, unsigned long ip, unsigned long len)
 {
-	int i;
-
-	if (obj->nr_exec_segs == 1)
-		return ip >= obj->text_lo && ip + len <= obj->text_hi;
-
-	for (i = 0; i < obj->nr_segs; i++)
-		if ((obj->segs[i].prot & PROT_EXEC) && ip >= obj->segs[i].start &&
-		    ip + len <= obj->segs[i].end)
-			return true;
-	return false;
+	return fhook_object_text(obj, ip, len);
 }
 
 bool fhook_addr_is_text(unsigned long addr, unsigned long len)

@@ -217,15 +217,16 @@ static int open_ranges(struct text_poke_loc *locs, size_t nr, struct wrange **ra
 {
 	struct wrange *r = NULL;
 	size_t i, n = 0, cap = 0;
-	long psz = sysconf(_SC_PAGESIZE);
+	unsigned long psz = (unsigned long)sysconf(_SC_PAGESIZE);
 
 	for (i = 0; i < nr; i++) {
-		unsigned long lo = locs[i].addr & ~(psz - 1);
-		unsigned long hi = (locs[i].addr + locs[i].len + psz - 1) & ~(psz - 1);
-		unsigned long p;
+		unsigned long lo, hi, p;
 
-		if (n && hi <= r[n - 1].end)
-			continue;	/* most sites share their page with the last */
+		/* most sites share their page with the last */
+		if (n && locs[i].addr + locs[i].len <= r[n - 1].end)
+			continue;
+		lo = locs[i].addr & ~(psz - 1);
+		hi = (locs[i].addr + locs[i].len + psz - 1) & ~(psz - 1);
 		for (p = lo; p < hi; p += psz) {
 			int prot = 0;
 
@@ -291,8 +292,18 @@ static void code_copy(unsigned long addr, const void *buf, size_t len)
 	const unsigned char *b = buf;
 	size_t i;
 
-	for (i = 0; i < len; i++)
-		((volatile unsigned char *)addr)[i] = b[i];
+	/* the sizes that occur, as plain stores; the order inside one is free */
+	if (len == 1) {
+		*(volatile unsigned char *)addr = b[0];
+	} else if (len == 4) {
+		memcpy((void *)addr, b, 4);
+	} else if (len == 5) {
+		memcpy((void *)addr, b, 5);
+	} else {
+		for (i = 0; i < len; i++)
+			((volatile unsigned char *)addr)[i] = b[i];
+	}
+	__asm__ __volatile__("" ::: "memory");
 }
 
 static inline int text_write(bool procmem, unsigned long addr, const void *buf, size_t len)
@@ -314,8 +325,9 @@ static int read_old(const struct text_poke_loc *locs, size_t nr, unsigned char (
 	size_t i;
 
 	for (i = 0; i < nr; i++) {
-		if (obj && fhook_object_text(obj, locs[i].addr, locs[i].len)) {
-			memcpy(old[i], (const void *)locs[i].addr, locs[i].len);
+		/* a site has room for six bytes (objects.c checks): copy them all */
+		if (obj && fhook_object_text(obj, locs[i].addr, 6)) {
+			memcpy(old[i], (const void *)locs[i].addr, 6);
 			continue;
 		}
 		if (fhook_text_read(locs[i].addr, old[i], locs[i].len))
