@@ -383,11 +383,22 @@ suite() {
 				# on both sides. This passing while the above fails means every
 				# call is there, at its place, only unnamed.
 				d=$tmp/dlopen$X
-				sed -E 's/ (lib_work|lib_leaf)$/ ?/' "$d.uft" >"$d.uft.anon"
+				sed -E 's/ lib_[a-z]+$/ ?/' "$d.uft" >"$d.uft.anon"
 				sed -E 's/ 0x[0-9a-f]+$/ ?/' "$d.graph" >"$d.graph.anon"
 				sed -E 's/ 0x[0-9a-f]+$/ ?/' "$d.text" >"$d.text.anon"
 				compare dlopen$X/record/calls uftrace "$d.uft.anon" fhook-graph "$d.graph.anon"
 				compare dlopen$X/trace/calls uftrace "$d.uft.anon" fhook-trace "$d.text.anon"
+				# The same, without the library's constructor (it runs inside
+				# dlopen(), before libfhook's dlopen() extends the probes to
+				# the library: a known limit, README): this passing while the
+				# above fails means the constructor's calls are all that is
+				# missing.
+				awk '$2 == "ENTER" && $3 == "lib_init" { skip = 1 }
+				     !skip { print }
+				     $2 == "EXIT" && $3 == "lib_init" { skip = 0 }' "$d.uft" |
+					sed -E 's/ lib_[a-z]+$/ ?/' >"$d.uft.noctor"
+				compare dlopen$X/record/calls-but-constructor uftrace "$d.uft.noctor" fhook-graph "$d.graph.anon"
+				compare dlopen$X/trace/calls-but-constructor uftrace "$d.uft.noctor" fhook-trace "$d.text.anon"
 			fi
 		fi
 	else
