@@ -14,7 +14,8 @@
 #   cxx       exceptions through 1, 5 and 50 traced frames, rethrown, caught
 #             in a traced and in an untraced function, a destructor run
 #             during unwinding (C++)
-#   longjmp   longjmp out of nested traced frames (C)
+#   longjmp   longjmp out of nested traced frames, siglongjmp out of a signal
+#             handler (C)
 #   dlopen    a traced library dlopen'd, called, dlclose'd, twice (C)
 #   spawn     posix_spawn and execve with an empty environment, three
 #             generations deep, compared per process (C)
@@ -217,6 +218,14 @@ longjmp_expected() {
 	printf '1 ENTER note\n1 EXIT note\n'
 	jf 3; jf_exits 3
 	echo "1 EXIT leave_twice"
+	# catch_sig(n): deep(n) .. deep(0), which raises SIGUSR1; handler()
+	# siglongjmp()s out of itself and every deep()
+	cs() { local k; echo "1 ENTER catch_sig"
+		for ((k = $1; k >= 0; k--)); do echo "1 ENTER deep"; done
+		printf '1 ENTER handler\n1 ENTER note\n1 EXIT note\n1 EXIT handler\n'
+		for ((k = $1; k >= 0; k--)); do echo "1 EXIT deep"; done
+		printf '1 ENTER note\n1 EXIT note\n1 EXIT catch_sig\n'; }
+	cs 3; cs 0
 	printf '1 ENTER note\n1 EXIT note\n1 EXIT main\n'
 }
 longjmp_expected >"$tmp/longjmp.expected"

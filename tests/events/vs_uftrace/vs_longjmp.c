@@ -1,6 +1,9 @@
 /* longjmp out of nested traced frames, from several depths, and a second
- * setjmp in a traced function that is itself left by a later longjmp. */
+ * setjmp in a traced function that is itself left by a later longjmp;
+ * siglongjmp out of a signal handler, through the frames the signal
+ * interrupted. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 
 /* noipa: built with -O2 too, every call in the source stays a call (tail
@@ -8,6 +11,7 @@
 #define NOIPA __attribute__((noipa))
 
 static jmp_buf top, inner;
+static sigjmp_buf sig_env;
 
 NOIPA int note(int x)
 {
@@ -38,6 +42,30 @@ NOIPA void leave_twice(void)
 	jump_from(3, &top);
 }
 
+NOIPA void handler(int sig)
+{
+	note(sig);
+	siglongjmp(sig_env, 1);
+}
+
+NOIPA void deep(int n)
+{
+	if (n == 0)
+		raise(SIGUSR1);
+	else
+		deep(n - 1);
+	note(-n);	/* never reached */
+}
+
+NOIPA int catch_sig(int n)
+{
+	if (sigsetjmp(sig_env, 1) == 0) {
+		deep(n);
+		return 0;
+	}
+	return note(n);
+}
+
 int main(void)
 {
 	int s = 0;
@@ -47,6 +75,9 @@ int main(void)
 	s += catch_jump(10);
 	if (setjmp(top) == 0)
 		leave_twice();
+	signal(SIGUSR1, handler);
+	s += catch_sig(3);
+	s += catch_sig(0);
 	s += note(s);
 	printf("%d\n", s);
 	return 0;
