@@ -1,6 +1,9 @@
 // C++ exceptions through traced frames: thrown through 1, 5 and 50 frames,
-// rethrown, caught in a traced and in an untraced function (vs_cxx_untraced.cc,
-// built without instrumentation), a destructor running during unwinding.
+// rethrown (throw; and, with an argument, std::rethrow_exception), caught in a
+// traced and in an untraced function (vs_cxx_untraced.cc, built without
+// instrumentation), through an untraced frame, a destructor running during
+// unwinding (and one that throws and catches a second exception itself), a
+// second exception thrown and caught inside a catch handler.
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -89,6 +92,34 @@ NOIPA void down_void(int n)
 	down(n);
 }
 
+// a destructor run by the unwinder throws and catches a second exception
+struct Catcher {
+	NOIPA ~Catcher()
+	{
+		try {
+			down(1);
+		} catch (const Err &e) {
+			note(e.code);
+		}
+	}
+};
+
+NOIPA void guarded_catcher(int n)
+{
+	Catcher c;
+	down(n);
+}
+
+NOIPA int catch_nested_unwind(void)
+{
+	try {
+		guarded_catcher(2);
+	} catch (const Err &e) {
+		return note(e.code);
+	}
+	return 0;
+}
+
 // traced frames on both sides of an untraced one
 NOIPA int catch_across_untraced(void)
 {
@@ -159,6 +190,7 @@ int main(int argc, char **argv)
 	s += untraced_catch(down_void, 4);
 	s += catch_across_untraced();
 	s += catch_in_handler();
+	s += catch_nested_unwind();
 	s += note(s);
 	std::printf("%d\n", s);
 	return 0;
