@@ -243,22 +243,14 @@ int fhook_elf_read_sites(const char *path, struct fhook_elf_sites *out)
 		const Elf64_Shdr *sh = &f.sh[s];
 		unsigned long *vals, *na;
 		unsigned char *nm;
-		size_t i, n;
+		size_t i, n, w;
 		bool zero = false;
 		int mcount = site_section(&f, sh);
 
-		if (mcount < 0 || !sh->sh_size)
-			continue;
-		vals = read_section(&f, sh);
-		if (!vals)
+		if (mcount < 0 || !sh->sh_size || !in_file(&f, sh->sh_offset, sh->sh_size))
 			continue;
 		n = sh->sh_size / 8;
-		for (i = 0; i < n && !zero; i++)
-			zero = !vals[i];
-		/* relocations are only read when some slot needs them */
-		if (zero)
-			apply_relative_addends(&f, sh->sh_addr, sh->sh_addr + sh->sh_size, vals);
-
+		/* straight into the result: no copy of a list that may be long */
 		na = realloc(out->addrs, (out->nr + n + 1) * sizeof(*na));
 		if (na)
 			out->addrs = na;
@@ -266,18 +258,22 @@ int fhook_elf_read_sites(const char *path, struct fhook_elf_sites *out)
 		if (nm)
 			out->from_mcount = nm;
 		if (!na || !nm) {
-			free(vals);
 			ret = -ENOMEM;
 			goto out;
 		}
-		for (i = 0; i < n; i++) {
-			if (!vals[i])
-				continue;	/* a discarded function */
-			out->addrs[out->nr] = vals[i];
-			out->from_mcount[out->nr] = (unsigned char)mcount;
-			out->nr++;
-		}
-		free(vals);
+		vals = out->addrs + out->nr;
+		if (read_at(&f, vals, sh->sh_size, sh->sh_offset))
+			continue;
+		for (i = 0; i < n && !zero; i++)
+			zero = !vals[i];
+		/* relocations are only read when some slot needs them */
+		if (zero)
+			apply_relative_addends(&f, sh->sh_addr, sh->sh_addr + sh->sh_size, vals);
+		for (i = 0, w = 0; i < n; i++)
+			if (vals[i])	/* zero: a discarded function */
+				vals[w++] = vals[i];
+		memset(out->from_mcount + out->nr, mcount, w);
+		out->nr += w;
 	}
 	ret = 0;
 out:

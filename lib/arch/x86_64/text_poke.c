@@ -43,6 +43,10 @@
 #include "../../kallsyms/objects.h"
 #include "../../core/recursion.h"
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+
 static pthread_mutex_t text_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 /* The batch being applied, for the trap handler. */
@@ -259,6 +263,12 @@ static int open_ranges(struct text_poke_loc *locs, size_t nr, struct wrange **ra
 				mprotect((void *)r[i].start, r[i].end - r[i].start, r[i].prot);
 			goto fail;
 		}
+		/*
+		 * Every page of the range is about to be written: make the
+		 * private copies in one call rather than one fault per page.
+		 * Kernels before 5.14 refuse it, and the faults happen as ever.
+		 */
+		madvise((void *)r[i].start, r[i].end - r[i].start, MADV_POPULATE_WRITE);
 	}
 	*rangesp = r;
 	return (int)n;
@@ -316,22 +326,24 @@ static inline int text_write(bool procmem, unsigned long addr, const void *buf, 
 }
 
 /*
- * The bytes at every site of a batch.  Sites of one object come in a row:
+ * The first byte at every site of a batch (what undoing an int3 needs),
+ * and that every site is readable.  Sites of one object come in a row:
  * look the object up once per run, not once per site.
  */
-static int read_old(const struct text_poke_loc *locs, size_t nr, unsigned char (*old)[6])
+static int read_old(const struct text_poke_loc *locs, size_t nr, unsigned char *old)
 {
 	struct fhook_object *obj = NULL;
+	unsigned char buf[6];
 	size_t i;
 
 	for (i = 0; i < nr; i++) {
-		/* a site has room for six bytes (objects.c checks): copy them all */
-		if (obj && fhook_object_text(obj, locs[i].addr, 6)) {
-			memcpy(old[i], (const void *)locs[i].addr, 6);
+		if (obj && fhook_object_text(obj, locs[i].addr, locs[i].len)) {
+			old[i] = *(const unsigned char *)locs[i].addr;
 			continue;
 		}
-		if (fhook_text_read(locs[i].addr, old[i], locs[i].len))
+		if (fhook_text_read(locs[i].addr, buf, locs[i].len))
 			return -EFAULT;
+		old[i] = buf[0];
 		obj = fhook_object_of(locs[i].addr);
 	}
 	return 0;
@@ -348,7 +360,7 @@ int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 {
 	fhook_internal_guard();
 	static const unsigned char int3 = INT3_INSN_OPCODE;
-	unsigned char (*old)[6] = NULL;
+	unsigned char *old = NULL;
 	struct wrange *ranges = NULL;
 	sigset_t all, saved;
 	int nranges = 0, ret = 0;
@@ -395,7 +407,7 @@ int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 		if (ret) {
 			/* undo the int3s written so far */
 			while (i--)
-				text_write(procmem, locs[i].addr, old[i], 1);
+				text_write(procmem, locs[i].addr, &old[i], 1);
 			fhook_sync_core();
 			goto out;
 		}
