@@ -14,6 +14,7 @@ CFLAGS_COMMON := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter \
 		 -Iinclude -fno-strict-aliasing $(SAN)
 LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fno-semantic-interposition -ftls-model=initial-exec \
 	      -D_REENTRANT
+# libelf: only for lib/events (the library reads its own ELF files itself)
 LIB_LDLIBS := -lelf -lurcu-bp -lpthread -ldl
 
 LIB_SRCS := \
@@ -27,6 +28,8 @@ LIB_SRCS := \
 	lib/core/hash.c \
 	lib/core/dispatch.c \
 	lib/core/ops.c \
+	lib/core/filter.c \
+	lib/core/dlopen.c \
 	lib/core/init.c \
 	lib/core/libc_sym.c \
 	lib/core/sigtrap_mask.c

@@ -6,7 +6,9 @@
  * nops when fhook rewrites them in a running process.
  *
  * A file is changed only if every recorded site holds a known pad; the new
- * contents go to a temporary file renamed over the old one.
+ * contents go to a temporary file renamed over the old one.  The site
+ * sections are marked (FHOOK_SHF_PREPARED), so that a process loading the
+ * file does not read its sites until it hooks one of them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -64,7 +66,9 @@ static void where(const char *path, unsigned long addr, char *buf, size_t size)
 static int prepare_one(const char *path)
 {
 	struct fhook_elf_sites es;
+	struct fhook_elf_scan scan;
 	size_t i, changed = 0;
+	bool marked = false;
 	unsigned char *buf = NULL;
 	struct stat st;
 	char *tmp = NULL;
@@ -133,7 +137,20 @@ static int prepare_one(const char *path)
 		}
 		changed++;
 	}
-	if (changed) {
+	/*
+	 * Mark the site sections, so that start-up knows without reading a
+	 * single site that they are all nops already.
+	 */
+	if (fhook_elf_scan(path, &scan) || !scan.prepared) {
+		if (fhook_elf_mark_prepared(buf, (size_t)st.st_size) <= 0) {
+			fprintf(stderr, "fhook: prepare: %s: cannot mark the site sections\n",
+				path);
+			ret = 1;
+			goto out;
+		}
+		marked = true;
+	}
+	if (changed || marked) {
 		int tfd;
 
 		if (asprintf(&tmp, "%s.fhook-XXXXXX", path) < 0) {

@@ -10,3 +10,4 @@ TEST_TARGETS += $(B)/tests/core/test_nosites
 $(B)/tests/core/test_nosites: tests/core/nosites.c $(B)/libfhook.so
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Iinclude $(SAN) -o $@ $< $(TEST_LDFLAGS)
+$(B)/tests/core/test_dlopen_glob: $(B)/tests/core/libdltarget.so

@@ -15,3 +15,16 @@ $(B)/tests/fprobe/test_exit_on_unwind_cxx: tests/fprobe/test_exit_on_unwind_cxx.
 		tests/fprobe/unwind_log.h tests/check.h $(B)/libfhook.so
 	@mkdir -p $(dir $@)
 	$(CXX) $(FPROBE_CXXFLAGS) -o $@ $< $(TEST_LDFLAGS)
+
+# test_dlopen_glob's libraries: one traced (libfunc_*), one that takes the
+# address the first was at.
+TEST_TARGETS += $(B)/tests/fprobe/libdlprobe.so $(B)/tests/fprobe/libdlfiller.so
+$(B)/tests/fprobe/test_dlopen_glob: $(B)/tests/fprobe/libdlprobe.so $(B)/tests/fprobe/libdlfiller.so
+
+$(B)/tests/fprobe/libdlprobe.so: tests/fprobe/dlprobe.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fPIC -shared -fpatchable-function-entry=5 $(SAN) -o $@ $<
+
+$(B)/tests/fprobe/libdlfiller.so: tests/fprobe/dlfiller.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fPIC -shared $(SAN) -o $@ $<

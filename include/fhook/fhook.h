@@ -18,8 +18,9 @@ extern "C" {
 
 /*
  * fhook_refresh - learn about objects loaded or unloaded since the last
- * look (every ftrace call does this itself; call it after dlopen() if you
- * want new objects' sites turned into nops at once).
+ * look.  libfhook's dlopen() and dlclose() do this themselves, and so does
+ * every ftrace call; call it after a dlopen() that did not go through
+ * libfhook's (libfhook only the dependency of a preloaded object).
  */
 int fhook_refresh(void);
 

@@ -124,10 +124,14 @@ static inline bool fprobe_is_registered(struct fprobe *fp)
  * @filter:	glob (fnmatch: '*', '?', '[...]') of the functions to probe
  * @notfilter:	glob of functions to leave out, or NULL
  *
- * Only functions with a patchable site count.  Call from ordinary thread
- * context, not from a handler.  Returns 0, -EINVAL for bad arguments,
- * -EBUSY if @fp is registered already, -ENOENT if nothing matches, -E2BIG
- * if @entry_data_size is too large, or what ftrace returned.
+ * Only functions with a patchable site count.  The globs stay with the
+ * probe: matching functions of a library opened later with dlopen() are
+ * probed from the moment dlopen() returns (its constructors, which run
+ * inside dlopen(), are not), and those of a library closed with dlclose()
+ * leave the probe.  Call from ordinary thread context, not from a handler.
+ * Returns 0, -EINVAL for bad arguments, -EBUSY if @fp is registered
+ * already, -ENOENT if nothing matches now, -E2BIG if @entry_data_size is
+ * too large, or what ftrace returned.
  */
 int register_fprobe(struct fprobe *fp, const char *filter, const char *notfilter);
 

@@ -206,7 +206,8 @@ void fhook_lp_print_summary(struct fhook_lp *lp, FILE *f);
  *
  * Return: 1 when a direct call, or one through a resolved PLT or GOT
  * entry, reaches the target; 0 when none does; -ENOENT for an unknown
- * caller, -ENOMEM.
+ * caller, -ENOMEM; -ENOSYS when libcapstone.so.4 cannot be loaded (it is
+ * opened with dlopen() at the first call, not linked).
  */
 int fhook_lp_check_caller(struct fhook_lp *lp, const char *caller, char *how, size_t how_len);
 

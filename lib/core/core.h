@@ -22,6 +22,52 @@ void ftrace_ops_list_func(unsigned long ip, unsigned long parent_ip, struct ftra
 			  struct ftrace_regs *fregs) __hidden;
 ftrace_func_t fhook_ops_func(struct ftrace_ops *ops) __hidden;
 
+/* ---- filters that follow the object list (filter.c) ---- */
+
+struct fhook_ipvec {
+	unsigned long *v;
+	size_t n, cap;
+};
+
+int fhook_ipvec_push(struct fhook_ipvec *iv, unsigned long ip) __hidden;
+/*
+ * Sites of functions whose names match @glob, in objects loaded after
+ * generation @min_gen (0: every object), appended to @iv.  Returns how
+ * many, or -ENOMEM.  Objects synced; ftrace_lock held.
+ */
+int fhook_match_glob(const char *glob, unsigned long min_gen, struct fhook_ipvec *iv) __hidden;
+/*
+ * @h brought up to date with the object list: the addresses of objects
+ * gone dropped, its globs applied to the objects loaded since it was made.
+ * Returns the new set (to publish in place of @h), or NULL when nothing
+ * changes (@h may have been restamped) or on error (*@err = -ENOMEM).
+ */
+struct ftrace_hash *fhook_hash_refresh(struct ftrace_hash *h, int *err) __hidden;
+/* Record that @h was made from the objects known now. */
+void fhook_hash_stamp(struct ftrace_hash *h) __hidden;
+
+/*
+ * Objects may have been loaded or unloaded (dlopen, dlclose returned):
+ * learn them, bring the filters of registered ops up to date and their
+ * sites in line.  Cheap when the loader reports no change.
+ */
+void fhook_ops_loader_event(void) __hidden;
+
+/*
+ * Set @ops' filter to the functions matching @filter but not @notfilter
+ * (may be NULL), as globs that later objects are matched against too.
+ * -ENOENT when no function matches.  @ops must not be registered.
+ */
+int fhook_ops_set_globs(struct ftrace_ops *ops, const char *filter,
+			const char *notfilter) __hidden;
+
+/*
+ * The loader's dlopen() and dlclose(), without what libfhook's do after
+ * them: for libfhook's own uses, which may run with ftrace_lock held.
+ */
+void *fhook_loader_dlopen(const char *file, int mode) __hidden;
+int fhook_loader_dlclose(void *handle) __hidden;
+
 /* Wait until no thread can be inside a handler that began before. */
 void fhook_synchronize(void) __hidden;
 void *fhook_libc_sym(const char *name) __hidden;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +27,7 @@ static size_t uniq(unsigned long *v, size_t n)
 
 struct ftrace_hash *fhook_hash_new(const unsigned long *ips, size_t n)
 {
-	struct ftrace_hash *h = malloc(sizeof(*h) + (n ? n : 1) * sizeof(unsigned long));
+	struct ftrace_hash *h = calloc(1, sizeof(*h) + (n ? n : 1) * sizeof(unsigned long));
 
 	if (!h)
 		return NULL;
@@ -63,9 +64,23 @@ struct ftrace_hash *fhook_hash_edit(const struct ftrace_hash *base,
 	size_t nb = base ? base->count : 0, i, w;
 	struct ftrace_hash *h, *d = NULL;
 
-	h = malloc(sizeof(*h) + (nb + nadd + 1) * sizeof(unsigned long));
+	h = calloc(1, sizeof(*h) + (nb + nadd + 1) * sizeof(unsigned long));
 	if (!h)
 		return NULL;
+	if (base) {
+		h->gen = base->gen;
+		h->epoch = base->epoch;
+		h->restricted = base->restricted;
+		if (base->globs_len) {
+			h->globs = malloc(base->globs_len);
+			if (!h->globs) {
+				free(h);
+				return NULL;
+			}
+			memcpy(h->globs, base->globs, base->globs_len);
+			h->globs_len = base->globs_len;
+		}
+	}
 	if (nb)
 		memcpy(h->ips, base->ips, nb * sizeof(unsigned long));
 	if (nadd)
@@ -74,7 +89,7 @@ struct ftrace_hash *fhook_hash_edit(const struct ftrace_hash *base,
 	if (ndel) {
 		d = fhook_hash_new(del, ndel);
 		if (!d) {
-			free(h);
+			fhook_hash_free(h);
 			return NULL;
 		}
 		for (i = 0, w = 0; i < h->count; i++)
@@ -86,7 +101,25 @@ struct ftrace_hash *fhook_hash_edit(const struct ftrace_hash *base,
 	return h;
 }
 
+int fhook_hash_add_glob(struct ftrace_hash *h, const char *tok)
+{
+	size_t len = strlen(tok) + 1;
+	char *g = realloc(h->globs, h->globs_len + len);
+
+	if (!g)
+		return -ENOMEM;
+	memcpy(g + h->globs_len, tok, len);
+	h->globs = g;
+	h->globs_len += len;
+	if (tok[0] != '!')
+		h->restricted = true;
+	return 0;
+}
+
 void fhook_hash_free(struct ftrace_hash *h)
 {
+	if (!h)
+		return;
+	free(h->globs);
 	free(h);
 }

@@ -19,13 +19,13 @@
 void *fhook_libc_sym(const char *name)
 {
 	fhook_internal_guard();
-	void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
+	void *libc = fhook_loader_dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
 	void *sym = NULL;
 
 	if (libc) {
 		sym = dlsym(libc, name);
 		/* RTLD_NOLOAD took a reference like any dlopen */
-		dlclose(libc);
+		fhook_loader_dlclose(libc);
 	}
 	return sym ? sym : dlsym(RTLD_NEXT, name);
 }

@@ -57,8 +57,8 @@ void fhook_synchronize(void)
 char fhook_rcu_token;
 #endif
 
-static bool hash_test(const struct ftrace_hash *filter, const struct ftrace_hash *notrace,
-		      unsigned long ip)
+static inline __attribute__((always_inline)) bool
+hash_test(const struct ftrace_hash *filter, const struct ftrace_hash *notrace, unsigned long ip)
 {
 	if (!fhook_hash_empty(filter) && !fhook_hash_contains(filter, ip))
 		return false;
@@ -79,6 +79,25 @@ struct site_plan {
 };
 
 /*
+ * Map the stubs of @obj's sites when one is first enabled.  Without memory
+ * within a call's reach, every site of the object stays disabled.
+ */
+static int object_region(struct fhook_object *obj)
+{
+	size_t i;
+
+	obj->region = fhook_region_near(obj->text_lo, obj->text_hi);
+	if (obj->region)
+		return 0;
+	fprintf(stderr, "fhook: %s: no memory for stubs within reach of its code; "
+		"its %zu sites stay disabled\n", obj->path, obj->nr_recs);
+	for (i = 0; i < obj->nr_recs; i++)
+		if (!(obj->recs[i].flags & FTRACE_FL_ENABLED))
+			obj->recs[i].flags |= FTRACE_FL_DISABLED;
+	return -ENOMEM;
+}
+
+/*
  * Bring every site in line with the registered ops, in one batch.  If any
  * site holds bytes we did not put there, nothing is written at all: the
  * site is reported and disabled, and the operation fails with -EINVAL.
@@ -87,13 +106,28 @@ static int update_sites(void)
 {
 	struct text_poke_loc *locs = NULL;
 	struct site_plan *plan = NULL;
+	struct fhook_stub_region *last_region = NULL;
+	struct ftrace_ops *op, *last_ops = NULL;
+	struct fhook_stub *last_stub = NULL;
 	struct fhook_object *obj;
-	struct ftrace_ops *op;
 	size_t nr = 0, total = 0, np = 0, i;
 	int ret = 0, foreign = 0;
 
+	/*
+	 * Sites not read yet are nops that no filter names (a filter is made
+	 * of sites read): only an ops on every function needs them all.
+	 */
+	if (ftrace_enabled)
+		for (op = ftrace_ops_list; op; op = op->next)
+			if (fhook_hash_empty(op->filter_hash)) {
+				fhook_objects_load_all_sites();
+				break;
+			}
 	for (obj = fhook_objects; obj; obj = obj->next)
-		total += obj->nr_recs;
+		if (__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
+			total += obj->nr_recs;
+	for (op = ftrace_ops_list; op; op = op->next)
+		op->nr_sites = 0;
 	if (!total)
 		return 0;
 	plan = malloc(total * sizeof(*plan));
@@ -102,10 +136,12 @@ static int update_sites(void)
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (op = ftrace_ops_list; op; op = op->next)
-		op->nr_sites = 0;
 
 	for (obj = fhook_objects; obj; obj = obj->next) {
+		/* kallsyms may have read an object's sites since we counted */
+		if (!__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE) ||
+		    np + obj->nr_recs > total)
+			continue;
 		for (i = 0; i < obj->nr_recs; i++) {
 			struct dyn_ftrace *rec = &obj->recs[i];
 			struct ftrace_ops *last = NULL;
@@ -118,7 +154,8 @@ static int update_sites(void)
 				continue;
 			if (ftrace_enabled) {
 				for (op = ftrace_ops_list; op; op = op->next) {
-					if (!ftrace_ops_test(op, rec->ip))
+					/* ftrace_lock held: the hashes cannot change */
+					if (!hash_test(op->filter_hash, op->notrace_hash, rec->ip))
 						continue;
 					count++;
 					op->nr_sites++;
@@ -129,8 +166,16 @@ static int update_sites(void)
 						flags |= FTRACE_FL_REGS;
 				}
 			}
-			if (count == 1)
+			if (count && !obj->region && object_region(obj))
+				break;
+			if (count == 1 && obj->region == last_region && last == last_ops) {
+				want = last_stub;
+			} else if (count == 1) {
 				want = fhook_stub_get(obj->region, last);
+				last_region = obj->region;
+				last_ops = last;
+				last_stub = want;
+			}
 			if (count > 1 || (count && !want)) {
 				want = fhook_stub_list(obj->region);
 				flags |= FTRACE_FL_REGS;
@@ -234,16 +279,93 @@ static int sync_objects(void *arg)
 	return 0;
 }
 
-/* Free what a sync unlinked; ftrace_lock held. */
+/* Hashes replaced by a refresh, freed after the next grace period. */
+static struct ftrace_hash **retired;
+static size_t nr_retired, cap_retired;
+
+static void retire_hash(struct ftrace_hash *h)
+{
+	if (!h)
+		return;
+	if (nr_retired == cap_retired) {
+		size_t cap = cap_retired ? cap_retired * 2 : 16;
+		struct ftrace_hash **n = realloc(retired, cap * sizeof(*n));
+
+		if (!n)
+			return;		/* no memory: it is leaked, never freed early */
+		retired = n;
+		cap_retired = cap;
+	}
+	retired[nr_retired++] = h;
+}
+
+/* Free what a sync unlinked and what a refresh replaced; ftrace_lock held. */
 static void reap_objects(bool synced)
 {
 	struct fhook_object *list = fhook_objects_detach_reaped();
+	size_t i;
 
-	if (!list)
+	if (!list && !nr_retired)
 		return;
 	if (!synced)
 		fhook_synchronize();
 	fhook_objects_free_list(list);
+	for (i = 0; i < nr_retired; i++)
+		fhook_hash_free(retired[i]);
+	nr_retired = 0;
+}
+
+/*
+ * Bring @op's hashes up to date with the object list (filter.c).  The
+ * hashes replaced are retired: a handler may still be reading them.
+ * Returns true if one changed.
+ */
+static bool refresh_ops(struct ftrace_ops *op)
+{
+	struct ftrace_hash *f, *n;
+	int err;
+
+	f = fhook_hash_refresh(op->filter_hash, &err);
+	n = fhook_hash_refresh(op->notrace_hash, &err);
+	if (!f && !n)
+		return false;
+	if (check_ipmodify(op, f ? f : op->filter_hash, n ? n : op->notrace_hash)) {
+		/* a new object's function is another IPMODIFY ops': leave it out */
+		fhook_hash_free(f);
+		fhook_hash_free(n);
+		return false;
+	}
+	if (f) {
+		retire_hash(op->filter_hash);
+		__atomic_store_n(&op->filter_hash, f, __ATOMIC_RELEASE);
+	}
+	if (n) {
+		retire_hash(op->notrace_hash);
+		__atomic_store_n(&op->notrace_hash, n, __ATOMIC_RELEASE);
+	}
+	return true;
+}
+
+static bool refresh_registered(void)
+{
+	struct ftrace_ops *op;
+	bool changed = false;
+
+	for (op = ftrace_ops_list; op; op = op->next)
+		changed |= refresh_ops(op);
+	return changed;
+}
+
+/*
+ * Sync, and bring @arg's hashes up to date before they are edited: an
+ * edit is stamped with the objects known now, so the objects loaded since
+ * the old hash was made must have been matched first.
+ */
+static int sync_ops(void *arg)
+{
+	fhook_objects_sync();
+	refresh_ops(arg);
+	return 0;
 }
 
 static int register_locked(void *arg)
@@ -252,6 +374,8 @@ static int register_locked(void *arg)
 	int ret;
 
 	fhook_objects_sync();
+	refresh_registered();
+	refresh_ops(ops);
 	ret = check_ipmodify(ops, ops->filter_hash, ops->notrace_hash);
 	if (ret)
 		return ret;
@@ -300,6 +424,7 @@ static int unregister_locked(void *arg)
 	struct ftrace_ops *ops = arg;
 
 	fhook_objects_sync();
+	refresh_registered();
 	list_del(ops);
 	/* from here a thread that still reaches one of its stubs finds no ops */
 	fhook_stubs_bind(ops, false);
@@ -337,7 +462,43 @@ static int update_fn(void *arg)
 {
 	(void)arg;
 	fhook_objects_sync();
+	refresh_registered();
 	return update_sites();
+}
+
+static int loader_event_fn(void *arg)
+{
+	bool changed = fhook_objects_sync() != 0;
+
+	/* the objects that reach the filters: no sync can run while we hold the lock */
+	*(unsigned long *)arg = __atomic_load_n(&fhook_objects_epoch, __ATOMIC_SEQ_CST);
+	changed |= refresh_registered();
+	/* objects synced with no ops registered only had their pads rewritten */
+	return changed && ftrace_ops_list ? update_sites() : 0;
+}
+
+void fhook_ops_loader_event(void)
+{
+	static unsigned long refreshed_epoch;
+	unsigned long e1, e2;
+	bool changed;
+
+	/*
+	 * Nothing to do only if the loader has changed nothing since the last
+	 * sync, no sync is under way, and the last one's objects reached the
+	 * filters: the epoch read on both sides of the loader check brackets
+	 * a sync that ran in between.
+	 */
+	e1 = __atomic_load_n(&fhook_objects_epoch, __ATOMIC_SEQ_CST);
+	changed = fhook_objects_loader_changed();
+	e2 = __atomic_load_n(&fhook_objects_epoch, __ATOMIC_SEQ_CST);
+	if (!changed && e1 == e2 && e2 == __atomic_load_n(&refreshed_epoch, __ATOMIC_SEQ_CST))
+		return;
+	pthread_mutex_lock(&ftrace_lock);
+	fhook_loader_locked(loader_event_fn, &e1);
+	__atomic_store_n(&refreshed_epoch, e1, __ATOMIC_SEQ_CST);
+	reap_objects(false);
+	pthread_mutex_unlock(&ftrace_lock);
 }
 
 /*
@@ -366,10 +527,14 @@ static int set_hash(struct ftrace_ops *ops, bool notrace, struct ftrace_hash *ne
 	__atomic_store_n(slot, new, __ATOMIC_RELEASE);
 	ret = fhook_loader_locked(update_fn, NULL);
 	if (ret) {
+		/* @new, or what a refresh for objects loaded meanwhile made of it */
+		struct ftrace_hash *cur = *slot;
+
 		__atomic_store_n(slot, old, __ATOMIC_RELEASE);
 		fhook_loader_locked(update_fn, NULL);
 		fhook_synchronize();
-		fhook_hash_free(new);
+		fhook_hash_free(cur);
+		reap_objects(true);
 		return ret;
 	}
 	fhook_synchronize();
@@ -388,6 +553,7 @@ static unsigned long location_locked(unsigned long ip)
 
 	if (!obj)
 		return 0;
+	fhook_object_load_sites(obj);
 	rec = fhook_object_rec(obj, ip);
 	if (rec)
 		return (rec->flags & FTRACE_FL_DISABLED) ? 0 : ip;
@@ -439,7 +605,7 @@ int ftrace_set_filter_ips(struct ftrace_ops *ops, unsigned long *ips, unsigned i
 			return ret_errno(-ENOMEM);
 	}
 	pthread_mutex_lock(&ftrace_lock);
-	fhook_loader_locked(sync_objects, NULL);
+	fhook_loader_locked(sync_ops, ops);
 	for (i = 0; i < cnt; i++) {
 		sites[i] = location_locked(ips[i]);
 		if (!sites[i]) {
@@ -451,6 +617,8 @@ int ftrace_set_filter_ips(struct ftrace_ops *ops, unsigned long *ips, unsigned i
 		new = fhook_hash_edit(reset ? NULL : ops->filter_hash, NULL, 0, sites, cnt);
 	else
 		new = fhook_hash_edit(reset ? NULL : ops->filter_hash, sites, cnt, NULL, 0);
+	if (new)
+		fhook_hash_stamp(new);
 	ret = new ? set_hash(ops, false, new) : -ENOMEM;
 out:
 	pthread_mutex_unlock(&ftrace_lock);
@@ -464,51 +632,6 @@ int ftrace_set_filter_ip(struct ftrace_ops *ops, unsigned long ip, int remove, i
 	return ftrace_set_filter_ips(ops, &ip, 1, remove, reset);
 }
 
-struct ipvec {
-	unsigned long *v;
-	size_t n, cap;
-};
-
-static int ipvec_push(struct ipvec *iv, unsigned long ip)
-{
-	if (iv->n == iv->cap) {
-		size_t cap = iv->cap ? iv->cap * 2 : 64;
-		unsigned long *n = realloc(iv->v, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		iv->v = n;
-		iv->cap = cap;
-	}
-	iv->v[iv->n++] = ip;
-	return 0;
-}
-
-/* Sites of the functions whose names match @glob. */
-static int match_glob(const char *glob, struct ipvec *iv)
-{
-	struct fhook_object *obj;
-	int matched = 0;
-
-	for (obj = fhook_objects; obj; obj = obj->next) {
-		size_t i;
-
-		for (i = 0; i < obj->nr_recs; i++) {
-			const struct fhook_sym *sym;
-
-			if (obj->recs[i].flags & FTRACE_FL_DISABLED)
-				continue;
-			sym = fhook_rec_sym(obj, &obj->recs[i]);
-			if (!sym || fnmatch(glob, fhook_sym_name(obj, sym), 0))
-				continue;
-			if (ipvec_push(iv, obj->recs[i].ip))
-				return -ENOMEM;
-			matched++;
-		}
-	}
-	return matched;
-}
-
 /*
  * The kernel's set_ftrace_filter syntax: space- or comma-separated globs;
  * "!glob" takes functions out.  A glob that matches no traceable function
@@ -517,22 +640,32 @@ static int match_glob(const char *glob, struct ipvec *iv)
 static int set_regex(struct ftrace_ops *ops, bool notrace, unsigned char *buf, int len,
 		     int reset)
 {
-	struct ipvec add = { 0 }, del = { 0 };
-	struct ftrace_hash *new, *base;
+	struct fhook_ipvec add = { 0 }, del = { 0 };
+	struct ftrace_hash *new, *base, *globs, *negs;
 	char *text, *tok, *save;
 	int ret = 0;
 
 	if (!ops || len < 0 || (len && !buf))
 		return ret_errno(-EINVAL);
 	text = strndup(buf ? (const char *)buf : "", (size_t)len);
-	if (!text)
+	/* only their lists of globs are used */
+	globs = fhook_hash_new(NULL, 0);
+	negs = fhook_hash_new(NULL, 0);
+	if (!text || !globs || !negs) {
+		free(text);
+		fhook_hash_free(globs);
+		fhook_hash_free(negs);
 		return ret_errno(-ENOMEM);
+	}
 	pthread_mutex_lock(&ftrace_lock);
-	fhook_loader_locked(sync_objects, NULL);
+	fhook_loader_locked(sync_ops, ops);
 	for (tok = strtok_r(text, " \t\n,", &save); tok; tok = strtok_r(NULL, " \t\n,", &save)) {
 		bool neg = tok[0] == '!';
-		int n = match_glob(tok + neg, neg ? &del : &add);
+		int n = fhook_match_glob(tok + neg, 0, neg ? &del : &add);
 
+		/* one call removes after it adds: keep that order for later objects */
+		if (n >= 0 && fhook_hash_add_glob(neg ? negs : globs, tok))
+			n = -ENOMEM;
 		if (n < 0) {
 			ret = n;
 			goto out;
@@ -544,13 +677,62 @@ static int set_regex(struct ftrace_ops *ops, bool notrace, unsigned char *buf, i
 	}
 	base = notrace ? ops->notrace_hash : ops->filter_hash;
 	new = fhook_hash_edit(reset ? NULL : base, add.v, add.n, del.v, del.n);
-	ret = new ? set_hash(ops, notrace, new) : -ENOMEM;
+	if (!new) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	fhook_hash_stamp(new);
+	/* the globs too, in order, for objects loaded later */
+	for (tok = globs->globs; tok && tok < globs->globs + globs->globs_len && !ret;
+	     tok += strlen(tok) + 1)
+		ret = fhook_hash_add_glob(new, tok);
+	for (tok = negs->globs; tok && tok < negs->globs + negs->globs_len && !ret;
+	     tok += strlen(tok) + 1)
+		ret = fhook_hash_add_glob(new, tok);
+	ret = ret ? (fhook_hash_free(new), ret) : set_hash(ops, notrace, new);
 out:
+	fhook_hash_free(globs);
+	fhook_hash_free(negs);
 	pthread_mutex_unlock(&ftrace_lock);
 	free(add.v);
 	free(del.v);
 	free(text);
 	return ret_errno(ret);
+}
+
+int fhook_ops_set_globs(struct ftrace_ops *ops, const char *filter, const char *notfilter)
+{
+	struct fhook_ipvec add = { 0 }, del = { 0 };
+	struct ftrace_hash *new = NULL;
+	char *neg = NULL;
+	int ret;
+
+	if (notfilter && asprintf(&neg, "!%s", notfilter) < 0)
+		return -ENOMEM;
+	pthread_mutex_lock(&ftrace_lock);
+	fhook_loader_locked(sync_objects, NULL);
+	ret = fhook_match_glob(filter, 0, &add);
+	if (ret >= 0 && notfilter)
+		ret = fhook_match_glob(notfilter, 0, &del);
+	if (ret < 0)
+		goto out;
+	ret = -ENOMEM;
+	new = fhook_hash_edit(NULL, add.v, add.n, del.v, del.n);
+	if (!new || fhook_hash_add_glob(new, filter) || (neg && fhook_hash_add_glob(new, neg)))
+		goto out;
+	fhook_hash_stamp(new);
+	ret = -ENOENT;
+	if (!new->count)
+		goto out;
+	ret = set_hash(ops, false, new);
+	new = NULL;
+out:
+	pthread_mutex_unlock(&ftrace_lock);
+	fhook_hash_free(new);
+	free(add.v);
+	free(del.v);
+	free(neg);
+	return ret;
 }
 
 int ftrace_set_filter(struct ftrace_ops *ops, unsigned char *buf, int len, int reset)
@@ -629,6 +811,7 @@ void fhook_get_stats(struct fhook_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&ftrace_lock);
+	fhook_objects_load_all_sites();
 	for (obj = fhook_objects; obj; obj = obj->next) {
 		size_t i;
 

@@ -344,12 +344,27 @@ static int add_proc(struct dec *d, const unsigned char *p, uint32_t len)
 		return -EINVAL;
 	if (ev_array_fit(&d->procs, &d->procs_cap, h->seq, sizeof(*d->procs)))
 		return -ENOMEM;
-	if (d->procs[h->seq])
-		return 0;
-	dp = calloc(1, sizeof(*dp));
-	if (!dp || !(dp->objs = calloc(h->nr_objs ? h->nr_objs : 1, sizeof(*dp->objs)))) {
-		free(dp);
-		return -ENOMEM;
+	dp = d->procs[h->seq];
+	if (dp) {
+		/*
+		 * The same process image again: it loaded or unloaded objects
+		 * (dlopen).  The newest list serves every address from now on.
+		 */
+		struct dec_obj *no = calloc(h->nr_objs ? h->nr_objs : 1, sizeof(*no));
+
+		if (!no)
+			return -ENOMEM;
+		free(dp->objs);
+		dp->objs = no;
+		dp->nr_objs = 0;
+		memset(d->cache, 0, DEC_SYM_CACHE * sizeof(*d->cache));
+	} else {
+		dp = calloc(1, sizeof(*dp));
+		if (!dp || !(dp->objs = calloc(h->nr_objs ? h->nr_objs : 1, sizeof(*dp->objs)))) {
+			free(dp);
+			return -ENOMEM;
+		}
+		d->procs[h->seq] = dp;
 	}
 	dp->seq = h->seq;
 	dp->pid = h->pid;
@@ -363,7 +378,6 @@ static int add_proc(struct dec *d, const unsigned char *p, uint32_t len)
 		if (dp->objs[dp->nr_objs].file)
 			dp->nr_objs++;
 	}
-	d->procs[h->seq] = dp;
 	return 0;
 }
 

@@ -13,7 +13,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -126,31 +125,22 @@ static int fprobe_init_rethook(struct fprobe *fp, int num)
 	return fp->rethook ? 0 : -ENOMEM;
 }
 
-/**
- * register_fprobe_ips - see <fhook/fprobe.h>
+/*
+ * Register @fp once its ops' filter is set by @set_filter: the common
+ * body of the three register calls.
  */
-int register_fprobe_ips(struct fprobe *fp, unsigned long *addrs, int num)
+static int fprobe_register(struct fprobe *fp, int (*set_filter)(struct fprobe *fp, void *arg),
+			   void *arg)
 {
-	fhook_internal_guard();
-	int ret, i;
-
-	if (!fp || !addrs || num <= 0)
-		return ret_errno(-EINVAL);
-	if (fprobe_is_registered(fp))
-		return ret_errno(-EBUSY);
-	if (fp->entry_data_size > RETHOOK_DATA_MAX)
-		return ret_errno(-E2BIG);
-	for (i = 0; i < num; i++)
-		if (!ftrace_location(addrs[i]))
-			return ret_errno(-ENOENT);
+	int ret;
 
 	memset(&fp->ops, 0, sizeof(fp->ops));
 	fp->nmissed = 0;
 	fp->ops.func = fprobe_handler;
-	ret = ftrace_set_filter_ips(&fp->ops, addrs, num, 0, 0);
+	ret = set_filter(fp, arg);
 	if (ret)
 		goto fail;
-	ret = fprobe_init_rethook(fp, num);
+	ret = fprobe_init_rethook(fp, 0);
 	if (ret)
 		goto fail;
 	ret = register_ftrace_function(&fp->ops);
@@ -164,7 +154,40 @@ fail:
 	}
 	ftrace_free_filter(&fp->ops);
 	fp->ops.func = NULL;
-	return ret_errno(ret);
+	return ret;
+}
+
+struct ips_arg {
+	unsigned long *addrs;
+	int num;
+};
+
+static int set_filter_ips(struct fprobe *fp, void *arg)
+{
+	struct ips_arg *a = arg;
+
+	return ftrace_set_filter_ips(&fp->ops, a->addrs, a->num, 0, 0);
+}
+
+/**
+ * register_fprobe_ips - see <fhook/fprobe.h>
+ */
+int register_fprobe_ips(struct fprobe *fp, unsigned long *addrs, int num)
+{
+	fhook_internal_guard();
+	struct ips_arg a = { addrs, num };
+	int i;
+
+	if (!fp || !addrs || num <= 0)
+		return ret_errno(-EINVAL);
+	if (fprobe_is_registered(fp))
+		return ret_errno(-EBUSY);
+	if (fp->entry_data_size > RETHOOK_DATA_MAX)
+		return ret_errno(-E2BIG);
+	for (i = 0; i < num; i++)
+		if (!ftrace_location(addrs[i]))
+			return ret_errno(-ENOENT);
+	return ret_errno(fprobe_register(fp, set_filter_ips, &a));
 }
 
 /**
@@ -194,81 +217,36 @@ out:
 	return ret_errno(ret);
 }
 
-struct glob_ips {
+struct globs_arg {
 	const char *filter, *notfilter;
-	unsigned long *ips;
-	size_t nr, cap;
-	int err;
 };
 
-/* Runs inside kallsyms' read-side section: collect only. */
-static int glob_one(void *data, const struct fhook_symbol *sym)
+static int set_filter_globs(struct fprobe *fp, void *arg)
 {
-	struct glob_ips *g = data;
+	struct globs_arg *a = arg;
 
-	if (!sym->site || fnmatch(g->filter, sym->name, 0))
-		return 0;
-	if (g->notfilter && !fnmatch(g->notfilter, sym->name, 0))
-		return 0;
-	if (g->nr == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 64;
-		unsigned long *n = realloc(g->ips, cap * sizeof(*n));
-
-		if (!n) {
-			g->err = -ENOMEM;
-			return 1;
-		}
-		g->ips = n;
-		g->cap = cap;
-	}
-	g->ips[g->nr++] = sym->site;
-	return 0;
-}
-
-static int cmp_ul(const void *a, const void *b)
-{
-	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
-
-	return x < y ? -1 : x > y;
+	return fhook_ops_set_globs(&fp->ops, a->filter, a->notfilter);
 }
 
 /**
  * register_fprobe - see <fhook/fprobe.h>
+ *
+ * The globs stay with the fprobe: functions of objects loaded later
+ * (dlopen) that match them are probed too, from the moment dlopen()
+ * returns.
  */
 int register_fprobe(struct fprobe *fp, const char *filter, const char *notfilter)
 {
 	fhook_internal_guard();
-	struct glob_ips g = { .filter = filter, .notfilter = notfilter };
-	size_t i, n = 0;
-	int ret;
+	struct globs_arg a = { filter, notfilter };
 
 	if (!fp || !filter)
 		return ret_errno(-EINVAL);
 	if (fprobe_is_registered(fp))
 		return ret_errno(-EBUSY);
-	fhook_kallsyms_for_each(glob_one, &g);
-	if (g.err) {
-		ret = g.err;
-		goto out;
-	}
-	/* a symbol may have aliases: one site each */
-	if (g.nr)
-		qsort(g.ips, g.nr, sizeof(*g.ips), cmp_ul);
-	for (i = 0; i < g.nr; i++)
-		if (!n || g.ips[n - 1] != g.ips[i])
-			g.ips[n++] = g.ips[i];
-	if (!n) {
-		ret = -ENOENT;
-		goto out;
-	}
-	if (n > 0x7fffffff) {
-		ret = -E2BIG;
-		goto out;
-	}
-	ret = register_fprobe_ips(fp, g.ips, (int)n);
-out:
-	free(g.ips);
-	return ret_errno(ret);
+	if (fp->entry_data_size > RETHOOK_DATA_MAX)
+		return ret_errno(-E2BIG);
+	return ret_errno(fprobe_register(fp, set_filter_globs, &a));
 }
 
 /**

@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Reading what fhook needs from an ELF file with libelf: the recorded sites
+ * Reading what fhook needs from an ELF file: the recorded sites
  * (__patchable_function_entries, __mcount_loc) and the function symbols.
+ *
+ * A small reader of our own rather than libelf: every traced process loads
+ * libfhook, and libelf (with libz) costs it two more libraries to map and
+ * relocate before main().  Only 64-bit little-endian files are read (the
+ * architecture fhook patches); every offset and size taken from the file is
+ * checked against the file's size before it is used.
  *
  * Sites are read from the file, not from memory, so that the result does
  * not depend on whether the loader has relocated the object yet.  The file
@@ -9,149 +15,265 @@
  * value in a RELATIVE relocation's addend only, the addend is used.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "objects.h"
 
-static int elf_open(const char *path, int *fdp, Elf **elfp)
-{
-	int fd;
-	Elf *elf;
+/* Section headers beyond this are not believed (a corrupt e_shnum). */
+#define MAX_SECTIONS	(1u << 20)
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOSYS;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
-		close(fd);
+struct elf_file {
+	int fd;
+	unsigned long size;
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh;
+	unsigned int nr_sh;
+	char *shstr;
+	unsigned long shstr_size;
+};
+
+static bool in_file(const struct elf_file *f, unsigned long off, unsigned long len)
+{
+	return off <= f->size && len <= f->size - off;
+}
+
+static int read_at(const struct elf_file *f, void *buf, unsigned long len, unsigned long off)
+{
+	unsigned long done = 0;
+
+	if (!in_file(f, off, len))
 		return -ENOEXEC;
+	while (done < len) {
+		ssize_t n = pread(f->fd, (char *)buf + done, len - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -ENOEXEC;
+		done += (unsigned long)n;
 	}
-	*fdp = fd;
-	*elfp = elf;
 	return 0;
 }
 
-static void elf_close(int fd, Elf *elf)
+/* A copy of section @s's bytes (NUL-terminated for string tables). */
+static void *read_section(const struct elf_file *f, const Elf64_Shdr *s)
 {
-	elf_end(elf);
-	close(fd);
+	char *buf;
+
+	if (s->sh_type == SHT_NOBITS || !in_file(f, s->sh_offset, s->sh_size))
+		return NULL;
+	buf = malloc(s->sh_size + 1);
+	if (!buf)
+		return NULL;
+	if (read_at(f, buf, s->sh_size, s->sh_offset)) {
+		free(buf);
+		return NULL;
+	}
+	buf[s->sh_size] = 0;
+	return buf;
+}
+
+static void elf_close(struct elf_file *f)
+{
+	free(f->sh);
+	free(f->shstr);
+	close(f->fd);
+}
+
+/* Open @path and read its header, section headers and section names. */
+static int elf_open(const char *path, struct elf_file *f)
+{
+	static const unsigned char ident[] = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3,
+					       ELFCLASS64, ELFDATA2LSB };
+	struct stat st;
+	unsigned long n;
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0)
+		return -errno;
+	ret = -ENOEXEC;
+	if (fstat(f->fd, &st) || !S_ISREG(st.st_mode))
+		goto fail;
+	f->size = (unsigned long)st.st_size;
+	if (read_at(f, &f->eh, sizeof(f->eh), 0) || memcmp(f->eh.e_ident, ident, sizeof(ident)))
+		goto fail;
+	if (!f->eh.e_shoff || f->eh.e_shentsize != sizeof(Elf64_Shdr))
+		goto fail;
+	n = f->eh.e_shnum;
+	if (!n) {
+		/* more than SHN_LORESERVE sections: the count is in section 0 */
+		Elf64_Shdr s0;
+
+		if (read_at(f, &s0, sizeof(s0), f->eh.e_shoff))
+			goto fail;
+		n = s0.sh_size;
+	}
+	if (!n || n > MAX_SECTIONS || !in_file(f, f->eh.e_shoff, n * sizeof(Elf64_Shdr)))
+		goto fail;
+	f->nr_sh = (unsigned int)n;
+	f->sh = malloc(n * sizeof(Elf64_Shdr));
+	if (!f->sh) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if (read_at(f, f->sh, n * sizeof(Elf64_Shdr), f->eh.e_shoff))
+		goto fail;
+	n = f->eh.e_shstrndx == SHN_XINDEX ? f->sh[0].sh_link : f->eh.e_shstrndx;
+	if (n && n < f->nr_sh) {
+		f->shstr = read_section(f, &f->sh[n]);
+		if (f->shstr)
+			f->shstr_size = f->sh[n].sh_size;
+	}
+	return 0;
+fail:
+	elf_close(f);
+	return ret;
+}
+
+static const char *sec_name(const struct elf_file *f, const Elf64_Shdr *s)
+{
+	if (!f->shstr || s->sh_name >= f->shstr_size)
+		return "";
+	return f->shstr + s->sh_name;	/* read_section put a NUL at the end */
+}
+
+/* 1 for __mcount_loc, 0 for __patchable_function_entries, -1 for neither. */
+static int site_section(const struct elf_file *f, const Elf64_Shdr *s)
+{
+	const char *name = sec_name(f, s);
+
+	if (s->sh_type != SHT_PROGBITS || s->sh_size % 8)
+		return -1;
+	if (!strcmp(name, "__patchable_function_entries"))
+		return 0;
+	if (!strcmp(name, "__mcount_loc"))
+		return 1;
+	return -1;
+}
+
+static bool sites_elf_type(const struct elf_file *f)
+{
+	return f->eh.e_machine == EM_X86_64 &&
+	       (f->eh.e_type == ET_EXEC || f->eh.e_type == ET_DYN);
+}
+
+int fhook_elf_scan(const char *path, struct fhook_elf_scan *out)
+{
+	struct elf_file f;
+	unsigned int i;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = elf_open(path, &f);
+	if (ret)
+		return ret;
+	if (!sites_elf_type(&f)) {
+		ret = -ENOEXEC;
+		goto out;
+	}
+	out->prepared = true;
+	for (i = 0; i < f.nr_sh; i++) {
+		if (site_section(&f, &f.sh[i]) < 0 || !f.sh[i].sh_size)
+			continue;
+		out->nr_sections++;
+		if (!(f.sh[i].sh_flags & FHOOK_SHF_PREPARED))
+			out->prepared = false;
+	}
+	if (!out->nr_sections)
+		out->prepared = false;
+out:
+	elf_close(&f);
+	return ret;
 }
 
 /* Addends of RELATIVE relocations that land in [lo, hi): value[(off-lo)/8]. */
-static void apply_relative_addends(Elf *elf, unsigned long lo, unsigned long hi,
+static void apply_relative_addends(const struct elf_file *f, unsigned long lo, unsigned long hi,
 				   unsigned long *vals)
 {
-	Elf_Scn *scn = NULL;
+	unsigned int s;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
+	for (s = 0; s < f->nr_sh; s++) {
+		const Elf64_Shdr *sh = &f->sh[s];
+		Elf64_Rela *r;
 		size_t i, n;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+		if (sh->sh_type != SHT_RELA || sh->sh_entsize != sizeof(Elf64_Rela))
 			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
+		r = read_section(f, sh);
+		if (!r)
 			continue;
-		n = sh.sh_size / sh.sh_entsize;
+		n = sh->sh_size / sizeof(*r);
 		for (i = 0; i < n; i++) {
-			GElf_Rela r;
-
-			if (!gelf_getrela(d, (int)i, &r))
-				break;
-			if (GELF_R_TYPE(r.r_info) != R_X86_64_RELATIVE)
+			if (ELF64_R_TYPE(r[i].r_info) != R_X86_64_RELATIVE)
 				continue;
-			if (r.r_offset < lo || r.r_offset + 8 > hi || (r.r_offset - lo) % 8)
+			if (r[i].r_offset < lo || r[i].r_offset >= hi || r[i].r_offset + 8 > hi ||
+			    (r[i].r_offset - lo) % 8)
 				continue;
-			if (!vals[(r.r_offset - lo) / 8])
-				vals[(r.r_offset - lo) / 8] = (unsigned long)r.r_addend;
+			if (!vals[(r[i].r_offset - lo) / 8])
+				vals[(r[i].r_offset - lo) / 8] = (unsigned long)r[i].r_addend;
 		}
+		free(r);
 	}
 }
 
 int fhook_elf_read_sites(const char *path, struct fhook_elf_sites *out)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	GElf_Ehdr eh;
-	Elf *elf;
-	int fd, ret;
+	struct elf_file f;
+	unsigned int s;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = elf_open(path, &fd, &elf);
+	ret = elf_open(path, &f);
 	if (ret)
 		return ret;
 	ret = -ENOEXEC;
-	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
-	    gelf_getclass(elf) != ELFCLASS64 || elf_getshdrstrndx(elf, &shstrndx))
-		goto out;
-	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
+	if (!sites_elf_type(&f))
 		goto out;
 
-	while ((scn = elf_nextscn(elf, scn))) {
+	for (s = 0; s < f.nr_sh; s++) {
+		const Elf64_Shdr *sh = &f.sh[s];
 		unsigned long *vals, *na;
 		unsigned char *nm;
-		const char *name;
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t i, n;
-		int mcount;
+		size_t i, n, w;
+		bool zero = false;
+		int mcount = site_section(&f, sh);
 
-		if (!gelf_getshdr(scn, &sh))
+		if (mcount < 0 || !sh->sh_size || !in_file(&f, sh->sh_offset, sh->sh_size))
 			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name)
-			continue;
-		if (!strcmp(name, "__patchable_function_entries"))
-			mcount = 0;
-		else if (!strcmp(name, "__mcount_loc"))
-			mcount = 1;
-		else
-			continue;
-		if (sh.sh_type != SHT_PROGBITS || sh.sh_size % 8)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || d->d_size != sh.sh_size)
-			continue;
-		n = sh.sh_size / 8;
-		vals = calloc(n ? n : 1, sizeof(*vals));
-		if (!vals) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		memcpy(vals, d->d_buf, n * 8);
-		apply_relative_addends(elf, sh.sh_addr, sh.sh_addr + sh.sh_size, vals);
-
+		n = sh->sh_size / 8;
+		/* straight into the result: no copy of a list that may be long */
 		na = realloc(out->addrs, (out->nr + n + 1) * sizeof(*na));
-		nm = realloc(out->from_mcount, out->nr + n + 1);
 		if (na)
 			out->addrs = na;
+		nm = na ? realloc(out->from_mcount, out->nr + n + 1) : NULL;
 		if (nm)
 			out->from_mcount = nm;
 		if (!na || !nm) {
-			free(vals);
 			ret = -ENOMEM;
 			goto out;
 		}
-		for (i = 0; i < n; i++) {
-			if (!vals[i])
-				continue;	/* a discarded function */
-			out->addrs[out->nr] = vals[i];
-			out->from_mcount[out->nr] = mcount;
-			out->nr++;
-		}
-		free(vals);
+		vals = out->addrs + out->nr;
+		if (read_at(&f, vals, sh->sh_size, sh->sh_offset))
+			continue;
+		for (i = 0; i < n && !zero; i++)
+			zero = !vals[i];
+		/* relocations are only read when some slot needs them */
+		if (zero)
+			apply_relative_addends(&f, sh->sh_addr, sh->sh_addr + sh->sh_size, vals);
+		for (i = 0, w = 0; i < n; i++)
+			if (vals[i])	/* zero: a discarded function */
+				vals[w++] = vals[i];
+		memset(out->from_mcount + out->nr, mcount, w);
+		out->nr += w;
 	}
 	ret = 0;
 out:
@@ -160,15 +282,15 @@ out:
 		free(out->from_mcount);
 		memset(out, 0, sizeof(*out));
 	}
-	elf_close(fd, elf);
+	elf_close(&f);
 	return ret;
 }
 
 /*
  * Sort symbols by address: an LSD radix sort on as many bytes as the
- * largest address needs.  Start-up reads every symbol of every instrumented
- * object, and a comparison sort through a callback was most of its cost.
- * Stable, so aliases keep their symbol-table order for the dedup below.
+ * largest address needs.  A comparison sort through a callback was most of
+ * the cost of reading a large symbol table.  Stable, so aliases keep their
+ * symbol-table order for the dedup below.
  */
 static int sort_syms(struct fhook_sym *syms, size_t nr)
 {
@@ -207,38 +329,41 @@ static int sort_syms(struct fhook_sym *syms, size_t nr)
 	return 0;
 }
 
-static int read_symtab(Elf *elf, Elf_Scn *scn, struct fhook_sym **symsp, size_t *nrp,
-		       char **namesp)
+static int read_symtab(const struct elf_file *f, const Elf64_Shdr *sh,
+		       struct fhook_sym **symsp, size_t *nrp, char **namesp)
 {
 	struct fhook_sym *syms = NULL;
 	size_t i, n, nr = 0, nlen = 0, ncap = 0;
-	char *names = NULL;
-	GElf_Shdr sh;
-	Elf_Data *d;
+	char *names = NULL, *str = NULL;
+	unsigned long str_size;
+	Elf64_Sym *tab;
+	int ret = -ENOMEM;
 
-	if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+	if (sh->sh_entsize != sizeof(Elf64_Sym) || sh->sh_link >= f->nr_sh)
 		return -ENOEXEC;
-	d = elf_getdata(scn, NULL);
-	if (!d)
-		return -ENOEXEC;
-	n = sh.sh_size / sh.sh_entsize;
+	tab = read_section(f, sh);
+	str = read_section(f, &f->sh[sh->sh_link]);
+	if (!tab || !str) {
+		ret = -ENOEXEC;
+		goto out;
+	}
+	str_size = f->sh[sh->sh_link].sh_size;
+	n = sh->sh_size / sizeof(Elf64_Sym);
 	syms = malloc((n ? n : 1) * sizeof(*syms));
 	if (!syms)
-		return -ENOMEM;
+		goto out;
 	for (i = 0; i < n; i++) {
+		const Elf64_Sym *s = &tab[i];
 		const char *name;
-		GElf_Sym s;
 		size_t len;
 
-		if (!gelf_getsym(d, (int)i, &s))
-			break;
-		if (GELF_ST_TYPE(s.st_info) != STT_FUNC &&
-		    GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC)
+		if (ELF64_ST_TYPE(s->st_info) != STT_FUNC &&
+		    ELF64_ST_TYPE(s->st_info) != STT_GNU_IFUNC)
 			continue;
-		if (s.st_shndx == SHN_UNDEF || !s.st_value)
+		if (s->st_shndx == SHN_UNDEF || !s->st_value || s->st_name >= str_size)
 			continue;
-		name = elf_strptr(elf, sh.sh_link, s.st_name);
-		if (!name || !*name)
+		name = str + s->st_name;	/* the copy ends with a NUL */
+		if (!*name)
 			continue;
 		len = strlen(name) + 1;
 		if (nlen + len > ncap) {
@@ -249,19 +374,19 @@ static int read_symtab(Elf *elf, Elf_Scn *scn, struct fhook_sym **symsp, size_t 
 				cap *= 2;
 			nn = realloc(names, cap);
 			if (!nn)
-				goto nomem;
+				goto out;
 			names = nn;
 			ncap = cap;
 		}
 		memcpy(names + nlen, name, len);
-		syms[nr].addr = s.st_value;
-		syms[nr].size = s.st_size > UINT32_MAX ? UINT32_MAX : (unsigned int)s.st_size;
+		syms[nr].addr = s->st_value;
+		syms[nr].size = s->st_size > UINT32_MAX ? UINT32_MAX : (unsigned int)s->st_size;
 		syms[nr].name = (unsigned int)nlen;
 		nlen += len;
 		nr++;
 	}
 	if (sort_syms(syms, nr))
-		goto nomem;
+		goto out;
 	/* drop aliases: one symbol per address, the one with the largest size */
 	if (nr) {
 		size_t w = 1;
@@ -277,45 +402,87 @@ static int read_symtab(Elf *elf, Elf_Scn *scn, struct fhook_sym **symsp, size_t 
 	*symsp = syms;
 	*nrp = nr;
 	*namesp = names ? names : strdup("");
-	return 0;
-nomem:
+	syms = NULL;
+	names = NULL;
+	ret = *namesp ? 0 : -ENOMEM;
+out:
 	free(syms);
 	free(names);
-	return -ENOMEM;
+	free(tab);
+	free(str);
+	return ret;
 }
 
 int fhook_elf_read_syms(const char *path, struct fhook_sym **syms, size_t *nr, char **names)
 {
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	Elf *elf;
-	int fd, ret;
+	const Elf64_Shdr *symtab = NULL, *dynsym = NULL;
+	struct elf_file f;
+	unsigned int i;
+	int ret;
 
 	*syms = NULL;
 	*nr = 0;
 	*names = NULL;
-	ret = elf_open(path, &fd, &elf);
+	ret = elf_open(path, &f);
 	if (ret)
 		return ret;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB)
-			symtab = scn;
-		else if (sh.sh_type == SHT_DYNSYM)
-			dynsym = scn;
+	for (i = 0; i < f.nr_sh; i++) {
+		if (f.sh[i].sh_type == SHT_SYMTAB)
+			symtab = &f.sh[i];
+		else if (f.sh[i].sh_type == SHT_DYNSYM)
+			dynsym = &f.sh[i];
 	}
 	ret = 0;
 	if (symtab)
-		ret = read_symtab(elf, symtab, syms, nr, names);
+		ret = read_symtab(&f, symtab, syms, nr, names);
 	if ((!symtab || (!ret && !*nr)) && dynsym) {
 		free(*syms);
 		free(*names);
-		ret = read_symtab(elf, dynsym, syms, nr, names);
+		*syms = NULL;
+		*names = NULL;
+		*nr = 0;
+		ret = read_symtab(&f, dynsym, syms, nr, names);
 	}
-	if (!ret && !*names)
+	if (!ret && !*names) {
 		*names = strdup("");
-	elf_close(fd, elf);
+		if (!*names)
+			ret = -ENOMEM;
+	}
+	elf_close(&f);
 	return ret;
+}
+
+int fhook_elf_mark_prepared(void *image, size_t size)
+{
+	Elf64_Ehdr *eh = image;
+	Elf64_Shdr *sh;
+	struct elf_file f = { .size = size };
+	unsigned long n, i;
+	int marked = 0;
+
+	if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(Elf64_Shdr))
+		return -ENOEXEC;
+	n = eh->e_shnum;
+	if (!n || n > MAX_SECTIONS || !in_file(&f, eh->e_shoff, n * sizeof(Elf64_Shdr)) ||
+	    eh->e_shoff % 8)
+		return -ENOEXEC;
+	sh = (Elf64_Shdr *)((char *)image + eh->e_shoff);
+	if (eh->e_shstrndx >= n || !in_file(&f, sh[eh->e_shstrndx].sh_offset,
+					    sh[eh->e_shstrndx].sh_size))
+		return -ENOEXEC;
+	f.shstr = (char *)image + sh[eh->e_shstrndx].sh_offset;
+	f.shstr_size = sh[eh->e_shstrndx].sh_size;
+	for (i = 0; i < n; i++) {
+		/* the names must end inside the table */
+		if (sh[i].sh_name >= f.shstr_size ||
+		    !memchr(f.shstr + sh[i].sh_name, 0, f.shstr_size - sh[i].sh_name))
+			continue;
+		if (site_section(&f, &sh[i]) < 0)
+			continue;
+		sh[i].sh_flags |= FHOOK_SHF_PREPARED;
+		marked++;
+	}
+	f.shstr = NULL;
+	return marked;
 }

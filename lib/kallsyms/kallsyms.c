@@ -137,6 +137,7 @@ int fhook_kallsyms_for_each(int (*fn)(void *data, const struct fhook_symbol *sym
 		size_t i, r = 0;
 
 		fhook_object_load_syms(obj);
+		fhook_object_load_sites(obj);
 		for (i = 0; i < obj->nr_syms && !ret; i++) {
 			const struct fhook_sym *s = &obj->syms[i];
 			struct fhook_symbol sym = {

@@ -27,10 +27,12 @@
 #include "../arch/x86_64/arch.h"
 
 struct fhook_object *fhook_objects;
+unsigned long fhook_objects_gen, fhook_objects_epoch;
 static struct fhook_object *reaped;
 /* recursive: reading an object's symbols may happen while syncing */
 static pthread_mutex_t objects_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static unsigned long long seen_adds = ~0ULL, seen_subs = ~0ULL;
+static int syncing;		/* syncs under way */
 
 
 struct fhook_object *fhook_object_of(unsigned long addr)
@@ -46,15 +48,9 @@ struct fhook_object *fhook_object_of(unsigned long addr)
 	return NULL;
 }
 
-static bool in_exec_seg(struct fhook_object *obj, unsigned long ip, unsigned long len)
+static inline bool in_exec_seg(struct fhook_object *obj, unsigned long ip, unsigned long len)
 {
-	int i;
-
-	for (i = 0; i < obj->nr_segs; i++)
-		if ((obj->segs[i].prot & PROT_EXEC) && ip >= obj->segs[i].start &&
-		    ip + len <= obj->segs[i].end)
-			return true;
-	return false;
+	return fhook_object_text(obj, ip, len);
 }
 
 bool fhook_addr_is_text(unsigned long addr, unsigned long len)
@@ -66,7 +62,11 @@ bool fhook_addr_is_text(unsigned long addr, unsigned long len)
 
 struct dyn_ftrace *fhook_object_rec(struct fhook_object *obj, unsigned long ip)
 {
-	size_t lo = 0, hi = obj->nr_recs;
+	size_t lo = 0, hi;
+
+	if (!__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
+		return NULL;	/* nothing of ours was ever written there */
+	hi = obj->nr_recs;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -85,7 +85,10 @@ struct dyn_ftrace *ftrace_lookup_rec(unsigned long ip)
 {
 	struct fhook_object *obj = fhook_object_of(ip);
 
-	return obj ? fhook_object_rec(obj, ip) : NULL;
+	if (!obj)
+		return NULL;
+	fhook_object_load_sites(obj);
+	return fhook_object_rec(obj, ip);
 }
 
 int fhook_object_load_syms(struct fhook_object *obj)
@@ -182,11 +185,73 @@ int fhook_object_format(struct fhook_object *obj, unsigned long ip, char *buf, s
 
 /* ---- building an object ---- */
 
-static int rec_cmp(const void *a, const void *b)
+/*
+ * Sort records by ip: an LSD radix sort on the bytes in which the ips
+ * differ (they all lie in one object).  The linker keeps each input file's
+ * sites in order, not the whole list, and a comparison sort through a
+ * callback cost hundreds of instructions per site.
+ */
+static int sort_recs(struct dyn_ftrace *recs, size_t nr)
 {
-	const struct dyn_ftrace *x = a, *y = b;
+	struct dyn_ftrace *tmp, *src = recs, *dst;
+	unsigned long lo = ~0UL, hi = 0;
+	size_t i, count[256], descents = 0;
+	int shift;
 
-	return x->ip < y->ip ? -1 : x->ip > y->ip;
+	for (i = 1; i < nr; i++)
+		descents += recs[i].ip < recs[i - 1].ip;
+	if (descents <= 8) {
+		/* nearly sorted (main() in .text.startup): move the few into place */
+		for (i = 1; i < nr; i++) {
+			struct dyn_ftrace r = recs[i];
+			size_t lo_i = 0, hi_i = i;
+
+			if (r.ip >= recs[i - 1].ip)
+				continue;
+			while (lo_i < hi_i) {
+				size_t mid = (lo_i + hi_i) / 2;
+
+				if (recs[mid].ip <= r.ip)
+					lo_i = mid + 1;
+				else
+					hi_i = mid;
+			}
+			memmove(&recs[lo_i + 1], &recs[lo_i], (i - lo_i) * sizeof(*recs));
+			recs[lo_i] = r;
+		}
+		return 0;
+	}
+	for (i = 0; i < nr; i++) {
+		if (recs[i].ip < lo)
+			lo = recs[i].ip;
+		if (recs[i].ip > hi)
+			hi = recs[i].ip;
+	}
+	tmp = malloc(nr * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	dst = tmp;
+	for (shift = 0; shift < 64 && ((hi - lo) >> shift); shift += 8) {
+		size_t pos = 0;
+
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < nr; i++)
+			count[((src[i].ip - lo) >> shift) & 0xff]++;
+		for (i = 0; i < 256; i++) {
+			size_t c = count[i];
+
+			count[i] = pos;
+			pos += c;
+		}
+		for (i = 0; i < nr; i++)
+			dst[count[((src[i].ip - lo) >> shift) & 0xff]++] = src[i];
+		src = dst;
+		dst = src == recs ? tmp : recs;
+	}
+	if (src != recs)
+		memcpy(recs, src, nr * sizeof(*recs));
+	free(tmp);
+	return 0;
 }
 
 static int object_read_sites(struct fhook_object *obj)
@@ -213,13 +278,15 @@ static int object_read_sites(struct fhook_object *obj)
 			continue;
 		obj->recs[n].ip = ip;
 		obj->recs[n].flags = es.from_mcount[i] ? FTRACE_FL_MCOUNT : 0;
+		obj->has_mcount |= es.from_mcount[i];
 		n++;
 	}
-	/* the linker usually keeps them in address order already */
-	for (i = 1; i < n && obj->recs[i - 1].ip <= obj->recs[i].ip; i++)
-		;
-	if (i < n)
-		qsort(obj->recs, n, sizeof(*obj->recs), rec_cmp);
+	if (sort_recs(obj->recs, n)) {
+		free(obj->recs);
+		obj->recs = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
 	if (n) {
 		size_t w = 1;
 
@@ -235,8 +302,63 @@ out:
 	return ret;
 }
 
+/*
+ * A prepared file's sites hold 5-byte nops already; only a 6-byte
+ * __fentry__ call that `fhook prepare` turned into a 5- and a 1-byte nop
+ * must be told apart, and only __mcount_loc sites can be one.  Pages of
+ * other sites are not touched.
+ */
+static void object_mark_pad6(struct fhook_object *obj)
+{
+	size_t i;
+
+	for (i = 0; obj->has_mcount && i < obj->nr_recs; i++) {
+		const unsigned char *b = (const unsigned char *)obj->recs[i].ip;
+
+		if ((obj->recs[i].flags & FTRACE_FL_MCOUNT) && fhook_insn_is_nop5(b) &&
+		    b[5] == 0x90)
+			obj->recs[i].flags |= FTRACE_FL_PAD6;
+	}
+}
+
+int fhook_object_load_sites(struct fhook_object *obj)
+{
+	struct stat st;
+	int ret = 0;
+
+	if (__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&objects_mutex);
+	if (obj->sites_loaded)
+		goto out;
+	/* the file must still be the one that was loaded */
+	if (stat(obj->path, &st) || st.st_dev != obj->dev || st.st_ino != obj->ino) {
+		fprintf(stderr, "fhook: %s changed on disk since it was loaded; its "
+			"functions cannot be traced\n", obj->path);
+		ret = -ESTALE;
+	} else {
+		ret = object_read_sites(obj);
+		if (!ret)
+			object_mark_pad6(obj);
+	}
+	__atomic_store_n(&obj->sites_loaded, true, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&objects_mutex);
+	return ret;
+}
+
+void fhook_objects_load_all_sites(void)
+{
+	struct fhook_object *obj;
+
+	for (obj = __atomic_load_n(&fhook_objects, __ATOMIC_ACQUIRE); obj;
+	     obj = __atomic_load_n(&obj->next, __ATOMIC_ACQUIRE))
+		fhook_object_load_sites(obj);
+}
+
 static struct fhook_object *object_new(struct dl_phdr_info *info, bool first)
 {
+	struct fhook_elf_scan scan;
 	struct fhook_object *obj;
 	char path[PATH_MAX];
 	struct stat st;
@@ -272,6 +394,7 @@ static struct fhook_object *object_new(struct dl_phdr_info *info, bool first)
 	}
 	obj->base = info->dlpi_addr;
 	obj->phdr = info->dlpi_phdr;
+	obj->gen = ++fhook_objects_gen;
 	obj->dev = st.st_dev;
 	obj->ino = st.st_ino;
 	obj->text_lo = ~0UL;
@@ -291,6 +414,7 @@ static struct fhook_object *object_new(struct dl_phdr_info *info, bool first)
 					       ((ph->p_flags & PF_X) ? PROT_EXEC : 0);
 		obj->nr_segs++;
 		if (ph->p_flags & PF_X) {
+			obj->nr_exec_segs++;
 			if (lo < obj->text_lo)
 				obj->text_lo = lo;
 			if (hi > obj->text_hi)
@@ -300,17 +424,16 @@ static struct fhook_object *object_new(struct dl_phdr_info *info, bool first)
 	if (obj->text_lo == ~0UL)
 		obj->text_lo = obj->text_hi = 0;
 	/*
-	 * Symbols are read when first needed (a glob, kallsyms, a report):
-	 * start-up only needs the sites.
+	 * Start-up reads only the section headers.  The compiler's pads must
+	 * become nops before any thread runs them, so an unprepared object's
+	 * sites are read now; those of a prepared one, and every symbol, are
+	 * read when something first needs them (a glob, kallsyms, a report).
 	 */
-	if (object_read_sites(obj) == 0 && obj->nr_recs) {
-		obj->region = fhook_region_near(obj->text_lo, obj->text_hi);
-		if (!obj->region) {
-			fprintf(stderr, "fhook: %s: no memory for stubs within reach of its code; "
-				"its %zu sites stay disabled\n", obj->path, obj->nr_recs);
-			for (i = 0; (size_t)i < obj->nr_recs; i++)
-				obj->recs[i].flags |= FTRACE_FL_DISABLED;
-		}
+	if (fhook_elf_scan(obj->path, &scan) || !scan.nr_sections) {
+		obj->sites_loaded = true;
+	} else if (!scan.prepared) {
+		object_read_sites(obj);
+		obj->sites_loaded = true;
 	}
 	return obj;
 }
@@ -324,12 +447,16 @@ static void object_free(struct fhook_object *obj)
 	free(obj);
 }
 
-/* Turn the sites of new objects into nops, in one batch. */
+/*
+ * Turn the sites of new objects into nops, in one batch: each page is made
+ * writable, rewritten and restored once.
+ */
 static void objects_init_nops(struct fhook_object *list)
 {
-	struct text_poke_loc *locs = NULL;
-	size_t nr = 0, total = 0, bad = 0;
+	struct text_poke_loc *locs = NULL, *calls;
+	size_t nr = 0, nr_calls = 0, total = 0, bad = 0, i;
 	struct fhook_object *obj;
+	int ret = 0;
 
 	for (obj = list; obj; obj = obj->next)
 		total += obj->nr_recs;
@@ -338,46 +465,61 @@ static void objects_init_nops(struct fhook_object *list)
 	locs = malloc(total * sizeof(*locs));
 	if (!locs)
 		return;
+	/* pads from the start of the array, -pg calls from its end */
+	calls = locs + total;
 	for (obj = list; obj; obj = obj->next) {
-		size_t i;
-
 		for (i = 0; i < obj->nr_recs; i++) {
 			struct dyn_ftrace *rec = &obj->recs[i];
+			const unsigned char *b = (const unsigned char *)rec->ip;
 			unsigned char cur[6];
-			int ret;
 
 			if (rec->flags & FTRACE_FL_DISABLED)
 				continue;
-			memcpy(cur, (void *)rec->ip, sizeof(cur));
-			ret = fhook_init_nop_prepare(rec, cur, &locs[nr]);
+			if (fhook_insn_is_pad5(b)) {
+				locs[nr].addr = rec->ip;
+				locs[nr].len = CALL_INSN_SIZE;
+				locs[nr].emu_len = CALL_INSN_SIZE;
+				memcpy(locs[nr].new, fhook_nop5, CALL_INSN_SIZE);
+				nr++;
+				continue;
+			}
+			memcpy(cur, b, sizeof(cur));
+			ret = fhook_init_nop_prepare(rec, cur, calls - 1);
 			if (ret < 0) {
 				if (bad++ < 4)
 					fhook_ftrace_bug_obj(obj, -EINVAL, rec->ip, fhook_nop5,
 							     cur, 5);
 				rec->flags |= FTRACE_FL_DISABLED;
 			} else if (ret > 0) {
-				nr++;
+				calls--;
+				nr_calls++;
 			}
 		}
 	}
 	if (bad)
 		fprintf(stderr, "fhook: %zu site(s) hold unexpected bytes and stay disabled\n",
 			bad);
-	if (nr) {
-		fhook_text_lock();
-		if (fhook_text_poke_batch(locs, nr)) {
-			size_t i;
+	if (!nr && !nr_calls)
+		goto out;
+	fhook_text_lock();
+	ret = fhook_text_poke_init(locs, nr);
+	if (!ret)
+		ret = fhook_text_poke_batch(calls, nr_calls);
+	if (ret) {
+		fprintf(stderr, "fhook: cannot write code; %zu site(s) stay disabled\n",
+			nr + nr_calls);
+		for (i = 0; i < total; i++) {
+			struct dyn_ftrace *rec;
 
-			fprintf(stderr, "fhook: cannot write code; %zu site(s) stay disabled\n", nr);
-			for (i = 0; i < nr; i++) {
-				struct dyn_ftrace *rec = ftrace_lookup_rec(locs[i].addr);
-
-				if (rec)
-					rec->flags |= FTRACE_FL_DISABLED;
-			}
+			if (i >= nr && locs + i < calls)
+				continue;
+			rec = ftrace_lookup_rec(locs[i].addr);
+			if (rec)
+				rec->flags |= FTRACE_FL_DISABLED;
 		}
-		fhook_text_unlock();
 	}
+	fhook_text_unlock();
+out:
 	free(locs);
 }
 
@@ -427,8 +569,8 @@ static int sync_cb(struct dl_phdr_info *info, size_t size, void *data)
 	if (first && info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs)
 		return 1;	/* nothing was loaded or unloaded */
 	if (first) {
-		seen_adds = info->dlpi_adds;
-		seen_subs = info->dlpi_subs;
+		__atomic_store_n(&seen_adds, info->dlpi_adds, __ATOMIC_RELAXED);
+		__atomic_store_n(&seen_subs, info->dlpi_subs, __ATOMIC_RELAXED);
 		for (obj = fhook_objects; obj; obj = obj->next)
 			obj->seen = false;
 		st->changed = -1;	/* a full walk follows */
@@ -457,6 +599,7 @@ int fhook_objects_sync(void)
 	int changed = 0;
 
 	pthread_mutex_lock(&objects_mutex);
+	__atomic_add_fetch(&syncing, 1, __ATOMIC_SEQ_CST);
 	dl_iterate_phdr(sync_cb, &st);
 	if (st.changed) {
 		/* unlink what the loader no longer has */
@@ -492,7 +635,29 @@ int fhook_objects_sync(void)
 		 */
 		objects_init_nops(rev);
 	}
+	if (changed)
+		__atomic_add_fetch(&fhook_objects_epoch, 1, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&syncing, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&objects_mutex);
+	return changed;
+}
+
+static int changed_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	*(bool *)data = info->dlpi_adds != __atomic_load_n(&seen_adds, __ATOMIC_RELAXED) ||
+			info->dlpi_subs != __atomic_load_n(&seen_subs, __ATOMIC_RELAXED);
+	return 1;
+}
+
+bool fhook_objects_loader_changed(void)
+{
+	bool changed = true;
+
+	/* a sync under way may have recorded the loader's counts already */
+	if (__atomic_load_n(&syncing, __ATOMIC_SEQ_CST))
+		return true;
+	dl_iterate_phdr(changed_cb, &changed);
 	return changed;
 }
 

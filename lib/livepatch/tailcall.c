@@ -9,9 +9,16 @@
  * capstone and look for a call that reaches the target: directly, or
  * through a PLT stub or GOT slot whose current value is the target (we run
  * inside the process, so the GOT can be read).
+ *
+ * libcapstone is opened with dlopen() the first time a caller is checked,
+ * not linked: relocating its tables costs hundreds of page faults, and
+ * every process that loads libfhook would pay them even though only
+ * redirects by caller ever use it.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +27,41 @@
 #include <fhook/kallsyms.h>
 
 #include "lp.h"
+
+/* The capstone functions we use, from the library opened at first use. */
+static struct {
+	cs_err (*open)(cs_arch arch, cs_mode mode, csh *handle);
+	cs_err (*option)(csh handle, cs_opt_type type, size_t value);
+	cs_insn *(*malloc)(csh handle);
+	bool (*disasm_iter)(csh handle, const uint8_t **code, size_t *size, uint64_t *address,
+			    cs_insn *insn);
+	bool (*insn_group)(csh handle, const cs_insn *insn, unsigned int group_id);
+	void (*free)(cs_insn *insn, size_t count);
+	cs_err (*close)(csh *handle);
+} cs;
+static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
+static bool cs_ok;
+
+static void cs_load(void)
+{
+	/* never closed: a second check must not pay the load again */
+	void *h = dlopen("libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		fprintf(stderr, "fhook: cannot load libcapstone.so.4 (%s); callers are not "
+			"checked for tail calls\n", dlerror());
+		return;
+	}
+	*(void **)&cs.open = dlsym(h, "cs_open");
+	*(void **)&cs.option = dlsym(h, "cs_option");
+	*(void **)&cs.malloc = dlsym(h, "cs_malloc");
+	*(void **)&cs.disasm_iter = dlsym(h, "cs_disasm_iter");
+	*(void **)&cs.insn_group = dlsym(h, "cs_insn_group");
+	*(void **)&cs.free = dlsym(h, "cs_free");
+	*(void **)&cs.close = dlsym(h, "cs_close");
+	cs_ok = cs.open && cs.option && cs.malloc && cs.disasm_iter && cs.insn_group &&
+		cs.free && cs.close;
+}
 
 static bool is_target(const struct fhook_lp *lp, unsigned long addr)
 {
@@ -66,19 +108,19 @@ static unsigned long resolve(csh h, const cs_insn *insn, bool *indirect)
 		*indirect = true;	/* through a register: unknowable */
 		return 0;
 	}
-	stub = cs_malloc(h);
+	stub = cs.malloc(h);
 	if (!stub)
 		return dest;
 	code = (const uint8_t *)dest;
 	addr = dest;
-	for (i = 0; i < 2 && cs_disasm_iter(h, &code, &size, &addr, stub); i++) {
+	for (i = 0; i < 2 && cs.disasm_iter(h, &code, &size, &addr, stub); i++) {
 		if (stub->id == X86_INS_ENDBR64)
 			continue;
 		if (stub->id == X86_INS_JMP && (slot = rip_slot(stub)))
 			dest = *(const unsigned long *)slot;
 		break;
 	}
-	cs_free(stub, 1);
+	cs.free(stub, 1);
 	return dest;
 }
 
@@ -98,15 +140,18 @@ int fhook_lp_check_caller(struct fhook_lp *lp, const char *caller, char *how, si
 		how_len = sizeof(dummy);
 	}
 	*how = 0;
+	pthread_once(&cs_once, cs_load);
+	if (!cs_ok)
+		return -ENOSYS;
 	start = kallsyms_lookup_name(caller);
 	if (!start || !kallsyms_lookup_size_offset(start, &size, &off) || !size)
 		return -ENOENT;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+	if (cs.open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
 		return -ENOMEM;
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	insn = cs_malloc(h);
+	cs.option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	insn = cs.malloc(h);
 	if (!insn) {
-		cs_close(&h);
+		cs.close(&h);
 		return -ENOMEM;
 	}
 	code = (const uint8_t *)start;
@@ -115,14 +160,14 @@ int fhook_lp_check_caller(struct fhook_lp *lp, const char *caller, char *how, si
 	while (left) {
 		bool ind;
 
-		if (!cs_disasm_iter(h, &code, &left, &addr, insn)) {
+		if (!cs.disasm_iter(h, &code, &left, &addr, insn)) {
 			/* data or padding in the text: step over one byte */
 			code++;
 			addr++;
 			left--;
 			continue;
 		}
-		if (cs_insn_group(h, insn, CS_GRP_CALL)) {
+		if (cs.insn_group(h, insn, CS_GRP_CALL)) {
 			dest = resolve(h, insn, &ind);
 			indirect += ind;
 			if (is_target(lp, dest)) {
@@ -131,14 +176,14 @@ int fhook_lp_check_caller(struct fhook_lp *lp, const char *caller, char *how, si
 				calls++;
 				break;
 			}
-		} else if (cs_insn_group(h, insn, CS_GRP_JUMP)) {
+		} else if (cs.insn_group(h, insn, CS_GRP_JUMP)) {
 			dest = resolve(h, insn, &ind);
 			if (is_target(lp, dest) && !first_jmp)
 				first_jmp = insn->address;
 		}
 	}
-	cs_free(insn, 1);
-	cs_close(&h);
+	cs.free(insn, 1);
+	cs.close(&h);
 	if (calls)
 		ret = 1;
 	else if (first_jmp)

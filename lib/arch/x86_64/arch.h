@@ -19,8 +19,24 @@
 
 extern const unsigned char fhook_nop5[5];
 
-bool fhook_insn_is_nop5(const unsigned char *b);
-bool fhook_insn_is_pad5(const unsigned char *b);	/* five 1-byte nops */
+/* Inline: start-up and site updates test every site. */
+static inline bool fhook_insn_is_nop5(const unsigned char *b)
+{
+	uint32_t w;
+
+	/* 0f 1f 44 00: clang writes the same nop with a non-zero displacement */
+	__builtin_memcpy(&w, b, 4);
+	return w == 0x00441f0fu;
+}
+
+/* five 1-byte nops */
+static inline bool fhook_insn_is_pad5(const unsigned char *b)
+{
+	uint32_t w;
+
+	__builtin_memcpy(&w, b, 4);
+	return w == 0x90909090u && b[4] == 0x90;
+}
 void fhook_insn_call(unsigned char *buf, unsigned long ip, unsigned long target);
 /* Target of "call rel32" in @b at @ip, or 0 if @b is no such call. */
 unsigned long fhook_insn_call_target(const unsigned char *b, unsigned long ip);
@@ -70,6 +86,17 @@ int fhook_text_read(unsigned long addr, void *buf, size_t len);
  * holding an int3: every site holds either its old or its new bytes.
  */
 int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr);
+
+/*
+ * Turn the compiler's pads (five 1-byte nops, each loc 5 bytes) into
+ * 5-byte nops: ftrace_init_nop for many sites.  They are written
+ * directly, since no protocol makes that safe for a thread caught between
+ * two of them (which is why it happens before the object's code runs, or
+ * in `fhook prepare`); each page is made writable, rewritten and restored
+ * once.  -pg calls go through fhook_text_poke_batch().  Sorts @locs; call
+ * with text_mutex held.  Returns 0 or -EPERM.
+ */
+int fhook_text_poke_init(struct text_poke_loc *locs, size_t nr);
 
 void fhook_text_lock(void);
 void fhook_text_unlock(void);

@@ -10,17 +10,6 @@
 /* The 5-byte nop the kernel uses for its ftrace sites: nopl 0(%rax,%rax,1) */
 const unsigned char fhook_nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
-bool fhook_insn_is_nop5(const unsigned char *b)
-{
-	/* clang writes the same nop with a non-zero displacement */
-	return b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && b[3] == 0x00;
-}
-
-bool fhook_insn_is_pad5(const unsigned char *b)
-{
-	return b[0] == 0x90 && b[1] == 0x90 && b[2] == 0x90 && b[3] == 0x90 && b[4] == 0x90;
-}
-
 bool fhook_call_in_reach(unsigned long ip, unsigned long target)
 {
 	long d = (long)(target - (ip + CALL_INSN_SIZE));

@@ -43,6 +43,10 @@
 #include "../../kallsyms/objects.h"
 #include "../../core/recursion.h"
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+
 static pthread_mutex_t text_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 /* The batch being applied, for the trap handler. */
@@ -217,13 +221,16 @@ static int open_ranges(struct text_poke_loc *locs, size_t nr, struct wrange **ra
 {
 	struct wrange *r = NULL;
 	size_t i, n = 0, cap = 0;
-	long psz = sysconf(_SC_PAGESIZE);
+	unsigned long psz = (unsigned long)sysconf(_SC_PAGESIZE);
 
 	for (i = 0; i < nr; i++) {
-		unsigned long lo = locs[i].addr & ~(psz - 1);
-		unsigned long hi = (locs[i].addr + locs[i].len + psz - 1) & ~(psz - 1);
-		unsigned long p;
+		unsigned long lo, hi, p;
 
+		/* most sites share their page with the last */
+		if (n && locs[i].addr + locs[i].len <= r[n - 1].end)
+			continue;
+		lo = locs[i].addr & ~(psz - 1);
+		hi = (locs[i].addr + locs[i].len + psz - 1) & ~(psz - 1);
 		for (p = lo; p < hi; p += psz) {
 			int prot = 0;
 
@@ -256,6 +263,12 @@ static int open_ranges(struct text_poke_loc *locs, size_t nr, struct wrange **ra
 				mprotect((void *)r[i].start, r[i].end - r[i].start, r[i].prot);
 			goto fail;
 		}
+		/*
+		 * Every page of the range is about to be written: make the
+		 * private copies in one call rather than one fault per page.
+		 * Kernels before 5.14 refuse it, and the faults happen as ever.
+		 */
+		madvise((void *)r[i].start, r[i].end - r[i].start, MADV_POPULATE_WRITE);
 	}
 	*rangesp = r;
 	return (int)n;
@@ -274,12 +287,65 @@ static void close_ranges(struct wrange *r, int n)
 	free(r);
 }
 
-static int text_write(bool procmem, unsigned long addr, const void *buf, size_t len)
+/*
+ * Copy at most six bytes of code: a call to memcpy() costs more than the
+ * copy.  Not instrumented by the sanitizers, which keep no shadow for code
+ * pages.
+ */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+__attribute__((noinline, no_sanitize_thread, no_sanitize_address))
+#else
+__attribute__((always_inline)) inline
+#endif
+static void code_copy(unsigned long addr, const void *buf, size_t len)
+{
+	const unsigned char *b = buf;
+	size_t i;
+
+	/* the sizes that occur, as plain stores; the order inside one is free */
+	if (len == 1) {
+		*(volatile unsigned char *)addr = b[0];
+	} else if (len == 4) {
+		memcpy((void *)addr, b, 4);
+	} else if (len == 5) {
+		memcpy((void *)addr, b, 5);
+	} else {
+		for (i = 0; i < len; i++)
+			((volatile unsigned char *)addr)[i] = b[i];
+	}
+	__asm__ __volatile__("" ::: "memory");
+}
+
+static inline int text_write(bool procmem, unsigned long addr, const void *buf, size_t len)
 {
 	stats.writes++;
-	if (procmem)
+	if (__builtin_expect(procmem, 0))
 		return procmem_write(addr, buf, len);
-	memcpy((void *)addr, buf, len);
+	code_copy(addr, buf, len);
+	return 0;
+}
+
+/*
+ * The first byte at every site of a batch (what undoing an int3 needs),
+ * and that every site is readable.  Sites of one object come in a row:
+ * look the object up once per run, not once per site.
+ */
+static int read_old(const struct text_poke_loc *locs, size_t nr, unsigned char *old)
+{
+	struct fhook_object *obj = NULL;
+	unsigned char buf[6];
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		if (obj && fhook_object_text(obj, locs[i].addr, locs[i].len)) {
+			old[i] = *(const unsigned char *)locs[i].addr;
+			continue;
+		}
+		if (fhook_text_read(locs[i].addr, buf, locs[i].len))
+			return -EFAULT;
+		old[i] = buf[0];
+		obj = fhook_object_of(locs[i].addr);
+	}
 	return 0;
 }
 
@@ -294,7 +360,7 @@ int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 {
 	fhook_internal_guard();
 	static const unsigned char int3 = INT3_INSN_OPCODE;
-	unsigned char (*old)[6] = NULL;
+	unsigned char *old = NULL;
 	struct wrange *ranges = NULL;
 	sigset_t all, saved;
 	int nranges = 0, ret = 0;
@@ -310,11 +376,10 @@ int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 	old = malloc(nr * sizeof(*old));
 	if (!old)
 		return -ENOMEM;
-	for (i = 0; i < nr; i++)
-		if (fhook_text_read(locs[i].addr, old[i], locs[i].len)) {
-			free(old);
-			return -EFAULT;
-		}
+	if (read_old(locs, nr, old)) {
+		free(old);
+		return -EFAULT;
+	}
 
 	fhook_trap_install();
 	/*
@@ -342,7 +407,7 @@ int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 		if (ret) {
 			/* undo the int3s written so far */
 			while (i--)
-				text_write(procmem, locs[i].addr, old[i], 1);
+				text_write(procmem, locs[i].addr, &old[i], 1);
 			fhook_sync_core();
 			goto out;
 		}
@@ -370,6 +435,42 @@ out:
 		free(ranges);
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	free(old);
+	return ret;
+}
+
+int fhook_text_poke_init(struct text_poke_loc *locs, size_t nr)
+{
+	struct wrange *ranges = NULL;
+	int nranges = 0, ret = 0;
+	bool procmem;
+	size_t i;
+
+	if (!nr)
+		return 0;
+	for (i = 1; i < nr && locs[i - 1].addr <= locs[i].addr; i++)
+		;
+	if (i < nr)
+		qsort(locs, nr, sizeof(*locs), loc_cmp);
+	procmem = use_procmem();
+	if (!procmem) {
+		nranges = open_ranges(locs, nr, &ranges);
+		if (nranges < 0)
+			procmem = true;
+	}
+	stats.procmem = procmem;
+	stats.batches++;
+	stats.writes += nr;
+	for (i = 0; i < nr && !ret; i++) {
+		if (procmem)
+			ret = procmem_write(locs[i].addr, locs[i].new, CALL_INSN_SIZE);
+		else
+			code_copy(locs[i].addr, locs[i].new, CALL_INSN_SIZE);
+	}
+	if (nranges > 0)
+		close_ranges(ranges, nranges);
+	else
+		free(ranges);
+	fhook_sync_core();
 	return ret;
 }
 

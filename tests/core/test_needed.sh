@@ -1,0 +1,23 @@
+#!/bin/bash
+# Libraries that libfhook.so must not depend on: every traced process maps
+# what libfhook needs before its first instruction runs.  capstone (the
+# tail-call check) is opened with dlopen() when first used.  Add a library
+# here once libfhook stops linking it (libdw, when the DWARF reading lives
+# only in the fhook command).
+NOT_NEEDED="libcapstone"
+
+set -o pipefail
+cd "${FHOOK_ROOT:-.}" || exit 2
+LIB=${FHOOK_BUILD:-build}/libfhook.so
+if ! needed=$(readelf -d "$LIB" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); then
+	echo "FAIL needed_list: readelf -d $LIB failed"
+	exit 1
+fi
+for lib in $NOT_NEEDED; do
+	bad=$(grep "^$lib\." <<< "$needed" | tr '\n' ' ')
+	if [ -n "$bad" ]; then
+		echo "FAIL not_needed_$lib: libfhook.so needs $bad"
+	else
+		echo "PASS not_needed_$lib"
+	fi
+done
