@@ -54,6 +54,14 @@ void fhook_hash_stamp(struct ftrace_hash *h) __hidden;
 void fhook_ops_loader_event(void) __hidden;
 
 /*
+ * fhook_loader_notify - call @fn after each dlopen/dlmopen/dlclose that
+ * returned success, in the caller's thread, after the ops are in line.
+ * For the layers above core that keep their own view of the objects (the
+ * recorder announces them to the command).  At most a few; -ENOSPC beyond.
+ */
+int fhook_loader_notify(void (*fn)(void)) __hidden;
+
+/*
  * Set @ops' filter to the functions matching @filter but not @notfilter
  * (may be NULL), as globs that later objects are matched against too.
  * -ENOENT when no function matches.  @ops must not be registered.

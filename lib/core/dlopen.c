@@ -43,12 +43,36 @@ static void *loader_sym(const char *name, void *ours)
 	return sym == ours ? NULL : sym;
 }
 
+#define LOADER_NOTIFY_MAX	4
+
+static void (*loader_notify[LOADER_NOTIFY_MAX])(void);
+
+int fhook_loader_notify(void (*fn)(void))
+{
+	int i;
+
+	for (i = 0; i < LOADER_NOTIFY_MAX; i++) {
+		void (*none)(void) = NULL;
+
+		if (__atomic_compare_exchange_n(&loader_notify[i], &none, fn, false,
+						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return 0;
+	}
+	return -ENOSPC;
+}
+
 /* After the loader's call returned: errno and dlerror() stay the caller's. */
 static void after_loader_call(void)
 {
-	int saved = errno;
+	int saved = errno, i;
 
 	fhook_ops_loader_event();
+	for (i = 0; i < LOADER_NOTIFY_MAX; i++) {
+		void (*fn)(void) = __atomic_load_n(&loader_notify[i], __ATOMIC_ACQUIRE);
+
+		if (fn)
+			fn();
+	}
 	errno = saved;
 }
 

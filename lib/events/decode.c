@@ -348,15 +348,16 @@ static int add_proc(struct dec *d, const unsigned char *p, uint32_t len)
 	if (dp) {
 		/*
 		 * The same process image again: it loaded or unloaded objects
-		 * (dlopen).  The newest list serves every address from now on.
+		 * (dlopen, dlclose).  Objects are only added: the records
+		 * written while an object was loaded still need it after its
+		 * dlclose.  An address later reused by another object names
+		 * the newer one.
 		 */
-		struct dec_obj *no = calloc(h->nr_objs ? h->nr_objs : 1, sizeof(*no));
+		struct dec_obj *no = realloc(dp->objs, (dp->nr_objs + h->nr_objs + 1) * sizeof(*no));
 
 		if (!no)
 			return -ENOMEM;
-		free(dp->objs);
 		dp->objs = no;
-		dp->nr_objs = 0;
 		memset(d->cache, 0, DEC_SYM_CACHE * sizeof(*d->cache));
 	} else {
 		dp = calloc(1, sizeof(*dp));
@@ -370,13 +371,22 @@ static int add_proc(struct dec *d, const unsigned char *p, uint32_t len)
 	dp->pid = h->pid;
 	for (i = 0; i < h->nr_objs; i++) {
 		char path[sizeof(o[i].path)];
+		struct dec_file *f;
+		uint32_t k;
 
 		memcpy(path, o[i].path, sizeof(path));
 		path[sizeof(path) - 1] = 0;
+		f = file_get(d, path);
+		if (!f)
+			continue;
+		for (k = 0; k < dp->nr_objs; k++)
+			if (dp->objs[k].base == o[i].base && dp->objs[k].file == f)
+				break;
+		if (k < dp->nr_objs)
+			continue;
 		dp->objs[dp->nr_objs].base = o[i].base;
-		dp->objs[dp->nr_objs].file = file_get(d, path);
-		if (dp->objs[dp->nr_objs].file)
-			dp->nr_objs++;
+		dp->objs[dp->nr_objs].file = f;
+		dp->nr_objs++;
 	}
 	return 0;
 }

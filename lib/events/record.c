@@ -41,6 +41,8 @@
 #include "ring.h"
 #include "clock.h"
 #include "../fprobe/rethook.h"
+#include "../core/core.h"
+#include "../core/recursion.h"
 
 struct rec_arg {
 	int type;
@@ -971,6 +973,13 @@ static int obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		o->path[n > 0 ? n : 0] = 0;
 	} else if (info->dlpi_name && info->dlpi_name[0] == '/') {
 		snprintf(o->path, sizeof(o->path), "%s", info->dlpi_name);
+	} else if (info->dlpi_name && info->dlpi_name[0]) {
+		/* dlopen("./lib.so") or a relative RPATH: the command needs the whole path */
+		char rp[PATH_MAX];
+
+		if (!realpath(info->dlpi_name, rp) || strlen(rp) >= sizeof(o->path))
+			return 0;
+		memcpy(o->path, rp, strlen(rp) + 1);
 	} else {
 		return 0;
 	}
@@ -979,16 +988,15 @@ static int obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /*
- * The command symbolizes with these: which file is mapped where.  A free
- * mailbox is waited for (the command empties them every millisecond), but
- * not for long: without one, this process's addresses print as numbers.
+ * Announce this process image's objects in a free mailbox: the command
+ * symbolizes with them.  A mailbox is waited for (the command empties them
+ * at every drain), but not for long: without one, addresses print as numbers.
  */
-static void register_process(void)
+static void announce_objects(uint64_t seq)
 {
 	struct ev_proc *p = NULL;
 	int tries, i;
 
-	rec_proc_seq = 0;
 	for (tries = 0; tries < 200 && !p; tries++) {
 		for (i = 0; i < EV_MAX_PROCS; i++) {
 			p = &ev_shm_procs(rec_shm)[i];
@@ -1004,9 +1012,28 @@ static void register_process(void)
 	p->pid = getpid();
 	p->nr_objs = 0;
 	dl_iterate_phdr(obj_cb, p);
-	p->seq = __atomic_add_fetch(&rec_shm->proc_seq, 1, __ATOMIC_RELAXED);
+	p->seq = seq ? seq : __atomic_add_fetch(&rec_shm->proc_seq, 1, __ATOMIC_RELAXED);
 	rec_proc_seq = p->seq;
 	__atomic_store_n(&p->state, EV_SLOT_READY, __ATOMIC_RELEASE);
+}
+
+/* A new process image (start-up, a forked child): a new number. */
+static void register_process(void)
+{
+	rec_proc_seq = 0;
+	announce_objects(0);
+}
+
+/* dlopen or dlclose returned: the same image, its objects again. */
+static void rec_objects_changed(void)
+{
+	unsigned int old;
+
+	if (!rec_shm || !rec_proc_seq || __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
+		return;
+	old = fhook_internal_enter();
+	announce_objects(rec_proc_seq);
+	fhook_internal_leave(old);
 }
 
 static void rec_atfork_child(void)
@@ -1113,6 +1140,7 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 	}
 	free(desc);
 	pthread_atfork(NULL, NULL, rec_atfork_child);
+	fhook_loader_notify(rec_objects_changed);
 	for (i = 0; i < rec_nr_events; i++) {
 		struct rec_event *e = &rec_events[i];
 
