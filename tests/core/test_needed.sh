@@ -1,10 +1,11 @@
 #!/bin/bash
 # Libraries that libfhook.so must not depend on: every traced process maps
 # what libfhook needs before its first instruction runs.  capstone (the
-# tail-call check) is opened with dlopen() when first used.  Add a library
-# here once libfhook stops linking it (libdw, when the DWARF reading lives
-# only in the fhook command).
-NOT_NEEDED="libcapstone"
+# tail-call check) is opened with dlopen() when first used; DWARF, the event
+# grammar and the decoding of recordings live in the fhook command only
+# (libdw); the few ELF sections libfhook reads, it reads itself (libelf, and
+# libz behind it, would cost every process two more libraries).
+NOT_NEEDED="libcapstone libdw libelf libz"
 
 set -o pipefail
 cd "${FHOOK_ROOT:-.}" || exit 2
