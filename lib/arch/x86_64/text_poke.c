@@ -355,6 +355,17 @@ static int loc_cmp(const void *a, const void *b)
 
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
+/* The batch in address order: the callers' lists mostly are already. */
+static void sort_locs(struct text_poke_loc *locs, size_t nr)
+{
+	size_t i;
+
+	for (i = 1; i < nr && locs[i - 1].addr <= locs[i].addr; i++)
+		;
+	if (i < nr)
+		qsort(locs, nr, sizeof(*locs), loc_cmp);
+}
+
 
 int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 {
@@ -369,10 +380,7 @@ int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 
 	if (!nr)
 		return 0;
-	for (i = 1; i < nr && locs[i - 1].addr <= locs[i].addr; i++)
-		;
-	if (i < nr)
-		qsort(locs, nr, sizeof(*locs), loc_cmp);
+	sort_locs(locs, nr);
 	old = malloc(nr * sizeof(*old));
 	if (!old)
 		return -ENOMEM;
@@ -447,10 +455,7 @@ int fhook_text_poke_init(struct text_poke_loc *locs, size_t nr)
 
 	if (!nr)
 		return 0;
-	for (i = 1; i < nr && locs[i - 1].addr <= locs[i].addr; i++)
-		;
-	if (i < nr)
-		qsort(locs, nr, sizeof(*locs), loc_cmp);
+	sort_locs(locs, nr);
 	procmem = use_procmem();
 	if (!procmem) {
 		nranges = open_ranges(locs, nr, &ranges);
