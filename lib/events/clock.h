@@ -4,7 +4,7 @@
  * the machine allows: the TSC when the command found it invariant (it
  * calibrates it against CLOCK_MONOTONIC for the reader), else the vDSO's
  * CLOCK_MONOTONIC; the cpu from the rseq area glibc registers for each
- * thread, else sched_getcpu().
+ * thread (record.c), else sched_getcpu().
  */
 #ifndef FHOOK_EV_CLOCK_H
 #define FHOOK_EV_CLOCK_H
@@ -37,21 +37,11 @@ static inline uint64_t ev_clock_read(uint32_t clock)
 	return clock == EV_CLOCK_TSC ? ev_clock_tsc() : ev_clock_mono_ns();
 }
 
-/* glibc >= 2.35 exports where each thread's struct rseq lies. */
+/*
+ * glibc >= 2.35 exports where each thread's struct rseq lies (its cpu_id
+ * at +4; negative while not registered): the recorder reads the cpu there.
+ */
 extern const ptrdiff_t __rseq_offset __attribute__((weak));
 extern const unsigned int __rseq_size __attribute__((weak));
-
-static inline uint32_t ev_cpu(void)
-{
-	if (&__rseq_size && __rseq_size) {
-		/* struct rseq: u32 cpu_id_start, u32 cpu_id; negative: not registered */
-		int32_t cpu = *(volatile int32_t *)((char *)__builtin_thread_pointer() +
-						    __rseq_offset + 4);
-
-		if (cpu >= 0)
-			return (uint32_t)cpu;
-	}
-	return (uint32_t)sched_getcpu();
-}
 
 #endif

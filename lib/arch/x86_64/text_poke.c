@@ -355,6 +355,26 @@ static int loc_cmp(const void *a, const void *b)
 
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
+/*
+ * How this batch's bytes get written: through writable mappings of its
+ * pages (@ranges), or through /proc/self/mem where those are refused.
+ * Returns true for /proc/self/mem.
+ */
+static bool open_writes(struct text_poke_loc *locs, size_t nr, struct wrange **ranges,
+			int *nranges)
+{
+	bool procmem = use_procmem();
+
+	if (!procmem) {
+		*nranges = open_ranges(locs, nr, ranges);
+		if (*nranges < 0)
+			procmem = true;
+	}
+	stats.procmem = procmem;
+	stats.batches++;
+	return procmem;
+}
+
 /* The batch in address order: the callers' lists mostly are already. */
 static void sort_locs(struct text_poke_loc *locs, size_t nr)
 {
@@ -397,14 +417,7 @@ int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &saved);
 
-	procmem = use_procmem();
-	if (!procmem) {
-		nranges = open_ranges(locs, nr, &ranges);
-		if (nranges < 0)
-			procmem = true;
-	}
-	stats.procmem = procmem;
-	stats.batches++;
+	procmem = open_writes(locs, nr, &ranges, &nranges);
 
 	atomic_store(&bp_nr, nr);
 	atomic_store(&bp_locs, locs);
@@ -456,14 +469,7 @@ int fhook_text_poke_init(struct text_poke_loc *locs, size_t nr)
 	if (!nr)
 		return 0;
 	sort_locs(locs, nr);
-	procmem = use_procmem();
-	if (!procmem) {
-		nranges = open_ranges(locs, nr, &ranges);
-		if (nranges < 0)
-			procmem = true;
-	}
-	stats.procmem = procmem;
-	stats.batches++;
+	procmem = open_writes(locs, nr, &ranges, &nranges);
 	stats.writes += nr;
 	for (i = 0; i < nr && !ret; i++) {
 		if (procmem)
