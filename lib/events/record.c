@@ -40,9 +40,9 @@
 
 #include "ring.h"
 #include "clock.h"
-#include "../fprobe/rethook.h"
-#include "../core/core.h"
-#include "../core/recursion.h"
+#include "fprobe/rethook.h"
+#include "core/core.h"
+#include "util/recursion.h"
 
 struct rec_arg {
 	int type;

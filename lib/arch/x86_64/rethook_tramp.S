@@ -78,7 +78,7 @@ rethook_trampoline:
 	movq	$0, FULL(%rsp)
 	movq	8(%rbp), %rdi		/* the stub */
 	movq	%rsp, %rsi
-	call	rethook_trampoline_handler
+	call	*fhook_arch_rethook_handler(%rip)	/* the return-hook layer's handler */
 	movl	X87TOP(%rsp), %eax
 	cmpl	$7, %eax
 	je	3f
