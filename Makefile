@@ -76,9 +76,11 @@ $(B)/lib/%.o: lib/%.S
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c -o $@ $<
 
-$(B)/libfhook.so: $(LIB_OBJS)
+# Exports: lib/libfhook.map (the public headers' functions, and the C
+# library functions libfhook interposes); everything else stays local.
+$(B)/libfhook.so: $(LIB_OBJS) lib/libfhook.map
 	$(CC) -shared $(SAN) -Wl,-soname,libfhook.so -Wl,-z,defs -Wl,-z,nodelete -Wl,-Bsymbolic-functions \
-		-o $@ $^ $(LIB_LDLIBS)
+		-Wl,--version-script=lib/libfhook.map -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
 
 $(B)/libfhook.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
@@ -142,6 +144,10 @@ test-tsan:
 	FHOOK_BUILD=build/tsan FHOOK_ONLY_PROGRAMS=1 \
 		TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 		bash tests/run.sh
+
+# for scripts: make -s print-LIB_OBJS
+print-%:
+	@echo $($*)
 
 clean:
 	rm -rf $(B)

@@ -36,7 +36,7 @@
 
 #include <fhook/fprobe.h>
 #include <fhook/kallsyms.h>
-#include <fhook/events.h>
+#include <fhook/internal/events.h>
 
 #include "ring.h"
 #include "clock.h"

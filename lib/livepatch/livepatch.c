@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Caller-selective redirect and fault injection (the kernel's
- * klp_ftrace_handler and fail_function, with seed 000's parent_ip ranges).
+ * klp_ftrace_handler and fail_function, with parent_ip tested against caller ranges).
  *
  * One ftrace_ops with FTRACE_OPS_FL_IPMODIFY per patch, filtered on the
  * target's site.  The handler compares parent_ip with each route's caller
