@@ -435,6 +435,8 @@ int register_ftrace_function(struct ftrace_ops *ops)
 
 	if (!ops || !ops->func)
 		return fhook_ret_errno(-EINVAL);
+	/* before any trampoline can run: its set-up may take milliseconds */
+	fhook_tasks_init();
 	pthread_mutex_lock(&ftrace_lock);
 	if (ops->flags & FTRACE_OPS_FL_ENABLED)
 		ret = -EBUSY;

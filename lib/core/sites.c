@@ -27,6 +27,7 @@
 #include "util/bsearch.h"
 #include "util/rcu.h"
 #include "util/sort.h"
+#include "util/tasks.h"
 
 /* recursive: the ftrace_bug report of a site reads symbols */
 static pthread_mutex_t sites_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
