@@ -205,56 +205,92 @@ static int procmem_write(unsigned long addr, const void *buf, size_t len)
 	return 0;
 }
 
+/* The pages a batch writes, as runs of pages of one protection. */
+struct wranges {
+	struct wrange *r;
+	size_t n, cap;
+	unsigned long psz;
+};
+
 /*
- * Make the pages of @locs writable.  Fills @ranges (one per run of
- * pages); returns their number, or -EPERM when mprotect is refused (the
- * caller then writes through /proc/self/mem).
+ * Add the pages of [@addr, @addr + @len).  Sites mostly come in address
+ * order, and most share their page with the last: those cost a compare.
+ * Out-of-order ones start runs of their own, which ranges_settle()
+ * sorts and merges.  -EPERM: a page's protection is unknown.
  */
-static int open_ranges(struct text_poke_loc *locs, size_t nr, struct wrange **rangesp)
+static int ranges_add(struct wranges *w, unsigned long addr, size_t len)
 {
-	struct wrange *r = NULL;
-	size_t i, n = 0, cap = 0;
-	unsigned long psz = (unsigned long)sysconf(_SC_PAGESIZE);
+	unsigned long lo = addr & ~(w->psz - 1), hi = (addr + len + w->psz - 1) & ~(w->psz - 1);
+	unsigned long p;
 
-	for (i = 0; i < nr; i++) {
-		unsigned long lo, hi, p;
+	for (p = lo; p < hi; p += w->psz) {
+		struct wrange *last = w->n ? &w->r[w->n - 1] : NULL;
+		int prot = 0;
 
-		/* most sites share their page with the last */
-		if (n && locs[i].addr + locs[i].len <= r[n - 1].end)
+		if (last && p >= last->start && p < last->end)
 			continue;
-		lo = locs[i].addr & ~(psz - 1);
-		hi = (locs[i].addr + locs[i].len + psz - 1) & ~(psz - 1);
-		for (p = lo; p < hi; p += psz) {
-			int prot = 0;
-
-			if (n && p < r[n - 1].end)
-				continue;	/* locs are sorted */
-			if (page_prot(p, &prot))
-				goto fail;
-			if (n && r[n - 1].end == p && r[n - 1].prot == prot) {
-				r[n - 1].end = p + psz;
-				continue;
-			}
-			if (n == cap) {
-				struct wrange *nr_ = realloc(r, (cap ? cap * 2 : 8) * sizeof(*r));
-
-				if (!nr_)
-					goto fail;
-				r = nr_;
-				cap = cap ? cap * 2 : 8;
-			}
-			r[n].start = p;
-			r[n].end = p + psz;
-			r[n].prot = prot;
-			n++;
+		if (page_prot(p, &prot))
+			return -EPERM;
+		if (last && last->end == p && last->prot == prot) {
+			last->end = p + w->psz;
+			continue;
 		}
+		if (w->n == w->cap) {
+			size_t cap = w->cap ? w->cap * 2 : 8;
+			struct wrange *r = realloc(w->r, cap * sizeof(*r));
+
+			if (!r)
+				return -EPERM;
+			w->r = r;
+			w->cap = cap;
+		}
+		w->r[w->n].start = p;
+		w->r[w->n].end = p + w->psz;
+		w->r[w->n].prot = prot;
+		w->n++;
 	}
-	for (i = 0; i < n; i++) {
+	return 0;
+}
+
+/* Sort the runs and merge those that overlap or touch with one protection. */
+static void ranges_settle(struct wranges *w)
+{
+	size_t i, j, n = 0;
+
+	for (i = 1; i < w->n; i++) {
+		struct wrange r = w->r[i];
+
+		for (j = i; j && w->r[j - 1].start > r.start; j--)
+			w->r[j] = w->r[j - 1];
+		w->r[j] = r;
+	}
+	for (i = 0; i < w->n; i++) {
+		if (n && w->r[i].start <= w->r[n - 1].end && w->r[i].prot == w->r[n - 1].prot) {
+			if (w->r[i].end > w->r[n - 1].end)
+				w->r[n - 1].end = w->r[i].end;
+			continue;
+		}
+		w->r[n++] = w->r[i];
+	}
+	w->n = n;
+}
+
+/*
+ * Make the runs of @w writable.  Returns their number, or -EPERM when
+ * mprotect is refused (the caller then writes through /proc/self/mem).
+ */
+static int ranges_open(struct wranges *w)
+{
+	struct wrange *r = w->r;
+	size_t i;
+
+	ranges_settle(w);
+	for (i = 0; i < w->n; i++) {
 		if (mprotect((void *)r[i].start, r[i].end - r[i].start,
 			     r[i].prot | PROT_WRITE | PROT_READ)) {
 			while (i--)
 				mprotect((void *)r[i].start, r[i].end - r[i].start, r[i].prot);
-			goto fail;
+			return -EPERM;
 		}
 		/*
 		 * Every page of the range is about to be written: make the
@@ -263,10 +299,26 @@ static int open_ranges(struct text_poke_loc *locs, size_t nr, struct wrange **ra
 		 */
 		madvise((void *)r[i].start, r[i].end - r[i].start, MADV_POPULATE_WRITE);
 	}
-	*rangesp = r;
-	return (int)n;
+	return (int)w->n;
+}
+
+/* Make the pages of @locs writable: ranges_open() of their pages. */
+static int open_ranges(struct text_poke_loc *locs, size_t nr, struct wrange **rangesp)
+{
+	struct wranges w = { .psz = (unsigned long)sysconf(_SC_PAGESIZE) };
+	size_t i;
+	int n;
+
+	for (i = 0; i < nr; i++)
+		if (ranges_add(&w, locs[i].addr, locs[i].len))
+			goto fail;
+	n = ranges_open(&w);
+	if (n < 0)
+		goto fail;
+	*rangesp = w.r;
+	return n;
 fail:
-	free(r);
+	free(w.r);
 	*rangesp = NULL;
 	return -EPERM;
 }
@@ -454,30 +506,90 @@ out:
 	return ret;
 }
 
-int fhook_text_poke_init(struct text_poke_loc *locs, size_t nr)
+/*
+ * Is @a a site in an object's text, with room for the longest site?
+ * @seg caches the last segment found: sites of one segment come in a row.
+ */
+static bool init_site_in_text(unsigned long a, struct fhook_text_seg *seg)
 {
-	struct wrange *ranges = NULL;
-	int nranges = 0, ret = 0;
-	bool procmem;
-	size_t i;
-
-	if (!nr)
-		return 0;
-	sort_locs(locs, nr);
-	procmem = open_writes(locs, nr, &ranges, &nranges);
-	stats.writes += nr;
-	for (i = 0; i < nr && !ret; i++) {
-		if (procmem)
-			ret = procmem_write(locs[i].addr, locs[i].new, CALL_INSN_SIZE);
-		else
-			code_copy(locs[i].addr, locs[i].new, CALL_INSN_SIZE);
+	if (a < seg->start || a >= seg->end) {
+		if (!fhook_arch_hooks.text_seg || !fhook_arch_hooks.text_seg(a, seg)) {
+			seg->start = seg->end = 0;
+			return false;
+		}
 	}
-	if (nranges > 0)
-		close_ranges(ranges, nranges);
+	return (seg->prot & PROT_EXEC) && a + FHOOK_SITE_MAX <= seg->end;
+}
+
+long fhook_text_init_pads(const unsigned long *addrs, size_t stride, size_t nr,
+			  unsigned long bias, bool expect_pads)
+{
+	struct wranges w = { .psz = (unsigned long)sysconf(_SC_PAGESIZE) };
+	struct fhook_text_seg seg = { 0, 0, 0 };
+	size_t i, pads = 0;
+	long others = 0;
+	int nranges = -1, ret = 0;
+	bool procmem;
+
+	/*
+	 * Which pages to write.  Expecting pads, every page holding a site,
+	 * from the addresses alone: a page copied before anything maps it
+	 * costs a few microseconds, one mapped already (read, run) a TLB
+	 * shootdown each, ten to fifty times that in a virtual machine.
+	 * Otherwise only the pages that turn out to hold a pad.
+	 */
+	for (i = 0; i < nr; i++) {
+		unsigned long a = addrs[i * stride];
+		const unsigned char *b = (const unsigned char *)(a + bias);
+
+		if (!a || !init_site_in_text(a + bias, &seg))
+			continue;
+		if (!expect_pads) {
+			if (!fhook_site_is_pad(b)) {
+				others += !fhook_site_is_nop(b);
+				continue;
+			}
+			pads++;
+		}
+		if (nranges && ranges_add(&w, a + bias, FHOOK_SITE_LEN))
+			nranges = 0;	/* unknown protection: /proc/self/mem */
+	}
+	if (!expect_pads && !pads) {
+		free(w.r);
+		return others;
+	}
+	procmem = use_procmem() || !nranges;
+	if (!procmem) {
+		nranges = ranges_open(&w);
+		procmem = nranges < 0;
+	}
+	stats.procmem = procmem;
+	stats.batches++;
+	pads = others = 0;
+	seg.start = seg.end = 0;
+	for (i = 0; i < nr && !ret; i++) {
+		unsigned long a = addrs[i * stride];
+		const unsigned char *b = (const unsigned char *)(a + bias);
+
+		if (!a || !init_site_in_text(a + bias, &seg))
+			continue;
+		if (!fhook_site_is_pad(b)) {
+			others += !fhook_site_is_nop(b);
+			continue;
+		}
+		pads++;
+		if (procmem)
+			ret = procmem_write(a + bias, fhook_site_nop, FHOOK_SITE_LEN);
+		else
+			code_copy(a + bias, fhook_site_nop, FHOOK_SITE_LEN);
+	}
+	stats.writes += pads;
+	if (!procmem && nranges > 0)
+		close_ranges(w.r, nranges);
 	else
-		free(ranges);
+		free(w.r);
 	fhook_sync_core();
-	return ret;
+	return ret ? ret : others;
 }
 
 /* ---- the trap handler ---- */
