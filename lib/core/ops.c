@@ -24,6 +24,7 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-bp.h>
 
+#include "util/alloc.h"
 #include "util/errno.h"
 #include "util/bsearch.h"
 #include "util/rcu.h"
@@ -157,8 +158,8 @@ static int update_sites(void)
 		op->nr_sites = 0;
 	if (!total)
 		return 0;
-	plan = malloc(total * sizeof(*plan));
-	locs = malloc(total * sizeof(*locs));
+	plan = fhook_malloc_whole(total * sizeof(*plan));
+	locs = fhook_malloc_whole(total * sizeof(*locs));
 	if (!plan || !locs) {
 		ret = -ENOMEM;
 		goto out;

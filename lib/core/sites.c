@@ -23,6 +23,7 @@
 #include "core.h"
 #include "arch/arch.h"
 #include "kallsyms/objects.h"
+#include "util/alloc.h"
 #include "util/bsearch.h"
 #include "util/rcu.h"
 
@@ -145,7 +146,7 @@ static int object_read_sites(struct fhook_object *obj, const struct fhook_elf_si
 	}
 	if (!total)
 		goto out;
-	obj->recs = malloc(total * sizeof(*obj->recs));
+	obj->recs = fhook_malloc_whole(total * sizeof(*obj->recs));
 	if (!obj->recs) {
 		ret = -ENOMEM;
 		goto out;

@@ -276,22 +276,69 @@ static void ranges_settle(struct wranges *w)
 }
 
 /*
- * Make the runs of @w writable.  Returns their number, or -EPERM when
+ * Unmap the pages of [@start, @end) that still map the file unchanged
+ * (present, no private copy yet), as /proc/self/pagemap (@fd) tells.
+ * Copying a page that is mapped costs a TLB shootdown, tens of
+ * microseconds each in a virtual machine; copying one that is not costs
+ * a few, and the next touch maps the same bytes from the page cache
+ * again.  A private copy (ours, a debugger's breakpoint) is never
+ * dropped: its bytes are not the file's.
+ */
+static void unmap_file_pages(int fd, unsigned long start, unsigned long end, unsigned long psz)
+{
+	uint64_t e[128];
+	unsigned long p = start, run = 0;
+
+	while (p < end) {
+		size_t i, n = (end - p) / psz;
+
+		if (n > sizeof(e) / sizeof(e[0]))
+			n = sizeof(e) / sizeof(e[0]);
+		if (pread(fd, e, n * sizeof(e[0]), (off_t)(p / psz * sizeof(e[0]))) !=
+		    (ssize_t)(n * sizeof(e[0])))
+			break;
+		for (i = 0; i < n; i++, p += psz) {
+			/* bit 63: present; bit 61: a file page, not a private copy */
+			bool file = (e[i] >> 63 & 1) && (e[i] >> 61 & 1);
+
+			if (file && !run)
+				run = p;
+			if (!file && run) {
+				madvise((void *)run, p - run, MADV_DONTNEED);
+				run = 0;
+			}
+		}
+	}
+	if (run)
+		madvise((void *)run, p - run, MADV_DONTNEED);
+}
+
+/*
+ * Make the runs of @w writable, with private copies of their pages.
+ * @mapped: the pages may be mapped already (else nothing has touched
+ * them, and /proc is not read).  Returns their number, or -EPERM when
  * mprotect is refused (the caller then writes through /proc/self/mem).
  */
-static int ranges_open(struct wranges *w)
+static int ranges_open(struct wranges *w, bool mapped)
 {
 	struct wrange *r = w->r;
+	int fd = -1;
 	size_t i;
 
 	ranges_settle(w);
+	if (mapped)
+		fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	for (i = 0; i < w->n; i++) {
 		if (mprotect((void *)r[i].start, r[i].end - r[i].start,
 			     r[i].prot | PROT_WRITE | PROT_READ)) {
 			while (i--)
 				mprotect((void *)r[i].start, r[i].end - r[i].start, r[i].prot);
+			if (fd >= 0)
+				close(fd);
 			return -EPERM;
 		}
+		if (fd >= 0)
+			unmap_file_pages(fd, r[i].start, r[i].end, w->psz);
 		/*
 		 * Every page of the range is about to be written: make the
 		 * private copies in one call rather than one fault per page.
@@ -299,6 +346,8 @@ static int ranges_open(struct wranges *w)
 		 */
 		madvise((void *)r[i].start, r[i].end - r[i].start, MADV_POPULATE_WRITE);
 	}
+	if (fd >= 0)
+		close(fd);
 	return (int)w->n;
 }
 
@@ -312,7 +361,7 @@ static int open_ranges(struct text_poke_loc *locs, size_t nr, struct wrange **ra
 	for (i = 0; i < nr; i++)
 		if (ranges_add(&w, locs[i].addr, locs[i].len))
 			goto fail;
-	n = ranges_open(&w);
+	n = ranges_open(&w, true);
 	if (n < 0)
 		goto fail;
 	*rangesp = w.r;
@@ -560,7 +609,8 @@ long fhook_text_init_pads(const unsigned long *addrs, size_t stride, size_t nr,
 	}
 	procmem = use_procmem() || !nranges;
 	if (!procmem) {
-		nranges = ranges_open(&w);
+		/* no /proc at start-up: expecting pads, nothing mapped the pages yet */
+		nranges = ranges_open(&w, false);
 		procmem = nranges < 0;
 	}
 	stats.procmem = procmem;
