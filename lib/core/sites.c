@@ -112,16 +112,24 @@ static int sort_recs(struct dyn_ftrace *recs, size_t nr)
 	return 0;
 }
 
+/* Records being filled in: how many, and whether they came in order. */
+struct rec_fill {
+	size_t n;
+	size_t unordered;		/* descents and repeats */
+};
+
 /* Keep @ip as the next record of @obj if it is a site of its text. */
-static inline size_t rec_add(struct fhook_object *obj, size_t n, unsigned long ip, bool mcount)
+static inline void rec_add(struct fhook_object *obj, struct rec_fill *f, unsigned long ip,
+			   bool mcount)
 {
 	/* a site must leave room for the 6-byte form's tail */
 	if (!fhook_object_text(obj, ip, FHOOK_SITE_MAX))
-		return n;
-	obj->recs[n].ip = ip;
-	obj->recs[n].flags = mcount ? FTRACE_FL_MCOUNT : 0;
+		return;
+	f->unordered += f->n && ip <= obj->recs[f->n - 1].ip;
+	obj->recs[f->n].ip = ip;
+	obj->recs[f->n].flags = mcount ? FTRACE_FL_MCOUNT : 0;
 	obj->has_mcount |= mcount;
-	return n + 1;
+	f->n++;
 }
 
 /*
@@ -131,7 +139,8 @@ static inline size_t rec_add(struct fhook_object *obj, size_t n, unsigned long i
 static int object_read_sites(struct fhook_object *obj, const struct fhook_elf_site_map *m)
 {
 	struct fhook_elf_sites es = { 0 };
-	size_t i, n = 0, total = 0;
+	struct rec_fill f = { 0, 0 };
+	size_t i, n, total = 0;
 	unsigned int s;
 	int ret = 0;
 
@@ -156,19 +165,21 @@ static int object_read_sites(struct fhook_object *obj, const struct fhook_elf_si
 		for (s = 0; s < m->nr; s++)
 			for (i = 0; i < m->sec[s].nr; i++)
 				if (m->sec[s].addrs[i])
-					n = rec_add(obj, n, m->sec[s].addrs[i] + obj->base,
-						    m->sec[s].mcount);
+					rec_add(obj, &f, m->sec[s].addrs[i] + obj->base,
+						m->sec[s].mcount);
 	} else {
 		for (i = 0; i < es.nr; i++)
-			n = rec_add(obj, n, es.addrs[i] + obj->base, es.from_mcount[i]);
+			rec_add(obj, &f, es.addrs[i] + obj->base, es.from_mcount[i]);
 	}
-	if (sort_recs(obj->recs, n)) {
+	n = f.n;
+	/* the linker's order is mostly the address order: nothing to do then */
+	if (f.unordered && sort_recs(obj->recs, n)) {
 		free(obj->recs);
 		obj->recs = NULL;
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (n) {
+	if (f.unordered && n) {
 		size_t w = 1;
 
 		for (i = 1; i < n; i++)

@@ -214,11 +214,12 @@ struct wranges {
 
 /*
  * Add the pages of [@addr, @addr + @len).  Sites mostly come in address
- * order, and most share their page with the last: those cost a compare.
- * Out-of-order ones start runs of their own, which ranges_settle()
- * sorts and merges.  -EPERM: a page's protection is unknown.
+ * order, and most share their page with the last: those cost a compare
+ * (ranges_add()).  Out-of-order ones start runs of their own, which
+ * ranges_settle() sorts and merges.  -EPERM: a page's protection is
+ * unknown.
  */
-static int ranges_add(struct wranges *w, unsigned long addr, size_t len)
+static int ranges_add_pages(struct wranges *w, unsigned long addr, size_t len)
 {
 	unsigned long lo = addr & ~(w->psz - 1), hi = (addr + len + w->psz - 1) & ~(w->psz - 1);
 	unsigned long p;
@@ -250,6 +251,13 @@ static int ranges_add(struct wranges *w, unsigned long addr, size_t len)
 		w->n++;
 	}
 	return 0;
+}
+
+static inline int ranges_add(struct wranges *w, unsigned long addr, size_t len)
+{
+	if (w->n && addr >= w->r[w->n - 1].start && addr + len <= w->r[w->n - 1].end)
+		return 0;
+	return ranges_add_pages(w, addr, len);
 }
 
 /* Sort the runs and merge those that overlap or touch with one protection. */
@@ -555,18 +563,23 @@ out:
 	return ret;
 }
 
+/* The segment holding @a into @seg; false (and @seg empty) if none. */
+static bool init_find_seg(unsigned long a, struct fhook_text_seg *seg)
+{
+	if (fhook_arch_hooks.text_seg && fhook_arch_hooks.text_seg(a, seg))
+		return true;
+	seg->start = seg->end = 0;
+	return false;
+}
+
 /*
  * Is @a a site in an object's text, with room for the longest site?
  * @seg caches the last segment found: sites of one segment come in a row.
  */
-static bool init_site_in_text(unsigned long a, struct fhook_text_seg *seg)
+static inline bool init_site_in_text(unsigned long a, struct fhook_text_seg *seg)
 {
-	if (a < seg->start || a >= seg->end) {
-		if (!fhook_arch_hooks.text_seg || !fhook_arch_hooks.text_seg(a, seg)) {
-			seg->start = seg->end = 0;
-			return false;
-		}
-	}
+	if ((a < seg->start || a >= seg->end) && !init_find_seg(a, seg))
+		return false;
 	return (seg->prot & PROT_EXEC) && a + FHOOK_SITE_MAX <= seg->end;
 }
 
