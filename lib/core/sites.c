@@ -382,6 +382,11 @@ static void objects_added(struct fhook_object *list)
 		unsigned int s;
 		bool expect;
 
+		/* libfhook.so is never traced, as the kernel's ftrace code is notrace */
+		if (!obj->is_main && fhook_object_text(obj, (unsigned long)objects_added, 1)) {
+			obj->sites_loaded = true;
+			continue;
+		}
 		if (fhook_elf_map_sites(obj->path, FHOOK_ELF_MAP_UNPREPARED, &m) ||
 		    !m.scan.nr_sections) {
 			obj->sites_loaded = true;
