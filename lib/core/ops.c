@@ -158,8 +158,9 @@ static int update_sites(void)
 		op->nr_sites = 0;
 	if (!total)
 		return 0;
+	/* every site gets a plan; only the sites that change get a write */
 	plan = fhook_malloc_whole(total * sizeof(*plan));
-	locs = fhook_malloc_whole(total * sizeof(*locs));
+	locs = malloc(total * sizeof(*locs));
 	if (!plan || !locs) {
 		ret = -ENOMEM;
 		goto out;
