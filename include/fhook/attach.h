@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fhook: the control channel of a running process (`fhook ... -p PID`).
+ *
+ * The fhook command reaches a running process through ptrace: it stops one
+ * thread at a safe point, makes it call fhook_attach_ctl() with a request
+ * written below that thread's stack, reads the reply, and puts the thread
+ * back as it was (docs/attach.md).  A process without libfhook first gets
+ * it with a dlopen() run the same way.  So this entry point is the whole
+ * channel: no socket, no thread and no signal handler wait in every
+ * process for a command that may never come, and who may use the channel
+ * is decided by the kernel's ptrace rules.
+ *
+ * This header is clearly internal to fhook (the command and libfhook) but
+ * names the entry point, so that the library's version script keeps it.
+ */
+#ifndef FHOOK_ATTACH_H
+#define FHOOK_ATTACH_H
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * fhook_attach_ctl() - run one request of the fhook command
+ * @req: one line, "VERB ARGS..." (words separated by tabs)
+ *
+ * Verbs: "hello" (the protocol version), "patch", "inject", "unpatch",
+ * "list" (lib/livepatch/attach.c), "memfd", "trace-start", "trace-stop"
+ * (lib/events/record.c).
+ *
+ * Context: called on a thread the command hijacked at a safe point (not
+ * inside the loader, malloc, or a handler), with every asynchronous signal
+ * blocked; errno is as it was on return.  Requests are serialized.
+ * Return: the reply, NUL-terminated, valid until the next call: "ok" or
+ * "error: <message>" on the first line, then the verb's output.
+ */
+const char *fhook_attach_ctl(const char *req);
+
+/* The protocol this library speaks ("hello" answers it). */
+#define FHOOK_ATTACH_PROTO	1
+
+/*
+ * A verb of the channel, for the layers above core: @fn gets the request's
+ * words after the verb and writes its output to @out; it returns 0 or a
+ * negative errno, having written the reason to @out.  Internal: only
+ * libfhook's own files register verbs, from their constructors.
+ */
+struct fhook_attach_verb {
+	const char *name;
+	int (*fn)(int argc, char **argv, FILE *out);
+};
+int fhook_attach_register(const struct fhook_attach_verb *verb)
+	__attribute__((visibility("hidden")));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FHOOK_ATTACH_H */

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The process the attach tests attach to: built traceable, not linked
+ * with libfhook.  N worker threads call work() in a loop and check every
+ * result (the original's, or a patch's: work_new in att_repl.so adds
+ * PATCH_DELTA); the main thread reads commands on stdin:
+ *
+ *   call X    print "ping X -> Y" (ping() is traceable; so is work())
+ *   check     print "bad N" (wrong results so far)
+ *   quit/EOF  stop the workers, print "calls ok, bad N", exit 1 if N > 0
+ *
+ * Usage: att_prog [THREADS]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define noinline __attribute__((noinline, noclone))
+#define PATCH_DELTA 1000000L
+
+static volatile int stop;
+static unsigned long bad, calls;
+
+noinline long work(long x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x * 2 + 1;
+}
+
+noinline long ping(long x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x + 1;
+}
+
+static void *worker(void *arg)
+{
+	long i = (long)arg, r, n = 0;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		r = work(i);
+		if (r != i * 2 + 1 && r != i * 2 + 1 + PATCH_DELTA)
+			__atomic_fetch_add(&bad, 1, __ATOMIC_RELAXED);
+		i = (i + 1) & 0xffff;
+		n++;
+	}
+	__atomic_fetch_add(&calls, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int nr = argc > 1 ? atoi(argv[1]) : 8, i;
+	pthread_t th[64];
+	char line[256];
+
+	if (nr > 64)
+		nr = 64;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 0; i < nr; i++)
+		pthread_create(&th[i], NULL, worker, (void *)(long)(i * 4096));
+	printf("ready %d\n", (int)getpid());
+	while (fgets(line, sizeof(line), stdin)) {
+		long x;
+
+		if (sscanf(line, "call %ld", &x) == 1) {
+			long r = ping(x);
+
+			printf("ping %ld -> %ld\n", x, r);
+		} else if (!strncmp(line, "check", 5)) {
+			printf("bad %lu\n", __atomic_load_n(&bad, __ATOMIC_RELAXED));
+		} else if (!strncmp(line, "quit", 4)) {
+			break;
+		}
+	}
+	stop = 1;
+	for (i = 0; i < nr; i++)
+		pthread_join(th[i], NULL);
+	printf("calls %s, bad %lu\n", calls || !nr ? "ok" : "none", bad);
+	return bad ? 1 : 0;
+}
