@@ -898,6 +898,19 @@ static int rewrite_pads(struct cli_attach *a)
 	return ret;
 }
 
+/* Has any object of the process recorded sites? (Else loading libfhook would be for nothing.) */
+static bool has_sites(struct cli_attach *a)
+{
+	struct fhook_elf_scan scan;
+	int i;
+
+	for (i = 0; i < a->nr_maps; i++)
+		if (a->maps[i].path && a->maps[i].exec &&
+		    !fhook_elf_scan(a->maps[i].path, &scan) && scan.nr_sections)
+			return true;
+	return false;
+}
+
 static int load_libfhook(struct cli_attach *a)
 {
 	const struct att_map *libc = object_named(a, "libc.so");
@@ -921,6 +934,12 @@ static int load_libfhook(struct cli_attach *a)
 		fprintf(stderr, "fhook: %s: process %d has no dlopen() to load libfhook with "
 			"(statically linked, or not glibc)\n", a->cmd, a->pid);
 		return -ENOEXEC;
+	}
+	if (!has_sites(a)) {
+		fprintf(stderr, "fhook: %s: process %d has no patchable sites: rebuild the program "
+			"with `cc $(fhook cflags) ...` (-fpatchable-function-entry=5); nothing was "
+			"changed\n", a->cmd, a->pid);
+		return -ENOENT;
 	}
 	errno_fn = object_sym(libc, "__errno_location");
 	ret = rewrite_pads(a);

@@ -34,7 +34,7 @@ static void print_error(const char *cmd, const char *reply)
 	if (body && body[1])
 		fputs(body + 1, stderr);
 	else
-		fprintf(stderr, "fhook: %s: %s\n", cmd, reply);
+		fprintf(stderr, "fhook: %s: the process refused the request\n", cmd);
 }
 
 /*

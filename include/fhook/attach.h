@@ -35,7 +35,8 @@ extern "C" {
  * inside the loader, malloc, or a handler), with every asynchronous signal
  * blocked; errno is as it was on return.  Requests are serialized.
  * Return: the reply, NUL-terminated, valid until the next call: "ok" or
- * "error: <message>" on the first line, then the verb's output.
+ * "error" on the first line, then the verb's output (the messages, for an
+ * error).
  */
 const char *fhook_attach_ctl(const char *req);
 

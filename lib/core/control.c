@@ -24,7 +24,7 @@ static const struct fhook_attach_verb *ctl_verbs[CTL_MAX_VERBS];
 static int ctl_nr_verbs;
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *ctl_reply;
-static char ctl_oom[] = "error: out of memory\n";
+static char ctl_oom[] = "error\nfhook: out of memory\n";
 
 int fhook_attach_register(const struct fhook_attach_verb *verb)
 {
@@ -81,7 +81,7 @@ static char *ctl_run(const char *req)
 	}
 	fclose(out);
 	free(line);
-	if (asprintf(&reply, "%s%s", ret ? "error: " : "ok\n", body ? body : "") < 0)
+	if (asprintf(&reply, "%s%s", ret ? "error\n" : "ok\n", body ? body : "") < 0)
 		reply = NULL;
 	free(body);
 	return reply;
