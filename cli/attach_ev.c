@@ -39,10 +39,14 @@ int cli_ev_attach_name(struct cli_ev *c)
 	if (n <= 0) {
 		if (errno == ENOENT)
 			fprintf(stderr, "fhook: %s: no process %d\n", c->cmd, c->pid);
-		else if (errno == EACCES || errno == EPERM)
-			/* the attach itself says which rule refused */
-			snprintf(exe, sizeof(exe), "process %d", c->pid), n = strlen(exe);
-		else
+		else if (errno == EACCES || errno == EPERM) {
+			struct cli_attach *a;
+
+			/* the attach says which rule refused, before anything is changed */
+			if (!cli_attach_open(c->cmd, c->pid, &a))
+				cli_attach_close(a);
+			return -1;
+		} else
 			fprintf(stderr, "fhook: %s: process %d: %s\n", c->cmd, c->pid,
 				strerror(errno));
 		if (n <= 0)

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 state() {	# what must not change: every thread's signal state, libfhook absent
-	grep -h '^Sig' /proc/"$1"/task/*/status | tr '\n' ' '
+	grep -h '^Sig[PBIC]' /proc/"$1"/task/*/status | tr '\n' ' '
 	grep -c libfhook /proc/"$1"/maps
 }
 
