@@ -72,6 +72,7 @@ struct cli_attach {
 	unsigned long ctl;		/* fhook_attach_ctl in the process */
 	struct att_map *maps;
 	int nr_maps;
+	unsigned long restorer;		/* libc's __restore_rt: a signal frame's return */
 	struct cli_attach_times times;
 };
 
@@ -577,6 +578,8 @@ static void release(struct att_thread *t)
 	t->gone = true;
 }
 
+static bool in_signal_handler(struct cli_attach *a, struct att_thread *t);
+
 /*
  * Blocking system calls that libc makes without holding a lock of its own:
  * a thread stopped in one may run our call (and restart it afterwards).
@@ -602,29 +605,114 @@ static bool quiet_syscall(long nr)
  * handlers may hold an RCU read lock), or in libc blocked in a quiet
  * system call.  Not in anonymous memory (fhook's trampolines, JIT code).
  */
-static bool safe_point(struct cli_attach *a, struct att_thread *t)
+static bool safe_point(struct cli_attach *a, struct att_thread *t, const char **why)
 {
 	const struct att_map *m = map_of(a, t->regs.rip);
 	const char *b;
 
+	*why = "not in a file's code (a trampoline, JIT code)";
 	if (!m || !m->path || !m->exec)
 		return false;
+	*why = "in a signal handler";
+	if (in_signal_handler(a, t))
+		return false;
 	b = base_name(m->path);
+	*why = "in the loader, libfhook or urcu";
 	if (!strncmp(b, "ld-", 3) || !strncmp(b, "libfhook", 8) || !strncmp(b, "liburcu", 7))
 		return false;
-	if (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) || !strncmp(b, "libpthread", 10))
-		return (long)t->regs.orig_rax >= 0 && quiet_syscall((long)t->regs.orig_rax);
+	if (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) || !strncmp(b, "libpthread", 10)) {
+		*why = (long)t->regs.orig_rax >= 0 ? "in libc, in a system call that may hold a lock"
+						   : "in libc, not in a system call";
+		if ((long)t->regs.orig_rax >= 0 && quiet_syscall((long)t->regs.orig_rax)) {
+			*why = "safe: blocked in a system call";
+			return true;
+		}
+		return false;
+	}
+	*why = "safe: in the program's code";
 	return true;
+}
+
+static int mem_read(struct cli_attach *a, unsigned long addr, void *buf, size_t len);
+
+/*
+ * Where libc's signal return trampoline (__restore_rt: mov $15, %rax;
+ * syscall) is in the process: every signal frame's return address.  It is
+ * a local symbol, so it is found by its bytes in libc's file.
+ */
+static unsigned long find_restorer(struct cli_attach *a)
+{
+	static const unsigned char code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+	const struct att_map *libc = object_named(a, "libc.so");
+	unsigned char *img = NULL, *hit;
+	unsigned long off, ret = 0;
+	struct stat st;
+	int fd, i;
+
+	if (!libc || (fd = open(libc->path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	if (!fstat(fd, &st) && (img = malloc(st.st_size)) &&
+	    pread(fd, img, st.st_size, 0) == st.st_size &&
+	    (hit = memmem(img, st.st_size, code, sizeof(code)))) {
+		off = hit - img;
+		for (i = 0; i < a->nr_maps && !ret; i++) {
+			const struct att_map *m = &a->maps[i];
+
+			if (m->exec && m->path && !strcmp(m->path, libc->path) && off >= m->off &&
+			    off < m->off + (m->end - m->start))
+				ret = m->start + (off - m->off);
+		}
+	}
+	free(img);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Is the thread running a signal handler?  Then it may have interrupted
+ * malloc or the loader, and a call from there could wait for a lock it
+ * holds itself.  A signal frame puts __restore_rt on the stack.
+ */
+static bool in_signal_handler(struct cli_attach *a, struct att_thread *t)
+{
+	static unsigned long words[8192];
+	const struct att_map *m = map_of(a, t->regs.rsp);
+	unsigned long len, i;
+
+	if (!a->restorer)
+		a->restorer = find_restorer(a);
+	if (!a->restorer || !m)
+		return false;
+	len = m->end - t->regs.rsp;
+	if (len > sizeof(words))
+		len = sizeof(words);
+	len &= ~7UL;
+	if (mem_read(a, t->regs.rsp, words, len))
+		return false;
+	for (i = 0; i < len / 8; i++)
+		if (words[i] == a->restorer)
+			return true;
+	return false;
 }
 
 static struct att_thread *pick_safe(struct cli_attach *a)
 {
+	bool verbose = getenv("FHOOK_ATTACH_VERBOSE");
+	struct att_thread *pick = NULL;
+	const char *why;
 	int i;
 
-	for (i = 0; i < a->nr_th; i++)
-		if (!a->th[i].gone && safe_point(a, &a->th[i]))
-			return &a->th[i];
-	return NULL;
+	for (i = 0; i < a->nr_th; i++) {
+		if (a->th[i].gone)
+			continue;
+		if (safe_point(a, &a->th[i], &why) && !pick)
+			pick = &a->th[i];
+		if (verbose)
+			fprintf(stderr, "fhook: %s: thread %d: %s\n", a->cmd, a->th[i].tid, why);
+		else if (pick)
+			break;
+	}
+	return pick;
 }
 
 /* Let every thread run a moment and stop it again: one may reach a safe point. */
@@ -1014,9 +1102,28 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 		}
 		run_a_moment(a);
 	}
-	for (i = 0; i < a->nr_th; i++)
-		if (!a->th[i].gone)
-			a->times.threads++;
+	for (i = 0; i < a->nr_th; i++) {
+		unsigned long mask;
+
+		if (a->th[i].gone)
+			continue;
+		a->times.threads++;
+		/*
+		 * A thread that meets fhook's int3 with SIGTRAP blocked is killed
+		 * by the kernel.  libfhook keeps SIGTRAP out of the masks of the
+		 * programs it starts (its pthread_sigmask); a loaded libfhook
+		 * cannot, so the masks are fixed here, the one change of a
+		 * thread's state that attaching makes.
+		 */
+		if (!ptrace(PTRACE_GETSIGMASK, a->th[i].tid, (void *)sizeof(mask), &mask) &&
+		    (mask & 1UL << (SIGTRAP - 1))) {
+			mask &= ~(1UL << (SIGTRAP - 1));
+			if (!ptrace(PTRACE_SETSIGMASK, a->th[i].tid, (void *)sizeof(mask), &mask))
+				fprintf(stderr, "fhook: %s: note: thread %d blocked SIGTRAP; it is "
+					"unblocked (fhook's int3 would kill it)\n", cmd,
+					a->th[i].tid);
+		}
+	}
 	lib = object_named(a, "libfhook.so");
 	if (!lib) {
 		ret = load_libfhook(a);

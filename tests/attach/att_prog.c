@@ -7,13 +7,19 @@
  *
  *   call X    print "ping X -> Y" (ping() is traceable; so is work())
  *   check     print "bad N" (wrong results so far)
+ *   handler   a new thread enters a SIGUSR1 handler and sleeps there
+ *   release   it leaves the handler; print "released"
+ *   masked    a new thread that blocks every signal calls work() in a loop
  *   quit/EOF  stop the workers, print "calls ok, bad N", exit 1 if N > 0
  *
  * Usage: att_prog [THREADS]
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +58,36 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static volatile int in_handler, release;
+
+static void on_usr1(int sig)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	in_handler = 1;
+	while (!release)
+		nanosleep(&ts, NULL);
+}
+
+static void *handler_thread(void *arg)
+{
+	raise(SIGUSR1);
+	return NULL;
+}
+
+static void *masked_thread(void *arg)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	return worker(arg);
+}
+
 int main(int argc, char **argv)
 {
+	pthread_t hth, mth;
+	bool have_masked = false;
 	int nr = argc > 1 ? atoi(argv[1]) : 8, i;
 	pthread_t th[64];
 	char line[256];
@@ -73,6 +107,20 @@ int main(int argc, char **argv)
 			printf("ping %ld -> %ld\n", x, r);
 		} else if (!strncmp(line, "check", 5)) {
 			printf("bad %lu\n", __atomic_load_n(&bad, __ATOMIC_RELAXED));
+		} else if (!strncmp(line, "handler", 7)) {
+			signal(SIGUSR1, on_usr1);
+			pthread_create(&hth, NULL, handler_thread, NULL);
+			while (!in_handler)
+				usleep(1000);
+			printf("in handler\n");
+		} else if (!strncmp(line, "release", 7)) {
+			release = 1;
+			pthread_join(hth, NULL);
+			printf("released\n");
+		} else if (!strncmp(line, "masked", 6) && !have_masked) {
+			have_masked = true;
+			pthread_create(&mth, NULL, masked_thread, (void *)77L);
+			printf("masked\n");
 		} else if (!strncmp(line, "quit", 4)) {
 			break;
 		}
@@ -80,6 +128,8 @@ int main(int argc, char **argv)
 	stop = 1;
 	for (i = 0; i < nr; i++)
 		pthread_join(th[i], NULL);
+	if (have_masked)
+		pthread_join(mth, NULL);
 	printf("calls %s, bad %lu\n", calls || !nr ? "ok" : "none", bad);
 	return bad ? 1 : 0;
 }

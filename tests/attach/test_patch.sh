@@ -66,3 +66,31 @@ expect cycles_threads_results "$(ask check)" "bad 0"
 expect cycles_signal_masks "$(grep -h '^SigBlk' /proc/"$pid"/task/*/status | sort | tr '\n' ' ')" \
 	"$mask_before"
 expect cycles_exit "$(stop_prog)" "calls ok, bad 0"
+
+# ---- a thread inside a signal handler is not the one that runs the call ----
+start_prog 0
+expect handler_entered "$(ask handler)" "in handler"
+htid=$(ls /proc/"$pid"/task | sort -n | tail -1)
+FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>"$TMP/err"
+expect handler_patch_status "$?" 0
+expect handler_thread_skipped "$(grep -c "thread $htid: in a signal handler" "$TMP/err")" 1
+expect handler_patched "$(ask 'call 4')" "ping 4 -> -4"
+expect handler_released "$(ask release)" "released"
+"$FHOOK" unpatch -p "$pid" 2>/dev/null
+expect handler_unpatched "$(ask 'call 4')" "ping 4 -> 5"
+expect handler_exit "$(stop_prog)" "calls ok, bad 0"
+
+# ---- a thread that blocks every signal, SIGTRAP too, under patch cycles ----
+start_prog 2
+expect masked_started "$(ask masked)" "masked"
+mtid=$(ls /proc/"$pid"/task | sort -n | tail -1)
+"$FHOOK" patch -p "$pid" --func work --with "$R:work_new" 2>"$TMP/err"
+expect masked_sigtrap_note "$?:$(grep -c "thread $mtid blocked SIGTRAP; it is unblocked" "$TMP/err")" "0:1"
+ok=0
+for i in $(seq 10); do
+	"$FHOOK" unpatch -p "$pid" 2>/dev/null &&
+	"$FHOOK" patch -p "$pid" --func work --with "$R:work_new" 2>/dev/null && ok=$((ok + 1))
+done
+"$FHOOK" unpatch -p "$pid" 2>/dev/null
+expect masked_cycles "$ok" 10
+expect masked_exit "$(stop_prog)" "calls ok, bad 0"
