@@ -213,6 +213,13 @@ static int check_target(const char *cmd, pid_t pid)
 			comm);
 		return -EBUSY;
 	}
+	/* a call returns through a fault, which would reset an ignored SIGSEGV */
+	if (status_field(pid, "SigIgn", buf, sizeof(buf)) &&
+	    (strtoull(buf, NULL, 16) & 1ULL << (SIGSEGV - 1))) {
+		fprintf(stderr, "fhook: %s: process %d ignores SIGSEGV: fhook cannot call into it "
+			"without changing that\n", cmd, pid);
+		return -EINVAL;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -1187,6 +1194,10 @@ void cli_attach_close(struct cli_attach *a)
 		return;
 	for (i = 0; i < a->nr_th; i++)
 		release(&a->th[i]);
+	if (getenv("FHOOK_ATTACH_VERBOSE") && a->times.threads)
+		fprintf(stderr, "fhook: %s: %d threads stopped for %.2f ms%s; last call %.2f ms\n",
+			a->cmd, a->times.threads, a->times.stopped_ms,
+			a->times.loaded ? " (libfhook loaded)" : "", a->times.call_ms);
 	free_maps(a);
 	free(a->th);
 	if (a->pidfd >= 0)
