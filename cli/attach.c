@@ -656,7 +656,17 @@ static unsigned long find_restorer(struct cli_attach *a)
 	struct stat st;
 	int fd, i;
 
-	if (!libc || (fd = open(libc->path, O_RDONLY | O_CLOEXEC)) < 0)
+	unsigned long near;
+	unsigned char around[8192];
+
+	if (!libc)
+		return 0;
+	/* glibc defines it beside sigaction(): look there first */
+	near = object_sym(libc, "sigaction");
+	if (near > 4096 && !mem_read(a, near - 4096, around, sizeof(around)) &&
+	    (hit = memmem(around, sizeof(around), code, sizeof(code))))
+		return near - 4096 + (hit - around);
+	if ((fd = open(libc->path, O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
 	if (!fstat(fd, &st) && (img = malloc(st.st_size)) &&
 	    pread(fd, img, st.st_size, 0) == st.st_size &&
@@ -741,6 +751,94 @@ static void run_a_moment(struct cli_attach *a)
 	for (i = 0; i < a->nr_th; i++)
 		if (!a->th[i].gone && !a->th[i].stop_sig)
 			wait_stop(&a->th[i]);
+}
+
+/* Does a thread of @pid block SIGTRAP? (/proc: nothing is stopped to know.) */
+static bool sigtrap_blocked(pid_t pid)
+{
+	char path[64], buf[64];
+	struct dirent *de;
+	bool ret = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!ret && (de = readdir(d))) {
+		pid_t tid = atoi(de->d_name);
+
+		if (tid > 0 && status_field(tid, "SigBlk", buf, sizeof(buf)))
+			ret = strtoull(buf, NULL, 16) & 1ULL << (SIGTRAP - 1);
+	}
+	closedir(d);
+	return ret;
+}
+
+/*
+ * With libfhook there already, nothing is rewritten while threads are
+ * stopped: stop one thread at a time and keep the first at a safe point,
+ * so that no two threads are ever stopped together.
+ */
+static int stop_one_safe(struct cli_attach *a)
+{
+	char path[64];
+	const char *why;
+	int tries, ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", a->pid);
+	for (tries = 0; tries < ATT_SAFE_TRIES; tries++) {
+		struct dirent *de;
+		DIR *d = opendir(path);
+
+		if (!d)
+			return -ESRCH;
+		a->nr_th = 0;
+		while ((de = readdir(d))) {
+			pid_t tid = atoi(de->d_name);
+			struct att_thread *t = &a->th[0];
+			double t0 = now_ms();
+
+			if (tid <= 0)
+				continue;
+			memset(t, 0, sizeof(*t));
+			t->tid = tid;
+			if (ptrace(PTRACE_SEIZE, tid, NULL, NULL)) {
+				ret = -errno;
+				if (ret == -ESRCH)
+					continue;
+				closedir(d);
+				if (ret == -EPERM)
+					explain_eperm(a->cmd, a->pid);
+				else
+					fprintf(stderr, "fhook: %s: cannot attach to thread %d of "
+						"process %d: %s\n", a->cmd, tid, a->pid, strerror(-ret));
+				return ret;
+			}
+			a->nr_th = 1;
+			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+			if (wait_stop(t))
+				continue;
+			if (tries && !(tries % 50))
+				read_maps(a);	/* a library loaded meanwhile */
+			if (safe_point(a, t, &why)) {
+				closedir(d);
+				a->hijack = t;
+				a->times.threads = 1;
+				a->times.stopped_ms = now_ms() - t0;
+				return 0;
+			}
+			if (getenv("FHOOK_ATTACH_VERBOSE"))
+				fprintf(stderr, "fhook: %s: thread %d: %s\n", a->cmd, tid, why);
+			release(t);
+			a->nr_th = 0;
+		}
+		closedir(d);
+		sleep_ms(1);
+	}
+	fprintf(stderr, "fhook: %s: no thread of process %d came to a safe point (outside "
+		"libc's locks and the loader) in %d tries\n", a->cmd, a->pid, tries);
+	return -EAGAIN;
 }
 
 /* ---- memory and calls -------------------------------------------------- */
@@ -1093,6 +1191,17 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 		ret = -ENOMEM;
 		goto fail;
 	}
+	/* what can be learnt with the threads running is learnt first */
+	ret = read_maps(a);
+	if (!ret)
+		a->restorer = find_restorer(a);
+	if (!ret && object_named(a, "libfhook.so") && !sigtrap_blocked(pid)) {
+		/* nothing needs the world stopped: one thread at a time, until one is safe */
+		ret = stop_one_safe(a);
+		if (ret)
+			goto fail;
+		goto have_lib;
+	}
 	a->times.stopped_ms = now_ms();
 	ret = stop_all(a);
 	if (ret)
@@ -1144,6 +1253,8 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 				release(&a->th[i]);
 		a->times.stopped_ms = now_ms() - a->times.stopped_ms;
 	}
+have_lib:
+	lib = object_named(a, "libfhook.so");
 	a->ctl = lib ? object_sym(lib, "fhook_attach_ctl") : 0;
 	if (!a->ctl) {
 		fprintf(stderr, "fhook: %s: the libfhook of process %d has no control channel "
@@ -1169,6 +1280,9 @@ int cli_attach_ctl(struct cli_attach *a, const char *req, char **reply)
 	if (!a->hijack || a->hijack->gone)
 		return -ESRCH;
 	ret = call(a, a->ctl, args, 1, req, strlen(req) + 1, 0, &r);
+	if (getenv("FHOOK_ATTACH_VERBOSE"))
+		fprintf(stderr, "fhook: %s: request '%.*s': %.2f ms in the process\n", a->cmd,
+			(int)strcspn(req, "\t"), req, a->times.call_ms);
 	if (ret == -ESRCH)
 		fprintf(stderr, "fhook: %s: process %d exited\n", a->cmd, a->pid);
 	if (ret)

@@ -126,7 +126,7 @@ static double now_s(void)
 int cli_ev_attach_wait(struct cli_ev *c, volatile sig_atomic_t *stop_sig)
 {
 	char req[64], *reply = NULL;
-	double end = c->duration ? now_s() + c->duration : 0;
+	double end = c->duration ? now_s() + c->duration : 0, t_stop;
 	int pidfd, ret;
 
 	snprintf(req, sizeof(req), "trace-start\t%d", c->target_fd);
@@ -169,6 +169,7 @@ int cli_ev_attach_wait(struct cli_ev *c, volatile sig_atomic_t *stop_sig)
 	}
 	if (pidfd >= 0)
 		close(pidfd);
+	t_stop = now_s();
 	/* every probe off: the process is as it was before, but for libfhook */
 	if (cli_attach_open(c->cmd, c->pid, &ev_att)) {
 		if (!cli_attach_alive(c->pid))
@@ -185,5 +186,8 @@ int cli_ev_attach_wait(struct cli_ev *c, volatile sig_atomic_t *stop_sig)
 	if (!ret)
 		fprintf(stderr, "fhook: %s: detached from process %d: every probe removed\n",
 			c->cmd, c->pid);
+	if (getenv("FHOOK_ATTACH_VERBOSE"))
+		fprintf(stderr, "fhook: %s: detach took %.2f ms\n", c->cmd,
+			(now_s() - t_stop) * 1e3);
 	return ret ? 1 : 0;
 }
