@@ -44,25 +44,26 @@ for i in 1 2 3 4 5; do
 done
 later_sorted=$(printf '%s\n' "${later[@]}" | sort -n | tr '\n' ' ')
 
-# first event and detach, trace -p on a function the threads call
+# first event and detach, trace -p on a function the threads call: the
+# first event's time stamp (CLOCK_MONOTONIC) against the command's start
 lat=() det=()
 for i in 1 2 3; do
 	: > "$TMP/ev"
-	t0=$(ms)
-	"$FHOOK" trace -p $PID -e 'f f123' -o "$TMP/ev" --lossy 2>"$TMP/err" &
+	t0=$(python3 -c 'import time; print(time.monotonic())')
+	FHOOK_ATTACH_VERBOSE=1 "$FHOOK" trace -p $PID -e 'f f123' -o "$TMP/ev" --lossy \
+		2>"$TMP/err" &
 	tp=$!
-	while [ ! -s "$TMP/ev" ] && kill -0 $tp 2>/dev/null; do sleep 0.001; done
-	t1=$(ms)
-	lat+=($(( (t1 - t0) / 1000 )))
-	t2=$(ms)
+	while ! grep -q 'attached to' "$TMP/err" && kill -0 $tp 2>/dev/null; do sleep 0.01; done
+	sleep 0.3
 	kill -INT $tp
 	wait $tp
-	t3=$(ms)
-	det+=($(( (t3 - t2) / 1000 )))
+	t1=$(awk '/__entry/ { sub(":", "", $3); print $3; exit }' "$TMP/ev")
+	lat+=($(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", (b - a) * 1000 }'))
+	det+=($(grep -o 'detach took [0-9.]*' "$TMP/err" | grep -o '[0-9.]*$'))
 done
 echo "| attach (process with $N functions, 8 busy threads) | this run | target |"
 echo "|---|---|---|"
 echo "| threads stopped, first attach (libfhook loaded, pads rewritten) | $first | 10 ms |"
 echo "| threads stopped, later attaches (ms, sorted) | $later_sorted | 10 ms |"
 echo "| first event after \`fhook trace -p\` starts (ms) | ${lat[*]} | 100 ms |"
-echo "| Ctrl-C to \`fhook trace -p\` gone, every probe removed (ms) | ${det[*]} | 50 ms |"
+echo "| detach: Ctrl-C to every probe removed and the process let go (ms) | ${det[*]} | 50 ms |"

@@ -500,4 +500,6 @@ for v in ORDER ROUNDS N1 N2 W3 BZVER INSZ BZCALLS BZFUNCS BZMODES LT_DISC SKIP_I
 	declare -p "$v" 2>/dev/null >>"$B/results.vars"
 done
 . bench/report.sh
+say "attaching to a running process (bench/attach.sh -> bench/ATTACH.md)"
+bash bench/attach.sh > "$ROOT/bench/ATTACH.md.new" && mv "$ROOT/bench/ATTACH.md.new" "$ROOT/bench/ATTACH.md"
 say "done in $(( $(date +%s) - T0 )) s"

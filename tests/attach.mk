@@ -2,10 +2,14 @@
 # linked with libfhook (fhook loads it when it attaches), and replacements.
 $(B)/tests/attach/att_prog: tests/attach/att_prog.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g -Wall -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread
+	$(CC) -std=gnu11 -O2 -g -Wall -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread -ldl
 
 $(B)/tests/attach/att_repl.so: tests/attach/att_repl.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -fPIC -shared $(SAN) -o $@ $<
 
-TEST_TARGETS += $(B)/tests/attach/att_prog $(B)/tests/attach/att_repl.so
+$(B)/tests/attach/att_slow.so: tests/attach/att_slow.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -fPIC -shared -fpatchable-function-entry=5 $(SAN) -o $@ $<
+
+TEST_TARGETS += $(B)/tests/attach/att_prog $(B)/tests/attach/att_repl.so $(B)/tests/attach/att_slow.so

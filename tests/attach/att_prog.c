@@ -10,11 +10,15 @@
  *   handler   a new thread enters a SIGUSR1 handler and sleeps there
  *   release   it leaves the handler; print "released"
  *   masked    a new thread that blocks every signal calls work() in a loop
+ *   dlopen P  a new thread dlopens P (att_slow.so: its constructor takes a
+ *             second, the loader's lock held); print "dlopen started"
+ *   dlwait    wait for it; print "dlopen done"
  *   quit/EOF  stop the workers, print "calls ok, bad N", exit 1 if N > 0
  *
  * Usage: att_prog [THREADS]
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <pthread.h>
@@ -84,8 +88,18 @@ static void *masked_thread(void *arg)
 	return worker(arg);
 }
 
+static char dl_path[200];
+static volatile int dl_started;
+
+static void *dlopen_thread(void *arg)
+{
+	dl_started = 1;
+	return dlopen(dl_path, RTLD_NOW);
+}
+
 int main(int argc, char **argv)
 {
+	pthread_t dth;
 	pthread_t hth, mth;
 	bool have_masked = false;
 	int nr = argc > 1 ? atoi(argv[1]) : 8, i;
@@ -121,6 +135,17 @@ int main(int argc, char **argv)
 			have_masked = true;
 			pthread_create(&mth, NULL, masked_thread, (void *)77L);
 			printf("masked\n");
+		} else if (sscanf(line, "dlopen %199s", dl_path) == 1) {
+			pthread_create(&dth, NULL, dlopen_thread, NULL);
+			while (!dl_started)
+				usleep(1000);
+			usleep(100000);	/* well inside the constructor */
+			printf("dlopen started\n");
+		} else if (!strncmp(line, "dlwait", 6)) {
+			void *h;
+
+			pthread_join(dth, &h);
+			printf("dlopen %s\n", h ? "done" : "failed");
 		} else if (!strncmp(line, "quit", 4)) {
 			break;
 		}

@@ -94,3 +94,14 @@ done
 "$FHOOK" unpatch -p "$pid" 2>/dev/null
 expect masked_cycles "$ok" 10
 expect masked_exit "$(stop_prog)" "calls ok, bad 0"
+
+# ---- another thread in the middle of dlopen (the loader's lock held) ----
+start_prog 2
+expect dlopen_started "$(ask "dlopen $ROOT/build/tests/attach/att_slow.so")" "dlopen started"
+"$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>/dev/null
+expect dlopen_patch_status "$?" 0
+expect dlopen_patched "$(ask 'call 9')" "ping 9 -> -9"
+expect dlopen_finished "$(ask dlwait)" "dlopen done"
+"$FHOOK" unpatch -p "$pid" 2>/dev/null
+expect dlopen_unpatched "$(ask 'call 9')" "ping 9 -> 10"
+expect dlopen_exit "$(stop_prog)" "calls ok, bad 0"
