@@ -62,6 +62,13 @@ struct att_map {
 	char *path;
 };
 
+/* The gcc pads of one object, at run-time addresses. */
+struct att_pads {
+	unsigned long *addrs;
+	size_t nr;
+	unsigned long lo, hi;		/* the pages they are on */
+};
+
 struct cli_attach {
 	const char *cmd;
 	pid_t pid;
@@ -73,6 +80,11 @@ struct cli_attach {
 	struct att_map *maps;
 	int nr_maps;
 	unsigned long restorer;		/* libc's __restore_rt: a signal frame's return */
+	/* loading libfhook: found before any thread is stopped */
+	struct att_pads *pads;
+	int nr_pads;
+	unsigned long dlopen_fn, errno_fn, dlerror_fn;
+	char lib[PATH_MAX];
 	struct cli_attach_times times;
 };
 
@@ -991,22 +1003,30 @@ static int call(struct cli_attach *a, unsigned long fn, unsigned long *args, int
  * the process, with every thread stopped: a thread between two of those
  * nops is first single-stepped out of the pad.
  */
-static int rewrite_pads(struct cli_attach *a)
+static void free_pads(struct cli_attach *a)
 {
-	static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
-	char mem_path[64];
-	int i, j, fd, ret = 0;
+	int i;
 
-	snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", a->pid);
-	fd = open(mem_path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (i = 0; i < a->nr_maps && !ret; i++) {
+	for (i = 0; i < a->nr_pads; i++)
+		free(a->pads[i].addrs);
+	free(a->pads);
+	a->pads = NULL;
+	a->nr_pads = 0;
+}
+
+/* The sites of every object, from its file (threads still running). */
+static int collect_pads(struct cli_attach *a)
+{
+	int i, j;
+
+	for (i = 0; i < a->nr_maps; i++) {
 		const struct att_map *m = &a->maps[i];
 		struct fhook_elf_scan scan;
 		struct fhook_elf_sites sites;
-		unsigned long bias, lo, hi, k;
-		unsigned char *img;
+		struct att_pads *p;
+		unsigned long bias, k;
+		unsigned char eh[18];
+		int efd;
 
 		/* each object once, from its first mapping */
 		if (!m->path || m->off)
@@ -1022,40 +1042,79 @@ static int rewrite_pads(struct cli_attach *a)
 			continue;
 		/* link-time address -> run time: ET_DYN objects start at 0 here */
 		bias = m->start;
-		{
-			unsigned char eh[18];
-			int efd = open(m->path, O_RDONLY | O_CLOEXEC);
-
-			if (efd >= 0) {
-				if (pread(efd, eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
-				    (eh[16] | eh[17] << 8) == ET_EXEC)
-					bias = 0;
-				close(efd);
-			}
+		efd = open(m->path, O_RDONLY | O_CLOEXEC);
+		if (efd >= 0) {
+			if (pread(efd, eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+			    (eh[16] | eh[17] << 8) == ET_EXEC)
+				bias = 0;
+			close(efd);
 		}
-		lo = ~0UL;
-		hi = 0;
-		for (k = 0; k < sites.nr; k++) {
-			unsigned long s = sites.addrs[k] + bias;
-
-			lo = s < lo ? s : lo;
-			hi = s + 5 > hi ? s + 5 : hi;
-		}
-		lo &= ~4095UL;
-		hi = (hi + 4095) & ~4095UL;
-		img = malloc(hi - lo);
-		if (!img || pread(fd, img, hi - lo, lo) != (ssize_t)(hi - lo)) {
-			free(img);
+		p = realloc(a->pads, (a->nr_pads + 1) * sizeof(*p));
+		if (!p) {
 			free(sites.addrs);
 			free(sites.from_mcount);
-			continue;
+			return -ENOMEM;
 		}
+		a->pads = p;
+		p = &a->pads[a->nr_pads++];
+		p->addrs = sites.addrs;
+		p->nr = 0;
+		p->lo = ~0UL;
+		p->hi = 0;
 		for (k = 0; k < sites.nr; k++) {
 			unsigned long s = sites.addrs[k] + bias;
+
+			if (sites.from_mcount[k])
+				continue;	/* a call, not a pad */
+			p->addrs[p->nr++] = s;
+			p->lo = s < p->lo ? s : p->lo;
+			p->hi = s + 5 > p->hi ? s + 5 : p->hi;
+		}
+		free(sites.from_mcount);
+		p->lo &= ~4095UL;
+		p->hi = (p->hi + 4095) & ~4095UL;
+		if (!p->nr) {
+			free(p->addrs);
+			a->nr_pads--;
+		}
+	}
+	return 0;
+}
+
+/*
+ * gcc's pads, five 1-byte nops, become one 5-byte nop in every object of
+ * the process, with every thread stopped: a thread between two of those
+ * nops is first single-stepped out of the pad.  Only what must be done
+ * with the threads stopped is done here (collect_pads() read the files).
+ */
+static int rewrite_pads(struct cli_attach *a)
+{
+	static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	char mem_path[64];
+	int i, j, fd, ret = 0;
+
+	snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", a->pid);
+	fd = open(mem_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (i = 0; i < a->nr_pads && !ret; i++) {
+		struct att_pads *pd = &a->pads[i];
+		unsigned long lo = pd->lo, hi = pd->hi, k;
+		unsigned char *img, *orig;
+
+		img = malloc(2 * (hi - lo));
+		if (!img || pread(fd, img, hi - lo, lo) != (ssize_t)(hi - lo)) {
+			free(img);
+			continue;
+		}
+		orig = img + (hi - lo);
+		memcpy(orig, img, hi - lo);
+		for (k = 0; k < pd->nr; k++) {
+			unsigned long s = pd->addrs[k];
 			unsigned char *p = img + (s - lo);
 			int n;
 
-			if (sites.from_mcount[k] || memcmp(p, "\x90\x90\x90\x90\x90", 5))
+			if (memcmp(p, "\x90\x90\x90\x90\x90", 5))
 				continue;
 			/* nobody may be between two of these nops when they become one */
 			for (j = 0; j < a->nr_th; j++) {
@@ -1073,19 +1132,15 @@ static int rewrite_pads(struct cli_attach *a)
 				}
 			}
 			memcpy(p, nop5, 5);
-			/* write the page back once it has all its changes */
 		}
+		/* each changed page written back once */
 		for (k = 0; k < hi - lo && !ret; k += 4096) {
-			unsigned char cur[4096];
-
-			if (pread(fd, cur, 4096, lo + k) != 4096 || !memcmp(cur, img + k, 4096))
+			if (!memcmp(orig + k, img + k, 4096))
 				continue;
 			if (pwrite(fd, img + k, 4096, lo + k) != 4096)
 				ret = -errno;
 		}
 		free(img);
-		free(sites.addrs);
-		free(sites.from_mcount);
 	}
 	close(fd);
 	return ret;
@@ -1104,26 +1159,29 @@ static bool has_sites(struct cli_attach *a)
 	return false;
 }
 
-static int load_libfhook(struct cli_attach *a)
+/*
+ * What loading libfhook needs, found while the threads still run: the
+ * process's dlopen(), that it has sites at all, and those sites.
+ */
+static int prep_load(struct cli_attach *a)
 {
 	const struct att_map *libc = object_named(a, "libc.so");
-	unsigned long dlopen_fn = 0, errno_fn, err_addr = 0, args[2] = { 0 }, h = 0;
-	char lib[PATH_MAX], path[PATH_MAX];
-	int saved_errno = 0, ret;
+	char path[PATH_MAX];
+	int ret;
 
-	if (cli_libfhook_path(path, sizeof(path)) || !realpath(path, lib)) {
+	if (cli_libfhook_path(path, sizeof(path)) || !realpath(path, a->lib)) {
 		fprintf(stderr, "fhook: %s: cannot find libfhook.so next to the fhook command\n",
 			a->cmd);
 		return -ENOENT;
 	}
 	if (libc)
-		dlopen_fn = object_sym(libc, "dlopen");
-	if (!dlopen_fn) {
+		a->dlopen_fn = object_sym(libc, "dlopen");
+	if (!a->dlopen_fn) {
 		const struct att_map *libdl = object_named(a, "libdl.so");
 
-		dlopen_fn = libdl ? object_sym(libdl, "dlopen") : 0;
+		a->dlopen_fn = libdl ? object_sym(libdl, "dlopen") : 0;
 	}
-	if (!libc || !dlopen_fn) {
+	if (!libc || !a->dlopen_fn) {
 		fprintf(stderr, "fhook: %s: process %d has no dlopen() to load libfhook with "
 			"(statically linked, or not glibc)\n", a->cmd, a->pid);
 		return -ENOEXEC;
@@ -1134,27 +1192,45 @@ static int load_libfhook(struct cli_attach *a)
 			"changed\n", a->cmd, a->pid);
 		return -ENOENT;
 	}
-	errno_fn = object_sym(libc, "__errno_location");
+	a->errno_fn = object_sym(libc, "__errno_location");
+	a->dlerror_fn = object_sym(libc, "dlerror");
+	ret = collect_pads(a);
+	if (ret)
+		fprintf(stderr, "fhook: %s: reading the sites of process %d: %s\n", a->cmd, a->pid,
+			strerror(-ret));
+	return ret;
+}
+
+static int load_libfhook(struct cli_attach *a)
+{
+	unsigned long err_addr = 0, args[2] = { 0 }, h = 0;
+	int saved_errno = 0, ret;
+
+	double t0 = now_ms();
+
 	ret = rewrite_pads(a);
 	if (ret) {
 		fprintf(stderr, "fhook: %s: cannot rewrite the pads of process %d: %s\n", a->cmd,
 			a->pid, strerror(-ret));
 		return ret;
 	}
+	if (getenv("FHOOK_ATTACH_VERBOSE"))
+		fprintf(stderr, "fhook: %s: stopping %d threads took %.2f ms, the pads %.2f ms\n",
+			a->cmd, a->times.threads, t0 - a->times.stopped_ms, now_ms() - t0);
 	/* the others run again: dlopen may need a lock one of them holds */
 	for (int i = 0; i < a->nr_th; i++)
 		if (&a->th[i] != a->hijack)
 			release(&a->th[i]);
 	a->times.stopped_ms = now_ms() - a->times.stopped_ms;
-	if (errno_fn && !call(a, errno_fn, args, 0, NULL, 0, 0, &err_addr) && err_addr)
+	if (a->errno_fn && !call(a, a->errno_fn, args, 0, NULL, 0, 0, &err_addr) && err_addr)
 		mem_read(a, err_addr, &saved_errno, sizeof(saved_errno));
 	args[1] = RTLD_NOW;
-	ret = call(a, dlopen_fn, args, 2, lib, strlen(lib) + 1, 0, &h);
+	ret = call(a, a->dlopen_fn, args, 2, a->lib, strlen(a->lib) + 1, 0, &h);
 	if (!ret && !h) {
-		unsigned long dlerror_fn = object_sym(libc, "dlerror"), msg = 0;
+		unsigned long msg = 0;
 		char *s = NULL;
 
-		if (dlerror_fn && !call(a, dlerror_fn, args, 0, NULL, 0, 0, &msg) && msg)
+		if (a->dlerror_fn && !call(a, a->dlerror_fn, args, 0, NULL, 0, 0, &msg) && msg)
 			s = mem_string(a, msg, 4096);
 		fprintf(stderr, "fhook: %s: loading libfhook into process %d failed: %s\n", a->cmd,
 			a->pid, s ? s : "dlopen returned NULL");
@@ -1202,6 +1278,11 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 			goto fail;
 		goto have_lib;
 	}
+	if (!ret && !object_named(a, "libfhook.so")) {
+		ret = prep_load(a);
+		if (ret)
+			goto fail;
+	}
 	a->times.stopped_ms = now_ms();
 	ret = stop_all(a);
 	if (ret)
@@ -1242,7 +1323,7 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 	}
 	lib = object_named(a, "libfhook.so");
 	if (!lib) {
-		ret = load_libfhook(a);
+		ret = a->dlopen_fn ? load_libfhook(a) : -EAGAIN;	/* it went away? */
 		if (ret)
 			goto fail;
 		read_maps(a);
@@ -1313,6 +1394,7 @@ void cli_attach_close(struct cli_attach *a)
 			a->cmd, a->times.threads, a->times.stopped_ms,
 			a->times.loaded ? " (libfhook loaded)" : "", a->times.call_ms);
 	free_maps(a);
+	free_pads(a);
 	free(a->th);
 	if (a->pidfd >= 0)
 		close(a->pidfd);

@@ -33,6 +33,17 @@ expect unpatch_unknown "$?:$(cat "$TMP/err")" "1:fhook: unpatch: no patch named 
 expect unpatch_all "$?:$(sort "$TMP/err" | tr '\n' '|')" \
 	"0:fhook: unpatch: 'fail_work' removed from process $pid|fhook: unpatch: 'ping' removed from process $pid|"
 expect unpatched "$(ask 'call 5')" "ping 5 -> 6"
+# fault injection with the kernel's attributes, on the running process
+"$FHOOK" inject -p "$pid" --func ping --retval -12 --caller main --times 2 2>/dev/null
+expect inject_times_status "$?" 0
+expect inject_times_1 "$(ask 'call 5')" "ping 5 -> -12"
+expect inject_times_2 "$(ask 'call 6')" "ping 6 -> -12"
+expect inject_times_used_up "$(ask 'call 7')" "ping 7 -> 8"
+expect inject_times_list "$("$FHOOK" patch -p "$pid" --list)" "ping: inject ping -> return -12
+    caller main: 3 calls, 2 taken
+    other callers: 0 calls"
+"$FHOOK" unpatch -p "$pid" ping 2>/dev/null
+expect inject_removed "$(ask 'call 5')" "ping 5 -> 6"
 expect list_empty "$("$FHOOK" patch -p "$pid" --list)" "no patches in process $pid"
 expect blocked_read_exit "$(stop_prog)" "calls ok, bad 0"
 
