@@ -55,6 +55,11 @@ sleep 0.1
 expect stopped_patch_status "$?" 0
 sleep 0.1
 expect stopped_stays_stopped "$(awk '{ print $3 }' "/proc/$pid/stat")" T
+# a second attach (libfhook there now: one thread stopped at a time)
+expect stopped_list "$("$FHOOK" patch -p "$pid" --list | head -1)" \
+	"ping: patch ping -> $R:ping_new"
+sleep 0.1
+expect stopped_stays_stopped_2 "$(awk '{ print $3 }' "/proc/$pid/stat")" T
 kill -CONT "$pid"
 expect stopped_patched "$(ask 'call 7')" "ping 7 -> -7"
 "$FHOOK" unpatch -p "$pid" ping 2>/dev/null
