@@ -40,9 +40,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fhook/internal/elf.h>
+#include <fhook/internal/site.h>
+
 #include "cli.h"
 #include "attach.h"
-#include "../lib/kallsyms/objects.h"
 
 #define ATT_MAX_THREADS		4096
 #define ATT_CALL_TIMEOUT_MS	30000
@@ -1089,7 +1091,6 @@ static int collect_pads(struct cli_attach *a)
  */
 static int rewrite_pads(struct cli_attach *a)
 {
-	static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 	char mem_path[64];
 	int i, j, fd, ret = 0;
 
@@ -1110,19 +1111,23 @@ static int rewrite_pads(struct cli_attach *a)
 		orig = img + (hi - lo);
 		memcpy(orig, img, hi - lo);
 		for (k = 0; k < pd->nr; k++) {
-			unsigned long s = pd->addrs[k];
+			unsigned long s = pd->addrs[k], avail = hi - s;
 			unsigned char *p = img + (s - lo);
+			struct fhook_site_nop nop;
 			int n;
 
-			if (memcmp(p, "\x90\x90\x90\x90\x90", 5))
+			/* the classifier libfhook and `fhook prepare` use */
+			if (fhook_site_classify(p, avail < FHOOK_SITE_BYTES_MAX ? avail :
+						FHOOK_SITE_BYTES_MAX, false, &nop) ||
+			    !nop.split || !nop.len)
 				continue;
 			/* nobody may be between two of these nops when they become one */
 			for (j = 0; j < a->nr_th; j++) {
 				struct att_thread *t = &a->th[j];
 				int st;
 
-				for (n = 0; n < 8 && !t->gone && t->regs.rip > s && t->regs.rip < s + 5;
-				     n++) {
+				for (n = 0; n < 8 && !t->gone && t->regs.rip > s &&
+				     t->regs.rip < s + nop.len; n++) {
 					if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) ||
 					    waitpid(t->tid, &st, __WALL) < 0 || !WIFSTOPPED(st) ||
 					    ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs)) {
@@ -1131,7 +1136,7 @@ static int rewrite_pads(struct cli_attach *a)
 					}
 				}
 			}
-			memcpy(p, nop5, 5);
+			memcpy(p, nop.bytes, nop.len);
 		}
 		/* each changed page written back once */
 		for (k = 0; k < hi - lo && !ret; k += 4096) {

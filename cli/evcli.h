@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <fhook/events.h>
+#include <fhook/internal/events.h>
 
 #include "../lib/events/session.h"
 

@@ -11,13 +11,12 @@
  * process for a command that may never come, and who may use the channel
  * is decided by the kernel's ptrace rules.
  *
- * This header is clearly internal to fhook (the command and libfhook) but
- * names the entry point, so that the library's version script keeps it.
+ * The entry point is for fhook's command, not for programs; it is in a
+ * public header so that the library's version script keeps it.  The verbs'
+ * table is <fhook/internal/attach.h>.
  */
 #ifndef FHOOK_ATTACH_H
 #define FHOOK_ATTACH_H
-
-#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,19 +41,6 @@ const char *fhook_attach_ctl(const char *req);
 
 /* The protocol this library speaks ("hello" answers it). */
 #define FHOOK_ATTACH_PROTO	1
-
-/*
- * A verb of the channel, for the layers above core: @fn gets the request's
- * words after the verb and writes its output to @out; it returns 0 or a
- * negative errno, having written the reason to @out.  Internal: only
- * libfhook's own files register verbs, from their constructors.
- */
-struct fhook_attach_verb {
-	const char *name;
-	int (*fn)(int argc, char **argv, FILE *out);
-};
-int fhook_attach_register(const struct fhook_attach_verb *verb)
-	__attribute__((visibility("hidden")));
 
 #ifdef __cplusplus
 }

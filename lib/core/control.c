@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <fhook/attach.h>
+#include <fhook/internal/attach.h>
 
 #include "core.h"
 

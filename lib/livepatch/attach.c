@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <fhook/attach.h>
+#include <fhook/internal/attach.h>
 #include <fhook/livepatch.h>
 
 #include "lp.h"
