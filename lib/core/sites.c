@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "kallsyms/objects.h"
 #include "util/bsearch.h"
 #include "util/rcu.h"
+#include "util/sort.h"
 
 /* recursive: the ftrace_bug report of a site reads symbols */
 static pthread_mutex_t sites_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -49,66 +51,12 @@ struct dyn_ftrace *ftrace_lookup_rec(unsigned long ip)
 	return fhook_object_rec(obj, ip);
 }
 
-/*
- * Sort records by ip: an LSD radix sort on the bytes in which the ips
- * differ (they all lie in one object).  The linker keeps each input file's
- * sites in order, not the whole list, and a comparison sort through a
- * callback cost hundreds of instructions per site.
- */
+_Static_assert(sizeof(struct dyn_ftrace) == sizeof(struct fhook_addr_rec) &&
+	       offsetof(struct dyn_ftrace, ip) == 0, "site records sort as address records");
+
 static int sort_recs(struct dyn_ftrace *recs, size_t nr)
 {
-	struct dyn_ftrace *tmp, *src = recs, *dst;
-	unsigned long lo = ~0UL, hi = 0;
-	size_t i, count[256], descents = 0;
-	int shift;
-
-	for (i = 1; i < nr; i++)
-		descents += recs[i].ip < recs[i - 1].ip;
-	if (descents <= 8) {
-		/* nearly sorted (main() in .text.startup): move the few into place */
-		for (i = 1; i < nr; i++) {
-			struct dyn_ftrace r = recs[i];
-			size_t lo_i, hi_i = i;
-
-			if (r.ip >= recs[i - 1].ip)
-				continue;
-			lo_i = fhook_upper_bound(hi_i, k, recs[k].ip, r.ip);
-			memmove(&recs[lo_i + 1], &recs[lo_i], (i - lo_i) * sizeof(*recs));
-			recs[lo_i] = r;
-		}
-		return 0;
-	}
-	for (i = 0; i < nr; i++) {
-		if (recs[i].ip < lo)
-			lo = recs[i].ip;
-		if (recs[i].ip > hi)
-			hi = recs[i].ip;
-	}
-	tmp = malloc(nr * sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
-	dst = tmp;
-	for (shift = 0; shift < 64 && ((hi - lo) >> shift); shift += 8) {
-		size_t pos = 0;
-
-		memset(count, 0, sizeof(count));
-		for (i = 0; i < nr; i++)
-			count[((src[i].ip - lo) >> shift) & 0xff]++;
-		for (i = 0; i < 256; i++) {
-			size_t c = count[i];
-
-			count[i] = pos;
-			pos += c;
-		}
-		for (i = 0; i < nr; i++)
-			dst[count[((src[i].ip - lo) >> shift) & 0xff]++] = src[i];
-		src = dst;
-		dst = src == recs ? tmp : recs;
-	}
-	if (src != recs)
-		memcpy(recs, src, nr * sizeof(*recs));
-	free(tmp);
-	return 0;
+	return fhook_sort_addr_recs((struct fhook_addr_rec *)recs, nr);
 }
 
 static int object_read_sites(struct fhook_object *obj)

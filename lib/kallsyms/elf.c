@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,6 +26,8 @@
 #include <unistd.h>
 
 #include <fhook/internal/elf.h>
+
+#include "util/sort.h"
 
 /* Section headers beyond this are not believed (a corrupt e_shnum). */
 #define MAX_SECTIONS	(1u << 20)
@@ -292,41 +295,12 @@ out:
  * the cost of reading a large symbol table.  Stable, so aliases keep their
  * symbol-table order for the dedup below.
  */
+_Static_assert(sizeof(struct fhook_sym) == sizeof(struct fhook_addr_rec) &&
+	       offsetof(struct fhook_sym, addr) == 0, "symbols sort as address records");
+
 static int sort_syms(struct fhook_sym *syms, size_t nr)
 {
-	struct fhook_sym *tmp, *src = syms, *dst;
-	unsigned long max = 0;
-	size_t i, count[256];
-	int shift;
-
-	for (i = 0; i < nr; i++)
-		if (syms[i].addr > max)
-			max = syms[i].addr;
-	tmp = malloc((nr ? nr : 1) * sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
-	dst = tmp;
-	for (shift = 0; shift < 64 && (max >> shift); shift += 8) {
-		size_t pos = 0;
-
-		memset(count, 0, sizeof(count));
-		for (i = 0; i < nr; i++)
-			count[(src[i].addr >> shift) & 0xff]++;
-		for (i = 0; i < 256; i++) {
-			size_t c = count[i];
-
-			count[i] = pos;
-			pos += c;
-		}
-		for (i = 0; i < nr; i++)
-			dst[count[(src[i].addr >> shift) & 0xff]++] = src[i];
-		src = dst;
-		dst = src == syms ? tmp : syms;
-	}
-	if (src != syms)
-		memcpy(syms, src, nr * sizeof(*syms));
-	free(tmp);
-	return 0;
+	return fhook_sort_addr_recs((struct fhook_addr_rec *)syms, nr);
 }
 
 static int read_symtab(const struct elf_file *f, const Elf64_Shdr *sh, unsigned int flags,
