@@ -613,4 +613,8 @@ else
 		/^## / { skip = 0 }
 		!skip' "$RES" >"$TMP/res.md" && cp "$TMP/res.md" "$RES"
 fi
+if [ -z "$ONLY" ]; then
+	say "attaching to a running process (bench/attach.sh -> bench/ATTACH.md)"
+	bash bench/attach.sh > "$ROOT/bench/ATTACH.md.new" && mv "$ROOT/bench/ATTACH.md.new" "$ROOT/bench/ATTACH.md"
+fi
 say "done in $(( $(date +%s) - T0 )) s"

@@ -12,6 +12,7 @@ int cmd_funcs(int argc, char **argv);
 /* Commands built from other layers' fragments (cli/ *.mk files); weak until then. */
 int cmd_patch(int argc, char **argv) __attribute__((weak));
 int cmd_inject(int argc, char **argv) __attribute__((weak));
+int cmd_unpatch(int argc, char **argv) __attribute__((weak));
 int cmd_trace(int argc, char **argv) __attribute__((weak));
 int cmd_record(int argc, char **argv) __attribute__((weak));
 int cmd_replay(int argc, char **argv) __attribute__((weak));

@@ -17,6 +17,7 @@
 #include <fhook/internal/events.h>
 
 #include "cli.h"
+#include "attach.h"
 #include "evcli.h"
 #include "../lib/events/ev.h"
 #include "../lib/events/ring.h"
@@ -39,6 +40,8 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 		{ "lossy", no_argument, NULL, 'L' },
 		{ "clock", required_argument, NULL, 'C' },
 		{ "buffer-size", required_argument, NULL, 'b' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -47,8 +50,24 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 	c->follow = true;
 	c->clock = -1;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+he:o:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+he:o:p:", opts, NULL)) != -1) {
 		switch (ch) {
+		case 'p':
+			c->pid = cli_attach_parse_pid(c->cmd, optarg);
+			if (c->pid < 0)
+				return 2;
+			break;
+		case 'D': {
+			char *end;
+
+			c->duration = strtod(optarg, &end);
+			if (end == optarg || *end || c->duration <= 0) {
+				fprintf(stderr, "fhook: %s: --duration needs seconds, got '%s'\n",
+					c->cmd, optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'e':
 			c->specs = realloc(c->specs, (c->nr_specs + 1) * sizeof(*c->specs));
 			c->specs[c->nr_specs++] = optarg;
@@ -107,12 +126,20 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 			return 2;
 		}
 	}
-	if (optind >= argc) {
+	if (c->pid) {
+		if (optind < argc) {
+			fprintf(stderr, "fhook: %s: -p PID takes no program\n", c->cmd);
+			return 2;
+		}
+		if (cli_ev_attach_name(c))
+			return 1;
+	} else if (optind >= argc) {
 		fprintf(stderr, "fhook: %s: no program after --\n", c->cmd);
 		usage(stderr);
 		return 2;
+	} else {
+		c->argv = argv + optind;
 	}
-	c->argv = argv + optind;
 	if (!c->nr_specs) {
 		c->specs = malloc(sizeof(default_specs));
 		memcpy(c->specs, default_specs, sizeof(default_specs));
@@ -133,7 +160,7 @@ int cli_ev_resolve(struct cli_ev *c)
 		if (found)
 			path = found;
 	}
-	if (cli_program_objects(path, &paths, &nr)) {
+	if (c->pid ? cli_attach_objects(c->pid, &paths, &nr) : cli_program_objects(path, &paths, &nr)) {
 		free(found);
 		return 1;
 	}
@@ -328,7 +355,13 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	int ret, status, i;
 
 	*failed = false;
+	if (c->pid && cli_ev_attach_begin(c, &so)) {
+		*failed = true;
+		return 1;
+	}
 	ret = ev_session_new(&so, sink, &s);
+	if (ret && c->pid)
+		cli_ev_attach_abort(c);
 	if (ret) {
 		fprintf(stderr, "fhook: %s: cannot start the recording (writing %s): %s\n", c->cmd,
 			c->out ? c->out : "the trace", strerror(-ret));
@@ -344,8 +377,10 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	for (i = 0; i < 4; i++)
 		sigaction(sigs[i], &sa, &old[i]);
 	pthread_create(&th, NULL, drain_thread, &da);
-	pid = cli_start_preloaded(c->argv);
-	if (pid < 0)
+	pid = c->pid ? 0 : cli_start_preloaded(c->argv);
+	if (c->pid)
+		status = cli_ev_attach_wait(c, &cli_stop_sig);
+	else if (pid < 0)
 		status = pid == -ENOEXEC ? 125 : 127;
 	else
 		status = wait_program(pid, s, c->cmd);

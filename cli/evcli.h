@@ -8,7 +8,9 @@
 #define FHOOK_CLI_EVCLI_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <fhook/internal/events.h>
 
@@ -26,6 +28,9 @@ struct cli_ev {
 	int clock;			/* EV_CLOCK_*, -1: the best this machine trusts */
 	uint64_t ring_size;
 	char **argv;			/* the program and its arguments */
+	pid_t pid;			/* -p: the running process instead */
+	double duration;		/* --duration: seconds; 0: until Ctrl-C or its exit */
+	int target_fd;			/* -p: the process's descriptor of the memory */
 	/* resolved */
 	struct fhook_event *evs;
 	int nr_evs;
@@ -53,5 +58,17 @@ int cli_ev_resolve(struct cli_ev *c);
 int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool *failed);
 
 void cli_ev_free(struct cli_ev *c);
+
+/* -p PID (cli/attach_ev.c): the program's name for messages, and the run */
+int cli_ev_attach_name(struct cli_ev *c);
+/* Attach, and have the process make the memory (@so->fd); 0 or an exit status. */
+int cli_ev_attach_begin(struct cli_ev *c, struct ev_session_opts *so);
+/* The session could not be made: let the process go. */
+void cli_ev_attach_abort(struct cli_ev *c);
+/*
+ * Start recording in the process, let it go, and wait for a stop signal,
+ * --duration or its exit; then remove every probe.  Returns the exit status.
+ */
+int cli_ev_attach_wait(struct cli_ev *c, volatile sig_atomic_t *stop_sig);
 
 #endif

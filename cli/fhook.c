@@ -60,6 +60,7 @@ static void usage(FILE *f)
 		"  prepare FILE...     turn every site of ELF files into a 5-byte nop, in place\n"
 		"  funcs [-v] PROG     list the traceable functions of PROG and its libraries\n"
 		"  patch ...           redirect a function, for chosen callers (fhook patch -h)\n"
+		"  unpatch -p PID [NAME]  remove patches applied with patch/inject -p\n"
 		"  inject ...          make a function fail, for chosen callers (fhook inject -h)\n"
 		"  trace ...           fprobe events with the kernel's syntax, live (fhook trace -h)\n"
 		"  record ...          record every call, or chosen events, to a file (fhook record -h)\n"
@@ -84,6 +85,8 @@ int main(int argc, char **argv)
 		return cmd_funcs(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "patch") && cmd_patch)
 		return cmd_patch(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "unpatch") && cmd_unpatch)
+		return cmd_unpatch(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "inject") && cmd_inject)
 		return cmd_inject(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "trace") && cmd_trace)

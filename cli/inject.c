@@ -20,12 +20,16 @@
 
 int lp_cli_run(const char *mode, char **prog_argv, const char *callers);
 int lp_cli_add_caller(char **list, const char *name);
+int cli_lp_attached(const char *mode, pid_t pid, const char *name, const char *func,
+		    const char *what, const char *callers);
+pid_t cli_attach_parse_pid(const char *cmd, const char *s);
 
 static void inject_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: fhook inject --func TARGET --retval VALUE [--caller SYM]... [--times N]\n"
 		"                    [--interval N] [--probability PERCENT] [--seed S] -- PROG [ARGS]\n"
+		"       fhook inject -p PID [--name NAME] --func TARGET --retval VALUE [...]\n"
 		"\n"
 		"Run PROG with calls of TARGET made from the named callers (every caller\n"
 		"without --caller) returning VALUE at once, without running TARGET, as the\n"
@@ -40,6 +44,9 @@ static void inject_usage(FILE *f)
 		"up; interval counts eligible calls; the draw is made for every call that\n"
 		"passes the interval.  At exit a summary gives the calls seen and failed\n"
 		"per caller.\n"
+		"With -p PID, the running process PID is changed instead and stays so until\n"
+		"`fhook unpatch -p PID NAME` (NAME: --name, default TARGET); `fhook patch -p\n"
+		"PID --list` shows the counts.\n"
 		"\n"
 		"Exit status: PROG's; 125 if the injection could not be set up (PROG not\n"
 		"run); 2 for bad usage.\n");
@@ -67,24 +74,35 @@ int cmd_inject(int argc, char **argv)
 		{ "caller", required_argument, NULL, 'c' },
 		{ "times", required_argument, NULL, 't' },
 		{ "interval", required_argument, NULL, 'i' },
-		{ "probability", required_argument, NULL, 'p' },
+		{ "probability", required_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 's' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "name", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const vars[] = {
 		['r'] = "FHOOK_LP_RETVAL", ['t'] = "FHOOK_LP_TIMES",
-		['i'] = "FHOOK_LP_INTERVAL", ['p'] = "FHOOK_LP_PROBABILITY",
+		['i'] = "FHOOK_LP_INTERVAL", ['q'] = "FHOOK_LP_PROBABILITY",
 		['s'] = "FHOOK_LP_SEED",
 	};
-	char *func = NULL, *callers = NULL, *end;
+	char *func = NULL, *callers = NULL, *end, *name = NULL;
 	bool have_retval = false;
+	pid_t pid = 0;
 	long long v;
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hp:", opts, NULL)) != -1) {
 		switch (c) {
+		case 'p':
+			pid = cli_attach_parse_pid("inject", optarg);
+			if (pid < 0)
+				return 2;
+			break;
+		case 'n':
+			name = optarg;
+			break;
 		case 'f':
 			func = optarg;
 			break;
@@ -109,11 +127,11 @@ int cmd_inject(int argc, char **argv)
 			break;
 		case 't':
 		case 'i':
-		case 'p':
+		case 'q':
 		case 's':
 			if (parse_long(c == 't' ? "--times" : c == 'i' ? "--interval" :
-				       c == 'p' ? "--probability" : "--seed", optarg,
-				       c == 't' ? -1 : 0, c == 'p' ? 100 : LLONG_MAX, &v))
+				       c == 'q' ? "--probability" : "--seed", optarg,
+				       c == 't' ? -1 : 0, c == 'q' ? 100 : LLONG_MAX, &v))
 				return 2;
 			setenv(vars[c], optarg, 1);
 			break;
@@ -125,11 +143,26 @@ int cmd_inject(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!func || !have_retval || optind >= argc) {
+	if (!func || !have_retval || (pid ? optind < argc : optind >= argc)) {
 		fprintf(stderr, "fhook: inject: %s\n", !func ? "--func is required" :
-			!have_retval ? "--retval is required" : "no program to run after --");
+			!have_retval ? "--retval is required" :
+			pid ? "-p PID takes no program" : "no program to run after --");
 		inject_usage(stderr);
 		return 2;
+	}
+	if (pid) {
+		char *what;
+
+#define V(n, d) (getenv(n) ? getenv(n) : (d))
+		if (asprintf(&what, "%s\t%s\t%s\t%s\t%s", V("FHOOK_LP_RETVAL", "0"),
+			     V("FHOOK_LP_PROBABILITY", "100"), V("FHOOK_LP_INTERVAL", "1"),
+			     V("FHOOK_LP_TIMES", "-1"), V("FHOOK_LP_SEED", "0")) < 0)
+			return 1;
+#undef V
+		ret = cli_lp_attached("inject", pid, name, func, what, callers);
+		free(what);
+		free(callers);
+		return ret;
 	}
 	setenv("FHOOK_LP_FUNC", func, 1);
 	ret = lp_cli_run("inject", argv + optind, callers);

@@ -23,6 +23,10 @@
 #define LP_EXIT_SETUP	125
 
 int lp_cli_run(const char *mode, char **prog_argv, const char *callers);
+int cli_lp_attached(const char *mode, pid_t pid, const char *name, const char *func,
+		    const char *what, const char *callers);
+int cli_lp_list(pid_t pid);
+pid_t cli_attach_parse_pid(const char *cmd, const char *s);
 
 /* Append @name to the comma-separated list *@list. */
 int lp_cli_add_caller(char **list, const char *name)
@@ -94,6 +98,8 @@ static void patch_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: fhook patch --func TARGET --with LIB.so:SYMBOL [--caller SYM]... -- PROG [ARGS]\n"
+		"       fhook patch -p PID [--name NAME] --func TARGET --with LIB.so:SYMBOL [--caller SYM]...\n"
+		"       fhook patch -p PID --list\n"
 		"\n"
 		"Run PROG with calls of TARGET made from the named callers redirected to\n"
 		"SYMBOL of LIB.so (every caller without --caller).  A call is the caller's\n"
@@ -104,6 +110,10 @@ static void patch_usage(FILE *f)
 		"  --func TARGET          the function to redirect (must be traceable)\n"
 		"  --with LIB.so:SYMBOL   the replacement, same prototype as TARGET\n"
 		"  --caller SYM           redirect only calls made from SYM (repeatable)\n"
+		"  -p, --pid PID          patch the running process PID instead; the patch\n"
+		"                         stays until `fhook unpatch -p PID NAME`\n"
+		"  --name NAME            the patch's name in PID (default: TARGET)\n"
+		"  --list                 with -p: the patches applied in PID, with their counts\n"
 		"\n"
 		"Exit status: PROG's; 125 if the patch could not be applied (PROG not run);\n"
 		"2 for bad usage.\n");
@@ -115,15 +125,32 @@ int cmd_patch(int argc, char **argv)
 		{ "func", required_argument, NULL, 'f' },
 		{ "with", required_argument, NULL, 'w' },
 		{ "caller", required_argument, NULL, 'c' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "list", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *func = NULL, *with = NULL, *callers = NULL, *colon, *lib, path[PATH_MAX];
+	char *name = NULL;
+	bool list = false;
+	pid_t pid = 0;
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hp:", opts, NULL)) != -1) {
 		switch (c) {
+		case 'p':
+			pid = cli_attach_parse_pid("patch", optarg);
+			if (pid < 0)
+				return 2;
+			break;
+		case 'n':
+			name = optarg;
+			break;
+		case 'l':
+			list = true;
+			break;
 		case 'f':
 			func = optarg;
 			break;
@@ -142,9 +169,12 @@ int cmd_patch(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!func || !with || optind >= argc) {
-		fprintf(stderr, "fhook: patch: %s\n", !func ? "--func is required" :
-			!with ? "--with is required" : "no program to run after --");
+	if (list && pid && !func && !with && optind == argc)
+		return cli_lp_list(pid);
+	if (!func || !with || (pid ? optind < argc || list : optind >= argc)) {
+		fprintf(stderr, "fhook: patch: %s\n", list ? "--list goes with -p PID alone" :
+			!func ? "--func is required" : !with ? "--with is required" :
+			pid ? "-p PID takes no program" : "no program to run after --");
 		patch_usage(stderr);
 		return 2;
 	}
@@ -166,6 +196,16 @@ int cmd_patch(int argc, char **argv)
 		return 2;
 	}
 	free(lib);
+	if (pid) {
+		char *abs;
+
+		if (asprintf(&abs, "%s:%s", path, colon + 1) < 0)
+			return 1;
+		ret = cli_lp_attached("patch", pid, name, func, abs, callers);
+		free(abs);
+		free(callers);
+		return ret;
+	}
 	{
 		char *abs;
 

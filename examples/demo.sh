@@ -88,6 +88,12 @@ printf '%-16s | %-52s | %s\n' "after unload" \
 [ "${got[loaded,ev]}${got[loaded,local]}" = "$new$orig" ] &&
 [ "${got[after,ev]}${got[after,local]}" = "$orig$orig" ] || { echo "demo: FAILED"; exit 1; }
 
+# The same redirect patched into a server started without fhook, from
+# outside (fhook patch -p PID), listed and removed.
+echo
+echo "---- live: fhook patch -p / unpatch -p on a server started without fhook ----"
+bash "$ROOT/examples/attach_demo.sh" || exit 1
+
 # Tracing the same server: every function's entry and exit recorded (fhook
 # record), then the time per function and the calls as a tree.
 rec=$(mktemp)

@@ -37,6 +37,7 @@
 #include <fhook/fprobe.h>
 #include <fhook/kallsyms.h>
 #include <fhook/internal/events.h>
+#include <fhook/internal/attach.h>
 
 #include "ring.h"
 #include "clock.h"
@@ -80,6 +81,7 @@ struct rec_probe {
 	struct rec_event **entry;	/* entry events */
 	struct rec_event **ret;		/* return events */
 	size_t *ret_off;		/* where each return event's saved args go */
+	bool registered;
 };
 
 struct rec_range {
@@ -99,6 +101,7 @@ struct rec_thread {
 	uint32_t idx;
 	int no_ring;
 	uint32_t no_ring_gen;	/* rings_freed when none was free */
+	uint32_t gen;		/* rec_gen when the ring was claimed */
 };
 
 static struct rec_probe *rec_probes;
@@ -114,6 +117,12 @@ static int rec_nr_events;
 static struct rec_range *rec_callers;
 static int rec_nr_callers;
 static int rec_disabled;
+/*
+ * Bumped when an attached recording ends (fhook trace -p): the rings that
+ * threads still name in their rec_thr are gone, and a thread notices it
+ * here at its next event (other threads' TLS cannot be reset from ours).
+ */
+static uint32_t rec_gen;
 static __thread struct rec_thread rec_thr;
 static uint64_t rec_proc_seq;			/* this image's ev_proc */
 static pthread_key_t rec_ring_key;
@@ -222,7 +231,7 @@ static void retire_ring(void *arg)
 	struct rec_thread *t = &rec_thr;
 	struct ev_ring *r = arg;
 
-	if (!r || r != t->ring)
+	if (!r || r != t->ring || t->gen != __atomic_load_n(&rec_gen, __ATOMIC_ACQUIRE))
 		return;
 	t->ring = NULL;
 	rec_maps[t->idx] = NULL;
@@ -338,7 +347,13 @@ static inline void commit(struct rec_thread *t, uint32_t len)
 static inline struct rec_thread *rec_thread(void)
 {
 	struct rec_thread *t = &rec_thr;
+	uint32_t gen = __atomic_load_n(&rec_gen, __ATOMIC_ACQUIRE);
 
+	if (__builtin_expect(t->gen != gen, 0)) {
+		/* its ring went with an earlier attached recording */
+		memset(t, 0, sizeof(*t));
+		t->gen = gen;
+	}
 	if (__builtin_expect(!t->ring, 0) && !get_ring(t)) {
 		__atomic_fetch_add(&rec_shm->lost_no_ring, 1, __ATOMIC_RELAXED);
 		return NULL;
@@ -433,7 +448,7 @@ static inline void record_plain(uint32_t id, uint64_t w1)
 	uint64_t now, pos, *p;
 	uint32_t cpu;
 
-	if (__builtin_expect(!t->ring, 0)) {
+	if (__builtin_expect(!t->ring || t->gen != rec_gen, 0)) {
 		if (__atomic_load_n(&rec_disabled, __ATOMIC_RELAXED) || !rec_thread())
 			return;
 	}
@@ -1103,21 +1118,25 @@ static struct ev_shm *map_shm(const char *v)
 	return shm;
 }
 
-__attribute__((constructor(210))) static void fhook_ev_preload(void)
+/*
+ * Start recording into the shared memory of descriptor @v (a number):
+ * at start-up (FHOOK_EV_SHM), or when `fhook trace -p` attached (@attached;
+ * messages then go to @err, the channel's reply).  0 or a negative errno.
+ */
+static int rec_setup(const char *v, bool attached, FILE *err)
 {
-	const char *v = getenv("FHOOK_EV_SHM");
+	static bool once;
 	struct ev_shm *shm;
 	char *desc;
 	int i, ret;
 
-	if (!v)
-		return;
 	shm = map_shm(v);
 	if (!shm) {
-		fprintf(stderr, "fhook: record: FHOOK_EV_SHM=%s is not fhook's trace buffer: "
+		fprintf(err, "fhook: record: FHOOK_EV_SHM=%s is not fhook's trace buffer: "
 			"this process is not traced\n", v);
-		unsetenv("FHOOK_EV_SHM");
-		return;
+		if (!attached)
+			unsetenv("FHOOK_EV_SHM");
+		return -EINVAL;
 	}
 	rec_shm = shm;
 	rec_ring_size = shm->ring_size;
@@ -1128,32 +1147,37 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 		rec_rseq_off = __rseq_offset;
 	if (!shm->follow) {
 		/* programs this one starts are not traced; its own threads map rings later */
-		unsetenv("FHOOK_EV_SHM");
+		if (!attached)
+			unsetenv("FHOOK_EV_SHM");
 		fcntl(rec_fd, F_SETFD, FD_CLOEXEC);
 	}
 	register_process();
 	desc = strndup((char *)shm + shm->desc_off, shm->desc_len);
 	if (!desc || parse_desc(desc)) {
-		fprintf(stderr, "fhook: record: bad event descriptions\n");
+		fprintf(err, "fhook: record: bad event descriptions\n");
 		free(desc);
-		return;
+		return -EINVAL;
 	}
 	free(desc);
-	pthread_atfork(NULL, NULL, rec_atfork_child);
-	fhook_loader_notify(rec_objects_changed);
+	if (!once) {
+		once = true;
+		pthread_atfork(NULL, NULL, rec_atfork_child);
+		fhook_loader_notify(rec_objects_changed);
+	}
 	for (i = 0; i < rec_nr_events; i++) {
 		struct rec_event *e = &rec_events[i];
 
 		if (resolve_symbols(e)) {
-			fprintf(stderr, "fhook: record: a symbol of event %u is not in this process\n",
+			fprintf(err, "fhook: record: a symbol of event %u is not in this process\n",
 				e->id);
 			e->unresolved = true;
 		}
 	}
 	if (build_probes()) {
-		fprintf(stderr, "fhook: record: out of memory\n");
-		return;
+		fprintf(err, "fhook: record: out of memory\n");
+		return -ENOMEM;
 	}
+	__atomic_store_n(&rec_disabled, 0, __ATOMIC_RELAXED);
 	for (i = 0; i < rec_nr_probes; i++) {
 		struct rec_probe *p = &rec_probes[i];
 
@@ -1169,15 +1193,26 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 			ret = register_fprobe(&p->fp, p->symbol, NULL);
 		/* a child that exec'd another program may not have the function */
 		if (ret && ret != -ENOENT)
-			fprintf(stderr, "fhook: record: cannot probe %s: %s\n", p->symbol,
+			fprintf(err, "fhook: record: cannot probe %s: %s\n", p->symbol,
 				strerror(-ret));
+		p->registered = !ret;
 	}
 	/*
 	 * After the probes: thread-exit destructors run in the order their
 	 * keys were made, and the return hooks report the frames a thread
 	 * leaves behind from theirs; the ring is retired after that.
 	 */
-	rec_have_key = !pthread_key_create(&rec_ring_key, retire_ring);
+	if (!rec_have_key)
+		rec_have_key = !pthread_key_create(&rec_ring_key, retire_ring);
+	return 0;
+}
+
+__attribute__((constructor(210))) static void fhook_ev_preload(void)
+{
+	const char *v = getenv("FHOOK_EV_SHM");
+
+	if (v)
+		rec_setup(v, false, stderr);
 }
 
 __attribute__((destructor(210))) static void fhook_ev_preload_exit(void)
@@ -1191,4 +1226,142 @@ __attribute__((destructor(210))) static void fhook_ev_preload_exit(void)
 		missed += fprobe_nmissed(&rec_probes[i].fp);
 	__atomic_fetch_add(&rec_shm->nmissed, missed, __ATOMIC_RELAXED);
 	retire_ring(rec_thr.ring);
+}
+
+/* ---- fhook trace -p / fhook record -p: the attach channel's verbs ---- */
+
+static void free_events(void)
+{
+	int i, k, j;
+
+	for (i = 0; i < rec_nr_events; i++) {
+		struct rec_event *e = &rec_events[i];
+
+		for (k = 0; k < e->nr_args; k++)
+			for (j = 0; j < e->args[k].nops; j++)
+				free(e->args[k].code[j].data);
+		free(e->args);
+		free(e->symbol);
+		for (k = 0; k < e->nr_targets; k++)
+			free((char *)e->targets[k]);
+		free(e->targets);
+	}
+	free(rec_events);
+	rec_events = NULL;
+	rec_nr_events = 0;
+	for (i = 0; i < rec_nr_probes; i++) {
+		free(rec_probes[i].entry);
+		free(rec_probes[i].ret);
+		free(rec_probes[i].ret_off);
+	}
+	free(rec_probes);
+	rec_probes = NULL;
+	rec_nr_probes = 0;
+	free(rec_callers);
+	rec_callers = NULL;
+	rec_nr_callers = 0;
+}
+
+/*
+ * End an attached recording: every probe removed (unregister_fprobe waits
+ * until no thread is in a handler), then the rings are retired for the
+ * command to free, and the memory is unmapped.  Threads find out that
+ * their ring is gone from rec_gen.
+ */
+static int rec_teardown(FILE *out)
+{
+	unsigned long missed = 0;
+	uint64_t rings_off;
+	int i;
+
+	if (!rec_shm) {
+		fprintf(out, "fhook: record: this process is not being recorded\n");
+		return -ENOENT;
+	}
+	__atomic_store_n(&rec_disabled, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < rec_nr_probes; i++) {
+		if (rec_probes[i].registered)
+			unregister_fprobe(&rec_probes[i].fp);
+		missed += fprobe_nmissed(&rec_probes[i].fp);
+	}
+	__atomic_add_fetch(&rec_gen, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < EV_MAX_RINGS; i++) {
+		if (!rec_maps[i])
+			continue;
+		__atomic_store_n(&rec_maps[i]->exited, 1, __ATOMIC_RELEASE);
+		munmap(rec_maps[i], ev_ring_stride(rec_ring_size));
+		rec_maps[i] = NULL;
+	}
+	__atomic_fetch_add(&rec_shm->nmissed, missed, __ATOMIC_RELAXED);
+	rings_off = rec_shm->rings_off;
+	munmap(rec_shm, rings_off);
+	rec_shm = NULL;
+	close(rec_fd);
+	rec_fd = -1;
+	rec_proc_seq = 0;
+	free_events();
+	return 0;
+}
+
+static int verb_memfd(int argc, char **argv, FILE *out)
+{
+	int fd = memfd_create("fhook-trace", MFD_CLOEXEC);
+
+	if (fd < 0) {
+		fprintf(out, "fhook: record: memfd_create: %s\n", strerror(errno));
+		return -errno;
+	}
+	fprintf(out, "%d\n", fd);
+	return 0;
+}
+
+/* The command could not use the memory after all: close it, if it is ours. */
+static int verb_memfd_close(int argc, char **argv, FILE *out)
+{
+	char link[64], target[64];
+	int fd = argc == 1 ? atoi(argv[0]) : -1;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (fd < 0 || fd == rec_fd || n <= 0 || (target[n] = 0, strncmp(target, "/memfd:fhook-trace", 18))) {
+		fprintf(out, "fhook: record: descriptor %d is not an unused fhook memory\n", fd);
+		return -EINVAL;
+	}
+	close(fd);
+	return 0;
+}
+
+static int verb_trace_start(int argc, char **argv, FILE *out)
+{
+	if (argc != 1) {
+		fprintf(out, "fhook: record: bad request\n");
+		return -EINVAL;
+	}
+	if (rec_shm) {
+		fprintf(out, "fhook: record: process %d is being recorded already (by fhook "
+			"record or trace, started with it or attached)\n", (int)getpid());
+		return -EBUSY;
+	}
+	return rec_setup(argv[0], true, out);
+}
+
+static int verb_trace_stop(int argc, char **argv, FILE *out)
+{
+	return rec_teardown(out);
+}
+
+static const struct fhook_attach_verb rec_verbs[] = {
+	{ "memfd", verb_memfd },
+	{ "memfd-close", verb_memfd_close },
+	{ "trace-start", verb_trace_start },
+	{ "trace-stop", verb_trace_stop },
+};
+
+__attribute__((constructor(205))) static void rec_attach_init(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(rec_verbs) / sizeof(rec_verbs[0]); i++)
+		fhook_attach_register(&rec_verbs[i]);
 }

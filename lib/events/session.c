@@ -524,7 +524,7 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	desc_off = procs_off + EV_MAX_PROCS * sizeof(struct ev_proc);
 	rings_off = (desc_off + desc.len + EV_PAGE - 1) & ~(EV_PAGE - 1);
 	size = rings_off + EV_MAX_RINGS * ev_ring_stride(ring_size);
-	s->fd = memfd_create("fhook-trace", 0);
+	s->fd = o->use_fd ? o->fd : memfd_create("fhook-trace", 0);
 	if (s->fd < 0 || ftruncate(s->fd, size)) {
 		ret = -errno;
 		goto fail;
@@ -580,7 +580,8 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	free(desc.s);
 	free(evtext.s);
 	snprintf(num, sizeof(num), "%d", s->fd);
-	setenv("FHOOK_EV_SHM", num, 1);
+	if (!o->use_fd)
+		setenv("FHOOK_EV_SHM", num, 1);
 	*out = s;
 	return 0;
 fail:

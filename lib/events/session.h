@@ -35,6 +35,8 @@ struct ev_session_opts {
 	bool lossy;
 	int clock;		/* EV_CLOCK_*, or -1: the best this machine trusts */
 	uint64_t ring_size;	/* 0: the default */
+	bool use_fd;		/* record into @fd, a memfd the (attached) process made */
+	int fd;
 };
 
 struct ev_session;

@@ -44,17 +44,21 @@
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
 
+/* Where this thread's messages go instead of stderr (the attach channel's reply). */
+__thread FILE *fhook_lp_err_file;
+
 void fhook_lp_err(const struct fhook_lp *lp, const char *fmt, ...)
 {
+	FILE *f = fhook_lp_err_file ? fhook_lp_err_file : stderr;
 	va_list ap;
 
 	if (lp && (lp->flags & FHOOK_LP_QUIET))
 		return;
-	fprintf(stderr, "fhook: %s: ", lp && lp->name ? lp->name : "livepatch");
+	fprintf(f, "fhook: %s: ", lp && lp->name ? lp->name : "livepatch");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfprintf(f, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fputc('\n', f);
 }
 
 /* ---- fault attribute: the kernel's should_fail() ---- */

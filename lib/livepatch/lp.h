@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <fhook/ftrace.h>
 #include <fhook/livepatch.h>
@@ -45,6 +46,8 @@ struct fhook_lp {
 	uint64_t rnd;
 };
 
+/* Set by the attach channel (attach.c): messages go to its reply. */
+extern __thread FILE *fhook_lp_err_file __lp_hidden;
 void fhook_lp_err(const struct fhook_lp *lp, const char *fmt, ...) __lp_hidden
 	__attribute__((format(printf, 2, 3)));
 

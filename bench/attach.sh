@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Attaching to a running process (issue 14's numbers): a process with
+# 20,000 functions and 8 busy threads, started without fhook.
+#   - threads stopped per attach: how long every thread is stopped at once
+#     (FHOOK_ATTACH_VERBOSE reports it), the first attach (libfhook loaded,
+#     pads rewritten) and later ones;
+#   - first event: from starting `fhook trace -p` to its first event line;
+#   - detach: from Ctrl-C to `fhook trace -p` having removed every probe
+#     and exited; and `fhook unpatch -p`.
+# Prints a Markdown table (bench/run.sh appends it to RESULTS.md).
+#   bash bench/attach.sh [NFUNCS]
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+N=${1:-20000}
+B=$ROOT/build/bench
+FHOOK=$ROOT/build/fhook
+mkdir -p "$B"
+TMP=$(mktemp -d /tmp/fhook-attach-bench.XXXXXX)
+PID=
+trap '[ -n "$PID" ] && kill $PID 2>/dev/null; rm -rf "$TMP"' EXIT
+
+prog=$B/attach_prog_$N
+if [ ! -e "$prog" ] || [ bench/attach_prog.c -nt "$prog" ]; then
+	bash bench/gen_funcs.sh "$N" > "$TMP/gen.c"
+	cc -O1 -fpatchable-function-entry=5 -o "$prog" bench/attach_prog.c "$TMP/gen.c" -lpthread ||
+		exit 1
+fi
+ms() { echo $(( $(date +%s%N) / 1000 )); }	# microseconds
+
+"$prog" > "$TMP/out" &
+PID=$!
+for i in $(seq 200); do grep -q ready "$TMP/out" && break; sleep 0.01; done
+
+# attach cost: first (libfhook loaded) and later attaches, by patch/unpatch
+first=$(FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p $PID --list 2>&1 >/dev/null |
+	grep -o '[0-9]* threads stopped for [0-9.]* ms.*' | head -1)
+later=()
+for i in 1 2 3 4 5; do
+	later+=("$(FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p $PID --list 2>&1 >/dev/null |
+		grep -o 'stopped for [0-9.]* ms' | grep -o '[0-9.]*')")
+done
+later_sorted=$(printf '%s\n' "${later[@]}" | sort -n | tr '\n' ' ')
+
+# first event and detach, trace -p on a function the threads call: the
+# first event's time stamp (CLOCK_MONOTONIC) against the command's start
+lat=() det=()
+for i in 1 2 3; do
+	: > "$TMP/ev"
+	t0=$(python3 -c 'import time; print(time.monotonic())')
+	FHOOK_ATTACH_VERBOSE=1 "$FHOOK" trace -p $PID -e 'f f123' -o "$TMP/ev" --lossy \
+		2>"$TMP/err" &
+	tp=$!
+	while ! grep -q 'attached to' "$TMP/err" && kill -0 $tp 2>/dev/null; do sleep 0.01; done
+	sleep 0.3
+	kill -INT $tp
+	wait $tp
+	t1=$(awk '/__entry/ { sub(":", "", $3); print $3; exit }' "$TMP/ev")
+	lat+=($(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", (b - a) * 1000 }'))
+	det+=($(grep -o 'detach took [0-9.]*' "$TMP/err" | grep -o '[0-9.]*$'))
+done
+echo "| attach (process with $N functions, 8 busy threads) | this run | target |"
+echo "|---|---|---|"
+echo "| threads stopped, first attach (libfhook loaded, pads rewritten) | $first | 10 ms |"
+echo "| threads stopped, later attaches (ms, sorted) | $later_sorted | 10 ms |"
+echo "| first event after \`fhook trace -p\` starts (ms) | ${lat[*]} | 100 ms |"
+echo "| detach: Ctrl-C to every probe removed and the process let go (ms) | ${det[*]} | 50 ms |"

@@ -1,0 +1,1412 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Getting into a running process with ptrace (docs/attach.md).
+ *
+ * Every thread is seized and interrupted, one thread stopped at a safe
+ * point (in the program's own code, or blocked in a system call such as
+ * read() or nanosleep() that holds no lock of libc's) is chosen, and the
+ * others are let go again at once.  The chosen thread is made to call a
+ * function of the process: its registers, extended state and signal mask
+ * are saved, the arguments are written below its stack's red zone, the
+ * call returns to address 0 and the fault stops it for us, and everything
+ * is put back.  A thread stopped inside a system call restarts it as the
+ * kernel would have (orig_rax and the -ERESTART* value are restored).
+ *
+ * A process without libfhook first gets it: its gcc pads (five 1-byte
+ * nops) are made 5-byte nops while every thread is stopped and none is
+ * between two of those nops, then libc's dlopen() loads libfhook on the
+ * chosen thread, errno saved around it.  After that, and for a process
+ * that had libfhook, each request is one call of fhook_attach_ctl().
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fhook/internal/elf.h>
+#include <fhook/internal/site.h>
+
+#include "cli.h"
+#include "attach.h"
+
+#define ATT_MAX_THREADS		4096
+#define ATT_CALL_TIMEOUT_MS	30000
+#define ATT_SAFE_TRIES		400	/* times every thread is let run and looked at again */
+#define ATT_XSTATE_MAX		(64 << 10)
+
+struct att_thread {
+	pid_t tid;
+	bool gone;
+	int stop_sig;			/* the stop we saw: SIGTRAP, or a group-stop's signal */
+	struct user_regs_struct regs;
+};
+
+struct att_map {
+	unsigned long start, end, off;
+	bool exec;
+	char *path;
+};
+
+/* The gcc pads of one object, at run-time addresses. */
+struct att_pads {
+	unsigned long *addrs;
+	size_t nr;
+	unsigned long lo, hi;		/* the pages they are on */
+};
+
+struct cli_attach {
+	const char *cmd;
+	pid_t pid;
+	int pidfd;
+	struct att_thread *th;
+	int nr_th;
+	struct att_thread *hijack;	/* the thread kept for calls */
+	unsigned long ctl;		/* fhook_attach_ctl in the process */
+	struct att_map *maps;
+	int nr_maps;
+	unsigned long restorer;		/* libc's __restore_rt: a signal frame's return */
+	/* loading libfhook: found before any thread is stopped */
+	struct att_pads *pads;
+	int nr_pads;
+	unsigned long dlopen_fn, errno_fn, dlerror_fn;
+	char lib[PATH_MAX];
+	struct cli_attach_times times;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(double ms)
+{
+	struct timespec ts = { 0, (long)(ms * 1e6) };
+
+	nanosleep(&ts, NULL);
+}
+
+pid_t cli_attach_parse_pid(const char *cmd, const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > INT_MAX) {
+		fprintf(stderr, "fhook: %s: -p needs a process id, got '%s'\n", cmd, s);
+		return -1;
+	}
+	return (pid_t)v;
+}
+
+/* One "Name:\tvalues" line of /proc/PID/status, or NULL. */
+static char *status_field(pid_t pid, const char *name, char *buf, size_t size)
+{
+	char path[64], line[512];
+	size_t n = strlen(name);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, name, n) && line[n] == ':') {
+			snprintf(buf, size, "%s", line + n + 1 + strspn(line + n + 1, " \t"));
+			buf[strcspn(buf, "\n")] = 0;
+			fclose(f);
+			return buf;
+		}
+	}
+	fclose(f);
+	return NULL;
+}
+
+bool cli_attach_alive(pid_t pid)
+{
+	char st[64];
+
+	return status_field(pid, "State", st, sizeof(st)) && st[0] != 'Z' && st[0] != 'X';
+}
+
+static bool have_cap_sys_ptrace(void)
+{
+	char buf[64];
+	unsigned long long caps;
+
+	if (!status_field(getpid(), "CapEff", buf, sizeof(buf)))
+		return false;
+	caps = strtoull(buf, NULL, 16);
+	return caps & (1ULL << 19);
+}
+
+static int yama_scope(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	int v = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+/* Is @pid a descendant of this process (what yama's scope 1 allows)? */
+static bool is_descendant(pid_t pid)
+{
+	char buf[64];
+	int depth;
+
+	for (depth = 0; pid > 1 && depth < 4096; depth++) {
+		if (!status_field(pid, "PPid", buf, sizeof(buf)))
+			return false;
+		pid = atoi(buf);
+		if (pid == getpid())
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Before anything is touched: the process exists, is not traced already,
+ * and is a 64-bit x86 process.
+ */
+static int check_target(const char *cmd, pid_t pid)
+{
+	char buf[128], path[64];
+	unsigned char eh[EI_NIDENT + 4];
+	int fd, tracer;
+
+	if (!status_field(pid, "State", buf, sizeof(buf))) {
+		fprintf(stderr, "fhook: %s: no process %d\n", cmd, pid);
+		return -ESRCH;
+	}
+	if (buf[0] == 'Z' || buf[0] == 'X') {
+		fprintf(stderr, "fhook: %s: process %d has exited (a zombie)\n", cmd, pid);
+		return -ESRCH;
+	}
+	if (pid == getpid()) {
+		fprintf(stderr, "fhook: %s: process %d is this fhook command\n", cmd, pid);
+		return -EINVAL;
+	}
+	if (status_field(pid, "TracerPid", buf, sizeof(buf)) && (tracer = atoi(buf)) > 0) {
+		char comm[64] = "?";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", tracer);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = 0;
+			fclose(f);
+		}
+		fprintf(stderr, "fhook: %s: process %d is already traced by process %d (%s): "
+			"a process has one tracer; detach the debugger first\n", cmd, pid, tracer,
+			comm);
+		return -EBUSY;
+	}
+	/* a call returns through a fault, which would reset an ignored SIGSEGV */
+	if (status_field(pid, "SigIgn", buf, sizeof(buf)) &&
+	    (strtoull(buf, NULL, 16) & 1ULL << (SIGSEGV - 1))) {
+		fprintf(stderr, "fhook: %s: process %d ignores SIGSEGV: fhook cannot call into it "
+			"without changing that\n", cmd, pid);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, eh, sizeof(eh)) == (ssize_t)sizeof(eh) &&
+		    !memcmp(eh, ELFMAG, SELFMAG) &&
+		    (eh[EI_CLASS] != ELFCLASS64 || (eh[18] | eh[19] << 8) != EM_X86_64)) {
+			fprintf(stderr, "fhook: %s: process %d is a %s process: fhook attaches to "
+				"64-bit x86 processes only\n", cmd, pid,
+				eh[EI_CLASS] != ELFCLASS64 ? "32-bit" : "foreign-architecture");
+			close(fd);
+			return -ENOEXEC;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+/* PTRACE_SEIZE was refused: say which of the kernel's rules did it. */
+static void explain_eperm(const char *cmd, pid_t pid)
+{
+	char uid[128], gid[128], path[64];
+	unsigned int ru, eu, su, rg, eg, sg;
+	bool cap = have_cap_sys_ptrace();
+	int scope = yama_scope();
+	struct stat st;
+
+	if (status_field(pid, "Uid", uid, sizeof(uid)) &&
+	    status_field(pid, "Gid", gid, sizeof(gid)) &&
+	    sscanf(uid, "%u %u %u", &ru, &eu, &su) == 3 &&
+	    sscanf(gid, "%u %u %u", &rg, &eg, &sg) == 3 && !cap) {
+		if (ru != getuid() || eu != getuid() || su != getuid()) {
+			fprintf(stderr, "fhook: %s: not permitted to attach to process %d: it runs "
+				"as user %u and you are user %u (the kernel's ptrace rule: the same "
+				"user, or CAP_SYS_PTRACE)\n", cmd, pid, eu, getuid());
+			return;
+		}
+		if (rg != getgid() || eg != getgid() || sg != getgid()) {
+			fprintf(stderr, "fhook: %s: not permitted to attach to process %d: it runs "
+				"with group %u and yours is %u (a set-group-id program; the kernel's "
+				"ptrace rule: the same ids, or CAP_SYS_PTRACE)\n", cmd, pid, eg,
+				getgid());
+			return;
+		}
+		snprintf(path, sizeof(path), "/proc/%d", pid);
+		if (!stat(path, &st) && st.st_uid != eu) {
+			fprintf(stderr, "fhook: %s: not permitted to attach to process %d: it is not "
+				"dumpable (it was set-id, or called prctl(PR_SET_DUMPABLE, 0)); only "
+				"CAP_SYS_PTRACE may attach\n", cmd, pid);
+			return;
+		}
+	}
+	if (scope == 1 && !cap && !is_descendant(pid)) {
+		fprintf(stderr, "fhook: %s: not permitted to attach to process %d: "
+			"kernel.yama.ptrace_scope is 1, so only its ancestors (or a process it "
+			"named with prctl(PR_SET_PTRACER)) and CAP_SYS_PTRACE may attach\n", cmd, pid);
+		return;
+	}
+	if (scope == 2 && !cap) {
+		fprintf(stderr, "fhook: %s: not permitted to attach to process %d: "
+			"kernel.yama.ptrace_scope is 2, so only CAP_SYS_PTRACE may attach\n", cmd, pid);
+		return;
+	}
+	if (scope == 3) {
+		fprintf(stderr, "fhook: %s: not permitted to attach to process %d: "
+			"kernel.yama.ptrace_scope is 3: no process may be attached to\n", cmd, pid);
+		return;
+	}
+	fprintf(stderr, "fhook: %s: not permitted to attach to process %d (the ids, the "
+		"dumpable flag and yama allow it: a security module refused, or the process "
+		"is traced already)\n", cmd, pid);
+}
+
+/* ---- the process's memory map and symbols ------------------------------ */
+
+static void free_maps(struct cli_attach *a)
+{
+	int i;
+
+	for (i = 0; i < a->nr_maps; i++)
+		free(a->maps[i].path);
+	free(a->maps);
+	a->maps = NULL;
+	a->nr_maps = 0;
+}
+
+static int read_maps(struct cli_attach *a)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *f;
+
+	free_maps(a);
+	snprintf(path, sizeof(path), "/proc/%d/maps", a->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e, off;
+		char perms[8];
+		int n = 0;
+		struct att_map *m;
+
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &s, &e, perms, &off, &n) < 4)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		m = realloc(a->maps, (a->nr_maps + 1) * sizeof(*m));
+		if (!m) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		a->maps = m;
+		m = &a->maps[a->nr_maps++];
+		m->start = s;
+		m->end = e;
+		m->off = off;
+		m->exec = perms[2] == 'x';
+		m->path = n && line[n] == '/' ? strdup(line + n) : NULL;
+	}
+	fclose(f);
+	return 0;
+}
+
+static const struct att_map *map_of(struct cli_attach *a, unsigned long addr)
+{
+	int i;
+
+	for (i = 0; i < a->nr_maps; i++)
+		if (addr >= a->maps[i].start && addr < a->maps[i].end)
+			return &a->maps[i];
+	return NULL;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+
+	return s ? s + 1 : p ? p : "";
+}
+
+/* The first mapping of the object whose file name starts with @prefix. */
+static const struct att_map *object_named(struct cli_attach *a, const char *prefix)
+{
+	int i;
+
+	for (i = 0; i < a->nr_maps; i++)
+		if (a->maps[i].path && !a->maps[i].off &&
+		    !strncmp(base_name(a->maps[i].path), prefix, strlen(prefix)))
+			return &a->maps[i];
+	return NULL;
+}
+
+/*
+ * The run-time address of the function @name of the object mapped at @m
+ * (its mapping of file offset 0), from .symtab or .dynsym; 0 if none.
+ */
+static unsigned long object_sym(const struct att_map *m, const char *name)
+{
+	unsigned long addr = 0, bias = 0, lo = ~0UL;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	size_t i, n;
+	Elf *elf;
+	int fd;
+
+	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &n))
+		goto out;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < lo)
+			lo = ph.p_vaddr;
+	}
+	if (eh.e_type == ET_DYN && lo != ~0UL)
+		bias = m->start - (lo & ~4095UL);
+	while ((scn = elf_nextscn(elf, scn)) && !addr) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)i, &s) || !s.st_value ||
+			    GELF_ST_TYPE(s.st_info) != STT_FUNC)
+				continue;
+			nm = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (nm && !strcmp(nm, name)) {
+				addr = bias + s.st_value;
+				break;
+			}
+		}
+	}
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return addr;
+}
+
+int cli_attach_objects(pid_t pid, char ***paths, int *nr)
+{
+	struct cli_attach a = { .pid = pid };
+	char exe[PATH_MAX], link[64];
+	ssize_t n;
+	int i, j, ret;
+
+	*paths = NULL;
+	*nr = 0;
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -errno;
+	exe[n] = 0;
+	ret = read_maps(&a);
+	if (ret)
+		return ret;
+	*paths = calloc(a.nr_maps + 1, sizeof(**paths));
+	if (!*paths) {
+		free_maps(&a);
+		return -ENOMEM;
+	}
+	(*paths)[(*nr)++] = strdup(exe);
+	for (i = 0; i < a.nr_maps; i++) {
+		const char *p = a.maps[i].path;
+
+		if (!p || a.maps[i].off || !strcmp(p, exe) || strstr(p, " (deleted)"))
+			continue;
+		for (j = 0; j < *nr; j++)
+			if (!strcmp((*paths)[j], p))
+				break;
+		if (j == *nr)
+			(*paths)[(*nr)++] = strdup(p);
+	}
+	free_maps(&a);
+	return 0;
+}
+
+/* ---- threads ----------------------------------------------------------- */
+
+static struct att_thread *find_thread(struct cli_attach *a, pid_t tid)
+{
+	int i;
+
+	for (i = 0; i < a->nr_th; i++)
+		if (a->th[i].tid == tid)
+			return &a->th[i];
+	return NULL;
+}
+
+/*
+ * Wait until @t stops for us (PTRACE_EVENT_STOP), letting any signal that
+ * arrives first be delivered.  -ESRCH when the thread is gone.
+ */
+static int wait_stop(struct att_thread *t)
+{
+	double deadline = now_ms() + 2000;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(t->tid, &st, __WALL | WNOHANG);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			t->gone = true;
+			return -ESRCH;
+		}
+		if (!r) {
+			if (now_ms() > deadline) {
+				/* a zombie leader never stops: it has no user context left */
+				t->gone = true;
+				return -ESRCH;
+			}
+			sleep_ms(0.05);
+			continue;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			t->gone = true;
+			return -ESRCH;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		if (st >> 16 == PTRACE_EVENT_STOP) {
+			t->stop_sig = WSTOPSIG(st);
+			if (ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs))
+				return -errno;
+			return 0;
+		}
+		/* a signal on its way: deliver it, our interrupt is still pending */
+		ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)WSTOPSIG(st));
+	}
+}
+
+/* Seize and stop every thread, including threads started meanwhile. */
+static int stop_all(struct cli_attach *a)
+{
+	char path[64];
+	bool added;
+	int ret;
+
+	do {
+		struct dirent *de;
+		DIR *d;
+
+		added = false;
+		snprintf(path, sizeof(path), "/proc/%d/task", a->pid);
+		d = opendir(path);
+		if (!d)
+			return -ESRCH;
+		while ((de = readdir(d))) {
+			pid_t tid = atoi(de->d_name);
+			struct att_thread *t;
+
+			if (tid <= 0 || find_thread(a, tid))
+				continue;
+			if (a->nr_th >= ATT_MAX_THREADS) {
+				closedir(d);
+				fprintf(stderr, "fhook: %s: process %d has more than %d threads\n",
+					a->cmd, a->pid, ATT_MAX_THREADS);
+				return -E2BIG;
+			}
+			if (ptrace(PTRACE_SEIZE, tid, NULL, NULL)) {
+				ret = -errno;
+				if (ret == -ESRCH)
+					continue;	/* it exited */
+				closedir(d);
+				if (ret == -EPERM)
+					explain_eperm(a->cmd, a->pid);
+				else
+					fprintf(stderr, "fhook: %s: cannot attach to thread %d of "
+						"process %d: %s\n", a->cmd, tid, a->pid, strerror(-ret));
+				return ret;
+			}
+			t = &a->th[a->nr_th++];
+			memset(t, 0, sizeof(*t));
+			t->tid = tid;
+			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+			added = true;
+		}
+		closedir(d);
+		for (int i = 0; i < a->nr_th; i++)
+			if (!a->th[i].gone && !a->th[i].stop_sig)
+				wait_stop(&a->th[i]);
+	} while (added);
+	for (int i = 0; i < a->nr_th; i++)
+		if (!a->th[i].gone)
+			return 0;
+	fprintf(stderr, "fhook: %s: process %d exited\n", a->cmd, a->pid);
+	return -ESRCH;
+}
+
+static void release(struct att_thread *t)
+{
+	if (!t->gone)
+		ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
+	t->gone = true;
+}
+
+static bool in_signal_handler(struct cli_attach *a, struct att_thread *t);
+
+/*
+ * Blocking system calls that libc makes without holding a lock of its own:
+ * a thread stopped in one may run our call (and restart it afterwards).
+ */
+static bool quiet_syscall(long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev: case SYS_pread64:
+	case SYS_pwrite64: case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
+	case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_nanosleep: case SYS_clock_nanosleep:
+	case SYS_pause: case SYS_rt_sigsuspend: case SYS_rt_sigtimedwait: case SYS_wait4:
+	case SYS_waitid: case SYS_accept: case SYS_accept4: case SYS_recvfrom: case SYS_recvmsg:
+	case SYS_sendto: case SYS_sendmsg: case SYS_connect: case SYS_msgrcv:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A thread is at a safe point when it can call into libc and the loader
+ * without meeting a lock it holds itself: in the program's own code (or a
+ * library other than libc, the loader, libfhook and its urcu, whose
+ * handlers may hold an RCU read lock), or in libc blocked in a quiet
+ * system call.  Not in anonymous memory (fhook's trampolines, JIT code).
+ */
+static bool safe_point(struct cli_attach *a, struct att_thread *t, const char **why)
+{
+	const struct att_map *m = map_of(a, t->regs.rip);
+	const char *b;
+
+	*why = "not in a file's code (a trampoline, JIT code)";
+	if (!m || !m->path || !m->exec)
+		return false;
+	*why = "in a signal handler";
+	if (in_signal_handler(a, t))
+		return false;
+	b = base_name(m->path);
+	*why = "in the loader, libfhook or urcu";
+	if (!strncmp(b, "ld-", 3) || !strncmp(b, "libfhook", 8) || !strncmp(b, "liburcu", 7))
+		return false;
+	if (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) || !strncmp(b, "libpthread", 10)) {
+		*why = (long)t->regs.orig_rax >= 0 ? "in libc, in a system call that may hold a lock"
+						   : "in libc, not in a system call";
+		if ((long)t->regs.orig_rax >= 0 && quiet_syscall((long)t->regs.orig_rax)) {
+			*why = "safe: blocked in a system call";
+			return true;
+		}
+		return false;
+	}
+	*why = "safe: in the program's code";
+	return true;
+}
+
+static int mem_read(struct cli_attach *a, unsigned long addr, void *buf, size_t len);
+
+/*
+ * Where libc's signal return trampoline (__restore_rt: mov $15, %rax;
+ * syscall) is in the process: every signal frame's return address.  It is
+ * a local symbol, so it is found by its bytes in libc's file.
+ */
+static unsigned long find_restorer(struct cli_attach *a)
+{
+	static const unsigned char code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+	const struct att_map *libc = object_named(a, "libc.so");
+	unsigned char *img = NULL, *hit;
+	unsigned long off, ret = 0;
+	struct stat st;
+	int fd, i;
+
+	unsigned long near;
+	unsigned char around[8192];
+
+	if (!libc)
+		return 0;
+	/* glibc defines it beside sigaction(): look there first */
+	near = object_sym(libc, "sigaction");
+	if (near > 4096 && !mem_read(a, near - 4096, around, sizeof(around)) &&
+	    (hit = memmem(around, sizeof(around), code, sizeof(code))))
+		return near - 4096 + (hit - around);
+	if ((fd = open(libc->path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	if (!fstat(fd, &st) && (img = malloc(st.st_size)) &&
+	    pread(fd, img, st.st_size, 0) == st.st_size &&
+	    (hit = memmem(img, st.st_size, code, sizeof(code)))) {
+		off = hit - img;
+		for (i = 0; i < a->nr_maps && !ret; i++) {
+			const struct att_map *m = &a->maps[i];
+
+			if (m->exec && m->path && !strcmp(m->path, libc->path) && off >= m->off &&
+			    off < m->off + (m->end - m->start))
+				ret = m->start + (off - m->off);
+		}
+	}
+	free(img);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Is the thread running a signal handler?  Then it may have interrupted
+ * malloc or the loader, and a call from there could wait for a lock it
+ * holds itself.  A signal frame puts __restore_rt on the stack.
+ */
+static bool in_signal_handler(struct cli_attach *a, struct att_thread *t)
+{
+	static unsigned long words[8192];
+	const struct att_map *m = map_of(a, t->regs.rsp);
+	unsigned long len, i;
+
+	if (!a->restorer)
+		a->restorer = find_restorer(a);
+	if (!a->restorer || !m)
+		return false;
+	len = m->end - t->regs.rsp;
+	if (len > sizeof(words))
+		len = sizeof(words);
+	len &= ~7UL;
+	if (mem_read(a, t->regs.rsp, words, len))
+		return false;
+	for (i = 0; i < len / 8; i++)
+		if (words[i] == a->restorer)
+			return true;
+	return false;
+}
+
+static struct att_thread *pick_safe(struct cli_attach *a)
+{
+	bool verbose = getenv("FHOOK_ATTACH_VERBOSE");
+	struct att_thread *pick = NULL;
+	const char *why;
+	int i;
+
+	for (i = 0; i < a->nr_th; i++) {
+		if (a->th[i].gone)
+			continue;
+		if (safe_point(a, &a->th[i], &why) && !pick)
+			pick = &a->th[i];
+		if (verbose)
+			fprintf(stderr, "fhook: %s: thread %d: %s\n", a->cmd, a->th[i].tid, why);
+		else if (pick)
+			break;
+	}
+	return pick;
+}
+
+/* Let every thread run a moment and stop it again: one may reach a safe point. */
+static void run_a_moment(struct cli_attach *a)
+{
+	int i;
+
+	/* a thread stopped with its process (SIGSTOP) stays stopped */
+	for (i = 0; i < a->nr_th; i++)
+		if (!a->th[i].gone && a->th[i].stop_sig == SIGTRAP)
+			ptrace(PTRACE_CONT, a->th[i].tid, NULL, NULL);
+	sleep_ms(1);
+	for (i = 0; i < a->nr_th; i++) {
+		if (a->th[i].gone || a->th[i].stop_sig != SIGTRAP)
+			continue;
+		a->th[i].stop_sig = 0;
+		ptrace(PTRACE_INTERRUPT, a->th[i].tid, NULL, NULL);
+	}
+	for (i = 0; i < a->nr_th; i++)
+		if (!a->th[i].gone && !a->th[i].stop_sig)
+			wait_stop(&a->th[i]);
+}
+
+/* Does a thread of @pid block SIGTRAP? (/proc: nothing is stopped to know.) */
+static bool sigtrap_blocked(pid_t pid)
+{
+	char path[64], buf[64];
+	struct dirent *de;
+	bool ret = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!ret && (de = readdir(d))) {
+		pid_t tid = atoi(de->d_name);
+
+		if (tid > 0 && status_field(tid, "SigBlk", buf, sizeof(buf)))
+			ret = strtoull(buf, NULL, 16) & 1ULL << (SIGTRAP - 1);
+	}
+	closedir(d);
+	return ret;
+}
+
+/*
+ * With libfhook there already, nothing is rewritten while threads are
+ * stopped: stop one thread at a time and keep the first at a safe point,
+ * so that no two threads are ever stopped together.
+ */
+static int stop_one_safe(struct cli_attach *a)
+{
+	char path[64];
+	const char *why;
+	int tries, ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", a->pid);
+	for (tries = 0; tries < ATT_SAFE_TRIES; tries++) {
+		struct dirent *de;
+		DIR *d = opendir(path);
+
+		if (!d)
+			return -ESRCH;
+		a->nr_th = 0;
+		while ((de = readdir(d))) {
+			pid_t tid = atoi(de->d_name);
+			struct att_thread *t = &a->th[0];
+			double t0 = now_ms();
+
+			if (tid <= 0)
+				continue;
+			memset(t, 0, sizeof(*t));
+			t->tid = tid;
+			if (ptrace(PTRACE_SEIZE, tid, NULL, NULL)) {
+				ret = -errno;
+				if (ret == -ESRCH)
+					continue;
+				closedir(d);
+				if (ret == -EPERM)
+					explain_eperm(a->cmd, a->pid);
+				else
+					fprintf(stderr, "fhook: %s: cannot attach to thread %d of "
+						"process %d: %s\n", a->cmd, tid, a->pid, strerror(-ret));
+				return ret;
+			}
+			a->nr_th = 1;
+			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+			if (wait_stop(t))
+				continue;
+			if (tries && !(tries % 50))
+				read_maps(a);	/* a library loaded meanwhile */
+			if (safe_point(a, t, &why)) {
+				closedir(d);
+				a->hijack = t;
+				a->times.threads = 1;
+				a->times.stopped_ms = now_ms() - t0;
+				return 0;
+			}
+			if (getenv("FHOOK_ATTACH_VERBOSE"))
+				fprintf(stderr, "fhook: %s: thread %d: %s\n", a->cmd, tid, why);
+			release(t);
+			a->nr_th = 0;
+		}
+		closedir(d);
+		sleep_ms(1);
+	}
+	fprintf(stderr, "fhook: %s: no thread of process %d came to a safe point (outside "
+		"libc's locks and the loader) in %d tries\n", a->cmd, a->pid, tries);
+	return -EAGAIN;
+}
+
+/* ---- memory and calls -------------------------------------------------- */
+
+static int mem_write(struct cli_attach *a, unsigned long addr, const void *buf, size_t len)
+{
+	struct iovec l = { (void *)buf, len }, r = { (void *)addr, len };
+
+	return process_vm_writev(a->pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static int mem_read(struct cli_attach *a, unsigned long addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)addr, len };
+
+	return process_vm_readv(a->pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* A NUL-terminated string of the process (malloc'd), at most @max bytes. */
+static char *mem_string(struct cli_attach *a, unsigned long addr, size_t max)
+{
+	size_t len = 0, cap = 0;
+	char *s = NULL;
+
+	while (len < max) {
+		size_t chunk = 4096 - ((addr + len) & 4095);
+		char *ns;
+		void *nul;
+
+		if (len + chunk + 1 > cap) {
+			cap = (len + chunk + 1) * 2;
+			ns = realloc(s, cap);
+			if (!ns)
+				break;
+			s = ns;
+		}
+		if (mem_read(a, addr + len, s + len, chunk))
+			break;
+		nul = memchr(s + len, 0, chunk);
+		if (nul)
+			return s;
+		len += chunk;
+	}
+	if (s)
+		s[len < cap ? len : cap - 1] = 0;
+	return s;
+}
+
+/*
+ * Make the hijacked thread call @fn(@args...) with @data (if any) copied
+ * below its stack (its address replaces args[@data_arg]); the result in
+ * *@ret.  Everything the thread had is put back after.
+ */
+static int call(struct cli_attach *a, unsigned long fn, unsigned long *args, int nargs,
+		const void *data, size_t dlen, int data_arg, unsigned long *ret)
+{
+	struct att_thread *t = a->hijack;
+	struct user_regs_struct regs = t->regs, now;
+	static unsigned char xstate[ATT_XSTATE_MAX];
+	struct iovec xiov = { xstate, sizeof(xstate) };
+	unsigned long sp, zero = 0, mask, callmask;
+	bool have_x, have_mask;
+	double start = now_ms(), deadline = start + ATT_CALL_TIMEOUT_MS;
+	int st, err = 0;
+
+	have_x = !ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &xiov);
+	have_mask = !ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(mask), &mask);
+	/* below the red zone, and then some */
+	sp = (t->regs.rsp - 512) & ~15UL;
+	if (data) {
+		sp = (sp - dlen) & ~15UL;
+		if (mem_write(a, sp, data, dlen))
+			return -EFAULT;
+		args[data_arg] = sp;
+	}
+	sp -= 8;	/* at entry, rsp + 8 is 16-byte aligned */
+	if (mem_write(a, sp, &zero, sizeof(zero)))
+		return -EFAULT;
+	regs.rip = fn;
+	regs.rsp = sp;
+	regs.rax = 0;
+	regs.orig_rax = -1;	/* not inside a system call: nothing to restart */
+	regs.rdi = nargs > 0 ? args[0] : 0;
+	regs.rsi = nargs > 1 ? args[1] : 0;
+	regs.rdx = nargs > 2 ? args[2] : 0;
+	regs.rcx = nargs > 3 ? args[3] : 0;
+	regs.r8 = nargs > 4 ? args[4] : 0;
+	regs.r9 = nargs > 5 ? args[5] : 0;
+	regs.eflags &= ~0x400UL;	/* DF clear, as the ABI says */
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &regs))
+		return -errno;
+	/* asynchronous signals wait until the thread is back in its own code */
+	callmask = ~0UL;
+	callmask &= ~(1UL << (SIGTRAP - 1) | 1UL << (SIGSEGV - 1) | 1UL << (SIGBUS - 1) |
+		      1UL << (SIGILL - 1) | 1UL << (SIGFPE - 1));
+	if (have_mask)
+		ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(callmask), &callmask);
+	if (ptrace(PTRACE_CONT, t->tid, NULL, NULL))
+		return -errno;
+	for (;;) {
+		pid_t r = waitpid(t->tid, &st, __WALL | WNOHANG);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || (r > 0 && (WIFEXITED(st) || WIFSIGNALED(st)))) {
+			t->gone = true;
+			return -ESRCH;
+		}
+		if (!r) {
+			if (now_ms() > deadline) {
+				fprintf(stderr, "fhook: %s: the call into process %d did not return "
+					"in %d s; the process is left running it\n", a->cmd, a->pid,
+					ATT_CALL_TIMEOUT_MS / 1000);
+				release(t);
+				return -ETIMEDOUT;
+			}
+			sleep_ms(0.02);
+			continue;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		if (st >> 16 == PTRACE_EVENT_STOP) {
+			/* stopped with the group meanwhile: finish our call first */
+			ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+			continue;
+		}
+		if (WSTOPSIG(st) == SIGSEGV && !ptrace(PTRACE_GETREGS, t->tid, NULL, &now) &&
+		    now.rip == 0 && now.rsp == sp + 8) {
+			*ret = now.rax;
+			break;
+		}
+		/* fhook's int3 mid-patch, or a real fault of the call: its handler decides */
+		ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)WSTOPSIG(st));
+	}
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs))
+		err = -errno;
+	if (have_x && ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &xiov))
+		err = -errno;
+	/* the fault unblocks SIGSEGV if it was blocked: the mask comes back whole */
+	if (have_mask)
+		ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(mask), &mask);
+	a->times.call_ms = now_ms() - start;
+	return err;
+}
+
+/* ---- loading libfhook -------------------------------------------------- */
+
+/*
+ * gcc's pads, five 1-byte nops, become one 5-byte nop in every object of
+ * the process, with every thread stopped: a thread between two of those
+ * nops is first single-stepped out of the pad.
+ */
+static void free_pads(struct cli_attach *a)
+{
+	int i;
+
+	for (i = 0; i < a->nr_pads; i++)
+		free(a->pads[i].addrs);
+	free(a->pads);
+	a->pads = NULL;
+	a->nr_pads = 0;
+}
+
+/* The sites of every object, from its file (threads still running). */
+static int collect_pads(struct cli_attach *a)
+{
+	int i, j;
+
+	for (i = 0; i < a->nr_maps; i++) {
+		const struct att_map *m = &a->maps[i];
+		struct fhook_elf_scan scan;
+		struct fhook_elf_sites sites;
+		struct att_pads *p;
+		unsigned long bias, k;
+		unsigned char eh[18];
+		int efd;
+
+		/* each object once, from its first mapping */
+		if (!m->path || m->off)
+			continue;
+		for (j = 0; j < i; j++)
+			if (a->maps[j].path && !strcmp(a->maps[j].path, m->path))
+				break;
+		if (j < i)
+			continue;
+		if (fhook_elf_scan(m->path, &scan) || !scan.nr_sections || scan.prepared)
+			continue;
+		if (fhook_elf_read_sites(m->path, &sites) || !sites.nr)
+			continue;
+		/* link-time address -> run time: ET_DYN objects start at 0 here */
+		bias = m->start;
+		efd = open(m->path, O_RDONLY | O_CLOEXEC);
+		if (efd >= 0) {
+			if (pread(efd, eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+			    (eh[16] | eh[17] << 8) == ET_EXEC)
+				bias = 0;
+			close(efd);
+		}
+		p = realloc(a->pads, (a->nr_pads + 1) * sizeof(*p));
+		if (!p) {
+			free(sites.addrs);
+			free(sites.from_mcount);
+			return -ENOMEM;
+		}
+		a->pads = p;
+		p = &a->pads[a->nr_pads++];
+		p->addrs = sites.addrs;
+		p->nr = 0;
+		p->lo = ~0UL;
+		p->hi = 0;
+		for (k = 0; k < sites.nr; k++) {
+			unsigned long s = sites.addrs[k] + bias;
+
+			if (sites.from_mcount[k])
+				continue;	/* a call, not a pad */
+			p->addrs[p->nr++] = s;
+			p->lo = s < p->lo ? s : p->lo;
+			p->hi = s + 5 > p->hi ? s + 5 : p->hi;
+		}
+		free(sites.from_mcount);
+		p->lo &= ~4095UL;
+		p->hi = (p->hi + 4095) & ~4095UL;
+		if (!p->nr) {
+			free(p->addrs);
+			a->nr_pads--;
+		}
+	}
+	return 0;
+}
+
+/*
+ * gcc's pads, five 1-byte nops, become one 5-byte nop in every object of
+ * the process, with every thread stopped: a thread between two of those
+ * nops is first single-stepped out of the pad.  Only what must be done
+ * with the threads stopped is done here (collect_pads() read the files).
+ */
+static int rewrite_pads(struct cli_attach *a)
+{
+	char mem_path[64];
+	int i, j, fd, ret = 0;
+
+	snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", a->pid);
+	fd = open(mem_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (i = 0; i < a->nr_pads && !ret; i++) {
+		struct att_pads *pd = &a->pads[i];
+		unsigned long lo = pd->lo, hi = pd->hi, k;
+		unsigned char *img, *orig;
+
+		img = malloc(2 * (hi - lo));
+		if (!img || pread(fd, img, hi - lo, lo) != (ssize_t)(hi - lo)) {
+			free(img);
+			continue;
+		}
+		orig = img + (hi - lo);
+		memcpy(orig, img, hi - lo);
+		for (k = 0; k < pd->nr; k++) {
+			unsigned long s = pd->addrs[k], avail = hi - s;
+			unsigned char *p = img + (s - lo);
+			struct fhook_site_nop nop;
+			int n;
+
+			/* the classifier libfhook and `fhook prepare` use */
+			if (fhook_site_classify(p, avail < FHOOK_SITE_BYTES_MAX ? avail :
+						FHOOK_SITE_BYTES_MAX, false, &nop) ||
+			    !nop.split || !nop.len)
+				continue;
+			/* nobody may be between two of these nops when they become one */
+			for (j = 0; j < a->nr_th; j++) {
+				struct att_thread *t = &a->th[j];
+				int st;
+
+				for (n = 0; n < 8 && !t->gone && t->regs.rip > s &&
+				     t->regs.rip < s + nop.len; n++) {
+					if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) ||
+					    waitpid(t->tid, &st, __WALL) < 0 || !WIFSTOPPED(st) ||
+					    ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs)) {
+						t->gone = true;
+						break;
+					}
+				}
+			}
+			memcpy(p, nop.bytes, nop.len);
+		}
+		/* each changed page written back once */
+		for (k = 0; k < hi - lo && !ret; k += 4096) {
+			if (!memcmp(orig + k, img + k, 4096))
+				continue;
+			if (pwrite(fd, img + k, 4096, lo + k) != 4096)
+				ret = -errno;
+		}
+		free(img);
+	}
+	close(fd);
+	return ret;
+}
+
+/* Has any object of the process recorded sites? (Else loading libfhook would be for nothing.) */
+static bool has_sites(struct cli_attach *a)
+{
+	struct fhook_elf_scan scan;
+	int i;
+
+	for (i = 0; i < a->nr_maps; i++)
+		if (a->maps[i].path && a->maps[i].exec &&
+		    !fhook_elf_scan(a->maps[i].path, &scan) && scan.nr_sections)
+			return true;
+	return false;
+}
+
+/*
+ * What loading libfhook needs, found while the threads still run: the
+ * process's dlopen(), that it has sites at all, and those sites.
+ */
+static int prep_load(struct cli_attach *a)
+{
+	const struct att_map *libc = object_named(a, "libc.so");
+	char path[PATH_MAX];
+	int ret;
+
+	if (cli_libfhook_path(path, sizeof(path)) || !realpath(path, a->lib)) {
+		fprintf(stderr, "fhook: %s: cannot find libfhook.so next to the fhook command\n",
+			a->cmd);
+		return -ENOENT;
+	}
+	if (libc)
+		a->dlopen_fn = object_sym(libc, "dlopen");
+	if (!a->dlopen_fn) {
+		const struct att_map *libdl = object_named(a, "libdl.so");
+
+		a->dlopen_fn = libdl ? object_sym(libdl, "dlopen") : 0;
+	}
+	if (!libc || !a->dlopen_fn) {
+		fprintf(stderr, "fhook: %s: process %d has no dlopen() to load libfhook with "
+			"(statically linked, or not glibc)\n", a->cmd, a->pid);
+		return -ENOEXEC;
+	}
+	if (!has_sites(a)) {
+		fprintf(stderr, "fhook: %s: process %d has no patchable sites: rebuild the program "
+			"with `cc $(fhook cflags) ...` (-fpatchable-function-entry=5); nothing was "
+			"changed\n", a->cmd, a->pid);
+		return -ENOENT;
+	}
+	a->errno_fn = object_sym(libc, "__errno_location");
+	a->dlerror_fn = object_sym(libc, "dlerror");
+	ret = collect_pads(a);
+	if (ret)
+		fprintf(stderr, "fhook: %s: reading the sites of process %d: %s\n", a->cmd, a->pid,
+			strerror(-ret));
+	return ret;
+}
+
+static int load_libfhook(struct cli_attach *a)
+{
+	unsigned long err_addr = 0, args[2] = { 0 }, h = 0;
+	int saved_errno = 0, ret;
+
+	double t0 = now_ms();
+
+	ret = rewrite_pads(a);
+	if (ret) {
+		fprintf(stderr, "fhook: %s: cannot rewrite the pads of process %d: %s\n", a->cmd,
+			a->pid, strerror(-ret));
+		return ret;
+	}
+	if (getenv("FHOOK_ATTACH_VERBOSE"))
+		fprintf(stderr, "fhook: %s: stopping %d threads took %.2f ms, the pads %.2f ms\n",
+			a->cmd, a->times.threads, t0 - a->times.stopped_ms, now_ms() - t0);
+	/* the others run again: dlopen may need a lock one of them holds */
+	for (int i = 0; i < a->nr_th; i++)
+		if (&a->th[i] != a->hijack)
+			release(&a->th[i]);
+	a->times.stopped_ms = now_ms() - a->times.stopped_ms;
+	if (a->errno_fn && !call(a, a->errno_fn, args, 0, NULL, 0, 0, &err_addr) && err_addr)
+		mem_read(a, err_addr, &saved_errno, sizeof(saved_errno));
+	args[1] = RTLD_NOW;
+	ret = call(a, a->dlopen_fn, args, 2, a->lib, strlen(a->lib) + 1, 0, &h);
+	if (!ret && !h) {
+		unsigned long msg = 0;
+		char *s = NULL;
+
+		if (a->dlerror_fn && !call(a, a->dlerror_fn, args, 0, NULL, 0, 0, &msg) && msg)
+			s = mem_string(a, msg, 4096);
+		fprintf(stderr, "fhook: %s: loading libfhook into process %d failed: %s\n", a->cmd,
+			a->pid, s ? s : "dlopen returned NULL");
+		free(s);
+		ret = -ENOEXEC;
+	}
+	if (err_addr)
+		mem_write(a, err_addr, &saved_errno, sizeof(saved_errno));
+	if (!ret)
+		a->times.loaded = true;
+	return ret;
+}
+
+/* ---- the interface ----------------------------------------------------- */
+
+int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
+{
+	struct cli_attach *a;
+	const struct att_map *lib;
+	int ret, i, tries;
+
+	*out = NULL;
+	ret = check_target(cmd, pid);
+	if (ret)
+		return ret;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->cmd = cmd;
+	a->pid = pid;
+	a->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	a->th = calloc(ATT_MAX_THREADS, sizeof(*a->th));
+	if (!a->th) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	/* what can be learnt with the threads running is learnt first */
+	ret = read_maps(a);
+	if (!ret)
+		a->restorer = find_restorer(a);
+	if (!ret && object_named(a, "libfhook.so") && !sigtrap_blocked(pid)) {
+		/* nothing needs the world stopped: one thread at a time, until one is safe */
+		ret = stop_one_safe(a);
+		if (ret)
+			goto fail;
+		goto have_lib;
+	}
+	if (!ret && !object_named(a, "libfhook.so")) {
+		ret = prep_load(a);
+		if (ret)
+			goto fail;
+	}
+	a->times.stopped_ms = now_ms();
+	ret = stop_all(a);
+	if (ret)
+		goto fail;
+	ret = read_maps(a);
+	if (ret)
+		goto fail;
+	for (tries = 0; !(a->hijack = pick_safe(a)); tries++) {
+		if (tries == ATT_SAFE_TRIES) {
+			fprintf(stderr, "fhook: %s: no thread of process %d came to a safe point "
+				"(outside libc's locks and the loader) in %d tries\n", cmd, pid, tries);
+			ret = -EAGAIN;
+			goto fail;
+		}
+		run_a_moment(a);
+	}
+	for (i = 0; i < a->nr_th; i++) {
+		unsigned long mask;
+
+		if (a->th[i].gone)
+			continue;
+		a->times.threads++;
+		/*
+		 * A thread that meets fhook's int3 with SIGTRAP blocked is killed
+		 * by the kernel.  libfhook keeps SIGTRAP out of the masks of the
+		 * programs it starts (its pthread_sigmask); a loaded libfhook
+		 * cannot, so the masks are fixed here, the one change of a
+		 * thread's state that attaching makes.
+		 */
+		if (!ptrace(PTRACE_GETSIGMASK, a->th[i].tid, (void *)sizeof(mask), &mask) &&
+		    (mask & 1UL << (SIGTRAP - 1))) {
+			mask &= ~(1UL << (SIGTRAP - 1));
+			if (!ptrace(PTRACE_SETSIGMASK, a->th[i].tid, (void *)sizeof(mask), &mask))
+				fprintf(stderr, "fhook: %s: note: thread %d blocked SIGTRAP; it is "
+					"unblocked (fhook's int3 would kill it)\n", cmd,
+					a->th[i].tid);
+		}
+	}
+	lib = object_named(a, "libfhook.so");
+	if (!lib) {
+		ret = a->dlopen_fn ? load_libfhook(a) : -EAGAIN;	/* it went away? */
+		if (ret)
+			goto fail;
+		read_maps(a);
+		lib = object_named(a, "libfhook.so");
+	} else {
+		for (i = 0; i < a->nr_th; i++)
+			if (&a->th[i] != a->hijack)
+				release(&a->th[i]);
+		a->times.stopped_ms = now_ms() - a->times.stopped_ms;
+	}
+have_lib:
+	lib = object_named(a, "libfhook.so");
+	a->ctl = lib ? object_sym(lib, "fhook_attach_ctl") : 0;
+	if (!a->ctl) {
+		fprintf(stderr, "fhook: %s: the libfhook of process %d has no control channel "
+			"(an older libfhook?)\n", cmd, pid);
+		ret = -ENOSYS;
+		goto fail;
+	}
+	*out = a;
+	return 0;
+fail:
+	if (ret == -ESRCH && !cli_attach_alive(pid))
+		fprintf(stderr, "fhook: %s: process %d exited\n", cmd, pid);
+	cli_attach_close(a);
+	return ret;
+}
+
+int cli_attach_ctl(struct cli_attach *a, const char *req, char **reply)
+{
+	unsigned long args[1], r = 0;
+	int ret;
+
+	*reply = NULL;
+	if (!a->hijack || a->hijack->gone)
+		return -ESRCH;
+	ret = call(a, a->ctl, args, 1, req, strlen(req) + 1, 0, &r);
+	if (getenv("FHOOK_ATTACH_VERBOSE"))
+		fprintf(stderr, "fhook: %s: request '%.*s': %.2f ms in the process\n", a->cmd,
+			(int)strcspn(req, "\t"), req, a->times.call_ms);
+	if (ret == -ESRCH)
+		fprintf(stderr, "fhook: %s: process %d exited\n", a->cmd, a->pid);
+	if (ret)
+		return ret;
+	*reply = r ? mem_string(a, r, 1 << 20) : NULL;
+	if (!*reply)
+		return -EFAULT;
+	return strncmp(*reply, "ok\n", 3) ? 1 : 0;
+}
+
+int cli_attach_getfd(struct cli_attach *a, int fd)
+{
+	int r = a->pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, a->pidfd, fd, 0) : -1;
+
+	return r < 0 ? -errno : r;
+}
+
+void cli_attach_close(struct cli_attach *a)
+{
+	int i;
+
+	if (!a)
+		return;
+	for (i = 0; i < a->nr_th; i++)
+		release(&a->th[i]);
+	if (getenv("FHOOK_ATTACH_VERBOSE") && a->times.threads)
+		fprintf(stderr, "fhook: %s: %d threads stopped for %.2f ms%s; last call %.2f ms\n",
+			a->cmd, a->times.threads, a->times.stopped_ms,
+			a->times.loaded ? " (libfhook loaded)" : "", a->times.call_ms);
+	free_maps(a);
+	free_pads(a);
+	free(a->th);
+	if (a->pidfd >= 0)
+		close(a->pidfd);
+	free(a);
+}
+
+void cli_attach_times(struct cli_attach *a, struct cli_attach_times *t)
+{
+	*t = a->times;
+}

@@ -1,0 +1,4 @@
+# The control channel of a running process (`fhook ... -p PID`): the entry
+# point the command calls in the process, and the verbs of livepatch and
+# the recorder.
+LIB_SRCS += lib/core/control.c lib/livepatch/attach.c

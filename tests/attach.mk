@@ -1,0 +1,15 @@
+# Helpers of tests/attach/*.sh: a traceable 8-thread program that is not
+# linked with libfhook (fhook loads it when it attaches), and replacements.
+$(B)/tests/attach/att_prog: tests/attach/att_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread -ldl
+
+$(B)/tests/attach/att_repl.so: tests/attach/att_repl.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -fPIC -shared $(SAN) -o $@ $<
+
+$(B)/tests/attach/att_slow.so: tests/attach/att_slow.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -fPIC -shared -fpatchable-function-entry=5 $(SAN) -o $@ $<
+
+TEST_TARGETS += $(B)/tests/attach/att_prog $(B)/tests/attach/att_repl.so $(B)/tests/attach/att_slow.so

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The process the attach tests attach to: built traceable, not linked
+ * with libfhook.  N worker threads call work() in a loop and check every
+ * result (the original's, or a patch's: work_new in att_repl.so adds
+ * PATCH_DELTA); the main thread reads commands on stdin:
+ *
+ *   call X    print "ping X -> Y" (ping() is traceable; so is work())
+ *   check     print "bad N" (wrong results so far)
+ *   handler   a new thread enters a SIGUSR1 handler and sleeps there
+ *   release   it leaves the handler; print "released"
+ *   masked    a new thread that blocks every signal calls work() in a loop
+ *   dlopen P  a new thread dlopens P (att_slow.so: its constructor takes a
+ *             second, the loader's lock held); print "dlopen started"
+ *   dlwait    wait for it; print "dlopen done"
+ *   quit/EOF  stop the workers, print "calls ok, bad N", exit 1 if N > 0
+ *
+ * Usage: att_prog [THREADS]
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define noinline __attribute__((noinline, noclone))
+#define PATCH_DELTA 1000000L
+
+static volatile int stop;
+static unsigned long bad, calls;
+
+noinline long work(long x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x * 2 + 1;
+}
+
+noinline long ping(long x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x + 1;
+}
+
+static void *worker(void *arg)
+{
+	long i = (long)arg, r, n = 0;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		r = work(i);
+		if (r != i * 2 + 1 && r != i * 2 + 1 + PATCH_DELTA)
+			__atomic_fetch_add(&bad, 1, __ATOMIC_RELAXED);
+		i = (i + 1) & 0xffff;
+		n++;
+	}
+	__atomic_fetch_add(&calls, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static volatile int in_handler, release;
+
+static void on_usr1(int sig)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	in_handler = 1;
+	while (!release)
+		nanosleep(&ts, NULL);
+}
+
+static void *handler_thread(void *arg)
+{
+	raise(SIGUSR1);
+	return NULL;
+}
+
+static void *masked_thread(void *arg)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	return worker(arg);
+}
+
+static char dl_path[200];
+static volatile int dl_started;
+
+static void *dlopen_thread(void *arg)
+{
+	dl_started = 1;
+	return dlopen(dl_path, RTLD_NOW);
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t dth;
+	pthread_t hth, mth;
+	bool have_masked = false;
+	int nr = argc > 1 ? atoi(argv[1]) : 8, i;
+	pthread_t th[64];
+	char line[256];
+
+	if (nr > 64)
+		nr = 64;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 0; i < nr; i++)
+		pthread_create(&th[i], NULL, worker, (void *)(long)(i * 4096));
+	printf("ready %d\n", (int)getpid());
+	while (fgets(line, sizeof(line), stdin)) {
+		long x;
+
+		if (sscanf(line, "call %ld", &x) == 1) {
+			long r = ping(x);
+
+			printf("ping %ld -> %ld\n", x, r);
+		} else if (!strncmp(line, "check", 5)) {
+			printf("bad %lu\n", __atomic_load_n(&bad, __ATOMIC_RELAXED));
+		} else if (!strncmp(line, "handler", 7)) {
+			signal(SIGUSR1, on_usr1);
+			pthread_create(&hth, NULL, handler_thread, NULL);
+			while (!in_handler)
+				usleep(1000);
+			printf("in handler\n");
+		} else if (!strncmp(line, "release", 7)) {
+			release = 1;
+			pthread_join(hth, NULL);
+			printf("released\n");
+		} else if (!strncmp(line, "masked", 6) && !have_masked) {
+			have_masked = true;
+			pthread_create(&mth, NULL, masked_thread, (void *)77L);
+			printf("masked\n");
+		} else if (sscanf(line, "dlopen %199s", dl_path) == 1) {
+			pthread_create(&dth, NULL, dlopen_thread, NULL);
+			while (!dl_started)
+				usleep(1000);
+			usleep(100000);	/* well inside the constructor */
+			printf("dlopen started\n");
+		} else if (!strncmp(line, "dlwait", 6)) {
+			void *h;
+
+			pthread_join(dth, &h);
+			printf("dlopen %s\n", h ? "done" : "failed");
+		} else if (!strncmp(line, "quit", 4)) {
+			break;
+		}
+	}
+	stop = 1;
+	for (i = 0; i < nr; i++)
+		pthread_join(th[i], NULL);
+	if (have_masked)
+		pthread_join(mth, NULL);
+	printf("calls %s, bad %lu\n", calls || !nr ? "ok" : "none", bad);
+	return bad ? 1 : 0;
+}

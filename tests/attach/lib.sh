@@ -1,0 +1,73 @@
+# Helpers of tests/attach/test_*.sh: start att_prog as an ordinary process
+# (no libfhook, no fhook parent) with a FIFO as its stdin, talk to it.
+set -o pipefail
+ROOT=${FHOOK_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+FHOOK=$ROOT/build/fhook
+P=$ROOT/build/tests/attach/att_prog
+R=$ROOT/build/tests/attach/att_repl.so
+for f in "$FHOOK" "$P" "$R"; do
+	[ -e "$f" ] || { echo "FAIL attach_built: $f missing (make test builds it)"; exit 1; }
+done
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -CONT "$p" 2>/dev/null
+		kill -KILL "$p" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# start_prog THREADS: sets $pid, $in (a fd to its stdin) and $out (its stdout file)
+start_prog() {
+	local n=$1 i
+	out=$TMP/out.$RANDOM
+	mkfifo "$TMP/in.$$.$n.$RANDOM" 2>/dev/null
+	local fifo=$(ls -t "$TMP"/in.* | head -1)
+	# setsid: the program is nobody's child but init's, as a real service
+	setsid "$P" "$n" < "$fifo" > "$out" 2>&1 &
+	exec {in}> "$fifo"
+	for i in $(seq 100); do
+		grep -q '^ready' "$out" 2>/dev/null && break
+		sleep 0.05
+	done
+	pid=$(awk '/^ready/ { print $2 }' "$out")
+	[ -n "$pid" ] || { echo "FAIL start_prog: att_prog did not start"; exit 1; }
+	PIDS+=("$pid")
+}
+
+# ask LINE: send a line, print the program's answer (the next line of output)
+ask() {
+	local before after i
+	before=$(wc -l < "$out")
+	echo "$1" >&$in
+	for i in $(seq 200); do
+		after=$(wc -l < "$out")
+		[ "$after" -gt "$before" ] && break
+		sleep 0.02
+	done
+	sed -n "$((before + 1))p" "$out"
+}
+
+# stop_prog: quit, wait, print the last line; the exit status in $prog_status
+stop_prog() {
+	local i
+	echo quit >&$in
+	exec {in}>&-
+	for i in $(seq 200); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.02
+	done
+	tail -1 "$out"
+}
+
+# expect NAME GOT WANT
+expect() {
+	if [ "$2" = "$3" ]; then
+		echo "PASS $1"
+	else
+		echo "FAIL $1: got '$2', expected '$3'"
+	fi
+}

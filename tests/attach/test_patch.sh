@@ -1,0 +1,123 @@
+#!/bin/bash
+# fhook patch / inject / unpatch -p PID on running processes that were
+# started without fhook: cycles on 8 busy threads that check their own
+# results, a process blocked in read(), a SIGSTOPped one (stays stopped),
+# and the list.
+. "$(dirname "$0")/lib.sh"
+CYCLES=${FHOOK_ATTACH_CYCLES:-25}
+
+# ---- the list and a patch by caller on a process blocked in read() ----
+start_prog 0
+expect blocked_read_before "$(ask 'call 5')" "ping 5 -> 6"
+"$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>"$TMP/err"
+expect blocked_read_patch_status "$?" 0
+expect blocked_read_patch_msg "$(cat "$TMP/err")" \
+	"fhook: patch: 'ping' applied in process $pid; \`fhook unpatch -p $pid ping\` removes it"
+expect blocked_read_patched "$(ask 'call 5')" "ping 5 -> -5"
+"$FHOOK" inject -p "$pid" --name fail_work --func work --retval -12 --caller main 2>/dev/null
+expect inject_status "$?" 0
+expect list "$("$FHOOK" patch -p "$pid" --list)" \
+"fail_work: inject work -> return -12
+    caller main: 0 calls, 0 taken
+    other callers: 0 calls
+ping: patch ping -> $R:ping_new
+    every caller: 1 calls, 1 taken"
+"$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>"$TMP/err"
+expect same_name_refused "$?:$(head -1 "$TMP/err")" \
+	"1:fhook: patch: a patch named 'ping' is already applied"
+"$FHOOK" patch -p "$pid" --name x --func no_such_fn --with "$R:ping_new" 2>"$TMP/err"
+expect unknown_target_refused "$?:$(grep -c "no function named 'no_such_fn'" "$TMP/err")" "1:1"
+"$FHOOK" unpatch -p "$pid" nope 2>"$TMP/err"
+expect unpatch_unknown "$?:$(cat "$TMP/err")" "1:fhook: unpatch: no patch named 'nope'"
+"$FHOOK" unpatch -p "$pid" 2>"$TMP/err"
+expect unpatch_all "$?:$(sort "$TMP/err" | tr '\n' '|')" \
+	"0:fhook: unpatch: 'fail_work' removed from process $pid|fhook: unpatch: 'ping' removed from process $pid|"
+expect unpatched "$(ask 'call 5')" "ping 5 -> 6"
+# fault injection with the kernel's attributes, on the running process
+"$FHOOK" inject -p "$pid" --func ping --retval -12 --caller main --times 2 2>/dev/null
+expect inject_times_status "$?" 0
+expect inject_times_1 "$(ask 'call 5')" "ping 5 -> -12"
+expect inject_times_2 "$(ask 'call 6')" "ping 6 -> -12"
+expect inject_times_used_up "$(ask 'call 7')" "ping 7 -> 8"
+expect inject_times_list "$("$FHOOK" patch -p "$pid" --list)" "ping: inject ping -> return -12
+    caller main: 3 calls, 2 taken
+    other callers: 0 calls"
+"$FHOOK" unpatch -p "$pid" ping 2>/dev/null
+expect inject_removed "$(ask 'call 5')" "ping 5 -> 6"
+expect list_empty "$("$FHOOK" patch -p "$pid" --list)" "no patches in process $pid"
+expect blocked_read_exit "$(stop_prog)" "calls ok, bad 0"
+
+# ---- a SIGSTOPped process is patched and stays stopped ----
+start_prog 2
+kill -STOP "$pid"
+sleep 0.1
+"$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>/dev/null
+expect stopped_patch_status "$?" 0
+sleep 0.1
+expect stopped_stays_stopped "$(awk '{ print $3 }' "/proc/$pid/stat")" T
+# a second attach (libfhook there now: one thread stopped at a time)
+expect stopped_list "$("$FHOOK" patch -p "$pid" --list | head -1)" \
+	"ping: patch ping -> $R:ping_new"
+sleep 0.1
+expect stopped_stays_stopped_2 "$(awk '{ print $3 }' "/proc/$pid/stat")" T
+kill -CONT "$pid"
+expect stopped_patched "$(ask 'call 7')" "ping 7 -> -7"
+"$FHOOK" unpatch -p "$pid" ping 2>/dev/null
+expect stopped_unpatched "$(ask 'call 7')" "ping 7 -> 8"
+expect stopped_exit "$(stop_prog)" "calls ok, bad 0"
+
+# ---- cycles on 8 threads calling the patched function flat out ----
+start_prog 8
+mask_before=$(grep -h '^SigBlk' /proc/"$pid"/task/*/status | sort | tr '\n' ' ')
+ok=0
+for i in $(seq "$CYCLES"); do
+	"$FHOOK" patch -p "$pid" --func work --with "$R:work_new" 2>/dev/null &&
+	"$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" --name p2 2>/dev/null &&
+	[ "$(ask "call $i")" = "ping $i -> -$i" ] &&
+	"$FHOOK" unpatch -p "$pid" 2>/dev/null &&
+	[ "$(ask "call $i")" = "ping $i -> $((i + 1))" ] && ok=$((ok + 1))
+done
+expect "cycles_${CYCLES}x_patch_unpatch" "$ok" "$CYCLES"
+expect cycles_threads_results "$(ask check)" "bad 0"
+expect cycles_signal_masks "$(grep -h '^SigBlk' /proc/"$pid"/task/*/status | sort | tr '\n' ' ')" \
+	"$mask_before"
+expect cycles_exit "$(stop_prog)" "calls ok, bad 0"
+
+# ---- a thread inside a signal handler is not the one that runs the call ----
+start_prog 0
+expect handler_entered "$(ask handler)" "in handler"
+htid=$(ls /proc/"$pid"/task | sort -n | tail -1)
+FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>"$TMP/err"
+expect handler_patch_status "$?" 0
+expect handler_thread_skipped "$(grep -c "thread $htid: in a signal handler" "$TMP/err")" 1
+expect handler_patched "$(ask 'call 4')" "ping 4 -> -4"
+expect handler_released "$(ask release)" "released"
+"$FHOOK" unpatch -p "$pid" 2>/dev/null
+expect handler_unpatched "$(ask 'call 4')" "ping 4 -> 5"
+expect handler_exit "$(stop_prog)" "calls ok, bad 0"
+
+# ---- a thread that blocks every signal, SIGTRAP too, under patch cycles ----
+start_prog 2
+expect masked_started "$(ask masked)" "masked"
+mtid=$(ls /proc/"$pid"/task | sort -n | tail -1)
+"$FHOOK" patch -p "$pid" --func work --with "$R:work_new" 2>"$TMP/err"
+expect masked_sigtrap_note "$?:$(grep -c "thread $mtid blocked SIGTRAP; it is unblocked" "$TMP/err")" "0:1"
+ok=0
+for i in $(seq 10); do
+	"$FHOOK" unpatch -p "$pid" 2>/dev/null &&
+	"$FHOOK" patch -p "$pid" --func work --with "$R:work_new" 2>/dev/null && ok=$((ok + 1))
+done
+"$FHOOK" unpatch -p "$pid" 2>/dev/null
+expect masked_cycles "$ok" 10
+expect masked_exit "$(stop_prog)" "calls ok, bad 0"
+
+# ---- another thread in the middle of dlopen (the loader's lock held) ----
+start_prog 2
+expect dlopen_started "$(ask "dlopen $ROOT/build/tests/attach/att_slow.so")" "dlopen started"
+"$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>/dev/null
+expect dlopen_patch_status "$?" 0
+expect dlopen_patched "$(ask 'call 9')" "ping 9 -> -9"
+expect dlopen_finished "$(ask dlwait)" "dlopen done"
+"$FHOOK" unpatch -p "$pid" 2>/dev/null
+expect dlopen_unpatched "$(ask 'call 9')" "ping 9 -> 10"
+expect dlopen_exit "$(stop_prog)" "calls ok, bad 0"

@@ -1,0 +1,84 @@
+#!/bin/bash
+# Attaching where the kernel's ptrace rules (or the process) do not allow
+# it: another user, a process already traced, a program without sites, no
+# such process.  Each gets a message saying why, and the process is left
+# exactly as it was (signal masks and handlers, no libfhook, its output).
+. "$(dirname "$0")/lib.sh"
+
+state() {	# what must not change: every thread's signal state, libfhook absent
+	grep -h '^Sig[PBIC]' /proc/"$1"/task/*/status | tr '\n' ' '
+	grep -c libfhook /proc/"$1"/maps
+}
+
+start_prog 2
+before=$(state "$pid")
+
+# ---- another user (a throwaway one, removed afterwards) ----
+if [ "$(id -u)" = 0 ] && command -v useradd >/dev/null && command -v setpriv >/dev/null; then
+	user=fhookt$$
+	if useradd -r -M -s /usr/sbin/nologin "$user" 2>/dev/null; then
+		uid=$(id -u "$user") gid=$(id -g "$user")
+		setpriv --reuid="$uid" --regid="$gid" --clear-groups -- \
+			"$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>"$TMP/err"
+		expect other_user_status "$?" 1
+		expect other_user_message "$(cat "$TMP/err")" \
+			"fhook: patch: not permitted to attach to process $pid: it runs as user 0 and you are user $uid (the kernel's ptrace rule: the same user, or CAP_SYS_PTRACE)"
+		setpriv --reuid="$uid" --regid="$gid" --clear-groups -- \
+			"$FHOOK" trace -p "$pid" -e 'f ping' 2>"$TMP/err"
+		expect other_user_trace "$?:$(grep -c "it runs as user 0 and you are user $uid" "$TMP/err")" "1:1"
+		userdel "$user" 2>/dev/null
+		expect other_user_unchanged "$(state "$pid")" "$before"
+	else
+		echo "SKIP other_user: useradd failed"
+	fi
+else
+	echo "SKIP other_user: needs root, useradd and setpriv"
+fi
+
+# ---- yama ----
+if [ -r /proc/sys/kernel/yama/ptrace_scope ]; then
+	echo "SKIP yama_scope: not changed by the tests (a system setting)"
+else
+	echo "SKIP yama_scope: this kernel has no yama"
+fi
+
+# ---- already traced (by strace) ----
+if command -v strace >/dev/null; then
+	strace -p "$pid" -o /dev/null 2>/dev/null &
+	spid=$!
+	for i in $(seq 100); do
+		grep -q "^TracerPid:[[:space:]]*$spid" /proc/"$pid"/status && break
+		sleep 0.02
+	done
+	"$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>"$TMP/err"
+	expect traced_status "$?" 1
+	expect traced_message "$(cat "$TMP/err")" \
+		"fhook: patch: process $pid is already traced by process $spid (strace): a process has one tracer; detach the debugger first"
+	kill "$spid"
+	wait "$spid" 2>/dev/null
+	sleep 0.1
+	expect traced_unchanged "$(state "$pid")" "$before"
+else
+	echo "SKIP traced: no strace"
+fi
+
+expect still_answers "$(ask 'call 3')" "ping 3 -> 4"
+expect still_correct "$(stop_prog)" "calls ok, bad 0"
+
+# ---- a program without sites ----
+sleep 30 &
+spid=$!
+PIDS+=("$spid")
+sbefore=$(state "$spid")
+"$FHOOK" patch -p "$spid" --func nanosleep --with "$R:ping_new" 2>"$TMP/err"
+expect no_sites "$?:$(cat "$TMP/err")" \
+	"1:fhook: patch: process $spid has no patchable sites: rebuild the program with \`cc \$(fhook cflags) ...\` (-fpatchable-function-entry=5); nothing was changed"
+expect no_sites_unchanged "$(state "$spid")" "$sbefore"
+kill "$spid"
+wait "$spid" 2>/dev/null
+
+# ---- no such process ----
+"$FHOOK" unpatch -p "$spid" 2>"$TMP/err"
+expect no_process "$?:$(cat "$TMP/err")" "1:fhook: unpatch: no process $spid"
+"$FHOOK" unpatch -p 12x 2>"$TMP/err"
+expect bad_pid "$?:$(head -1 "$TMP/err")" "2:fhook: unpatch: -p needs a process id, got '12x'"
