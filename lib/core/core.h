@@ -40,6 +40,11 @@ struct dyn_ftrace *fhook_object_rec(struct fhook_object *obj, unsigned long ip) 
  * sites).
  */
 int fhook_object_load_sites(struct fhook_object *obj) __hidden;
+/*
+ * Has any loaded object patchable sites (read or not yet)?  Learns the
+ * objects loaded since the last look first.
+ */
+bool fhook_objects_have_sites(void) __hidden;
 /* Load the sites of every known object (diagnostics, "every function"). */
 void fhook_objects_load_all_sites(void) __hidden;
 

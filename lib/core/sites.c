@@ -376,6 +376,19 @@ static const struct fhook_objects_ops objects_ops = {
 	.release = object_release,
 };
 
+bool fhook_objects_have_sites(void)
+{
+	struct fhook_object *obj;
+	bool ret = false;
+
+	fhook_objects_refresh();
+	fhook_rcu_read_lock();
+	for (obj = fhook_objects; obj && !ret; obj = obj->next)
+		ret = !__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE) || obj->nr_recs;
+	fhook_rcu_read_unlock();
+	return ret;
+}
+
 /* ---- what the arch layer asks (lib/arch/hooks.h) ---- */
 
 static bool arch_text_seg(unsigned long addr, struct fhook_text_seg *seg)

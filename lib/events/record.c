@@ -127,6 +127,8 @@ static __thread struct rec_thread rec_thr;
 static uint64_t rec_proc_seq;			/* this image's ev_proc */
 static pthread_key_t rec_ring_key;
 static bool rec_have_key;
+/* no object had sites at start-up: armed when a dlopen() brings one */
+static bool rec_deferred;
 /* This process's mapping of each ring it holds, to unmap in a forked child. */
 static struct ev_ring *rec_maps[EV_MAX_RINGS];
 
@@ -1040,6 +1042,8 @@ static void register_process(void)
 }
 
 /* dlopen or dlclose returned: the same image, its objects again. */
+static int rec_arm(FILE *err);
+
 static void rec_objects_changed(void)
 {
 	unsigned int old;
@@ -1048,6 +1052,8 @@ static void rec_objects_changed(void)
 		return;
 	old = fhook_internal_enter();
 	announce_objects(rec_proc_seq);
+	if (rec_deferred && fhook_objects_have_sites())
+		rec_arm(stderr);
 	fhook_internal_leave(old);
 }
 
@@ -1123,12 +1129,54 @@ static struct ev_shm *map_shm(const char *v)
  * at start-up (FHOOK_EV_SHM), or when `fhook trace -p` attached (@attached;
  * messages then go to @err, the channel's reply).  0 or a negative errno.
  */
+/* Resolve the events' symbols and register their probes. */
+static int rec_arm(FILE *err)
+{
+	int i, ret;
+
+	rec_deferred = false;
+	for (i = 0; i < rec_nr_events; i++) {
+		struct rec_event *e = &rec_events[i];
+
+		if (resolve_symbols(e)) {
+			fprintf(err, "fhook: record: a symbol of event %u is not in this process\n",
+				e->id);
+			e->unresolved = true;
+		}
+	}
+	if (build_probes()) {
+		fprintf(err, "fhook: record: out of memory\n");
+		return -ENOMEM;
+	}
+	__atomic_store_n(&rec_disabled, 0, __ATOMIC_RELAXED);
+	for (i = 0; i < rec_nr_probes; i++) {
+		struct rec_probe *p = &rec_probes[i];
+
+		p->fp.entry_handler = rec_entry;
+		if (p->nr_ret) {
+			p->fp.exit_handler = rec_exit;
+			/* frames an exception, longjmp or cancellation removes get their exits */
+			p->fp.flags |= FPROBE_FL_EXIT_ON_UNWIND;
+		}
+		if (p->first->nr_targets)
+			ret = register_targets(p);
+		else
+			ret = register_fprobe(&p->fp, p->symbol, NULL);
+		/* a child that exec'd another program may not have the function */
+		if (ret && ret != -ENOENT)
+			fprintf(err, "fhook: record: cannot probe %s: %s\n", p->symbol,
+				strerror(-ret));
+		p->registered = !ret;
+	}
+	return 0;
+}
+
 static int rec_setup(const char *v, bool attached, FILE *err)
 {
 	static bool once;
 	struct ev_shm *shm;
 	char *desc;
-	int i, ret;
+	int ret = 0;
 
 	shm = map_shm(v);
 	if (!shm) {
@@ -1164,39 +1212,17 @@ static int rec_setup(const char *v, bool attached, FILE *err)
 		pthread_atfork(NULL, NULL, rec_atfork_child);
 		fhook_loader_notify(rec_objects_changed);
 	}
-	for (i = 0; i < rec_nr_events; i++) {
-		struct rec_event *e = &rec_events[i];
-
-		if (resolve_symbols(e)) {
-			fprintf(err, "fhook: record: a symbol of event %u is not in this process\n",
-				e->id);
-			e->unresolved = true;
-		}
-	}
-	if (build_probes()) {
-		fprintf(err, "fhook: record: out of memory\n");
-		return -ENOMEM;
-	}
-	__atomic_store_n(&rec_disabled, 0, __ATOMIC_RELAXED);
-	for (i = 0; i < rec_nr_probes; i++) {
-		struct rec_probe *p = &rec_probes[i];
-
-		p->fp.entry_handler = rec_entry;
-		if (p->nr_ret) {
-			p->fp.exit_handler = rec_exit;
-			/* frames an exception, longjmp or cancellation removes get their exits */
-			p->fp.flags |= FPROBE_FL_EXIT_ON_UNWIND;
-		}
-		if (p->first->nr_targets)
-			ret = register_targets(p);
-		else
-			ret = register_fprobe(&p->fp, p->symbol, NULL);
-		/* a child that exec'd another program may not have the function */
-		if (ret && ret != -ENOENT)
-			fprintf(err, "fhook: record: cannot probe %s: %s\n", p->symbol,
-				strerror(-ret));
-		p->registered = !ret;
-	}
+	/*
+	 * A process none of whose objects has a patchable site (the shell and
+	 * make of a test suite) has nothing to probe: it resolves no symbol
+	 * and registers nothing until a dlopen() brings an object that has.
+	 */
+	if (fhook_objects_have_sites())
+		ret = rec_arm(err);
+	else
+		rec_deferred = true;
+	if (ret)
+		return ret;
 	/*
 	 * After the probes: thread-exit destructors run in the order their
 	 * keys were made, and the return hooks report the frames a thread
