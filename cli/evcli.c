@@ -127,6 +127,9 @@ int cli_ev_resolve(struct cli_ev *c)
 	char **paths, *path = c->argv[0], *found = NULL;
 	int nr, i, j;
 
+	/* the program's own reasons first, not "no patchable sites" */
+	if (cli_check_program(path))
+		return 125;
 	/* resolve against the program as the loader would load it */
 	if (!strchr(path, '/')) {
 		found = cli_which(path);

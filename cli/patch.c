@@ -52,6 +52,8 @@ int lp_cli_run(const char *mode, char **prog_argv, const char *callers)
 	size_t n, total = 0;
 	FILE *f;
 
+	if (cli_check_program(prog_argv[0]))
+		return LP_EXIT_SETUP;
 	fd = mkstemp(report);
 	if (fd < 0) {
 		fprintf(stderr, "fhook: %s: cannot create a report file: %s\n", mode,
@@ -84,8 +86,9 @@ int lp_cli_run(const char *mode, char **prog_argv, const char *callers)
 		fclose(f);
 	}
 	if (!total && status != LP_EXIT_SETUP)
-		fprintf(stderr, "fhook: %s: no summary: %s did not exit normally "
-			"(status %d)\n", mode, prog_argv[0], status);
+		fprintf(stderr, "fhook: %s: no summary: %s exited with status %d before "
+			"libfhook could write it (it died, replaced itself with exec, or "
+			"libfhook was not loaded into it)\n", mode, prog_argv[0], status);
 	unlink(report);
 	return status;
 }

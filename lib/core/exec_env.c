@@ -240,7 +240,7 @@ static void *resolve(void **slot, const char *name)
 __attribute__((constructor(101))) static void exec_env_init(void)
 {
 	fhook_internal_guard();
-	const char *pre = getenv("LD_PRELOAD");
+	const char *pre = secure_getenv("LD_PRELOAD");
 	char **e;
 	Dl_info di;
 
@@ -251,6 +251,24 @@ __attribute__((constructor(101))) static void exec_env_init(void)
 	REAL(posix_spawn);
 	REAL(posix_spawnp);
 	if (getauxval(AT_SECURE)) {
+		/*
+		 * The user who started us set these, not the program's owner:
+		 * the loader drops its own unsafe variables here, we drop
+		 * ours, so that no child the program starts after changing
+		 * its ids (no longer AT_SECURE) reads them either.
+		 */
+		for (e = environ; e && *e;) {
+			char name[64];
+			size_t n = strcspn(*e, "=");
+
+			if (!strncmp(*e, "FHOOK_", 6) && n < sizeof(name)) {
+				memcpy(name, *e, n);
+				name[n] = 0;
+				unsetenv(name);	/* moves the rest down: look at *e again */
+			} else {
+				e++;
+			}
+		}
 		fh_off = true;
 		return;
 	}

@@ -1105,7 +1105,7 @@ static struct ev_shm *map_shm(const char *v)
 
 __attribute__((constructor(210))) static void fhook_ev_preload(void)
 {
-	const char *v = getenv("FHOOK_EV_SHM");
+	const char *v = secure_getenv("FHOOK_EV_SHM");
 	struct ev_shm *shm;
 	char *desc;
 	int i, ret;

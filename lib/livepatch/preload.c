@@ -46,7 +46,7 @@ static const char *const lp_vars[] = {
 
 static char *take(const char *name)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 
 	return v ? strdup(v) : NULL;
 }
@@ -85,7 +85,7 @@ static int parse_num(const char *name, const char *s, long long *out)
 
 static int num_var(const char *name, long long *out)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 
 	if (!v)
 		return 0;

@@ -187,7 +187,7 @@ static void *stub_tramp(struct ftrace_ops *ops)
 	 */
 	return regs ? (void *)fhook_tramp_regs : (void *)fhook_tramp_args;
 #endif
-	if (urcu_bp_has_sys_membarrier && !getenv("FHOOK_SLOW_DISPATCH"))
+	if (urcu_bp_has_sys_membarrier && !secure_getenv("FHOOK_SLOW_DISPATCH"))
 		return regs ? (void *)fhook_tramp_regs_fast : (void *)fhook_tramp_args_fast;
 	return regs ? (void *)fhook_tramp_regs : (void *)fhook_tramp_args;
 }

@@ -193,7 +193,7 @@ static int page_prot(unsigned long page, int *prot)
 static bool use_procmem(void)
 {
 	if (force_procmem < 0) {
-		const char *e = getenv("FHOOK_TEXT_POKE");
+		const char *e = secure_getenv("FHOOK_TEXT_POKE");
 
 		force_procmem = e && !strcmp(e, "procmem");
 	}
