@@ -369,6 +369,7 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 		fprintf(stderr, "fhook: %s: stopped by signal %d (%s)\n", c->cmd, (int)cli_stop_sig,
 			strsignal(cli_stop_sig));
 	}
+	c->untraced = ev_session_untraced(s, c->cmd);
 	ev_session_free(s);
 	if (!end->events && c->no_sites && !*failed)
 		fprintf(stderr, "fhook: %s: no events: %s has no patchable sites%s; rebuild "
@@ -378,9 +379,18 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	return status;
 }
 
+void cli_ev_print_untraced(struct cli_ev *c)
+{
+	if (c->untraced)
+		fputs(c->untraced, stderr);
+}
+
 void cli_ev_free(struct cli_ev *c)
 {
 	int i;
+
+	free(c->untraced);
+	c->untraced = NULL;
 
 	for (i = 0; i < c->nr_evs; i++)
 		fhook_event_free(&c->evs[i]);

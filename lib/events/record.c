@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <link.h>
 #include <linux/futex.h>
@@ -154,6 +155,8 @@ static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *
 	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
 }
 
+static void rec_untraced(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /*
  * A free ring for this thread, mapped.  When none is free, the thread
  * retries only after the command has freed one (rings_freed moved), not
@@ -182,6 +185,12 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 		break;
 	}
 	if (!map) {
+		static int said;
+
+		/* its events are counted lost; the summary says whose and why */
+		if (idx < nr && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			rec_untraced("threads untraced: no address space for a trace ring "
+				     "(RLIMIT_AS / ulimit -v)");
 		t->no_ring = 1;
 		t->no_ring_gen = freed;
 		return NULL;
@@ -240,11 +249,33 @@ static void kick(struct ev_ring *r, bool force)
 	futex(&rec_shm->wake, FUTEX_WAKE, 1, NULL);
 }
 
+/* Name this process in the command's summary: it runs untraced, or partly. */
+static void rec_untraced(const char *fmt, ...)
+{
+	struct ev_untraced *u;
+	va_list ap;
+	uint32_t i;
+
+	if (!rec_shm)
+		return;
+	i = __atomic_fetch_add(&rec_shm->nr_untraced, 1, __ATOMIC_RELAXED);
+	if (i >= EV_MAX_UNTRACED)
+		return;
+	u = &rec_shm->untraced[i];
+	u->pid = (uint32_t)getpid();
+	prctl(PR_GET_NAME, u->comm);
+	va_start(ap, fmt);
+	vsnprintf(u->why, sizeof(u->why), fmt, ap);
+	va_end(ap);
+	__atomic_store_n(&u->state, EV_SLOT_READY, __ATOMIC_RELEASE);
+}
+
 static void detach(const char *why)
 {
 	if (__atomic_exchange_n(&rec_disabled, 1, __ATOMIC_RELAXED))
 		return;
 	fprintf(stderr, "fhook: record: %s: process %d continues untraced\n", why, getpid());
+	rec_untraced("%s", why);
 }
 
 /*
@@ -1135,6 +1166,7 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 	desc = strndup((char *)shm + shm->desc_off, shm->desc_len);
 	if (!desc || parse_desc(desc)) {
 		fprintf(stderr, "fhook: record: bad event descriptions\n");
+		rec_untraced("bad event descriptions");
 		free(desc);
 		return;
 	}
@@ -1168,9 +1200,11 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 		else
 			ret = register_fprobe(&p->fp, p->symbol, NULL);
 		/* a child that exec'd another program may not have the function */
-		if (ret && ret != -ENOENT)
+		if (ret && ret != -ENOENT) {
 			fprintf(stderr, "fhook: record: cannot probe %s: %s\n", p->symbol,
 				strerror(-ret));
+			rec_untraced("cannot probe %s: %s", p->symbol, strerror(-ret));
+		}
 	}
 	/*
 	 * After the probes: thread-exit destructors run in the order their

@@ -855,6 +855,45 @@ int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_
 	return s->err;
 }
 
+static void printable(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			*s = '?';
+}
+
+char *ev_session_untraced(struct ev_session *s, const char *cmd)
+{
+	uint32_t nr = __atomic_load_n(&s->shm->nr_untraced, __ATOMIC_ACQUIRE), i;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!nr)
+		return NULL;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	fprintf(f, "fhook: %s: %u process%s ran untraced, or partly:\n", cmd, nr,
+		nr == 1 ? "" : "es");
+	for (i = 0; i < nr && i < EV_MAX_UNTRACED; i++) {
+		struct ev_untraced u = s->shm->untraced[i];
+
+		if (__atomic_load_n(&s->shm->untraced[i].state, __ATOMIC_ACQUIRE) != EV_SLOT_READY)
+			continue;
+		/* written by the traced process: printed as plain text only */
+		u.comm[sizeof(u.comm) - 1] = 0;
+		u.why[sizeof(u.why) - 1] = 0;
+		printable(u.comm);
+		printable(u.why);
+		fprintf(f, "fhook: %s:   pid %u (%s): %s\n", cmd, u.pid, u.comm, u.why);
+	}
+	if (nr > EV_MAX_UNTRACED)
+		fprintf(f, "fhook: %s:   and %u more\n", cmd, nr - EV_MAX_UNTRACED);
+	fclose(f);
+	return buf;
+}
+
 void ev_session_free(struct ev_session *s)
 {
 	int i;
