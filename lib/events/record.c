@@ -107,6 +107,11 @@ static int rec_nr_probes;
 
 static struct ev_shm *rec_shm;
 static int rec_fd = -1;
+/* which file rec_fd must be, and where the command holds it (FHOOK_EV_SHM) */
+static dev_t rec_dev;
+static ino_t rec_ino;
+static int rec_tracer_fd = -1;
+static pid_t rec_tracer_pid;
 static uint64_t rec_ring_size, rec_mark;
 static uint32_t rec_clock;
 static uint64_t rec_clock_base;
@@ -156,6 +161,51 @@ static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *
 }
 
 static void rec_untraced(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void detach(const char *why);
+
+static bool fd_is_shm(int fd)
+{
+	struct stat st;
+
+	return fd >= 0 && !fstat(fd, &st) && st.st_dev == rec_dev && st.st_ino == rec_ino;
+}
+
+/*
+ * The trace buffer's memfd, by a descriptor that still is it.  A program
+ * may close descriptors it did not open (closefrom(3) before it execs a
+ * daemon) and open files that get the number: mapping those instead of
+ * the rings would write the trace into its files, or die of SIGBUS past
+ * their end.  The command holds the memfd open under the same number; it
+ * is reopened from there (/proc/PID/fd/N, which the kernel allows only to
+ * a process that could ptrace the command: its own user's).  -1 if not.
+ */
+static int reopen_shm(pid_t tracer, int tracer_fd)
+{
+	char path[64];
+	int fd;
+
+	if (tracer <= 0 || tracer_fd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tracer, tracer_fd);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0 && !fd_is_shm(fd)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static int shm_fd(void)
+{
+	int fd;
+
+	if (fd_is_shm(rec_fd))
+		return rec_fd;
+	fd = reopen_shm(rec_tracer_pid, rec_tracer_fd);
+	if (fd >= 0)
+		rec_fd = fd;
+	return fd;
+}
 
 /*
  * A free ring for this thread, mapped.  When none is free, the thread
@@ -167,16 +217,23 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 	struct ev_ring *r;
 	uint32_t freed, idx, hw, nr = EV_MAX_RINGS;
 	void *map;
+	int fd;
 
 	freed = __atomic_load_n(&rec_shm->rings_freed, __ATOMIC_ACQUIRE);
 	if (t->no_ring && freed == t->no_ring_gen)
 		return NULL;
 	map = NULL;
+	fd = shm_fd();
+	if (fd < 0) {
+		detach("the program closed the trace buffer's descriptor and fhook's copy "
+		       "cannot be reopened");
+		return NULL;
+	}
 	for (idx = 0; idx < nr; idx++) {
 		if (!ev_slot_claim(&rec_shm->ring_state[idx]))
 			continue;
 		map = mmap(NULL, ev_ring_stride(rec_ring_size), PROT_READ | PROT_WRITE, MAP_SHARED,
-			   rec_fd, rec_shm->rings_off + (off_t)idx * ev_ring_stride(rec_ring_size));
+			   fd, rec_shm->rings_off + (off_t)idx * ev_ring_stride(rec_ring_size));
 		if (map == MAP_FAILED) {
 			/* no address space left: give the ring back */
 			__atomic_store_n(&rec_shm->ring_state[idx], EV_SLOT_FREE, __ATOMIC_RELEASE);
@@ -1089,64 +1146,103 @@ static void rec_atfork_child(void)
 }
 
 /*
- * The shared memory named by FHOOK_EV_SHM, mapped up to the rings.  The
+ * The shared memory named by FHOOK_EV_SHM ("FD:INODE:PID": the memfd's
+ * descriptor, its inode, the command's pid), mapped up to the rings.  The
  * descriptor is inherited, and a program may have closed it and opened
- * something else under its number: only fhook's memfd is taken.
+ * something else under its number: only that memfd is taken (fstat: a
+ * memfd, the inode, a size the header agrees with), reopened from the
+ * command if the number now is another file.
  */
-static struct ev_shm *map_shm(const char *v)
+static struct ev_shm *map_shm(const char *v, const char **why)
 {
 	char link[64], target[64];
 	struct ev_shm *hdr, *shm;
+	unsigned long long ino = 0;
+	long fd, pid = 0;
 	struct stat st;
 	char *end;
-	long fd;
 	ssize_t n;
 
 	errno = 0;
 	fd = strtol(v, &end, 10);
-	if (errno || *end || end == v || fd < 0 || fd > INT_MAX)
+	if (*end == ':') {
+		ino = strtoull(end + 1, &end, 10);
+		if (*end == ':')
+			pid = strtol(end + 1, &end, 10);
+	}
+	*why = "is malformed";
+	if (errno || *end || end == v || fd < 0 || fd > INT_MAX || pid < 0 || pid > INT_MAX)
 		return NULL;
+	rec_tracer_fd = (int)fd;
+	rec_tracer_pid = (pid_t)pid;
+	*why = "is not fhook's trace buffer";
 	snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
 	n = readlink(link, target, sizeof(target) - 1);
-	if (n <= 0)
-		return NULL;
-	target[n] = 0;
-	if (strncmp(target, "/memfd:fhook-trace", 18) || fstat((int)fd, &st) ||
-	    (uint64_t)st.st_size < sizeof(struct ev_shm))
-		return NULL;
+	target[n > 0 ? n : 0] = 0;
+	if (n <= 0 || strncmp(target, "/memfd:fhook-trace", 18) || fstat((int)fd, &st) ||
+	    (ino && st.st_ino != (ino_t)ino)) {
+		/* closed, or its number reused: the command's copy */
+		if (!ino || !pid)
+			goto not_ours;
+		rec_ino = (ino_t)ino;
+		rec_dev = 0;
+		snprintf(link, sizeof(link), "/proc/%ld/fd/%ld", pid, fd);
+		fd = open(link, O_RDWR | O_CLOEXEC);
+		if (fd < 0 || fstat((int)fd, &st) || st.st_ino != (ino_t)ino) {
+			if (fd >= 0)
+				close((int)fd);
+			*why = "names a descriptor the program reused, and the command's "
+			       "copy cannot be opened";
+			return NULL;
+		}
+	}
+	rec_dev = st.st_dev;
+	rec_ino = st.st_ino;
+	*why = "is not fhook's trace buffer";
+	if ((uint64_t)st.st_size < sizeof(struct ev_shm))
+		goto not_ours;
 	hdr = mmap(NULL, sizeof(struct ev_shm), PROT_READ, MAP_SHARED, (int)fd, 0);
-	if (hdr == MAP_FAILED)
-		return NULL;
+	if (hdr == MAP_FAILED) {
+		*why = "cannot be mapped (address space)";
+		goto not_ours;
+	}
 	if (hdr->magic != EV_SHM_MAGIC || hdr->size != (uint64_t)st.st_size ||
 	    hdr->rings_off > hdr->size || hdr->desc_off + hdr->desc_len > hdr->rings_off ||
 	    hdr->procs_off + EV_MAX_PROCS * sizeof(struct ev_proc) > hdr->desc_off ||
 	    hdr->ring_size < EV_RING_MIN || hdr->ring_size > EV_RING_MAX ||
 	    (hdr->ring_size & (hdr->ring_size - 1)) ||
-	    hdr->rings_off + EV_MAX_RINGS * ev_ring_stride(hdr->ring_size) > hdr->size) {
+	    hdr->rings_off + EV_MAX_RINGS * ev_ring_stride(hdr->ring_size) > hdr->size ||
+	    (pid && hdr->tracer_pid != (uint32_t)pid)) {
 		munmap(hdr, sizeof(struct ev_shm));
-		return NULL;
+		goto not_ours;
 	}
 	shm = mmap(NULL, hdr->rings_off, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 	munmap(hdr, sizeof(struct ev_shm));
-	if (shm == MAP_FAILED)
-		return NULL;
+	if (shm == MAP_FAILED) {
+		*why = "cannot be mapped (address space)";
+		goto not_ours;
+	}
 	rec_fd = (int)fd;
 	return shm;
+not_ours:
+	if ((int)fd != rec_tracer_fd)
+		close((int)fd);
+	return NULL;
 }
 
 __attribute__((constructor(210))) static void fhook_ev_preload(void)
 {
-	const char *v = secure_getenv("FHOOK_EV_SHM");
+	const char *v = secure_getenv("FHOOK_EV_SHM"), *why;
 	struct ev_shm *shm;
 	char *desc;
 	int i, ret;
 
 	if (!v)
 		return;
-	shm = map_shm(v);
+	shm = map_shm(v, &why);
 	if (!shm) {
-		fprintf(stderr, "fhook: record: FHOOK_EV_SHM=%s is not fhook's trace buffer: "
-			"this process is not traced\n", v);
+		fprintf(stderr, "fhook: record: FHOOK_EV_SHM=%s %s: this process is not traced\n",
+			v, why);
 		unsetenv("FHOOK_EV_SHM");
 		return;
 	}

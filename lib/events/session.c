@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -503,7 +504,8 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	uint64_t ring_size = o->ring_size ? o->ring_size : EV_RING_DEFAULT;
 	uint64_t procs_off, desc_off, rings_off, size;
 	struct iovec iov;
-	char num[16];
+	struct stat st;
+	char num[64];
 	int ret = -ENOMEM;
 
 	if (!s)
@@ -579,7 +581,13 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 		goto fail;
 	free(desc.s);
 	free(evtext.s);
-	snprintf(num, sizeof(num), "%d", s->fd);
+	/* the descriptor, which file it must be, and where to reopen it (record.c) */
+	if (fstat(s->fd, &st)) {
+		ret = -errno;
+		goto fail;
+	}
+	snprintf(num, sizeof(num), "%d:%llu:%d", s->fd, (unsigned long long)st.st_ino,
+		 (int)getpid());
 	setenv("FHOOK_EV_SHM", num, 1);
 	*out = s;
 	return 0;
