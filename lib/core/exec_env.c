@@ -302,6 +302,22 @@ __attribute__((constructor(101))) static void exec_env_init(void)
 
 /* ---- the interposers ---- */
 
+static void (*exec_hook)(const char *path, bool search);
+
+void fhook_exec_notify(void (*fn)(const char *path, bool search))
+{
+	__atomic_store_n(&exec_hook, fn, __ATOMIC_RELEASE);
+}
+
+/* Tell the layer above what is about to run (it says when that runs untraced). */
+static void notify(const char *path, bool search)
+{
+	void (*fn)(const char *, bool) = __atomic_load_n(&exec_hook, __ATOMIC_ACQUIRE);
+
+	if (fn && path && *path)
+		fn(path, search);
+}
+
 /* A C library without the call (execveat before glibc 2.34). */
 static int missing(void)
 {
@@ -331,6 +347,7 @@ int execve(const char *path, char *const argv[], char *const envp[])
 {
 	struct exec_args a = { .path = path, .argv = argv };
 
+	notify(path, false);
 	return with_env(envp, do_execve, &a);
 }
 
@@ -347,6 +364,7 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	struct exec_args a = { .path = file, .argv = argv };
 
+	notify(file, true);
 	return with_env(envp, do_execvpe, &a);
 }
 
@@ -379,6 +397,8 @@ int execveat(int dirfd, const char *path, char *const argv[], char *const envp[]
 {
 	struct exec_args a = { .fd = dirfd, .path = path, .argv = argv, .flags = flags };
 
+	if (dirfd == AT_FDCWD || path[0] == '/')
+		notify(path, false);
 	return with_env(envp, do_execveat, &a);
 }
 
@@ -423,6 +443,7 @@ int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *
 {
 	struct exec_args a = { .pid = pid, .path = path, .fa = fa, .attr = attr, .argv = argv };
 
+	notify(path, false);
 	return with_env(envp, do_posix_spawn, &a);
 }
 
@@ -440,5 +461,6 @@ int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t 
 {
 	struct exec_args a = { .pid = pid, .path = file, .fa = fa, .attr = attr, .argv = argv };
 
+	notify(file, true);
 	return with_env(envp, do_posix_spawnp, &a);
 }

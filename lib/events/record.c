@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <limits.h>
@@ -325,6 +326,84 @@ static void rec_untraced(const char *fmt, ...)
 	vsnprintf(u->why, sizeof(u->why), fmt, ap);
 	va_end(ap);
 	__atomic_store_n(&u->state, EV_SLOT_READY, __ATOMIC_RELEASE);
+}
+
+/*
+ * Will the program at @path load libfhook?  NULL if it will, as far as
+ * its file tells; else why not.  Async-signal-safe (a vfork child).
+ */
+static const char *exec_untraced_why(const char *path)
+{
+	unsigned char e[64];
+	Elf64_Phdr ph;
+	struct stat st;
+	bool interp = false;
+	const char *why = NULL;
+	int fd, i;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;	/* the exec fails too, or cannot be looked at */
+	if (fstat(fd, &st) || pread(fd, e, sizeof(e), 0) != sizeof(e) ||
+	    memcmp(e, ELFMAG, SELFMAG))
+		goto out;	/* a script: its interpreter is what is preloaded */
+	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
+	    ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) && st.st_gid != getgid())) {
+		why = "set-id: the loader ignores LD_PRELOAD there";
+		goto out;
+	}
+	if (e[EI_CLASS] != ELFCLASS64 || ((Elf64_Ehdr *)e)->e_machine != EM_X86_64) {
+		why = "not an x86-64 program";
+		goto out;
+	}
+	for (i = 0; i < ((Elf64_Ehdr *)e)->e_phnum && i < 64; i++) {
+		if (pread(fd, &ph, sizeof(ph), (off_t)(((Elf64_Ehdr *)e)->e_phoff +
+						       (uint64_t)i * sizeof(ph))) != sizeof(ph))
+			break;
+		if (ph.p_type == PT_INTERP)
+			interp = true;
+	}
+	if (!interp)
+		why = "statically linked: no loader to preload libfhook into";
+out:
+	close(fd);
+	return why;
+}
+
+/* An interposed exec or spawn: name the program in the summary if it runs untraced. */
+static void rec_exec(const char *path, bool search)
+{
+	char buf[PATH_MAX];
+	const char *why, *dirs = "/usr/local/bin:/usr/bin:/bin", *env;
+	extern char **environ;
+	char **e;
+
+	if (!rec_shm || !rec_shm->follow || __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
+		return;
+	if (search && !strchr(path, '/')) {
+		/* environ by hand: getenv is not async-signal-safe on every libc */
+		for (e = environ; e && *e; e++)
+			if (!strncmp(*e, "PATH=", 5))
+				dirs = *e + 5;
+		for (env = dirs; *env; ) {
+			size_t n = strcspn(env, ":");
+
+			if (n && n + strlen(path) + 2 <= sizeof(buf)) {
+				memcpy(buf, env, n);
+				buf[n] = '/';
+				strcpy(buf + n + 1, path);
+				if (!access(buf, X_OK))
+					break;
+			}
+			env += n + (env[n] == ':');
+		}
+		if (!*env)
+			return;
+		path = buf;
+	}
+	why = exec_untraced_why(path);
+	if (why)
+		rec_untraced("started %.80s: untraced, %s", path, why);
 }
 
 static void detach(const char *why)
@@ -1269,6 +1348,7 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 	free(desc);
 	pthread_atfork(NULL, NULL, rec_atfork_child);
 	fhook_loader_notify(rec_objects_changed);
+	fhook_exec_notify(rec_exec);
 	for (i = 0; i < rec_nr_events; i++) {
 		struct rec_event *e = &rec_events[i];
 

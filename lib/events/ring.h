@@ -188,7 +188,7 @@ struct ev_untraced {
 	uint32_t state;		/* EV_SLOT_READY once filled in */
 	uint32_t pid;
 	char comm[16];
-	char why[104];
+	char why[168];
 };
 
 struct ev_shm {
