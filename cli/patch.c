@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "with_check.h"
 
 #define LP_EXIT_SETUP	125
 
@@ -169,6 +170,14 @@ int cmd_patch(int argc, char **argv)
 		return 2;
 	}
 	free(lib);
+	{
+		char why[600];
+
+		if (lp_check_with(path, colon + 1, why, sizeof(why))) {
+			fprintf(stderr, "fhook: patch: %s\n", why);
+			return 2;
+		}
+	}
 	{
 		char *abs;
 

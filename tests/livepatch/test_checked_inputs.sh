@@ -30,15 +30,25 @@ const char *via_ifunc(void) __attribute__((ifunc("resolve")));
 const char *plain(void) { return "plain"; }
 C
 gcc -shared -fPIC -O1 -o $T/repl.so $T/repl.c || exit 2
-not_run="fhook: patch: $PROG was not run: the patch could not be applied as asked (nothing was changed)"
-
+# the command reads the library first (nothing runs)
 out=$(timeout 30 $F patch --func greeting --with $T/repl.so:not_a_function -- $PROG greet 2>&1); st=$?
-check with_variable eq "$st:$out" "125:fhook: patch: $T/repl.so: 'not_a_function' is a variable (STT_OBJECT), not a function: --with needs a function of the target's prototype
-$not_run"
+check with_variable eq "$st:$out" "2:fhook: patch: $T/repl.so: 'not_a_function' is a variable (STT_OBJECT), not a function: --with needs a function of the target's prototype"
 out=$(timeout 30 $F patch --func greeting --with $T/repl.so:table -- $PROG greet 2>&1); st=$?
-check with_array eq "$st:$(head -1 <<< "$out")" "125:fhook: patch: $T/repl.so: 'table' is a variable (STT_OBJECT), not a function: --with needs a function of the target's prototype"
+check with_array eq "$st:$out" "2:fhook: patch: $T/repl.so: 'table' is a variable (STT_OBJECT), not a function: --with needs a function of the target's prototype"
 out=$(timeout 30 $F patch --func greeting --with $T/repl.so:per_thread -- $PROG greet 2>&1); st=$?
-check with_tls eq "$st:$(head -1 <<< "$out")" "125:fhook: patch: $T/repl.so: 'per_thread' is not in an executable segment"
+check with_tls eq "$st:$out" "2:fhook: patch: $T/repl.so: 'per_thread' is a thread-local variable (STT_TLS), not a function: --with needs a function of the target's prototype"
+out=$(timeout 30 $F patch --func greeting --with $PROG:main -- $PROG greet 2>&1); st=$?
+check with_not_shared eq "$st:$(head -1 <<< "$out")" "125:fhook: patch: cannot load $PROG: $PROG: cannot dynamically load position-independent executable"
+cp /bin/true $T/notlib.txt && echo text > $T/notlib.txt
+out=$(timeout 30 $F patch --func greeting --with $T/notlib.txt:f -- $PROG greet 2>&1); st=$?
+check with_not_elf eq "$st:$out" "2:fhook: patch: $T/notlib.txt: not an x86-64 ELF shared object"
+# the preload checks again, with the loader's view (the variables set by hand)
+out=$(timeout 30 env FHOOK_LP_MODE=patch FHOOK_LP_FUNC=greeting \
+	FHOOK_LP_WITH=$T/repl.so:not_a_function LD_PRELOAD=$PWD/build/libfhook.so $PROG greet 2>&1); st=$?
+check preload_with_variable eq "$st:$out" "125:fhook: patch: $T/repl.so: 'not_a_function' is a variable (STT_OBJECT), not a function: --with needs a function of the target's prototype"
+out=$(timeout 30 env FHOOK_LP_MODE=patch FHOOK_LP_FUNC=greeting \
+	FHOOK_LP_WITH=$T/repl.so:per_thread LD_PRELOAD=$PWD/build/libfhook.so $PROG greet 2>&1); st=$?
+check preload_with_tls eq "$st:$out" "125:fhook: patch: $T/repl.so: 'per_thread' is not in an executable segment"
 out=$(timeout 30 $F patch --func greeting --with $T/repl.so:via_ifunc -- $PROG greet 2>/dev/null); st=$?
 check with_ifunc eq "$st:$(head -1 <<< "$out")" "0:a: ifunc"
 out=$(timeout 30 $F patch --func greeting --with $T/repl.so:plain -- $PROG greet 2>/dev/null); st=$?
