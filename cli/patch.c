@@ -70,7 +70,7 @@ int lp_cli_run(const char *mode, char **prog_argv, const char *callers)
 		unsetenv("FHOOK_LP_CALLERS");
 	status = cli_run_preloaded(prog_argv, true);
 
-	f = fopen(report, "r");
+	f = fopen(report, "re");
 	if (f) {
 		while ((n = fread(buf, 1, sizeof(buf) - 1, f)) > 0) {
 			buf[n] = 0;

@@ -58,7 +58,7 @@ static void setup_failed(void)
 {
 	FILE *f;
 
-	if (preload_report && (f = fopen(preload_report, "w"))) {
+	if (preload_report && (f = fopen(preload_report, "we"))) {
 		fputs("setup-failed\n", f);
 		fclose(f);
 	}
@@ -272,7 +272,7 @@ __attribute__((destructor(200))) static void fhook_lp_preload_exit(void)
 
 	if (!preload_lp || !preload_report)
 		return;
-	f = fopen(preload_report, "w");
+	f = fopen(preload_report, "we");
 	if (!f)
 		return;
 	fhook_lp_print_summary(preload_lp, f);
