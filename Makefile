@@ -10,18 +10,18 @@ PREFIX  ?= /usr/local
 B       := build
 SAN     ?=
 
+# The architecture: lib/arch/$(ARCH)/ implements lib/arch/arch.h.
+ARCH    ?= $(shell uname -m)
+
 CFLAGS_COMMON := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter \
-		 -Iinclude -fno-strict-aliasing $(SAN)
+		 -Iinclude -Ilib -Ilib/arch/$(ARCH) -fno-strict-aliasing $(SAN)
 LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fno-semantic-interposition -ftls-model=initial-exec \
 	      -D_REENTRANT
 # libelf: only for lib/events (the library reads its own ELF files itself)
 LIB_LDLIBS := -lelf -lurcu-bp -lpthread -ldl
 
 LIB_SRCS := \
-	lib/arch/x86_64/insn.c \
-	lib/arch/x86_64/text_poke.c \
-	lib/arch/x86_64/stubs.c \
-	lib/arch/x86_64/ftrace.c \
+	lib/util/recursion.c \
 	lib/kallsyms/elf.c \
 	lib/kallsyms/objects.c \
 	lib/kallsyms/kallsyms.c \
@@ -31,16 +31,22 @@ LIB_SRCS := \
 	lib/core/filter.c \
 	lib/core/dlopen.c \
 	lib/core/init.c \
+	lib/core/sites.c \
+	lib/core/modify.c \
 	lib/core/libc_sym.c \
 	lib/core/sigtrap_mask.c
-LIB_ASM  := lib/arch/x86_64/trampoline.S
+LIB_ASM  :=
 CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c cli/run.c
+# The command builds in what it shares with the library (the ELF reader,
+# the site classifier) and never loads libfhook itself.
+CMD_SRCS := lib/kallsyms/elf.c lib/arch/$(ARCH)/insn.c
 CLI_LDLIBS := -lelf
 
 .DEFAULT_GOAL := all
 
 # Each layer may add its sources in its own fragment (LIB_SRCS += ...,
 # LIB_ASM += ..., CLI_SRCS += ..., EXTRA_TARGETS += ...).
+include lib/arch/$(ARCH)/arch.mk
 include $(sort $(wildcard lib/*/*.mk cli/*.mk examples/*.mk tests/*.mk))
 
 LIB_OBJS = $(LIB_SRCS:%.c=$(B)/%.o) $(LIB_ASM:%.S=$(B)/%.o)
@@ -70,9 +76,11 @@ $(B)/lib/%.o: lib/%.S
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c -o $@ $<
 
-$(B)/libfhook.so: $(LIB_OBJS)
+# Exports: lib/libfhook.map (the public headers' functions, and the C
+# library functions libfhook interposes); everything else stays local.
+$(B)/libfhook.so: $(LIB_OBJS) lib/libfhook.map
 	$(CC) -shared $(SAN) -Wl,-soname,libfhook.so -Wl,-z,defs -Wl,-z,nodelete -Wl,-Bsymbolic-functions \
-		-o $@ $^ $(LIB_LDLIBS)
+		-Wl,--version-script=lib/libfhook.map -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
 
 $(B)/libfhook.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
@@ -86,7 +94,7 @@ $(B)/cli/%.o: cli/%.c $(HEADERS)
 	$(CC) $(CFLAGS_COMMON) -c -o $@ $<
 
 $(B)/fhook: $(CLI_OBJS) $(B)/libfhook.so
-	$(CC) $(SAN) -o $@ $(CLI_OBJS) -L$(B) -lfhook -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib' $(CLI_LDLIBS)
+	$(CC) $(SAN) -o $@ $(CLI_OBJS) $(CLI_LDLIBS)
 
 $(B)/fhook.pc: fhook.pc.in
 	@mkdir -p $(B)
@@ -136,6 +144,10 @@ test-tsan:
 	FHOOK_BUILD=build/tsan FHOOK_ONLY_PROGRAMS=1 \
 		TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 		bash tests/run.sh
+
+# for scripts: make -s print-LIB_OBJS
+print-%:
+	@echo $($*)
 
 clean:
 	rm -rf $(B)

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <fhook/events.h>
+#include <fhook/internal/events.h>
 
 #include "cli.h"
 #include "evcli.h"

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <fhook/events.h>
+#include <fhook/internal/events.h>
 
 #include "../lib/events/session.h"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "../lib/kallsyms/objects.h"
+#include <fhook/internal/elf.h>
 
 int cli_program_objects(const char *prog, char ***pathsp, int *nrp)
 {
@@ -84,7 +84,7 @@ static int list_object(const char *path, bool verbose, bool is_main)
 		free(es.from_mcount);
 		return 0;
 	}
-	if (fhook_elf_read_syms(path, &syms, &nr, &names)) {
+	if (fhook_elf_read_syms(path, 0, &syms, &nr, &names)) {
 		syms = NULL;
 		nr = 0;
 		names = NULL;

@@ -27,9 +27,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "../lib/kallsyms/objects.h"
-
-static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+#include <fhook/internal/elf.h>
+#include <fhook/internal/site.h>
 
 /* File offset of link-time address @addr, or -1. */
 static long addr_to_off(Elf *elf, unsigned long addr, size_t len)
@@ -56,7 +55,7 @@ static void where(const char *path, unsigned long addr, char *buf, size_t size)
 	char *names;
 
 	snprintf(buf, size, "%#lx", addr);
-	if (fhook_elf_read_syms(path, &syms, &nr, &names))
+	if (fhook_elf_read_syms(path, 0, &syms, &nr, &names))
 		return;
 	for (i = 0; i < nr; i++)
 		if (addr >= syms[i].addr && addr < syms[i].addr + syms[i].size) {
@@ -180,6 +179,7 @@ static int prepare_one(const char *arg)
 {
 	struct fhook_elf_sites es;
 	struct fhook_elf_scan scan;
+	struct fhook_site_nop nop;
 	size_t i, changed = 0;
 	bool marked = false;
 	unsigned char *buf = NULL;
@@ -246,15 +246,8 @@ static int prepare_one(const char *arg)
 			goto out;
 		}
 		b = buf + off;
-		if (b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && b[3] == 0x00)
-			continue;
-		if (!memcmp(b, "\x90\x90\x90\x90\x90", 5) ||
-		    (b[0] == 0xe8 && es.from_mcount[i])) {
-			memcpy(b, nop5, 5);
-		} else if (b[0] == 0xff && b[1] == 0x15 && es.from_mcount[i]) {
-			memcpy(b, nop5, 5);
-			b[5] = 0x90;
-		} else {
+		if (fhook_site_classify(b, (size_t)(st.st_size - off), es.from_mcount[i],
+					&nop)) {
 			where(path, es.addrs[i], w, sizeof(w));
 			fprintf(stderr, "fhook: prepare: %s: site %s holds "
 				"%02x:%02x:%02x:%02x:%02x, which is no known pad; "
@@ -262,6 +255,9 @@ static int prepare_one(const char *arg)
 			ret = 1;
 			goto out;
 		}
+		if (!nop.len)
+			continue;
+		memcpy(b, nop.bytes, nop.len);
 		changed++;
 	}
 	/*

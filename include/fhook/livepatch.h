@@ -8,7 +8,7 @@
  * the target made from it: they go to a replacement function, or (for
  * fault injection) return a chosen value without running the target.  A
  * call belongs to a caller when its return address (ftrace's parent_ip)
- * lies in the caller's [start, start + size) range, as in seed 000.  Calls
+ * lies in the caller's [start, start + size) range.  Calls
  * from anywhere else run the original target.  A route without a caller
  * takes every call no named route took.
  *

@@ -10,7 +10,8 @@
 #include <fhook/fhook.h>
 
 #include "hash.h"
-#include "recursion.h"
+#include "util/recursion.h"
+#include <stddef.h>
 
 #define __hidden __attribute__((visibility("hidden")))
 
@@ -21,6 +22,44 @@ extern pthread_mutex_t ftrace_lock __hidden;
 void ftrace_ops_list_func(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
 			  struct ftrace_regs *fregs) __hidden;
 ftrace_func_t fhook_ops_func(struct ftrace_ops *ops) __hidden;
+
+/* ---- sites (sites.c, modify.c) ---- */
+
+struct fhook_object;
+struct fhook_stub;
+struct text_poke_loc;
+struct dyn_ftrace;
+
+/* Hand the arch and objects layers the hooks of this one; once, at start-up. */
+void fhook_sites_init(void) __hidden;
+/* The record of the site at @ip, if @obj's sites are loaded; never reads. */
+struct dyn_ftrace *fhook_object_rec(struct fhook_object *obj, unsigned long ip) __hidden;
+/*
+ * Read @obj's sites if they are not yet (once; any thread).  Returns 0, or
+ * a negative errno when the file could not be read (the object then has no
+ * sites).
+ */
+int fhook_object_load_sites(struct fhook_object *obj) __hidden;
+/* Load the sites of every known object (diagnostics, "every function"). */
+void fhook_objects_load_all_sites(void) __hidden;
+
+/* The kernel's ftrace_bug(): what failed at @ip, what we expected and found. */
+void fhook_ftrace_bug(int err, unsigned long ip, const unsigned char *expected,
+		      const unsigned char *actual, size_t len) __hidden;
+void fhook_ftrace_bug_obj(struct fhook_object *obj, int err, unsigned long ip,
+			  const unsigned char *expected, const unsigned char *actual,
+			  size_t len) __hidden;
+/*
+ * What ftrace_init_nop must write at @rec, given its current bytes @cur
+ * (FHOOK_SITE_MAX).  Returns 1 and fills @loc when a write is needed, 0
+ * when the site is already a nop, -EINVAL for bytes that are no known pad.
+ */
+int fhook_init_nop_prepare(struct dyn_ftrace *rec, const unsigned char *cur,
+			   struct text_poke_loc *loc) __hidden;
+
+/* The trampolines' slow path (lib/arch/hooks.h); in dispatch.c. */
+void fhook_dispatch(unsigned long ip, unsigned long parent_ip, struct fhook_stub *stub,
+		    struct ftrace_regs *fregs) __hidden;
 
 /* ---- filters that follow the object list (filter.c) ---- */
 

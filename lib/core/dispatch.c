@@ -17,12 +17,10 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-bp.h>
 
-#include "rcu.h"
+#include "util/rcu.h"
 
 #include "core.h"
-#include "../arch/x86_64/arch.h"
-
-__thread unsigned int fhook_recursion_bits __attribute__((tls_model("initial-exec")));
+#include "arch/arch.h"
 
 int ftrace_test_recursion_trylock(unsigned long ip, unsigned long parent_ip)
 {
@@ -81,13 +79,7 @@ void ftrace_ops_list_func(unsigned long ip, unsigned long parent_ip, struct ftra
 
 static inline bool site_calls(unsigned long ip, unsigned long code)
 {
-	const unsigned char *b = (const unsigned char *)ip;
-	int rel;
-
-	if (b[0] != CALL_INSN_OPCODE)
-		return false;
-	__builtin_memcpy(&rel, b + 1, sizeof(rel));
-	return ip + CALL_INSN_SIZE + (long)rel == code;
+	return fhook_site_call_target((const unsigned char *)ip, ip) == code;
 }
 
 void fhook_dispatch(unsigned long ip, unsigned long parent_ip, struct fhook_stub *stub,
@@ -96,7 +88,7 @@ void fhook_dispatch(unsigned long ip, unsigned long parent_ip, struct fhook_stub
 	struct ftrace_ops *ops;
 
 	fhook_rcu_read_lock();
-	ops = __atomic_load_n(&stub->ops, __ATOMIC_ACQUIRE);
+	ops = __atomic_load_n(&stub->data, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(ops && site_calls(ip, stub->code), 1))
 		__atomic_load_n(&stub->func, __ATOMIC_RELAXED)(ip, parent_ip, ops, fregs);
 	else

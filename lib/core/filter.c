@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "../kallsyms/objects.h"
+#include "kallsyms/objects.h"
 
 int fhook_ipvec_push(struct fhook_ipvec *iv, unsigned long ip)
 {
@@ -52,7 +52,7 @@ static int match_glob_obj(struct fhook_object *obj, const char *glob, struct fho
 
 		if (obj->recs[i].flags & FTRACE_FL_DISABLED)
 			continue;
-		sym = fhook_rec_sym(obj, &obj->recs[i]);
+		sym = fhook_object_sym_at(obj, obj->recs[i].ip);
 		if (!sym || fnmatch(glob, fhook_sym_name(obj, sym), 0))
 			continue;
 		if (fhook_ipvec_push(iv, obj->recs[i].ip))

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "util/bsearch.h"
 
 static int ip_cmp(const void *a, const void *b)
 {
@@ -39,22 +40,12 @@ struct ftrace_hash *fhook_hash_new(const unsigned long *ips, size_t n)
 
 bool fhook_hash_contains(const struct ftrace_hash *h, unsigned long ip)
 {
-	size_t lo = 0, hi;
+	size_t i;
 
 	if (!h)
 		return false;
-	hi = h->count;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (h->ips[mid] == ip)
-			return true;
-		if (h->ips[mid] < ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
+	i = fhook_lower_bound(h->count, k, h->ips[k], ip);
+	return i < h->count && h->ips[i] == ip;
 }
 
 struct ftrace_hash *fhook_hash_edit(const struct ftrace_hash *base,

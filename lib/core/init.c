@@ -11,8 +11,8 @@
 #include <urcu/urcu-bp.h>
 
 #include "core.h"
-#include "../arch/x86_64/arch.h"
-#include "../kallsyms/objects.h"
+#include "arch/arch.h"
+#include "kallsyms/objects.h"
 
 static void before_fork(void)
 {
@@ -39,6 +39,7 @@ static void after_fork_child(void)
 __attribute__((constructor(101))) static void fhook_core_init(void)
 {
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+	fhook_sites_init();
 	fhook_trap_install();
 	pthread_mutex_lock(&ftrace_lock);
 	fhook_objects_refresh();

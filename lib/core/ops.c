@@ -24,22 +24,17 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-bp.h>
 
-#include "rcu.h"
+#include "util/errno.h"
+#include "util/bsearch.h"
+#include "util/rcu.h"
 
 #include "core.h"
-#include "../arch/x86_64/arch.h"
-#include "../kallsyms/objects.h"
+#include "arch/arch.h"
+#include "kallsyms/objects.h"
 
 struct ftrace_ops *ftrace_ops_list;
 pthread_mutex_t ftrace_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool ftrace_enabled = true;
-
-static int ret_errno(int ret)
-{
-	if (ret < 0)
-		errno = -ret;
-	return ret;
-}
 
 void fhook_synchronize(void)
 {
@@ -52,10 +47,6 @@ void fhook_synchronize(void)
 	urcu_bp_synchronize_rcu();
 	fhook_rcu_tsan_acquire();
 }
-
-#ifdef __SANITIZE_THREAD__
-char fhook_rcu_token;
-#endif
 
 static inline __attribute__((always_inline)) bool
 hash_test(const struct ftrace_hash *filter, const struct ftrace_hash *notrace, unsigned long ip)
@@ -82,6 +73,42 @@ struct site_plan {
  * Map the stubs of @obj's sites when one is first enabled.  Without memory
  * within a call's reach, every site of the object stays disabled.
  */
+/*
+ * The inlined read lock of the fast trampolines is the one urcu-bp uses
+ * when its writer has sys_membarrier; without it readers need a fence,
+ * which the C dispatcher has.  FHOOK_SLOW_DISPATCH=1 forces the C path
+ * (tests).
+ */
+static bool fast_dispatch(void)
+{
+	static int fast = -1;
+
+	if (fast < 0)
+		fast = urcu_bp_has_sys_membarrier && !secure_getenv("FHOOK_SLOW_DISPATCH");
+	return fast;
+}
+
+static enum fhook_tramp_kind tramp_kind(const struct ftrace_ops *ops)
+{
+	return (ops->flags & FTRACE_OPS_FL_SAVE_REGS) ? FHOOK_TRAMP_REGS : FHOOK_TRAMP_ARGS;
+}
+
+/* A stub of @ops calls its handler directly (a site only @ops wants). */
+static void stub_bind(struct fhook_stub *s, struct ftrace_ops *ops)
+{
+	fhook_stub_set(s, tramp_kind(ops), fast_dispatch(), fhook_ops_func(ops), ops);
+}
+
+/*
+ * Every stub of @ops calls its handler, or (unbinding) goes through the
+ * list function, which no longer finds the ops.
+ */
+static void stubs_bind(struct ftrace_ops *ops, bool bind)
+{
+	fhook_stubs_set(ops, tramp_kind(ops), fast_dispatch(),
+			bind ? fhook_ops_func(ops) : NULL, ops);
+}
+
 static int object_region(struct fhook_object *obj)
 {
 	size_t i;
@@ -172,6 +199,8 @@ static int update_sites(void)
 				want = last_stub;
 			} else if (count == 1) {
 				want = fhook_stub_get(obj->region, last);
+				if (want && __atomic_load_n(&want->data, __ATOMIC_RELAXED) != last)
+					stub_bind(want, last);
 				last_region = obj->region;
 				last_ops = last;
 				last_stub = want;
@@ -182,13 +211,14 @@ static int update_sites(void)
 			}
 
 			b = (const unsigned char *)rec->ip;
-			if (!fhook_insn_is_nop5(b)) {
-				target = fhook_insn_call_target(b, rec->ip);
+			if (!fhook_site_is_nop(b)) {
+				target = fhook_site_call_target(b, rec->ip);
 				cur = target ? fhook_stub_of_code(target) : NULL;
 				if (!cur) {
 					/* someone else changed our site: leave it alone */
-					fhook_ftrace_bug(-EINVAL, rec->ip, want ? NULL : fhook_nop5,
-							 b, CALL_INSN_SIZE);
+					fhook_ftrace_bug(-EINVAL, rec->ip,
+							 want ? NULL : fhook_site_nop, b,
+							 FHOOK_SITE_LEN);
 					rec->flags |= FTRACE_FL_DISABLED;
 					rec->flags &= ~(FTRACE_FL_ENABLED | FTRACE_REF_MAX);
 					foreign++;
@@ -204,12 +234,12 @@ static int update_sites(void)
 				continue;
 			memset(&locs[nr], 0, sizeof(locs[nr]));
 			locs[nr].addr = rec->ip;
-			locs[nr].len = CALL_INSN_SIZE;
-			locs[nr].emu_len = (rec->flags & FTRACE_FL_PAD6) ? 6 : CALL_INSN_SIZE;
+			locs[nr].len = FHOOK_SITE_LEN;
+			locs[nr].emu_len = (rec->flags & FTRACE_FL_PAD6) ? 6 : FHOOK_SITE_LEN;
 			if (want)
-				fhook_insn_call(locs[nr].new, rec->ip, want->code);
+				fhook_site_encode_call(locs[nr].new, rec->ip, want->code);
 			else
-				memcpy(locs[nr].new, fhook_nop5, CALL_INSN_SIZE);
+				memcpy(locs[nr].new, fhook_site_nop, FHOOK_SITE_LEN);
 			nr++;
 		}
 	}
@@ -379,12 +409,12 @@ static int register_locked(void *arg)
 	ret = check_ipmodify(ops, ops->filter_hash, ops->notrace_hash);
 	if (ret)
 		return ret;
-	fhook_stubs_bind(ops, true);
+	stubs_bind(ops, true);
 	list_add(ops);
 	ret = update_sites();
 	if (ret) {
 		list_del(ops);
-		fhook_stubs_bind(ops, false);
+		stubs_bind(ops, false);
 		update_sites();
 	}
 	return ret;
@@ -396,7 +426,7 @@ int register_ftrace_function(struct ftrace_ops *ops)
 	int ret;
 
 	if (!ops || !ops->func)
-		return ret_errno(-EINVAL);
+		return fhook_ret_errno(-EINVAL);
 	pthread_mutex_lock(&ftrace_lock);
 	if (ops->flags & FTRACE_OPS_FL_ENABLED)
 		ret = -EBUSY;
@@ -416,7 +446,7 @@ int register_ftrace_function(struct ftrace_ops *ops)
 		reap_objects(true);
 	}
 	pthread_mutex_unlock(&ftrace_lock);
-	return ret_errno(ret);
+	return fhook_ret_errno(ret);
 }
 
 static int unregister_locked(void *arg)
@@ -427,7 +457,7 @@ static int unregister_locked(void *arg)
 	refresh_registered();
 	list_del(ops);
 	/* from here a thread that still reaches one of its stubs finds no ops */
-	fhook_stubs_bind(ops, false);
+	stubs_bind(ops, false);
 	return update_sites();
 }
 
@@ -437,11 +467,11 @@ int unregister_ftrace_function(struct ftrace_ops *ops)
 	int ret;
 
 	if (!ops)
-		return ret_errno(-EINVAL);
+		return fhook_ret_errno(-EINVAL);
 	pthread_mutex_lock(&ftrace_lock);
 	if (!(ops->flags & FTRACE_OPS_FL_ENABLED)) {
 		pthread_mutex_unlock(&ftrace_lock);
-		return ret_errno(-ENODEV);
+		return fhook_ret_errno(-ENODEV);
 	}
 	ret = fhook_loader_locked(unregister_locked, ops);
 	/*
@@ -453,7 +483,7 @@ int unregister_ftrace_function(struct ftrace_ops *ops)
 	ops->nr_sites = 0;
 	reap_objects(true);
 	pthread_mutex_unlock(&ftrace_lock);
-	return ret_errno(ret);
+	return fhook_ret_errno(ret);
 }
 
 /* ---- filters ---- */
@@ -549,7 +579,7 @@ static unsigned long location_locked(unsigned long ip)
 	struct fhook_object *obj = fhook_object_of(ip);
 	const struct fhook_sym *sym;
 	struct dyn_ftrace *rec;
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!obj)
 		return 0;
@@ -561,15 +591,7 @@ static unsigned long location_locked(unsigned long ip)
 	if (!sym || sym->addr != ip)
 		return 0;
 	/* the first site inside the function: after an endbr64, if any */
-	hi = obj->nr_recs;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (obj->recs[mid].ip < ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = fhook_lower_bound(obj->nr_recs, k, obj->recs[k].ip, ip);
 	if (lo < obj->nr_recs && obj->recs[lo].ip < sym->addr + sym->size &&
 	    obj->recs[lo].ip - sym->addr <= 16 && !(obj->recs[lo].flags & FTRACE_FL_DISABLED))
 		return obj->recs[lo].ip;
@@ -598,11 +620,11 @@ int ftrace_set_filter_ips(struct ftrace_ops *ops, unsigned long *ips, unsigned i
 	int ret = 0;
 
 	if (!ops || (cnt && !ips))
-		return ret_errno(-EINVAL);
+		return fhook_ret_errno(-EINVAL);
 	if (cnt) {
 		sites = malloc(cnt * sizeof(*sites));
 		if (!sites)
-			return ret_errno(-ENOMEM);
+			return fhook_ret_errno(-ENOMEM);
 	}
 	pthread_mutex_lock(&ftrace_lock);
 	fhook_loader_locked(sync_ops, ops);
@@ -623,7 +645,7 @@ int ftrace_set_filter_ips(struct ftrace_ops *ops, unsigned long *ips, unsigned i
 out:
 	pthread_mutex_unlock(&ftrace_lock);
 	free(sites);
-	return ret_errno(ret);
+	return fhook_ret_errno(ret);
 }
 
 int ftrace_set_filter_ip(struct ftrace_ops *ops, unsigned long ip, int remove, int reset)
@@ -646,7 +668,7 @@ static int set_regex(struct ftrace_ops *ops, bool notrace, unsigned char *buf, i
 	int ret = 0;
 
 	if (!ops || len < 0 || (len && !buf))
-		return ret_errno(-EINVAL);
+		return fhook_ret_errno(-EINVAL);
 	text = strndup(buf ? (const char *)buf : "", (size_t)len);
 	/* only their lists of globs are used */
 	globs = fhook_hash_new(NULL, 0);
@@ -655,7 +677,7 @@ static int set_regex(struct ftrace_ops *ops, bool notrace, unsigned char *buf, i
 		free(text);
 		fhook_hash_free(globs);
 		fhook_hash_free(negs);
-		return ret_errno(-ENOMEM);
+		return fhook_ret_errno(-ENOMEM);
 	}
 	pthread_mutex_lock(&ftrace_lock);
 	fhook_loader_locked(sync_ops, ops);
@@ -697,7 +719,7 @@ out:
 	free(add.v);
 	free(del.v);
 	free(text);
-	return ret_errno(ret);
+	return fhook_ret_errno(ret);
 }
 
 int fhook_ops_set_globs(struct ftrace_ops *ops, const char *filter, const char *notfilter)
@@ -781,7 +803,7 @@ int ftrace_set_enabled(bool enabled)
 		reap_objects(true);
 	}
 	pthread_mutex_unlock(&ftrace_lock);
-	return ret_errno(ret);
+	return fhook_ret_errno(ret);
 }
 
 bool ftrace_is_enabled(void)
@@ -800,7 +822,7 @@ int fhook_refresh(void)
 	ret = fhook_loader_locked(update_fn, NULL);
 	reap_objects(false);
 	pthread_mutex_unlock(&ftrace_lock);
-	return ret_errno(ret);
+	return fhook_ret_errno(ret);
 }
 
 void fhook_get_stats(struct fhook_stats *st)

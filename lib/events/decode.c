@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fhook/events.h>
+#include <fhook/internal/events.h>
 
 #include "decode.h"
 #include "ev.h"

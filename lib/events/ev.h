@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 #include <elfutils/libdw.h>
-#include <fhook/events.h>
+#include <fhook/internal/events.h>
 
 /* One symbol of a program file, from .symtab (else .dynsym). */
 struct ev_sym {

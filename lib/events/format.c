@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <fhook/events.h>
+#include <fhook/internal/events.h>
 
 #include "array.h"
 #include "format.h"

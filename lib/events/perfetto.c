@@ -35,7 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <fhook/events.h>
+#include <fhook/internal/events.h>
 
 #include "perfetto.h"
 

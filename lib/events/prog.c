@@ -9,14 +9,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ev.h"
-#include "../kallsyms/objects.h"
+
+#include <fhook/internal/elf.h>
+
+#include "util/bsearch.h"
 
 static int ev_sym_cmp(const void *a, const void *b)
 {
@@ -31,88 +32,35 @@ static int ev_sym_cmp(const void *a, const void *b)
 
 static int read_file_syms(struct ev_file *f)
 {
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL, *use;
-	size_t i, n, nr = 0, nlen = 0, *offs = NULL;
-	struct ev_sym *syms = NULL;
-	GElf_Shdr sh;
-	Elf_Data *d;
-	Elf *elf;
-	int fd, ret = -ENOEXEC;
+	struct fhook_sym *es;
+	struct ev_sym *syms;
+	size_t i, nr;
+	int ret;
 
-	elf_version(EV_CURRENT);
-	fd = open(f->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		goto out_fd;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB)
-			symtab = scn;
-		else if (sh.sh_type == SHT_DYNSYM)
-			dynsym = scn;
-	}
-	use = symtab ? symtab : dynsym;
-	if (!use || !gelf_getshdr(use, &sh) || !sh.sh_entsize || !(d = elf_getdata(use, NULL))) {
-		ret = 0;
-		goto out;
-	}
-	n = sh.sh_size / sh.sh_entsize;
-	syms = calloc(n ? n : 1, sizeof(*syms));
-	offs = calloc(n ? n : 1, sizeof(*offs));
 	f->names = NULL;
-	if (!syms || !offs) {
-		ret = -ENOMEM;
-		goto out;
+	ret = fhook_elf_read_syms(f->path, FHOOK_ELF_SYMS_DATA | FHOOK_ELF_SYMS_ALIASES, &es,
+				  &nr, &f->names);
+	if (ret)
+		return ret;
+	syms = calloc(nr ? nr : 1, sizeof(*syms));
+	if (!syms) {
+		free(es);
+		free(f->names);
+		f->names = NULL;
+		return -ENOMEM;
 	}
-	for (i = 0; i < n; i++) {
-		const char *name;
-		GElf_Sym s;
-		int type;
-		size_t len;
-		char *nn;
-
-		if (!gelf_getsym(d, (int)i, &s))
-			break;
-		type = GELF_ST_TYPE(s.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT)
-			continue;
-		if (s.st_shndx == SHN_UNDEF || !s.st_value)
-			continue;
-		name = elf_strptr(elf, sh.sh_link, s.st_name);
-		if (!name || !*name)
-			continue;
-		len = strlen(name) + 1;
-		nn = realloc(f->names, nlen + len);
-		if (!nn) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		f->names = nn;
-		memcpy(f->names + nlen, name, len);
-		syms[nr].addr = s.st_value;
-		syms[nr].size = s.st_size;
-		syms[nr].func = type != STT_OBJECT;
-		offs[nr] = nlen;
-		nlen += len;
-		nr++;
+	for (i = 0; i < nr; i++) {
+		syms[i].addr = es[i].addr;
+		syms[i].size = es[i].size;
+		syms[i].name = f->names + es[i].name;
+		syms[i].func = !es[i].data;
 	}
-	for (i = 0; i < nr; i++)
-		syms[i].name = f->names + offs[i];
+	free(es);
+	/* at one address: functions first, then the largest */
 	qsort(syms, nr, sizeof(*syms), ev_sym_cmp);
 	f->syms = syms;
 	f->nr_syms = nr;
-	syms = NULL;
-	ret = 0;
-out:
-	free(syms);
-	free(offs);
-	elf_end(elf);
-out_fd:
-	close(fd);
-	return ret;
+	return 0;
 }
 
 static void mark_sites(struct ev_file *f)
@@ -125,16 +73,8 @@ static void mark_sites(struct ev_file *f)
 	/* a site lies at the function's start, or after its endbr64 */
 	for (i = 0; i < es.nr; i++) {
 		unsigned long a = es.addrs[i];
-		size_t lo = 0, hi = f->nr_syms;
+		size_t lo = fhook_upper_bound(f->nr_syms, k, f->syms[k].addr, a);
 
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-
-			if (f->syms[mid].addr <= a)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
 		for (j = lo; j-- > 0 && f->syms[j].addr + 8 > a;)
 			if (f->syms[j].func && a - f->syms[j].addr <= 4)
 				f->syms[j].site = true;
@@ -350,17 +290,9 @@ oom:
 
 const struct ev_sym *ev_file_sym_at(const struct ev_file *f, unsigned long addr)
 {
-	size_t lo = 0, hi = f->nr_syms;
+	size_t lo = fhook_upper_bound(f->nr_syms, k, f->syms[k].addr, addr);
 	const struct ev_sym *best = NULL;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (f->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* the closest function at or before addr that contains it */
 	while (lo-- > 0) {
 		const struct ev_sym *s = &f->syms[lo];

@@ -38,13 +38,13 @@
 
 #include <fhook/fprobe.h>
 #include <fhook/kallsyms.h>
-#include <fhook/events.h>
+#include <fhook/internal/events.h>
 
 #include "ring.h"
 #include "clock.h"
-#include "../fprobe/rethook.h"
-#include "../core/core.h"
-#include "../core/recursion.h"
+#include "fprobe/rethook.h"
+#include "core/core.h"
+#include "util/recursion.h"
 
 struct rec_arg {
 	int type;

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <fhook/events.h>
+#include <fhook/internal/events.h>
 
 #include "clock.h"
 #include "ev.h"

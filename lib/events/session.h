@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include <fhook/events.h>
+#include <fhook/internal/events.h>
 
 #include "recfile.h"
 

@@ -6,7 +6,7 @@
  */
 #include <stdbool.h>
 
-#include <fhook/events.h>
+#include <fhook/internal/events.h>
 
 static const struct {
 	const char *name;

@@ -22,15 +22,9 @@
 
 #include <fhook/fprobe.h>
 #include <fhook/kallsyms.h>
-#include "../core/core.h"
+#include "util/errno.h"
+#include "core/core.h"
 #include "rethook.h"
-
-static int ret_errno(int ret)
-{
-	if (ret < 0)
-		errno = -ret;
-	return ret;
-}
 
 static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *ops,
 			   struct ftrace_regs *fregs)
@@ -179,15 +173,15 @@ int register_fprobe_ips(struct fprobe *fp, unsigned long *addrs, int num)
 	int i;
 
 	if (!fp || !addrs || num <= 0)
-		return ret_errno(-EINVAL);
+		return fhook_ret_errno(-EINVAL);
 	if (fprobe_is_registered(fp))
-		return ret_errno(-EBUSY);
+		return fhook_ret_errno(-EBUSY);
 	if (fp->entry_data_size > RETHOOK_DATA_MAX)
-		return ret_errno(-E2BIG);
+		return fhook_ret_errno(-E2BIG);
 	for (i = 0; i < num; i++)
 		if (!ftrace_location(addrs[i]))
-			return ret_errno(-ENOENT);
-	return ret_errno(fprobe_register(fp, set_filter_ips, &a));
+			return fhook_ret_errno(-ENOENT);
+	return fhook_ret_errno(fprobe_register(fp, set_filter_ips, &a));
 }
 
 /**
@@ -200,10 +194,10 @@ int register_fprobe_syms(struct fprobe *fp, const char **syms, int num)
 	int ret, i;
 
 	if (!fp || !syms || num <= 0)
-		return ret_errno(-EINVAL);
+		return fhook_ret_errno(-EINVAL);
 	addrs = calloc(num, sizeof(*addrs));
 	if (!addrs)
-		return ret_errno(-ENOMEM);
+		return fhook_ret_errno(-ENOMEM);
 	for (i = 0; i < num; i++) {
 		addrs[i] = syms[i] ? kallsyms_lookup_name(syms[i]) : 0;
 		if (!addrs[i] || !ftrace_location(addrs[i])) {
@@ -214,7 +208,7 @@ int register_fprobe_syms(struct fprobe *fp, const char **syms, int num)
 	ret = register_fprobe_ips(fp, addrs, num);
 out:
 	free(addrs);
-	return ret_errno(ret);
+	return fhook_ret_errno(ret);
 }
 
 struct globs_arg {
@@ -241,12 +235,12 @@ int register_fprobe(struct fprobe *fp, const char *filter, const char *notfilter
 	struct globs_arg a = { filter, notfilter };
 
 	if (!fp || !filter)
-		return ret_errno(-EINVAL);
+		return fhook_ret_errno(-EINVAL);
 	if (fprobe_is_registered(fp))
-		return ret_errno(-EBUSY);
+		return fhook_ret_errno(-EBUSY);
 	if (fp->entry_data_size > RETHOOK_DATA_MAX)
-		return ret_errno(-E2BIG);
-	return ret_errno(fprobe_register(fp, set_filter_globs, &a));
+		return fhook_ret_errno(-E2BIG);
+	return fhook_ret_errno(fprobe_register(fp, set_filter_globs, &a));
 }
 
 /**
@@ -258,7 +252,7 @@ int unregister_fprobe(struct fprobe *fp)
 	int ret;
 
 	if (!fprobe_is_registered(fp))
-		return ret_errno(-EINVAL);
+		return fhook_ret_errno(-EINVAL);
 	/*
 	 * Exits still in flight see no fprobe from here on; the grace period
 	 * unregister_ftrace_function() waits for also covers exit handlers
@@ -273,5 +267,5 @@ int unregister_fprobe(struct fprobe *fp)
 	}
 	ftrace_free_filter(&fp->ops);
 	fp->ops.func = NULL;
-	return ret_errno(ret == -ENODEV ? -EINVAL : ret);
+	return fhook_ret_errno(ret == -ENODEV ? -EINVAL : ret);
 }

@@ -38,13 +38,12 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-bp.h>
 
-#include "../core/core.h"
-#include "../core/rcu.h"
+#include "core/core.h"
+#include "util/rcu.h"
 
 #include <fhook/fprobe.h>
 #include "rethook.h"
 
-void rethook_trampoline(void) __hidden;
 unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs *fregs) __hidden;
 
 unsigned long rethook_base;			/* the reservation, aligned */
@@ -144,105 +143,13 @@ static void drop_above(unsigned long base, struct rethook_thread *t, unsigned lo
 	__atomic_store_n(&t->top, top, __ATOMIC_RELAXED);
 }
 
-/* ---- the eh_frame that describes every stub ---- */
-
-static unsigned char *put_uleb(unsigned char *p, unsigned long v)
-{
-	do {
-		unsigned char b = v & 0x7f;
-
-		v >>= 7;
-		*p++ = b | (v ? 0x80 : 0);
-	} while (v);
-	return p;
-}
-
-static unsigned char *put_u32(unsigned char *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-	return p + 4;
-}
-
-static unsigned char *put_u64(unsigned char *p, uint64_t v)
-{
-	memcpy(p, &v, 8);
-	return p + 8;
-}
-
-/*
- * A CIE and one FDE over the whole reservation.  At a stub the "frame" is
- * the caller's state right after the hooked function returned: %rsp and
- * every other register unchanged, and the return address saved at
- * *(slot) + RET_OFF, i.e. entry i's real return address, found from the
- * stub address still in the slot.
- *
- * The CFA is %rsp + 1, not %rsp: libgcc identifies a frame by the CFA of
- * the frame it returns from, and with CFA = %rsp the caller's identity
- * would equal the pseudo-frame's (both the hooked function's CFA), so a
- * handler found in phase 1 would "match" the pseudo-frame in phase 2 and
- * libgcc would abort.  %rsp + 1 lies strictly between the hooked
- * function's CFA and the caller's, and the caller's %rsp is given by value.
- *
- * The personality routine (rethook_unwind.c) is how fhook learns that an
- * exception or a forced unwind (pthread_exit, cancellation) removes the
- * hooked frame below a stub: libgcc calls it for the stub's pseudo-frame.
- *
- * Built at run time because the reservation's address is only known then.
- */
-static size_t build_eh_frame(unsigned char *buf, unsigned long start, unsigned long len)
-{
-	unsigned char *p = buf, *cie_len, *fde_len, *expr_len;
-	unsigned char *cie;
-
-	cie = p;
-	cie_len = p;
-	p = put_u32(p, 0);		/* length, below */
-	p = put_u32(p, 0);		/* CIE id */
-	*p++ = 1;			/* version */
-	*p++ = 'z'; *p++ = 'P'; *p++ = 'R'; *p++ = 0;
-	p = put_uleb(p, 1);		/* code alignment */
-	*p++ = 0x78;			/* data alignment -8 */
-	*p++ = 16;			/* return address column: %rip */
-	p = put_uleb(p, 10);		/* augmentation data length */
-	*p++ = 0x00;			/* personality: DW_EH_PE_absptr */
-	p = put_u64(p, (unsigned long)rethook_personality_addr());
-	*p++ = 0x00;			/* FDE addresses: DW_EH_PE_absptr */
-	*p++ = 0x0c; *p++ = 7; *p++ = 1;	/* DW_CFA_def_cfa %rsp, 1 */
-	*p++ = 0x16; *p++ = 7; *p++ = 2;	/* DW_CFA_val_expression %rsp */
-	*p++ = 0x31;			/* DW_OP_lit1 (on top of the CFA) */
-	*p++ = 0x1c;			/* DW_OP_minus: %rsp is unchanged */
-	*p++ = 0x10; *p++ = 16;		/* DW_CFA_expression %rip */
-	expr_len = p++;
-	*p++ = 0x39;			/* DW_OP_lit9 (on top of the CFA) */
-	*p++ = 0x1c;			/* DW_OP_minus: the slot */
-	*p++ = 0x06;			/* DW_OP_deref: the stub */
-	*p++ = 0x10;			/* DW_OP_constu RET_OFF */
-	p = put_uleb(p, RETHOOK_RET_OFF);
-	*p++ = 0x22;			/* DW_OP_plus: where the real one is */
-	*expr_len = (unsigned char)(p - expr_len - 1);
-	while ((p - cie) % 8)
-		*p++ = 0;		/* DW_CFA_nop */
-	put_u32(cie_len, (uint32_t)(p - cie - 4));
-
-	fde_len = p;
-	p = put_u32(p, 0);
-	p = put_u32(p, (uint32_t)(p - cie));	/* CIE pointer: back to the CIE */
-	p = put_u64(p, start);
-	p = put_u64(p, len);
-	p = put_uleb(p, 0);		/* no augmentation data */
-	while ((p - fde_len) % 8)
-		*p++ = 0;
-	put_u32(fde_len, (uint32_t)(p - fde_len - 4));
-	p = put_u32(p, 0);		/* terminator */
-	return p - buf;
-}
-
 static void register_eh_frame(unsigned long start, unsigned long len)
 {
 	void (*reg)(void *);
 	void *h;
 
-	build_eh_frame(rethook_eh_frame, start, len);
+	fhook_rethook_eh_frame(rethook_eh_frame, sizeof(rethook_eh_frame), start, len,
+			       rethook_personality_addr(), RETHOOK_RET_OFF);
 	/*
 	 * Register with the libgcc_s every unwinder in the process uses
 	 * (glibc's backtrace() and pthread_cancel() dlopen the same one), not
@@ -391,7 +298,7 @@ static int claim_slot(void)
 static struct rethook_thread *rethook_thread_get_slow(void)
 {
 	struct rethook_thread *t;
-	unsigned long base, i;
+	unsigned long base;
 	unsigned char *code;
 	unsigned int internal;
 	int slot;
@@ -412,22 +319,8 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 		if (code == MAP_FAILED)
 			goto fail;
-		/*
-		 * Stub i: jmp *8(stub) -- the trampoline's address is stored
-		 * in the stub itself, so the region can be anywhere.  Stub 0
-		 * is never used: its first byte is where an unwinder looks
-		 * up stub 1's "caller" (stub - 1).
-		 */
-		for (i = 0; i < RETHOOK_DEPTH; i++) {
-			unsigned char *s = code + i * RETHOOK_STUB_SIZE;
-			unsigned long tramp = (unsigned long)rethook_trampoline;
-
-			s[0] = 0xff; s[1] = 0x25;
-			s[2] = 2; s[3] = 0; s[4] = 0; s[5] = 0;
-			s[6] = 0xcc; s[7] = 0xcc;
-			memcpy(s + 8, &tramp, 8);
-		}
-		memset(code, 0xcc, RETHOOK_STUB_SIZE);
+		/* stub 0 is never used: see fhook_rethook_stubs_write() */
+		fhook_rethook_stubs_write(code, RETHOOK_DEPTH);
 		if (mprotect(code, RETHOOK_RET_OFF, PROT_READ | PROT_EXEC))
 			goto fail;
 		t->prepared = 1;
@@ -512,6 +405,7 @@ int rethook_setup(void)
 		goto out;
 	}
 	pthread_atfork(NULL, NULL, rethook_atfork_child);
+	fhook_arch_rethook_init(rethook_trampoline_handler);
 	register_eh_frame((region_of((unsigned long)p) + RETHOOK_REGION_SIZE), size);
 	__atomic_store_n(&rethook_size, size, __ATOMIC_RELAXED);
 	__atomic_store_n(&rethook_base, region_of((unsigned long)p) + RETHOOK_REGION_SIZE,

@@ -23,6 +23,8 @@
 
 #include <fhook/ftrace.h>
 
+#include "arch/arch.h"
+
 #define __hidden __attribute__((visibility("hidden")))
 
 #define RETHOOK_DEPTH		8192		/* stubs per thread; stub 0 unused */
@@ -30,7 +32,7 @@
 #define RETHOOK_REGION_SHIFT	22
 #define RETHOOK_REGION_SIZE	(1UL << RETHOOK_REGION_SHIFT)
 #define RETHOOK_MAX_THREADS	512
-#define RETHOOK_STUB_SIZE	16
+#define RETHOOK_STUB_SIZE	FHOOK_RETHOOK_STUB_SIZE
 #define RETHOOK_RET_OFF		(RETHOOK_DEPTH * RETHOOK_STUB_SIZE)
 #define RETHOOK_NODE_OFF	(2 * RETHOOK_RET_OFF)
 #define RETHOOK_HDR_OFF		(RETHOOK_NODE_OFF + RETHOOK_DEPTH * sizeof(struct rethook_node))

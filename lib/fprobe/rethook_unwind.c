@@ -60,8 +60,8 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-bp.h>
 
-#include "../core/core.h"
-#include "../core/rcu.h"
+#include "core/core.h"
+#include "util/rcu.h"
 
 #include <fhook/fprobe.h>
 #include "rethook.h"
@@ -311,37 +311,21 @@ void rethook_unwind_init(void *libgcc)
 /* ---- longjmp ---- */
 
 /*
- * The stack pointer a jmp_buf restores.  glibc stores it mangled with the
- * thread's pointer guard (PTR_MANGLE: xor with the guard at %fs:0x30 in the
- * x86-64 TCB, then rotate left by 17).
+ * A jump to stack pointer @target (the arch layer's longjmp interposers
+ * read it from the jmp_buf): on the thread's own stack, the frames below
+ * it are gone.  A jump from the signal stack (sigaltstack) to anywhere off
+ * it leaves the handlers running there for good: every frame on it is
+ * gone.
  */
-#define JB_RSP	6
-
-static unsigned long jmp_buf_sp(struct __jmp_buf_tag *env)
-{
-	unsigned long v = (unsigned long)env->__jmpbuf[JB_RSP], guard;
-
-	__asm__("movq %%fs:0x30, %0" : "=r"(guard));
-	v = (v >> 17) | (v << 47);
-	return v ^ guard;
-}
-
-/*
- * A jump to @env's stack pointer T: on the thread's own stack, the frames
- * below T are gone.  A jump from the signal stack (sigaltstack) to
- * anywhere off it leaves the handlers running there for good: every frame
- * on it is gone.
- */
-static void before_longjmp(struct __jmp_buf_tag *env)
+static void before_longjmp(unsigned long target)
 {
 	struct rethook_thread *t = rethook_self;
-	unsigned long target, ss_lo;
+	unsigned long ss_lo;
 	stack_t ss;
 
 	if (!t || !__atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED) ||
 	    !__atomic_load_n(&t->top, __ATOMIC_RELAXED))
 		return;
-	target = jmp_buf_sp(env);
 	if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
 		ss_lo = (unsigned long)ss.ss_sp;
 		if (target - ss_lo >= ss.ss_size)
@@ -350,74 +334,8 @@ static void before_longjmp(struct __jmp_buf_tag *env)
 	reap_below(t, target, false);
 }
 
-typedef void (*longjmp_fn)(struct __jmp_buf_tag *env, int val);
-
-static const char *const longjmp_names[] = { "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk" };
-static longjmp_fn real_longjmps[4];
-
-static longjmp_fn resolve(int which)
-{
-	longjmp_fn f = __atomic_load_n(&real_longjmps[which], __ATOMIC_RELAXED);
-
-	if (!f) {
-		f = (longjmp_fn)fhook_libc_sym(longjmp_names[which]);
-		__atomic_store_n(&real_longjmps[which], f, __ATOMIC_RELAXED);
-	}
-	return f;
-}
-
-/* Resolved before any program code can longjmp (a signal handler may). */
+/* Before any program code can longjmp (a signal handler may). */
 __attribute__((constructor(101))) static void rethook_longjmp_init(void)
 {
-	int i;
-
-	for (i = 0; i < 4; i++)
-		resolve(i);
+	fhook_arch_longjmp_init(before_longjmp, fhook_libc_sym);
 }
-
-longjmp_fn rethook_before_longjmp(struct __jmp_buf_tag *env, int which) __hidden;
-
-/* Called by the interposers below: report, then name the libc function to go on to. */
-longjmp_fn rethook_before_longjmp(struct __jmp_buf_tag *env, int which)
-{
-	before_longjmp(env);
-	return resolve(which);
-}
-
-/*
- * The interposers are written in assembly: they jump on to libc's
- * function with their own frame gone.  A C function that never returns
- * leaves its entry on the shadow stacks of instrumentation (ThreadSanitizer
- * pushes one per call, and pops the rest in its own longjmp interceptor,
- * which runs before ours): one per jump, until it overflows.
- */
-#define LONGJMP_INTERPOSER(name, which)						\
-	__asm__(".pushsection .text\n"						\
-		".globl " #name "\n"						\
-		".type " #name ", @function\n"					\
-		".p2align 4\n"							\
-		#name ":\n"							\
-		"	.cfi_startproc\n"					\
-		"	pushq %rdi\n"						\
-		"	.cfi_adjust_cfa_offset 8\n"				\
-		"	pushq %rsi\n"						\
-		"	.cfi_adjust_cfa_offset 8\n"				\
-		"	subq $8, %rsp\n"					\
-		"	.cfi_adjust_cfa_offset 8\n"				\
-		"	movl $" #which ", %esi\n"				\
-		"	call rethook_before_longjmp\n"				\
-		"	addq $8, %rsp\n"					\
-		"	.cfi_adjust_cfa_offset -8\n"				\
-		"	popq %rsi\n"						\
-		"	.cfi_adjust_cfa_offset -8\n"				\
-		"	popq %rdi\n"						\
-		"	.cfi_adjust_cfa_offset -8\n"				\
-		"	jmp *%rax\n"						\
-		"	.cfi_endproc\n"					\
-		".size " #name ", .-" #name "\n"				\
-		".popsection\n")
-
-LONGJMP_INTERPOSER(longjmp, 0);
-LONGJMP_INTERPOSER(_longjmp, 1);
-LONGJMP_INTERPOSER(siglongjmp, 2);
-LONGJMP_INTERPOSER(__longjmp_chk, 3);

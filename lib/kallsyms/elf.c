@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "objects.h"
+#include <fhook/internal/elf.h>
 
 /* Section headers beyond this are not believed (a corrupt e_shnum). */
 #define MAX_SECTIONS	(1u << 20)
@@ -329,7 +329,7 @@ static int sort_syms(struct fhook_sym *syms, size_t nr)
 	return 0;
 }
 
-static int read_symtab(const struct elf_file *f, const Elf64_Shdr *sh,
+static int read_symtab(const struct elf_file *f, const Elf64_Shdr *sh, unsigned int flags,
 		       struct fhook_sym **symsp, size_t *nrp, char **namesp)
 {
 	struct fhook_sym *syms = NULL;
@@ -354,11 +354,12 @@ static int read_symtab(const struct elf_file *f, const Elf64_Shdr *sh,
 		goto out;
 	for (i = 0; i < n; i++) {
 		const Elf64_Sym *s = &tab[i];
+		int type = ELF64_ST_TYPE(s->st_info);
 		const char *name;
 		size_t len;
 
-		if (ELF64_ST_TYPE(s->st_info) != STT_FUNC &&
-		    ELF64_ST_TYPE(s->st_info) != STT_GNU_IFUNC)
+		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+		    !(type == STT_OBJECT && (flags & FHOOK_ELF_SYMS_DATA)))
 			continue;
 		if (s->st_shndx == SHN_UNDEF || !s->st_value || s->st_name >= str_size)
 			continue;
@@ -382,13 +383,18 @@ static int read_symtab(const struct elf_file *f, const Elf64_Shdr *sh,
 		syms[nr].addr = s->st_value;
 		syms[nr].size = s->st_size > UINT32_MAX ? UINT32_MAX : (unsigned int)s->st_size;
 		syms[nr].name = (unsigned int)nlen;
+		syms[nr].data = type == STT_OBJECT;
 		nlen += len;
+		if (nlen >= 1UL << 31) {
+			ret = -EFBIG;
+			goto out;
+		}
 		nr++;
 	}
 	if (sort_syms(syms, nr))
 		goto out;
 	/* drop aliases: one symbol per address, the one with the largest size */
-	if (nr) {
+	if (nr && !(flags & FHOOK_ELF_SYMS_ALIASES)) {
 		size_t w = 1;
 
 		for (i = 1; i < nr; i++) {
@@ -413,7 +419,8 @@ out:
 	return ret;
 }
 
-int fhook_elf_read_syms(const char *path, struct fhook_sym **syms, size_t *nr, char **names)
+int fhook_elf_read_syms(const char *path, unsigned int flags, struct fhook_sym **syms,
+			size_t *nr, char **names)
 {
 	const Elf64_Shdr *symtab = NULL, *dynsym = NULL;
 	struct elf_file f;
@@ -434,14 +441,14 @@ int fhook_elf_read_syms(const char *path, struct fhook_sym **syms, size_t *nr, c
 	}
 	ret = 0;
 	if (symtab)
-		ret = read_symtab(&f, symtab, syms, nr, names);
+		ret = read_symtab(&f, symtab, flags, syms, nr, names);
 	if ((!symtab || (!ret && !*nr)) && dynsym) {
 		free(*syms);
 		free(*names);
 		*syms = NULL;
 		*names = NULL;
 		*nr = 0;
-		ret = read_symtab(&f, dynsym, syms, nr, names);
+		ret = read_symtab(&f, dynsym, flags, syms, nr, names);
 	}
 	if (!ret && !*names) {
 		*names = strdup("");

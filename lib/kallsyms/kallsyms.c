@@ -9,12 +9,12 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-bp.h>
 
-#include "../core/rcu.h"
+#include "util/rcu.h"
 
 #include <fhook/kallsyms.h>
 
 #include "objects.h"
-#include "../core/recursion.h"
+#include "util/recursion.h"
 
 /* Learn about objects loaded since the last look. */
 static void refresh(void)
@@ -126,56 +126,22 @@ int sprint_symbol_no_offset(char *buffer, unsigned long address)
 	return print_symbol(buffer, KSYM_SYMBOL_LEN, address, false);
 }
 
-int fhook_kallsyms_for_each(int (*fn)(void *data, const struct fhook_symbol *sym), void *data)
+int kallsyms_on_each_symbol(int (*fn)(void *data, const char *name, unsigned long addr),
+			    void *data)
 {
+	fhook_internal_guard();
 	struct fhook_object *obj;
 	int ret = 0;
 
 	refresh();
 	fhook_rcu_read_lock();
 	for (obj = fhook_objects; obj && !ret; obj = obj->next) {
-		size_t i, r = 0;
+		size_t i;
 
 		fhook_object_load_syms(obj);
-		fhook_object_load_sites(obj);
-		for (i = 0; i < obj->nr_syms && !ret; i++) {
-			const struct fhook_sym *s = &obj->syms[i];
-			struct fhook_symbol sym = {
-				.name = fhook_sym_name(obj, s),
-				.addr = s->addr,
-				.size = s->size,
-				.object = obj->modname,
-			};
-
-			/* recs and syms are both sorted: walk them together */
-			while (r < obj->nr_recs && obj->recs[r].ip < s->addr)
-				r++;
-			if (r < obj->nr_recs && obj->recs[r].ip < s->addr + s->size &&
-			    !(obj->recs[r].flags & FTRACE_FL_DISABLED))
-				sym.site = obj->recs[r].ip;
-			ret = fn(data, &sym);
-		}
+		for (i = 0; i < obj->nr_syms && !ret; i++)
+			ret = fn(data, fhook_sym_name(obj, &obj->syms[i]), obj->syms[i].addr);
 	}
 	fhook_rcu_read_unlock();
 	return ret;
-}
-
-struct each_name {
-	int (*fn)(void *data, const char *name, unsigned long addr);
-	void *data;
-};
-
-static int each_name(void *data, const struct fhook_symbol *sym)
-{
-	struct each_name *e = data;
-
-	return e->fn(e->data, sym->name, sym->addr);
-}
-
-int kallsyms_on_each_symbol(int (*fn)(void *data, const char *name, unsigned long addr),
-			    void *data)
-{
-	struct each_name e = { fn, data };
-
-	return fhook_kallsyms_for_each(each_name, &e);
 }

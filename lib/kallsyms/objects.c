@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The loaded objects of the process: found with dl_iterate_phdr(), read
- * with libelf, their sites turned into nops the first time we see them.
+ * The loaded objects of the process: found with dl_iterate_phdr(), their
+ * symbols read from their files when first needed.  What the layer above
+ * keeps per object (its sites) it sets up and frees in the hooks it hands
+ * over with fhook_objects_set_ops().
  *
  * Work that patches an object's text runs inside a dl_iterate_phdr()
  * callback: glibc holds its loader-list lock there, and dlclose() unlinks
@@ -24,7 +26,7 @@
 #include <urcu/urcu-bp.h>
 
 #include "objects.h"
-#include "../arch/x86_64/arch.h"
+#include "util/bsearch.h"
 
 struct fhook_object *fhook_objects;
 unsigned long fhook_objects_gen, fhook_objects_epoch;
@@ -33,6 +35,12 @@ static struct fhook_object *reaped;
 static pthread_mutex_t objects_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static unsigned long long seen_adds = ~0ULL, seen_subs = ~0ULL;
 static int syncing;		/* syncs under way */
+static const struct fhook_objects_ops *owner_ops;
+
+void fhook_objects_set_ops(const struct fhook_objects_ops *ops)
+{
+	owner_ops = ops;
+}
 
 
 struct fhook_object *fhook_object_of(unsigned long addr)
@@ -48,47 +56,11 @@ struct fhook_object *fhook_object_of(unsigned long addr)
 	return NULL;
 }
 
-static inline bool in_exec_seg(struct fhook_object *obj, unsigned long ip, unsigned long len)
-{
-	return fhook_object_text(obj, ip, len);
-}
-
 bool fhook_addr_is_text(unsigned long addr, unsigned long len)
 {
 	struct fhook_object *obj = fhook_object_of(addr);
 
-	return obj && in_exec_seg(obj, addr, len);
-}
-
-struct dyn_ftrace *fhook_object_rec(struct fhook_object *obj, unsigned long ip)
-{
-	size_t lo = 0, hi;
-
-	if (!__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
-		return NULL;	/* nothing of ours was ever written there */
-	hi = obj->nr_recs;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (obj->recs[mid].ip == ip)
-			return &obj->recs[mid];
-		if (obj->recs[mid].ip < ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-struct dyn_ftrace *ftrace_lookup_rec(unsigned long ip)
-{
-	struct fhook_object *obj = fhook_object_of(ip);
-
-	if (!obj)
-		return NULL;
-	fhook_object_load_sites(obj);
-	return fhook_object_rec(obj, ip);
+	return obj && fhook_object_text(obj, addr, len);
 }
 
 int fhook_object_load_syms(struct fhook_object *obj)
@@ -113,7 +85,7 @@ int fhook_object_load_syms(struct fhook_object *obj)
 				"symbols are not used\n", obj->path);
 			ret = -ESTALE;
 		} else {
-			ret = fhook_elf_read_syms(obj->path, &syms, &nr, &names);
+			ret = fhook_elf_read_syms(obj->path, 0, &syms, &nr, &names);
 		}
 	}
 	if (ret) {
@@ -135,32 +107,19 @@ out:
 
 const struct fhook_sym *fhook_object_sym_at(struct fhook_object *obj, unsigned long addr)
 {
-	size_t lo = 0, hi;
 	const struct fhook_sym *s;
+	size_t lo;
 
 	if (fhook_object_load_syms(obj) && !obj->nr_syms)
 		return NULL;
-	hi = obj->nr_syms;
 	/* the last symbol starting at or below addr */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (obj->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = fhook_upper_bound(obj->nr_syms, k, obj->syms[k].addr, addr);
 	if (!lo)
 		return NULL;
 	s = &obj->syms[lo - 1];
 	if (addr < s->addr + (s->size ? s->size : 1))
 		return s;
 	return NULL;
-}
-
-const struct fhook_sym *fhook_rec_sym(struct fhook_object *obj, const struct dyn_ftrace *rec)
-{
-	return fhook_object_sym_at(obj, rec->ip);
 }
 
 int fhook_object_format(struct fhook_object *obj, unsigned long ip, char *buf, size_t size,
@@ -185,180 +144,8 @@ int fhook_object_format(struct fhook_object *obj, unsigned long ip, char *buf, s
 
 /* ---- building an object ---- */
 
-/*
- * Sort records by ip: an LSD radix sort on the bytes in which the ips
- * differ (they all lie in one object).  The linker keeps each input file's
- * sites in order, not the whole list, and a comparison sort through a
- * callback cost hundreds of instructions per site.
- */
-static int sort_recs(struct dyn_ftrace *recs, size_t nr)
-{
-	struct dyn_ftrace *tmp, *src = recs, *dst;
-	unsigned long lo = ~0UL, hi = 0;
-	size_t i, count[256], descents = 0;
-	int shift;
-
-	for (i = 1; i < nr; i++)
-		descents += recs[i].ip < recs[i - 1].ip;
-	if (descents <= 8) {
-		/* nearly sorted (main() in .text.startup): move the few into place */
-		for (i = 1; i < nr; i++) {
-			struct dyn_ftrace r = recs[i];
-			size_t lo_i = 0, hi_i = i;
-
-			if (r.ip >= recs[i - 1].ip)
-				continue;
-			while (lo_i < hi_i) {
-				size_t mid = (lo_i + hi_i) / 2;
-
-				if (recs[mid].ip <= r.ip)
-					lo_i = mid + 1;
-				else
-					hi_i = mid;
-			}
-			memmove(&recs[lo_i + 1], &recs[lo_i], (i - lo_i) * sizeof(*recs));
-			recs[lo_i] = r;
-		}
-		return 0;
-	}
-	for (i = 0; i < nr; i++) {
-		if (recs[i].ip < lo)
-			lo = recs[i].ip;
-		if (recs[i].ip > hi)
-			hi = recs[i].ip;
-	}
-	tmp = malloc(nr * sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
-	dst = tmp;
-	for (shift = 0; shift < 64 && ((hi - lo) >> shift); shift += 8) {
-		size_t pos = 0;
-
-		memset(count, 0, sizeof(count));
-		for (i = 0; i < nr; i++)
-			count[((src[i].ip - lo) >> shift) & 0xff]++;
-		for (i = 0; i < 256; i++) {
-			size_t c = count[i];
-
-			count[i] = pos;
-			pos += c;
-		}
-		for (i = 0; i < nr; i++)
-			dst[count[((src[i].ip - lo) >> shift) & 0xff]++] = src[i];
-		src = dst;
-		dst = src == recs ? tmp : recs;
-	}
-	if (src != recs)
-		memcpy(recs, src, nr * sizeof(*recs));
-	free(tmp);
-	return 0;
-}
-
-static int object_read_sites(struct fhook_object *obj)
-{
-	struct fhook_elf_sites es;
-	size_t i, n = 0;
-	int ret;
-
-	ret = fhook_elf_read_sites(obj->path, &es);
-	if (ret)
-		return ret;
-	if (!es.nr)
-		goto out;
-	obj->recs = calloc(es.nr, sizeof(*obj->recs));
-	if (!obj->recs) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < es.nr; i++) {
-		unsigned long ip = es.addrs[i] + obj->base;
-
-		/* a site must leave room for the 6-byte form's tail */
-		if (!in_exec_seg(obj, ip, 6))
-			continue;
-		obj->recs[n].ip = ip;
-		obj->recs[n].flags = es.from_mcount[i] ? FTRACE_FL_MCOUNT : 0;
-		obj->has_mcount |= es.from_mcount[i];
-		n++;
-	}
-	if (sort_recs(obj->recs, n)) {
-		free(obj->recs);
-		obj->recs = NULL;
-		ret = -ENOMEM;
-		goto out;
-	}
-	if (n) {
-		size_t w = 1;
-
-		for (i = 1; i < n; i++)
-			if (obj->recs[i].ip != obj->recs[w - 1].ip)
-				obj->recs[w++] = obj->recs[i];
-		n = w;
-	}
-	obj->nr_recs = n;
-out:
-	free(es.addrs);
-	free(es.from_mcount);
-	return ret;
-}
-
-/*
- * A prepared file's sites hold 5-byte nops already; only a 6-byte
- * __fentry__ call that `fhook prepare` turned into a 5- and a 1-byte nop
- * must be told apart, and only __mcount_loc sites can be one.  Pages of
- * other sites are not touched.
- */
-static void object_mark_pad6(struct fhook_object *obj)
-{
-	size_t i;
-
-	for (i = 0; obj->has_mcount && i < obj->nr_recs; i++) {
-		const unsigned char *b = (const unsigned char *)obj->recs[i].ip;
-
-		if ((obj->recs[i].flags & FTRACE_FL_MCOUNT) && fhook_insn_is_nop5(b) &&
-		    b[5] == 0x90)
-			obj->recs[i].flags |= FTRACE_FL_PAD6;
-	}
-}
-
-int fhook_object_load_sites(struct fhook_object *obj)
-{
-	struct stat st;
-	int ret = 0;
-
-	if (__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
-		return 0;
-	pthread_mutex_lock(&objects_mutex);
-	if (obj->sites_loaded)
-		goto out;
-	/* the file must still be the one that was loaded */
-	if (stat(obj->path, &st) || st.st_dev != obj->dev || st.st_ino != obj->ino) {
-		fprintf(stderr, "fhook: %s changed on disk since it was loaded; its "
-			"functions cannot be traced\n", obj->path);
-		ret = -ESTALE;
-	} else {
-		ret = object_read_sites(obj);
-		if (!ret)
-			object_mark_pad6(obj);
-	}
-	__atomic_store_n(&obj->sites_loaded, true, __ATOMIC_RELEASE);
-out:
-	pthread_mutex_unlock(&objects_mutex);
-	return ret;
-}
-
-void fhook_objects_load_all_sites(void)
-{
-	struct fhook_object *obj;
-
-	for (obj = __atomic_load_n(&fhook_objects, __ATOMIC_ACQUIRE); obj;
-	     obj = __atomic_load_n(&obj->next, __ATOMIC_ACQUIRE))
-		fhook_object_load_sites(obj);
-}
-
 static struct fhook_object *object_new(struct dl_phdr_info *info, bool first)
 {
-	struct fhook_elf_scan scan;
 	struct fhook_object *obj;
 	char path[PATH_MAX];
 	struct stat st;
@@ -423,24 +210,13 @@ static struct fhook_object *object_new(struct dl_phdr_info *info, bool first)
 	}
 	if (obj->text_lo == ~0UL)
 		obj->text_lo = obj->text_hi = 0;
-	/*
-	 * Start-up reads only the section headers.  The compiler's pads must
-	 * become nops before any thread runs them, so an unprepared object's
-	 * sites are read now; those of a prepared one, and every symbol, are
-	 * read when something first needs them (a glob, kallsyms, a report).
-	 */
-	if (fhook_elf_scan(obj->path, &scan) || !scan.nr_sections) {
-		obj->sites_loaded = true;
-	} else if (!scan.prepared) {
-		object_read_sites(obj);
-		obj->sites_loaded = true;
-	}
 	return obj;
 }
 
 static void object_free(struct fhook_object *obj)
 {
-	free(obj->recs);
+	if (owner_ops && owner_ops->release)
+		owner_ops->release(obj);
 	free(obj->syms);
 	free(obj->names);
 	free(obj->path);
@@ -448,109 +224,20 @@ static void object_free(struct fhook_object *obj)
 }
 
 /*
- * Turn the sites of new objects into nops, in one batch: each page is made
- * writable, rewritten and restored once.
- */
-static void objects_init_nops(struct fhook_object *list)
-{
-	struct text_poke_loc *locs = NULL, *calls;
-	size_t nr = 0, nr_calls = 0, total = 0, bad = 0, i;
-	struct fhook_object *obj;
-	int ret = 0;
-
-	for (obj = list; obj; obj = obj->next)
-		total += obj->nr_recs;
-	if (!total)
-		return;
-	locs = malloc(total * sizeof(*locs));
-	if (!locs)
-		return;
-	/* pads from the start of the array, -pg calls from its end */
-	calls = locs + total;
-	for (obj = list; obj; obj = obj->next) {
-		for (i = 0; i < obj->nr_recs; i++) {
-			struct dyn_ftrace *rec = &obj->recs[i];
-			const unsigned char *b = (const unsigned char *)rec->ip;
-			unsigned char cur[6];
-
-			if (rec->flags & FTRACE_FL_DISABLED)
-				continue;
-			if (fhook_insn_is_pad5(b)) {
-				locs[nr].addr = rec->ip;
-				locs[nr].len = CALL_INSN_SIZE;
-				locs[nr].emu_len = CALL_INSN_SIZE;
-				memcpy(locs[nr].new, fhook_nop5, CALL_INSN_SIZE);
-				nr++;
-				continue;
-			}
-			memcpy(cur, b, sizeof(cur));
-			ret = fhook_init_nop_prepare(rec, cur, calls - 1);
-			if (ret < 0) {
-				if (bad++ < 4)
-					fhook_ftrace_bug_obj(obj, -EINVAL, rec->ip, fhook_nop5,
-							     cur, 5);
-				rec->flags |= FTRACE_FL_DISABLED;
-			} else if (ret > 0) {
-				calls--;
-				nr_calls++;
-			}
-		}
-	}
-	if (bad)
-		fprintf(stderr, "fhook: %zu site(s) hold unexpected bytes and stay disabled\n",
-			bad);
-	if (!nr && !nr_calls)
-		goto out;
-	fhook_text_lock();
-	ret = fhook_text_poke_init(locs, nr);
-	if (!ret)
-		ret = fhook_text_poke_batch(calls, nr_calls);
-	if (ret) {
-		fprintf(stderr, "fhook: cannot write code; %zu site(s) stay disabled\n",
-			nr + nr_calls);
-		for (i = 0; i < total; i++) {
-			struct dyn_ftrace *rec;
-
-			if (i >= nr && locs + i < calls)
-				continue;
-			rec = ftrace_lookup_rec(locs[i].addr);
-			if (rec)
-				rec->flags |= FTRACE_FL_DISABLED;
-		}
-	}
-	fhook_text_unlock();
-out:
-	free(locs);
-}
-
-/*
  * Is @obj still what the loader reports at the same address?  A library
  * unloaded and another (or the same one, freshly mapped) loaded at the
- * same base must not inherit the old records.
+ * same base must not inherit the old one's sites.
  */
 static bool object_is(struct fhook_object *obj, struct dl_phdr_info *info, bool first)
 {
 	struct stat st;
-	size_t i;
 
 	if (obj->is_main)
 		return first;
 	if (strcmp(obj->path, info->dlpi_name) || stat(obj->path, &st) ||
 	    st.st_dev != obj->dev || st.st_ino != obj->ino)
 		return false;
-	/* once initialized, a site never again holds what the compiler left */
-	for (i = 0; i < obj->nr_recs; i++) {
-		const unsigned char *b = (const unsigned char *)obj->recs[i].ip;
-		unsigned long t;
-
-		if (obj->recs[i].flags & FTRACE_FL_DISABLED)
-			continue;
-		if (fhook_insn_is_nop5(b))
-			return true;
-		t = fhook_insn_call_target(b, obj->recs[i].ip);
-		return t && fhook_stub_of_code(t);
-	}
-	return true;
+	return !owner_ops || !owner_ops->same || owner_ops->same(obj);
 }
 
 struct sync_state {
@@ -633,7 +320,8 @@ int fhook_objects_sync(void)
 		 * lets the patcher read and find the protection of these pages
 		 * directly, not through a system call per site.
 		 */
-		objects_init_nops(rev);
+		if (owner_ops && owner_ops->added)
+			owner_ops->added(rev);
 	}
 	if (changed)
 		__atomic_add_fetch(&fhook_objects_epoch, 1, __ATOMIC_SEQ_CST);

@@ -15,19 +15,13 @@
 #include <sys/mman.h>
 #include <sys/types.h>
 #include <fhook/dyn_ftrace.h>
+#include <fhook/internal/elf.h>
 
 struct fhook_stub_region;
 
 struct fhook_seg {
 	unsigned long start, end;	/* page-aligned */
 	int prot;
-};
-
-/* A function symbol: 16 bytes. */
-struct fhook_sym {
-	unsigned long addr;
-	unsigned int size;
-	unsigned int name;		/* offset into the object's names */
 };
 
 #define FHOOK_MAX_SEGS	8
@@ -49,9 +43,9 @@ struct fhook_object {
 	unsigned long gen;		/* load generation: later objects, larger */
 
 	/*
-	 * Sites are read at start-up only where the compiler's pads must be
-	 * rewritten before the program runs; the sites of a prepared object
-	 * are read when something first needs them (fhook_object_load_sites).
+	 * The object's sites: kept here, owned by lib/core (sites.c), which
+	 * fills them in its objects hooks and when something first needs
+	 * them; this layer never reads them.
 	 */
 	bool sites_loaded;		/* recs and nr_recs are set */
 	bool has_mcount;		/* some sites come from __mcount_loc */
@@ -63,13 +57,28 @@ struct fhook_object {
 	size_t nr_syms;
 	char *names;
 
-	/* stubs within reach of the sites: mapped when a site is first enabled */
+	/* stubs within reach of the sites (lib/core): when a site is first enabled */
 	struct fhook_stub_region *region;
 };
 
 extern struct fhook_object *fhook_objects;
 /* The newest object's generation; the number of list changes so far. */
 extern unsigned long fhook_objects_gen, fhook_objects_epoch;
+
+/*
+ * What the layer above does when objects come and go, handed over once
+ * before the first sync.  Each is called with the list's lock held.
+ */
+struct fhook_objects_ops {
+	/* @list (linked by ->next, in load order) was just published. */
+	void (*added)(struct fhook_object *list);
+	/* Is @obj, at the same place and from the same file, still the one we know? */
+	bool (*same)(struct fhook_object *obj);
+	/* @obj is being freed: free what the layer above hung on it. */
+	void (*release)(struct fhook_object *obj);
+};
+
+void fhook_objects_set_ops(const struct fhook_objects_ops *ops);
 
 /*
  * Has the loader loaded or unloaded anything since the last sync?  A hint
@@ -80,8 +89,8 @@ extern unsigned long fhook_objects_gen, fhook_objects_epoch;
 bool fhook_objects_loader_changed(void);
 
 /*
- * Bring the list in line with the loader's: new objects are read and their
- * sites turned into nops, objects gone are unlinked (and queued for freeing
+ * Bring the list in line with the loader's: new objects are read and
+ * handed to the added hook, objects gone are unlinked (and queued for freeing
  * after a grace period).  Call with ftrace_lock held, from inside
  * fhook_loader_locked().  Returns the number of objects added or removed.
  */
@@ -105,16 +114,6 @@ void fhook_objects_free_list(struct fhook_object *list);
 int fhook_objects_refresh(void);
 
 struct fhook_object *fhook_object_of(unsigned long addr);
-/* The record of the site at @ip, if @obj's sites are loaded; never reads. */
-struct dyn_ftrace *fhook_object_rec(struct fhook_object *obj, unsigned long ip);
-/*
- * Read @obj's sites if they are not yet (once; any thread).  Returns 0, or
- * a negative errno when the file could not be read (the object then has no
- * sites).
- */
-int fhook_object_load_sites(struct fhook_object *obj);
-/* Load the sites of every known object (diagnostics, "every function"). */
-void fhook_objects_load_all_sites(void);
 int fhook_object_load_syms(struct fhook_object *obj);
 const struct fhook_sym *fhook_object_sym_at(struct fhook_object *obj, unsigned long addr);
 static inline const char *fhook_sym_name(const struct fhook_object *obj,
@@ -122,9 +121,6 @@ static inline const char *fhook_sym_name(const struct fhook_object *obj,
 {
 	return obj->names + sym->name;
 }
-
-/* The function a site belongs to (NULL if none). */
-const struct fhook_sym *fhook_rec_sym(struct fhook_object *obj, const struct dyn_ftrace *rec);
 
 /*
  * "name+0xoff/0xsize [object]" (or "name [object]") of @ip in @obj, which
@@ -150,34 +146,5 @@ static inline bool fhook_object_text(const struct fhook_object *obj, unsigned lo
 }
 /* Is @addr inside an executable segment of a known object? */
 bool fhook_addr_is_text(unsigned long addr, unsigned long len);
-
-/* ELF reading (elf.c) */
-struct fhook_elf_sites {
-	unsigned long *addrs;		/* link-time addresses */
-	size_t nr;
-	unsigned char *from_mcount;	/* per address: 1 if from __mcount_loc */
-};
-
-int fhook_elf_read_sites(const char *path, struct fhook_elf_sites *out);
-
-/*
- * `fhook prepare` marks the site sections of a file it rewrote with this
- * flag, from the range that the ELF gABI leaves to operating systems
- * (SHF_MASKOS) and that no GNU tool assigns: every site of a marked file
- * is already a 5-byte nop, so start-up need not read them.  readelf shows
- * it as "o"; the loader never reads section headers.
- */
-#define FHOOK_SHF_PREPARED	0x00400000UL
-
-/* What start-up needs to know of a file, from its section headers alone. */
-struct fhook_elf_scan {
-	unsigned int nr_sections;	/* non-empty site sections */
-	bool prepared;			/* all of them marked */
-};
-
-int fhook_elf_scan(const char *path, struct fhook_elf_scan *out);
-/* Mark the site sections of the file image @image; returns how many. */
-int fhook_elf_mark_prepared(void *image, size_t size);
-int fhook_elf_read_syms(const char *path, struct fhook_sym **syms, size_t *nr, char **names);
 
 #endif /* FHOOK_OBJECTS_H */

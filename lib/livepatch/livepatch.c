@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Caller-selective redirect and fault injection (the kernel's
- * klp_ftrace_handler and fail_function, with seed 000's parent_ip ranges).
+ * klp_ftrace_handler and fail_function, with parent_ip tested against caller ranges).
  *
  * One ftrace_ops with FTRACE_OPS_FL_IPMODIFY per patch, filtered on the
  * target's site.  The handler compares parent_ip with each route's caller
@@ -15,8 +15,9 @@
  * outside the read-side section, and may be preempted there for any time.
  * So the handler does not send a thread straight to the replacement: it
  * pushes {replacement, &patch->inflight} on a small per-thread stack,
- * counts the thread in @inflight, and points the ip at fhook_lp_thunk,
- * which pops the entry, uncounts the thread and jumps.  Removal waits for
+ * counts the thread in @inflight, and points the ip at the arch layer's
+ * fhook_redirect_thunk, which pops the entry, uncounts the thread and
+ * jumps.  Removal waits for
  * the grace period and then for @inflight to drain.  The stack (not one
  * slot) keeps a signal handler that calls the target from inside the
  * tail from overwriting the interrupted thread's entry.
@@ -35,76 +36,13 @@
 #include <fhook/kallsyms.h>
 #include <fhook/livepatch.h>
 
+#include "util/errno.h"
 #include "lp.h"
-#include "../core/recursion.h"
-
-#define LP_TLS_DEPTH	8
-
-struct lp_pending {
-	unsigned long target;
-	long *inflight;
-};
-
-/* Layout known to the thunk below: depth at 0, entries from 8, 16 bytes each. */
-struct lp_tls {
-	unsigned int depth;
-	unsigned int pad;
-	struct lp_pending e[LP_TLS_DEPTH];
-};
-
-__thread struct lp_tls fhook_lp_tls __attribute__((tls_model("initial-exec"),
-						    visibility("hidden")));
-
-void fhook_lp_thunk(void) __attribute__((visibility("hidden")));
-
-/*
- * At the target's entry, with the stack as the caller left it: %r11 is
- * scratch there (the trampoline already clobbered it); everything else,
- * including %rax (varargs) and %rcx/%rdx (arguments), must reach the
- * replacement unchanged.  The flags are not preserved across calls.
- */
-__asm__(
-	"	.text\n"
-	"	.p2align 4\n"
-	"	.type	fhook_lp_thunk, @function\n"
-	"fhook_lp_thunk:\n"
-	"	.cfi_startproc\n"
-	"	pushq	%rax\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	pushq	%rcx\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	pushq	%rdx\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	movq	fhook_lp_tls@gottpoff(%rip), %r11\n"
-	"	addq	%fs:0, %r11\n"
-	"	movl	(%r11), %eax\n"
-	"	subl	$1, %eax\n"
-	"	movl	%eax, %ecx\n"
-	"	shll	$4, %ecx\n"
-	"	movq	8(%r11,%rcx), %rdx\n"		/* the replacement */
-	"	movq	16(%r11,%rcx), %rcx\n"		/* &patch->inflight */
-	"	movl	%eax, (%r11)\n"			/* entry popped */
-	"	movq	%rdx, %r11\n"
-	"	lock decq (%rcx)\n"			/* last touch of the patch */
-	"	popq	%rdx\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	popq	%rcx\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	popq	%rax\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	jmp	*%r11\n"
-	"	.cfi_endproc\n"
-	"	.size	fhook_lp_thunk, .-fhook_lp_thunk\n");
+#include "util/recursion.h"
+#include "arch/arch.h"
 
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
-
-static int ret_errno(int ret)
-{
-	if (ret < 0)
-		errno = -ret;
-	return ret;
-}
 
 void fhook_lp_err(const struct fhook_lp *lp, const char *fmt, ...)
 {
@@ -194,16 +132,16 @@ static void lp_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_
 		return;
 	}
 	__atomic_add_fetch(&r->hit, 1, __ATOMIC_RELAXED);
-	if (fhook_lp_tls.depth < LP_TLS_DEPTH) {
-		struct lp_pending *e = &fhook_lp_tls.e[fhook_lp_tls.depth];
+	if (fhook_redirect_tls.depth < FHOOK_REDIRECT_DEPTH) {
+		struct fhook_redirect *e = &fhook_redirect_tls.e[fhook_redirect_tls.depth];
 
 		e->target = r->new_func;
 		e->inflight = &lp->inflight;
 		__atomic_add_fetch(&lp->inflight, 1, __ATOMIC_SEQ_CST);
 		/* the entry is complete before a signal handler can see it pushed */
 		__asm__ __volatile__("" ::: "memory");
-		fhook_lp_tls.depth++;
-		ftrace_regs_set_instruction_pointer(fregs, (unsigned long)fhook_lp_thunk);
+		fhook_redirect_tls.depth++;
+		ftrace_regs_set_instruction_pointer(fregs, (unsigned long)fhook_redirect_thunk);
 	} else {
 		/* nested eight deep in signal handlers: go straight there */
 		ftrace_regs_set_instruction_pointer(fregs, r->new_func);
@@ -276,14 +214,14 @@ static int add_route(struct fhook_lp *lp, const char *caller, void *new_func,
 	char how[256];
 
 	if (!lp)
-		return ret_errno(-EINVAL);
+		return fhook_ret_errno(-EINVAL);
 	if (lp->applied)
-		return ret_errno(-EBUSY);
+		return fhook_ret_errno(-EBUSY);
 	for (i = 0; i < lp->nr_routes; i++)
 		if ((!caller && !lp->routes[i].caller) ||
 		    (caller && lp->routes[i].caller && !strcmp(caller, lp->routes[i].caller))) {
 			fhook_lp_err(lp, "caller '%s' already has a route", caller ? caller : "(all)");
-			return ret_errno(-EEXIST);
+			return fhook_ret_errno(-EEXIST);
 		}
 	if (caller) {
 		unsigned long off;
@@ -292,11 +230,11 @@ static int add_route(struct fhook_lp *lp, const char *caller, void *new_func,
 		if (!r.start) {
 			fhook_lp_err(lp, "no function named '%s' (caller of '%s')", caller,
 				     lp->target);
-			return ret_errno(-ENOENT);
+			return fhook_ret_errno(-ENOENT);
 		}
 		if (!kallsyms_lookup_size_offset(r.start, &r.size, &off) || !r.size) {
 			fhook_lp_err(lp, "caller '%s' has no size in the symbol table", caller);
-			return ret_errno(-ENOENT);
+			return fhook_ret_errno(-ENOENT);
 		}
 		if (!(lp->flags & FHOOK_LP_NO_TAILCALL_CHECK) &&
 		    fhook_lp_check_caller(lp, caller, how, sizeof(how)) == 0)
@@ -323,11 +261,11 @@ static int add_route(struct fhook_lp *lp, const char *caller, void *new_func,
 	}
 	r.retval = retval;
 	if (caller && !(r.caller = strdup(caller)))
-		return ret_errno(-ENOMEM);
+		return fhook_ret_errno(-ENOMEM);
 	n = realloc(lp->routes, (lp->nr_routes + 1) * sizeof(*n));
 	if (!n) {
 		free(r.caller);
-		return ret_errno(-ENOMEM);
+		return fhook_ret_errno(-ENOMEM);
 	}
 	lp->routes = n;
 	/* the catch-all route stays last, so named callers win */
@@ -345,7 +283,7 @@ int fhook_lp_redirect(struct fhook_lp *lp, const char *caller, void *new_func)
 {
 	fhook_internal_guard();
 	if (!new_func)
-		return ret_errno(-EINVAL);
+		return fhook_ret_errno(-EINVAL);
 	return add_route(lp, caller, new_func, 0);
 }
 
@@ -363,15 +301,15 @@ int fhook_lp_set_fault_attr(struct fhook_lp *lp, const struct fhook_fault_attr *
 	};
 
 	if (!lp)
-		return ret_errno(-EINVAL);
+		return fhook_ret_errno(-EINVAL);
 	if (lp->applied)
-		return ret_errno(-EBUSY);
+		return fhook_ret_errno(-EBUSY);
 	if (attr) {
 		memset(&a, 0, sizeof(a));
 		memcpy(&a, attr, attr->sz < sizeof(a) ? attr->sz : sizeof(a));
 		if (a.probability > 100 || a.times < -1) {
 			fhook_lp_err(lp, "probability must be 0-100 and times -1 or more");
-			return ret_errno(-EINVAL);
+			return fhook_ret_errno(-EINVAL);
 		}
 	}
 	lp->attr = a;
@@ -387,12 +325,12 @@ int fhook_lp_apply(struct fhook_lp *lp)
 	int ret;
 
 	if (!lp)
-		return ret_errno(-EINVAL);
+		return fhook_ret_errno(-EINVAL);
 	if (lp->applied)
-		return ret_errno(-EALREADY);
+		return fhook_ret_errno(-EALREADY);
 	if (!lp->nr_routes) {
 		fhook_lp_err(lp, "nothing to do for '%s': no caller routes", lp->target);
-		return ret_errno(-EINVAL);
+		return fhook_ret_errno(-EINVAL);
 	}
 	ret = register_ftrace_function(&lp->ops);
 	if (ret == -EBUSY)
@@ -401,7 +339,7 @@ int fhook_lp_apply(struct fhook_lp *lp)
 	else if (ret)
 		fhook_lp_err(lp, "cannot hook '%s': %s", lp->target, strerror(-ret));
 	if (ret)
-		return ret_errno(ret);
+		return fhook_ret_errno(ret);
 	lp->applied = true;
 	return 0;
 }
@@ -413,7 +351,7 @@ int fhook_lp_remove(struct fhook_lp *lp)
 	int ret, spins = 0;
 
 	if (!lp || !lp->applied)
-		return ret_errno(-ENODEV);
+		return fhook_ret_errno(-ENODEV);
 	/* waits until no thread is inside the handler */
 	ret = unregister_ftrace_function(&lp->ops);
 	/* ... and then for threads the handler sent to the thunk */
@@ -424,7 +362,7 @@ int fhook_lp_remove(struct fhook_lp *lp)
 			nanosleep(&ts, NULL);
 	}
 	lp->applied = false;
-	return ret_errno(ret == -ENODEV ? 0 : ret);
+	return fhook_ret_errno(ret == -ENODEV ? 0 : ret);
 }
 
 void fhook_lp_free(struct fhook_lp *lp)
@@ -455,7 +393,7 @@ int fhook_lp_stats(struct fhook_lp *lp, struct fhook_lp_stat *st, int max)
 	bool catch_all = false;
 
 	if (!lp)
-		return ret_errno(-EINVAL);
+		return fhook_ret_errno(-EINVAL);
 	for (i = 0; i < lp->nr_routes; i++, n++) {
 		if (!lp->routes[i].caller)
 			catch_all = true;

@@ -42,7 +42,7 @@ if [ -f lib/events/types.c ]; then
 else
 	srcs="$srcs -DPF_LOCAL_TYPES"
 fi
-cflags="-std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter -Werror -Iinclude -Ilib/events"
+cflags="-std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter -Werror -Iinclude -Ilib -Ilib/events"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 if ! timeout 120 gcc $cflags $san -o $T/unit $srcs 2>$T/cc.txt; then
 	# no sanitizer runtime here: the crash checks still stand, less strictly

@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fhook/events.h>
+#include <fhook/internal/events.h>
 
 #include "perfetto.h"
 

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../lib/kallsyms/objects.h"
+#include <fhook/internal/elf.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(es.addrs);
 		free(es.from_mcount);
 	}
-	if (!fhook_elf_read_syms(path, &syms, &nr, &names)) {
+	if (!fhook_elf_read_syms(path, 0, &syms, &nr, &names)) {
 		free(syms);
 		free(names);
 	}

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <fhook/events.h>
+#include <fhook/internal/events.h>
 
 static struct fhook_event_prog *prog;
 

@@ -14,8 +14,8 @@
  * for an ops only stores data: the code pages are written once, before
  * they become executable, and are never writable and executable at once.
  *
- * Slot 0 of every region calls the list function; the others are bound to
- * one ops each, forever (see struct fhook_stub).
+ * Slot 0 of every region calls the list function; the others belong to
+ * one owner each, forever (see struct fhook_stub).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,10 +27,7 @@
 
 #include <stddef.h>
 
-#define _LGPL_SOURCE
-#include <urcu/urcu-bp.h>
-
-#include "arch.h"
+#include "internal.h"
 
 #define STUB_SIZE		16
 #define REGION_CODE		4096
@@ -49,10 +46,6 @@ struct fhook_stub_region {
 };
 
 static struct fhook_stub_region *regions;
-
-void ftrace_ops_list_func(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
-			  struct ftrace_regs *fregs) __attribute__((visibility("hidden")));
-ftrace_func_t fhook_ops_func(struct ftrace_ops *ops) __attribute__((visibility("hidden")));
 
 static bool in_reach(unsigned long a, unsigned long lo, unsigned long hi)
 {
@@ -131,7 +124,7 @@ static struct fhook_stub_region *region_new(unsigned long lo, unsigned long hi)
 	for (i = 0; i < STUBS_PER_REGION; i++) {
 		r->slots[i].code = r->code + i * STUB_SIZE;
 		r->slots[i].tramp = fhook_tramp_regs;
-		r->slots[i].func = ftrace_ops_list_func;
+		r->slots[i].func = fhook_arch_hooks.list_func;
 		write_stub(p + i * STUB_SIZE, &r->slots[i]);
 	}
 	if (mprotect(p, REGION_CODE, PROT_READ | PROT_EXEC)) {
@@ -163,60 +156,57 @@ struct fhook_stub *fhook_stub_list(struct fhook_stub_region *r)
 	return &r->slots[0];
 }
 
-_Static_assert(offsetof(struct fhook_stub, ops) == 8, "trampoline.S STUB_OPS");
+_Static_assert(offsetof(struct fhook_stub, data) == 8, "trampoline.S STUB_DATA");
 _Static_assert(offsetof(struct fhook_stub, func) == 16, "trampoline.S STUB_FUNC");
 _Static_assert(offsetof(struct fhook_stub, code) == 24, "trampoline.S STUB_CODE");
 _Static_assert(offsetof(struct ftrace_regs, fhook_pad) == 176, "trampoline.S PAD");
 _Static_assert(offsetof(struct ftrace_regs, fhook_xmm) == 192, "trampoline.S XMM");
 _Static_assert(sizeof(struct ftrace_regs) == 320, "trampoline.S FREGS_SIZE");
 
-static void *stub_tramp(struct ftrace_ops *ops)
+static void *stub_tramp(enum fhook_tramp_kind kind, bool fast)
 {
-	bool regs = ops->flags & FTRACE_OPS_FL_SAVE_REGS;
+	bool regs = kind == FHOOK_TRAMP_REGS;
 
-	/*
-	 * The inlined read lock is the one urcu-bp uses when its writer has
-	 * sys_membarrier; without it readers need a fence, which the C
-	 * dispatcher has.  FHOOK_SLOW_DISPATCH=1 forces the C path (tests).
-	 */
 #ifdef __SANITIZE_THREAD__
 	/*
 	 * ThreadSanitizer sees no synchronization in assembly: its builds
-	 * take the C path, whose acquire load of stub->ops pairs with the
-	 * release in stub_bind() and orders everything registration wrote.
+	 * take the C path, whose acquire load of stub->data pairs with the
+	 * release in fhook_stub_set() and orders everything the owner wrote.
 	 */
-	return regs ? (void *)fhook_tramp_regs : (void *)fhook_tramp_args;
+	fast = false;
 #endif
-	if (urcu_bp_has_sys_membarrier && !secure_getenv("FHOOK_SLOW_DISPATCH"))
+	if (fast)
 		return regs ? (void *)fhook_tramp_regs_fast : (void *)fhook_tramp_args_fast;
 	return regs ? (void *)fhook_tramp_regs : (void *)fhook_tramp_args;
 }
 
-static void stub_bind(struct fhook_stub *s, struct ftrace_ops *ops)
+void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, bool fast,
+		    ftrace_func_t func, void *data)
 {
-	s->owner = ops;
-	__atomic_store_n(&s->func, fhook_ops_func(ops), __ATOMIC_RELAXED);
-	__atomic_store_n(&s->tramp, stub_tramp(ops), __ATOMIC_RELAXED);
-	__atomic_store_n(&s->ops, ops, __ATOMIC_RELEASE);
+	if (!func) {
+		/* the slow path finds no data and takes the list function */
+		__atomic_store_n(&s->data, NULL, __ATOMIC_RELEASE);
+		return;
+	}
+	__atomic_store_n(&s->func, func, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->tramp, stub_tramp(kind, fast), __ATOMIC_RELAXED);
+	__atomic_store_n(&s->data, data, __ATOMIC_RELEASE);
 }
 
-struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, struct ftrace_ops *ops)
+struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner)
 {
 	struct fhook_stub_region *last = r;
 	unsigned int i;
 
 	for (; r; last = r, r = r->more)
 		for (i = 1; i < r->nr_used; i++)
-			if (r->slots[i].owner == ops) {
-				if (!r->slots[i].ops)
-					stub_bind(&r->slots[i], ops);
+			if (r->slots[i].owner == owner)
 				return &r->slots[i];
-			}
 	for (r = last; r; r = r->more) {
 		if (r->nr_used < STUBS_PER_REGION) {
 			struct fhook_stub *s = &r->slots[r->nr_used];
 
-			stub_bind(s, ops);
+			s->owner = owner;
 			r->nr_used++;
 			return s;
 		}
@@ -229,21 +219,17 @@ struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, struct ftrace_ops
 	return NULL;
 }
 
-void fhook_stubs_bind(struct ftrace_ops *owner, bool bind)
+void fhook_stubs_set(const void *owner, enum fhook_tramp_kind kind, bool fast,
+		     ftrace_func_t func, void *data)
 {
 	struct fhook_stub_region *g, *r;
 	unsigned int i;
 
 	for (g = regions; g; g = g->next)
 		for (r = g; r; r = r->more)
-			for (i = 1; i < r->nr_used; i++) {
-				if (r->slots[i].owner != owner)
-					continue;
-				if (bind)
-					stub_bind(&r->slots[i], owner);
-				else
-					__atomic_store_n(&r->slots[i].ops, NULL, __ATOMIC_RELEASE);
-			}
+			for (i = 1; i < r->nr_used; i++)
+				if (r->slots[i].owner == owner)
+					fhook_stub_set(&r->slots[i], kind, fast, func, data);
 }
 
 struct fhook_stub *fhook_stub_of_code(unsigned long code)

@@ -37,14 +37,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define _LGPL_SOURCE
-#include <urcu/urcu-bp.h>
-
-#include "../../core/rcu.h"
-
-#include "arch.h"
-#include "../../kallsyms/objects.h"
-#include "../../core/recursion.h"
+#include "internal.h"
+#include "util/bsearch.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23
@@ -135,8 +129,10 @@ void fhook_sync_core(void)
 int fhook_text_read(unsigned long addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+	struct fhook_text_seg seg;
 
-	if (fhook_addr_is_text(addr, len)) {
+	if (fhook_arch_hooks.text_seg && fhook_arch_hooks.text_seg(addr, &seg) &&
+	    (seg.prot & PROT_EXEC) && addr + len <= seg.end) {
 		memcpy(buf, (void *)addr, len);
 		return 0;
 	}
@@ -181,15 +177,12 @@ static int maps_prot(unsigned long addr, int *prot)
 
 static int page_prot(unsigned long page, int *prot)
 {
-	struct fhook_object *obj = fhook_object_of(page);
-	int i;
+	struct fhook_text_seg seg;
 
-	if (obj)
-		for (i = 0; i < obj->nr_segs; i++)
-			if (page >= obj->segs[i].start && page < obj->segs[i].end) {
-				*prot = obj->segs[i].prot;
-				return 0;
-			}
+	if (fhook_arch_hooks.text_seg && fhook_arch_hooks.text_seg(page, &seg)) {
+		*prot = seg.prot;
+		return 0;
+	}
 	return maps_prot(page, prot);
 }
 
@@ -330,24 +323,27 @@ static inline int text_write(bool procmem, unsigned long addr, const void *buf, 
 
 /*
  * The first byte at every site of a batch (what undoing an int3 needs),
- * and that every site is readable.  Sites of one object come in a row:
- * look the object up once per run, not once per site.
+ * and that every site is readable.  Sites of one segment come in a row:
+ * look the segment up once per run, not once per site.
  */
 static int read_old(const struct text_poke_loc *locs, size_t nr, unsigned char *old)
 {
-	struct fhook_object *obj = NULL;
-	unsigned char buf[6];
+	struct fhook_text_seg seg = { 0, 0, 0 };
+	unsigned char buf[FHOOK_SITE_MAX];
 	size_t i;
 
 	for (i = 0; i < nr; i++) {
-		if (obj && fhook_object_text(obj, locs[i].addr, locs[i].len)) {
-			old[i] = *(const unsigned char *)locs[i].addr;
+		unsigned long a = locs[i].addr;
+
+		if (a >= seg.start && a + locs[i].len <= seg.end && (seg.prot & PROT_EXEC)) {
+			old[i] = *(const unsigned char *)a;
 			continue;
 		}
-		if (fhook_text_read(locs[i].addr, buf, locs[i].len))
+		if (fhook_text_read(a, buf, locs[i].len))
 			return -EFAULT;
 		old[i] = buf[0];
-		obj = fhook_object_of(locs[i].addr);
+		if (!fhook_arch_hooks.text_seg || !fhook_arch_hooks.text_seg(a, &seg))
+			seg.start = seg.end = 0;
 	}
 	return 0;
 }
@@ -615,7 +611,6 @@ static int check_trap_blocked(void)
 
 int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 {
-	fhook_internal_guard();
 	static const unsigned char int3 = INT3_INSN_OPCODE;
 	unsigned char *old = NULL;
 	struct wrange *ranges = NULL;
@@ -724,15 +719,7 @@ static _Atomic int trap_installed;
 
 static bool is_our_site(unsigned long ip)
 {
-	struct fhook_object *obj;
-	bool ret = false;
-
-	fhook_rcu_read_lock();
-	obj = fhook_object_of(ip);
-	if (obj && fhook_object_rec(obj, ip))
-		ret = true;
-	fhook_rcu_read_unlock();
-	return ret;
+	return fhook_arch_hooks.is_site && fhook_arch_hooks.is_site(ip);
 }
 
 static void chain_trap(int sig, siginfo_t *info, void *ctx)
@@ -799,30 +786,23 @@ static bool trap_emulate(siginfo_t *info, void *ctx)
 	atomic_fetch_add(&bp_refs, 1);
 	locs = atomic_load(&bp_locs);
 	if (locs) {
-		size_t lo = 0, hi = atomic_load(&bp_nr);
+		size_t nr = atomic_load(&bp_nr);
+		size_t k = fhook_lower_bound(nr, m, locs[m].addr, ip);
+		struct text_poke_loc *l = &locs[k];
 
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			struct text_poke_loc *l = &locs[mid];
+		if (k < nr && l->addr == ip) {
+			unsigned long target = fhook_site_call_target(l->new, ip);
 
-			if (l->addr == ip) {
-				unsigned long target = fhook_insn_call_target(l->new, ip);
-
-				if (target) {
-					gregs[REG_RSP] -= 8;
-					*(unsigned long *)gregs[REG_RSP] = ip + CALL_INSN_SIZE;
-					gregs[REG_RIP] = (greg_t)target;
-				} else {
-					gregs[REG_RIP] = (greg_t)(ip + l->emu_len);
-				}
-				atomic_fetch_sub(&bp_refs, 1);
-				__atomic_fetch_add(&stats.traps_emulated, 1, __ATOMIC_RELAXED);
-				return true;
+			if (target) {
+				gregs[REG_RSP] -= 8;
+				*(unsigned long *)gregs[REG_RSP] = ip + CALL_INSN_SIZE;
+				gregs[REG_RIP] = (greg_t)target;
+			} else {
+				gregs[REG_RIP] = (greg_t)(ip + l->emu_len);
 			}
-			if (l->addr < ip)
-				lo = mid + 1;
-			else
-				hi = mid;
+			atomic_fetch_sub(&bp_refs, 1);
+			__atomic_fetch_add(&stats.traps_emulated, 1, __ATOMIC_RELAXED);
+			return true;
 		}
 	}
 	atomic_fetch_sub(&bp_refs, 1);

@@ -5,7 +5,7 @@
  * On entry a site's "call stub" has pushed the address after the site,
  * the caller's return address sits above it, and the stub has put its data
  * slot in %r11 (a scratch register at function entry).  We build a
- * struct ftrace_regs on an aligned frame, call fhook_dispatch(ip,
+ * struct ftrace_regs on an aligned frame, call the C dispatcher(ip,
  * parent_ip, stub, fregs), put back what the handler may have changed and
  * return to fregs->regs.ip: the function body, or wherever an IPMODIFY
  * handler pointed it.
@@ -44,7 +44,7 @@
 #define FREGS_SIZE 320
 
 /* offsets in struct fhook_stub (checked in stubs.c) */
-#define STUB_OPS	8
+#define STUB_DATA	8
 #define STUB_FUNC	16
 #define STUB_CODE	24
 
@@ -92,20 +92,23 @@
 	movq	16(%rbp), %rsi		/* parent_ip */
 .endm
 
-/* The C dispatcher: fhook_dispatch(ip, parent_ip, stub, fregs) */
+/*
+ * The C dispatcher generic code handed over (hooks->dispatch):
+ * dispatch(ip, parent_ip, stub, fregs)
+ */
 .macro DISPATCH_C
 	movq	%r11, %rdx		/* the stub */
 	movq	%rsp, %rcx		/* fregs */
-	call	fhook_dispatch
+	call	*fhook_arch_dispatch(%rip)
 .endm
 
 /*
- * The fast dispatch, for a stub bound to one ops: urcu-bp's read lock
+ * The fast dispatch, for a stub with one handler: urcu-bp's read lock
  * inlined (the form it takes when the writer has sys_membarrier, which is
  * the only case the fast trampolines are used in), the "does the site still
  * call this stub" check, and a direct call of the handler.  Anything
  * unusual (a thread not yet known to urcu, a nested section, a site that
- * changed, a stub with no ops) goes to fhook_dispatch() in C, which decides
+ * changed, a stub with no data) goes to the dispatcher in C, which decides
  * again under its own read lock.
  * In: %rdi = ip, %rsi = parent_ip, %r11 = stub, %rsp = fregs.
  */
@@ -121,7 +124,7 @@
 	movq	(%rdx), %rdx
 	movq	%rdx, (%rax)		/* read lock: our counter takes the current phase */
 	movq	%rax, PAD(%rsp)
-	movq	STUB_OPS(%r11), %rdx
+	movq	STUB_DATA(%r11), %rdx
 	testq	%rdx, %rdx
 	jz	1f
 	cmpb	$0xe8, (%rdi)
@@ -165,7 +168,7 @@
 	movq	RAX(%rsp), %rax
 .endm
 
-/* The rest of pt_regs, for ops with FTRACE_OPS_FL_SAVE_REGS. */
+/* The rest of pt_regs, for handlers that want every register. */
 .macro SAVE_REGS_EXTRA
 	movq	%r15, R15(%rsp)
 	movq	%r14, R14(%rsp)

@@ -1,19 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Does a named caller really call the target?
+ * Where a function's calls and jumps go (lib/arch/arch.h), decoded with
+ * capstone: directly, or through a PLT stub or GOT slot whose current
+ * value is read (we run inside the process, so the GOT can be read).
  *
- * The route test looks at the return address.  A caller that ends with
- * "jmp target" (a tail call, common at -O2) leaves its own caller's return
- * address on the stack, so the target sees parent_ip outside the named
- * caller and the call is not routed.  We disassemble the caller with
- * capstone and look for a call that reaches the target: directly, or
- * through a PLT stub or GOT slot whose current value is the target (we run
- * inside the process, so the GOT can be read).
- *
- * libcapstone is opened with dlopen() the first time a caller is checked,
- * not linked: relocating its tables costs hundreds of page faults, and
- * every process that loads libfhook would pay them even though only
- * redirects by caller ever use it.
+ * libcapstone is opened with dlopen() the first time a function is
+ * scanned, not linked: relocating its tables costs hundreds of page
+ * faults, and every process that loads libfhook would pay them even
+ * though only redirects by caller ever use it.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -24,9 +18,7 @@
 
 #include <capstone/capstone.h>
 
-#include <fhook/kallsyms.h>
-
-#include "lp.h"
+#include "internal.h"
 
 /* The capstone functions we use, from the library opened at first use. */
 static struct {
@@ -48,8 +40,8 @@ static void cs_load(void)
 	void *h = dlopen("libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
 
 	if (!h) {
-		fprintf(stderr, "fhook: cannot load libcapstone.so.4 (%s); callers are not "
-			"checked for tail calls\n", dlerror());
+		fprintf(stderr, "fhook: cannot load libcapstone.so.4 (%s); calls and jumps "
+			"cannot be decoded\n", dlerror());
 		return;
 	}
 	*(void **)&cs.open = dlsym(h, "cs_open");
@@ -63,9 +55,14 @@ static void cs_load(void)
 		cs.free && cs.close;
 }
 
-static bool is_target(const struct fhook_lp *lp, unsigned long addr)
+static bool is_target(const unsigned long *targets, int nr, unsigned long addr)
 {
-	return addr && (addr == lp->addr || addr == lp->site);
+	int i;
+
+	for (i = 0; addr && i < nr; i++)
+		if (addr == targets[i])
+			return true;
+	return false;
 }
 
 /* The address a "jmp/call *disp(%rip)" at @insn reads, or 0. */
@@ -124,28 +121,21 @@ static unsigned long resolve(csh h, const cs_insn *insn, bool *indirect)
 	return dest;
 }
 
-int fhook_lp_check_caller(struct fhook_lp *lp, const char *caller, char *how, size_t how_len)
+int fhook_insn_scan_branches(unsigned long start, unsigned long size,
+			     const unsigned long *targets, int nr,
+			     struct fhook_branch_scan *out)
 {
-	unsigned long start, size, off, dest, first_jmp = 0;
-	int calls = 0, indirect = 0, ret = 0;
+	unsigned long dest;
 	const uint8_t *code;
 	size_t left;
 	uint64_t addr;
 	cs_insn *insn;
-	char dummy[8];
 	csh h;
 
-	if (!how) {
-		how = dummy;
-		how_len = sizeof(dummy);
-	}
-	*how = 0;
+	memset(out, 0, sizeof(*out));
 	pthread_once(&cs_once, cs_load);
 	if (!cs_ok)
 		return -ENOSYS;
-	start = kallsyms_lookup_name(caller);
-	if (!start || !kallsyms_lookup_size_offset(start, &size, &off) || !size)
-		return -ENOENT;
 	if (cs.open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
 		return -ENOMEM;
 	cs.option(h, CS_OPT_DETAIL, CS_OPT_ON);
@@ -169,31 +159,18 @@ int fhook_lp_check_caller(struct fhook_lp *lp, const char *caller, char *how, si
 		}
 		if (cs.insn_group(h, insn, CS_GRP_CALL)) {
 			dest = resolve(h, insn, &ind);
-			indirect += ind;
-			if (is_target(lp, dest)) {
-				snprintf(how, how_len, "calls it at %s+%#lx", caller,
-					 (unsigned long)insn->address - start);
-				calls++;
+			out->indirect += ind;
+			if (is_target(targets, nr, dest)) {
+				out->call_at = insn->address;
 				break;
 			}
 		} else if (cs.insn_group(h, insn, CS_GRP_JUMP)) {
 			dest = resolve(h, insn, &ind);
-			if (is_target(lp, dest) && !first_jmp)
-				first_jmp = insn->address;
+			if (is_target(targets, nr, dest) && !out->jump_at)
+				out->jump_at = insn->address;
 		}
 	}
 	cs.free(insn, 1);
 	cs.close(&h);
-	if (calls)
-		ret = 1;
-	else if (first_jmp)
-		snprintf(how, how_len, "reaches '%s' with a jump at %s+%#lx (a tail call), "
-			 "so the return address is that of its own caller", lp->target, caller,
-			 first_jmp - start);
-	else if (indirect)
-		snprintf(how, how_len, "contains no direct call to '%s' (%d indirect calls "
-			 "could not be resolved)", lp->target, indirect);
-	else
-		snprintf(how, how_len, "contains no call to '%s'", lp->target);
-	return ret;
+	return 0;
 }

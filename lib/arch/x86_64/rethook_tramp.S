@@ -10,7 +10,7 @@
  * caller-saved register is dead at a return, and the C handler keeps the
  * callee-saved ones.  We take the slot back as our return-address slot,
  * build a struct ftrace_regs on an aligned frame, let
- * rethook_trampoline_handler() put the real return address into the slot
+ * the return-hook layer's handler put the real return address into the slot
  * and run the exit handler, restore the (possibly changed) return values
  * and return to the caller with "ret".
  *
@@ -78,7 +78,7 @@ rethook_trampoline:
 	movq	$0, FULL(%rsp)
 	movq	8(%rbp), %rdi		/* the stub */
 	movq	%rsp, %rsi
-	call	rethook_trampoline_handler
+	call	*fhook_arch_rethook_handler(%rip)	/* the return-hook layer's handler */
 	movl	X87TOP(%rsp), %eax
 	cmpl	$7, %eax
 	je	3f

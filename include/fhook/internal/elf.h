@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fhook's ELF reader: the one that reads an object's sites and symbols,
+ * shared by libfhook (lib/kallsyms/elf.c) and the fhook command, which
+ * builds the same file into itself.  Not installed, not part of the API.
+ *
+ * It reads only the section headers, the site sections and the symbol
+ * tables, with pread() into buffers of its own: a traced process pays no
+ * libelf and no page faults for sections it does not need.  Every offset
+ * and size is checked against the file; a malformed file is -ENOEXEC.
+ */
+#ifndef FHOOK_INTERNAL_ELF_H
+#define FHOOK_INTERNAL_ELF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A symbol: 16 bytes. */
+struct fhook_sym {
+	unsigned long addr;
+	unsigned int size;
+	unsigned int name : 31;		/* offset into the names */
+	unsigned int data : 1;		/* STT_OBJECT (only with FHOOK_ELF_SYMS_DATA) */
+};
+
+/* the site sections' addresses: __patchable_function_entries and __mcount_loc */
+struct fhook_elf_sites {
+	unsigned long *addrs;		/* link-time addresses */
+	size_t nr;
+	unsigned char *from_mcount;	/* per address: 1 if from __mcount_loc */
+};
+
+/* -ENOEXEC: not a 64-bit ELF file of this machine, or malformed. */
+int fhook_elf_read_sites(const char *path, struct fhook_elf_sites *out);
+
+/*
+ * `fhook prepare` marks the site sections of a file it rewrote with this
+ * flag, from the range that the ELF gABI leaves to operating systems
+ * (SHF_MASKOS) and that no GNU tool assigns: every site of a marked file
+ * is already a 5-byte nop, so start-up need not read them.  readelf shows
+ * it as "o"; the loader never reads section headers.
+ */
+#define FHOOK_SHF_PREPARED	0x00400000UL
+
+/* What start-up needs to know of a file, from its section headers alone. */
+struct fhook_elf_scan {
+	unsigned int nr_sections;	/* non-empty site sections */
+	bool prepared;			/* all of them marked */
+};
+
+int fhook_elf_scan(const char *path, struct fhook_elf_scan *out);
+/* Mark the site sections of the file image @image; returns how many. */
+int fhook_elf_mark_prepared(void *image, size_t size);
+
+/* fhook_elf_read_syms() flags */
+#define FHOOK_ELF_SYMS_DATA	0x1	/* variables (STT_OBJECT) too */
+#define FHOOK_ELF_SYMS_ALIASES	0x2	/* every name; else one symbol per address */
+
+/*
+ * The function symbols of @path (.symtab, else .dynsym), sorted by
+ * address, at link-time addresses; *@names holds their names.  Returns 0
+ * or a negative errno; on error nothing is allocated.
+ */
+int fhook_elf_read_syms(const char *path, unsigned int flags, struct fhook_sym **syms,
+			size_t *nr, char **names);
+
+#endif /* FHOOK_INTERNAL_ELF_H */

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What each architecture implements: the downward half of the contract
+ * between lib/arch/<arch>/ and generic code.
+ *
+ * Arch code knows instructions, text pages, trampolines and the stack;
+ * it knows no ftrace_ops, objects or symbols.  Where it needs generic
+ * knowledge (is this address code of a loaded object? is it a site?) it
+ * asks through the hooks generic code hands it in fhook_arch_init()
+ * (lib/arch/hooks.h), the only way up.  scripts/check-layers.sh checks
+ * both directions in `make test`.
+ *
+ * A new architecture is a new folder under lib/arch/ with an arch.mk
+ * naming its sources and an arch_insn.h with the inline helpers below.
+ */
+#ifndef FHOOK_ARCH_H
+#define FHOOK_ARCH_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <fhook/ftrace.h>
+#include <fhook/dyn_ftrace.h>
+#include <fhook/internal/site.h>
+
+#include "hooks.h"
+/*
+ * Per arch, inline (start-up and site updates test every site):
+ *   FHOOK_SITE_LEN               bytes of a site's call or nop
+ *   FHOOK_SITE_MAX               bytes a site may span (x86-64: a 6-byte GOT call)
+ *   fhook_site_is_nop(b)         @b holds the site's nop
+ *   fhook_site_is_pad(b)         @b holds the compiler's split pad (written directly)
+ *   fhook_site_call_target(b,ip) target of the call at @ip, or 0
+ */
+#include "arch_insn.h"
+
+/* ---- site bytes (insn.c): the one encoder and classifier ---- */
+
+extern const unsigned char fhook_site_nop[FHOOK_SITE_LEN];
+
+/* Write the call from the site at @ip to @target into @buf. */
+void fhook_site_encode_call(unsigned char *buf, unsigned long ip, unsigned long target);
+/* Can a site at @ip call @target directly? */
+bool fhook_site_in_reach(unsigned long ip, unsigned long target);
+
+/* "aa:bb:cc" of @len bytes, cut to @size (the ftrace_bug report) */
+void fhook_insn_hex(char *out, size_t size, const unsigned char *b, size_t len);
+
+/* ---- text patching (text_poke.c) ---- */
+
+struct text_poke_loc {
+	unsigned long addr;
+	unsigned char len;		/* bytes written */
+	unsigned char emu_len;		/* instruction length to emulate (6 for PAD6) */
+	unsigned char new[FHOOK_SITE_MAX];
+};
+
+/*
+ * Copy @len bytes of code at @addr; -EFAULT if they are not mapped.
+ * Safe on any address.
+ */
+int fhook_text_read(unsigned long addr, void *buf, size_t len);
+
+/*
+ * Apply @nr writes with the int3 protocol: three serializations for the
+ * whole batch.  @locs is sorted in place.  Call with text_mutex held
+ * (fhook_text_lock()).  Returns 0 or -EPERM; on -EPERM no site is left
+ * holding an int3: every site holds either its old or its new bytes.
+ */
+int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr);
+
+/*
+ * Turn the compiler's pads (five 1-byte nops, each loc 5 bytes) into
+ * 5-byte nops: ftrace_init_nop for many sites.  They are written
+ * directly, since no protocol makes that safe for a thread caught between
+ * two of them (which is why it happens before the object's code runs, or
+ * in `fhook prepare`); each page is made writable, rewritten and restored
+ * once.  Sorts @locs; call with text_mutex held.  Returns 0 or -EPERM.
+ */
+int fhook_text_poke_init(struct text_poke_loc *locs, size_t nr);
+
+void fhook_text_lock(void);
+void fhook_text_unlock(void);
+
+/* Serialize the instruction stream of every thread of the process. */
+void fhook_sync_core(void);
+
+/* Install the SIGTRAP handler, chaining to whatever was there. */
+void fhook_trap_install(void);
+
+/* counters, for tests and bench */
+struct fhook_poke_stats {
+	unsigned long batches;
+	unsigned long syncs;
+	unsigned long writes;
+	unsigned long traps_emulated;
+	unsigned long traps_rewound;
+	int procmem;			/* writes went through /proc/self/mem */
+};
+void fhook_poke_stats(struct fhook_poke_stats *st);
+
+/* ---- stubs (stubs.c) ---- */
+
+/*
+ * One stub: a few bytes of code near the sites that load this data slot
+ * and jump to its trampoline.  A slot belongs to one owner forever (an
+ * opaque cookie of generic code: its ftrace_ops), and is never reused for
+ * another: a thread stalled between a site's call and the trampoline must
+ * still find what it was headed for.
+ */
+struct fhook_stub {
+	void *tramp;			/* one of the trampolines below */
+	void *data;			/* the handler's third argument; NULL: slow path */
+	ftrace_func_t func;
+	unsigned long code;		/* address of the stub's code */
+	const void *owner;		/* the owner of this slot, forever */
+	unsigned long pad[3];
+};
+
+struct fhook_stub_region;
+
+/* Which trampoline a stub jumps to. */
+enum fhook_tramp_kind {
+	FHOOK_TRAMP_ARGS,		/* argument registers only */
+	FHOOK_TRAMP_REGS,		/* every register (FTRACE_OPS_FL_SAVE_REGS) */
+};
+
+/* Stubs within reach of code in [@lo, @hi).  NULL: out of memory. */
+struct fhook_stub_region *fhook_region_near(unsigned long lo, unsigned long hi);
+/* The stub of @owner in @r, made if needed.  NULL: out of memory. */
+struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner);
+/* The stub that calls the list function (hooks->list_func). */
+struct fhook_stub *fhook_stub_list(struct fhook_stub_region *r);
+/* The stub whose code is at @code, if any. */
+struct fhook_stub *fhook_stub_of_code(unsigned long code);
+
+/* Point @s at @func with @data, as fhook_stubs_set() does for all of an owner's. */
+void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, bool fast,
+		    ftrace_func_t func, void *data);
+/*
+ * Point every stub of @owner at @func with @data, through a trampoline of
+ * @kind (@fast: the inlined urcu-bp read side), or with @func NULL send
+ * them to the slow dispatcher, which finds no data and falls back to the
+ * list function.
+ */
+void fhook_stubs_set(const void *owner, enum fhook_tramp_kind kind, bool fast,
+		     ftrace_func_t func, void *data);
+
+/* Where ftrace_override_function_with_return() sends a call: "ret". */
+extern char fhook_just_return[];
+
+/* ---- return hooks (rethook_tramp.S, rethook.c) ---- */
+
+/*
+ * Where a hooked return goes: the shared return trampoline, which calls
+ * the handler handed over with fhook_arch_rethook_init() and returns to
+ * the address it gives back.
+ */
+extern char rethook_trampoline[];
+
+/*
+ * Fill @code with @nr stubs of FHOOK_RETHOOK_STUB_SIZE bytes, each going
+ * to rethook_trampoline; stub 0 is never entered.
+ */
+void fhook_rethook_stubs_write(unsigned char *code, size_t nr);
+
+/*
+ * The .eh_frame (a CIE and one FDE) that describes [@start, @start +
+ * @len), a range of stubs, to unwinders: the frame at a stub is its
+ * caller's, with the real return address at *(slot) + @ret_off, and
+ * @personality as the personality routine.  Returns the bytes written
+ * (at most FHOOK_RETHOOK_EH_FRAME_MAX), 0 if @size is too small.
+ */
+size_t fhook_rethook_eh_frame(unsigned char *buf, size_t size, unsigned long start,
+			      unsigned long len, void *personality, unsigned long ret_off);
+
+/* ---- longjmp (longjmp.S, longjmp.c) ---- */
+
+/*
+ * libfhook interposes longjmp, _longjmp, siglongjmp and __longjmp_chk:
+ * each tells the hook handed over with fhook_arch_longjmp_init() the
+ * stack pointer the jump restores, then jumps on to libc's function with
+ * its own frame gone (see lib/arch/hooks.h).
+ */
+
+/* ---- counted redirects (redirect.S) ---- */
+
+#define FHOOK_REDIRECT_DEPTH	8
+
+struct fhook_redirect {
+	unsigned long target;
+	long *inflight;
+};
+
+/*
+ * A thread's pending redirects: a handler pushes one and points the ip at
+ * fhook_redirect_thunk, which pops it, decrements *inflight (the last
+ * touch of the owner's memory) and jumps to the target with every
+ * argument register intact.  A stack, not one slot: a signal handler may
+ * call a redirected function from inside the thunk's caller.
+ */
+struct fhook_redirect_stack {
+	unsigned int depth;
+	unsigned int pad;
+	struct fhook_redirect e[FHOOK_REDIRECT_DEPTH];
+};
+
+extern __thread struct fhook_redirect_stack fhook_redirect_tls
+	__attribute__((tls_model("initial-exec")));
+extern char fhook_redirect_thunk[];
+
+/* ---- instruction decoding (branches.c) ---- */
+
+struct fhook_branch_scan {
+	unsigned long call_at;		/* the first call that reaches a target, or 0 */
+	unsigned long jump_at;		/* the first jump that does (a tail call), or 0 */
+	int indirect;			/* calls through registers: unknowable */
+};
+
+/*
+ * Decode the function at [@start, @start + @size) and find its calls and
+ * jumps to any of the @nr @targets, directly or through a PLT stub or GOT
+ * slot.  Returns 0, -ENOSYS when no decoder can be loaded (said on
+ * stderr once), or -ENOMEM.
+ */
+int fhook_insn_scan_branches(unsigned long start, unsigned long size,
+			     const unsigned long *targets, int nr,
+			     struct fhook_branch_scan *out);
+
+#endif /* FHOOK_ARCH_H */

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The upward half of the contract between lib/arch/<arch>/ and generic
+ * code: the only ways arch code reaches above itself.  Generic code fills
+ * these in and hands them over once, before any site is patched, as the
+ * kernel's arch code reaches generic ftrace only through a few entry
+ * points (ftrace_rec_iter, ftrace_test_record, ftrace_bug).
+ */
+#ifndef FHOOK_ARCH_HOOKS_H
+#define FHOOK_ARCH_HOOKS_H
+
+#include <stdbool.h>
+#include <fhook/ftrace.h>
+
+struct fhook_stub;
+
+/* A mapped segment of a loaded object: page-aligned bounds, PROT_* bits. */
+struct fhook_text_seg {
+	unsigned long start, end;
+	int prot;
+};
+
+struct fhook_arch_hooks {
+	/*
+	 * The segment of a loaded object that holds @addr, or false for an
+	 * address no object maps (the patcher then asks the kernel).  Called
+	 * with text_mutex held; lock-free readers only.
+	 */
+	bool (*text_seg)(unsigned long addr, struct fhook_text_seg *seg);
+	/*
+	 * Is @ip a site generic code may have written an int3 to?  Called in
+	 * the SIGTRAP handler: async-signal-safe, no lock.
+	 */
+	bool (*is_site)(unsigned long ip);
+	/* What a stub with no data calls: the list function. */
+	ftrace_func_t list_func;
+	/*
+	 * The trampolines' slow path: call the stub's handler if the site
+	 * still calls @stub, else the list function.
+	 */
+	void (*dispatch)(unsigned long ip, unsigned long parent_ip, struct fhook_stub *stub,
+			 struct ftrace_regs *fregs);
+};
+
+/* Hand arch its hooks; before any other arch function is called. */
+void fhook_arch_init(const struct fhook_arch_hooks *hooks);
+
+/*
+ * The return trampoline's handler, handed over by the return-hook layer:
+ * given the stub the hooked return went through, it returns the real
+ * return address.
+ */
+typedef unsigned long (*fhook_rethook_handler_t)(unsigned long stub, struct ftrace_regs *fregs);
+void fhook_arch_rethook_init(fhook_rethook_handler_t handler);
+
+/*
+ * The longjmp interposers' hook, handed over by the return-hook layer:
+ * told the stack pointer a jump will restore, @before_jump drops the
+ * shadow entries of the frames the jump removes.  @libc_sym finds libc's
+ * own functions to jump on to; they are looked up here, at once.
+ */
+void fhook_arch_longjmp_init(void (*before_jump)(unsigned long target_sp),
+			     void *(*libc_sym)(const char *name));
+
+#endif /* FHOOK_ARCH_HOOKS_H */
