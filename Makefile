@@ -22,6 +22,7 @@ LIB_LDLIBS := -lelf -lurcu-bp -lpthread -ldl
 
 LIB_SRCS := \
 	lib/util/recursion.c \
+	lib/util/tasks.c \
 	lib/kallsyms/elf.c \
 	lib/kallsyms/objects.c \
 	lib/kallsyms/kallsyms.c \

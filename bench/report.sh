@@ -29,6 +29,7 @@ met() { num "${1:-}" || { printf '–'; return; }; awk -v v="$1" -v l="$2" 'BEGI
 declare -A TARGET TVAL TOVER
 TARGET[nop]="+1 over untraced"; TVAL[nop]=1; TOVER[nop]=plain
 TARGET[empty]="≤ 40 over untraced (cyg hooks: 16, uftrace minimal: 5)"; TVAL[empty]=40; TOVER[empty]=plain
+TARGET[empty-gp]="≤ 40 over untraced"; TVAL[empty-gp]=40; TOVER[empty-gp]=plain
 TARGET[redirect-hit]="≤ 40 over calling the replacement directly"; TVAL[redirect-hit]=40; TOVER[redirect-hit]=direct
 TARGET[redirect-miss]="≤ 40 over untraced"; TVAL[redirect-miss]=40; TOVER[redirect-miss]=plain
 TARGET[inject-miss]="(as a caller not redirected) ≤ 40 over untraced"; TVAL[inject-miss]=40; TOVER[inject-miss]=plain

@@ -161,11 +161,12 @@ declare -A CGMATCH
 # ---------------------------------------------------------------- workload 1
 
 say "workload 1: the tight loop"
-ORDER="plain pad nop empty direct redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-both trace cyg uftrace-pg uftrace-P lttng uprobe"
+ORDER="plain pad nop empty empty-gp direct redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-both trace cyg uftrace-pg uftrace-P lttng uprobe"
 LABEL[plain]="untraced (no pad, no libfhook)"
 LABEL[pad]="pad, no libfhook (five 1-byte nops)"
 LABEL[nop]="fhook: pad, no ops (one 5-byte nop)"
 LABEL[empty]="fhook: one ftrace_ops, empty handler"
+LABEL[empty-gp]="fhook: the same, FHOOK_OPS_FL_GENERAL_REGS_ONLY (xmm0-7 not saved)"
 LABEL[direct]="calling the replacement directly"
 LABEL[redirect-hit]="fhook: redirect, redirected caller"
 LABEL[redirect-miss]="fhook: redirect, caller not redirected"
@@ -183,7 +184,7 @@ LABEL[uprobe]="bpftrace uprobe on the 5-byte nop, empty action"
 CMD[plain]="$B/tight_plain run @N@"
 CMD[pad]="$B/tight_pad run @N@"
 CMD[direct]="$B/tight_plain direct @N@"
-for m in nop empty redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-both; do
+for m in nop empty empty-gp redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-both; do
 	CMD[$m]="$B/tight_fhook $m @N@"
 done
 CMD[cyg]="$B/tight_cyg run @N@"

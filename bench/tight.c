@@ -8,7 +8,7 @@
  * Built several ways from this one file (bench/run.sh):
  *   plain        no instrumentation                      MODE run | direct
  *   pad          -fpatchable-function-entry=5, no libfhook   MODE run
- *   fhook        pad + libfhook (-DTIGHT_FHOOK)          MODE run | nop | empty |
+ *   fhook        pad + libfhook (-DTIGHT_FHOOK)          MODE run | nop | empty | empty-gp |
  *                redirect-hit | redirect-miss | inject-hit | inject-miss |
  *                fprobe-entry | fprobe-both | direct
  *   pg           -pg (for `uftrace record`)              MODE run
@@ -101,6 +101,8 @@ NOTRACE static void fp_exit(struct fprobe *fp, unsigned long ip, unsigned long r
 }
 
 static struct ftrace_ops ops = { .func = empty };
+/* the same handler, declared to leave the vector registers alone */
+static struct ftrace_ops ops_gp = { .func = empty, .flags = FHOOK_OPS_FL_GENERAL_REGS_ONLY };
 static struct fprobe fp;
 
 static int setup(const char *mode)
@@ -108,10 +110,12 @@ static int setup(const char *mode)
 	const char *sym = "tiny";
 	struct fhook_lp *lp;
 
-	if (!strcmp(mode, "empty")) {
-		if (ftrace_set_filter_ip(&ops, (unsigned long)tiny, 0, 1))
+	if (!strcmp(mode, "empty") || !strcmp(mode, "empty-gp")) {
+		struct ftrace_ops *o = mode[5] ? &ops_gp : &ops;
+
+		if (ftrace_set_filter_ip(o, (unsigned long)tiny, 0, 1))
 			return -1;
-		return register_ftrace_function(&ops);
+		return register_ftrace_function(o);
 	}
 	if (!strncmp(mode, "redirect-", 9) || !strncmp(mode, "inject-", 7)) {
 		lp = fhook_lp_new("tiny", NULL);

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int check_failed;
 
@@ -30,6 +31,57 @@ static int check_failed;
 static inline int check_exit(void)
 {
 	return check_failed > 100 ? 100 : check_failed;
+}
+
+/*
+ * Named cases, one behaviour each, in the style of the kernel's kselftest
+ * harness: a program lists them in a table and its main() returns
+ * check_run_cases(), which prints "# case NAME" before each so that a crash
+ * or a FAIL is placed in its case.  Each case sets up and resets the state
+ * it uses, so any one can run alone:
+ *
+ *	TEST_CASE=name ./test_x		only that case
+ *	TEST_CASE=list ./test_x		the names, one a line
+ */
+struct check_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+/* an entry of the table: CHECK_CASE(foo) runs case_foo() as "foo" */
+#define CHECK_CASE(name)	{ #name, case_##name }
+
+#define check_run_cases(cases)							\
+	check_run_cases_n(cases, sizeof(cases) / sizeof((cases)[0]))
+
+static inline int check_run_cases_n(const struct check_case *cases, size_t n)
+{
+	const char *only = getenv("TEST_CASE");
+	size_t i;
+	int ran = 0;
+
+	if (only && !*only)
+		only = NULL;
+	for (i = 0; i < n; i++) {
+		if (only && !strcmp(only, "list")) {
+			printf("%s\n", cases[i].name);
+			continue;
+		}
+		if (only && strcmp(only, cases[i].name))
+			continue;
+		printf("# case %s\n", cases[i].name);
+		fflush(stdout);
+		cases[i].fn();
+		ran++;
+	}
+	if (only && !strcmp(only, "list"))
+		return 0;
+	/* a misspelt name must not pass by running nothing */
+	if (!ran) {
+		printf("FAIL test_case: no case named %s\n", only);
+		check_failed++;
+	}
+	return check_exit();
 }
 
 #define NOINLINE __attribute__((noinline, noclone))

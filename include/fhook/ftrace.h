@@ -66,6 +66,14 @@ enum {
 	FTRACE_OPS_FL_TRACE_ARRAY	= 1UL << 15,
 	FTRACE_OPS_FL_PERMANENT		= 1UL << 16, /* ftrace_enabled may not be cleared */
 	FTRACE_OPS_FL_DIRECT		= 1UL << 17,
+	/*
+	 * fhook's own: the handler neither changes nor reads xmm0-7 (built
+	 * with -mgeneral-regs-only, calling nothing that uses them, and not
+	 * reading floating-point arguments), so the trampoline does not save
+	 * them.  A handler that sets it and breaks the promise corrupts the
+	 * traced program's floating-point arguments.
+	 */
+	FHOOK_OPS_FL_GENERAL_REGS_ONLY	= 1UL << 24,
 };
 
 /*

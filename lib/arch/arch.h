@@ -134,16 +134,21 @@ struct fhook_stub *fhook_stub_list(struct fhook_stub_region *r);
 /* The stub whose code is at @code, if any. */
 struct fhook_stub *fhook_stub_of_code(unsigned long code);
 
-/* Point @s at @func with @data, as fhook_stubs_set() does for all of an owner's. */
-void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, bool fast,
-		    ftrace_func_t func, void *data);
+/* fhook_stub_set() flags */
+#define FHOOK_TRAMP_NOSSE	0x1	/* the handler leaves xmm0-7 alone: not saved */
+#define FHOOK_TRAMP_C		0x2	/* through the C dispatcher (tests, TSan builds) */
+
 /*
- * Point every stub of @owner at @func with @data, through a trampoline of
- * @kind (@fast: the inlined urcu-bp read side), or with @func NULL send
- * them to the slow dispatcher, which finds no data and falls back to the
- * list function.
+ * Point @s at @func with @data, through a trampoline of @kind; with @func
+ * NULL, unbind it: its calls go to the list function.  A trampoline
+ * counts the thread in util/tasks.h's word while it calls the handler, so
+ * fhook_tasks_synchronize() after unbinding waits out every call that
+ * could still reach @func.
  */
-void fhook_stubs_set(const void *owner, enum fhook_tramp_kind kind, bool fast,
+void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned int flags,
+		    ftrace_func_t func, void *data);
+/* fhook_stub_set() on every stub of @owner. */
+void fhook_stubs_set(const void *owner, enum fhook_tramp_kind kind, unsigned int flags,
 		     ftrace_func_t func, void *data);
 
 /* Where ftrace_override_function_with_return() sends a call: "ret". */

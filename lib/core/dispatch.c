@@ -3,21 +3,15 @@
  * The hot path: what a trampoline calls, the list function for sites
  * shared by several ops, and the per-thread recursion lock.
  *
- * Every handler runs inside an urcu-bp read-side critical section, so
- * unregister_ftrace_function() can wait for the handlers still running.
- * That alone is not enough: a thread may have executed a site's call and
- * be stalled before the trampoline took the read lock.  Inside the
- * critical section the dispatcher therefore checks that the site still
- * calls the stub it came through; if not, the site changed since, and the
- * list function decides from the current ops and filters instead.
+ * Every handler runs inside a section of util/tasks.h (the trampolines
+ * count the thread in; this file's C dispatcher does the same), so
+ * unregister_ftrace_function() can wait for the handlers still running
+ * with fhook_tasks_synchronize(), and no lock is taken on the call path.
  */
 #define _GNU_SOURCE
 #include <string.h>
 
-#define _LGPL_SOURCE
-#include <urcu/urcu-bp.h>
-
-#include "util/rcu.h"
+#include "util/tasks.h"
 
 #include "core.h"
 #include "arch/arch.h"
@@ -77,23 +71,23 @@ void ftrace_ops_list_func(unsigned long ip, unsigned long parent_ip, struct ftra
 	}
 }
 
-static inline bool site_calls(unsigned long ip, unsigned long code)
-{
-	return fhook_site_call_target((const unsigned char *)ip, ip) == code;
-}
-
+/*
+ * The trampolines' C path: a thread the tasks registry does not know yet
+ * (registered here), ThreadSanitizer builds, FHOOK_SLOW_DISPATCH.
+ */
 void fhook_dispatch(unsigned long ip, unsigned long parent_ip, struct fhook_stub *stub,
 		    struct ftrace_regs *fregs)
 {
 	struct ftrace_ops *ops;
 
-	fhook_rcu_read_lock();
+	if (!fhook_tasks_enter())
+		return;		/* an exiting thread, past its last destructor */
 	ops = __atomic_load_n(&stub->data, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(ops && site_calls(ip, stub->code), 1))
+	if (__builtin_expect(ops != NULL, 1))
 		__atomic_load_n(&stub->func, __ATOMIC_RELAXED)(ip, parent_ip, ops, fregs);
 	else
 		ftrace_ops_list_func(ip, parent_ip, NULL, fregs);
-	fhook_rcu_read_unlock();
+	fhook_tasks_leave();
 }
 
 void ftrace_override_function_with_return(struct ftrace_regs *fregs, unsigned long retval)

@@ -27,6 +27,7 @@
 #include "util/errno.h"
 #include "util/bsearch.h"
 #include "util/rcu.h"
+#include "util/tasks.h"
 
 #include "core.h"
 #include "arch/arch.h"
@@ -44,6 +45,9 @@ void fhook_synchronize(void)
 	 * while urcu's registry lock is held by this very thread.
 	 */
 	urcu_bp_register_thread();
+	/* handlers and the list function: the trampolines' sections */
+	fhook_tasks_synchronize();
+	/* everything else read under fhook_rcu_read_lock() */
 	urcu_bp_synchronize_rcu();
 	fhook_rcu_tsan_acquire();
 }
@@ -74,18 +78,22 @@ struct site_plan {
  * within a call's reach, every site of the object stays disabled.
  */
 /*
- * The inlined read lock of the fast trampolines is the one urcu-bp uses
- * when its writer has sys_membarrier; without it readers need a fence,
- * which the C dispatcher has.  FHOOK_SLOW_DISPATCH=1 forces the C path
- * (tests).
+ * Which trampoline an ops' stubs use: the C dispatcher only when asked
+ * (FHOOK_SLOW_DISPATCH=1, for tests); xmm0-7 left unsaved when the
+ * handler promises not to touch them.
  */
-static bool fast_dispatch(void)
+static unsigned int tramp_flags(const struct ftrace_ops *ops)
 {
-	static int fast = -1;
+	static int slow = -1;
+	unsigned int flags = 0;
 
-	if (fast < 0)
-		fast = urcu_bp_has_sys_membarrier && !secure_getenv("FHOOK_SLOW_DISPATCH");
-	return fast;
+	if (slow < 0)
+		slow = !!secure_getenv("FHOOK_SLOW_DISPATCH");
+	if (slow)
+		flags |= FHOOK_TRAMP_C;
+	if (ops->flags & FHOOK_OPS_FL_GENERAL_REGS_ONLY)
+		flags |= FHOOK_TRAMP_NOSSE;
+	return flags;
 }
 
 static enum fhook_tramp_kind tramp_kind(const struct ftrace_ops *ops)
@@ -96,7 +104,7 @@ static enum fhook_tramp_kind tramp_kind(const struct ftrace_ops *ops)
 /* A stub of @ops calls its handler directly (a site only @ops wants). */
 static void stub_bind(struct fhook_stub *s, struct ftrace_ops *ops)
 {
-	fhook_stub_set(s, tramp_kind(ops), fast_dispatch(), fhook_ops_func(ops), ops);
+	fhook_stub_set(s, tramp_kind(ops), tramp_flags(ops), fhook_ops_func(ops), ops);
 }
 
 /*
@@ -105,7 +113,7 @@ static void stub_bind(struct fhook_stub *s, struct ftrace_ops *ops)
  */
 static void stubs_bind(struct ftrace_ops *ops, bool bind)
 {
-	fhook_stubs_set(ops, tramp_kind(ops), fast_dispatch(),
+	fhook_stubs_set(ops, tramp_kind(ops), tramp_flags(ops),
 			bind ? fhook_ops_func(ops) : NULL, ops);
 }
 

@@ -708,6 +708,16 @@ long ev_session_drain(struct ev_session *s, int wait_ms)
 			struct rf_block b;
 			static const char zero[8];
 
+			/*
+			 * A thread announces the objects a dlopen() brought
+			 * before it writes an event from them: with its head
+			 * read, its announcements are visible, and they go
+			 * into the recording first (a live reader symbolizes
+			 * in file order).
+			 */
+			ret = import_procs(s);
+			if (ret)
+				return sink_err(s, ret);
 			if (pos + n1 > size) {
 				n2 = pos + n1 - size;
 				n1 = size - pos;

@@ -40,6 +40,8 @@
 
 #include "core/core.h"
 #include "util/rcu.h"
+#include "util/tasks.h"
+#include <limits.h>
 
 #include <fhook/fprobe.h>
 #include "rethook.h"
@@ -50,6 +52,8 @@ unsigned long rethook_base;			/* the reservation, aligned */
 unsigned long rethook_size;
 static int rethook_nr_regions = RETHOOK_MAX_THREADS;	/* threads with return hooks at once */
 static unsigned long rethook_slots[RETHOOK_MAX_THREADS / 64];
+/* regions ever mapped (never unmapped): what sweep_dead() may read */
+static unsigned long rethook_mapped[RETHOOK_MAX_THREADS / 64];
 /* regions whose thread ran its exit: taken, until that thread is gone */
 static unsigned long rethook_exiting[RETHOOK_MAX_THREADS / 64];
 static pthread_mutex_t rethook_setup_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -67,14 +71,17 @@ static pid_t rethook_pid;		/* for process_vm_readv; 0 after a fork */
 #define stub_of rethook_stub_of
 #define is_stub rethook_is_stub
 
-static void rethook_put(struct rethook *rh)
+/*
+ * A node of @rh is done.  Only a rethook with a pool counts its nodes:
+ * that count is shared by every thread, and the hot path of every other
+ * rethook touches nothing shared.  The hot path never frees (it may run
+ * in a signal handler): a detached rethook waits on the dead list, which
+ * registration and unregistration sweep.
+ */
+static inline void rethook_put(struct rethook *rh)
 {
-	/*
-	 * The hot path never frees (it may run in a signal handler): a
-	 * rethook detached while nodes were in flight waits on the dead list,
-	 * which registration and unregistration sweep.
-	 */
-	__atomic_sub_fetch(&rh->ref, 1, __ATOMIC_RELEASE);
+	if (rh->capped)
+		__atomic_sub_fetch(&rh->ref, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -125,8 +132,9 @@ bool rethook_drop_entry(unsigned long base, unsigned long i, bool locked)
 					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	if (node->rethook->unwind)
 		rethook_report_unwound(node, locked);
-	__atomic_store_n(&r->sp, 0, __ATOMIC_RELEASE);
 	rethook_put(node->rethook);
+	/* the last use of the rethook: see sweep_dead() */
+	__atomic_store_n(&r->sp, 0, __ATOMIC_RELEASE);
 	return true;
 }
 
@@ -314,6 +322,7 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 	if (mprotect((void *)(base + RETHOOK_RET_OFF), RETHOOK_REGION_SIZE - RETHOOK_RET_OFF,
 		     PROT_READ | PROT_WRITE))
 		goto fail;
+	__atomic_or_fetch(&rethook_mapped[slot / 64], 1UL << (slot % 64), __ATOMIC_RELEASE);
 	if (!t->prepared) {
 		code = mmap((void *)base, RETHOOK_RET_OFF, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
@@ -420,14 +429,54 @@ out:
 static struct rethook *dead_list;
 static pthread_mutex_t dead_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * Does an entry of any thread's shadow stack still use @rh?  Entries in
+ * use, or being returned through, have a non-zero sp; an exit clears it
+ * only after its last use of the rethook, inside a tasks section, so
+ * after fhook_tasks_synchronize() a zero sp means done.
+ */
+static bool rethook_in_use(struct rethook *rh)
+{
+	int slot;
+
+	for (slot = 0; slot < RETHOOK_MAX_THREADS; slot++) {
+		unsigned long base, i, top;
+
+		if (!(__atomic_load_n(&rethook_mapped[slot / 64], __ATOMIC_ACQUIRE) &
+		      (1UL << (slot % 64))))
+			continue;
+		base = rethook_base + (unsigned long)slot * RETHOOK_REGION_SIZE;
+		/* no entry for @rh can be pushed any more: its ops is gone */
+		top = __atomic_load_n(&thread_of(base)->top, __ATOMIC_ACQUIRE);
+		for (i = 1; i <= top; i++)
+			if (__atomic_load_n(&ret_of(base, i)->sp, __ATOMIC_ACQUIRE) &&
+			    __atomic_load_n(&node_of(base, i)->rethook, __ATOMIC_RELAXED) == rh)
+				return true;
+	}
+	return false;
+}
+
 /* Free the detached rethooks whose last node has returned. */
 static void sweep_dead(void)
 {
 	struct rethook **pp, *rh;
+	bool synced = false;
 
 	pthread_mutex_lock(&dead_lock);
 	for (pp = &dead_list; (rh = *pp);) {
-		if (__atomic_load_n(&rh->ref, __ATOMIC_ACQUIRE) == 0) {
+		bool busy;
+
+		if (rh->capped) {
+			busy = __atomic_load_n(&rh->ref, __ATOMIC_ACQUIRE) != 0;
+		} else {
+			if (!synced) {
+				/* exits under way finish; later ones see data NULL */
+				fhook_tasks_synchronize();
+				synced = true;
+			}
+			busy = rethook_in_use(rh);
+		}
+		if (!busy) {
 			*pp = rh->next_dead;
 			free(rh);
 		} else {
@@ -455,6 +504,7 @@ struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_s
 	rh->handler = handler;
 	rh->ref = 1;
 	rh->pool_size = pool_size;
+	rh->capped = pool_size > 0 && pool_size < LONG_MAX / 2;
 	rh->unwind = unwind;
 	if (unwind)
 		__atomic_add_fetch(&rethook_unwind_users, 1, __ATOMIC_RELAXED);
@@ -471,7 +521,7 @@ void rethook_free(struct rethook *rh)
 	if (rh->unwind)
 		__atomic_sub_fetch(&rethook_unwind_users, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&rh->data, NULL, __ATOMIC_RELEASE);
-	if (__atomic_sub_fetch(&rh->ref, 1, __ATOMIC_ACQ_REL) == 0) {
+	if (rh->capped && __atomic_sub_fetch(&rh->ref, 1, __ATOMIC_ACQ_REL) == 0) {
 		free(rh);
 	} else {
 		pthread_mutex_lock(&dead_lock);
@@ -540,7 +590,7 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 	struct rethook_node *node;
 	unsigned long base, top, idx;
 
-	if (__atomic_fetch_add(&rh->ref, 1, __ATOMIC_RELAXED) > rh->pool_size)
+	if (rh->capped && __atomic_fetch_add(&rh->ref, 1, __ATOMIC_RELAXED) > rh->pool_size)
 		goto miss;
 	t = rethook_thread_get();
 	if (!t)
@@ -695,26 +745,26 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 	if (own && idx != t->top && __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED))
 		rethook_reap_deeper(slot, false);
 	fregs->regs.ip = node->ret_ip;
+	/*
+	 * The owner (data) is read and used inside a tasks section, which
+	 * its unregistration waits for; the rethook itself stays allocated
+	 * while this entry's sp is non-zero (sweep_dead).
+	 */
 	bit = fhook_recursion_trylock();
-	if (bit >= 0) {
-		fhook_rcu_read_lock();
+	if (fhook_tasks_enter()) {
 		void *data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
 
-		if (data)
+		if (data && bit >= 0)
 			rh->handler(node, data, node->ret_ip, fregs);
-		fhook_rcu_read_unlock();
-		fhook_recursion_unlock(bit);
-	} else {
-		fhook_rcu_read_lock();
-		void *data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
-
-		if (data && !fhook_recursion_internal())
+		else if (data && !fhook_recursion_internal())
 			__atomic_add_fetch(&((struct fprobe *)data)->nmissed, 1, __ATOMIC_RELAXED);
-		fhook_rcu_read_unlock();
+		fhook_tasks_leave();
 	}
+	if (bit >= 0)
+		fhook_recursion_unlock(bit);
+	rethook_put(rh);
 	/* a hole; entries above it may be another stack's, alive */
 	__atomic_store_n(&r->sp, 0, __ATOMIC_RELEASE);
-	rethook_put(rh);
 	if (own) {
 		/*
 		 * Pop our own entry only; holes it uncovers are skipped and

@@ -47,8 +47,9 @@ typedef void (*rethook_handler_t)(struct rethook_node *node, void *data, unsigne
 struct rethook {
 	rethook_handler_t handler;
 	void *data;		/* the fprobe; NULL once it is going away (RCU) */
-	long ref;		/* 1 for the owner + one per node in flight */
+	long ref;		/* with a pool: 1 for the owner + one per node in flight */
 	long pool_size;
+	bool capped;		/* a pool (nr_maxactive): the only shared count */
 	struct rethook *next_dead;	/* detached, waiting for its nodes to return */
 	bool unwind;		/* also report frames removed without a return */
 };

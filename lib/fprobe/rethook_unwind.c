@@ -62,6 +62,7 @@
 
 #include "core/core.h"
 #include "util/rcu.h"
+#include "util/tasks.h"
 
 #include <fhook/fprobe.h>
 #include "rethook.h"
@@ -91,13 +92,15 @@ void rethook_report_unwound(struct rethook_node *node, bool locked)
 		return;
 	if (!locked)
 		bit = fhook_recursion_trylock();
-	fhook_rcu_read_lock();
-	data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
-	if (data && bit >= 0)
-		rh->handler(node, data, node->ret_ip, NULL);
-	else if (data && !fhook_recursion_internal())
-		__atomic_add_fetch(&((struct fprobe *)data)->nmissed, 1, __ATOMIC_RELAXED);
-	fhook_rcu_read_unlock();
+	if (fhook_tasks_enter()) {
+		data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
+		if (data && bit >= 0)
+			rh->handler(node, data, node->ret_ip, NULL);
+		else if (data && !fhook_recursion_internal())
+			__atomic_add_fetch(&((struct fprobe *)data)->nmissed, 1,
+					   __ATOMIC_RELAXED);
+		fhook_tasks_leave();
+	}
 	if (!locked && bit >= 0)
 		fhook_recursion_unlock(bit);
 }

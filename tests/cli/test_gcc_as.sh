@@ -2,7 +2,7 @@
 # $(fhook cflags) with g++: each site's record goes into its function's COMDAT
 # group (GCC 12 leaves them outside every group, and C++ libraries fail to
 # link), the code is what GCC made, and a C++ object with shared inline
-# functions links and runs traced.
+# functions links and runs traced (fhook record and report exiting 0).
 set -o pipefail
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 B=${FHOOK_BUILD:-build}
@@ -47,11 +47,14 @@ fi
 # it links, runs, and every function with a site is traced
 if g++ -o "$tmp/p" "$tmp/a.o" "$tmp/b.o" && "$tmp/p"; then
 	n=$("$FHOOK" record -o "$tmp/p.rec" -- "$tmp/p" 2>&1 | sed -nE 's/^fhook: record: ([0-9]+) events.*/\1/p')
-	f=$("$FHOOK" report -s name "$tmp/p.rec" 2>/dev/null | grep -c ' int sum<int>(std::vector<int')
-	if [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$f" = 1 ]; then
+	st=$?
+	report=$("$FHOOK" report -s name "$tmp/p.rec" 2>/dev/null)
+	rst=$?
+	f=$(grep -c ' int sum<int>(std::vector<int' <<< "$report")
+	if [ $st = 0 ] && [ $rst = 0 ] && [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$f" = 1 ]; then
 		echo "PASS gcc_as/traced ($n events)"
 	else
-		echo "FAIL gcc_as/traced: $n events; $("$FHOOK" report "$tmp/p.rec" 2>&1 | head -5)"
+		echo "FAIL gcc_as/traced: record exit $st, report exit $rst, $n events; $("$FHOOK" report "$tmp/p.rec" 2>&1 | head -5)"
 	fi
 else
 	echo "FAIL gcc_as/link: the objects do not link or run"

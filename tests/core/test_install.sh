@@ -1,6 +1,6 @@
 #!/bin/bash
 # make install, then build a program against the installed library with
-# pkg-config, as a user would.
+# pkg-config, as a user would.  The programs built must exit 0 too.
 cd "$FHOOK_ROOT" || exit 2
 T=$(mktemp -d)
 trap 'rm -rf $T' EXIT
@@ -20,15 +20,17 @@ int main(void) { ftrace_set_filter_ip(&ops, (unsigned long)f, 0, 1); register_ft
 C
 if gcc $($T/usr/bin/fhook cflags) $(pkg-config --cflags fhook) -o $T/p $T/p.c $(pkg-config --libs fhook) -Wl,-rpath,$T/usr/lib 2>$T/err; then
 	echo "PASS pkg_config_build"
-	out=$($T/p)
-	[ "$out" = 2 ] && echo "PASS installed_library_works" || echo "FAIL installed_library_works: $out"
+	out=$($T/p); st=$?
+	[ "$out" = 2 ] && [ $st = 0 ] && echo "PASS installed_library_works" ||
+		echo "FAIL installed_library_works: '$out', exit $st"
 else
 	echo "FAIL pkg_config_build: $(head -3 $T/err)"
 fi
 # the static library too
 if gcc $($T/usr/bin/fhook cflags) $(pkg-config --cflags fhook) -o $T/ps $T/p.c $T/usr/lib/libfhook.a $(pkg-config --libs-only-other --static fhook) -lelf -lurcu-bp -lpthread -ldl 2>$T/err; then
-	out=$($T/ps)
-	[ "$out" = 2 ] && echo "PASS static_library_works" || echo "FAIL static_library_works: $out"
+	out=$($T/ps); st=$?
+	[ "$out" = 2 ] && [ $st = 0 ] && echo "PASS static_library_works" ||
+		echo "FAIL static_library_works: '$out', exit $st"
 else
 	echo "FAIL static_library_build: $(head -3 $T/err)"
 fi

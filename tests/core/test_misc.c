@@ -49,7 +49,14 @@ static const unsigned char *bytes(void *fn)
 	return (const unsigned char *)fn;
 }
 
-int main(void)
+static void case_unknown_symbols(void)
+{
+	CHECK_EQ(kallsyms_lookup_name("no_such_symbol_anywhere"), 0, "unknown_symbol");
+	CHECK_EQ(kallsyms_lookup_name(""), 0, "empty_symbol");
+}
+
+/* a site changed behind our back: refused, nothing patched, the rest works */
+static void case_foreign_bytes(void)
 {
 	struct ftrace_ops ops = { .func = count };
 	struct fhook_stats st;
@@ -58,10 +65,6 @@ int main(void)
 	unsigned long page;
 	int r;
 
-	CHECK_EQ(kallsyms_lookup_name("no_such_symbol_anywhere"), 0, "unknown_symbol");
-	CHECK_EQ(kallsyms_lookup_name(""), 0, "empty_symbol");
-
-	/* a site changed behind our back: refused, nothing patched */
 	page = (unsigned long)m_victim & ~(psz - 1);
 	memcpy(saved, bytes(m_victim), 5);
 	mprotect((void *)page, psz * 2, PROT_READ | PROT_WRITE | PROT_EXEC);
@@ -85,71 +88,107 @@ int main(void)
 	CHECK_EQ(ftrace_set_filter_ip(&ops, (unsigned long)m_victim, 0, 0), -ENOENT,
 		 "disabled_site_not_offered");
 	unregister_ftrace_function(&ops);
+	ftrace_free_filter(&ops);
 	mprotect((void *)page, psz * 2, PROT_READ | PROT_WRITE | PROT_EXEC);
 	memcpy((void *)m_victim, saved, 5);
 	mprotect((void *)page, psz * 2, PROT_READ | PROT_EXEC);
+}
 
-	/* PERMANENT: the global switch cannot be turned off under it */
-	{
-		struct ftrace_ops perm = { .func = count, .flags = FTRACE_OPS_FL_PERMANENT };
+/* PERMANENT: the global switch cannot be turned off under it */
+static void case_permanent(void)
+{
+	struct ftrace_ops perm = { .func = count, .flags = FTRACE_OPS_FL_PERMANENT };
 
-		ftrace_set_filter_ip(&perm, (unsigned long)m_ok, 0, 1);
-		CHECK_EQ(register_ftrace_function(&perm), 0, "permanent_register");
-		CHECK_EQ(ftrace_set_enabled(false), -EBUSY, "permanent_blocks_disable");
-		CHECK(ftrace_is_enabled(), "still_enabled", "");
-		unregister_ftrace_function(&perm);
-		CHECK_EQ(ftrace_set_enabled(false), 0, "disable");
-		hits = 0;
-		CHECK_EQ(register_ftrace_function(&ops), 0, "register_while_disabled");
-		m_ok(1);
-		CHECK_EQ(hits, 0, "disabled_means_nops");
-		CHECK_EQ(register_ftrace_function(&perm), -EBUSY, "permanent_refused_when_disabled");
-		CHECK_EQ(ftrace_set_enabled(true), 0, "enable");
-		m_ok(1);
-		CHECK_EQ(hits, 1, "enabled_again");
-		unregister_ftrace_function(&ops);
-		ftrace_free_filter(&perm);
-	}
+	ftrace_set_filter_ip(&perm, (unsigned long)m_ok, 0, 1);
+	CHECK_EQ(register_ftrace_function(&perm), 0, "permanent_register");
+	CHECK_EQ(ftrace_set_enabled(false), -EBUSY, "permanent_blocks_disable");
+	CHECK(ftrace_is_enabled(), "still_enabled", "");
+	unregister_ftrace_function(&perm);
+	ftrace_free_filter(&perm);
+}
 
-	/* RECURSION: the nested call from the handler is refused */
-	{
-		struct ftrace_ops rec = { .func = recurse, .flags = FTRACE_OPS_FL_RECURSION };
-		int bit;
+/* the global switch off: ops register but stay nops, PERMANENT is refused */
+static void case_global_switch(void)
+{
+	struct ftrace_ops ops = { .func = count };
+	struct ftrace_ops perm = { .func = count, .flags = FTRACE_OPS_FL_PERMANENT };
 
-		ftrace_set_filter(&rec, (unsigned char *)"m_outer m_inner", 15, 1);
-		CHECK_EQ(register_ftrace_function(&rec), 0, "recursion_register");
-		hits = inner_hits = 0;
-		CHECK_EQ(m_outer(1), 5, "recursion_result");
-		CHECK_EQ(hits, 2, "recursion_outer_and_inner");
-		CHECK_EQ(inner_hits, 1, "recursion_nested_refused");
-		bit = ftrace_test_recursion_trylock(0, 0);
-		CHECK(bit >= 0 && ftrace_test_recursion_trylock(0, 0) < 0, "trylock_nests", "");
-		ftrace_test_recursion_unlock(bit);
-		CHECK(ftrace_test_recursion_trylock(0, 0) >= 0, "unlock_releases", "");
-		ftrace_test_recursion_unlock(0);
-		unregister_ftrace_function(&rec);
-		ftrace_free_filter(&rec);
-	}
-
-	/* the program's own traps still reach the program's own handler */
-	{
-		struct sigaction sa;
-
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = on_trap;
-		sa.sa_flags = SA_SIGINFO;
-		sigaction(SIGTRAP, &sa, NULL);
-		ftrace_set_filter_ip(&ops, (unsigned long)m_ok, 0, 1);
-		register_ftrace_function(&ops);	/* reinstalls ours, chained to it */
-		traps = 0;
-		__asm__ volatile("int3");
-		raise(SIGTRAP);
-		CHECK_EQ(traps, 2, "program_traps_chained");
-		hits = 0;
-		m_ok(1);
-		CHECK_EQ(hits, 1, "hooks_after_program_handler");
-		unregister_ftrace_function(&ops);
-	}
+	ftrace_set_filter(&ops, (unsigned char *)"m_ok", 4, 1);
+	ftrace_set_filter_ip(&perm, (unsigned long)m_ok, 0, 1);
+	CHECK_EQ(ftrace_set_enabled(false), 0, "disable");
+	hits = 0;
+	CHECK_EQ(register_ftrace_function(&ops), 0, "register_while_disabled");
+	m_ok(1);
+	CHECK_EQ(hits, 0, "disabled_means_nops");
+	CHECK_EQ(register_ftrace_function(&perm), -EBUSY, "permanent_refused_when_disabled");
+	CHECK_EQ(ftrace_set_enabled(true), 0, "enable");
+	m_ok(1);
+	CHECK_EQ(hits, 1, "enabled_again");
+	unregister_ftrace_function(&ops);
 	ftrace_free_filter(&ops);
-	return check_exit();
+	ftrace_free_filter(&perm);
+}
+
+/* RECURSION: the nested call from the handler is refused */
+static void case_recursion(void)
+{
+	struct ftrace_ops rec = { .func = recurse, .flags = FTRACE_OPS_FL_RECURSION };
+
+	ftrace_set_filter(&rec, (unsigned char *)"m_outer m_inner", 15, 1);
+	CHECK_EQ(register_ftrace_function(&rec), 0, "recursion_register");
+	hits = inner_hits = 0;
+	CHECK_EQ(m_outer(1), 5, "recursion_result");
+	CHECK_EQ(hits, 2, "recursion_outer_and_inner");
+	CHECK_EQ(inner_hits, 1, "recursion_nested_refused");
+	unregister_ftrace_function(&rec);
+	ftrace_free_filter(&rec);
+}
+
+static void case_recursion_trylock(void)
+{
+	int bit;
+
+	bit = ftrace_test_recursion_trylock(0, 0);
+	CHECK(bit >= 0 && ftrace_test_recursion_trylock(0, 0) < 0, "trylock_nests", "");
+	ftrace_test_recursion_unlock(bit);
+	CHECK(ftrace_test_recursion_trylock(0, 0) >= 0, "unlock_releases", "");
+	ftrace_test_recursion_unlock(0);
+}
+
+/* the program's own traps still reach the program's own handler */
+static void case_program_traps(void)
+{
+	struct ftrace_ops ops = { .func = count };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGTRAP, &sa, NULL);
+	ftrace_set_filter_ip(&ops, (unsigned long)m_ok, 0, 1);
+	register_ftrace_function(&ops);	/* reinstalls ours, chained to it */
+	traps = 0;
+	__asm__ volatile("int3");
+	raise(SIGTRAP);
+	CHECK_EQ(traps, 2, "program_traps_chained");
+	hits = 0;
+	m_ok(1);
+	CHECK_EQ(hits, 1, "hooks_after_program_handler");
+	unregister_ftrace_function(&ops);
+	ftrace_free_filter(&ops);
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(unknown_symbols),
+	CHECK_CASE(foreign_bytes),
+	CHECK_CASE(permanent),
+	CHECK_CASE(global_switch),
+	CHECK_CASE(recursion),
+	CHECK_CASE(recursion_trylock),
+	CHECK_CASE(program_traps),
+};
+
+int main(void)
+{
+	return check_run_cases(cases);
 }

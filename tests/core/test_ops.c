@@ -95,46 +95,89 @@ static bool procmem_works(void)
 	return ok;
 }
 
-int main(void)
+/* t_caller's bounds, for h1's parent_ip check */
+static unsigned long find_caller(unsigned long *size)
+{
+	unsigned long off;
+
+	*size = 0;
+	caller_lo = kallsyms_lookup_name("t_caller");
+	kallsyms_lookup_size_offset(caller_lo, size, &off);
+	caller_hi = caller_lo + *size;
+	return off;
+}
+
+/* every ops back to no filter and the counts to zero, as at start */
+static void reset_ops(void)
+{
+	ftrace_free_filter(&ops1);
+	ftrace_free_filter(&ops2);
+	ftrace_free_filter(&ops_ipmod);
+	ftrace_free_filter(&ops_ipmod2);
+	memset((void *)&c1, 0, sizeof(c1));
+	memset((void *)&c2, 0, sizeof(c2));
+	seen_n = 0;
+	seen_x = 0;
+}
+
+static void case_kallsyms(void)
 {
 	unsigned long size, off;
-	struct fhook_stats st;
-	char buf[KSYM_SYMBOL_LEN];
-	int r;
+	char buf[KSYM_SYMBOL_LEN], want[64];
 
-	if (getenv("FHOOK_TEXT_POKE") && !procmem_works()) {
-		printf("SKIP procmem: this kernel refuses writes through /proc/self/mem\n");
-		return 0;
-	}
-	caller_lo = kallsyms_lookup_name("t_caller");
+	off = find_caller(&size);
 	CHECK(caller_lo == (unsigned long)t_caller, "kallsyms_lookup_name",
 	      "%#lx vs %p", caller_lo, (void *)t_caller);
 	CHECK(kallsyms_lookup_size_offset(caller_lo, &size, &off) && off == 0 && size > 0,
 	      "kallsyms_lookup_size_offset", "size %lu off %lu", size, off);
-	caller_hi = caller_lo + size;
 	sprint_symbol(buf, caller_lo + 3);
-	{
-		char want[64];
-
-		snprintf(want, sizeof(want), "t_caller+0x3/0x%lx", size);
-		CHECK(!strcmp(buf, want), "sprint_symbol", "'%s' vs '%s'", buf, want);
-	}
+	snprintf(want, sizeof(want), "t_caller+0x3/0x%lx", size);
+	CHECK(!strcmp(buf, want), "sprint_symbol", "'%s' vs '%s'", buf, want);
 	sprint_symbol(buf, (unsigned long)gnu_get_libc_version + 1);
 	CHECK(strstr(buf, "[libc.so.6]") != NULL, "sprint_symbol_module", "'%s'", buf);
+}
+
+/* the sites as found at start: all nops, none enabled */
+static void case_sites_at_start(void)
+{
+	const unsigned char *b = (const void *)t_add;
+	struct fhook_stats st;
 
 	fhook_get_stats(&st);
 	CHECK(st.nr_sites >= 7 && st.nr_enabled == 0, "sites_found", "sites %lu enabled %lu",
 	      st.nr_sites, st.nr_enabled);
 	CHECK(ftrace_location((unsigned long)t_add) == (unsigned long)t_add,
 	      "ftrace_location", "%#lx", ftrace_location((unsigned long)t_add));
-	{
-		const unsigned char *b = (const void *)t_add;
+	CHECK(b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && b[3] == 0 && b[4] == 0,
+	      "init_nop", "%02x %02x %02x %02x %02x", b[0], b[1], b[2], b[3], b[4]);
+}
 
-		CHECK(b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && b[3] == 0 && b[4] == 0,
-		      "init_nop", "%02x %02x %02x %02x %02x", b[0], b[1], b[2], b[3], b[4]);
-	}
+/* ops1 on t_add and t_mul by glob */
+static int register_ops1(void)
+{
+	int r;
 
-	/* one ops, two functions */
+	r = ftrace_set_filter(&ops1, (unsigned char *)"t_add t_mul", 11, 1);
+	return r ?: register_ftrace_function(&ops1);
+}
+
+/* ops2 on t_add by address */
+static int register_ops2(void)
+{
+	int r;
+
+	r = ftrace_set_filter_ip(&ops2, (unsigned long)t_add, 0, 1);
+	return r ?: register_ftrace_function(&ops2);
+}
+
+/* one ops, two functions */
+static void case_one_ops_two_functions(void)
+{
+	unsigned long size;
+	int r;
+
+	reset_ops();
+	find_caller(&size);
 	r = ftrace_set_filter(&ops1, (unsigned char *)"t_add t_mul", 11, 1);
 	CHECK_EQ(r, 0, "set_filter_glob");
 	r = register_ftrace_function(&ops1);
@@ -145,25 +188,59 @@ int main(void)
 	CHECK_EQ(c1.bad_parent, 0, "ops1_parent_ip");
 	t_sub(1, 2);
 	CHECK_EQ(c1.calls, 20, "ops1_filter_excludes");
+	unregister_ftrace_function(&ops1);
+}
 
-	/* a second ops on t_add: the site is shared */
+/* a second ops on t_add: the site is shared */
+static void case_shared_site(void)
+{
+	unsigned long size;
+	int r;
+
+	reset_ops();
+	find_caller(&size);
+	register_ops1();
 	r = ftrace_set_filter_ip(&ops2, (unsigned long)t_add, 0, 1);
 	CHECK_EQ(r, 0, "set_filter_ip");
 	r = register_ftrace_function(&ops2);
 	CHECK_EQ(r, 0, "register_ops2");
-	c1.calls = 0;
 	t_caller(5);
 	CHECK_EQ(c1.calls, 10, "shared_site_ops1");
 	CHECK_EQ(c2.calls, 5, "shared_site_ops2");
 	CHECK_EQ(c2.last_ip, (unsigned long)t_add, "ops2_ip");
+	unregister_ftrace_function(&ops2);
+	unregister_ftrace_function(&ops1);
+}
 
-	/* notrace wins over the filter */
+/* notrace, set while registered, wins over the filter */
+static void case_notrace(void)
+{
+	unsigned long size;
+	int r;
+
+	reset_ops();
+	find_caller(&size);
+	register_ops1();
 	r = ftrace_set_notrace(&ops1, (unsigned char *)"t_mul", 5, 1);
 	CHECK_EQ(r, 0, "set_notrace");
-	c1.calls = 0;
 	t_caller(5);
 	CHECK_EQ(c1.calls, 5, "notrace_wins");
+	unregister_ftrace_function(&ops1);
+}
 
+/* unregistering one ops of a shared site, then the other: nops again */
+static void case_unregister(void)
+{
+	const unsigned char *b = (const void *)t_add;
+	struct fhook_stats st;
+	unsigned long size;
+	int r;
+
+	reset_ops();
+	find_caller(&size);
+	register_ops1();
+	ftrace_set_notrace(&ops1, (unsigned char *)"t_mul", 5, 1);
+	register_ops2();
 	r = unregister_ftrace_function(&ops2);
 	CHECK_EQ(r, 0, "unregister_ops2");
 	c1.calls = c2.calls = 0;
@@ -177,43 +254,53 @@ int main(void)
 	CHECK_EQ(c1.calls, 0, "ops1_gone");
 	fhook_get_stats(&st);
 	CHECK_EQ(st.nr_enabled, 0, "all_sites_nop_again");
-	{
-		const unsigned char *b = (const void *)t_add;
+	CHECK(b[0] == 0x0f && b[1] == 0x1f, "site_is_nop_after", "%02x", b[0]);
+}
 
-		CHECK(b[0] == 0x0f && b[1] == 0x1f, "site_is_nop_after", "%02x", b[0]);
-	}
+static void case_errors(void)
+{
+	struct ftrace_ops null_ops = { 0 };
+	struct ftrace_ops empty = { .func = redirect,
+		.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY };
+	int r;
 
-	/* errors */
+	reset_ops();
 	r = ftrace_set_filter(&ops2, (unsigned char *)"no_such_function", 16, 1);
 	CHECK(r == -EINVAL && errno == EINVAL, "unknown_glob", "r=%d", r);
 	r = ftrace_set_filter_ip(&ops2, (unsigned long)t_add + 1, 0, 1);
 	CHECK_EQ(r, -ENOENT, "filter_ip_not_a_site");
 	r = ftrace_set_filter_ip(&ops2, (unsigned long)strlen, 0, 1);
 	CHECK_EQ(r, -ENOENT, "filter_ip_uninstrumented");
-	{
-		struct ftrace_ops null_ops = { 0 };
-
-		CHECK_EQ(register_ftrace_function(&null_ops), -EINVAL, "null_handler");
-	}
-	{
-		struct ftrace_ops empty = { .func = redirect,
-			.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY };
-
-		CHECK_EQ(register_ftrace_function(&empty), -EINVAL, "ipmodify_empty_filter");
-	}
+	CHECK_EQ(register_ftrace_function(&null_ops), -EINVAL, "null_handler");
+	CHECK_EQ(register_ftrace_function(&empty), -EINVAL, "ipmodify_empty_filter");
 	CHECK_EQ(unregister_ftrace_function(&ops2), -ENODEV, "unregister_unregistered");
+}
 
-	/* IPMODIFY: int and double arguments reach the replacement */
+/* IPMODIFY: int and double arguments reach the replacement */
+static void case_ipmodify_redirect(void)
+{
+	double d;
+	int r;
+
+	reset_ops();
 	r = ftrace_set_filter_ip(&ops_ipmod, (unsigned long)t_scale, 0, 1);
 	CHECK_EQ(r, 0, "ipmodify_filter");
 	r = register_ftrace_function(&ops_ipmod);
 	CHECK_EQ(r, 0, "ipmodify_register");
-	{
-		double d = t_scale(3, 2.5);
+	d = t_scale(3, 2.5);
+	CHECK(d == 1007.5, "ipmodify_redirect", "got %f", d);
+	CHECK(seen_n == 3 && seen_x == 2.5, "ipmodify_args", "n=%d x=%f", seen_n, seen_x);
+	unregister_ftrace_function(&ops_ipmod);
+}
 
-		CHECK(d == 1007.5, "ipmodify_redirect", "got %f", d);
-		CHECK(seen_n == 3 && seen_x == 2.5, "ipmodify_args", "n=%d x=%f", seen_n, seen_x);
-	}
+/* one IPMODIFY user per function; the second may come once the first goes */
+static void case_ipmodify_exclusive(void)
+{
+	int r;
+
+	reset_ops();
+	ftrace_set_filter_ip(&ops_ipmod, (unsigned long)t_scale, 0, 1);
+	register_ftrace_function(&ops_ipmod);
 	ftrace_set_filter_ip(&ops_ipmod2, (unsigned long)t_scale, 0, 1);
 	r = register_ftrace_function(&ops_ipmod2);
 	CHECK_EQ(r, -EBUSY, "ipmodify_second_user_ebusy");
@@ -224,9 +311,41 @@ int main(void)
 	r = register_ftrace_function(&ops_ipmod2);
 	CHECK_EQ(r, 0, "ipmodify_second_after_first_gone");
 	unregister_ftrace_function(&ops_ipmod2);
-	if (getenv("FHOOK_TEXT_POKE")) {
-		fhook_get_stats(&st);
-		CHECK_EQ(st.procmem, 1, "wrote_through_proc_self_mem");
+}
+
+/* with FHOOK_TEXT_POKE (tests/core/test_procmem.sh), the last batch wrote
+ * through /proc/self/mem */
+static void case_text_poke_path(void)
+{
+	struct fhook_stats st;
+
+	if (!getenv("FHOOK_TEXT_POKE"))
+		return;
+	reset_ops();
+	register_ops2();
+	unregister_ftrace_function(&ops2);
+	fhook_get_stats(&st);
+	CHECK_EQ(st.procmem, 1, "wrote_through_proc_self_mem");
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(kallsyms),
+	CHECK_CASE(sites_at_start),
+	CHECK_CASE(one_ops_two_functions),
+	CHECK_CASE(shared_site),
+	CHECK_CASE(notrace),
+	CHECK_CASE(unregister),
+	CHECK_CASE(errors),
+	CHECK_CASE(ipmodify_redirect),
+	CHECK_CASE(ipmodify_exclusive),
+	CHECK_CASE(text_poke_path),
+};
+
+int main(void)
+{
+	if (getenv("FHOOK_TEXT_POKE") && !procmem_works()) {
+		printf("SKIP procmem: this kernel refuses writes through /proc/self/mem\n");
+		return 0;
 	}
-	return check_exit();
+	return check_run_cases(cases);
 }

@@ -179,6 +179,7 @@ NOINLINE void program_ctor_allocates(void)
 	free(ctor_block);
 }
 
+/* DONE: the rest of main, the case runner and the checks, which allocate */
 enum { PRE_MAIN, OWN_CTOR, THREADS, REGISTER, DONE };
 
 __attribute__((constructor(200))) static void own_ctor(void)
@@ -248,73 +249,37 @@ static void explain(char *why, size_t size, const char *what, const struct ev *e
 		strcat(why, line);
 }
 
-int main(void)
+int main(void);
+
+/*
+ * The events of @which phase: for OWN_CTOR the allocator calls, else the
+ * ones that are not the program's (explained in @why).
+ */
+static unsigned long scan(int which, char *why, size_t size)
 {
-	unsigned long i, n, own = 0, pre_bad = 0, thr_bad = 0, reg_bad = 0;
-	unsigned long calls_before, calls_reg;
-	int reg_more, unreg_more;
-	pthread_t th[4];
+	unsigned long i, n, count = 0;
 	Dl_info di;
-	char why[1024] = "";
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	printf("SKIP own_malloc: sanitizer build\n");
-	return 0;
-#endif
-	__atomic_store_n(&phase, THREADS, __ATOMIC_RELAXED);
-	/* nothing that allocates (stdio) until the checks: only fhook's work */
-	calls_before = __atomic_load_n(&alloc_calls, __ATOMIC_RELAXED);
-	for (i = 0; i < 4; i++)
-		pthread_create(&th[i], NULL, thread_body, (void *)i);
-	for (i = 0; i < 4; i++)
-		pthread_join(th[i], NULL);
-	__atomic_store_n(&phase, REGISTER, __ATOMIC_RELAXED);
-	calls_reg = __atomic_load_n(&alloc_calls, __ATOMIC_RELAXED);
-	fp_more.entry_handler = h_own_entry;
-	reg_more = register_fprobe(&fp_more, "thread_work", NULL);
-	unreg_more = unregister_fprobe(&fp_more);
-	__atomic_store_n(&phase, DONE, __ATOMIC_RELAXED);
-
-	CHECK_EQ(ctor_register_ret, 0, "register_in_constructor");
-	CHECK_EQ(reg_more, 0, "register_more");
-	CHECK_EQ(unreg_more, 0, "unregister_more");
-	CHECK(__atomic_load_n(&alloc_calls, __ATOMIC_RELAXED) > calls_before &&
-	      __atomic_load_n(&alloc_calls, __ATOMIC_RELAXED) > calls_reg, "fhook_allocated",
-	      "no allocator call from fhook's work: the test shows nothing");
-	CHECK_EQ(fprobe_nmissed(&fp_all), 0, "nmissed");
-
-	/*
-	 * More threads, one after the other, than there are shadow-stack
-	 * regions: the region of an exited thread is taken over once the
-	 * thread is gone, and the C library's frees after its exit still
-	 * have their returns hooked.
-	 */
-	for (i = 0; i < 1100; i++) {
-		pthread_t t;
-
-		pthread_create(&t, NULL, thread_body, (void *)i);
-		pthread_join(t, NULL);
-	}
-	CHECK_EQ(fprobe_nmissed(&fp_all), 0, "nmissed_many_threads");
-	unregister_fprobe(&fp_all);
 
 	dladdr((void *)main, &di);
 	exe_base = (unsigned long)di.dli_fbase;
 	n = nr_evs < MAX_EVS ? nr_evs : MAX_EVS;
 	for (i = 0; i < n; i++) {
 		const struct ev *e = &evs[i];
-		const char *fn = alloc_fn(e->ip);
+		const char *fn;
 
+		if (e->phase != which)
+			continue;
+		fn = alloc_fn(e->ip);
 		switch (e->phase) {
 		case OWN_CTOR:
-			own += fn != NULL;
+			count += fn != NULL;
 			break;
 		case PRE_MAIN:
 			/* main's and the constructor's own entries are the program's */
 			if (e->ip - (unsigned long)main < 16 || e->ip - (unsigned long)own_ctor < 16)
 				break;
-			pre_bad++;
-			explain(why, sizeof(why), "before main:", e);
+			count++;
+			explain(why, size, "before main:", e);
 			break;
 		case THREADS:
 			/*
@@ -328,19 +293,114 @@ int main(void)
 			    !strcmp(object_of(e->parent_ip), "ld-linux-x86-64.so.2") ||
 			    !strcmp(fn, "free"))
 				break;
-			thr_bad++;
-			explain(why, sizeof(why), "threads:", e);
+			count++;
+			explain(why, size, "threads:", e);
 			break;
 		case REGISTER:
 			/* nothing but fhook's work: no event at all */
-			reg_bad++;
-			explain(why, sizeof(why), "register:", e);
+			count++;
+			explain(why, size, "register:", e);
 			break;
 		}
 	}
+	return count;
+}
+
+/* before main, only the program's own constructor allocated */
+static void case_constructor(void)
+{
+	unsigned long own, pre_bad;
+	char why[1024] = "";
+
+	CHECK_EQ(ctor_register_ret, 0, "register_in_constructor");
+	own = scan(OWN_CTOR, why, sizeof(why));
+	pre_bad = scan(PRE_MAIN, why, sizeof(why));
 	CHECK_EQ(own, 2, "program_constructor_events");
 	CHECK(!pre_bad, "no_event_before_main", "%lu:%s", pre_bad, why);
+}
+
+/* a thread's shadow stack set up and torn down: no event from fhook's side */
+static void case_thread_setup(void)
+{
+	unsigned long i, thr_bad;
+	pthread_t th[4];
+	char why[1024] = "";
+
+	/* nothing that allocates (stdio) until the checks: only fhook's work */
+	__atomic_store_n(&phase, THREADS, __ATOMIC_RELAXED);
+	for (i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, thread_body, (void *)i);
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	__atomic_store_n(&phase, DONE, __ATOMIC_RELAXED);
+	thr_bad = scan(THREADS, why, sizeof(why));
 	CHECK(!thr_bad, "no_event_from_thread_setup", "%lu:%s", thr_bad, why);
+}
+
+/* registering and unregistering another probe allocates, traced by none */
+static void case_register_more(void)
+{
+	unsigned long calls_before, calls_reg, calls_after, reg_bad;
+	int reg_more, unreg_more;
+	char why[1024] = "";
+
+	__atomic_store_n(&phase, REGISTER, __ATOMIC_RELAXED);
+	calls_before = calls_reg = __atomic_load_n(&alloc_calls, __ATOMIC_RELAXED);
+	memset(&fp_more, 0, sizeof(fp_more));
+	fp_more.entry_handler = h_own_entry;
+	reg_more = register_fprobe(&fp_more, "thread_work", NULL);
+	unreg_more = unregister_fprobe(&fp_more);
+	/* read before stdio allocates: the calls are fhook's alone */
+	calls_after = __atomic_load_n(&alloc_calls, __ATOMIC_RELAXED);
+	__atomic_store_n(&phase, DONE, __ATOMIC_RELAXED);
+
+	CHECK_EQ(reg_more, 0, "register_more");
+	CHECK_EQ(unreg_more, 0, "unregister_more");
+	CHECK(calls_after > calls_before && calls_after > calls_reg, "fhook_allocated",
+	      "no allocator call from fhook's work: the test shows nothing");
+	/* over the constructor, the threads (run before) and this registration */
+	CHECK_EQ(fprobe_nmissed(&fp_all), 0, "nmissed");
+	reg_bad = scan(REGISTER, why, sizeof(why));
 	CHECK(!reg_bad, "no_event_from_register", "%lu:%s", reg_bad, why);
-	return check_exit();
+}
+
+/*
+ * More threads, one after the other, than there are shadow-stack
+ * regions: the region of an exited thread is taken over once the
+ * thread is gone, and the C library's frees after its exit still
+ * have their returns hooked.
+ */
+static void case_many_threads(void)
+{
+	unsigned long i;
+
+	for (i = 0; i < 1100; i++) {
+		pthread_t t;
+
+		pthread_create(&t, NULL, thread_body, (void *)i);
+		pthread_join(t, NULL);
+	}
+	CHECK_EQ(fprobe_nmissed(&fp_all), 0, "nmissed_many_threads");
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(constructor),
+	CHECK_CASE(thread_setup),
+	CHECK_CASE(register_more),
+	CHECK_CASE(many_threads),
+};
+
+int main(void)
+{
+	int ret;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	printf("SKIP own_malloc: sanitizer build\n");
+	return 0;
+#endif
+	/* the runner's stdio allocates: the program's own, outside the phases */
+	__atomic_store_n(&phase, DONE, __ATOMIC_RELAXED);
+	ret = check_run_cases(cases);
+	unregister_fprobe(&fp_all);
+	return ret;
 }

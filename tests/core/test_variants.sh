@@ -1,5 +1,7 @@
 #!/bin/bash
 # Build tests/core/variant.c with every kind of patchable site and run it.
+# A variant that crashes or exits non-zero without a FAIL line fails.
+set -o pipefail
 cd "$FHOOK_ROOT" || exit 2
 B=build/tests/core/variants
 mkdir -p $B
@@ -21,7 +23,13 @@ build() {	# name, compiler, compile flags, link flags
 }
 
 run() {
-	./$B/$1 "$1"
+	local out st
+	out=$(./$B/$1 "$1" 2>&1)
+	st=$?
+	printf '%s\n' "$out"
+	if [ $st != 0 ] && ! grep -q '^FAIL ' <<< "$out"; then
+		echo "FAIL ${1}_exit: exit status $st"
+	fi
 }
 
 build gcc_patchable gcc "$($FHOOK cflags)" "" && run gcc_patchable

@@ -2,7 +2,8 @@
 # The conformance table: every spec of tests/events/conformance.tsv through
 # `fhook trace --dry-run` against the known program.  Accepted specs must
 # print the kernel's dynamic_events form; refused ones the kernel's message
-# with the caret at the expected column.  One PASS/FAIL line per spec.
+# with the caret at the expected column, and exit with an error status (a
+# signal is no refusal).  One PASS/FAIL line per spec.
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 B=${FHOOK_BUILD:-build}
 FHOOK=$B/fhook
@@ -31,7 +32,7 @@ while IFS=$'\t' read -r spec kind a b; do
 	cmdl=$(sed -n 2p <<< "$out")
 	caret=$(sed -n 3p <<< "$out")
 	col=$(awk '{ print index($0, "^") - 1 }' <<< "$caret")
-	if [ $st != 0 ] && [ "$msg" = "fhook: error: $b" ] && [ "$col" = "$a" ] &&
+	if [ $st != 0 ] && [ $st -lt 128 ] && [ "$msg" = "fhook: error: $b" ] && [ "$col" = "$a" ] &&
 	   [[ $cmdl == "  Command: "* ]] && [ "$(tr -d ' ^' <<< "$caret")" = "" ]; then
 		echo "PASS $name"
 	else

@@ -104,9 +104,11 @@ fi
 
 # memory: 2,000,000 events need no more than 100,000 (to /dev/null, no ASan)
 small=$(timeout 60 $T/unit_plain bulk /dev/null 100000 | sed -n 's/^maxrss_kb //p')
+st_small=$?
 large=$(timeout 60 $T/unit_plain bulk /dev/null 2000000 | sed -n 's/^maxrss_kb //p')
-if [ -z "$small" ] || [ -z "$large" ]; then
-	fail memory "the writer failed or crashed"
+st_large=$?
+if [ $st_small != 0 ] || [ $st_large != 0 ] || [ -z "$small" ] || [ -z "$large" ]; then
+	fail memory "the writer failed or crashed (exit $st_small, $st_large)"
 elif [ $((large - small)) -lt 1024 ]; then
 	pass memory
 else

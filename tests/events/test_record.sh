@@ -4,6 +4,8 @@
 # trace; report's counts and times against a program with known calls and
 # sleeps; nothing lost with many threads; honest ends (full disk,
 # /dev/full, SIGTERM, fhook killed); the recording kept from the program.
+# Every run expected to succeed must exit 0: a crash after the output is a
+# failure too.
 set -o pipefail
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 B=${FHOOK_BUILD:-build}
@@ -69,16 +71,17 @@ fi
 # entries and exits pair: a line per call, leaves on one line, nesting back to zero;
 # inner's duration (it sleeps 10 ms) printed with its exit
 "$FHOOK" replay --format graph "$tmp/tree.rec" >"$tmp/graph" 2>&1
+st=$?
 n_in=$(strip < "$tmp/graph" | grep -c '() {$')
 n_leaf=$(strip < "$tmp/graph" | grep -c '^ *leaf();$')
 n_out=$(strip < "$tmp/graph" | grep -c '} /\* ')
 last=$(strip < "$tmp/graph" | tail -1)
 slow=$(grep -cE ' 1[0-9]\.[0-9]{3} ms \[ *[0-9]+\] \|     \} /\* inner \*/$' "$tmp/graph")
-if [ "$n_in" = 9 ] && [ "$n_leaf" = 11 ] && [ "$n_out" = 9 ] && [ "$last" = "} /* main */" ] &&
-   [ "$slow" = 6 ]; then
+if [ $st = 0 ] && [ "$n_in" = 9 ] && [ "$n_leaf" = 11 ] && [ "$n_out" = 9 ] &&
+   [ "$last" = "} /* main */" ] && [ "$slow" = 6 ]; then
 	pass graph-pairs
 else
-	fail graph-pairs "$n_in entries, $n_leaf leaves, $n_out exits, $slow inner of 10 ms, last '$last'"
+	fail graph-pairs "exit $st, $n_in entries, $n_leaf leaves, $n_out exits, $slow inner of 10 ms, last '$last'"
 fi
 
 # ---- report: calls exact; times no less than the sleeps
@@ -107,14 +110,21 @@ else
 fi
 # sorted by total time by default: main first
 first=$("$FHOOK" report "$tmp/tree.rec" 2>/dev/null | sed -n 3p | awk '{ print $NF }')
-[ "$first" = main ] && pass report-sort || fail report-sort "first line is '$first'"
+st=$?
+[ $st = 0 ] && [ "$first" = main ] && pass report-sort ||
+	fail report-sort "exit $st, first line is '$first'"
 # filters: a glob, a depth, a minimum time
 got=$("$FHOOK" report -F 'in*' "$tmp/tree.rec" 2>/dev/null | awk 'NR > 2 { print $NF }' | tr '\n' ' ')
-[ "$got" = "inner " ] && pass report-filter || fail report-filter "'$got'"
+st=$?
+[ $st = 0 ] && [ "$got" = "inner " ] && pass report-filter || fail report-filter "exit $st, '$got'"
 got=$("$FHOOK" report --depth 2 -s name "$tmp/tree.rec" 2>/dev/null | awk 'NR > 2 { print $NF }' | tr '\n' ' ')
-[ "$got" = "leaf main outer " ] && pass report-depth || fail report-depth "'$got'"
+st=$?
+[ $st = 0 ] && [ "$got" = "leaf main outer " ] && pass report-depth ||
+	fail report-depth "exit $st, '$got'"
 got=$("$FHOOK" report --min-time 5ms -s name "$tmp/tree.rec" 2>/dev/null | awk 'NR > 2 { print $NF }' | tr '\n' ' ')
-[ "$got" = "inner main outer " ] && pass report-min-time || fail report-min-time "'$got'"
+st=$?
+[ $st = 0 ] && [ "$got" = "inner main outer " ] && pass report-min-time ||
+	fail report-min-time "exit $st, '$got'"
 
 # ---- Perfetto: a real protobuf decoder reads it; one slice per call
 if command -v protoc >/dev/null; then
@@ -133,11 +143,14 @@ fi
 
 # ---- JSON with invalid UTF-8 and a string cut at its size limit
 "$FHOOK" record -e 'f takes_str s:string' -o "$tmp/str.rec" -- "$RP" strings >/dev/null 2>&1
+st=$?
 for fmt in json chrome; do
-	"$FHOOK" replay --format $fmt -o "$tmp/str.$fmt" "$tmp/str.rec" 2>/dev/null
+	"$FHOOK" replay --format $fmt -o "$tmp/str.$fmt" "$tmp/str.rec" 2>/dev/null || st=$?
 done
 if ! command -v python3 >/dev/null; then
 	echo "SKIP record/json-utf8: python3 is not installed"
+elif [ $st != 0 ]; then
+	fail json-utf8 "record or replay exit $st"
 elif python3 - "$tmp/str.json" "$tmp/str.chrome" <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
@@ -154,21 +167,24 @@ fi
 
 # ---- many threads: nothing lost by default
 "$FHOOK" record -o "$tmp/mt.rec" -- "$RP" mt 8 100000 >/dev/null 2>"$tmp/mt.err"
+st=$?
 ev=$(sed -nE 's/^fhook: record: ([0-9]+) events, ([0-9]+) nmissed, ([0-9]+) lost.*/\1 \2 \3/p' "$tmp/mt.err")
 calls=$("$FHOOK" report -s name "$tmp/mt.rec" 2>/dev/null | awk '$NF == "leaf" { print $(NF - 7) }')
+rst=$?
 # entries and exits of leaf x 800,000, thread_main x 8, main
-if [ "$ev" = "1600018 0 0" ] && [ "$calls" = 800000 ]; then
+if [ $st = 0 ] && [ $rst = 0 ] && [ "$ev" = "1600018 0 0" ] && [ "$calls" = 800000 ]; then
 	pass many-threads
 else
-	fail many-threads "summary '$ev', leaf calls '$calls': $(cat "$tmp/mt.err")"
+	fail many-threads "record exit $st, report exit $rst, summary '$ev', leaf calls '$calls': $(cat "$tmp/mt.err")"
 fi
 # --lossy drops and counts instead of waiting; events + lost is every call
 "$FHOOK" record --lossy --buffer-size 64K -o "$tmp/lossy.rec" -- "$RP" mt 4 100000 >/dev/null 2>"$tmp/lossy.err"
+st=$?
 sum=$(sed -nE 's/^fhook: record: ([0-9]+) events, [0-9]+ nmissed, ([0-9]+) lost.*/\1 + \2/p' "$tmp/lossy.err")
-if [ -n "$sum" ] && [ $(($sum)) = 800010 ]; then
+if [ $st = 0 ] && [ -n "$sum" ] && [ $(($sum)) = 800010 ]; then
 	pass lossy-accounting
 else
-	fail lossy-accounting "$(cat "$tmp/lossy.err")"
+	fail lossy-accounting "exit $st: $(cat "$tmp/lossy.err")"
 fi
 
 # ---- honest ends
@@ -236,15 +252,17 @@ st=$?
 
 # ---- what the traced program sees
 "$FHOOK" record -o "$tmp/fds.rec" -- "$RP" fds >"$tmp/fds.out" 2>/dev/null
-if grep -q '^fd ' "$tmp/fds.out" && ! grep -q "fds.rec" "$tmp/fds.out"; then
+st=$?
+if [ $st = 0 ] && grep -q '^fd ' "$tmp/fds.out" && ! grep -q "fds.rec" "$tmp/fds.out"; then
 	pass output-not-inherited
 else
-	fail output-not-inherited "$(cat "$tmp/fds.out")"
+	fail output-not-inherited "exit $st: $(cat "$tmp/fds.out")"
 fi
 cp "$RP" "$tmp/self"
 out=$("$FHOOK" record -o "$tmp/self" -- "$tmp/self" tree 2>&1)
 st=$?
-if [ $st != 0 ] && grep -q 'is the program being recorded' <<< "$out" && cmp -s "$RP" "$tmp/self"; then
+if [ $st != 0 ] && [ $st -lt 128 ] && grep -q 'is the program being recorded' <<< "$out" &&
+   cmp -s "$RP" "$tmp/self"; then
 	pass output-is-program
 else
 	fail output-is-program "exit $st: $out"
@@ -261,16 +279,17 @@ fi
 "$FHOOK" record -e 'f scale v k' -e 'f scale%return $retval' -e 'f mix $arg*' \
 	-e 'f mix%return $retval' -e 'f:x/z mix%return b f e' -o "$tmp/fp.rec" -- "$RP" fp \
 	>"$tmp/fp.out" 2>"$tmp/fp.err"
-"$FHOOK" replay "$tmp/fp.rec" 2>/dev/null | sed -E 's/^.*: ([a-z_]+): \((.*)\)/\1: (\2)/; s/\+0x[0-9a-f]+\/0x[0-9a-f]+//g' >"$tmp/fp.txt"
+st=$?
+"$FHOOK" replay "$tmp/fp.rec" 2>/dev/null | sed -E 's/^.*: ([a-z_]+): \((.*)\)/\1: (\2)/; s/\+0x[0-9a-f]+\/0x[0-9a-f]+//g' >"$tmp/fp.txt" || st=$?
 want='mix__entry: (mix) a=1 b=2.5 c=3 d=4.25 e=120 f=-0.5
 mix__exit: (main <- mix) arg1=6.25
 z: (main <- mix) b=2.5 f=-0.5 e=120
 scale__entry: (scale) v=1.5 k=3
 scale__exit: (main <- scale) arg1=4.5'
-if grep -q '^4.5 6.25$' "$tmp/fp.out" && [ "$(cat "$tmp/fp.txt")" = "$want" ]; then
+if [ $st = 0 ] && grep -q '^4.5 6.25$' "$tmp/fp.out" && [ "$(cat "$tmp/fp.txt")" = "$want" ]; then
 	pass floating-point
 else
-	fail floating-point "$(cat "$tmp/fp.txt" "$tmp/fp.err")"
+	fail floating-point "exit $st: $(cat "$tmp/fp.txt" "$tmp/fp.err")"
 fi
 
 # ---- C++: names as written in the source, demangled output, DWARF parameters
@@ -283,31 +302,38 @@ for cc in gcc clang; do
 	fi
 	"$FHOOK" record -e 'f:g/in geo::*' -e 'f:g/out geo::*%return' -o "$tmp/cxx.rec" -- "$CP" \
 		>/dev/null 2>"$tmp/cxx.err"
-	got=$("$FHOOK" replay --format graph "$tmp/cxx.rec" 2>&1 | strip | tr '\n' '|')
+	st=$?
+	got=$("$FHOOK" replay --format graph "$tmp/cxx.rec" 2>&1 | strip | tr '\n' '|') || st=$?
 	want='geo::Rect::area() const;|geo::scale(double, int);|geo::scale(long, int);|'
-	[ "$got" = "$want" ] && pass "cxx-$cc-names" || fail "cxx-$cc-names" "$got $(cat "$tmp/cxx.err")"
+	[ $st = 0 ] && [ "$got" = "$want" ] && pass "cxx-$cc-names" ||
+		fail "cxx-$cc-names" "exit $st: $got $(cat "$tmp/cxx.err")"
 	got=$("$FHOOK" trace -e 'f geo::scale(double,int) v k' -e 'f:x/r geo::Rect::area%return $retval' \
 		-e 'f:x/s geo::scale(long,int)%return $retval' -- "$CP" 2>&1 >/dev/null |
 		sed -nE 's/^.*: ([a-z_]+): \((.*)\)(.*)/\1: \2\3/p' | sed -E 's/\+0x[0-9a-f]+\/0x[0-9a-f]+//g')
+	st=$?
 	want="r: main <- geo::Rect::area() const arg1=7
 geo__scale_double_int___entry: geo::scale(double, int) v=1.5 k=4
 s: main <- geo::scale(long, int) arg1=21"
-	[ "$got" = "$want" ] && pass "cxx-$cc-params" || fail "cxx-$cc-params" "$got"
+	[ $st = 0 ] && [ "$got" = "$want" ] && pass "cxx-$cc-params" ||
+		fail "cxx-$cc-params" "exit $st: $got"
 	# an exception through four traced frames: each has its exit, where the unwinder left it
 	"$FHOOK" record -e 'f:g/in geo::check*' -e 'f:g/out geo::check*%return' -o "$tmp/throw.rec" -- \
 		"$CP" throw >"$tmp/throw.out" 2>&1
-	got=$("$FHOOK" replay --format graph "$tmp/throw.rec" 2>&1 | strip | tr '\n' '|')
+	st=$?
+	got=$("$FHOOK" replay --format graph "$tmp/throw.rec" 2>&1 | strip | tr '\n' '|') || st=$?
 	want='geo::check(int) {|  geo::check(int) {|    geo::check(int) {|      geo::check(int) {|'
 	want+='      } /* unwound: geo::check(int) */|    } /* unwound: geo::check(int) */|'
 	want+='  } /* unwound: geo::check(int) */|} /* unwound: geo::check(int) */|'
-	if [ "$got" = "$want" ] && grep -q '^caught deep$' "$tmp/throw.out"; then
+	if [ $st = 0 ] && [ "$got" = "$want" ] && grep -q '^caught deep$' "$tmp/throw.out"; then
 		pass "cxx-$cc-exception"
 	else
-		fail "cxx-$cc-exception" "$got"
+		fail "cxx-$cc-exception" "exit $st: $got"
 	fi
 	out=$("$FHOOK" trace --dry-run -e 'f geo::nothing*' -- "$CP" 2>&1)
-	grep -q 'Invalid probed address or symbol' <<< "$out" && pass "cxx-$cc-unknown" ||
-		fail "cxx-$cc-unknown" "$out"
+	st=$?
+	# refused: an exit status, not a signal
+	[ $st != 0 ] && [ $st -lt 128 ] && grep -q 'Invalid probed address or symbol' <<< "$out" &&
+		pass "cxx-$cc-unknown" || fail "cxx-$cc-unknown" "exit $st: $out"
 done
 
 # ---- a slow reader of the output: the program waits, nothing is lost, nobody detaches

@@ -1,10 +1,14 @@
 #!/bin/bash
 # The status line: with the trace going to a file and stderr on a terminal,
 # fhook trace rewrites one line with the counts while the program runs.
+# Each run must exit 0: a crash after the last event is a failure too.
 cd "$FHOOK_ROOT" || exit 2
 T=$(mktemp -d)
 trap 'rm -rf $T' EXIT
-gcc -O1 $(build/fhook cflags) -o $T/p tests/events/status_prog.c
+if ! gcc -O1 $(build/fhook cflags) -o $T/p tests/events/status_prog.c; then
+	echo "FAIL status_build: gcc failed"
+	exit 1
+fi
 if ! command -v script >/dev/null; then
 	echo "SKIP status_line: no script(1) for a terminal"
 	exit 0
@@ -23,4 +27,11 @@ grep -q 'fhook: trace: 50 events, 0 nmissed, 0 lost' $T/tty.txt &&
 	echo "PASS status_summary" || echo "FAIL status_summary"
 # not on a terminal: no status line
 build/fhook trace -o $T/t2.txt -e 'f tick' -- $T/p 2>$T/err.txt
-if grep -q $'\r' $T/err.txt; then echo "FAIL no_status_without_tty"; else echo "PASS no_status_without_tty"; fi
+st=$?
+if [ $st != 0 ]; then
+	echo "FAIL no_status_without_tty: exit $st: $(tail -2 $T/err.txt)"
+elif grep -q $'\r' $T/err.txt; then
+	echo "FAIL no_status_without_tty"
+else
+	echo "PASS no_status_without_tty"
+fi

@@ -2,7 +2,8 @@
 # fhook trace on the known program, checked line by line in the three
 # formats (timestamps, pids, tids, cpus and stack addresses normalized);
 # then --caller, following a child, --no-follow, and the program's own
-# stdout staying its own.
+# stdout staying its own.  Every run must exit 0: a crash after the last
+# event is a failure too.
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 B=${FHOOK_BUILD:-build}
 FHOOK=$B/fhook
@@ -68,50 +69,57 @@ fi
 
 # --caller: fact's calls from run only (not its recursive calls)
 "$FHOOK" trace -e 'f fact n' --caller run -o "$tmp/caller" -- "$PROG" >/dev/null 2>&1
-if [ "$(grep -c fact__entry "$tmp/caller")" = 1 ] && grep -q 'n=3$' "$tmp/caller"; then
+st=$?
+if [ $st = 0 ] && [ "$(grep -c fact__entry "$tmp/caller")" = 1 ] && grep -q 'n=3$' "$tmp/caller"; then
 	echo "PASS trace/caller"
 else
-	echo "FAIL trace/caller: $(cat "$tmp/caller")"
+	echo "FAIL trace/caller: exit $st: $(cat "$tmp/caller")"
 fi
 
 # a child process is traced, unless --no-follow
 "$FHOOK" trace -e 'f add a b' -o "$tmp/follow" -- "$PROG" child >/dev/null 2>&1
+st_follow=$?
 "$FHOOK" trace -e 'f add a b' --no-follow -o "$tmp/nofollow" -- "$PROG" child >/dev/null 2>&1
+st_nofollow=$?
 pids=$(sed -E 's/.*prog-([0-9]+).*/\1/' "$tmp/follow" | sort -u | wc -l)
-if [ "$(grep -c add__entry "$tmp/follow")" = 2 ] && [ "$pids" = 2 ]; then
+if [ $st_follow = 0 ] && [ "$(grep -c add__entry "$tmp/follow")" = 2 ] && [ "$pids" = 2 ]; then
 	echo "PASS trace/follow"
 else
-	echo "FAIL trace/follow: $(cat "$tmp/follow")"
+	echo "FAIL trace/follow: exit $st_follow: $(cat "$tmp/follow")"
 fi
-if [ "$(grep -c add__entry "$tmp/nofollow")" = 1 ]; then
+if [ $st_nofollow = 0 ] && [ "$(grep -c add__entry "$tmp/nofollow")" = 1 ]; then
 	echo "PASS trace/no-follow"
 else
-	echo "FAIL trace/no-follow: $(cat "$tmp/nofollow")"
+	echo "FAIL trace/no-follow: exit $st_nofollow: $(cat "$tmp/nofollow")"
 fi
 
 # many events: every one is either printed or counted as lost
 "$FHOOK" trace -e 'f add a b' -e 'f add%return $retval' -o "$tmp/loop" -- "$PROG" loop 200000 \
 	> /dev/null 2> "$tmp/loop.err"
+st=$?
 printed=$(wc -l < "$tmp/loop")
 sum=$(sed -nE 's/^fhook: trace: ([0-9]+) events, ([0-9]+) nmissed, ([0-9]+) lost$/\1 \3/p' "$tmp/loop.err")
 ev=${sum% *} lost=${sum#* }
-if [ -n "$sum" ] && [ "$printed" = "$ev" ] && [ $((ev + lost)) = 400000 ]; then
+if [ $st = 0 ] && [ -n "$sum" ] && [ "$printed" = "$ev" ] && [ $((ev + lost)) = 400000 ]; then
 	echo "PASS trace/accounting ($ev printed, $lost lost)"
 else
-	echo "FAIL trace/accounting: printed $printed, summary '$(tail -1 "$tmp/loop.err")'"
+	echo "FAIL trace/accounting: exit $st, printed $printed, summary '$(tail -1 "$tmp/loop.err")'"
 fi
 
 # more threads and processes than the trace has rings (256) and process
 # mailboxes (256): rings of threads that are gone are reused, every
 # process is symbolized, every event is printed or counted as lost
 many() {	# many MODE N
-	local mode=$1 n=$2 out ev lost raw
+	local mode=$1 n=$2 out ev lost raw st
 	"$FHOOK" trace -e 'f add a b' -o "$tmp/$mode" -- "$PROG" "$mode" "$n" \
 		> "$tmp/$mode.stdout" 2> "$tmp/$mode.err"
+	st=$?
 	out=$(sed -nE 's/^fhook: trace: ([0-9]+) events, 0 nmissed, ([0-9]+) lost$/\1 \2/p' "$tmp/$mode.err")
 	ev=${out% *} lost=${out#* }
 	raw=$(grep -vc ': add__entry: (add+0x0/0x' "$tmp/$mode")
-	if [ -z "$out" ]; then
+	if [ $st != 0 ]; then
+		echo "FAIL trace/many-$mode: exit $st: $(tail -2 "$tmp/$mode.err")"
+	elif [ -z "$out" ]; then
 		echo "FAIL trace/many-$mode: summary '$(tail -1 "$tmp/$mode.err")'"
 	elif [ $((ev + lost)) != "$n" ] || [ "$(wc -l < "$tmp/$mode")" != "$ev" ]; then
 		echo "FAIL trace/many-$mode: $ev events + $lost lost, $(wc -l < "$tmp/$mode") lines, for $n calls"

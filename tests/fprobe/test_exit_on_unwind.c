@@ -138,35 +138,60 @@ static void expect_balanced(const char *name)
 	CHECK(ul_balanced(ul_log), name, "unbalanced: \"%s\"", ul_log);
 }
 
-int main(void)
+/*
+ * Each case probes the functions afresh, so that it can run alone, and
+ * checks that its own fprobe missed nothing (the "nmissed" check of the
+ * whole run, one a case now).
+ */
+static bool setup(unsigned int flags)
 {
-	struct sigaction sa;
-	stack_t ss;
-	pthread_t th;
-	char *stack;
-
-	if (ul_register(&fp, names, FPROBE_FL_EXIT_ON_UNWIND)) {
+	if (ul_register(&fp, names, flags)) {
 		printf("FAIL register: %s\n", strerror(errno));
-		return 1;
+		check_failed++;
+		return false;
 	}
-
 	ul_reset();
+	return true;
+}
+
+static void teardown(const char *nmissed_name)
+{
+	CHECK_EQ(fprobe_nmissed(&fp), 0, nmissed_name);
+	unregister_fprobe(&fp);
+}
+
+static void case_longjmp_to_unhooked(void)
+{
+	if (!setup(FPROBE_FL_EXIT_ON_UNWIND))
+		return;
 	jump_unhooked();
 	expect("longjmp_to_unhooked",
 	       "E t_a,E t_b,E t_c,U t_c,U t_b,U t_a,E t_mark,X t_mark");
 	expect_balanced("longjmp_to_unhooked_balanced");
+	teardown("longjmp_to_unhooked_nmissed");
+}
 
-	ul_reset();
+static void case_longjmp_to_hooked(void)
+{
+	if (!setup(FPROBE_FL_EXIT_ON_UNWIND))
+		return;
 	mode = JUMP;
 	t_setter();
 	expect("longjmp_to_hooked",
 	       "E t_setter,E t_a,E t_b,E t_c,U t_c,U t_b,U t_a,E t_mark,X t_mark,X t_setter");
 	expect_balanced("longjmp_to_hooked_balanced");
+	teardown("longjmp_to_hooked_nmissed");
+}
 
+static void case_siglongjmp_from_handler(void)
+{
+	struct sigaction sa;
+
+	if (!setup(FPROBE_FL_EXIT_ON_UNWIND))
+		return;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = t_sig;
 	sigaction(SIGUSR1, &sa, NULL);
-	ul_reset();
 	mode = SIGNAL_JUMP;
 	if (!sigsetjmp(sjb, 1))
 		t_a(0);
@@ -174,15 +199,26 @@ int main(void)
 	expect("siglongjmp_from_handler",
 	       "E t_a,E t_b,E t_c,E t_sig,U t_sig,U t_c,U t_b,U t_a,E t_mark,X t_mark");
 	expect_balanced("siglongjmp_from_handler_balanced");
+	teardown("siglongjmp_from_handler_nmissed");
+}
 
-	/* the same from a handler on the signal stack: its frames are gone too */
+/* the same from a handler on the signal stack: its frames are gone too */
+static void case_siglongjmp_from_altstack(void)
+{
+	struct sigaction sa;
+	stack_t ss;
+
+	if (!setup(FPROBE_FL_EXIT_ON_UNWIND))
+		return;
 	ss.ss_sp = malloc(64 * 1024);
 	ss.ss_size = 64 * 1024;
 	ss.ss_flags = 0;
 	sigaltstack(&ss, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = t_sig;
 	sa.sa_flags = SA_ONSTACK;
 	sigaction(SIGUSR1, &sa, NULL);
-	ul_reset();
+	mode = SIGNAL_JUMP;
 	if (!sigsetjmp(sjb, 1))
 		t_a(0);
 	t_mark();
@@ -192,15 +228,29 @@ int main(void)
 	ss.ss_flags = SS_DISABLE;
 	sigaltstack(&ss, NULL);
 	free(ss.ss_sp);
+	teardown("siglongjmp_from_altstack_nmissed");
+}
 
-	ul_reset();
+static void case_pthread_exit(void)
+{
+	pthread_t th;
+
+	if (!setup(FPROBE_FL_EXIT_ON_UNWIND))
+		return;
 	mode = THREAD_EXIT;
 	pthread_create(&th, NULL, thread_body, NULL);
 	pthread_join(th, NULL);
 	expect("pthread_exit", "E t_a,E t_b,E t_c,U t_c,U t_b,U t_a");
 	expect_balanced("pthread_exit_balanced");
+	teardown("pthread_exit_nmissed");
+}
 
-	ul_reset();
+static void case_cancel(void)
+{
+	pthread_t th;
+
+	if (!setup(FPROBE_FL_EXIT_ON_UNWIND))
+		return;
 	mode = CANCEL;
 	reached = 0;
 	pthread_create(&th, NULL, thread_body, NULL);
@@ -210,15 +260,22 @@ int main(void)
 	pthread_join(th, NULL);
 	expect("cancel", "E t_a,E t_b,E t_c,U t_c,U t_b,U t_a");
 	expect_balanced("cancel_balanced");
+	teardown("cancel_nmissed");
+}
 
-	/* a coroutine parked in hooked frames is alive, whatever longjmp does here */
+/* a coroutine parked in hooked frames is alive, whatever longjmp does here */
+static void case_coroutine_alive(void)
+{
+	char *stack;
+
+	if (!setup(FPROBE_FL_EXIT_ON_UNWIND))
+		return;
 	stack = malloc(256 * 1024);
 	getcontext(&co_ctx);
 	co_ctx.uc_stack.ss_sp = stack;
 	co_ctx.uc_stack.ss_size = 256 * 1024;
 	co_ctx.uc_link = &main_ctx;
 	makecontext(&co_ctx, co_body, 0);
-	ul_reset();
 	swapcontext(&main_ctx, &co_ctx);
 	jump_unhooked();
 	swapcontext(&main_ctx, &co_ctx);
@@ -226,15 +283,31 @@ int main(void)
 	       "E t_co1,E t_co2,E t_a,E t_b,E t_c,U t_c,U t_b,U t_a,E t_mark,X t_mark,"
 	       "X t_co2,X t_co1");
 	free(stack);
+	teardown("nmissed");
+}
 
-	CHECK_EQ(fprobe_nmissed(&fp), 0, "nmissed");
-	unregister_fprobe(&fp);
-
-	/* without the flag: the kernel's semantics, no exit for those frames */
-	ul_register(&fp, names, 0);
-	ul_reset();
+/* without the flag: the kernel's semantics, no exit for those frames */
+static void case_no_flag_no_exit(void)
+{
+	if (!setup(0))
+		return;
 	jump_unhooked();
 	expect("no_flag_no_exit", "E t_a,E t_b,E t_c,E t_mark,X t_mark");
 	unregister_fprobe(&fp);
-	return check_exit();
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(longjmp_to_unhooked),
+	CHECK_CASE(longjmp_to_hooked),
+	CHECK_CASE(siglongjmp_from_handler),
+	CHECK_CASE(siglongjmp_from_altstack),
+	CHECK_CASE(pthread_exit),
+	CHECK_CASE(cancel),
+	CHECK_CASE(coroutine_alive),
+	CHECK_CASE(no_flag_no_exit),
+};
+
+int main(void)
+{
+	return check_run_cases(cases);
 }

@@ -77,7 +77,16 @@ static volatile struct {
 	long data_ok;
 } s;
 
+/* the fprobe every case registers; setup() clears it and the counts */
+static struct fprobe fp;
+
 static void reset(void) { memset((void *)&s, 0, sizeof(s)); }
+
+static void setup(void)
+{
+	reset();
+	memset(&fp, 0, sizeof(fp));
+}
 
 static int h_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 		   struct ftrace_regs *fregs, void *data)
@@ -124,38 +133,40 @@ static void h_exit_plus(struct fprobe *fp, unsigned long ip, unsigned long ret_i
 	ftrace_regs_set_return_value(fregs, ftrace_regs_get_return_value(fregs) + 100);
 }
 
-int main(void)
+static void case_unknown_symbols(void)
 {
-	unsigned long size, off, caller = (unsigned long)t_caller;
-	struct fprobe fp;
-	int r, i;
+	const char *syms[] = { "t_add", "no_such_function_xyz" };
+	int r;
 
-	kallsyms_lookup_size_offset(caller, &size, &off);
+	setup();
+	fp.entry_handler = h_entry;
+	r = register_fprobe_syms(&fp, syms, 2);
+	CHECK_EQ(r, -ENOENT, "syms_unknown_enoent");
+	CHECK(!fprobe_is_registered(&fp), "syms_unknown_not_registered", "registered");
+	r = register_fprobe(&fp, "no_such_glob_*", NULL);
+	CHECK_EQ(r, -ENOENT, "glob_nomatch_enoent");
+}
 
-	/* unknown symbols */
-	{
-		const char *syms[] = { "t_add", "no_such_function_xyz" };
+/* entry and exit handlers with entry data on t_add, by symbol list */
+static int register_add(void)
+{
+	const char *syms[] = { "t_add" };
 
-		memset(&fp, 0, sizeof(fp));
-		fp.entry_handler = h_entry;
-		r = register_fprobe_syms(&fp, syms, 2);
-		CHECK_EQ(r, -ENOENT, "syms_unknown_enoent");
-		CHECK(!fprobe_is_registered(&fp), "syms_unknown_not_registered", "registered");
-		r = register_fprobe(&fp, "no_such_glob_*", NULL);
-		CHECK_EQ(r, -ENOENT, "glob_nomatch_enoent");
-	}
-
-	/* entry and exit, ips, integer return value, entry data */
-	reset();
-	memset(&fp, 0, sizeof(fp));
+	setup();
 	fp.entry_handler = h_entry;
 	fp.exit_handler = h_exit;
 	fp.entry_data_size = sizeof(unsigned long);
-	{
-		const char *syms[] = { "t_add" };
+	return register_fprobe_syms(&fp, syms, 1);
+}
 
-		r = register_fprobe_syms(&fp, syms, 1);
-	}
+/* entry and exit, ips, integer return value, entry data */
+static void case_entry_exit(void)
+{
+	unsigned long size = 0, off, caller = (unsigned long)t_caller;
+	int r, i;
+
+	kallsyms_lookup_size_offset(caller, &size, &off);
+	r = register_add();
 	CHECK_EQ(r, 0, "register_syms");
 	CHECK(fprobe_is_registered(&fp), "is_registered", "not registered");
 	CHECK_EQ(t_caller(41), 43, "result_unchanged");
@@ -173,10 +184,22 @@ int main(void)
 	CHECK_EQ(s.exits, 1001, "exit_count_1000");
 	CHECK_EQ(s.data_ok, 1001, "entry_data_1000");
 	CHECK_EQ(fprobe_nmissed(&fp), 0, "no_misses");
+	unregister_fprobe(&fp);
+}
+
+static void case_register_twice(void)
+{
+	int r;
+
+	register_add();
 	r = register_fprobe(&fp, "t_add", NULL);
 	CHECK_EQ(r, -EBUSY, "register_twice_ebusy");
+	unregister_fprobe(&fp);
+}
 
-	/* disable, enable */
+static void case_disable_enable(void)
+{
+	register_add();
 	disable_fprobe(&fp);
 	reset();
 	t_add(1, 1);
@@ -185,7 +208,14 @@ int main(void)
 	enable_fprobe(&fp);
 	t_add(1, 1);
 	CHECK(s.entries == 1 && s.exits == 1, "enabled_again", "%ld %ld", s.entries, s.exits);
-	/* disabled while in flight: the exit handler is skipped too */
+	unregister_fprobe(&fp);
+}
+
+static void case_unregister(void)
+{
+	int r;
+
+	register_add();
 	r = unregister_fprobe(&fp);
 	CHECK_EQ(r, 0, "unregister");
 	CHECK(!fprobe_is_registered(&fp), "unregistered", "still registered");
@@ -195,33 +225,42 @@ int main(void)
 	      s.exits);
 	r = unregister_fprobe(&fp);
 	CHECK_EQ(r, -EINVAL, "unregister_twice_einval");
+}
 
-	/* floating-point and long double returns */
-	reset();
-	memset(&fp, 0, sizeof(fp));
+static void case_fp_return(void)
+{
+	volatile double d;
+	int r;
+
+	setup();
 	fp.exit_handler = h_exit;
 	r = register_fprobe(&fp, "t_half", NULL);
 	CHECK_EQ(r, 0, "register_glob_exact");
-	{
-		volatile double d = t_half(5.0);
-
-		CHECK(d == 2.5, "fp_result_unchanged", "%g", d);
-		CHECK(s.fpret == 2.5, "exit_fp_retval", "%g", s.fpret);
-	}
+	d = t_half(5.0);
+	CHECK(d == 2.5, "fp_result_unchanged", "%g", d);
+	CHECK(s.fpret == 2.5, "exit_fp_retval", "%g", s.fpret);
 	unregister_fprobe(&fp);
-	memset(&fp, 0, sizeof(fp));
+}
+
+static void case_long_double_return(void)
+{
+	volatile long double x;
+	int r;
+
+	setup();
 	fp.exit_handler = h_exit;
 	r = register_fprobe(&fp, "t_ld", NULL);
-	{
-		volatile long double x = t_ld(1.5L);
-
-		CHECK(r == 0 && x == 4.5L, "long_double_preserved", "r %d %Lg", r, x);
-	}
+	x = t_ld(1.5L);
+	CHECK(r == 0 && x == 4.5L, "long_double_preserved", "r %d %Lg", r, x);
 	unregister_fprobe(&fp);
+}
 
-	/* cancel: entry handler returning non-zero skips that exit */
-	reset();
-	memset(&fp, 0, sizeof(fp));
+/* an entry handler returning non-zero skips that call's exit */
+static void case_cancel(void)
+{
+	int r, i;
+
+	setup();
 	fp.entry_handler = h_cancel_odd;
 	fp.exit_handler = h_exit;
 	r = register_fprobe(&fp, "t_add", NULL);
@@ -231,10 +270,14 @@ int main(void)
 	      s.entries, s.exits);
 	CHECK_EQ(fprobe_nmissed(&fp), 0, "cancel_is_not_missed");
 	unregister_fprobe(&fp);
+}
 
-	/* nmissed: recursion refused, both handlers skipped */
-	reset();
-	memset(&fp, 0, sizeof(fp));
+/* nmissed: recursion refused, both handlers skipped */
+static void case_nmissed_recursion(void)
+{
+	int r;
+
+	setup();
 	fp.entry_handler = h_recurse;
 	fp.exit_handler = h_exit;
 	r = register_fprobe(&fp, "t_add", NULL);
@@ -243,10 +286,14 @@ int main(void)
 	      "r %d entries %ld exits %ld", r, s.entries, s.exits);
 	CHECK_EQ(fprobe_nmissed(&fp), 1, "nmissed_recursion");
 	unregister_fprobe(&fp);
+}
 
-	/* nmissed: pool of 3 return hooks, recursion 6 deep */
-	reset();
-	memset(&fp, 0, sizeof(fp));
+/* nmissed: pool of 3 return hooks, recursion 6 deep; then it refills */
+static void case_pool_exhausted(void)
+{
+	int r;
+
+	setup();
 	fp.entry_handler = h_entry;
 	fp.exit_handler = h_exit;
 	fp.nr_maxactive = 3;
@@ -260,10 +307,14 @@ int main(void)
 	CHECK(s.entries == 3 && s.exits == 3, "pool_refilled", "entries %ld exits %ld",
 	      s.entries, s.exits);
 	unregister_fprobe(&fp);
+}
 
-	/* the default pool: deep recursion is bounded by the shadow stack only */
-	reset();
-	memset(&fp, 0, sizeof(fp));
+/* the default pool: deep recursion is bounded by the shadow stack only */
+static void case_deep_recursion(void)
+{
+	int r;
+
+	setup();
 	fp.entry_handler = h_entry;
 	fp.exit_handler = h_exit;
 	r = register_fprobe(&fp, "t_rec", NULL);
@@ -271,17 +322,28 @@ int main(void)
 	CHECK(r == 0 && s.entries == 3001 && s.exits == 3001, "deep_recursion_default_pool",
 	      "r %d entries %ld exits %ld", r, s.entries, s.exits);
 	CHECK_EQ(fprobe_nmissed(&fp), 0, "deep_recursion_no_miss");
-	/* past the shadow stack: the deepest calls are missed, the rest balance */
-	reset();
+	unregister_fprobe(&fp);
+}
+
+/* past the shadow stack: the deepest calls are missed, the rest balance */
+static void case_deeper_than_shadow_stack(void)
+{
+	setup();
+	fp.entry_handler = h_entry;
+	fp.exit_handler = h_exit;
+	register_fprobe(&fp, "t_rec", NULL);
 	CHECK_EQ(t_rec(9000), 9000, "deeper_result_unchanged");
 	CHECK(s.entries == s.exits && s.entries + (long)fprobe_nmissed(&fp) == 9001,
 	      "deeper_than_shadow_stack", "entries %ld exits %ld nmissed %lu", s.entries,
 	      s.exits, fprobe_nmissed(&fp));
 	unregister_fprobe(&fp);
+}
 
-	/* globs with a notfilter */
-	reset();
-	memset(&fp, 0, sizeof(fp));
+static void case_glob_notfilter(void)
+{
+	int r;
+
+	setup();
 	fp.entry_handler = h_entry;
 	fp.exit_handler = h_exit;
 	r = register_fprobe(&fp, "t_g[a-z]", "t_gb");
@@ -292,10 +354,14 @@ int main(void)
 	t_gc(1);
 	CHECK(s.entries == 2 && s.exits == 2, "glob_notfilter", "%ld %ld", s.entries, s.exits);
 	unregister_fprobe(&fp);
+}
 
-	/* unregister while a call is in flight: its exit handler never runs */
-	reset();
-	memset(&fp, 0, sizeof(fp));
+/* unregister while a call is in flight: its exit handler never runs */
+static void case_unregister_in_flight(void)
+{
+	int r;
+
+	setup();
 	fp.entry_handler = h_entry;
 	fp.exit_handler = h_exit;
 	unreg_me = &fp;
@@ -303,10 +369,14 @@ int main(void)
 	CHECK_EQ(t_unreg_inside(1), 2, "unreg_inflight_result");
 	CHECK(r == 0 && s.entries == 1 && s.exits == 0, "unreg_inflight_no_exit",
 	      "r %d %ld %ld", r, s.entries, s.exits);
+}
 
-	/* a tail call: two hooked frames share one return slot */
-	reset();
-	memset(&fp, 0, sizeof(fp));
+/* a tail call: two hooked frames share one return slot */
+static void case_tail_call(void)
+{
+	int r;
+
+	setup();
 	fp.entry_handler = h_entry;
 	fp.exit_handler = h_exit;
 	r = register_fprobe(&fp, "t_[lt][ea][ai][fl]", NULL);
@@ -315,57 +385,90 @@ int main(void)
 	CHECK(s.entries == 2 && s.exits == 2, "tail_both_exits", "%ld %ld", s.entries, s.exits);
 	CHECK_EQ(s.retval, 21, "tail_retval");
 	unregister_fprobe(&fp);
+}
 
-	/* two fprobes on one function, and a changed return value */
-	{
-		struct fprobe fp2;
+/* two fprobes on one function, and a changed return value */
+NOINLINE static void case_two_fprobes(void)
+{
+	struct fprobe fp2;
+	int r;
 
-		reset();
-		memset(&fp, 0, sizeof(fp));
-		memset(&fp2, 0, sizeof(fp2));
-		fp.exit_handler = h_exit;
-		fp2.exit_handler = h_exit_plus;
-		r = register_fprobe(&fp, "t_caller", NULL);
-		r |= register_fprobe(&fp2, "t_caller", NULL);
-		CHECK_EQ(t_caller(1), 103, "two_fprobes_retval_changed");
-		CHECK_EQ(s.exits, 2, "two_fprobes_exits");
-		CHECK(s.exit_ret_ip == (unsigned long)__builtin_return_address(0) ||
-		      (s.exit_ret_ip > (unsigned long)main &&
-		       s.exit_ret_ip < (unsigned long)main + 0x10000),
-		      "two_fprobes_ret_ip", "%#lx", s.exit_ret_ip);
-		unregister_fprobe(&fp2);
-		unregister_fprobe(&fp);
-	}
+	setup();
+	memset(&fp2, 0, sizeof(fp2));
+	fp.exit_handler = h_exit;
+	fp2.exit_handler = h_exit_plus;
+	r = register_fprobe(&fp, "t_caller", NULL);
+	r |= register_fprobe(&fp2, "t_caller", NULL);
+	CHECK_EQ(t_caller(1), 103, "two_fprobes_retval_changed");
+	CHECK_EQ(s.exits, 2, "two_fprobes_exits");
+	/* t_caller returns into this case, as it returned into main */
+	CHECK(s.exit_ret_ip == (unsigned long)__builtin_return_address(0) ||
+	      (s.exit_ret_ip > (unsigned long)case_two_fprobes &&
+	       s.exit_ret_ip < (unsigned long)case_two_fprobes + 0x10000),
+	      "two_fprobes_ret_ip", "%#lx", s.exit_ret_ip);
+	unregister_fprobe(&fp2);
+	unregister_fprobe(&fp);
+}
 
-	/* backtrace() and __builtin_return_address() through hooked frames */
-	{
-		void *plain[64];
-		int plain_depth;
+/* backtrace() through hooked frames */
+static void case_backtrace(void)
+{
+	void *plain[64];
+	int plain_depth, r;
 
-		t_bt_run(1);
-		plain_depth = bt_depth;
-		memcpy(plain, bt_buf, sizeof(plain));
-		memset(&fp, 0, sizeof(fp));
-		fp.exit_handler = h_exit;
-		r = register_fprobe(&fp, "t_bt*", NULL);
-		t_bt_run(1);
-		/* the frames up to t_bt_run's caller, which differs */
-		CHECK(r == 0 && bt_depth == plain_depth && plain_depth > 3 &&
-		      !memcmp(plain, bt_buf, 3 * sizeof(void *)),
-		      "backtrace_unchanged", "r %d depth %d vs %d", r, bt_depth, plain_depth);
-		unregister_fprobe(&fp);
+	setup();
+	t_bt_run(1);
+	plain_depth = bt_depth;
+	memcpy(plain, bt_buf, sizeof(plain));
+	fp.exit_handler = h_exit;
+	r = register_fprobe(&fp, "t_bt*", NULL);
+	t_bt_run(1);
+	/* the frames up to t_bt_run's caller, which differs */
+	CHECK(r == 0 && bt_depth == plain_depth && plain_depth > 3 &&
+	      !memcmp(plain, bt_buf, 3 * sizeof(void *)),
+	      "backtrace_unchanged", "r %d depth %d vs %d", r, bt_depth, plain_depth);
+	unregister_fprobe(&fp);
+}
 
-		memset(&fp, 0, sizeof(fp));
-		fp.exit_handler = h_exit;
-		r = register_fprobe(&fp, "t_retaddr", NULL);
-		t_retaddr(1);
-		{
-			unsigned long ra = rethook_find_ret_addr((unsigned long)t_retaddr_seen);
+/* __builtin_return_address() in a hooked frame, mapped back by rethook */
+NOINLINE static void case_find_ret_addr(void)
+{
+	unsigned long ra;
 
-			CHECK(ra > (unsigned long)main && ra < (unsigned long)main + 0x10000,
-			      "find_ret_addr", "%p -> %#lx", t_retaddr_seen, ra);
-		}
-		unregister_fprobe(&fp);
-	}
-	return check_exit();
+	setup();
+	fp.exit_handler = h_exit;
+	register_fprobe(&fp, "t_retaddr", NULL);
+	t_retaddr(1);
+	ra = rethook_find_ret_addr((unsigned long)t_retaddr_seen);
+	/* t_retaddr returns into this case, as it returned into main */
+	CHECK(ra > (unsigned long)case_find_ret_addr &&
+	      ra < (unsigned long)case_find_ret_addr + 0x10000,
+	      "find_ret_addr", "%p -> %#lx", t_retaddr_seen, ra);
+	unregister_fprobe(&fp);
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(unknown_symbols),
+	CHECK_CASE(entry_exit),
+	CHECK_CASE(register_twice),
+	CHECK_CASE(disable_enable),
+	CHECK_CASE(unregister),
+	CHECK_CASE(fp_return),
+	CHECK_CASE(long_double_return),
+	CHECK_CASE(cancel),
+	CHECK_CASE(nmissed_recursion),
+	CHECK_CASE(pool_exhausted),
+	CHECK_CASE(deep_recursion),
+	CHECK_CASE(deeper_than_shadow_stack),
+	CHECK_CASE(glob_notfilter),
+	CHECK_CASE(unregister_in_flight),
+	CHECK_CASE(tail_call),
+	CHECK_CASE(two_fprobes),
+	CHECK_CASE(backtrace),
+	CHECK_CASE(find_ret_addr),
+};
+
+int main(void)
+{
+	return check_run_cases(cases);
 }

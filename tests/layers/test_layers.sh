@@ -1,9 +1,12 @@
 #!/bin/bash
 # Calls and includes go one way down the layers (scripts/check-layers.sh).
+# The check's exit status is this script's: run.sh fails one that stops
+# (or crashes) without a FAIL line.
 set -o pipefail
 cd "$(dirname "$0")/../.." || exit 2
 B=${FHOOK_BUILD:-build}
 bash scripts/check-layers.sh "$B"
+st=$?
 
 # The check itself can fail: a tree with one include and one call upward.
 T=$(mktemp -d)
@@ -24,3 +27,4 @@ out=$(cd $T/b && FHOOK_LAYERS_TREE=$PWD FHOOK_LAYERS_OBJS="$T/b/lib/arch/x/a.o $
 grep -q '^FAIL layers_symbol: lib/arch/x/a.o uses fhook_object_of of lib/kallsyms' <<< "$out" &&
 	echo "PASS layers_upward_call_caught" ||
 	echo "FAIL layers_upward_call_caught: $out"
+exit $st

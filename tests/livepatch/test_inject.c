@@ -69,6 +69,7 @@ static struct fhook_lp *round_(const struct fhook_fault_attr *attr)
 	int k;
 
 	errors_config = errors_log = 0;
+	last_err = 0;
 	fail_mask = 0;
 	body_runs = 0;
 	if (!lp || fhook_lp_fail(lp, "open_config", (unsigned long)-ENOMEM) ||
@@ -84,16 +85,13 @@ static struct fhook_lp *round_(const struct fhook_fault_attr *attr)
 	return lp;
 }
 
-int main(void)
+/* default attribute: every call from the named caller fails */
+static void case_default_attr(void)
 {
-	struct fhook_fault_attr a = { .sz = sizeof(a) };
 	struct fhook_lp_stat st[4];
 	struct fhook_lp *lp;
-	unsigned int want_mask = 0;
-	uint64_t s;
-	int k, n, want = 0;
+	int n;
 
-	/* default attribute: every call from the named caller fails */
 	lp = round_(NULL);
 	CHECK_EQ(errors_config, 20, "default_all_fail");
 	CHECK_EQ(errors_log, 0, "other_caller_never_fails");
@@ -105,31 +103,54 @@ int main(void)
 	      "stats_per_caller", "n %d", n);
 	fhook_lp_print_summary(lp, stdout);
 	fhook_lp_free(lp);
+}
 
-	/* times: the first 3 */
-	a.probability = 100, a.interval = 1, a.times = 3;
-	lp = round_(&a);
+/* times: the first 3 */
+static void case_times(void)
+{
+	struct fhook_fault_attr a = { .sz = sizeof(a), .probability = 100, .interval = 1,
+				      .times = 3 };
+	struct fhook_lp *lp = round_(&a);
+
 	CHECK(errors_config == 3 && fail_mask == 0x7, "times_3", "%d failed, mask %#x",
 	      errors_config, fail_mask);
 	fhook_lp_free(lp);
+}
 
-	/* interval: every 4th eligible call (the 4th, 8th, ...: k = 3, 7, 11, 15, 19) */
-	a.probability = 100, a.interval = 4, a.times = -1;
-	lp = round_(&a);
+/* interval: every 4th eligible call (the 4th, 8th, ...: k = 3, 7, 11, 15, 19) */
+static void case_interval(void)
+{
+	struct fhook_fault_attr a = { .sz = sizeof(a), .probability = 100, .interval = 4,
+				      .times = -1 };
+	struct fhook_lp *lp = round_(&a);
+
 	CHECK(errors_config == 5 && fail_mask == 0x88888, "interval_4", "%d failed, mask %#x",
 	      errors_config, fail_mask);
 	fhook_lp_free(lp);
+}
 
-	/* interval and times: every 2nd, at most 3 times */
-	a.probability = 100, a.interval = 2, a.times = 3;
-	lp = round_(&a);
+/* interval and times: every 2nd, at most 3 times */
+static void case_interval_times(void)
+{
+	struct fhook_fault_attr a = { .sz = sizeof(a), .probability = 100, .interval = 2,
+				      .times = 3 };
+	struct fhook_lp *lp = round_(&a);
+
 	CHECK(errors_config == 3 && fail_mask == 0x2a, "interval_2_times_3", "%d failed, mask %#x",
 	      errors_config, fail_mask);
 	fhook_lp_free(lp);
+}
 
-	/* probability with a fixed seed: the documented sequence, exactly */
-	a.probability = 30, a.interval = 1, a.times = -1, a.seed = 42;
-	s = 42;
+/* probability with a fixed seed: the documented sequence, exactly, twice */
+static void case_probability_seed(void)
+{
+	struct fhook_fault_attr a = { .sz = sizeof(a), .probability = 30, .interval = 1,
+				      .times = -1, .seed = 42 };
+	unsigned int want_mask = 0;
+	struct fhook_lp *lp;
+	uint64_t s = 42;
+	int k, want = 0;
+
 	for (k = 0; k < 20; k++)
 		if (!(30 <= splitmix64(&s) % 100)) {
 			want++;
@@ -145,21 +166,51 @@ int main(void)
 	CHECK(errors_config == want && fail_mask == want_mask, "probability_repeatable",
 	      "%d vs %d", errors_config, want);
 	fhook_lp_free(lp);
+}
 
-	/* probability 0 fails nothing */
-	a.probability = 0;
-	lp = round_(&a);
+/* probability 0 fails nothing */
+static void case_probability_0(void)
+{
+	struct fhook_fault_attr a = { .sz = sizeof(a), .probability = 0, .interval = 1,
+				      .times = -1, .seed = 42 };
+	struct fhook_lp *lp = round_(&a);
+
 	CHECK_EQ(errors_config, 0, "probability_0");
 	fhook_lp_free(lp);
+}
 
-	/* after removal the function runs normally for everyone */
+/* after removal the function runs normally for everyone */
+static void case_removed(void)
+{
+	fhook_lp_free(round_(NULL));
 	errors_config = 0;
 	open_config(1);
 	CHECK_EQ(errors_config, 0, "removed");
+}
 
-	a.probability = 101;
-	lp = fhook_lp_new("t_open", NULL);
+static void case_bad_probability(void)
+{
+	/* valid but for the probability, so that only it is refused */
+	struct fhook_fault_attr a = { .sz = sizeof(a), .probability = 101, .interval = 1,
+				      .times = -1, .seed = 42 };
+	struct fhook_lp *lp = fhook_lp_new("t_open", NULL);
+
 	CHECK_EQ(fhook_lp_set_fault_attr(lp, &a), -EINVAL, "bad_probability");
 	fhook_lp_free(lp);
-	return check_exit();
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(default_attr),
+	CHECK_CASE(times),
+	CHECK_CASE(interval),
+	CHECK_CASE(interval_times),
+	CHECK_CASE(probability_seed),
+	CHECK_CASE(probability_0),
+	CHECK_CASE(removed),
+	CHECK_CASE(bad_probability),
+};
+
+int main(void)
+{
+	return check_run_cases(cases);
 }

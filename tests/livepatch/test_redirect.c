@@ -127,41 +127,69 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int main(void)
-{
-	struct fhook_lp_opts quiet = { .sz = sizeof(quiet), .flags = FHOOK_LP_QUIET };
-	struct fhook_lp *lp, *lp2;
-	struct fhook_lp_stat st[4];
-	pthread_t th[4];
-	char how[256];
-	int r, i, fails = 0, n;
+static struct fhook_lp_opts quiet = { .sz = sizeof(quiet), .flags = FHOOK_LP_QUIET };
 
-	lp = fhook_lp_new("t_fill", NULL);
+/* t_fill routed from caller_a to r_neg and from caller_b to r_plus */
+static struct fhook_lp *new_ab(const char *name)
+{
+	struct fhook_lp *lp = fhook_lp_new("t_fill", NULL);
+
+	if (!lp || fhook_lp_redirect(lp, "caller_a", r_neg) ||
+	    fhook_lp_redirect(lp, "caller_b", r_plus)) {
+		printf("FAIL %s_setup: errno %d\n", name, errno);
+		check_failed++;
+		fhook_lp_free(lp);
+		return NULL;
+	}
+	return lp;
+}
+
+static void case_routes(void)
+{
+	struct fhook_lp *lp = fhook_lp_new("t_fill", NULL);
+
 	CHECK(lp != NULL, "new", "errno %d", errno);
 	if (!lp)
-		return check_exit();
+		return;
 	CHECK_EQ(fhook_lp_redirect(lp, "caller_a", r_neg), 0, "redirect_a");
 	CHECK_EQ(fhook_lp_redirect(lp, "caller_b", r_plus), 0, "redirect_b");
 	CHECK_EQ(fhook_lp_redirect(lp, "caller_a", r_plus), -EEXIST, "redirect_twice");
+	fhook_lp_free(lp);
+}
 
+/* each routed caller reaches its replacement, any other the original */
+static void case_apply(void)
+{
+	struct fhook_lp *lp = new_ab("apply");
+	struct fhook_lp_stat st[4];
+	long buf[N];
+	int n;
+
+	if (!lp)
+		return;
 	CHECK_EQ(caller_a(1), 0, "before_a");
 	CHECK_EQ(caller_b(1), 0, "before_b");
 	CHECK_EQ(fhook_lp_apply(lp), 0, "apply");
 	CHECK_EQ(caller_a(2), 1, "applied_a_replaced");
 	CHECK_EQ(caller_b(2), 2, "applied_b_replaced");
 	CHECK_EQ(caller_c(2), 0, "applied_c_original");
-	{
-		long buf[N];
-
-		t_fill(buf, 3);
-		CHECK_EQ(classify(buf, 3), 0, "applied_main_original");
-	}
+	t_fill(buf, 3);
+	CHECK_EQ(classify(buf, 3), 0, "applied_main_original");
 	n = fhook_lp_stats(lp, st, 4);
 	CHECK(n == 3 && st[0].hit == 1 && st[1].hit == 1 && st[2].caller == NULL &&
 	      st[2].seen == 4, "stats", "n %d a %lu b %lu other %lu (replacement calls count as other)",
 	      n, st[0].hit, st[1].hit, n > 2 ? st[2].seen : 0);
+	fhook_lp_free(lp);
+}
 
-	/* a second IPMODIFY user on the same target: -EBUSY, nothing changes */
+/* a second IPMODIFY user on the same target: -EBUSY, nothing changes */
+static void case_second_ipmodify(void)
+{
+	struct fhook_lp *lp = new_ab("second_ipmodify"), *lp2;
+
+	if (!lp)
+		return;
+	fhook_lp_apply(lp);
 	lp2 = fhook_lp_new("t_fill", &quiet);
 	CHECK(lp2 != NULL, "new_second", "errno %d", errno);
 	if (lp2) {
@@ -171,14 +199,46 @@ int main(void)
 		CHECK_EQ(caller_a(4), 1, "ebusy_a_unchanged");
 		fhook_lp_free(lp2);
 	}
-	CHECK_EQ(fhook_lp_redirect(lp, "caller_c", r_neg), -EBUSY, "no_routes_while_applied");
+	fhook_lp_free(lp);
+}
 
+static void case_no_routes_while_applied(void)
+{
+	struct fhook_lp *lp = new_ab("no_routes_while_applied");
+
+	if (!lp)
+		return;
+	fhook_lp_apply(lp);
+	CHECK_EQ(fhook_lp_redirect(lp, "caller_c", r_neg), -EBUSY, "no_routes_while_applied");
+	fhook_lp_free(lp);
+}
+
+static void case_remove(void)
+{
+	struct fhook_lp *lp = new_ab("remove");
+
+	if (!lp)
+		return;
+	fhook_lp_apply(lp);
 	CHECK_EQ(fhook_lp_remove(lp), 0, "remove");
 	CHECK_EQ(caller_a(5), 0, "removed_a_original");
 	CHECK_EQ(caller_b(5), 0, "removed_b_original");
 	CHECK_EQ(fhook_lp_remove(lp), -ENODEV, "remove_twice");
+	fhook_lp_free(lp);
+}
 
-	/* threads calling through all three while applied and removed 1,000 times */
+/* threads calling through all three while applied and removed 1,000 times */
+static void case_stress_apply_remove(void)
+{
+	struct fhook_lp *lp = new_ab("stress_apply_remove");
+	pthread_t th[4];
+	int r, i, fails = 0;
+
+	if (!lp)
+		return;
+	stop = 0;
+	memset(bad, 0, sizeof(bad));
+	memset(calls, 0, sizeof(calls));
 	for (i = 0; i < 4; i++)
 		pthread_create(&th[i], NULL, worker, (void *)(long)(i * 1000000 + 1));
 	for (i = 0; i < 1000; i++) {
@@ -202,26 +262,38 @@ int main(void)
 	CHECK(!bad[0] && !bad[1] && !bad[2], "stress_results_whole",
 	      "torn or foreign: a %lu b %lu c %lu", bad[0], bad[1], bad[2]);
 	fhook_lp_free(lp);
+}
 
-	/* without a caller: every caller, and the replacement still reaches the original */
-	lp = fhook_lp_new("t_fill", NULL);
+/* without a caller: every caller, and the replacement still reaches the original */
+static void case_catch_all(void)
+{
+	struct fhook_lp *lp = fhook_lp_new("t_fill", NULL);
+
 	CHECK(lp && !fhook_lp_redirect(lp, NULL, r_neg) && !fhook_lp_apply(lp), "catch_all_apply",
 	      "errno %d", errno);
 	CHECK(caller_a(6) == 1 && caller_b(6) == 1 && caller_c(6) == 1, "catch_all_every_caller",
 	      "%d %d %d", caller_a(6), caller_b(6), caller_c(6));
 	fhook_lp_free(lp);
 	CHECK_EQ(caller_c(7), 0, "free_removes");
+}
 
-	/* named callers win over the catch-all route */
-	lp = fhook_lp_new("t_fill", NULL);
+/* named callers win over the catch-all route */
+static void case_named_wins_over_all(void)
+{
+	struct fhook_lp *lp = fhook_lp_new("t_fill", NULL);
+
 	fhook_lp_redirect(lp, NULL, r_neg);
 	fhook_lp_redirect(lp, "caller_b", r_plus);
 	fhook_lp_apply(lp);
 	CHECK(caller_a(8) == 1 && caller_b(8) == 2 && caller_c(8) == 1, "named_wins_over_all",
 	      "%d %d %d", caller_a(8), caller_b(8), caller_c(8));
 	fhook_lp_free(lp);
+}
 
-	/* bad names */
+static void case_bad_names(void)
+{
+	struct fhook_lp *lp;
+
 	errno = 0;
 	CHECK(!fhook_lp_new("no_such_function_xyz", &quiet) && errno == ENOENT,
 	      "unknown_target_enoent", "errno %d", errno);
@@ -232,8 +304,16 @@ int main(void)
 	CHECK_EQ(fhook_lp_redirect(lp, "no_such_caller_xyz", r_neg), -ENOENT,
 		 "unknown_caller_enoent");
 	CHECK_EQ(fhook_lp_apply(lp), -EINVAL, "no_routes_einval");
+	fhook_lp_free(lp);
+}
 
-	/* the tail-call check */
+/* the tail-call check */
+static void case_check_caller(void)
+{
+	struct fhook_lp *lp = fhook_lp_new("t_fill", &quiet);
+	char how[256];
+	int r;
+
 	r = fhook_lp_check_caller(lp, "caller_a", how, sizeof(how));
 	CHECK(r == 1, "check_caller_calls", "%d: %s", r, how);
 	fhook_lp_free(lp);
@@ -249,5 +329,22 @@ int main(void)
 	CHECK(r == 0 && strstr(how, "no call"), "check_caller_no_call", "%d: %s", r, how);
 	CHECK_EQ(caller_tail(1), 6, "tail_call_works");
 	fhook_lp_free(lp);
-	return check_exit();
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(routes),
+	CHECK_CASE(apply),
+	CHECK_CASE(second_ipmodify),
+	CHECK_CASE(no_routes_while_applied),
+	CHECK_CASE(remove),
+	CHECK_CASE(stress_apply_remove),
+	CHECK_CASE(catch_all),
+	CHECK_CASE(named_wins_over_all),
+	CHECK_CASE(bad_names),
+	CHECK_CASE(check_caller),
+};
+
+int main(void)
+{
+	return check_run_cases(cases);
 }

@@ -16,9 +16,12 @@ extern void *fhook_arch_dispatch __arch_hidden;
 extern void *fhook_arch_rethook_handler __arch_hidden;
 extern void (*fhook_arch_before_longjmp)(unsigned long target_sp) __arch_hidden;
 
-/* the trampolines (trampoline.S) */
+/* hooks->list_func, where the trampolines load it */
+extern void *fhook_arch_list_func __arch_hidden;
+
+/* the trampolines (trampoline.S): see TRAMPOLINE there */
 extern char fhook_tramp_args[], fhook_tramp_regs[];
-/* The same with the dispatch inlined; used when urcu-bp has sys_membarrier. */
-extern char fhook_tramp_args_fast[], fhook_tramp_regs_fast[];
+extern char fhook_tramp_args_nosse[], fhook_tramp_regs_nosse[];
+extern char fhook_tramp_args_c[], fhook_tramp_regs_c[];
 
 #endif /* FHOOK_ARCH_X86_64_INTERNAL_H */

@@ -42,7 +42,8 @@ void fhook_arch_longjmp_init(void (*before_jump)(unsigned long target_sp),
 	__atomic_store_n(&fhook_arch_before_longjmp, before_jump, __ATOMIC_RELEASE);
 }
 
-longjmp_fn fhook_arch_longjmp_prepare(struct __jmp_buf_tag *env, int which) __arch_hidden;
+longjmp_fn fhook_arch_longjmp_prepare(struct __jmp_buf_tag *env, int which) __arch_hidden
+	__attribute__((used));
 
 /* Called by the interposers below: report, then name the libc function to go on to. */
 longjmp_fn fhook_arch_longjmp_prepare(struct __jmp_buf_tag *env, int which)

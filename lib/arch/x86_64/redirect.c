@@ -9,7 +9,7 @@
 #include "internal.h"
 
 __thread struct fhook_redirect_stack fhook_redirect_tls
-	__attribute__((tls_model("initial-exec"), visibility("hidden")));
+	__attribute__((tls_model("initial-exec"), visibility("hidden"), used));
 
 _Static_assert(offsetof(struct fhook_redirect_stack, e) == 8, "thunk: entries from 8");
 _Static_assert(sizeof(struct fhook_redirect) == 16, "thunk: 16 bytes an entry");

@@ -47,6 +47,8 @@ struct fhook_stub_region {
 
 static struct fhook_stub_region *regions;
 
+static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags);
+
 static bool in_reach(unsigned long a, unsigned long lo, unsigned long hi)
 {
 	unsigned long far_lo = a > lo ? a - lo : lo - a;
@@ -123,7 +125,7 @@ static struct fhook_stub_region *region_new(unsigned long lo, unsigned long hi)
 	r->slots = (struct fhook_stub *)(p + REGION_CODE);
 	for (i = 0; i < STUBS_PER_REGION; i++) {
 		r->slots[i].code = r->code + i * STUB_SIZE;
-		r->slots[i].tramp = fhook_tramp_regs;
+		r->slots[i].tramp = stub_tramp(FHOOK_TRAMP_REGS, 0);
 		r->slots[i].func = fhook_arch_hooks.list_func;
 		write_stub(p + i * STUB_SIZE, &r->slots[i]);
 	}
@@ -158,12 +160,11 @@ struct fhook_stub *fhook_stub_list(struct fhook_stub_region *r)
 
 _Static_assert(offsetof(struct fhook_stub, data) == 8, "trampoline.S STUB_DATA");
 _Static_assert(offsetof(struct fhook_stub, func) == 16, "trampoline.S STUB_FUNC");
-_Static_assert(offsetof(struct fhook_stub, code) == 24, "trampoline.S STUB_CODE");
 _Static_assert(offsetof(struct ftrace_regs, fhook_pad) == 176, "trampoline.S PAD");
 _Static_assert(offsetof(struct ftrace_regs, fhook_xmm) == 192, "trampoline.S XMM");
 _Static_assert(sizeof(struct ftrace_regs) == 320, "trampoline.S FREGS_SIZE");
 
-static void *stub_tramp(enum fhook_tramp_kind kind, bool fast)
+static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags)
 {
 	bool regs = kind == FHOOK_TRAMP_REGS;
 
@@ -173,23 +174,25 @@ static void *stub_tramp(enum fhook_tramp_kind kind, bool fast)
 	 * take the C path, whose acquire load of stub->data pairs with the
 	 * release in fhook_stub_set() and orders everything the owner wrote.
 	 */
-	fast = false;
+	flags |= FHOOK_TRAMP_C;
 #endif
-	if (fast)
-		return regs ? (void *)fhook_tramp_regs_fast : (void *)fhook_tramp_args_fast;
+	if (flags & FHOOK_TRAMP_C)
+		return regs ? (void *)fhook_tramp_regs_c : (void *)fhook_tramp_args_c;
+	if (flags & FHOOK_TRAMP_NOSSE)
+		return regs ? (void *)fhook_tramp_regs_nosse : (void *)fhook_tramp_args_nosse;
 	return regs ? (void *)fhook_tramp_regs : (void *)fhook_tramp_args;
 }
 
-void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, bool fast,
+void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned int flags,
 		    ftrace_func_t func, void *data)
 {
 	if (!func) {
-		/* the slow path finds no data and takes the list function */
+		/* the list function takes its calls now */
 		__atomic_store_n(&s->data, NULL, __ATOMIC_RELEASE);
 		return;
 	}
 	__atomic_store_n(&s->func, func, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->tramp, stub_tramp(kind, fast), __ATOMIC_RELAXED);
+	__atomic_store_n(&s->tramp, stub_tramp(kind, flags), __ATOMIC_RELAXED);
 	__atomic_store_n(&s->data, data, __ATOMIC_RELEASE);
 }
 
@@ -219,7 +222,7 @@ struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner
 	return NULL;
 }
 
-void fhook_stubs_set(const void *owner, enum fhook_tramp_kind kind, bool fast,
+void fhook_stubs_set(const void *owner, enum fhook_tramp_kind kind, unsigned int flags,
 		     ftrace_func_t func, void *data)
 {
 	struct fhook_stub_region *g, *r;
@@ -229,7 +232,7 @@ void fhook_stubs_set(const void *owner, enum fhook_tramp_kind kind, bool fast,
 		for (r = g; r; r = r->more)
 			for (i = 1; i < r->nr_used; i++)
 				if (r->slots[i].owner == owner)
-					fhook_stub_set(&r->slots[i], kind, fast, func, data);
+					fhook_stub_set(&r->slots[i], kind, flags, func, data);
 }
 
 struct fhook_stub *fhook_stub_of_code(unsigned long code)

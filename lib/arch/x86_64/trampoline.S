@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The two trampolines every stub jumps to.
+ * The trampolines every stub jumps to.
  *
  * On entry a site's "call stub" has pushed the address after the site,
  * the caller's return address sits above it, and the stub has put its data
@@ -46,7 +46,6 @@
 /* offsets in struct fhook_stub (checked in stubs.c) */
 #define STUB_DATA	8
 #define STUB_FUNC	16
-#define STUB_CODE	24
 
 	.text
 
@@ -67,15 +66,7 @@
 	ret
 .endm
 
-.macro SAVE_ARGS
-	movq	%rdi, RDI(%rsp)
-	movq	%rsi, RSI(%rsp)
-	movq	%rdx, RDX(%rsp)
-	movq	%rcx, RCX(%rsp)
-	movq	%r8, R8(%rsp)
-	movq	%r9, R9(%rsp)
-	movq	%rax, RAX(%rsp)
-	movq	%r10, R10(%rsp)
+.macro SAVE_XMM
 	movaps	%xmm0, XMM+0*16(%rsp)
 	movaps	%xmm1, XMM+1*16(%rsp)
 	movaps	%xmm2, XMM+2*16(%rsp)
@@ -84,6 +75,31 @@
 	movaps	%xmm5, XMM+5*16(%rsp)
 	movaps	%xmm6, XMM+6*16(%rsp)
 	movaps	%xmm7, XMM+7*16(%rsp)
+.endm
+
+.macro RESTORE_XMM
+	movaps	XMM+0*16(%rsp), %xmm0
+	movaps	XMM+1*16(%rsp), %xmm1
+	movaps	XMM+2*16(%rsp), %xmm2
+	movaps	XMM+3*16(%rsp), %xmm3
+	movaps	XMM+4*16(%rsp), %xmm4
+	movaps	XMM+5*16(%rsp), %xmm5
+	movaps	XMM+6*16(%rsp), %xmm6
+	movaps	XMM+7*16(%rsp), %xmm7
+.endm
+
+.macro SAVE_ARGS sse
+	movq	%rdi, RDI(%rsp)
+	movq	%rsi, RSI(%rsp)
+	movq	%rdx, RDX(%rsp)
+	movq	%rcx, RCX(%rsp)
+	movq	%r8, R8(%rsp)
+	movq	%r9, R9(%rsp)
+	movq	%rax, RAX(%rsp)
+	movq	%r10, R10(%rsp)
+	.if \sse
+	SAVE_XMM
+	.endif
 	movq	8(%rbp), %rdi		/* site + 5 */
 	movq	%rdi, RIP(%rsp)
 	leaq	16(%rbp), %rsi		/* sp at function entry */
@@ -103,61 +119,62 @@
 .endm
 
 /*
- * The fast dispatch, for a stub with one handler: urcu-bp's read lock
- * inlined (the form it takes when the writer has sys_membarrier, which is
- * the only case the fast trampolines are used in), the "does the site still
- * call this stub" check, and a direct call of the handler.  Anything
- * unusual (a thread not yet known to urcu, a nested section, a site that
- * changed, a stub with no data) goes to the dispatcher in C, which decides
- * again under its own read lock.
+ * The dispatch in assembly: no lock, no atomic.  The thread's word of
+ * util/tasks.h counts it inside (fhook_tasks_synchronize() waits for it to
+ * leave), then the stub's data says which handler: its own, or with no
+ * data (unbound, or the list stub) the list function.  A thread not yet
+ * known, or exiting, takes the C dispatcher, which knows what to do.
  * In: %rdi = ip, %rsi = parent_ip, %r11 = stub, %rsp = fregs.
  */
-.macro DISPATCH_FAST
-	movq	urcu_bp_reader@gottpoff(%rip), %rax
-	movq	%fs:(%rax), %rax
-	testq	%rax, %rax
-	jz	2f
-	movq	(%rax), %rdx
-	testl	%edx, %edx		/* nested: the C path counts nesting */
-	jnz	2f
-	movq	urcu_bp_gp@GOTPCREL(%rip), %rdx
-	movq	(%rdx), %rdx
-	movq	%rdx, (%rax)		/* read lock: our counter takes the current phase */
-	movq	%rax, PAD(%rsp)
+.macro DISPATCH_TASKS
+	movq	fhook_tasks_state@gottpoff(%rip), %rax
+	movq	%fs:(%rax), %rdx
+	testq	%rdx, %rdx
+	jle	2f
+	addq	$1, %rdx
+	movq	%rdx, %fs:(%rax)	/* enter */
 	movq	STUB_DATA(%r11), %rdx
 	testq	%rdx, %rdx
 	jz	1f
-	cmpb	$0xe8, (%rdi)
-	jne	1f
-	movslq	1(%rdi), %rcx
-	leaq	5(%rdi,%rcx), %rcx
-	cmpq	%rcx, STUB_CODE(%r11)
-	jne	1f
 	movq	%rsp, %rcx
 	call	*STUB_FUNC(%r11)
-	movq	PAD(%rsp), %rax
-	subq	$1, (%rax)		/* read unlock */
+4:	movq	fhook_tasks_state@gottpoff(%rip), %rax
+	subq	$1, %fs:(%rax)		/* leave */
 3:
 .endm
 
-/* The slow ends of DISPATCH_FAST, placed after the trampoline's ret. */
-.macro DISPATCH_FAST_SLOW
-1:	subq	$1, (%rax)		/* the site changed under us: let C decide */
-2:	DISPATCH_C
+/*
+ * The slow ends of DISPATCH_TASKS, placed after the trampoline's ret.
+ * They call handlers nobody vouched for (the list function's, the C
+ * path's, malloc when a thread registers): without @sse saved on entry,
+ * xmm0-7 are saved here.
+ */
+.macro DISPATCH_TASKS_SLOW sse
+1:	.if !\sse
+	SAVE_XMM
+	.endif
+	movq	%rsp, %rcx		/* the list function: (ip, parent_ip, NULL, fregs) */
+	call	*fhook_arch_list_func(%rip)
+	.if !\sse
+	RESTORE_XMM
+	.endif
+	jmp	4b
+2:	.if !\sse
+	SAVE_XMM
+	.endif
+	DISPATCH_C
+	.if !\sse
+	RESTORE_XMM
+	.endif
 	jmp	3b
 .endm
 
-.macro RESTORE_ARGS
+.macro RESTORE_ARGS sse
 	movq	RIP(%rsp), %rax
 	movq	%rax, 8(%rbp)		/* where we return to */
-	movaps	XMM+0*16(%rsp), %xmm0
-	movaps	XMM+1*16(%rsp), %xmm1
-	movaps	XMM+2*16(%rsp), %xmm2
-	movaps	XMM+3*16(%rsp), %xmm3
-	movaps	XMM+4*16(%rsp), %xmm4
-	movaps	XMM+5*16(%rsp), %xmm5
-	movaps	XMM+6*16(%rsp), %xmm6
-	movaps	XMM+7*16(%rsp), %xmm7
+	.if \sse
+	RESTORE_XMM
+	.endif
 	movq	RDI(%rsp), %rdi
 	movq	RSI(%rsp), %rsi
 	movq	RDX(%rsp), %rdx
@@ -198,9 +215,11 @@
 
 /*
  * One trampoline: @full saves every register (SAVE_REGS ops, the list
- * stub), @fast inlines the dispatch (see DISPATCH_FAST).
+ * stub), @sse saves xmm0-7 (unless the handler leaves them alone), @c
+ * goes through the C dispatcher (ThreadSanitizer builds, which cannot see
+ * the assembly's ordering, and FHOOK_SLOW_DISPATCH).
  */
-.macro TRAMPOLINE name, full, fast
+.macro TRAMPOLINE name, full, sse, c
 	.globl	\name
 	.hidden	\name
 	.type	\name, @function
@@ -212,32 +231,34 @@
 	.if \full
 	SAVE_REGS_EXTRA
 	.endif
-	SAVE_ARGS
-	.if \fast
-	DISPATCH_FAST
-	.else
+	SAVE_ARGS \sse
+	.if \c
 	DISPATCH_C
+	.else
+	DISPATCH_TASKS
 	.endif
-	RESTORE_ARGS
+	RESTORE_ARGS \sse
 	.if \full
 	RESTORE_REGS_EXTRA
 	.endif
-	.if \fast
+	.if \c
+	FRAME_LEAVE
+	.else
 	.cfi_remember_state
 	FRAME_LEAVE
 	.cfi_restore_state
-	DISPATCH_FAST_SLOW
-	.else
-	FRAME_LEAVE
+	DISPATCH_TASKS_SLOW \sse
 	.endif
 	.cfi_endproc
 	.size	\name, .-\name
 .endm
 
-	TRAMPOLINE fhook_tramp_args, 0, 0
-	TRAMPOLINE fhook_tramp_args_fast, 0, 1
-	TRAMPOLINE fhook_tramp_regs, 1, 0
-	TRAMPOLINE fhook_tramp_regs_fast, 1, 1
+	TRAMPOLINE fhook_tramp_args_c, 0, 1, 1
+	TRAMPOLINE fhook_tramp_regs_c, 1, 1, 1
+	TRAMPOLINE fhook_tramp_args, 0, 1, 0
+	TRAMPOLINE fhook_tramp_regs, 1, 1, 0
+	TRAMPOLINE fhook_tramp_args_nosse, 0, 0, 0
+	TRAMPOLINE fhook_tramp_regs_nosse, 1, 0, 0
 
 /*
  * Where ftrace_override_function_with_return() points the ip: the stack is
