@@ -23,6 +23,7 @@ LIB_LDLIBS := -lelf -lurcu-bp -lpthread -ldl
 LIB_SRCS := \
 	lib/util/recursion.c \
 	lib/util/tasks.c \
+	lib/util/sort.c \
 	lib/kallsyms/elf.c \
 	lib/kallsyms/objects.c \
 	lib/kallsyms/kallsyms.c \
@@ -40,7 +41,7 @@ LIB_ASM  :=
 CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c cli/run.c
 # The command builds in what it shares with the library (the ELF reader,
 # the site classifier) and never loads libfhook itself.
-CMD_SRCS := lib/kallsyms/elf.c lib/arch/$(ARCH)/insn.c
+CMD_SRCS := lib/kallsyms/elf.c lib/util/sort.c lib/arch/$(ARCH)/insn.c
 CLI_LDLIBS := -lelf
 
 .DEFAULT_GOAL := all

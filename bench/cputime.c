@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * cputime CMD [ARGS]: run CMD (stdout and stderr as they are) and print, on
- * fd 3 if it is open, else on stderr, "WALL_US USER_US SYS_US" of CMD and
- * every descendant it waited for (wait4's rusage).
+ * fd 3 if it is open, else on stderr, "WALL_US USER_US SYS_US MINFLT" of CMD
+ * and every descendant it waited for (wait4's rusage).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,10 +39,10 @@ int main(int argc, char **argv)
 		return 127;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	out = fdopen(fd, "w");
-	fprintf(out, "%ld %ld %ld\n",
+	fprintf(out, "%ld %ld %ld %ld\n",
 		(long)((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000),
 		(long)(ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec),
-		(long)(ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec));
+		(long)(ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec), ru.ru_minflt);
 	fflush(out);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -14,7 +14,9 @@
 # Writes bench/RESULTS.md and bench/results.png.  Numbers never fail anything:
 # a peer that cannot run here is skipped with the reason.
 #
-# Knobs: BENCH_ROUNDS (interleaved rounds, default 7), BENCH_NO_INSTALL=1.
+# Knobs: BENCH_ROUNDS (interleaved rounds, default 7), BENCH_NO_INSTALL=1,
+# BENCH_ONLY=startup (only workload 2, start-up, whose section then replaces
+# section 2 of the existing RESULTS.md; a few minutes).
 
 set -u
 cd "$(dirname "$0")/.."
@@ -23,6 +25,10 @@ B=$ROOT/build/bench
 RES=$ROOT/bench/RESULTS.md
 PNG=$ROOT/bench/results.png
 ROUNDS=${BENCH_ROUNDS:-7}
+ONLY=${BENCH_ONLY:-}
+case $ONLY in ""|startup) ;; *) echo "BENCH_ONLY: only 'startup' is known" >&2; exit 2 ;; esac
+# want N: run workload N (1 tight loop, 2 start-up, 3 real program, 4 recordings)
+want() { [ -z "$ONLY" ] || [ "$1" = 2 ]; }
 T0=$(date +%s)
 mkdir -p "$B"
 TMP=$(mktemp -d /tmp/fhook-bench.XXXXXX)
@@ -160,6 +166,7 @@ stats()
 declare -A CGMATCH
 # ---------------------------------------------------------------- workload 1
 
+if want 1; then
 say "workload 1: the tight loop"
 ORDER="plain pad nop empty empty-gp direct redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-both trace cyg uftrace-pg uftrace-P lttng uprobe"
 LABEL[plain]="untraced (no pad, no libfhook)"
@@ -296,6 +303,8 @@ if [ -n "$LTTNG_SESSION" ]; then
 	LTTNG_SESSION=
 fi
 
+fi
+
 # ---------------------------------------------------------------- workload 2
 
 say "workload 2: start-up with 2,000 and 20,000 functions"
@@ -314,19 +323,21 @@ for n in 2000 20000; do
 	$FHOOK prepare "$B/startup_${n}_prep" >/dev/null
 	# process CPU time (user + sys, microseconds), interleaved
 	for r in $(seq "$ROUNDS"); do
-		for v in pad fhook-none fhook-all prep-all uftrace; do
+		for v in pad fhook-none fhook-all prep-none prep-all uftrace; do
 			case $v in
 			pad) c="$B/startup_${n}_pad" ;;
 			fhook-none) c="$B/startup_${n}_fhook none" ;;
+			prep-none) c="$B/startup_${n}_prep none" ;;
 			fhook-all) c="$B/startup_${n}_fhook all" ;;
 			prep-all) c="$B/startup_${n}_prep all" ;;
 			uftrace) have uftrace || continue
 				 c="uftrace record -P . -d $TMP/ut.data $B/startup_${n}_pad" ;;
 			esac
 			(cd "$TMP" && $B/cputime $c 3>"$TMP/cpu" >"$TMP/out" 2>/dev/null)
-			read -r w u s <"$TMP/cpu"
+			read -r w u s f <"$TMP/cpu"
 			echo $((u + s)) >>"$TMP/cpu.$n.$v"
 			echo "$w" >>"$TMP/wall.$n.$v"
+			echo "$f" >>"$TMP/flt.$n.$v"
 			case $v in fhook-all|prep-all)
 				awk '{ print $1 / 1000000 }' "$TMP/out" >>"$TMP/en.$n.$v"
 				read -r _ hb ha _ <"$TMP/out"
@@ -335,10 +346,11 @@ for n in 2000 20000; do
 			rm -rf "$TMP/ut.data"
 		done
 	done
-	for v in pad fhook-none fhook-all prep-all uftrace; do
+	for v in pad fhook-none fhook-all prep-none prep-all uftrace; do
 		[ -e "$TMP/cpu.$n.$v" ] || continue
 		read -r SU[$n,cpu,$v] _ _ < <(stats "$TMP/cpu.$n.$v")
 		read -r SU[$n,wall,$v] _ _ < <(stats "$TMP/wall.$n.$v")
+		read -r SU[$n,flt,$v] _ _ < <(stats "$TMP/flt.$n.$v")
 		[ -e "$TMP/en.$n.$v" ] && read -r SU[$n,en,$v] SU[$n,enmin,$v] SU[$n,enmax,$v] < <(stats "$TMP/en.$n.$v")
 	done
 	# instructions
@@ -353,8 +365,76 @@ for n in 2000 20000; do
 	say "  $n functions: process CPU us (median) pad ${SU[$n,cpu,pad]}, fhook ${SU[$n,cpu,fhook-all]}, prepared ${SU[$n,cpu,prep-all]}, uftrace -P . ${SU[$n,cpu,uftrace]:-skipped}; register ${SU[$n,en,fhook-all]} ms"
 done
 
+# What every traced process pays: an empty program, as it is and with
+# libfhook or uftrace's libmcount preloaded (CPU time and minor faults of
+# the program alone; many short runs, interleaved).
+say "  an empty program, preloaded"
+printf 'int main(void)\n{\n\treturn 0;\n}\n' >"$B/empty.c"
+cc_q -O2 -o "$B/empty" "$B/empty.c"
+MCOUNT=$(dpkg -L uftrace 2>/dev/null | grep '/libmcount\.so$' | head -1)
+# libmcount writes its maps into UFTRACE_DIR, and stops the program without one
+mkdir -p "$TMP/ut.empty"
+for r in $(seq $((ROUNDS * 7))); do
+	for v in plain fhook mcount; do
+		case $v in
+		plain) pre= ;;
+		fhook) pre=$ROOT/build/libfhook.so ;;
+		mcount) [ -n "$MCOUNT" ] || continue
+			pre=$MCOUNT ;;
+		esac
+		(cd "$TMP" && UFTRACE_DIR=$TMP/ut.empty LD_PRELOAD=$pre $B/cputime "$B/empty" \
+			3>"$TMP/cpu" >/dev/null 2>&1)
+		rm -f "$TMP"/ut.empty/*
+		read -r w u s f <"$TMP/cpu"
+		echo $((u + s)) >>"$TMP/cpu.empty.$v"
+		echo "$f" >>"$TMP/flt.empty.$v"
+	done
+done
+for v in plain fhook mcount; do
+	[ -e "$TMP/cpu.empty.$v" ] || continue
+	read -r SU[empty,cpu,$v] _ _ < <(stats "$TMP/cpu.empty.$v")
+	read -r SU[empty,flt,$v] _ _ < <(stats "$TMP/flt.empty.$v")
+done
+say "  empty program: CPU us / minor faults: ${SU[empty,cpu,plain]}/${SU[empty,flt,plain]}, libfhook ${SU[empty,cpu,fhook]}/${SU[empty,flt,fhook]}, libmcount ${SU[empty,cpu,mcount]:-}/${SU[empty,flt,mcount]:-}"
+
+# A suite of many short processes: jansson's `make check` (make test-real
+# builds it with fhook cflags), untraced and with one function recorded.
+JT=$ROOT/build/real/jansson/test
+if [ ! -x "$JT/bin/json_process" ] && [ "$(id -u)" = 0 ]; then
+	say "  building jansson (tests/real/run.sh)"
+	FHOOK_REAL_ONLY=jansson FHOOK_REAL_BUILD_ONLY=1 bash tests/real/run.sh >"$TMP/real.log" 2>&1
+fi
+SUITE_SKIP=
+if [ ! -x "$JT/bin/json_process" ]; then
+	SUITE_SKIP="jansson's test suite could not be built (tests/real/run.sh; needs root)"
+else
+	say "  jansson's make check, 3 interleaved rounds"
+	for r in 1 2 3; do
+		for v in plain one; do
+			case $v in
+			plain) c="make check" ;;
+			one) c="$FHOOK record -e 'f json_loads' -o $TMP/one.rec -- make check" ;;
+			esac
+			(cd "$JT" && eval "$B/cputime $c" 3>"$TMP/cpu" >"$TMP/suite.out" 2>&1)
+			read -r w u s f <"$TMP/cpu"
+			grep -q "^PASS: run-suites" "$TMP/suite.out" ||
+				SUITE_SKIP="the suite failed ($v): $(grep -m1 -E 'FAIL|rror' "$TMP/suite.out")"
+			[ "$v" = one ] && SUITE_STAT=$(grep -o '[0-9]* events.*' "$TMP/suite.out" | tail -1)
+			echo "$w" >>"$TMP/suite.wall.$v"
+			echo $((u + s)) >>"$TMP/suite.cpu.$v"
+			rm -f "$TMP/one.rec"
+		done
+	done
+	for v in plain one; do
+		read -r SU[suite,wall,$v] _ _ < <(stats "$TMP/suite.wall.$v")
+		read -r SU[suite,cpu,$v] _ _ < <(stats "$TMP/suite.cpu.$v")
+	done
+	say "  jansson's suite: wall us ${SU[suite,wall,plain]} untraced, ${SU[suite,wall,one]} recording json_loads (${SUITE_STAT:-})"
+fi
+
 # ---------------------------------------------------------------- workload 3
 
+if want 3; then
 say "workload 3: bzip2 from its Debian source package"
 W3=
 SRCLIST=/etc/apt/sources.list.d/fhook-bench-src.sources
@@ -420,7 +500,7 @@ else
 	for r in $(seq 3); do
 		for v in $BZMODES; do
 			(cd "$TMP" && eval "$B/cputime ${BZC[$v]}" 3>"$TMP/cpu" >"$TMP/out.bz2" 2>"$TMP/err")
-			read -r w u s <"$TMP/cpu"
+			read -r w u s f <"$TMP/cpu"
 			echo "$w" >>"$TMP/bz.$v"
 			cmp -s "$TMP/out.bz2" "$TMP/ref.bz2" || BZBAD[$v]=1
 			[ "$v" = trace ] && BZ_TRACE_STAT=$(grep -o '[0-9]* events.*' "$TMP/err" | tail -1)
@@ -445,8 +525,13 @@ else
 	BZFUNCS=$($FHOOK funcs "$B/bzip2_pad" 2>/dev/null | grep -c .)
 fi
 
+else
+	W3="not run (BENCH_ONLY=$ONLY)"
+fi
+
 # ---------------------------------------------------------------- recording
 
+if want 4; then
 say "workload 4: recordings (size, reading speed, many threads)"
 # bytes on disk per event, and how fast a recording is read back, on bzip2's
 if [ -s "$TMP/bz.keep.rec" ]; then
@@ -460,7 +545,7 @@ if [ -s "$TMP/bz.keep.rec" ]; then
 		best=
 		for r in 1 2 3; do
 			"$B/cputime" $c 3>"$TMP/cpu" >/dev/null 2>&1
-			read -r w u s <"$TMP/cpu"
+			read -r w u s f <"$TMP/cpu"
 			t=$((u + s))
 			[ -z "$best" ] || [ "$t" -lt "$best" ] && best=$t
 		done
@@ -489,16 +574,43 @@ wait $fpid
 MT_STAT=$(grep -o '[0-9]* events.*' "$TMP/mt.err" | tail -1)
 rm -f "$TMP/mt.rec"
 say "  $MT_N threads x $MT_CALLS calls: $MT_STAT; fhook peak RSS $((MT_HWM / 1024)) MB"
+fi
 
 # ---------------------------------------------------------------- report
 
-say "writing bench/RESULTS.md and bench/results.png"
+if [ -z "$ONLY" ]; then
+	say "writing bench/RESULTS.md and bench/results.png"
+else
+	say "writing section 2 of bench/RESULTS.md"
+fi
 declare -p IR NS NSMIN NSMAX SKIP LABEL NS_N SU >"$B/results.vars"
 declare -p BZT BZTMIN BZTMAX BZBAD 2>/dev/null >>"$B/results.vars"
 declare -p REC_READ 2>/dev/null >>"$B/results.vars"
-for v in ORDER ROUNDS N1 N2 W3 BZVER INSZ BZCALLS BZFUNCS BZMODES LT_DISC SKIP_IR_uprobe TRACE_STAT BZ_TRACE_STAT \
+for v in ONLY SUITE_SKIP SUITE_STAT ORDER ROUNDS N1 N2 W3 BZVER INSZ BZCALLS BZFUNCS BZMODES LT_DISC SKIP_IR_uprobe TRACE_STAT BZ_TRACE_STAT \
 	 BZ_REC_STAT REC_EVENTS REC_BYTES UT_BYTES MT_N MT_CALLS MT_HWM MT_STAT REV RUNDATE; do
 	declare -p "$v" 2>/dev/null >>"$B/results.vars"
 done
-. bench/report.sh
+if [ -z "$ONLY" ]; then
+	. bench/report.sh
+else
+	# only section 2 was measured: it replaces section 2 of RESULTS.md
+	RES_KEEP=$RES PNG_KEEP=$PNG
+	RES=$TMP/full.md PNG=$TMP/full.png
+	# the other sections' figures were never set
+	set +u
+	. bench/report.sh >/dev/null
+	set -u
+	RES=$RES_KEEP PNG=$PNG_KEEP
+	awk -v new="$TMP/full.md" '
+		function section(   l, on) {
+			while ((getline l < new) > 0) {
+				if (l ~ /^## 2\./) on = 1
+				else if (l ~ /^## /) on = 0
+				if (on) print l
+			}
+		}
+		/^## 2\./ { section(); skip = 1; next }
+		/^## / { skip = 0 }
+		!skip' "$RES" >"$TMP/res.md" && cp "$TMP/res.md" "$RES"
+fi
 say "done in $(( $(date +%s) - T0 )) s"

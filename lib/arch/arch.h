@@ -70,14 +70,22 @@ int fhook_text_read(unsigned long addr, void *buf, size_t len);
 int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr);
 
 /*
- * Turn the compiler's pads (five 1-byte nops, each loc 5 bytes) into
- * 5-byte nops: ftrace_init_nop for many sites.  They are written
- * directly, since no protocol makes that safe for a thread caught between
- * two of them (which is why it happens before the object's code runs, or
- * in `fhook prepare`); each page is made writable, rewritten and restored
- * once.  Sorts @locs; call with text_mutex held.  Returns 0 or -EPERM.
+ * Turn the compiler's pads (five 1-byte nops) among the @nr sites at
+ * @addrs[0], @addrs[@stride], ... (each plus @bias; 0: no site) into
+ * 5-byte nops: ftrace_init_nop for many sites, with no list of writes
+ * built.  They are written directly, since no protocol makes that safe for
+ * a thread caught between two of them (which is why it happens before the
+ * object's code runs, or in `fhook prepare`); each page is made writable,
+ * rewritten and restored once.  With @expect_pads (the caller saw one in
+ * the file) the pages of every site are made private before any is read,
+ * which is cheapest when pads are what they hold; without, only pages
+ * found to hold a pad are written.  Addresses outside a loaded object's
+ * text are no sites and are skipped.  Call with text_mutex held.  Returns
+ * how many sites hold neither a pad nor a nop (left to the caller: -pg
+ * calls, foreign bytes), or -EPERM.
  */
-int fhook_text_poke_init(struct text_poke_loc *locs, size_t nr);
+long fhook_text_init_pads(const unsigned long *addrs, size_t stride, size_t nr,
+			  unsigned long bias, bool expect_pads);
 
 void fhook_text_lock(void);
 void fhook_text_unlock(void);

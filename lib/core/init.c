@@ -40,7 +40,11 @@ __attribute__((constructor(101))) static void fhook_core_init(void)
 {
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	fhook_sites_init();
-	fhook_trap_install();
+	/*
+	 * The SIGTRAP handler is installed by the first batch that writes an
+	 * int3 (fhook_text_poke_batch()): a process that never patches a
+	 * site never needs it.
+	 */
 	pthread_mutex_lock(&ftrace_lock);
 	fhook_objects_refresh();
 	pthread_mutex_unlock(&ftrace_lock);

@@ -19,13 +19,29 @@
 void *fhook_libc_sym(const char *name)
 {
 	fhook_internal_guard();
-	void *libc = fhook_loader_dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
+	/*
+	 * libc's handle, found once: start-up alone looks up a dozen
+	 * functions, and each dlopen takes the loader's lock.  The reference
+	 * RTLD_NOLOAD took is kept: libc is never unloaded.
+	 */
+	static void *libc;
+	void *h = __atomic_load_n(&libc, __ATOMIC_ACQUIRE);
 	void *sym = NULL;
 
-	if (libc) {
-		sym = dlsym(libc, name);
-		/* RTLD_NOLOAD took a reference like any dlopen */
-		fhook_loader_dlclose(libc);
+	if (!h) {
+		h = fhook_loader_dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
+		if (h) {
+			void *old = NULL;
+
+			/* a racing thread's handle wins; ours goes back */
+			if (!__atomic_compare_exchange_n(&libc, &old, h, false, __ATOMIC_ACQ_REL,
+							 __ATOMIC_ACQUIRE)) {
+				fhook_loader_dlclose(h);
+				h = old;
+			}
+		}
 	}
+	if (h)
+		sym = dlsym(h, name);
 	return sym ? sym : dlsym(RTLD_NEXT, name);
 }

@@ -24,6 +24,7 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-bp.h>
 
+#include "util/alloc.h"
 #include "util/errno.h"
 #include "util/bsearch.h"
 #include "util/rcu.h"
@@ -165,7 +166,8 @@ static int update_sites(void)
 		op->nr_sites = 0;
 	if (!total)
 		return 0;
-	plan = malloc(total * sizeof(*plan));
+	/* every site gets a plan; only the sites that change get a write */
+	plan = fhook_malloc_whole(total * sizeof(*plan));
 	locs = malloc(total * sizeof(*locs));
 	if (!plan || !locs) {
 		ret = -ENOMEM;
@@ -435,6 +437,8 @@ int register_ftrace_function(struct ftrace_ops *ops)
 
 	if (!ops || !ops->func)
 		return fhook_ret_errno(-EINVAL);
+	/* before any trampoline can run: its set-up may take milliseconds */
+	fhook_tasks_init();
 	pthread_mutex_lock(&ftrace_lock);
 	if (ops->flags & FTRACE_OPS_FL_ENABLED)
 		ret = -EBUSY;

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +24,11 @@
 #include "core.h"
 #include "arch/arch.h"
 #include "kallsyms/objects.h"
+#include "util/alloc.h"
 #include "util/bsearch.h"
 #include "util/rcu.h"
+#include "util/sort.h"
+#include "util/tasks.h"
 
 /* recursive: the ftrace_bug report of a site reads symbols */
 static pthread_mutex_t sites_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -49,102 +53,82 @@ struct dyn_ftrace *ftrace_lookup_rec(unsigned long ip)
 	return fhook_object_rec(obj, ip);
 }
 
-/*
- * Sort records by ip: an LSD radix sort on the bytes in which the ips
- * differ (they all lie in one object).  The linker keeps each input file's
- * sites in order, not the whole list, and a comparison sort through a
- * callback cost hundreds of instructions per site.
- */
+_Static_assert(sizeof(struct dyn_ftrace) == sizeof(struct fhook_addr_rec) &&
+	       offsetof(struct dyn_ftrace, ip) == 0, "site records sort as address records");
+
 static int sort_recs(struct dyn_ftrace *recs, size_t nr)
 {
-	struct dyn_ftrace *tmp, *src = recs, *dst;
-	unsigned long lo = ~0UL, hi = 0;
-	size_t i, count[256], descents = 0;
-	int shift;
-
-	for (i = 1; i < nr; i++)
-		descents += recs[i].ip < recs[i - 1].ip;
-	if (descents <= 8) {
-		/* nearly sorted (main() in .text.startup): move the few into place */
-		for (i = 1; i < nr; i++) {
-			struct dyn_ftrace r = recs[i];
-			size_t lo_i, hi_i = i;
-
-			if (r.ip >= recs[i - 1].ip)
-				continue;
-			lo_i = fhook_upper_bound(hi_i, k, recs[k].ip, r.ip);
-			memmove(&recs[lo_i + 1], &recs[lo_i], (i - lo_i) * sizeof(*recs));
-			recs[lo_i] = r;
-		}
-		return 0;
-	}
-	for (i = 0; i < nr; i++) {
-		if (recs[i].ip < lo)
-			lo = recs[i].ip;
-		if (recs[i].ip > hi)
-			hi = recs[i].ip;
-	}
-	tmp = malloc(nr * sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
-	dst = tmp;
-	for (shift = 0; shift < 64 && ((hi - lo) >> shift); shift += 8) {
-		size_t pos = 0;
-
-		memset(count, 0, sizeof(count));
-		for (i = 0; i < nr; i++)
-			count[((src[i].ip - lo) >> shift) & 0xff]++;
-		for (i = 0; i < 256; i++) {
-			size_t c = count[i];
-
-			count[i] = pos;
-			pos += c;
-		}
-		for (i = 0; i < nr; i++)
-			dst[count[((src[i].ip - lo) >> shift) & 0xff]++] = src[i];
-		src = dst;
-		dst = src == recs ? tmp : recs;
-	}
-	if (src != recs)
-		memcpy(recs, src, nr * sizeof(*recs));
-	free(tmp);
-	return 0;
+	return fhook_sort_addr_recs((struct fhook_addr_rec *)recs, nr);
 }
 
-static int object_read_sites(struct fhook_object *obj)
-{
-	struct fhook_elf_sites es;
-	size_t i, n = 0;
-	int ret;
+/* Records being filled in: how many, and whether they came in order. */
+struct rec_fill {
+	size_t n;
+	size_t unordered;		/* descents and repeats */
+};
 
-	ret = fhook_elf_read_sites(obj->path, &es);
-	if (ret)
-		return ret;
-	if (!es.nr)
+/* Keep @ip as the next record of @obj if it is a site of its text. */
+static inline void rec_add(struct fhook_object *obj, struct rec_fill *f, unsigned long ip,
+			   bool mcount)
+{
+	/* a site must leave room for the 6-byte form's tail */
+	if (!fhook_object_text(obj, ip, FHOOK_SITE_MAX))
+		return;
+	f->unordered += f->n && ip <= obj->recs[f->n - 1].ip;
+	obj->recs[f->n].ip = ip;
+	obj->recs[f->n].flags = mcount ? FTRACE_FL_MCOUNT : 0;
+	obj->has_mcount |= mcount;
+	f->n++;
+}
+
+/*
+ * Fill obj->recs from @m's mapped sections when they are the whole truth,
+ * else from the copying reader (which applies relocation addends).
+ */
+static int object_read_sites(struct fhook_object *obj, const struct fhook_elf_site_map *m)
+{
+	struct fhook_elf_sites es = { 0 };
+	struct rec_fill f = { 0, 0 };
+	size_t i, n, total = 0;
+	unsigned int s;
+	int ret = 0;
+
+	if (m && !m->copy_needed) {
+		for (s = 0; s < m->nr; s++)
+			total += m->sec[s].nr;
+	} else {
+		ret = fhook_elf_read_sites(obj->path, &es);
+		if (ret)
+			return ret;
+		total = es.nr;
+	}
+	if (!total)
 		goto out;
-	obj->recs = calloc(es.nr, sizeof(*obj->recs));
+	obj->recs = fhook_malloc_whole(total * sizeof(*obj->recs));
 	if (!obj->recs) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < es.nr; i++) {
-		unsigned long ip = es.addrs[i] + obj->base;
-
-		/* a site must leave room for the 6-byte form's tail */
-		if (!fhook_object_text(obj, ip, FHOOK_SITE_MAX))
-			continue;
-		obj->recs[n].ip = ip;
-		obj->recs[n].flags = es.from_mcount[i] ? FTRACE_FL_MCOUNT : 0;
-		obj->has_mcount |= es.from_mcount[i];
-		n++;
+	if (m && !m->copy_needed) {
+		/* straight from the page cache: no copy of the list */
+		for (s = 0; s < m->nr; s++)
+			for (i = 0; i < m->sec[s].nr; i++)
+				if (m->sec[s].addrs[i])
+					rec_add(obj, &f, m->sec[s].addrs[i] + obj->base,
+						m->sec[s].mcount);
+	} else {
+		for (i = 0; i < es.nr; i++)
+			rec_add(obj, &f, es.addrs[i] + obj->base, es.from_mcount[i]);
 	}
-	if (sort_recs(obj->recs, n)) {
+	n = f.n;
+	/* the linker's order is mostly the address order: nothing to do then */
+	if (f.unordered && sort_recs(obj->recs, n)) {
 		free(obj->recs);
 		obj->recs = NULL;
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (n) {
+	if (f.unordered && n) {
 		size_t w = 1;
 
 		for (i = 1; i < n; i++)
@@ -156,6 +140,19 @@ static int object_read_sites(struct fhook_object *obj)
 out:
 	free(es.addrs);
 	free(es.from_mcount);
+	return ret;
+}
+
+/* Read @obj's records from its file. */
+static int object_read_file_sites(struct fhook_object *obj)
+{
+	struct fhook_elf_site_map m;
+	int ret;
+
+	ret = fhook_elf_map_sites(obj->path, 0, &m);
+	if (!ret)
+		ret = object_read_sites(obj, &m);
+	fhook_elf_unmap_sites(&m);
 	return ret;
 }
 
@@ -194,7 +191,7 @@ int fhook_object_load_sites(struct fhook_object *obj)
 			"functions cannot be traced\n", obj->path);
 		ret = -ESTALE;
 	} else {
-		ret = object_read_sites(obj);
+		ret = object_read_file_sites(obj);
 		if (!ret)
 			object_mark_pad6(obj);
 	}
@@ -214,79 +211,67 @@ void fhook_objects_load_all_sites(void)
 }
 
 /*
- * Turn the sites of new objects into nops, in one batch: each page is made
- * writable, rewritten and restored once.
+ * Turn the sites of an object whose records were read at start-up into
+ * nops: the pads in place (no list of writes), then what else the
+ * compiler left (-pg calls) in one batch.  A site holding bytes of no
+ * known kind is reported and stays disabled.
  */
-static void objects_init_nops(struct fhook_object *list)
+static void object_init_nops(struct fhook_object *obj, bool expect_pads)
 {
-	struct text_poke_loc *locs = NULL, *calls;
-	size_t nr = 0, nr_calls = 0, total = 0, bad = 0, i;
-	struct fhook_object *obj;
+	struct text_poke_loc *calls = NULL;
+	size_t nr_calls = 0, bad = 0, i;
+	long others;
 	int ret = 0;
 
-	for (obj = list; obj; obj = obj->next)
-		total += obj->nr_recs;
-	if (!total)
+	if (!obj->nr_recs)
 		return;
-	locs = malloc(total * sizeof(*locs));
-	if (!locs)
-		return;
-	/* pads from the start of the array, -pg calls from its end */
-	calls = locs + total;
-	for (obj = list; obj; obj = obj->next) {
-		for (i = 0; i < obj->nr_recs; i++) {
-			struct dyn_ftrace *rec = &obj->recs[i];
-			const unsigned char *b = (const unsigned char *)rec->ip;
-			unsigned char cur[FHOOK_SITE_MAX];
+	fhook_text_lock();
+	others = fhook_text_init_pads(&obj->recs[0].ip,
+				      sizeof(obj->recs[0]) / sizeof(obj->recs[0].ip),
+				      obj->nr_recs, 0, expect_pads);
+	if (others > 0)
+		calls = malloc((size_t)others * sizeof(*calls));
+	for (i = 0; others > 0 && i < obj->nr_recs; i++) {
+		struct dyn_ftrace *rec = &obj->recs[i];
+		const unsigned char *b = (const unsigned char *)rec->ip;
+		unsigned char cur[FHOOK_SITE_MAX];
 
-			if (rec->flags & FTRACE_FL_DISABLED)
-				continue;
-			if (fhook_site_is_pad(b)) {
-				locs[nr].addr = rec->ip;
-				locs[nr].len = FHOOK_SITE_LEN;
-				locs[nr].emu_len = FHOOK_SITE_LEN;
-				memcpy(locs[nr].new, fhook_site_nop, FHOOK_SITE_LEN);
-				nr++;
-				continue;
-			}
-			memcpy(cur, b, sizeof(cur));
-			ret = fhook_init_nop_prepare(rec, cur, calls - 1);
-			if (ret < 0) {
-				if (bad++ < 4)
-					fhook_ftrace_bug_obj(obj, -EINVAL, rec->ip, fhook_site_nop,
-							     cur, FHOOK_SITE_LEN);
-				rec->flags |= FTRACE_FL_DISABLED;
-			} else if (ret > 0) {
-				calls--;
-				nr_calls++;
-			}
+		if (fhook_site_is_nop(b) || fhook_site_is_pad(b))
+			continue;
+		memcpy(cur, b, sizeof(cur));
+		if (nr_calls == (size_t)others || !calls)
+			ret = -ENOMEM;
+		else
+			ret = fhook_init_nop_prepare(rec, cur, &calls[nr_calls]);
+		if (ret < 0) {
+			if (ret == -EINVAL && bad++ < 4)
+				fhook_ftrace_bug_obj(obj, -EINVAL, rec->ip, fhook_site_nop,
+						     cur, FHOOK_SITE_LEN);
+			rec->flags |= FTRACE_FL_DISABLED;
+		} else if (ret > 0) {
+			nr_calls++;
 		}
 	}
 	if (bad)
 		fprintf(stderr, "fhook: %zu site(s) hold unexpected bytes and stay disabled\n",
 			bad);
-	if (!nr && !nr_calls)
-		goto out;
-	fhook_text_lock();
-	ret = fhook_text_poke_init(locs, nr);
-	if (!ret)
-		ret = fhook_text_poke_batch(calls, nr_calls);
+	ret = others < 0 ? (int)others : fhook_text_poke_batch(calls, nr_calls);
 	if (ret) {
-		fprintf(stderr, "fhook: cannot write code; %zu site(s) stay disabled\n",
-			nr + nr_calls);
-		for (i = 0; i < total; i++) {
-			struct dyn_ftrace *rec;
+		size_t left = 0;
 
-			if (i >= nr && locs + i < calls)
+		/* what still holds the compiler's bytes cannot be used */
+		for (i = 0; i < obj->nr_recs; i++) {
+			const unsigned char *b = (const unsigned char *)obj->recs[i].ip;
+
+			if (obj->recs[i].flags & FTRACE_FL_DISABLED || fhook_site_is_nop(b))
 				continue;
-			rec = ftrace_lookup_rec(locs[i].addr);
-			if (rec)
-				rec->flags |= FTRACE_FL_DISABLED;
+			obj->recs[i].flags |= FTRACE_FL_DISABLED;
+			left++;
 		}
+		fprintf(stderr, "fhook: cannot write code; %zu site(s) stay disabled\n", left);
 	}
 	fhook_text_unlock();
-out:
-	free(locs);
+	free(calls);
 }
 
 /*
@@ -297,6 +282,8 @@ static bool object_same(struct fhook_object *obj)
 {
 	size_t i;
 
+	if (!__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
+		return !obj->init_site || fhook_site_is_nop((const unsigned char *)obj->init_site);
 	for (i = 0; i < obj->nr_recs; i++) {
 		const unsigned char *b = (const unsigned char *)obj->recs[i].ip;
 		unsigned long t;
@@ -311,27 +298,70 @@ static bool object_same(struct fhook_object *obj)
 	return true;
 }
 
+/* The first site of @m in @obj's text, or 0. */
+static unsigned long first_site(struct fhook_object *obj, const struct fhook_elf_site_map *m)
+{
+	unsigned int s;
+	size_t i;
+
+	for (s = 0; s < m->nr; s++)
+		for (i = 0; i < m->sec[s].nr; i++)
+			if (m->sec[s].addrs[i] &&
+			    fhook_object_text(obj, m->sec[s].addrs[i] + obj->base, FHOOK_SITE_MAX))
+				return m->sec[s].addrs[i] + obj->base;
+	return 0;
+}
+
 /*
- * Start-up reads only the section headers.  The compiler's pads must
- * become nops before any thread runs them, so an unprepared object's
- * sites are read now; those of a prepared one, and every symbol, are read
- * when something first needs them (a glob, kallsyms, a report).
+ * Start-up reads only the section headers and, for an unprepared object,
+ * the site list, mapped from the page cache.  The compiler's pads must
+ * become nops before any thread runs them: they are rewritten straight
+ * from that list, and the records, like those of a prepared object, and
+ * every symbol, are read when something first needs them (a glob,
+ * kallsyms, a report).  Only an object whose sites hold something else
+ * (-pg calls, foreign bytes) has its records read now.
  */
 static void objects_added(struct fhook_object *list)
 {
 	struct fhook_object *obj;
 
 	for (obj = list; obj; obj = obj->next) {
-		struct fhook_elf_scan scan;
+		struct fhook_elf_site_map m;
+		long others = -1;
+		unsigned int s;
+		bool expect;
 
-		if (fhook_elf_scan(obj->path, &scan) || !scan.nr_sections) {
+		/* libfhook.so is never traced, as the kernel's ftrace code is notrace */
+		if (!obj->is_main && fhook_object_text(obj, (unsigned long)objects_added, 1)) {
 			obj->sites_loaded = true;
-		} else if (!scan.prepared) {
-			object_read_sites(obj);
-			obj->sites_loaded = true;
+			continue;
 		}
+		if (fhook_elf_map_sites(obj->path, FHOOK_ELF_MAP_UNPREPARED, &m) ||
+		    !m.scan.nr_sections) {
+			obj->sites_loaded = true;
+		} else if (!m.scan.prepared) {
+			expect = m.have_first && fhook_site_is_pad(m.first);
+			if (!m.copy_needed) {
+				fhook_text_lock();
+				for (s = 0, others = 0; s < m.nr && others >= 0; s++) {
+					long r = fhook_text_init_pads(m.sec[s].addrs, 1, m.sec[s].nr,
+								      obj->base, expect);
+
+					others = r < 0 ? r : others + r;
+				}
+				fhook_text_unlock();
+			}
+			if (others) {
+				/* the full path: records now, reports, -pg calls */
+				object_read_sites(obj, &m);
+				obj->sites_loaded = true;
+				object_init_nops(obj, expect);
+			} else {
+				obj->init_site = first_site(obj, &m);
+			}
+		}
+		fhook_elf_unmap_sites(&m);
 	}
-	objects_init_nops(list);
 }
 
 static void object_release(struct fhook_object *obj)

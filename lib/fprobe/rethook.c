@@ -148,7 +148,7 @@ static void drop_above(unsigned long base, struct rethook_thread *t, unsigned lo
 	for (top = t->top; top > keep; top--)
 		if (!drop_entry(base, top, true))
 			break;		/* not below an entry still in use */
-	__atomic_store_n(&t->top, top, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->top, top, __ATOMIC_RELEASE);
 }
 
 static void register_eh_frame(unsigned long start, unsigned long len)
@@ -219,7 +219,8 @@ static void rethook_thread_exit(void *arg)
 		rethook_gone = 1;
 		return;
 	}
-	t->top = 0;
+	/* release: sweep_dead() reads top to know which entries to look at */
+	__atomic_store_n(&t->top, 0, __ATOMIC_RELEASE);
 	t->kept_idx = t->kept_sp = 0;
 	t->holes = 0;
 	/* the entry data only: the header says the code is prepared */
@@ -773,7 +774,7 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 		 * idx - 1 with only holes above, which this store cannot undo.
 		 */
 		if (idx == __atomic_load_n(&t->top, __ATOMIC_RELAXED))
-			__atomic_store_n(&t->top, idx - 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&t->top, idx - 1, __ATOMIC_RELEASE);
 		else
 			t->holes = 1;
 	}

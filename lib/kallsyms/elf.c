@@ -17,14 +17,18 @@
 #define _GNU_SOURCE
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fhook/internal/elf.h>
+
+#include "util/sort.h"
 
 /* Section headers beyond this are not believed (a corrupt e_shnum). */
 #define MAX_SECTIONS	(1u << 20)
@@ -195,6 +199,115 @@ out:
 	return ret;
 }
 
+/*
+ * Is a slot of a site list zero?  A discarded function's slot is,
+ * and so is one whose value a linker left in a relocation's addend: only
+ * the copying reader tells them apart.
+ */
+static bool sites_have_zero(const unsigned long *addrs, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (!addrs[i])
+			return true;
+	return false;
+}
+
+/* The file's bytes at link-time address @addr, from the loadable segment holding it. */
+static int read_vaddr(const struct elf_file *f, unsigned long addr, void *buf, size_t len)
+{
+	Elf64_Phdr ph[32];
+	unsigned int i, n = f->eh.e_phnum;
+
+	if (f->eh.e_phentsize != sizeof(Elf64_Phdr) || !n || n > 32 ||
+	    read_at(f, ph, n * sizeof(*ph), f->eh.e_phoff))
+		return -ENOEXEC;
+	for (i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && addr >= ph[i].p_vaddr &&
+		    addr - ph[i].p_vaddr < ph[i].p_filesz &&
+		    len <= ph[i].p_filesz - (addr - ph[i].p_vaddr))
+			return read_at(f, buf, len, ph[i].p_offset + (addr - ph[i].p_vaddr));
+	return -ENOEXEC;
+}
+
+int fhook_elf_map_sites(const char *path, unsigned int flags, struct fhook_elf_site_map *m)
+{
+	unsigned long psz = (unsigned long)sysconf(_SC_PAGESIZE);
+	struct elf_file f;
+	unsigned int i;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	ret = elf_open(path, &f);
+	if (ret)
+		return ret;
+	if (!sites_elf_type(&f)) {
+		ret = -ENOEXEC;
+		goto out;
+	}
+	m->scan.prepared = true;
+	for (i = 0; i < f.nr_sh; i++) {
+		if (site_section(&f, &f.sh[i]) < 0 || !f.sh[i].sh_size)
+			continue;
+		m->scan.nr_sections++;
+		if (!(f.sh[i].sh_flags & FHOOK_SHF_PREPARED))
+			m->scan.prepared = false;
+	}
+	if (!m->scan.nr_sections)
+		m->scan.prepared = false;
+	if (!m->scan.nr_sections || (m->scan.prepared && (flags & FHOOK_ELF_MAP_UNPREPARED)))
+		goto out;
+	for (i = 0; i < f.nr_sh; i++) {
+		const Elf64_Shdr *sh = &f.sh[i];
+		int mcount = site_section(&f, sh);
+		unsigned long off;
+		void *p;
+
+		if (mcount < 0 || !sh->sh_size)
+			continue;
+		if (!in_file(&f, sh->sh_offset, sh->sh_size)) {
+			ret = -ENOEXEC;
+			goto out;
+		}
+		if (m->nr == FHOOK_ELF_MAP_SECTIONS || sh->sh_offset % 8) {
+			m->copy_needed = true;
+			break;
+		}
+		off = sh->sh_offset & ~(psz - 1);
+		p = mmap(NULL, sh->sh_offset - off + sh->sh_size, PROT_READ, MAP_PRIVATE, f.fd,
+			 (off_t)off);
+		if (p == MAP_FAILED) {
+			m->copy_needed = true;
+			break;
+		}
+		m->sec[m->nr].map = p;
+		m->sec[m->nr].map_len = sh->sh_offset - off + sh->sh_size;
+		m->sec[m->nr].addrs = (const unsigned long *)((char *)p + (sh->sh_offset - off));
+		m->sec[m->nr].nr = sh->sh_size / 8;
+		m->sec[m->nr].mcount = mcount;
+		if (sites_have_zero(m->sec[m->nr].addrs, m->sec[m->nr].nr))
+			m->copy_needed = true;
+		m->nr++;
+	}
+	for (i = 0; m->nr && !m->have_first && i < m->sec[0].nr; i++)
+		if (m->sec[0].addrs[i])
+			m->have_first = !read_vaddr(&f, m->sec[0].addrs[i], m->first,
+						    sizeof(m->first));
+out:
+	elf_close(&f);
+	return ret;
+}
+
+void fhook_elf_unmap_sites(struct fhook_elf_site_map *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nr; i++)
+		munmap(m->sec[i].map, m->sec[i].map_len);
+	m->nr = 0;
+}
+
 /* Addends of RELATIVE relocations that land in [lo, hi): value[(off-lo)/8]. */
 static void apply_relative_addends(const struct elf_file *f, unsigned long lo, unsigned long hi,
 				   unsigned long *vals)
@@ -292,41 +405,12 @@ out:
  * the cost of reading a large symbol table.  Stable, so aliases keep their
  * symbol-table order for the dedup below.
  */
+_Static_assert(sizeof(struct fhook_sym) == sizeof(struct fhook_addr_rec) &&
+	       offsetof(struct fhook_sym, addr) == 0, "symbols sort as address records");
+
 static int sort_syms(struct fhook_sym *syms, size_t nr)
 {
-	struct fhook_sym *tmp, *src = syms, *dst;
-	unsigned long max = 0;
-	size_t i, count[256];
-	int shift;
-
-	for (i = 0; i < nr; i++)
-		if (syms[i].addr > max)
-			max = syms[i].addr;
-	tmp = malloc((nr ? nr : 1) * sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
-	dst = tmp;
-	for (shift = 0; shift < 64 && (max >> shift); shift += 8) {
-		size_t pos = 0;
-
-		memset(count, 0, sizeof(count));
-		for (i = 0; i < nr; i++)
-			count[(src[i].addr >> shift) & 0xff]++;
-		for (i = 0; i < 256; i++) {
-			size_t c = count[i];
-
-			count[i] = pos;
-			pos += c;
-		}
-		for (i = 0; i < nr; i++)
-			dst[count[(src[i].addr >> shift) & 0xff]++] = src[i];
-		src = dst;
-		dst = src == syms ? tmp : syms;
-	}
-	if (src != syms)
-		memcpy(syms, src, nr * sizeof(*syms));
-	free(tmp);
-	return 0;
+	return fhook_sort_addr_recs((struct fhook_addr_rec *)syms, nr);
 }
 
 static int read_symtab(const struct elf_file *f, const Elf64_Shdr *sh, unsigned int flags,

@@ -148,6 +148,7 @@ static struct fhook_object *object_new(struct dl_phdr_info *info, bool first)
 {
 	struct fhook_object *obj;
 	char path[PATH_MAX];
+	long psz = sysconf(_SC_PAGESIZE);
 	struct stat st;
 	int i;
 
@@ -158,9 +159,12 @@ static struct fhook_object *object_new(struct dl_phdr_info *info, bool first)
 			return NULL;
 		path[n] = 0;
 	} else {
-		if (!info->dlpi_name[0])
+		size_t len = strlen(info->dlpi_name);
+
+		if (!len || len >= sizeof(path))
 			return NULL;
-		snprintf(path, sizeof(path), "%s", info->dlpi_name);
+		/* not snprintf: its code is pages a short process never touches otherwise */
+		memcpy(path, info->dlpi_name, len + 1);
 	}
 	if (stat(path, &st))
 		return NULL;	/* the vdso, or a file gone from disk */
@@ -188,7 +192,6 @@ static struct fhook_object *object_new(struct dl_phdr_info *info, bool first)
 	for (i = 0; i < info->dlpi_phnum && obj->nr_segs < FHOOK_MAX_SEGS; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		unsigned long lo, hi;
-		long psz = sysconf(_SC_PAGESIZE);
 
 		if (ph->p_type != PT_LOAD)
 			continue;

@@ -51,6 +51,11 @@ struct fhook_object {
 	bool has_mcount;		/* some sites come from __mcount_loc */
 	struct dyn_ftrace *recs;	/* sorted by ip */
 	size_t nr_recs;
+	/*
+	 * A site rewritten at start-up while the records stay unread: what
+	 * tells this object from another mapped at the same place later.
+	 */
+	unsigned long init_site;
 
 	bool syms_loaded;
 	struct fhook_sym *syms;		/* sorted by addr */

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -55,9 +56,11 @@ static void tasks_thread_exit(void *arg)
 	/*
 	 * Other destructors may still call handlers (the return hooks report
 	 * the frames a thread exit removes), and their keys may come after
-	 * ours: stay until the last round glibc runs.
+	 * ours: stay for all but the last round glibc runs, which the
+	 * sanitizers keep for their own end of the thread (their interceptors
+	 * no longer work after it).
 	 */
-	if (++exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS) {
+	if (++exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS - 1) {
 		pthread_setspecific(tasks_key, arg);
 		return;
 	}
@@ -99,14 +102,33 @@ static void tasks_init(void)
 		barrier_cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED;
 }
 
+void fhook_tasks_init(void)
+{
+	pthread_once(&tasks_once, tasks_init);
+}
+
 bool fhook_tasks_register(void)
 {
 	long s = __atomic_load_n(&fhook_tasks_state, __ATOMIC_RELAXED);
+	sigset_t all, saved;
+	bool ok = false;
 
 	if (s < 0)
 		return false;
 	if (s > 0)
 		return true;
+	/*
+	 * Signals wait until the thread is known (a handler then runs with
+	 * handlers of its own, as it would have a moment later); the ones
+	 * that report faults and the int3 of a site being patched cannot.
+	 */
+	sigfillset(&all);
+	sigdelset(&all, SIGTRAP);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGFPE);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &saved, _NSIG / 8);
 	/*
 	 * What registering calls (malloc, the key's block) may be traced:
 	 * meanwhile this thread calls no handler, and does not come back here.
@@ -121,7 +143,7 @@ bool fhook_tasks_register(void)
 		if (!t) {
 			pthread_mutex_unlock(&tasks_lock);
 			__atomic_store_n(&fhook_tasks_state, 0L, __ATOMIC_RELAXED);
-			return false;	/* no memory: this call goes untraced */
+			goto out;	/* no memory: this call goes untraced */
 		}
 		threads = t;
 		cap_threads = cap;
@@ -131,7 +153,10 @@ bool fhook_tasks_register(void)
 	/* after it is in the registry: the destructor finds it */
 	pthread_setspecific(tasks_key, &fhook_tasks_state);
 	__atomic_store_n(&fhook_tasks_state, 1L, __ATOMIC_RELAXED);
-	return true;
+	ok = true;
+out:
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
+	return ok;
 }
 
 /*
@@ -153,7 +178,8 @@ static void barrier_all(void)
 		mprotect(page, 4096, PROT_READ);
 		mprotect(page, 4096, PROT_READ | PROT_WRITE);
 	}
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* the system calls ordered this thread's own accesses */
+	__asm__ __volatile__("" ::: "memory");
 }
 
 void fhook_tasks_synchronize(void)

@@ -32,6 +32,9 @@
 extern __thread long fhook_tasks_state
 	__attribute__((tls_model("initial-exec"), visibility("hidden")));
 
+/* Set up (membarrier registration: it may take milliseconds); at start-up. */
+void fhook_tasks_init(void) __attribute__((visibility("hidden")));
+
 /* Learn the calling thread (state 0); false when it is exiting. */
 bool fhook_tasks_register(void) __attribute__((visibility("hidden")));
 
@@ -48,11 +51,13 @@ static inline bool fhook_tasks_enter(void)
 			return false;
 		s = 1;
 	}
+	/*
+	 * No fence: the writer's membarrier() orders this against its
+	 * unpublishing.  (ThreadSanitizer needs none either: what a section
+	 * read happens before the writer frees it through the release in
+	 * fhook_tasks_leave() and the writer's acquire.)
+	 */
 	__atomic_store_n(&fhook_tasks_state, s + 1, __ATOMIC_RELAXED);
-#ifdef __SANITIZE_THREAD__
-	/* what membarrier() gives the writer, in a form ThreadSanitizer sees */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
 	return true;
 }
 

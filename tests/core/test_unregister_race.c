@@ -58,7 +58,7 @@ static void *caller(void *arg)
 	long s = 0;
 
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
-		s += traced((int)s);
+		s += traced((int)(s & 0xffff));
 	return (void *)s;
 }
 

@@ -17,10 +17,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int fd = -1;
 	static char path[64];
+	struct fhook_elf_site_map m;
 	struct fhook_elf_sites es;
 	struct fhook_sym *syms;
+	volatile unsigned long sum = 0;
+	unsigned int s;
 	char *names;
-	size_t nr;
+	size_t nr, i;
 
 	if (fd < 0) {
 		fd = memfd_create("fuzz-elf", 0);
@@ -32,6 +35,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(es.addrs);
 		free(es.from_mcount);
 	}
+	/* start-up's reader: every mapped slot must be readable */
+	if (!fhook_elf_map_sites(path, 0, &m))
+		for (s = 0; s < m.nr; s++)
+			for (i = 0; i < m.sec[s].nr; i++)
+				sum += m.sec[s].addrs[i];
+	fhook_elf_unmap_sites(&m);
 	if (!fhook_elf_read_syms(path, 0, &syms, &nr, &names)) {
 		free(syms);
 		free(names);

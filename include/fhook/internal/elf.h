@@ -49,6 +49,46 @@ struct fhook_elf_scan {
 };
 
 int fhook_elf_scan(const char *path, struct fhook_elf_scan *out);
+
+/*
+ * The site sections of a file, mapped read-only from the page cache: the
+ * addresses are read in place, never copied, so a traced process pays no
+ * fresh memory for a list it reads once.
+ */
+#define FHOOK_ELF_MAP_SECTIONS	4
+
+struct fhook_elf_site_map {
+	struct fhook_elf_scan scan;
+	unsigned int nr;		/* sections mapped */
+	bool copy_needed;		/* some could not be: use fhook_elf_read_sites() */
+	/*
+	 * The file's bytes at the first site: what the compiler left at
+	 * every site, most likely, learnt without touching the loaded text.
+	 */
+	bool have_first;
+	unsigned char first[8];
+	struct {
+		const unsigned long *addrs;	/* link-time addresses; 0 in a slot: none */
+		size_t nr;
+		bool mcount;			/* from __mcount_loc */
+		void *map;
+		size_t map_len;
+	} sec[FHOOK_ELF_MAP_SECTIONS];
+};
+
+/* fhook_elf_map_sites() flags */
+#define FHOOK_ELF_MAP_UNPREPARED	0x1	/* map nothing if the file is prepared */
+
+/*
+ * Scan @path's section headers (into @m->scan) and map its site sections.
+ * copy_needed is set where the mapped list would not be the whole truth:
+ * a slot left zero with the value in a RELATIVE relocation (only
+ * fhook_elf_read_sites() applies those), a misaligned section, or more
+ * sections than fit.  Returns 0 or a negative errno; release with
+ * fhook_elf_unmap_sites() either way.
+ */
+int fhook_elf_map_sites(const char *path, unsigned int flags, struct fhook_elf_site_map *m);
+void fhook_elf_unmap_sites(struct fhook_elf_site_map *m);
 /* Mark the site sections of the file image @image; returns how many. */
 int fhook_elf_mark_prepared(void *image, size_t size);
 

@@ -208,57 +208,148 @@ static int procmem_write(unsigned long addr, const void *buf, size_t len)
 	return 0;
 }
 
+/* The pages a batch writes, as runs of pages of one protection. */
+struct wranges {
+	struct wrange *r;
+	size_t n, cap;
+	unsigned long psz;
+};
+
 /*
- * Make the pages of @locs writable.  Fills @ranges (one per run of
- * pages); returns their number, or -EPERM when mprotect is refused (the
- * caller then writes through /proc/self/mem).
+ * Add the pages of [@addr, @addr + @len).  Sites mostly come in address
+ * order, and most share their page with the last: those cost a compare
+ * (ranges_add()).  Out-of-order ones start runs of their own, which
+ * ranges_settle() sorts and merges.  -EPERM: a page's protection is
+ * unknown.
  */
-static int open_ranges(struct text_poke_loc *locs, size_t nr, struct wrange **rangesp)
+static int ranges_add_pages(struct wranges *w, unsigned long addr, size_t len)
 {
-	struct wrange *r = NULL;
-	size_t i, n = 0, cap = 0;
-	unsigned long psz = (unsigned long)sysconf(_SC_PAGESIZE);
+	unsigned long lo = addr & ~(w->psz - 1), hi = (addr + len + w->psz - 1) & ~(w->psz - 1);
+	unsigned long p;
 
-	for (i = 0; i < nr; i++) {
-		unsigned long lo, hi, p;
+	for (p = lo; p < hi; p += w->psz) {
+		struct wrange *last = w->n ? &w->r[w->n - 1] : NULL;
+		int prot = 0;
 
-		/* most sites share their page with the last */
-		if (n && locs[i].addr + locs[i].len <= r[n - 1].end)
+		if (last && p >= last->start && p < last->end)
 			continue;
-		lo = locs[i].addr & ~(psz - 1);
-		hi = (locs[i].addr + locs[i].len + psz - 1) & ~(psz - 1);
-		for (p = lo; p < hi; p += psz) {
-			int prot = 0;
+		if (page_prot(p, &prot))
+			return -EPERM;
+		if (last && last->end == p && last->prot == prot) {
+			last->end = p + w->psz;
+			continue;
+		}
+		if (w->n == w->cap) {
+			size_t cap = w->cap ? w->cap * 2 : 8;
+			struct wrange *r = realloc(w->r, cap * sizeof(*r));
 
-			if (n && p < r[n - 1].end)
-				continue;	/* locs are sorted */
-			if (page_prot(p, &prot))
-				goto fail;
-			if (n && r[n - 1].end == p && r[n - 1].prot == prot) {
-				r[n - 1].end = p + psz;
-				continue;
-			}
-			if (n == cap) {
-				struct wrange *nr_ = realloc(r, (cap ? cap * 2 : 8) * sizeof(*r));
+			if (!r)
+				return -EPERM;
+			w->r = r;
+			w->cap = cap;
+		}
+		w->r[w->n].start = p;
+		w->r[w->n].end = p + w->psz;
+		w->r[w->n].prot = prot;
+		w->n++;
+	}
+	return 0;
+}
 
-				if (!nr_)
-					goto fail;
-				r = nr_;
-				cap = cap ? cap * 2 : 8;
+static inline int ranges_add(struct wranges *w, unsigned long addr, size_t len)
+{
+	if (w->n && addr >= w->r[w->n - 1].start && addr + len <= w->r[w->n - 1].end)
+		return 0;
+	return ranges_add_pages(w, addr, len);
+}
+
+/* Sort the runs and merge those that overlap or touch with one protection. */
+static void ranges_settle(struct wranges *w)
+{
+	size_t i, j, n = 0;
+
+	for (i = 1; i < w->n; i++) {
+		struct wrange r = w->r[i];
+
+		for (j = i; j && w->r[j - 1].start > r.start; j--)
+			w->r[j] = w->r[j - 1];
+		w->r[j] = r;
+	}
+	for (i = 0; i < w->n; i++) {
+		if (n && w->r[i].start <= w->r[n - 1].end && w->r[i].prot == w->r[n - 1].prot) {
+			if (w->r[i].end > w->r[n - 1].end)
+				w->r[n - 1].end = w->r[i].end;
+			continue;
+		}
+		w->r[n++] = w->r[i];
+	}
+	w->n = n;
+}
+
+/*
+ * Unmap the pages of [@start, @end) that still map the file unchanged
+ * (present, no private copy yet), as /proc/self/pagemap (@fd) tells.
+ * Copying a page that is mapped costs a TLB shootdown, tens of
+ * microseconds each in a virtual machine; copying one that is not costs
+ * a few, and the next touch maps the same bytes from the page cache
+ * again.  A private copy (ours, a debugger's breakpoint) is never
+ * dropped: its bytes are not the file's.
+ */
+static void unmap_file_pages(int fd, unsigned long start, unsigned long end, unsigned long psz)
+{
+	uint64_t e[128];
+	unsigned long p = start, run = 0;
+
+	while (p < end) {
+		size_t i, n = (end - p) / psz;
+
+		if (n > sizeof(e) / sizeof(e[0]))
+			n = sizeof(e) / sizeof(e[0]);
+		if (pread(fd, e, n * sizeof(e[0]), (off_t)(p / psz * sizeof(e[0]))) !=
+		    (ssize_t)(n * sizeof(e[0])))
+			break;
+		for (i = 0; i < n; i++, p += psz) {
+			/* bit 63: present; bit 61: a file page, not a private copy */
+			bool file = (e[i] >> 63 & 1) && (e[i] >> 61 & 1);
+
+			if (file && !run)
+				run = p;
+			if (!file && run) {
+				madvise((void *)run, p - run, MADV_DONTNEED);
+				run = 0;
 			}
-			r[n].start = p;
-			r[n].end = p + psz;
-			r[n].prot = prot;
-			n++;
 		}
 	}
-	for (i = 0; i < n; i++) {
+	if (run)
+		madvise((void *)run, p - run, MADV_DONTNEED);
+}
+
+/*
+ * Make the runs of @w writable, with private copies of their pages.
+ * @mapped: the pages may be mapped already (else nothing has touched
+ * them, and /proc is not read).  Returns their number, or -EPERM when
+ * mprotect is refused (the caller then writes through /proc/self/mem).
+ */
+static int ranges_open(struct wranges *w, bool mapped)
+{
+	struct wrange *r = w->r;
+	int fd = -1;
+	size_t i;
+
+	ranges_settle(w);
+	if (mapped)
+		fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	for (i = 0; i < w->n; i++) {
 		if (mprotect((void *)r[i].start, r[i].end - r[i].start,
 			     r[i].prot | PROT_WRITE | PROT_READ)) {
 			while (i--)
 				mprotect((void *)r[i].start, r[i].end - r[i].start, r[i].prot);
-			goto fail;
+			if (fd >= 0)
+				close(fd);
+			return -EPERM;
 		}
+		if (fd >= 0)
+			unmap_file_pages(fd, r[i].start, r[i].end, w->psz);
 		/*
 		 * Every page of the range is about to be written: make the
 		 * private copies in one call rather than one fault per page.
@@ -266,10 +357,28 @@ static int open_ranges(struct text_poke_loc *locs, size_t nr, struct wrange **ra
 		 */
 		madvise((void *)r[i].start, r[i].end - r[i].start, MADV_POPULATE_WRITE);
 	}
-	*rangesp = r;
-	return (int)n;
+	if (fd >= 0)
+		close(fd);
+	return (int)w->n;
+}
+
+/* Make the pages of @locs writable: ranges_open() of their pages. */
+static int open_ranges(struct text_poke_loc *locs, size_t nr, struct wrange **rangesp)
+{
+	struct wranges w = { .psz = (unsigned long)sysconf(_SC_PAGESIZE) };
+	size_t i;
+	int n;
+
+	for (i = 0; i < nr; i++)
+		if (ranges_add(&w, locs[i].addr, locs[i].len))
+			goto fail;
+	n = ranges_open(&w, true);
+	if (n < 0)
+		goto fail;
+	*rangesp = w.r;
+	return n;
 fail:
-	free(r);
+	free(w.r);
 	*rangesp = NULL;
 	return -EPERM;
 }
@@ -686,30 +795,96 @@ out:
 	return ret;
 }
 
-int fhook_text_poke_init(struct text_poke_loc *locs, size_t nr)
+/* The segment holding @a into @seg; false (and @seg empty) if none. */
+static bool init_find_seg(unsigned long a, struct fhook_text_seg *seg)
 {
-	struct wrange *ranges = NULL;
-	int nranges = 0, ret = 0;
-	bool procmem;
-	size_t i;
+	if (fhook_arch_hooks.text_seg && fhook_arch_hooks.text_seg(a, seg))
+		return true;
+	seg->start = seg->end = 0;
+	return false;
+}
 
-	if (!nr)
-		return 0;
-	sort_locs(locs, nr);
-	procmem = open_writes(locs, nr, &ranges, &nranges);
-	stats.writes += nr;
-	for (i = 0; i < nr && !ret; i++) {
-		if (procmem)
-			ret = procmem_write(locs[i].addr, locs[i].new, CALL_INSN_SIZE);
-		else
-			code_copy(locs[i].addr, locs[i].new, CALL_INSN_SIZE);
+/*
+ * Is @a a site in an object's text, with room for the longest site?
+ * @seg caches the last segment found: sites of one segment come in a row.
+ */
+static inline bool init_site_in_text(unsigned long a, struct fhook_text_seg *seg)
+{
+	if ((a < seg->start || a >= seg->end) && !init_find_seg(a, seg))
+		return false;
+	return (seg->prot & PROT_EXEC) && a + FHOOK_SITE_MAX <= seg->end;
+}
+
+long fhook_text_init_pads(const unsigned long *addrs, size_t stride, size_t nr,
+			  unsigned long bias, bool expect_pads)
+{
+	struct wranges w = { .psz = (unsigned long)sysconf(_SC_PAGESIZE) };
+	struct fhook_text_seg seg = { 0, 0, 0 };
+	size_t i, pads = 0;
+	long others = 0;
+	int nranges = -1, ret = 0;
+	bool procmem;
+
+	/*
+	 * Which pages to write.  Expecting pads, every page holding a site,
+	 * from the addresses alone: a page copied before anything maps it
+	 * costs a few microseconds, one mapped already (read, run) a TLB
+	 * shootdown each, ten to fifty times that in a virtual machine.
+	 * Otherwise only the pages that turn out to hold a pad.
+	 */
+	for (i = 0; i < nr; i++) {
+		unsigned long a = addrs[i * stride];
+		const unsigned char *b = (const unsigned char *)(a + bias);
+
+		if (!a || !init_site_in_text(a + bias, &seg))
+			continue;
+		if (!expect_pads) {
+			if (!fhook_site_is_pad(b)) {
+				others += !fhook_site_is_nop(b);
+				continue;
+			}
+			pads++;
+		}
+		if (nranges && ranges_add(&w, a + bias, FHOOK_SITE_LEN))
+			nranges = 0;	/* unknown protection: /proc/self/mem */
 	}
-	if (nranges > 0)
-		close_ranges(ranges, nranges);
+	if (!expect_pads && !pads) {
+		free(w.r);
+		return others;
+	}
+	procmem = use_procmem() || !nranges;
+	if (!procmem) {
+		/* no /proc at start-up: expecting pads, nothing mapped the pages yet */
+		nranges = ranges_open(&w, false);
+		procmem = nranges < 0;
+	}
+	stats.procmem = procmem;
+	stats.batches++;
+	pads = others = 0;
+	seg.start = seg.end = 0;
+	for (i = 0; i < nr && !ret; i++) {
+		unsigned long a = addrs[i * stride];
+		const unsigned char *b = (const unsigned char *)(a + bias);
+
+		if (!a || !init_site_in_text(a + bias, &seg))
+			continue;
+		if (!fhook_site_is_pad(b)) {
+			others += !fhook_site_is_nop(b);
+			continue;
+		}
+		pads++;
+		if (procmem)
+			ret = procmem_write(a + bias, fhook_site_nop, FHOOK_SITE_LEN);
+		else
+			code_copy(a + bias, fhook_site_nop, FHOOK_SITE_LEN);
+	}
+	stats.writes += pads;
+	if (!procmem && nranges > 0)
+		close_ranges(w.r, nranges);
 	else
-		free(ranges);
+		free(w.r);
 	fhook_sync_core();
-	return ret;
+	return ret ? ret : others;
 }
 
 /* ---- the trap handler ---- */

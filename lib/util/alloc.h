@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Large arrays that are written whole right after they are allocated (a
+ * site list, a batch of writes).  malloc() hands out such blocks as fresh
+ * mappings, whose every page then costs a fault; asking the kernel for
+ * all of them in one call costs about half as much (a fault is several
+ * microseconds in a virtual machine).
+ */
+#ifndef FHOOK_UTIL_ALLOC_H
+#define FHOOK_UTIL_ALLOC_H
+
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+
+/* below this, a block most likely comes from pages the heap has touched */
+#define FHOOK_ALLOC_POPULATE_MIN	(64UL << 10)
+
+/* malloc(@size), with the block's whole pages made present; free() it. */
+static inline void *fhook_malloc_whole(size_t size)
+{
+	void *p = malloc(size);
+	unsigned long lo, hi;
+
+	if (!p || size < FHOOK_ALLOC_POPULATE_MIN)
+		return p;
+	lo = ((unsigned long)p + 4095) & ~4095UL;
+	hi = ((unsigned long)p + size) & ~4095UL;
+	/* kernels before 5.14 refuse it: the pages then fault in as ever */
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+	return p;
+}
+
+#endif /* FHOOK_UTIL_ALLOC_H */
