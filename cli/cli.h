@@ -21,6 +21,12 @@ int cmd_report(int argc, char **argv) __attribute__((weak));
 /* The file execvp() would run for @name (malloc'd), or NULL. */
 char *cli_which(const char *name);
 
+/*
+ * Can fhook act inside the program execvp would run for @name?  0, or
+ * -ENOEXEC with the reason on stderr (statically linked, set-id or with
+ * file capabilities, 32-bit or foreign ELF, corrupt ELF).
+ */
+int cli_check_program(const char *name);
 /* Path of libfhook.so for LD_PRELOAD. */
 int cli_libfhook_path(char *buf, size_t size);
 /*

@@ -154,6 +154,9 @@ int cli_ev_resolve(struct cli_ev *c)
 	char **paths, *path = c->argv[0], *found = NULL;
 	int nr, i, j;
 
+	/* the program's own reasons first, not "no patchable sites" */
+	if (cli_check_program(path))
+		return 125;
 	/* resolve against the program as the loader would load it */
 	if (!strchr(path, '/')) {
 		found = cli_which(path);
@@ -401,6 +404,7 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 		fprintf(stderr, "fhook: %s: stopped by signal %d (%s)\n", c->cmd, (int)cli_stop_sig,
 			strsignal(cli_stop_sig));
 	}
+	c->untraced = ev_session_untraced(s, c->cmd);
 	ev_session_free(s);
 	if (!end->events && c->no_sites && !*failed)
 		fprintf(stderr, "fhook: %s: no events: %s has no patchable sites%s; rebuild "
@@ -410,9 +414,18 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	return status;
 }
 
+void cli_ev_print_untraced(struct cli_ev *c)
+{
+	if (c->untraced)
+		fputs(c->untraced, stderr);
+}
+
 void cli_ev_free(struct cli_ev *c)
 {
 	int i;
+
+	free(c->untraced);
+	c->untraced = NULL;
 
 	for (i = 0; i < c->nr_evs; i++)
 		fhook_event_free(&c->evs[i]);

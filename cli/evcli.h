@@ -38,6 +38,7 @@ struct cli_ev {
 	char **libs;
 	int nr_libs;
 	bool no_sites;			/* the program itself has no patchable site */
+	char *untraced;			/* after the run: who ran untraced, and why */
 };
 
 /*
@@ -56,6 +57,9 @@ int cli_ev_resolve(struct cli_ev *c);
  * set when the recording failed (the message is printed).
  */
 int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool *failed);
+
+/* After the summary line: the processes that ran untraced (or partly), and why. */
+void cli_ev_print_untraced(struct cli_ev *c);
 
 void cli_ev_free(struct cli_ev *c);
 

@@ -57,7 +57,7 @@ static void usage(FILE *f)
 		"\n"
 		"commands:\n"
 		"  cflags              print the compiler flags that make a program traceable\n"
-		"  prepare FILE...     turn every site of ELF files into a 5-byte nop, in place\n"
+		"  prepare [--force] FILE...  turn every site of ELF files into a 5-byte nop, in place\n"
 		"  funcs [-v] PROG     list the traceable functions of PROG and its libraries\n"
 		"  patch ...           redirect a function, for chosen callers (fhook patch -h)\n"
 		"  unpatch -p PID [NAME]  remove patches applied with patch/inject -p\n"

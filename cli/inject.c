@@ -111,15 +111,21 @@ int cmd_inject(int argc, char **argv)
 				return 2;
 			break;
 		case 'r':
-			/* any 64-bit value: negative errnos, pointers, -1 */
+			/*
+			 * Any 64-bit value: negative errnos, pointers, -1, as a
+			 * signed [-2^63, 2^63) or an unsigned [0, 2^64) number;
+			 * nothing outside (strtoull would negate "-2^64+1" to 1).
+			 */
 			errno = 0;
 			v = strtoll(optarg, &end, 0);
-			if (errno == ERANGE) {
+			if (errno == ERANGE && !strchr(optarg, '-')) {
 				errno = 0;
 				strtoull(optarg, &end, 0);
 			}
 			if (errno || end == optarg || *end) {
-				fprintf(stderr, "fhook: inject: bad --retval '%s'\n", optarg);
+				fprintf(stderr, "fhook: inject: bad --retval '%s'%s\n", optarg,
+					errno == ERANGE ? ": outside the 64-bit range [-2^63, 2^64)"
+							: "");
 				return 2;
 			}
 			have_retval = true;

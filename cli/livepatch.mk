@@ -1,2 +1,2 @@
 # fhook patch / fhook inject
-CLI_SRCS += cli/patch.c cli/inject.c
+CLI_SRCS += cli/patch.c cli/inject.c cli/with_check.c

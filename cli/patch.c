@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "with_check.h"
 
 #define LP_EXIT_SETUP	125
 
@@ -56,6 +57,8 @@ int lp_cli_run(const char *mode, char **prog_argv, const char *callers)
 	size_t n, total = 0;
 	FILE *f;
 
+	if (cli_check_program(prog_argv[0]))
+		return LP_EXIT_SETUP;
 	fd = mkstemp(report);
 	if (fd < 0) {
 		fprintf(stderr, "fhook: %s: cannot create a report file: %s\n", mode,
@@ -71,7 +74,7 @@ int lp_cli_run(const char *mode, char **prog_argv, const char *callers)
 		unsetenv("FHOOK_LP_CALLERS");
 	status = cli_run_preloaded(prog_argv, true);
 
-	f = fopen(report, "r");
+	f = fopen(report, "re");
 	if (f) {
 		while ((n = fread(buf, 1, sizeof(buf) - 1, f)) > 0) {
 			buf[n] = 0;
@@ -88,8 +91,9 @@ int lp_cli_run(const char *mode, char **prog_argv, const char *callers)
 		fclose(f);
 	}
 	if (!total && status != LP_EXIT_SETUP)
-		fprintf(stderr, "fhook: %s: no summary: %s did not exit normally "
-			"(status %d)\n", mode, prog_argv[0], status);
+		fprintf(stderr, "fhook: %s: no summary: %s exited with status %d before "
+			"libfhook could write it (it died, replaced itself with exec, or "
+			"libfhook was not loaded into it)\n", mode, prog_argv[0], status);
 	unlink(report);
 	return status;
 }
@@ -205,6 +209,14 @@ int cmd_patch(int argc, char **argv)
 		free(abs);
 		free(callers);
 		return ret;
+	}
+	{
+		char why[600];
+
+		if (lp_check_with(path, colon + 1, why, sizeof(why))) {
+			fprintf(stderr, "fhook: patch: %s\n", why);
+			return 2;
+		}
 	}
 	{
 		char *abs;

@@ -6,7 +6,12 @@
  * nops when fhook rewrites them in a running process.
  *
  * A file is changed only if every recorded site holds a known pad; the new
- * contents go to a temporary file renamed over the old one.  The site
+ * contents go to a temporary file in the same directory, given the old
+ * file's owner, group and mode, and renamed over it.  What is handed over
+ * is checked first (see check_file()): a symlink is followed and the file
+ * it names is rewritten, the link stays; a file with several hard links,
+ * a read-only file, and a set-id file run by someone other than its owner
+ * are refused unless --force.  The site
  * sections are marked (FHOOK_SHF_PREPARED), so that a process loading the
  * file does not read its sites until it hooks one of them.
  */
@@ -62,7 +67,115 @@ static void where(const char *path, unsigned long addr, char *buf, size_t size)
 	free(names);
 }
 
-static int prepare_one(const char *path)
+static bool prepare_force;
+
+/*
+ * May @path be rewritten, and which file is it?  A symlink is followed
+ * (to the end of the chain) and the file it names is what is rewritten:
+ * renaming over the link would turn it into a regular file, and every
+ * other name of the target would keep the old contents.  *@real is that
+ * file's path (malloc'd), @st its metadata.  Returns 0, or 1 with the
+ * reason on stderr.
+ */
+static int check_file(const char *path, char **real, struct stat *st)
+{
+	*real = realpath(path, NULL);
+	if (!*real || lstat(*real, st)) {
+		fprintf(stderr, "fhook: prepare: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		fprintf(stderr, "fhook: prepare: %s: not a regular file\n", path);
+		return 1;
+	}
+	if (prepare_force)
+		return 0;
+	if (st->st_nlink > 1) {
+		fprintf(stderr, "fhook: prepare: %s: has %lu hard links; rewriting it would "
+			"leave the other names with the old contents (--force rewrites it in "
+			"place, for every name); file left unchanged\n", path,
+			(unsigned long)st->st_nlink);
+		return 1;
+	}
+	if (!(st->st_mode & (S_IWUSR | S_IWGRP | S_IWOTH))) {
+		fprintf(stderr, "fhook: prepare: %s: is read-only (mode %04o); --force "
+			"rewrites it anyway; file left unchanged\n", path,
+			(unsigned)(st->st_mode & 07777));
+		return 1;
+	}
+	/*
+	 * The new file gets the old owner and mode: a set-id program rewritten
+	 * by someone else is code that runs with its owner's privileges, put
+	 * there by that someone; only its owner (or --force) decides that.
+	 */
+	if ((st->st_mode & (S_ISUID | S_ISGID)) && st->st_uid != geteuid()) {
+		fprintf(stderr, "fhook: prepare: %s: is set-%s-ID and owned by uid %u, not by "
+			"you; rewrite it as its owner or with --force; file left unchanged\n",
+			path, st->st_mode & S_ISUID ? "user" : "group", (unsigned)st->st_uid);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Write @buf as @path's new contents, keeping its owner, group and mode
+ * (@st).  One name: a temporary file in the same directory renamed over
+ * it, so that a process running the old file keeps it whole.  Several
+ * names (--force): in place, so that every name sees the new contents.
+ */
+static int write_file(const char *path, const struct stat *st, const unsigned char *buf)
+{
+	struct stat now;
+	char *tmp = NULL;
+	int fd, ret = -1;
+
+	if (st->st_nlink > 1) {
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &now) || now.st_ino != st->st_ino ||
+		    now.st_dev != st->st_dev ||
+		    pwrite(fd, buf, (size_t)st->st_size, 0) != st->st_size || fsync(fd))
+			goto fail;
+		close(fd);
+		return 0;
+	}
+	if (asprintf(&tmp, "%s.fhook-XXXXXX", path) < 0)
+		return -1;
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		goto fail;
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	/* owner first: chown clears the set-id bits, the mode puts them back */
+	if (write(fd, buf, (size_t)st->st_size) != st->st_size ||
+	    ((st->st_uid != geteuid() || st->st_gid != getegid()) &&
+	     fchown(fd, st->st_uid, st->st_gid)) ||
+	    fchmod(fd, st->st_mode & 07777) || fsync(fd))
+		goto fail;
+	if (close(fd)) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	/* the name still is the file that was checked (nobody swapped it meanwhile) */
+	if (lstat(path, &now) || now.st_ino != st->st_ino || now.st_dev != st->st_dev) {
+		errno = EBUSY;
+		goto fail;
+	}
+	if (rename(tmp, path))
+		goto fail;
+	free(tmp);
+	return 0;
+fail:
+	fprintf(stderr, "fhook: prepare: %s: cannot write%s: %s; file left unchanged\n", path,
+		errno == EPERM && tmp ? " it with its owner and group" : "", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	if (tmp)
+		unlink(tmp);
+	free(tmp);
+	return ret;
+}
+
+static int prepare_one(const char *arg)
 {
 	struct fhook_elf_sites es;
 	struct fhook_elf_scan scan;
@@ -71,32 +184,46 @@ static int prepare_one(const char *path)
 	bool marked = false;
 	unsigned char *buf = NULL;
 	struct stat st;
-	char *tmp = NULL;
+	char *path = NULL;
 	Elf *elf = NULL;
 	int fd = -1, ret;
 
+	memset(&es, 0, sizeof(es));
+	if (check_file(arg, &path, &st)) {
+		free(path);
+		return 1;
+	}
 	ret = fhook_elf_read_sites(path, &es);
 	if (ret) {
-		fprintf(stderr, "fhook: prepare: %s: %s\n", path,
+		fprintf(stderr, "fhook: prepare: %s: %s\n", arg,
 			ret == -ENOEXEC ? "not an x86-64 ELF executable or shared object"
 					: strerror(-ret));
 		return 1;
 	}
 	if (!es.nr) {
 		fprintf(stderr, "fhook: prepare: %s: no patchable sites (build it with "
-			"$(fhook cflags))\n", path);
+			"$(fhook cflags))\n", arg);
 		ret = 1;
 		goto out;
 	}
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st)) {
-		fprintf(stderr, "fhook: prepare: %s: %s\n", path, strerror(errno));
-		ret = 1;
-		goto out;
+	{
+		struct stat checked = st;
+
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st)) {
+			fprintf(stderr, "fhook: prepare: %s: %s\n", arg, strerror(errno));
+			ret = 1;
+			goto out;
+		}
+		if (st.st_ino != checked.st_ino || st.st_dev != checked.st_dev) {
+			fprintf(stderr, "fhook: prepare: %s: changed while being read\n", arg);
+			ret = 1;
+			goto out;
+		}
 	}
 	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
 	if (!buf || pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
-		fprintf(stderr, "fhook: prepare: %s: cannot read\n", path);
+		fprintf(stderr, "fhook: prepare: %s: cannot read\n", arg);
 		ret = 1;
 		goto out;
 	}
@@ -114,7 +241,7 @@ static int prepare_one(const char *path)
 		if (off < 0) {
 			where(path, es.addrs[i], w, sizeof(w));
 			fprintf(stderr, "fhook: prepare: %s: site %s is not in the file's code\n",
-				path, w);
+				arg, w);
 			ret = 1;
 			goto out;
 		}
@@ -124,7 +251,7 @@ static int prepare_one(const char *path)
 			where(path, es.addrs[i], w, sizeof(w));
 			fprintf(stderr, "fhook: prepare: %s: site %s holds "
 				"%02x:%02x:%02x:%02x:%02x, which is no known pad; "
-				"file left unchanged\n", path, w, b[0], b[1], b[2], b[3], b[4]);
+				"file left unchanged\n", arg, w, b[0], b[1], b[2], b[3], b[4]);
 			ret = 1;
 			goto out;
 		}
@@ -140,31 +267,17 @@ static int prepare_one(const char *path)
 	if (fhook_elf_scan(path, &scan) || !scan.prepared) {
 		if (fhook_elf_mark_prepared(buf, (size_t)st.st_size) <= 0) {
 			fprintf(stderr, "fhook: prepare: %s: cannot mark the site sections\n",
-				path);
+				arg);
 			ret = 1;
 			goto out;
 		}
 		marked = true;
 	}
-	if (changed || marked) {
-		int tfd;
-
-		if (asprintf(&tmp, "%s.fhook-XXXXXX", path) < 0) {
-			ret = 1;
-			goto out;
-		}
-		tfd = mkstemp(tmp);
-		if (tfd < 0 || write(tfd, buf, (size_t)st.st_size) != st.st_size ||
-		    fchmod(tfd, st.st_mode & 07777) || fsync(tfd) || close(tfd) ||
-		    rename(tmp, path)) {
-			fprintf(stderr, "fhook: prepare: %s: cannot write: %s\n", path,
-				strerror(errno));
-			unlink(tmp);
-			ret = 1;
-			goto out;
-		}
+	if ((changed || marked) && write_file(path, &st, buf)) {
+		ret = 1;
+		goto out;
 	}
-	printf("%s: %zu sites, %zu rewritten\n", path, es.nr, changed);
+	printf("%s: %zu sites, %zu rewritten\n", arg, es.nr, changed);
 	ret = 0;
 out:
 	if (elf)
@@ -172,7 +285,7 @@ out:
 	if (fd >= 0)
 		close(fd);
 	free(buf);
-	free(tmp);
+	free(path);
 	free(es.addrs);
 	free(es.from_mcount);
 	return ret;
@@ -182,8 +295,14 @@ int cmd_prepare(int argc, char **argv)
 {
 	int i, ret = 0;
 
+	prepare_force = false;
+	if (argc > 1 && !strcmp(argv[1], "--force")) {
+		prepare_force = true;
+		argv++;
+		argc--;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: fhook prepare FILE...\n");
+		fprintf(stderr, "usage: fhook prepare [--force] FILE...\n");
 		return 2;
 	}
 	for (i = 1; i < argc; i++)

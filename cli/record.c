@@ -147,6 +147,7 @@ int cmd_record(int argc, char **argv)
 			"%.1f MB in %s\n", (unsigned long long)end.events,
 			(unsigned long long)end.nmissed, (unsigned long long)end.lost,
 			(unsigned long long)end.waits, fs.bytes / 1e6, c.out);
+	cli_ev_print_untraced(&c);
 	cli_ev_free(&c);
 	return failed ? 1 : ret;
 }

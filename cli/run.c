@@ -7,13 +7,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <grp.h>
 #include <libelf.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -61,15 +67,109 @@ char *cli_which(const char *name)
 }
 
 /*
- * A statically linked program has no dynamic loader to preload libfhook
- * into: say so rather than run it untraced.  Scripts and anything that is
+ * Would @file run with AT_SECURE (set-user-ID or set-group-ID to someone
+ * else, or file capabilities)?  The kernel then marks the process
+ * undumpable and glibc's loader ignores LD_PRELOAD paths: the program
+ * would run unpatched and untraced, and it runs with privileges the user
+ * does not have, which fhook must not hand to the user's events or
+ * replacement code anyway.  The test is the kernel's (commoncap's
+ * secureexec): the new effective ids against the real ones.  A mount
+ * with nosuid gives neither ids nor capabilities.  Writes the reason.
+ */
+static bool runs_secure(const char *file, const struct stat *st, char *why, size_t size)
+{
+	struct statvfs vfs;
+	struct passwd *pw;
+	struct group *gr;
+
+	if (!statvfs(file, &vfs) && (vfs.f_flag & ST_NOSUID))
+		return false;
+	if ((st->st_mode & S_ISUID) && st->st_uid != getuid()) {
+		pw = getpwuid(st->st_uid);
+		if (pw)
+			snprintf(why, size, "set-user-ID %s", pw->pw_name);
+		else
+			snprintf(why, size, "set-user-ID %u", (unsigned)st->st_uid);
+		return true;
+	}
+	/* without group execute permission, the bit means mandatory locking */
+	if ((st->st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) &&
+	    st->st_gid != getgid()) {
+		gr = getgrgid(st->st_gid);
+		if (gr)
+			snprintf(why, size, "set-group-ID %s", gr->gr_name);
+		else
+			snprintf(why, size, "set-group-ID %u", (unsigned)st->st_gid);
+		return true;
+	}
+	/* root keeps what it has: its capabilities do not grow */
+	if (getuid() && getxattr(file, "security.capability", NULL, 0) > 0) {
+		snprintf(why, size, "given file capabilities");
+		return true;
+	}
+	return false;
+}
+
+/*
+ * What the ELF header says about running @file here: 1 for an x86-64 ELF
+ * file, 0 for something else (a script), or -ENOEXEC: a 32-bit or
+ * foreign program would fail in execvp, which then hands the file to
+ * /bin/sh as a script, and a truncated one would be "not patchable".
+ */
+static int check_elf_header(const char *file, int fd, const struct stat *st)
+{
+	unsigned char e[EI_NIDENT + 4];
+	uint16_t machine;
+	ssize_t n = pread(fd, e, sizeof(e), 0);
+
+	if (n < SELFMAG || memcmp(e, ELFMAG, SELFMAG))
+		return 0;	/* a script, or something execve refuses itself */
+	if (n < (ssize_t)sizeof(e) || (e[EI_CLASS] != ELFCLASS32 && e[EI_CLASS] != ELFCLASS64)) {
+		fprintf(stderr, "fhook: %s is a corrupt ELF file (its header is cut short or "
+			"invalid)\n", file);
+		return -ENOEXEC;
+	}
+	if (e[EI_DATA] == ELFDATA2LSB)
+		machine = (uint16_t)(e[EI_NIDENT + 2] | e[EI_NIDENT + 3] << 8);
+	else
+		machine = (uint16_t)(e[EI_NIDENT + 2] << 8 | e[EI_NIDENT + 3]);
+	if (e[EI_CLASS] == ELFCLASS32 || machine != EM_X86_64 || e[EI_DATA] != ELFDATA2LSB) {
+		const char *what = machine == EM_386 ? "a 32-bit x86 program" :
+				   machine == EM_AARCH64 ? "an AArch64 program" :
+				   machine == EM_ARM ? "a 32-bit ARM program" :
+				   machine == EM_RISCV ? "a RISC-V program" :
+				   machine == EM_X86_64 ? "a 32-bit (x32) program" : NULL;
+
+		if (what)
+			fprintf(stderr, "fhook: %s is %s: fhook runs x86-64 programs only\n",
+				file, what);
+		else
+			fprintf(stderr, "fhook: %s is a %d-bit ELF program for machine %u: fhook "
+				"runs x86-64 programs only\n", file,
+				e[EI_CLASS] == ELFCLASS32 ? 32 : 64, machine);
+		return -ENOEXEC;
+	}
+	if (st->st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		fprintf(stderr, "fhook: %s is a corrupt ELF file (cut short at %lld bytes)\n",
+			file, (long long)st->st_size);
+		return -ENOEXEC;
+	}
+	return 1;
+}
+
+/*
+ * Refuse what fhook cannot act inside, naming why, rather than run it
+ * untraced: a statically linked program has no dynamic loader to preload
+ * libfhook into; a set-id one runs with privileges the user has not got;
+ * a 32-bit, foreign or corrupt ELF file.  Scripts and anything that is
  * not an ELF file pass (their interpreter is what gets preloaded).
  */
-static int check_preloadable(const char *name)
+int cli_check_program(const char *name)
 {
-	char *file = cli_which(name);
+	char *file = cli_which(name), why[300];
 	int fd, ret = 0;
 	size_t i, n;
+	struct stat st;
 	Elf *elf;
 
 	if (!file)
@@ -77,18 +177,44 @@ static int check_preloadable(const char *name)
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		goto out;
+	if (fstat(fd, &st))
+		goto out_close;
+	if (runs_secure(file, &st, why, sizeof(why))) {
+		fprintf(stderr, "fhook: %s is %s: it would run with privileges you do not "
+			"have, where the dynamic loader ignores LD_PRELOAD; fhook does not "
+			"act inside it (run fhook as that user, or use a copy without the "
+			"set-id bit or capabilities)\n", file, why);
+		ret = -ENOEXEC;
+		goto out_close;
+	}
+	ret = check_elf_header(file, fd, &st);
+	if (ret <= 0)
+		goto out_close;
+	ret = 0;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF && !elf_getphdrnum(elf, &n)) {
-		bool interp = false;
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		fprintf(stderr, "fhook: %s is a corrupt ELF file (%s)\n", file, elf_errmsg(-1));
+		ret = -ENOEXEC;
+	} else {
+		GElf_Phdr ph;
+		bool interp = false, bad = false;
 
-		for (i = 0; i < n; i++) {
-			GElf_Phdr ph;
-
-			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+		if (elf_getphdrnum(elf, &n))
+			bad = true;
+		for (i = 0; !bad && i < n; i++) {
+			if (!gelf_getphdr(elf, (int)i, &ph) ||
+			    (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > (uint64_t)st.st_size))
+				bad = true;
+			else if (ph.p_type == PT_INTERP)
 				interp = true;
 		}
-		if (!interp) {
+		if (bad) {
+			fprintf(stderr, "fhook: %s is a corrupt ELF file (its program headers "
+				"or segments run past its end, %lld bytes)\n", file,
+				(long long)st.st_size);
+			ret = -ENOEXEC;
+		} else if (!interp) {
 			fprintf(stderr, "fhook: %s is statically linked: there is no dynamic "
 				"loader to preload libfhook into (link it dynamically, or link "
 				"libfhook.a into it and use the library)\n", file);
@@ -97,6 +223,7 @@ static int check_preloadable(const char *name)
 	}
 	if (elf)
 		elf_end(elf);
+out_close:
 	close(fd);
 out:
 	free(file);
@@ -124,7 +251,7 @@ pid_t cli_start_preloaded(char **argv)
 {
 	pid_t pid;
 
-	if (check_preloadable(argv[0]))
+	if (cli_check_program(argv[0]))
 		return -ENOEXEC;
 	if (set_preload())
 		return -ENOENT;
@@ -152,7 +279,7 @@ int cli_run_preloaded(char **argv, bool wait_child)
 	int status;
 
 	if (!wait_child) {
-		if (check_preloadable(argv[0]))
+		if (cli_check_program(argv[0]))
 			return 125;
 		if (set_preload())
 			return 127;

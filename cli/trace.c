@@ -270,6 +270,7 @@ int cmd_trace(int argc, char **argv)
 			(unsigned long long)printed, (unsigned long long)end.nmissed,
 			(unsigned long long)(end.lost + (end.events > printed && failed ?
 							 end.events - printed : 0)));
+		cli_ev_print_untraced(&c);
 	}
 	if (c.out)
 		close(fd);

@@ -106,6 +106,14 @@ void fhook_ops_loader_event(void) __hidden;
 int fhook_loader_notify(void (*fn)(void)) __hidden;
 
 /*
+ * fhook_exec_notify - call @fn with the program about to be started by
+ * an interposed exec or spawn call (exec_env.c): a path, or for the
+ * PATH-searching calls a bare name.  @fn may run in a vfork child: only
+ * async-signal-safe work there.  One; a second replaces it.
+ */
+void fhook_exec_notify(void (*fn)(const char *path, bool search)) __hidden;
+
+/*
  * Set @ops' filter to the functions matching @filter but not @notfilter
  * (may be NULL), as globs that later objects are matched against too.
  * -ENOENT when no function matches.  @ops must not be registered.

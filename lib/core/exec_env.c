@@ -240,7 +240,7 @@ static void *resolve(void **slot, const char *name)
 __attribute__((constructor(101))) static void exec_env_init(void)
 {
 	fhook_internal_guard();
-	const char *pre = getenv("LD_PRELOAD");
+	const char *pre = secure_getenv("LD_PRELOAD");
 	char **e;
 	Dl_info di;
 
@@ -251,6 +251,24 @@ __attribute__((constructor(101))) static void exec_env_init(void)
 	REAL(posix_spawn);
 	REAL(posix_spawnp);
 	if (getauxval(AT_SECURE)) {
+		/*
+		 * The user who started us set these, not the program's owner:
+		 * the loader drops its own unsafe variables here, we drop
+		 * ours, so that no child the program starts after changing
+		 * its ids (no longer AT_SECURE) reads them either.
+		 */
+		for (e = environ; e && *e;) {
+			char name[64];
+			size_t n = strcspn(*e, "=");
+
+			if (!strncmp(*e, "FHOOK_", 6) && n < sizeof(name)) {
+				memcpy(name, *e, n);
+				name[n] = 0;
+				unsetenv(name);	/* moves the rest down: look at *e again */
+			} else {
+				e++;
+			}
+		}
 		fh_off = true;
 		return;
 	}
@@ -284,6 +302,22 @@ __attribute__((constructor(101))) static void exec_env_init(void)
 
 /* ---- the interposers ---- */
 
+static void (*exec_hook)(const char *path, bool search);
+
+void fhook_exec_notify(void (*fn)(const char *path, bool search))
+{
+	__atomic_store_n(&exec_hook, fn, __ATOMIC_RELEASE);
+}
+
+/* Tell the layer above what is about to run (it says when that runs untraced). */
+static void notify(const char *path, bool search)
+{
+	void (*fn)(const char *, bool) = __atomic_load_n(&exec_hook, __ATOMIC_ACQUIRE);
+
+	if (fn && path && *path)
+		fn(path, search);
+}
+
 /* A C library without the call (execveat before glibc 2.34). */
 static int missing(void)
 {
@@ -313,6 +347,7 @@ int execve(const char *path, char *const argv[], char *const envp[])
 {
 	struct exec_args a = { .path = path, .argv = argv };
 
+	notify(path, false);
 	return with_env(envp, do_execve, &a);
 }
 
@@ -329,6 +364,7 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	struct exec_args a = { .path = file, .argv = argv };
 
+	notify(file, true);
 	return with_env(envp, do_execvpe, &a);
 }
 
@@ -361,6 +397,8 @@ int execveat(int dirfd, const char *path, char *const argv[], char *const envp[]
 {
 	struct exec_args a = { .fd = dirfd, .path = path, .argv = argv, .flags = flags };
 
+	if (dirfd == AT_FDCWD || path[0] == '/')
+		notify(path, false);
 	return with_env(envp, do_execveat, &a);
 }
 
@@ -405,6 +443,7 @@ int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *
 {
 	struct exec_args a = { .pid = pid, .path = path, .fa = fa, .attr = attr, .argv = argv };
 
+	notify(path, false);
 	return with_env(envp, do_posix_spawn, &a);
 }
 
@@ -422,5 +461,6 @@ int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t 
 {
 	struct exec_args a = { .pid = pid, .path = file, .fa = fa, .attr = attr, .argv = argv };
 
+	notify(file, true);
 	return with_env(envp, do_posix_spawnp, &a);
 }

@@ -89,7 +89,7 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 	unsigned int flags = 0;
 
 	if (slow < 0)
-		slow = !!getenv("FHOOK_SLOW_DISPATCH");
+		slow = !!secure_getenv("FHOOK_SLOW_DISPATCH");
 	if (slow)
 		flags |= FHOOK_TRAMP_C;
 	if (ops->flags & FHOOK_OPS_FL_GENERAL_REGS_ONLY)

@@ -16,7 +16,9 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <link.h>
 #include <linux/futex.h>
@@ -109,6 +111,11 @@ static int rec_nr_probes;
 
 static struct ev_shm *rec_shm;
 static int rec_fd = -1;
+/* which file rec_fd must be, and where the command holds it (FHOOK_EV_SHM) */
+static dev_t rec_dev;
+static ino_t rec_ino;
+static int rec_tracer_fd = -1;
+static pid_t rec_tracer_pid;
 static uint64_t rec_ring_size, rec_mark;
 static uint32_t rec_clock;
 static uint64_t rec_clock_base;
@@ -165,6 +172,53 @@ static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *
 	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
 }
 
+static void rec_untraced(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void detach(const char *why);
+
+static bool fd_is_shm(int fd)
+{
+	struct stat st;
+
+	return fd >= 0 && !fstat(fd, &st) && st.st_dev == rec_dev && st.st_ino == rec_ino;
+}
+
+/*
+ * The trace buffer's memfd, by a descriptor that still is it.  A program
+ * may close descriptors it did not open (closefrom(3) before it execs a
+ * daemon) and open files that get the number: mapping those instead of
+ * the rings would write the trace into its files, or die of SIGBUS past
+ * their end.  The command holds the memfd open under the same number; it
+ * is reopened from there (/proc/PID/fd/N, which the kernel allows only to
+ * a process that could ptrace the command: its own user's).  -1 if not.
+ */
+static int reopen_shm(pid_t tracer, int tracer_fd)
+{
+	char path[64];
+	int fd;
+
+	if (tracer <= 0 || tracer_fd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tracer, tracer_fd);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0 && !fd_is_shm(fd)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static int shm_fd(void)
+{
+	int fd;
+
+	if (fd_is_shm(rec_fd))
+		return rec_fd;
+	fd = reopen_shm(rec_tracer_pid, rec_tracer_fd);
+	if (fd >= 0)
+		rec_fd = fd;
+	return fd;
+}
+
 /*
  * A free ring for this thread, mapped.  When none is free, the thread
  * retries only after the command has freed one (rings_freed moved), not
@@ -175,16 +229,23 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 	struct ev_ring *r;
 	uint32_t freed, idx, hw, nr = EV_MAX_RINGS;
 	void *map;
+	int fd;
 
 	freed = __atomic_load_n(&rec_shm->rings_freed, __ATOMIC_ACQUIRE);
 	if (t->no_ring && freed == t->no_ring_gen)
 		return NULL;
 	map = NULL;
+	fd = shm_fd();
+	if (fd < 0) {
+		detach("the program closed the trace buffer's descriptor and fhook's copy "
+		       "cannot be reopened");
+		return NULL;
+	}
 	for (idx = 0; idx < nr; idx++) {
 		if (!ev_slot_claim(&rec_shm->ring_state[idx]))
 			continue;
 		map = mmap(NULL, ev_ring_stride(rec_ring_size), PROT_READ | PROT_WRITE, MAP_SHARED,
-			   rec_fd, rec_shm->rings_off + (off_t)idx * ev_ring_stride(rec_ring_size));
+			   fd, rec_shm->rings_off + (off_t)idx * ev_ring_stride(rec_ring_size));
 		if (map == MAP_FAILED) {
 			/* no address space left: give the ring back */
 			__atomic_store_n(&rec_shm->ring_state[idx], EV_SLOT_FREE, __ATOMIC_RELEASE);
@@ -193,6 +254,12 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 		break;
 	}
 	if (!map) {
+		static int said;
+
+		/* its events are counted lost; the summary says whose and why */
+		if (idx < nr && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			rec_untraced("threads untraced: no address space for a trace ring "
+				     "(RLIMIT_AS / ulimit -v)");
 		t->no_ring = 1;
 		t->no_ring_gen = freed;
 		return NULL;
@@ -251,11 +318,111 @@ static void kick(struct ev_ring *r, bool force)
 	futex(&rec_shm->wake, FUTEX_WAKE, 1, NULL);
 }
 
+/* Name this process in the command's summary: it runs untraced, or partly. */
+static void rec_untraced(const char *fmt, ...)
+{
+	struct ev_untraced *u;
+	va_list ap;
+	uint32_t i;
+
+	if (!rec_shm)
+		return;
+	i = __atomic_fetch_add(&rec_shm->nr_untraced, 1, __ATOMIC_RELAXED);
+	if (i >= EV_MAX_UNTRACED)
+		return;
+	u = &rec_shm->untraced[i];
+	u->pid = (uint32_t)getpid();
+	prctl(PR_GET_NAME, u->comm);
+	va_start(ap, fmt);
+	vsnprintf(u->why, sizeof(u->why), fmt, ap);
+	va_end(ap);
+	__atomic_store_n(&u->state, EV_SLOT_READY, __ATOMIC_RELEASE);
+}
+
+/*
+ * Will the program at @path load libfhook?  NULL if it will, as far as
+ * its file tells; else why not.  Async-signal-safe (a vfork child).
+ */
+static const char *exec_untraced_why(const char *path)
+{
+	unsigned char e[64];
+	Elf64_Phdr ph;
+	struct stat st;
+	bool interp = false;
+	const char *why = NULL;
+	int fd, i;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;	/* the exec fails too, or cannot be looked at */
+	if (fstat(fd, &st) || pread(fd, e, sizeof(e), 0) != sizeof(e) ||
+	    memcmp(e, ELFMAG, SELFMAG))
+		goto out;	/* a script: its interpreter is what is preloaded */
+	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
+	    ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) && st.st_gid != getgid())) {
+		why = "set-id: the loader ignores LD_PRELOAD there";
+		goto out;
+	}
+	if (e[EI_CLASS] != ELFCLASS64 || ((Elf64_Ehdr *)e)->e_machine != EM_X86_64) {
+		why = "not an x86-64 program";
+		goto out;
+	}
+	for (i = 0; i < ((Elf64_Ehdr *)e)->e_phnum && i < 64; i++) {
+		if (pread(fd, &ph, sizeof(ph), (off_t)(((Elf64_Ehdr *)e)->e_phoff +
+						       (uint64_t)i * sizeof(ph))) != sizeof(ph))
+			break;
+		if (ph.p_type == PT_INTERP)
+			interp = true;
+	}
+	if (!interp)
+		why = "statically linked: no loader to preload libfhook into";
+out:
+	close(fd);
+	return why;
+}
+
+/* An interposed exec or spawn: name the program in the summary if it runs untraced. */
+static void rec_exec(const char *path, bool search)
+{
+	char buf[PATH_MAX];
+	const char *why, *dirs = "/usr/local/bin:/usr/bin:/bin", *env;
+	extern char **environ;
+	char **e;
+
+	if (!rec_shm || !rec_shm->follow || __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
+		return;
+	if (search && !strchr(path, '/')) {
+		/* environ by hand: getenv is not async-signal-safe on every libc */
+		for (e = environ; e && *e; e++)
+			if (!strncmp(*e, "PATH=", 5))
+				dirs = *e + 5;
+		for (env = dirs; *env; ) {
+			size_t n = strcspn(env, ":");
+
+			if (n && n + strlen(path) + 2 <= sizeof(buf)) {
+				memcpy(buf, env, n);
+				buf[n] = '/';
+				strcpy(buf + n + 1, path);
+				if (!access(buf, X_OK))
+					break;
+			}
+			env += n + (env[n] == ':');
+		}
+		if (!*env)
+			return;
+		path = buf;
+	}
+	why = exec_untraced_why(path);
+	if (why)
+		rec_untraced("started %.80s: untraced, %s", path, why);
+}
+
 static void detach(const char *why)
 {
 	if (__atomic_exchange_n(&rec_disabled, 1, __ATOMIC_RELAXED))
 		return;
 	fprintf(stderr, "fhook: record: %s: process %d continues untraced\n", why, getpid());
+	rec_untraced("%s", why);
 }
 
 /*
@@ -1079,49 +1246,88 @@ static void rec_atfork_child(void)
 }
 
 /*
- * The shared memory named by FHOOK_EV_SHM, mapped up to the rings.  The
+ * The shared memory named by FHOOK_EV_SHM ("FD:INODE:PID": the memfd's
+ * descriptor, its inode, the command's pid), mapped up to the rings.  The
  * descriptor is inherited, and a program may have closed it and opened
- * something else under its number: only fhook's memfd is taken.
+ * something else under its number: only that memfd is taken (fstat: a
+ * memfd, the inode, a size the header agrees with), reopened from the
+ * command if the number now is another file.
  */
-static struct ev_shm *map_shm(const char *v)
+static struct ev_shm *map_shm(const char *v, const char **why)
 {
 	char link[64], target[64];
 	struct ev_shm *hdr, *shm;
+	unsigned long long ino = 0;
+	long fd, pid = 0;
 	struct stat st;
 	char *end;
-	long fd;
 	ssize_t n;
 
 	errno = 0;
 	fd = strtol(v, &end, 10);
-	if (errno || *end || end == v || fd < 0 || fd > INT_MAX)
+	if (*end == ':') {
+		ino = strtoull(end + 1, &end, 10);
+		if (*end == ':')
+			pid = strtol(end + 1, &end, 10);
+	}
+	*why = "is malformed";
+	if (errno || *end || end == v || fd < 0 || fd > INT_MAX || pid < 0 || pid > INT_MAX)
 		return NULL;
+	rec_tracer_fd = (int)fd;
+	rec_tracer_pid = (pid_t)pid;
+	*why = "is not fhook's trace buffer";
 	snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
 	n = readlink(link, target, sizeof(target) - 1);
-	if (n <= 0)
-		return NULL;
-	target[n] = 0;
-	if (strncmp(target, "/memfd:fhook-trace", 18) || fstat((int)fd, &st) ||
-	    (uint64_t)st.st_size < sizeof(struct ev_shm))
-		return NULL;
+	target[n > 0 ? n : 0] = 0;
+	if (n <= 0 || strncmp(target, "/memfd:fhook-trace", 18) || fstat((int)fd, &st) ||
+	    (ino && st.st_ino != (ino_t)ino)) {
+		/* closed, or its number reused: the command's copy */
+		if (!ino || !pid)
+			goto not_ours;
+		rec_ino = (ino_t)ino;
+		rec_dev = 0;
+		snprintf(link, sizeof(link), "/proc/%ld/fd/%ld", pid, fd);
+		fd = open(link, O_RDWR | O_CLOEXEC);
+		if (fd < 0 || fstat((int)fd, &st) || st.st_ino != (ino_t)ino) {
+			if (fd >= 0)
+				close((int)fd);
+			*why = "names a descriptor the program reused, and the command's "
+			       "copy cannot be opened";
+			return NULL;
+		}
+	}
+	rec_dev = st.st_dev;
+	rec_ino = st.st_ino;
+	*why = "is not fhook's trace buffer";
+	if ((uint64_t)st.st_size < sizeof(struct ev_shm))
+		goto not_ours;
 	hdr = mmap(NULL, sizeof(struct ev_shm), PROT_READ, MAP_SHARED, (int)fd, 0);
-	if (hdr == MAP_FAILED)
-		return NULL;
+	if (hdr == MAP_FAILED) {
+		*why = "cannot be mapped (address space)";
+		goto not_ours;
+	}
 	if (hdr->magic != EV_SHM_MAGIC || hdr->size != (uint64_t)st.st_size ||
 	    hdr->rings_off > hdr->size || hdr->desc_off + hdr->desc_len > hdr->rings_off ||
 	    hdr->procs_off + EV_MAX_PROCS * sizeof(struct ev_proc) > hdr->desc_off ||
 	    hdr->ring_size < EV_RING_MIN || hdr->ring_size > EV_RING_MAX ||
 	    (hdr->ring_size & (hdr->ring_size - 1)) ||
-	    hdr->rings_off + EV_MAX_RINGS * ev_ring_stride(hdr->ring_size) > hdr->size) {
+	    hdr->rings_off + EV_MAX_RINGS * ev_ring_stride(hdr->ring_size) > hdr->size ||
+	    (pid && hdr->tracer_pid != (uint32_t)pid)) {
 		munmap(hdr, sizeof(struct ev_shm));
-		return NULL;
+		goto not_ours;
 	}
 	shm = mmap(NULL, hdr->rings_off, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 	munmap(hdr, sizeof(struct ev_shm));
-	if (shm == MAP_FAILED)
-		return NULL;
+	if (shm == MAP_FAILED) {
+		*why = "cannot be mapped (address space)";
+		goto not_ours;
+	}
 	rec_fd = (int)fd;
 	return shm;
+not_ours:
+	if ((int)fd != rec_tracer_fd)
+		close((int)fd);
+	return NULL;
 }
 
 /*
@@ -1163,9 +1369,11 @@ static int rec_arm(FILE *err)
 		else
 			ret = register_fprobe(&p->fp, p->symbol, NULL);
 		/* a child that exec'd another program may not have the function */
-		if (ret && ret != -ENOENT)
+		if (ret && ret != -ENOENT) {
 			fprintf(err, "fhook: record: cannot probe %s: %s\n", p->symbol,
 				strerror(-ret));
+			rec_untraced("cannot probe %s: %s", p->symbol, strerror(-ret));
+		}
 		p->registered = !ret;
 	}
 	return 0;
@@ -1175,13 +1383,14 @@ static int rec_setup(const char *v, bool attached, FILE *err)
 {
 	static bool once;
 	struct ev_shm *shm;
+	const char *why;
 	char *desc;
 	int ret = 0;
 
-	shm = map_shm(v);
+	shm = map_shm(v, &why);
 	if (!shm) {
-		fprintf(err, "fhook: record: FHOOK_EV_SHM=%s is not fhook's trace buffer: "
-			"this process is not traced\n", v);
+		fprintf(err, "fhook: record: FHOOK_EV_SHM=%s %s: this process is not traced\n",
+			v, why);
 		if (!attached)
 			unsetenv("FHOOK_EV_SHM");
 		return -EINVAL;
@@ -1203,6 +1412,7 @@ static int rec_setup(const char *v, bool attached, FILE *err)
 	desc = strndup((char *)shm + shm->desc_off, shm->desc_len);
 	if (!desc || parse_desc(desc)) {
 		fprintf(err, "fhook: record: bad event descriptions\n");
+		rec_untraced("bad event descriptions");
 		free(desc);
 		return -EINVAL;
 	}
@@ -1211,6 +1421,7 @@ static int rec_setup(const char *v, bool attached, FILE *err)
 		once = true;
 		pthread_atfork(NULL, NULL, rec_atfork_child);
 		fhook_loader_notify(rec_objects_changed);
+		fhook_exec_notify(rec_exec);
 	}
 	/*
 	 * A process none of whose objects has a patchable site (the shell and
@@ -1235,7 +1446,7 @@ static int rec_setup(const char *v, bool attached, FILE *err)
 
 __attribute__((constructor(210))) static void fhook_ev_preload(void)
 {
-	const char *v = getenv("FHOOK_EV_SHM");
+	const char *v = secure_getenv("FHOOK_EV_SHM");
 
 	if (v)
 		rec_setup(v, false, stderr);

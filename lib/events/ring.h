@@ -31,7 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EV_SHM_MAGIC		0x6668657674726332ULL	/* "fhevtrc2" */
+#define EV_SHM_MAGIC		0x6668657674726333ULL	/* "fhevtrc3" */
 #define EV_PAGE			4096UL
 
 /* When process @pid started, in clock ticks since boot (/proc/PID/stat); 0 if gone. */
@@ -178,6 +178,19 @@ struct ev_ring {
 	uint32_t exited;	/* its thread wrote its last record (release) */
 };
 
+/*
+ * A process that runs untraced, or partly (no address space for a ring,
+ * a probe it could not place): named in the command's summary at exit,
+ * not only in a line on stderr that scrolls away.
+ */
+#define EV_MAX_UNTRACED		16
+struct ev_untraced {
+	uint32_t state;		/* EV_SLOT_READY once filled in */
+	uint32_t pid;
+	char comm[16];
+	char why[168];
+};
+
 struct ev_shm {
 	uint64_t magic;
 	uint64_t size;		/* of the whole memory */
@@ -199,6 +212,9 @@ struct ev_shm {
 	uint32_t tracer_pid;	/* the fhook process, and when it started (/proc/PID/stat) */
 	uint32_t pad;
 	uint64_t tracer_start;
+	uint32_t nr_untraced;	/* reports claimed (may exceed EV_MAX_UNTRACED) */
+	uint32_t pad2;
+	struct ev_untraced untraced[EV_MAX_UNTRACED];
 	/* EV_SLOT_* of each ring: here, so that claiming one maps only that ring */
 	uint32_t ring_state[EV_MAX_RINGS];
 };

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -503,7 +504,8 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	uint64_t ring_size = o->ring_size ? o->ring_size : EV_RING_DEFAULT;
 	uint64_t procs_off, desc_off, rings_off, size;
 	struct iovec iov;
-	char num[16];
+	struct stat st;
+	char num[64];
 	int ret = -ENOMEM;
 
 	if (!s)
@@ -579,9 +581,16 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 		goto fail;
 	free(desc.s);
 	free(evtext.s);
-	snprintf(num, sizeof(num), "%d", s->fd);
-	if (!o->use_fd)
+	if (!o->use_fd) {
+		/* the descriptor, which file it must be, and where to reopen it (record.c) */
+		if (fstat(s->fd, &st)) {
+			ret = -errno;
+			goto fail;
+		}
+		snprintf(num, sizeof(num), "%d:%llu:%d", s->fd, (unsigned long long)st.st_ino,
+			 (int)getpid());
 		setenv("FHOOK_EV_SHM", num, 1);
+	}
 	*out = s;
 	return 0;
 fail:
@@ -864,6 +873,45 @@ int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_
 	if (out)
 		*out = end;
 	return s->err;
+}
+
+static void printable(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			*s = '?';
+}
+
+char *ev_session_untraced(struct ev_session *s, const char *cmd)
+{
+	uint32_t nr = __atomic_load_n(&s->shm->nr_untraced, __ATOMIC_ACQUIRE), i;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!nr)
+		return NULL;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	fprintf(f, "fhook: %s: %u process%s ran untraced, or partly:\n", cmd, nr,
+		nr == 1 ? "" : "es");
+	for (i = 0; i < nr && i < EV_MAX_UNTRACED; i++) {
+		struct ev_untraced u = s->shm->untraced[i];
+
+		if (__atomic_load_n(&s->shm->untraced[i].state, __ATOMIC_ACQUIRE) != EV_SLOT_READY)
+			continue;
+		/* written by the traced process: printed as plain text only */
+		u.comm[sizeof(u.comm) - 1] = 0;
+		u.why[sizeof(u.why) - 1] = 0;
+		printable(u.comm);
+		printable(u.why);
+		fprintf(f, "fhook: %s:   pid %u (%s): %s\n", cmd, u.pid, u.comm, u.why);
+	}
+	if (nr > EV_MAX_UNTRACED)
+		fprintf(f, "fhook: %s:   and %u more\n", cmd, nr - EV_MAX_UNTRACED);
+	fclose(f);
+	return buf;
 }
 
 void ev_session_free(struct ev_session *s)

@@ -66,6 +66,13 @@ void ev_session_counts(struct ev_session *s, struct rf_end *out);
 /* Drain the rest, write the final clock and the summary. */
 int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_end *out);
 
+/*
+ * The processes that reported running untraced, or partly, with their
+ * reasons: lines for the summary at exit ("fhook: @cmd: N processes ..."),
+ * malloc'd; NULL if none did.
+ */
+char *ev_session_untraced(struct ev_session *s, const char *cmd);
+
 void ev_session_free(struct ev_session *s);
 
 /* Write the recording's file header and the RF_EVENTS block alone (tests). */

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -48,6 +49,8 @@
 unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs *fregs) __hidden;
 
 unsigned long rethook_base;			/* the reservation, aligned */
+unsigned long rethook_size;
+static int rethook_nr_regions = RETHOOK_MAX_THREADS;	/* threads with return hooks at once */
 static unsigned long rethook_slots[RETHOOK_MAX_THREADS / 64];
 /* regions ever mapped (never unmapped): what sweep_dead() may read */
 static unsigned long rethook_mapped[RETHOOK_MAX_THREADS / 64];
@@ -254,7 +257,7 @@ static int reclaim_exited(void)
 	int w, b, err = errno;
 	pid_t pid = getpid();
 
-	for (w = 0; w < RETHOOK_MAX_THREADS / 64; w++) {
+	for (w = 0; w < (rethook_nr_regions + 63) / 64; w++) {
 		unsigned long bits = __atomic_load_n(&rethook_exiting[w], __ATOMIC_ACQUIRE);
 
 		for (; bits; bits &= bits - 1) {
@@ -281,11 +284,13 @@ static int claim_slot(void)
 {
 	int w, b;
 
-	for (w = 0; w < RETHOOK_MAX_THREADS / 64; w++) {
+	for (w = 0; w < (rethook_nr_regions + 63) / 64; w++) {
 		unsigned long old = __atomic_load_n(&rethook_slots[w], __ATOMIC_RELAXED);
 
 		while (~old) {
 			b = __builtin_ctzl(~old);
+			if (w * 64 + b >= rethook_nr_regions)
+				break;	/* beyond what the address-space limit let us reserve */
 			if (__atomic_compare_exchange_n(&rethook_slots[w], &old, old | (1UL << b),
 							false, __ATOMIC_ACQUIRE,
 							__ATOMIC_RELAXED))
@@ -362,9 +367,32 @@ static inline struct rethook_thread *rethook_thread_get(void)
  * Once per process, from ordinary thread context (register_fprobe*).
  * Returns 0 or -ENOMEM.
  */
+/*
+ * How many threads may hold return hooks at once.  The reservation is
+ * address space only (PROT_NONE, no memory behind it until a thread takes
+ * its region), but RLIMIT_AS (`ulimit -v`) counts it all the same: 2 GiB
+ * would leave a program under a 512 MiB limit unable to allocate what it
+ * does untraced.  Under a limit, take at most a sixteenth of it; a thread
+ * beyond the regions gets no return hook (counted in nmissed).
+ */
+static int regions_for_limit(void)
+{
+	struct rlimit rl;
+	unsigned long n;
+
+	if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return RETHOOK_MAX_THREADS;
+	n = (unsigned long)rl.rlim_cur / 16 / RETHOOK_REGION_SIZE;
+	if (n > 1)
+		n--;	/* the alignment slack */
+	if (n < 1)
+		n = 1;
+	return n < RETHOOK_MAX_THREADS ? (int)n : RETHOOK_MAX_THREADS;
+}
+
 int rethook_setup(void)
 {
-	unsigned long size = (unsigned long)RETHOOK_MAX_THREADS * RETHOOK_REGION_SIZE;
+	unsigned long size;
 	void *p;
 	int ret = 0;
 
@@ -373,6 +401,8 @@ int rethook_setup(void)
 	pthread_mutex_lock(&rethook_setup_lock);
 	if (rethook_base)
 		goto out;
+	rethook_nr_regions = regions_for_limit();
+	size = (unsigned long)rethook_nr_regions * RETHOOK_REGION_SIZE;
 	p = mmap(NULL, size + RETHOOK_REGION_SIZE, PROT_NONE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
@@ -387,6 +417,7 @@ int rethook_setup(void)
 	pthread_atfork(NULL, NULL, rethook_atfork_child);
 	fhook_arch_rethook_init(rethook_trampoline_handler);
 	register_eh_frame((region_of((unsigned long)p) + RETHOOK_REGION_SIZE), size);
+	__atomic_store_n(&rethook_size, size, __ATOMIC_RELAXED);
 	__atomic_store_n(&rethook_base, region_of((unsigned long)p) + RETHOOK_REGION_SIZE,
 			 __ATOMIC_RELEASE);
 out:

@@ -87,6 +87,8 @@ struct rethook_thread {
 };
 
 extern unsigned long rethook_base __hidden;
+/* bytes reserved from rethook_base: RETHOOK_REGION_SIZE x regions (rethook_setup) */
+extern unsigned long rethook_size __hidden;
 /* registered rethooks that report frames removed without a return */
 extern int rethook_unwind_users __hidden;
 extern __thread struct rethook_thread *rethook_self __hidden
@@ -122,7 +124,7 @@ static inline bool rethook_is_stub(unsigned long addr)
 {
 	unsigned long base = __atomic_load_n(&rethook_base, __ATOMIC_RELAXED);
 
-	return base && addr - base < (unsigned long)RETHOOK_MAX_THREADS * RETHOOK_REGION_SIZE &&
+	return base && addr - base < __atomic_load_n(&rethook_size, __ATOMIC_RELAXED) &&
 		(addr & (RETHOOK_REGION_SIZE - 1)) < RETHOOK_RET_OFF;
 }
 

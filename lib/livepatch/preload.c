@@ -23,6 +23,9 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +49,7 @@ static const char *const lp_vars[] = {
 
 static char *take(const char *name)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 
 	return v ? strdup(v) : NULL;
 }
@@ -55,7 +58,7 @@ static void setup_failed(void)
 {
 	FILE *f;
 
-	if (preload_report && (f = fopen(preload_report, "w"))) {
+	if (preload_report && (f = fopen(preload_report, "we"))) {
 		fputs("setup-failed\n", f);
 		fclose(f);
 	}
@@ -68,7 +71,7 @@ static int parse_num(const char *name, const char *s, long long *out)
 
 	errno = 0;
 	*out = strtoll(s, &end, 0);
-	if (errno || end == s || *end) {
+	if (errno == ERANGE && !strchr(s, '-')) {
 		/* retvals like 0xffffffffffffffff do not fit a long long */
 		unsigned long long u;
 
@@ -79,17 +82,81 @@ static int parse_num(const char *name, const char *s, long long *out)
 			return -EINVAL;
 		}
 		*out = (long long)u;
+	} else if (errno || end == s || *end) {
+		fprintf(stderr, "fhook: bad number '%s' in %s\n", s, name);
+		return -EINVAL;
 	}
 	return 0;
 }
 
 static int num_var(const char *name, long long *out)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 
 	if (!v)
 		return 0;
 	return parse_num(name, v, out) ? -EINVAL : 1;
+}
+
+struct exec_lookup {
+	unsigned long addr;
+	bool found, exec;
+};
+
+static int exec_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct exec_lookup *l = arg;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		unsigned long start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || l->addr < start || l->addr >= start + ph->p_memsz)
+			continue;
+		l->found = true;
+		l->exec = ph->p_flags & PF_X;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Is @sym, found as @name, a function?  Calls are redirected to it: a
+ * variable there would be executed as code (a crash, or worse, whatever
+ * its bytes are).  It must be typed STT_FUNC or STT_GNU_IFUNC (dlsym has
+ * then resolved the IFUNC) and lie in an executable segment.
+ */
+static bool is_function(struct fhook_lp *lp, const char *lib, const char *name, void *sym)
+{
+	struct exec_lookup l = { .addr = (unsigned long)sym };
+	const ElfW(Sym) *es = NULL;
+	Dl_info di;
+	int type;
+
+	/*
+	 * The symbol that covers the address: @name's own, or for an IFUNC
+	 * the implementation dlsym resolved it to (a function, or a local
+	 * one the dynamic symbol table does not have: then the segment says).
+	 */
+	if (dladdr1(sym, &di, (void **)&es, RTLD_DL_SYMENT) && es)
+		type = ELF64_ST_TYPE(es->st_info);
+	else
+		type = STT_FUNC;
+	if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+		fhook_lp_err(lp, "%s: '%s' is %s, not a function: --with needs a function of "
+			     "the target's prototype", lib, name,
+			     type == STT_OBJECT ? "a variable (STT_OBJECT)" :
+			     type == STT_TLS ? "a thread-local variable (STT_TLS)" :
+			     "no function (its symbol type is not STT_FUNC)");
+		return false;
+	}
+	dl_iterate_phdr(exec_cb, &l);
+	if (!l.found || !l.exec) {
+		fhook_lp_err(lp, "%s: '%s' is not in an executable segment", lib, name);
+		return false;
+	}
+	return true;
 }
 
 static void *replacement(struct fhook_lp *lp, const char *with)
@@ -114,6 +181,8 @@ static void *replacement(struct fhook_lp *lp, const char *with)
 	sym = dlsym(h, colon + 1);
 	if (!sym)
 		fhook_lp_err(lp, "%s has no symbol '%s'", lib, colon + 1);
+	else if (!is_function(lp, lib, colon + 1, sym))
+		sym = NULL;
 out:
 	free(lib);
 	return sym;
@@ -203,7 +272,7 @@ __attribute__((destructor(200))) static void fhook_lp_preload_exit(void)
 
 	if (!preload_lp || !preload_report)
 		return;
-	f = fopen(preload_report, "w");
+	f = fopen(preload_report, "we");
 	if (!f)
 		return;
 	fhook_lp_print_summary(preload_lp, f);

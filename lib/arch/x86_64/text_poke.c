@@ -18,6 +18,7 @@
  * which writes regardless of page protection.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -29,8 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -186,7 +189,7 @@ static int page_prot(unsigned long page, int *prot)
 static bool use_procmem(void)
 {
 	if (force_procmem < 0) {
-		const char *e = getenv("FHOOK_TEXT_POKE");
+		const char *e = secure_getenv("FHOOK_TEXT_POKE");
 
 		force_procmem = e && !strcmp(e, "procmem");
 	}
@@ -492,6 +495,229 @@ static void sort_locs(struct text_poke_loc *locs, size_t nr)
 }
 
 
+/*
+ * Threads inside trap_handler(): the kernel blocks SIGTRAP while it runs,
+ * and rt_sigreturn puts the thread's own mask back, so such a thread is
+ * no reason to refuse a batch (the look above skips them).  A full table
+ * only makes a look see a blocked thread, and wait.
+ */
+#define TRAP_TIDS	64
+static _Atomic pid_t trap_tids[TRAP_TIDS];
+
+static bool in_trap_handler(pid_t tid)
+{
+	int i;
+
+	for (i = 0; i < TRAP_TIDS; i++)
+		if (atomic_load_explicit(&trap_tids[i], memory_order_acquire) == tid)
+			return true;
+	return false;
+}
+
+/*
+ * A thread with SIGTRAP blocked that meets one of the batch's int3s is
+ * killed: the kernel unblocks a forced trap, resets its action to the
+ * default and delivers it.  The libc calls that set masks are interposed
+ * (lib/core/sigtrap_mask.c), but a raw rt_sigprocmask system call, a
+ * swapcontext() to a context whose mask is full (glibc switches masks by
+ * the system call) or a handler installed by a raw rt_sigaction get past
+ * them.  No user-space protocol makes such a thread safe: every trap
+ * instruction raises a signal it may have blocked, and nothing stops a
+ * thread that blocks every signal.  So a batch looks first (SigBlk in
+ * /proc/self/task/TID/status) and, while such a thread exists, is not
+ * applied.  It waits a little first, for a thread that blocks it only for
+ * a moment.  What it cannot see: a thread that blocks SIGTRAP after the
+ * look and meets a site within the batch (three membarrier calls).
+ *
+ * glibc blocks every signal, its internal ones included, around clone, in
+ * an exiting thread and in a few other calls of its own, where no
+ * traceable code runs; a mask with SIGCANCEL (32) in it is such a moment,
+ * not a program's choice (sigfillset() leaves that signal out).
+ */
+#define TRAP_BLOCKED_WAIT_US	20000	/* in total, before -EBUSY */
+
+static unsigned long long hexnum(const char *s)
+{
+	unsigned long long v = 0;
+
+	for (;; s++) {
+		if (*s >= '0' && *s <= '9')
+			v = v << 4 | (unsigned)(*s - '0');
+		else if (*s >= 'a' && *s <= 'f')
+			v = v << 4 | (unsigned)(*s - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/*
+ * The status files stay open between batches: opening one costs three
+ * times what reading it again does.  They are ours only while their
+ * identity holds (a program may close descriptors it did not open and
+ * reuse the numbers): a descriptor that is no longer the file we opened is
+ * forgotten, never read or closed.  The cache is this process's: after a
+ * fork, what the child inherited names the parent's threads.
+ */
+struct task_file {
+	pid_t tid;
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	bool seen;
+};
+
+static struct task_file *task_files;
+static size_t nr_task_files, cap_task_files;
+static pid_t task_files_pid;
+
+static bool task_file_ours(const struct task_file *t)
+{
+	struct stat st;
+
+	return !fstat(t->fd, &st) && st.st_dev == t->dev && st.st_ino == t->ino;
+}
+
+static void task_file_drop(size_t i)
+{
+	if (task_file_ours(&task_files[i]))
+		close(task_files[i].fd);
+	task_files[i] = task_files[--nr_task_files];
+}
+
+static struct task_file *task_file_get(pid_t tid)
+{
+	struct task_file *t;
+	char path[64];
+	struct stat st;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < nr_task_files; i++)
+		if (task_files[i].tid == tid) {
+			if (task_file_ours(&task_files[i]))
+				return &task_files[i];
+			task_files[i] = task_files[--nr_task_files];
+			break;
+		}
+	if (nr_task_files == cap_task_files) {
+		size_t cap = cap_task_files ? 2 * cap_task_files : 16;
+
+		t = realloc(task_files, cap * sizeof(*t));
+		if (!t)
+			return NULL;
+		task_files = t;
+		cap_task_files = cap;
+	}
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;	/* gone meanwhile */
+	if (fstat(fd, &st)) {
+		close(fd);
+		return NULL;
+	}
+	t = &task_files[nr_task_files++];
+	t->tid = tid;
+	t->fd = fd;
+	t->dev = st.st_dev;
+	t->ino = st.st_ino;
+	return t;
+}
+
+/* The id of a thread other than this one with SIGTRAP blocked, or 0. */
+static pid_t trap_blocked_thread(char *name, size_t size)
+{
+	char buf[4096], *p;
+	pid_t self = (pid_t)syscall(SYS_gettid), tid, found = 0;
+	struct task_file *t;
+	struct dirent *de;
+	DIR *dir;
+	ssize_t n;
+	size_t i;
+
+	if (task_files_pid != getpid()) {
+		nr_task_files = 0;	/* the parent's: leave the descriptors alone */
+		task_files_pid = getpid();
+	}
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		return 0;	/* no /proc: the look is not possible */
+	for (i = 0; i < nr_task_files; i++)
+		task_files[i].seen = false;
+	while (!found && (de = readdir(dir))) {
+		unsigned long long blk;
+
+		tid = (pid_t)atoi(de->d_name);
+		if (tid <= 0 || tid == self)
+			continue;
+		t = task_file_get(tid);
+		if (!t)
+			continue;
+		t->seen = true;
+		n = pread(t->fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			continue;	/* exited: dropped below */
+		buf[n] = 0;
+		p = strstr(buf, "\nSigBlk:\t");
+		if (!p || in_trap_handler(tid))
+			continue;
+		blk = hexnum(p + 9);
+		if (!(blk & (1ULL << (SIGTRAP - 1))) || (blk & (1ULL << (32 - 1))))
+			continue;
+		found = tid;
+		name[0] = 0;
+		if (!strncmp(buf, "Name:\t", 6)) {
+			size_t len = strcspn(buf + 6, "\n");
+
+			if (len >= size)
+				len = size - 1;
+			memcpy(name, buf + 6, len);
+			name[len] = 0;
+		}
+	}
+	closedir(dir);
+	/* threads gone since the last look (only after a whole pass) */
+	for (i = nr_task_files; !found && i--;)
+		if (!task_files[i].seen)
+			task_file_drop(i);
+	return found;
+}
+
+static int check_trap_blocked(void)
+{
+	static pid_t reported;
+	struct timespec ts = { 0, 1000 * 1000 };
+	char name[32];
+	pid_t tid;
+	int waited;
+
+#ifdef __SANITIZE_THREAD__
+	/*
+	 * ThreadSanitizer's runtime has a thread of its own that blocks
+	 * every signal and never runs the program's code, and it delivers
+	 * signals itself (sigtrap_mask.c stands aside there as well).
+	 */
+	return 0;
+#endif
+
+	for (waited = 0;; waited += 1000) {
+		tid = trap_blocked_thread(name, sizeof(name));
+		if (!tid)
+			return 0;
+		if (waited >= TRAP_BLOCKED_WAIT_US)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	/* once per thread, not once per refused batch */
+	if (tid == reported)
+		return -EBUSY;
+	reported = tid;
+	fprintf(stderr, "fhook: thread %d (%s) has SIGTRAP blocked (a raw rt_sigprocmask, "
+		"or a ucontext mask): a site being patched would kill it; nothing patched "
+		"(-EBUSY)\n", (int)tid, name);
+	return -EBUSY;
+}
+
 int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 {
 	static const unsigned char int3 = INT3_INSN_OPCODE;
@@ -521,6 +747,12 @@ int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &saved);
 
+	ret = check_trap_blocked();
+	if (ret) {
+		pthread_sigmask(SIG_SETMASK, &saved, NULL);
+		free(old);
+		return ret;
+	}
 	procmem = open_writes(locs, nr, &ranges, &nranges);
 
 	atomic_store(&bp_nr, nr);
@@ -681,16 +913,50 @@ static void chain_trap(int sig, siginfo_t *info, void *ctx)
 	raise(SIGTRAP);
 }
 
+static int trap_enter(void)
+{
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	int i;
+
+	for (i = 0; i < TRAP_TIDS; i++) {
+		pid_t free_slot = 0;
+
+		if (atomic_compare_exchange_strong(&trap_tids[i], &free_slot, tid))
+			return i;
+	}
+	return -1;
+}
+
+static void trap_leave(int slot)
+{
+	if (slot >= 0)
+		atomic_store_explicit(&trap_tids[slot], 0, memory_order_release);
+}
+
+static bool trap_emulate(siginfo_t *info, void *ctx);
+
 static void trap_handler(int sig, siginfo_t *info, void *ctx)
+{
+	int saved_errno = errno, slot = trap_enter();
+	bool handled = trap_emulate(info, ctx);
+
+	trap_leave(slot);
+	errno = saved_errno;
+	/* the program's own handler runs as our guest no more: not in the table */
+	if (!handled)
+		chain_trap(sig, info, ctx);
+}
+
+/* The int3 was one of ours: the thread goes on as if it had met the new bytes. */
+static bool trap_emulate(siginfo_t *info, void *ctx)
 {
 	ucontext_t *uc = ctx;
 	greg_t *gregs = uc->uc_mcontext.gregs;
 	unsigned long ip = (unsigned long)gregs[REG_RIP] - 1;
 	struct text_poke_loc *locs;
-	int saved_errno = errno;
 
 	if (info->si_code != SI_KERNEL)
-		goto chain;
+		return false;
 
 	atomic_fetch_add(&bp_refs, 1);
 	locs = atomic_load(&bp_locs);
@@ -711,8 +977,7 @@ static void trap_handler(int sig, siginfo_t *info, void *ctx)
 			}
 			atomic_fetch_sub(&bp_refs, 1);
 			__atomic_fetch_add(&stats.traps_emulated, 1, __ATOMIC_RELAXED);
-			errno = saved_errno;
-			return;
+			return true;
 		}
 	}
 	atomic_fetch_sub(&bp_refs, 1);
@@ -727,12 +992,9 @@ static void trap_handler(int sig, siginfo_t *info, void *ctx)
 			sched_yield();
 		gregs[REG_RIP] = (greg_t)ip;
 		__atomic_fetch_add(&stats.traps_rewound, 1, __ATOMIC_RELAXED);
-		errno = saved_errno;
-		return;
+		return true;
 	}
-chain:
-	errno = saved_errno;
-	chain_trap(sig, info, ctx);
+	return false;
 }
 
 void fhook_trap_install(void)
