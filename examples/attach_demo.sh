@@ -1,6 +1,6 @@
 #!/bin/bash
 # make demo, live: the memcg server started as an ordinary process (no
-# fhook, no libfhook), the seed's caller-selective redirect patched in from
+# fhook, no libfhook), the caller-selective redirect patched in from
 # outside with `fhook patch -p PID`, listed, and removed with `fhook
 # unpatch -p PID` -- insmod, lsmod and rmmod for a running process.
 cd "$(dirname "$0")/.." || exit 2
@@ -16,27 +16,7 @@ coproc SRV { exec "$MEMCG" 2>/dev/null; }
 in=${SRV[1]} out=${SRV[0]} pid=$SRV_PID
 trap 'kill $pid 2>/dev/null' EXIT
 
-ask() {
-	local line
-	reply=
-	echo "$1" >&"$in"
-	while IFS= read -r -t 10 line <&"$out"; do
-		[ "$line" = "--end--" ] && return 0
-		reply+="$line"$'\n'
-	done
-	echo "demo: the server did not answer '$1'" >&2
-	exit 1
-}
-
-show() {
-	echo "# cat /sys/fs/cgroup/task/$1"
-	ask "cat $1"
-	printf '%s' "$reply"
-}
-
-orig=$'low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n'
-new="This is from __memory_events_show_new"$'\n'"$orig"
-declare -A got
+. "$ROOT/examples/memcg_client.sh"
 
 echo "memcg server started as an ordinary process, pid $pid (no fhook, no libfhook)"
 echo

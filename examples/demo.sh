@@ -4,7 +4,7 @@
 #
 # build/examples/memcg/memcg is a server with the kernel's
 # __memory_events_show, memory_events_show and memory_events_local_show.
-# While it keeps running, we read both files, load the seed's module
+# While it keeps running, we read both files, load the example's module
 # (build/examples/seed-module/seed_module.so, dlopen'ed by the server: its
 # constructor is module_init), read them again, unload it (dlclose:
 # module_exit) and read them a last time.
@@ -21,28 +21,7 @@ trap 'rm -f "$log"' EXIT
 coproc SRV { exec "$MEMCG" 2>"$log"; }
 in=${SRV[1]} out=${SRV[0]} pid=$SRV_PID
 
-# send one request; its answer (without the "--end--" line) in $reply
-ask() {
-	local line
-	reply=
-	echo "$1" >&"$in"
-	while IFS= read -r -t 10 line <&"$out"; do
-		[ "$line" = "--end--" ] && return 0
-		reply+="$line"$'\n'
-	done
-	echo "demo: the server did not answer '$1'" >&2
-	exit 1
-}
-
-show() {
-	echo "# cat /sys/fs/cgroup/task/$1"
-	ask "cat $1"
-	printf '%s' "$reply"
-}
-
-orig=$'low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n'
-new="This is from __memory_events_show_new"$'\n'"$orig"
-declare -A got
+. "$ROOT/examples/memcg_client.sh"
 
 echo "memcg server running, pid $pid"
 echo

@@ -53,33 +53,6 @@ static void att_free(struct att_patch *p)
 	free(p);
 }
 
-static void *load_replacement(struct fhook_lp *lp, const char *with)
-{
-	char *lib = strdup(with), *colon;
-	void *h, *sym = NULL;
-
-	if (!lib)
-		return NULL;
-	colon = strrchr(lib, ':');
-	if (!colon || colon == lib || !colon[1]) {
-		fhook_lp_err(lp, "--with needs LIB.so:SYMBOL, got '%s'", with);
-		goto out;
-	}
-	*colon = 0;
-	/* never unloaded: a thread may still run it after the patch is removed */
-	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-	if (!h) {
-		fhook_lp_err(lp, "cannot load %s: %s", lib, dlerror());
-		goto out;
-	}
-	sym = dlsym(h, colon + 1);
-	if (!sym)
-		fhook_lp_err(lp, "%s has no symbol '%s'", lib, colon + 1);
-out:
-	free(lib);
-	return sym;
-}
-
 static int parse_ll(const char *s, long long *out)
 {
 	char *end;
@@ -143,7 +116,7 @@ static int add_patch(bool inject, int argc, char **argv, FILE *out)
 		ret = -errno;
 		goto fail;
 	}
-	if (!inject && !(new_func = load_replacement(p->lp, p->with)))
+	if (!inject && !(new_func = fhook_lp_replacement(p->lp, p->with)))
 		goto fail;
 	if (argc == first) {
 		ret = inject ? fhook_lp_fail(p->lp, NULL, (unsigned long)p->retval)

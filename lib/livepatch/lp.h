@@ -48,6 +48,12 @@ struct fhook_lp {
 
 /* Set by the attach channel (attach.c): messages go to its reply. */
 extern __thread FILE *fhook_lp_err_file __lp_hidden;
+/*
+ * The function LIB.so:SYMBOL names (@with), loaded and never unloaded;
+ * NULL, said through fhook_lp_err(), when it cannot be loaded or is not
+ * a function (a variable would be executed as code).
+ */
+void *fhook_lp_replacement(struct fhook_lp *lp, const char *with) __lp_hidden;
 void fhook_lp_err(const struct fhook_lp *lp, const char *fmt, ...) __lp_hidden
 	__attribute__((format(printf, 2, 3)));
 
