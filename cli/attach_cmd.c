@@ -38,13 +38,36 @@ static void print_error(const char *cmd, const char *reply)
 }
 
 /*
+ * Send @req to process @pid; its reply in *@reply (the caller frees it).
+ * Returns 0, -1 when the request could not be made, 1 when the process
+ * refused it (its message printed).
+ */
+static int request(const char *cmd, pid_t pid, const char *req, char **reply)
+{
+	struct cli_attach *a;
+	int ret;
+
+	if (cli_attach_open(cmd, pid, &a))
+		return -1;
+	ret = cli_attach_ctl(a, req, reply);
+	cli_attach_close(a);
+	if (ret < 0)
+		return -1;
+	if (ret) {
+		print_error(cmd, *reply);
+		free(*reply);
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * Apply a patch (@what: "LIB:SYM") or an injection (@what: "RETVAL\tPROB\t
  * INTERVAL\tTIMES\tSEED") in process @pid.  Returns the exit status.
  */
 int cli_lp_attached(const char *mode, pid_t pid, const char *name, const char *func,
 		    const char *what, const char *callers)
 {
-	struct cli_attach *a;
 	char *req, *reply, *c;
 	int ret;
 
@@ -55,21 +78,12 @@ int cli_lp_attached(const char *mode, pid_t pid, const char *name, const char *f
 	for (c = req; *c; c++)
 		if (*c == ',')
 			*c = '\t';
-	if (cli_attach_open(mode, pid, &a)) {
-		free(req);
-		return 1;
-	}
-	ret = cli_attach_ctl(a, req, &reply);
-	cli_attach_close(a);
+	ret = request(mode, pid, req, &reply);
 	free(req);
-	if (ret < 0)
-		return 1;
-	if (ret) {
-		print_error(mode, reply);
+	if (ret > 0)
 		fprintf(stderr, "fhook: %s: nothing was changed in process %d\n", mode, pid);
-		free(reply);
+	if (ret)
 		return 1;
-	}
 	fprintf(stderr, "fhook: %s: '%s' applied in process %d; `fhook unpatch -p %d %s` "
 		"removes it\n", mode, name ? name : func, pid, pid, name ? name : func);
 	free(reply);
@@ -79,21 +93,11 @@ int cli_lp_attached(const char *mode, pid_t pid, const char *name, const char *f
 /* The list reply (lib/livepatch/attach.c), as a table. */
 int cli_lp_list(pid_t pid)
 {
-	struct cli_attach *a;
 	char *reply, *line, *save, *f[4];
-	int ret, n = 0;
+	int n = 0;
 
-	if (cli_attach_open("patch", pid, &a))
+	if (request("patch", pid, "list", &reply))
 		return 1;
-	ret = cli_attach_ctl(a, "list", &reply);
-	cli_attach_close(a);
-	if (ret < 0)
-		return 1;
-	if (ret) {
-		print_error("patch", reply);
-		free(reply);
-		return 1;
-	}
 	for (line = strtok_r(reply + 3, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		bool route = line[0] == '\t';
 		char *s = line + route, *tok, *ts;
@@ -138,7 +142,6 @@ int cmd_unpatch(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cli_attach *a;
 	char *req, *reply, *line, *save;
 	pid_t pid = 0;
 	int c, ret;
@@ -168,20 +171,10 @@ int cmd_unpatch(int argc, char **argv)
 	if (asprintf(&req, "unpatch%s%s", optind < argc ? "\t" : "",
 		     optind < argc ? argv[optind] : "") < 0)
 		return 1;
-	if (cli_attach_open("unpatch", pid, &a)) {
-		free(req);
-		return 1;
-	}
-	ret = cli_attach_ctl(a, req, &reply);
-	cli_attach_close(a);
+	ret = request("unpatch", pid, req, &reply);
 	free(req);
-	if (ret < 0)
+	if (ret)
 		return 1;
-	if (ret) {
-		print_error("unpatch", reply);
-		free(reply);
-		return 1;
-	}
 	c = 0;
 	for (line = strtok_r(reply + 3, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		fprintf(stderr, "fhook: unpatch: '%s' removed from process %d\n", line, pid);

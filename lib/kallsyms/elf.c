@@ -170,10 +170,26 @@ static bool sites_elf_type(const struct elf_file *f)
 	       (f->eh.e_type == ET_EXEC || f->eh.e_type == ET_DYN);
 }
 
+/* How many non-empty site sections @f has, and are they all marked prepared? */
+static void scan_sections(const struct elf_file *f, struct fhook_elf_scan *out)
+{
+	unsigned int i;
+
+	out->prepared = true;
+	for (i = 0; i < f->nr_sh; i++) {
+		if (site_section(f, &f->sh[i]) < 0 || !f->sh[i].sh_size)
+			continue;
+		out->nr_sections++;
+		if (!(f->sh[i].sh_flags & FHOOK_SHF_PREPARED))
+			out->prepared = false;
+	}
+	if (!out->nr_sections)
+		out->prepared = false;
+}
+
 int fhook_elf_scan(const char *path, struct fhook_elf_scan *out)
 {
 	struct elf_file f;
-	unsigned int i;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
@@ -184,16 +200,7 @@ int fhook_elf_scan(const char *path, struct fhook_elf_scan *out)
 		ret = -ENOEXEC;
 		goto out;
 	}
-	out->prepared = true;
-	for (i = 0; i < f.nr_sh; i++) {
-		if (site_section(&f, &f.sh[i]) < 0 || !f.sh[i].sh_size)
-			continue;
-		out->nr_sections++;
-		if (!(f.sh[i].sh_flags & FHOOK_SHF_PREPARED))
-			out->prepared = false;
-	}
-	if (!out->nr_sections)
-		out->prepared = false;
+	scan_sections(&f, out);
 out:
 	elf_close(&f);
 	return ret;
@@ -246,16 +253,7 @@ int fhook_elf_map_sites(const char *path, unsigned int flags, struct fhook_elf_s
 		ret = -ENOEXEC;
 		goto out;
 	}
-	m->scan.prepared = true;
-	for (i = 0; i < f.nr_sh; i++) {
-		if (site_section(&f, &f.sh[i]) < 0 || !f.sh[i].sh_size)
-			continue;
-		m->scan.nr_sections++;
-		if (!(f.sh[i].sh_flags & FHOOK_SHF_PREPARED))
-			m->scan.prepared = false;
-	}
-	if (!m->scan.nr_sections)
-		m->scan.prepared = false;
+	scan_sections(&f, &m->scan);
 	if (!m->scan.nr_sections || (m->scan.prepared && (flags & FHOOK_ELF_MAP_UNPREPARED)))
 		goto out;
 	for (i = 0; i < f.nr_sh; i++) {

@@ -56,12 +56,6 @@ struct fhook_object *fhook_object_of(unsigned long addr)
 	return NULL;
 }
 
-bool fhook_addr_is_text(unsigned long addr, unsigned long len)
-{
-	struct fhook_object *obj = fhook_object_of(addr);
-
-	return obj && fhook_object_text(obj, addr, len);
-}
 
 int fhook_object_load_syms(struct fhook_object *obj)
 {

@@ -149,7 +149,5 @@ static inline bool fhook_object_text(const struct fhook_object *obj, unsigned lo
 			return true;
 	return false;
 }
-/* Is @addr inside an executable segment of a known object? */
-bool fhook_addr_is_text(unsigned long addr, unsigned long len);
 
 #endif /* FHOOK_OBJECTS_H */

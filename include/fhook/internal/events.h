@@ -187,31 +187,6 @@ int fhook_event_snprint(char *buf, size_t size, const struct fhook_event *ev);
  */
 void fhook_event_print_error(FILE *f, const struct fhook_event_error *err);
 
-/*
- * Recording (the command's side).  fhook_trace_new() creates the memory
- * shared with the traced processes, writes @evs' fetch programs into it
- * and sets FHOOK_EV_SHM (the fd, inherited by the program) so that the
- * preloaded libfhook records them; @evs and @prog must outlive the trace.
- * @callers limits every event to calls made from those functions.  The
- * records are printed to @out in @format ("text", "json" or "chrome").
- */
-struct fhook_trace;
-
-struct fhook_trace *fhook_trace_new(struct fhook_event *evs, int nr_evs,
-				    struct fhook_event_prog *prog, char **callers,
-				    int nr_callers, bool follow, const char *format, FILE *out);
-/* Print the records written so far; one thread at a time.  Returns how many. */
-/* Print what fhook_trace_drain() queued; with @wait, wait a little for it. */
-int fhook_trace_print(struct fhook_trace *t, bool wait);
-int fhook_trace_drain(struct fhook_trace *t);
-/* Drain the rest, close the output's syntax, print "N events, N nmissed, N lost". */
-/* One status line (events, nmissed, lost so far), rewritten in place on @tty. */
-void fhook_trace_status(struct fhook_trace *t, FILE *tty);
-void fhook_trace_finish(struct fhook_trace *t, FILE *summary);
-/* The shared memory of @t (struct ev_shm of lib/events/ring.h); for tests and fuzzing. */
-void *fhook_trace_shm(struct fhook_trace *t);
-void fhook_trace_free(struct fhook_trace *t);
-
 #ifdef __cplusplus
 }
 #endif
