@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Attaching to a running process (issue 14's numbers): a process with
+# Attaching to a running process: a process with
 # 20,000 functions and 8 busy threads, started without fhook.
 #   - threads stopped per attach: how long every thread is stopped at once
 #     (FHOOK_ATTACH_VERBOSE reports it), the first attach (libfhook loaded,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# `fhook prepare` and the file it is handed (issue 13): owner, group and mode
+# `fhook prepare` and the file it is handed: owner, group and mode
 # kept exactly; set-id files of another owner, files with several hard links
 # and read-only files refused unless --force; a symlink followed, the link
 # left a link; a refused file byte-for-byte unchanged.
@@ -9,11 +9,8 @@ F=$PWD/build/fhook
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-check() {	# name, condition (as a command)
-	local name=$1; shift
-	if "$@"; then echo "PASS prepare_files/$name"; else echo "FAIL prepare_files/$name: $*"; fi
-}
-eq() { [ "$1" = "$2" ] || { echo "  got:      $(printf %q "$1")"; echo "  expected: $(printf %q "$2")"; return 1; }; }
+CHECK_PREFIX=prepare_files
+. tests/check.sh
 meta() { stat -c '%F %U:%G %a %h' "$1"; }	# type owner:group mode links
 sum() { md5sum < "$1"; }
 prepared() { objdump -d "$1" | grep -A1 '<alpha>:' | grep -q nopl; }

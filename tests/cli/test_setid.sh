@@ -1,5 +1,5 @@
 #!/bin/bash
-# Privilege boundaries (issue 13): a throwaway user runs a set-user-ID root
+# Privilege boundaries: a throwaway user runs a set-user-ID root
 # copy of a traceable program.
 #  - `fhook trace/record/patch/inject` refuse it by name (exit 125, not run),
 #    where they used to run it untraced ("did not exit normally");
@@ -21,11 +21,8 @@ cleanup() {
 trap cleanup EXIT
 chmod 755 "$T"
 
-check() {	# name, condition (as a command)
-	local name=$1; shift
-	if "$@"; then echo "PASS setid/$name"; else echo "FAIL setid/$name: $*"; fi
-}
-eq() { [ "$1" = "$2" ] || { echo "  got:      $(printf %q "$1")"; echo "  expected: $(printf %q "$2")"; return 1; }; }
+CHECK_PREFIX=setid
+. tests/check.sh
 has() { grep -qF -- "$2" <<< "$1" || { echo "  got: $(printf %q "$1")"; return 1; }; }
 
 gcc -O2 $($F cflags) -o $T/prog tests/cli/prog.c || exit 2

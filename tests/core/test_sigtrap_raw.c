@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Threads that block SIGTRAP where fhook's interposed sigprocmask cannot
- * see it (issue 13): by the raw rt_sigprocmask system call, and by
+ * see it: by the raw rt_sigprocmask system call, and by
  * swapcontext() to a context whose mask is full.  While one does, a batch
  * is refused with -EBUSY (an int3 would kill it); nobody is killed, and
  * once the thread unblocks, registration works again.  Bounded: about two

@@ -13,11 +13,8 @@ cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 F=$PWD/build/fhook
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-check() {	# name, condition (as a command)
-	local name=$1; shift
-	if "$@"; then echo "PASS bad_input/$name"; else echo "FAIL bad_input/$name: $*"; fi
-}
-eq() { [ "$1" = "$2" ] || { echo "  got:      $(printf %q "$1")"; echo "  expected: $(printf %q "$2")"; return 1; }; }
+CHECK_PREFIX=bad_input
+. tests/check.sh
 
 cat > $T/p.c <<'C'
 #define _GNU_SOURCE

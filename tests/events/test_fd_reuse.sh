@@ -1,5 +1,5 @@
 #!/bin/bash
-# Descriptors we trust are ours (issue 13): a program closes every
+# Descriptors we trust are ours: a program closes every
 # descriptor it did not open (fhook's trace buffer among them), opens files
 # read-write that get their numbers, then forks and execs itself and starts
 # a thread.  Nobody maps those files as the trace buffer (it used to die of
@@ -11,11 +11,8 @@ cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 F=$PWD/build/fhook
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-check() {	# name, condition (as a command)
-	local name=$1; shift
-	if "$@"; then echo "PASS fd_reuse/$name"; else echo "FAIL fd_reuse/$name: $*"; fi
-}
-eq() { [ "$1" = "$2" ] || { echo "  got:      $(printf %q "$1")"; echo "  expected: $(printf %q "$2")"; return 1; }; }
+CHECK_PREFIX=fd_reuse
+. tests/check.sh
 
 gcc -O1 -g $($F cflags) -o $T/fdreuse_prog tests/events/fdreuse_prog.c -lpthread || exit 2
 mkdir $T/files

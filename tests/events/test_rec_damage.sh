@@ -1,5 +1,5 @@
 #!/bin/bash
-# The recording reader against damaged files (issue 13): a real recording
+# The recording reader against damaged files: a real recording
 # (two processes, threads, strings, entries and exits) cut at every block
 # boundary and in the middle of every block, and with every block's header
 # corrupted (type and length), is read by `fhook replay` in every format and

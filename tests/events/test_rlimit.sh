@@ -1,5 +1,5 @@
 #!/bin/bash
-# Resource limits (issue 13): a program under RLIMIT_AS (ulimit -v 512 MiB)
+# Resource limits: a program under RLIMIT_AS (ulimit -v 512 MiB)
 # allocates 100 MiB traced as it does untraced, with its return events
 # recorded (the return hook's reservation is sized by the limit); and a
 # process that finds no address space for its trace ring is named, with
@@ -9,11 +9,8 @@ cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 F=$PWD/build/fhook
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-check() {	# name, condition (as a command)
-	local name=$1; shift
-	if "$@"; then echo "PASS rlimit/$name"; else echo "FAIL rlimit/$name: $*"; fi
-}
-eq() { [ "$1" = "$2" ] || { echo "  got:      $(printf %q "$1")"; echo "  expected: $(printf %q "$2")"; return 1; }; }
+CHECK_PREFIX=rlimit
+. tests/check.sh
 
 gcc -O1 -g $($F cflags) -o $T/rlimit_prog tests/events/rlimit_prog.c -lpthread || exit 2
 LIMIT=524288	# KiB

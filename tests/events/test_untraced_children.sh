@@ -1,5 +1,5 @@
 #!/bin/bash
-# Children that run untraced are named in the summary (issue 13): a traced
+# Children that run untraced are named in the summary: a traced
 # program starts, with an empty environment (execve, posix_spawnp), a
 # statically linked program and a set-user-ID program of another user;
 # neither can load libfhook, and the summary at exit says so, with the
@@ -10,11 +10,8 @@ F=$PWD/build/fhook
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 chmod 755 $T
-check() {	# name, condition (as a command)
-	local name=$1; shift
-	if "$@"; then echo "PASS untraced_children/$name"; else echo "FAIL untraced_children/$name: $*"; fi
-}
-eq() { [ "$1" = "$2" ] || { echo "  got:      $(printf %q "$1")"; echo "  expected: $(printf %q "$2")"; return 1; }; }
+CHECK_PREFIX=untraced_children
+. tests/check.sh
 
 cat > $T/parent.c <<'C'
 #include <spawn.h>

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Fuzz the replacement-library check of `fhook patch --with` (issue 13) for
+# Fuzz the replacement-library check of `fhook patch --with` for
 # a bounded time with libFuzzer + ASan + UBSan.  Seeds: small shared
 # objects with functions, variables, thread-locals and an IFUNC, and
 # truncated copies; the first byte of an input picks the symbol looked for.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Checked inputs of `fhook patch` and `fhook inject` (issue 13):
+# Checked inputs of `fhook patch` and `fhook inject`:
 #  - --with LIB:SYM where SYM is a variable (or thread-local) is refused by
 #    name, the program not run (it used to be run and segfault); an IFUNC
 #    (resolved by dlsym) is a function and works;
@@ -10,11 +10,8 @@ F=$PWD/build/fhook
 PROG=$PWD/build/tests/livepatch/lp_prog
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-check() {	# name, condition (as a command)
-	local name=$1; shift
-	if "$@"; then echo "PASS checked/$name"; else echo "FAIL checked/$name: $*"; fi
-}
-eq() { [ "$1" = "$2" ] || { echo "  got:      $(printf %q "$1")"; echo "  expected: $(printf %q "$2")"; return 1; }; }
+CHECK_PREFIX=checked
+. tests/check.sh
 if [ ! -x "$PROG" ]; then
 	echo "FAIL checked/built: $PROG missing (make test builds it)"
 	exit 0
