@@ -95,6 +95,12 @@ struct ftrace_ops {
 	struct ftrace_hash *filter_hash;	/* NULL or empty: every site */
 	struct ftrace_hash *notrace_hash;	/* wins over the filter */
 	unsigned long nr_sites;			/* sites it is enabled on */
+	/*
+	 * Generated code that replaces trampoline and handler at the sites
+	 * this ops alone uses (the kernel's direct calls); NULL: none.  Set
+	 * by fhook's own layers, before registering.
+	 */
+	void *direct;
 };
 
 int register_ftrace_function(struct ftrace_ops *ops);

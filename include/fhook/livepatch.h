@@ -39,6 +39,8 @@ struct fhook_lp;
 enum {
 	FHOOK_LP_QUIET		= 1U << 0,	/* no messages on stderr */
 	FHOOK_LP_NO_TAILCALL_CHECK = 1U << 1,	/* don't disassemble named callers */
+	FHOOK_LP_NO_DIRECT	= 1U << 2,	/* the handler for every call, never
+						 * generated code */
 };
 
 /**

@@ -155,9 +155,59 @@ struct fhook_stub *fhook_stub_of_code(unsigned long code);
  */
 void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned int flags,
 		    ftrace_func_t func, void *data);
-/* fhook_stub_set() on every stub of @owner. */
+/*
+ * fhook_stub_set() on every stub of @owner; with @code (and @func), its
+ * fhook_stub_set_direct().
+ */
 void fhook_stubs_set(const void *owner, enum fhook_tramp_kind kind, unsigned int flags,
-		     ftrace_func_t func, void *data);
+		     ftrace_func_t func, void *data, void *code);
+
+/*
+ * Point @s at generated code (a direct trampoline, below) that runs
+ * instead of a trampoline and handler.  @func and @data are what a
+ * thread that took the stub's trampoline a moment before calls, as with
+ * fhook_stub_set().  Unbinding with fhook_stub_set(func NULL) sends the
+ * stub back through the list function.
+ */
+void fhook_stub_set_direct(struct fhook_stub *s, void *code, ftrace_func_t func, void *data);
+
+/* ---- direct trampolines (direct.c) ---- */
+
+/*
+ * A caller range of a direct trampoline: calls whose return address lies
+ * in [start, start + size) go to @target (0: return @retval at once).
+ */
+struct fhook_direct_route {
+	unsigned long start, size;
+	unsigned long target;
+	unsigned long retval;
+};
+
+#define FHOOK_DIRECT_MAX_SKIP		8
+#define FHOOK_DIRECT_MAX_ROUTES		7
+
+struct fhook_direct;
+
+/*
+ * Code for @owner that sends a call to the first of @routes whose range
+ * holds its return address, or to the function's body (@site_ret, where
+ * the site's call returns) when none does or one of @skip does.  Made
+ * once per owner and shape and never unmapped; getting it again with the
+ * same shape rewrites its data, so only while no stub leads to it.
+ * NULL: too many ranges, or out of memory.
+ */
+struct fhook_direct *fhook_direct_get(const void *owner, unsigned long site_ret,
+				      const struct fhook_direct_route *skip, unsigned int nr_skip,
+				      const struct fhook_direct_route *routes,
+				      unsigned int nr_routes);
+void *fhook_direct_code(const struct fhook_direct *d);
+/* Calls route @i took since the last get; @i == nr_routes: no route. */
+unsigned long fhook_direct_count(const struct fhook_direct *d, unsigned int i);
+/*
+ * After no stub leads to @d any more and a grace period: every route
+ * goes to the function's body, for a thread still inside the code.
+ */
+void fhook_direct_retire(struct fhook_direct *d);
 
 /* Where ftrace_override_function_with_return() sends a call: "ret". */
 extern char fhook_just_return[];

@@ -105,7 +105,13 @@ static enum fhook_tramp_kind tramp_kind(const struct ftrace_ops *ops)
 /* A stub of @ops calls its handler directly (a site only @ops wants). */
 static void stub_bind(struct fhook_stub *s, struct ftrace_ops *ops)
 {
-	fhook_stub_set(s, tramp_kind(ops), tramp_flags(ops), fhook_ops_func(ops), ops);
+	unsigned int flags = tramp_flags(ops);
+
+	/* generated code, unless every call is to take the C path */
+	if (ops->direct && !(flags & FHOOK_TRAMP_C))
+		fhook_stub_set_direct(s, ops->direct, fhook_ops_func(ops), ops);
+	else
+		fhook_stub_set(s, tramp_kind(ops), flags, fhook_ops_func(ops), ops);
 }
 
 /*
@@ -114,8 +120,10 @@ static void stub_bind(struct fhook_stub *s, struct ftrace_ops *ops)
  */
 static void stubs_bind(struct ftrace_ops *ops, bool bind)
 {
-	fhook_stubs_set(ops, tramp_kind(ops), tramp_flags(ops),
-			bind ? fhook_ops_func(ops) : NULL, ops);
+	unsigned int flags = tramp_flags(ops);
+
+	fhook_stubs_set(ops, tramp_kind(ops), flags, bind ? fhook_ops_func(ops) : NULL, ops,
+			(flags & FHOOK_TRAMP_C) ? NULL : ops->direct);
 }
 
 static int object_region(struct fhook_object *obj)

@@ -228,17 +228,56 @@ static bool read_line(const char *path, char *buf, size_t size)
 	return ok;
 }
 
+/* Does /proc/cpuinfo's first "flags" line name every flag of @want? */
+static bool cpu_has_flags(const char *const *want, int n)
+{
+	char line[4096];
+	bool found = false;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	int i;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "flags", 5)) {
+			found = true;
+			break;
+		}
+	fclose(f);
+	if (!found || !strchr(line, '\n'))
+		return false;
+	for (i = 0; i < n; i++) {
+		size_t len = strlen(want[i]);
+		const char *p = line;
+
+		while ((p = strstr(p, want[i])) &&
+		       !(p[-1] == ' ' && (p[len] == ' ' || p[len] == '\n')))
+			p += len;
+		if (!p)
+			return false;
+	}
+	return true;
+}
+
 /*
- * The TSC when the kernel itself keeps time with it (its clocksource is
- * "tsc": invariant, and synchronized across cpus as far as the kernel
- * could tell), else CLOCK_MONOTONIC.
+ * The TSC when the kernel itself keeps time with it: its clocksource is
+ * "tsc" (invariant, and synchronized across cpus as far as the kernel
+ * could tell), or "kvm-clock" on a cpu whose TSC is invariant (kvm-clock
+ * is the TSC scaled by the host's parameters, and the guest's vDSO reads
+ * the TSC for it).  Else CLOCK_MONOTONIC.  Either way the reader maps
+ * the TSC to CLOCK_MONOTONIC through pairs taken at both ends.
  */
 static int best_clock(void)
 {
+	static const char *const invariant[] = { "constant_tsc", "nonstop_tsc" };
 	char cs[64];
 
-	if (read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs,
-		      sizeof(cs)) && !strcmp(cs, "tsc\n"))
+	if (!read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs,
+		       sizeof(cs)))
+		return EV_CLOCK_MONO;
+	if (!strcmp(cs, "tsc\n"))
+		return EV_CLOCK_TSC;
+	if (!strcmp(cs, "kvm-clock\n") && cpu_has_flags(invariant, 2))
 		return EV_CLOCK_TSC;
 	return EV_CLOCK_MONO;
 }

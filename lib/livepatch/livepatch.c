@@ -323,6 +323,54 @@ int fhook_lp_set_fault_attr(struct fhook_lp *lp, const struct fhook_fault_attr *
 	return 0;
 }
 
+/*
+ * The patch as generated code (arch's direct trampolines): when the fault
+ * attribute fails every call (a counter or a random draw needs the
+ * handler) and the ranges fit.  The handler stays for calls that reach
+ * the site through the list function (another ops on the same site).
+ */
+static void *lp_direct(struct fhook_lp *lp)
+{
+	struct fhook_direct_route skip[FHOOK_DIRECT_MAX_SKIP], routes[FHOOK_DIRECT_MAX_ROUTES];
+	unsigned int i, nr_skip = 0;
+
+	lp->direct = NULL;
+	if ((lp->flags & FHOOK_LP_NO_DIRECT) || lp->nr_routes > FHOOK_DIRECT_MAX_ROUTES ||
+	    lp->attr.probability != 100 || lp->attr.interval > 1 || lp->attr.times != -1)
+		return NULL;
+	for (i = 0; i < lp->nr_routes; i++) {
+		const struct lp_route *r = &lp->routes[i];
+
+		if (r->new_func) {
+			if (nr_skip == FHOOK_DIRECT_MAX_SKIP)
+				return NULL;
+			skip[nr_skip].start = r->new_func;
+			skip[nr_skip++].size = r->new_size;
+		}
+		routes[i].start = r->start;
+		routes[i].size = r->size;
+		routes[i].target = r->new_func;
+		routes[i].retval = r->retval;
+	}
+	lp->direct = fhook_direct_get(lp, lp->site + FHOOK_SITE_LEN, skip, nr_skip, routes,
+				      lp->nr_routes);
+	return lp->direct ? fhook_direct_code(lp->direct) : NULL;
+}
+
+/* The generated code's counts join the handler's: the next apply starts it at zero. */
+static void lp_direct_fold(struct fhook_lp *lp)
+{
+	unsigned int i;
+
+	for (i = 0; i < lp->nr_routes; i++) {
+		unsigned long n = fhook_direct_count(lp->direct, i);
+
+		lp->routes[i].seen += n;
+		lp->routes[i].hit += n;
+	}
+	lp->other_seen += fhook_direct_count(lp->direct, lp->nr_routes);
+}
+
 int fhook_lp_apply(struct fhook_lp *lp)
 {
 	fhook_internal_guard();
@@ -336,14 +384,17 @@ int fhook_lp_apply(struct fhook_lp *lp)
 		fhook_lp_err(lp, "nothing to do for '%s': no caller routes", lp->target);
 		return fhook_ret_errno(-EINVAL);
 	}
+	lp->ops.direct = lp_direct(lp);
 	ret = register_ftrace_function(&lp->ops);
 	if (ret == -EBUSY)
 		fhook_lp_err(lp, "'%s' is already redirected by another IPMODIFY user "
 			     "(another patch or fault injection); nothing changed", lp->target);
 	else if (ret)
 		fhook_lp_err(lp, "cannot hook '%s': %s", lp->target, strerror(-ret));
-	if (ret)
+	if (ret) {
+		lp->direct = NULL;
 		return fhook_ret_errno(ret);
+	}
 	lp->applied = true;
 	return 0;
 }
@@ -358,6 +409,12 @@ int fhook_lp_remove(struct fhook_lp *lp)
 		return fhook_ret_errno(-ENODEV);
 	/* waits until no thread is inside the handler */
 	ret = unregister_ftrace_function(&lp->ops);
+	if (lp->direct) {
+		/* no site leads to it now: a thread still inside goes to the original */
+		fhook_direct_retire(lp->direct);
+		lp_direct_fold(lp);
+		lp->direct = NULL;
+	}
 	/* ... and then for threads the handler sent to the thunk */
 	while (__atomic_load_n(&lp->inflight, __ATOMIC_SEQ_CST)) {
 		if (++spins < 100)
@@ -402,15 +459,19 @@ int fhook_lp_stats(struct fhook_lp *lp, struct fhook_lp_stat *st, int max)
 		if (!lp->routes[i].caller)
 			catch_all = true;
 		if (n < max) {
+			unsigned long d = lp->direct ? fhook_direct_count(lp->direct, i) : 0;
+
 			st[n].caller = lp->routes[i].caller;
-			st[n].seen = __atomic_load_n(&lp->routes[i].seen, __ATOMIC_RELAXED);
-			st[n].hit = __atomic_load_n(&lp->routes[i].hit, __ATOMIC_RELAXED);
+			st[n].seen = __atomic_load_n(&lp->routes[i].seen, __ATOMIC_RELAXED) + d;
+			st[n].hit = __atomic_load_n(&lp->routes[i].hit, __ATOMIC_RELAXED) + d;
 		}
 	}
 	if (!catch_all) {
 		if (n < max) {
 			st[n].caller = NULL;
-			st[n].seen = __atomic_load_n(&lp->other_seen, __ATOMIC_RELAXED);
+			st[n].seen = __atomic_load_n(&lp->other_seen, __ATOMIC_RELAXED) +
+				     (lp->direct ? fhook_direct_count(lp->direct, lp->nr_routes)
+						 : 0);
 			st[n].hit = 0;
 		}
 		n++;

@@ -39,6 +39,8 @@ struct fhook_lp {
 	unsigned long site;		/* its patchable site */
 	long inflight;			/* threads between handler and replacement */
 	unsigned long other_seen;	/* calls no route took */
+	/* the generated code of an applied patch (NULL: the handler path) */
+	struct fhook_direct *direct;
 	/* fault attribute and its state */
 	struct fhook_fault_attr attr;
 	long times_left;

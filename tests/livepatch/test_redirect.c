@@ -8,6 +8,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include <fhook/fhook.h>
@@ -331,7 +335,156 @@ static void case_check_caller(void)
 	fhook_lp_free(lp);
 }
 
+/* the same routes through the handler (FHOOK_LP_NO_DIRECT) and as generated code */
+static void case_direct_and_handler(void)
+{
+	static const struct fhook_lp_opts no_direct = { .sz = sizeof(no_direct),
+							.flags = FHOOK_LP_NO_DIRECT };
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		struct fhook_lp *lp = fhook_lp_new("t_fill", k ? &no_direct : NULL);
+		const char *how = k ? "handler" : "direct";
+		struct fhook_lp_stat st[4];
+		char name[64];
+		int i, n, ok = 1;
+
+		fhook_lp_redirect(lp, "caller_a", r_neg);
+		fhook_lp_redirect(lp, "caller_b", r_plus);
+		snprintf(name, sizeof(name), "%s_apply", how);
+		CHECK_EQ(fhook_lp_apply(lp), 0, name);
+		for (i = 1; i <= 100; i++)
+			ok &= caller_a(i) == 1 && caller_b(i) == 2 && caller_c(i) == 0;
+		snprintf(name, sizeof(name), "%s_routes", how);
+		CHECK(ok, name, "a caller reached the wrong function");
+		n = fhook_lp_stats(lp, st, 4);
+		snprintf(name, sizeof(name), "%s_counts", how);
+		/* other callers: caller_c, and the replacements calling the original */
+		CHECK(n == 3 && st[0].seen == 100 && st[0].hit == 100 && st[1].hit == 100 &&
+		      st[2].seen == 300, name, "n %d a %lu/%lu b %lu other %lu", n, st[0].seen,
+		      st[0].hit, st[1].hit, n > 2 ? st[2].seen : 0);
+		/* removed and applied again: the counts go on from where they were */
+		fhook_lp_remove(lp);
+		caller_a(1);
+		fhook_lp_apply(lp);
+		caller_a(1);
+		n = fhook_lp_stats(lp, st, 4);
+		snprintf(name, sizeof(name), "%s_counts_reapplied", how);
+		CHECK(n == 3 && st[0].hit == 101, name, "a %lu", st[0].hit);
+		fhook_lp_free(lp);
+		snprintf(name, sizeof(name), "%s_removed", how);
+		CHECK(caller_a(1) == 0 && caller_b(1) == 0, name, "still redirected");
+	}
+}
+
+/* variadic target and replacement: %al (the vector count) and xmm0-7 reach it */
+NOINLINE double t_vsum(int n, ...)
+{
+	va_list ap;
+	double s = 0;
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		s += va_arg(ap, double);
+	va_end(ap);
+	return s;
+}
+
+NOINLINE double r_vsum(int n, ...)
+{
+	va_list ap;
+	double s = 0;
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		s += 2 * va_arg(ap, double);
+	va_end(ap);
+	return s;
+}
+
+NOINLINE double caller_v(void)
+{
+	/* not a tail call: the return address must be ours */
+	return t_vsum(8, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.5) + 1.0;
+}
+
+NOINLINE double caller_w(void)
+{
+	return t_vsum(3, 0.5, 0.25, 0.125) + 1.0;
+}
+
+static void case_varargs(void)
+{
+	struct fhook_lp *lp = fhook_lp_new("t_vsum", NULL);
+
+	CHECK(lp && !fhook_lp_redirect(lp, "caller_v", r_vsum) && !fhook_lp_apply(lp),
+	      "varargs_apply", "errno %d", errno);
+	CHECK(caller_v() == 74.0, "varargs_redirected", "%g, expected 74", caller_v());
+	CHECK(caller_w() == 1.875, "varargs_other_original", "%g, expected 1.875", caller_w());
+	fhook_lp_free(lp);
+}
+
+/*
+ * Removal while threads are inside the replacement: it returns, they
+ * finish their calls in it, and every later call reaches the original.
+ */
+static volatile int inside, release_them;
+
+NOINLINE void r_wait(long *buf, long seed)
+{
+	int i;
+
+	__atomic_add_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&release_them, __ATOMIC_ACQUIRE))
+		sched_yield();
+	for (i = 0; i < N; i++)
+		buf[i] = -(seed * 16 + i);
+}
+
+static void *inside_worker(void *arg)
+{
+	long seed = (long)arg;
+	int *res = calloc(2, sizeof(int));
+
+	res[0] = caller_a(seed);	/* into r_wait */
+	res[1] = caller_a(seed + 1);	/* after the removal: the original */
+	return res;
+}
+
+static void case_remove_while_inside(void)
+{
+	struct fhook_lp *lp = fhook_lp_new("t_fill", NULL);
+	pthread_t th[4];
+	int i, wrong = 0, spins = 0;
+
+	inside = release_them = 0;
+	CHECK(lp && !fhook_lp_redirect(lp, "caller_a", r_wait) && !fhook_lp_apply(lp),
+	      "inside_apply", "errno %d", errno);
+	for (i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, inside_worker, (void *)(long)(i * 100 + 1));
+	while (__atomic_load_n(&inside, __ATOMIC_SEQ_CST) < 4 && spins++ < 20000)
+		usleep(100);
+	CHECK_EQ(inside, 4, "inside_all_four");
+	CHECK_EQ(fhook_lp_remove(lp), 0, "inside_remove_returns");
+	CHECK_EQ(caller_a(9), 0, "inside_removed_original");
+	__atomic_store_n(&release_them, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 4; i++) {
+		int *res;
+
+		pthread_join(th[i], (void **)&res);
+		wrong += res[0] != 1 || res[1] != 0;
+		free(res);
+	}
+	CHECK_EQ(wrong, 0, "inside_threads_finish_then_original");
+	fhook_lp_free(lp);
+}
+
 static const struct check_case cases[] = {
+	CHECK_CASE(direct_and_handler),
+	CHECK_CASE(varargs),
+	CHECK_CASE(remove_while_inside),
 	CHECK_CASE(routes),
 	CHECK_CASE(apply),
 	CHECK_CASE(second_ipmodify),

@@ -183,17 +183,50 @@ static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags)
 	return regs ? (void *)fhook_tramp_regs : (void *)fhook_tramp_args;
 }
 
+/* Is @tramp generated code rather than one of trampoline.S's? */
+static bool is_generated(const void *tramp)
+{
+	static const void *const known[] = {
+		fhook_tramp_args, fhook_tramp_regs, fhook_tramp_args_nosse,
+		fhook_tramp_regs_nosse, fhook_tramp_args_c, fhook_tramp_regs_c,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (tramp == known[i])
+			return false;
+	return true;
+}
+
 void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned int flags,
 		    ftrace_func_t func, void *data)
 {
 	if (!func) {
-		/* the list function takes its calls now */
+		/*
+		 * The list function takes its calls now.  Generated code
+		 * calls no list function: the stub goes back to a trampoline
+		 * first, which finds no data and takes that path.
+		 */
+		if (is_generated(s->tramp))
+			__atomic_store_n(&s->tramp, stub_tramp(FHOOK_TRAMP_REGS, 0),
+					 __ATOMIC_RELEASE);
 		__atomic_store_n(&s->data, NULL, __ATOMIC_RELEASE);
 		return;
 	}
 	__atomic_store_n(&s->func, func, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->tramp, stub_tramp(kind, flags), __ATOMIC_RELAXED);
 	__atomic_store_n(&s->data, data, __ATOMIC_RELEASE);
+}
+
+/*
+ * A thread that read the stub's trampoline before the switch still goes
+ * through it, with the handler: both are set before the code is.
+ */
+void fhook_stub_set_direct(struct fhook_stub *s, void *code, ftrace_func_t func, void *data)
+{
+	__atomic_store_n(&s->func, func, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->data, data, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->tramp, code, __ATOMIC_RELEASE);
 }
 
 struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner)
@@ -223,16 +256,21 @@ struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner
 }
 
 void fhook_stubs_set(const void *owner, enum fhook_tramp_kind kind, unsigned int flags,
-		     ftrace_func_t func, void *data)
+		     ftrace_func_t func, void *data, void *code)
 {
 	struct fhook_stub_region *g, *r;
 	unsigned int i;
 
 	for (g = regions; g; g = g->next)
 		for (r = g; r; r = r->more)
-			for (i = 1; i < r->nr_used; i++)
-				if (r->slots[i].owner == owner)
+			for (i = 1; i < r->nr_used; i++) {
+				if (r->slots[i].owner != owner)
+					continue;
+				if (code && func)
+					fhook_stub_set_direct(&r->slots[i], code, func, data);
+				else
 					fhook_stub_set(&r->slots[i], kind, flags, func, data);
+			}
 }
 
 struct fhook_stub *fhook_stub_of_code(unsigned long code)
