@@ -74,7 +74,7 @@ $(B)/lib/%.o: lib/%.c $(HEADERS) | $(B)/.deps-checked
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c -o $@ $<
 
-$(B)/lib/%.o: lib/%.S
+$(B)/lib/%.o: lib/%.S $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c -o $@ $<
 

@@ -26,8 +26,8 @@
 #include "core/core.h"
 #include "rethook.h"
 
-static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *ops,
-			   struct ftrace_regs *fregs)
+static void fprobe_handler_slow(unsigned long ip, unsigned long parent_ip,
+				struct ftrace_ops *ops, struct ftrace_regs *fregs)
 {
 	struct fprobe *fp = (struct fprobe *)ops;	/* ops is the first member */
 	struct rethook_node *node = NULL;
@@ -76,6 +76,83 @@ static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftr
 	}
 out:
 	fhook_recursion_unlock(bit);
+}
+
+/*
+ * The common entry, in one pass and touching nothing shared: a probe with
+ * a return hook and no pool, on a thread that has its shadow stack, whose
+ * top entry is a caller's (nothing stale to drop), no unwinder to tell,
+ * not nested, and a plain return address in the slot.  What
+ * rethook_try_get() and rethook_hook() do for that case, inlined; every
+ * other case is fprobe_handler_slow()'s.
+ */
+static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *ops,
+			   struct ftrace_regs *fregs)
+{
+	struct fprobe *fp = (struct fprobe *)ops;	/* ops is the first member */
+	struct rethook *rh = fp->rethook;
+	struct rethook_thread *t = rethook_self;
+	unsigned long sp = ftrace_regs_get_stack_pointer(fregs), base, top, idx;
+	struct rethook_node *node;
+	struct rethook_ret *r;
+	void *entry_data = NULL;
+	int ret = 0;
+
+	if (__builtin_expect(fhook_recursion_bits ||
+			     __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED) ||
+			     (__atomic_load_n(&fp->flags, __ATOMIC_RELAXED) & FPROBE_FL_DISABLED),
+			     0))
+		goto slow;
+	if (!rh) {
+		/* entry only: no shadow stack */
+		if (__builtin_expect(rethook_is_stub(parent_ip), 0))
+			goto slow;
+		if (fp->entry_handler) {
+			fhook_recursion_bits = 1;
+			__asm__ __volatile__("" ::: "memory");
+			fp->entry_handler(fp, ip, parent_ip, fregs, NULL);
+			fhook_recursion_unlock(0);
+		}
+		return;
+	}
+	if (__builtin_expect(!t || rh->capped, 0))
+		goto slow;
+	base = rethook_region_of((unsigned long)t);
+	top = t->top;
+	/* 0: a hole, which the slow path pops; below us: maybe stale */
+	if (top && __atomic_load_n(&rethook_ret_of(base, top)->sp, __ATOMIC_ACQUIRE) <= sp)
+		goto slow;
+	idx = top + 1;
+	if (__builtin_expect(idx >= RETHOOK_DEPTH || rethook_is_stub(parent_ip), 0))
+		goto slow;
+	fhook_recursion_bits = 1;
+	__asm__ __volatile__("" ::: "memory");
+	node = rethook_node_of(base, idx);
+	node->rethook = rh;
+	node->entry_ip = ip;
+	node->entry_parent_ip = parent_ip;
+	if (fp->entry_data_size)
+		entry_data = (void *)(base + RETHOOK_DATA_OFF + idx * RETHOOK_DATA_MAX);
+	if (fp->entry_handler)
+		ret = fp->entry_handler(fp, ip, parent_ip, fregs, entry_data);
+	if (!ret) {
+		/* rethook_hook() for a plain return address and a new top */
+		r = rethook_ret_of(base, idx);
+		node->next = parent_ip;
+		node->ret_ip = parent_ip;
+		node->unwound = 0;
+		r->ret = parent_ip;
+		r->sp = sp;
+		/* the entry is complete before the slot points at it */
+		__asm__ __volatile__("" ::: "memory");
+		t->top = idx;
+		__asm__ __volatile__("" ::: "memory");
+		*(unsigned long *)sp = rethook_stub_of(base, idx);
+	}
+	fhook_recursion_unlock(0);
+	return;
+slow:
+	fprobe_handler_slow(ip, parent_ip, ops, fregs);
 }
 
 /* @fregs NULL: the frame was removed without a return (EXIT_ON_UNWIND). */
@@ -259,7 +336,7 @@ int unregister_fprobe(struct fprobe *fp)
 	 * that read it before (they run in the same urcu-bp flavour).
 	 */
 	if (fp->rethook)
-		__atomic_store_n(&fp->rethook->data, NULL, __ATOMIC_RELEASE);
+		__atomic_store_n(&fp->rethook->fgraph.probe, NULL, __ATOMIC_RELEASE);
 	ret = unregister_ftrace_function(&fp->ops);
 	if (fp->rethook) {
 		rethook_free(fp->rethook);

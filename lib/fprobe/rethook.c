@@ -48,8 +48,6 @@
 
 unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs *fregs) __hidden;
 
-unsigned long rethook_base;			/* the reservation, aligned */
-unsigned long rethook_size;
 static int rethook_nr_regions = RETHOOK_MAX_THREADS;	/* threads with return hooks at once */
 static unsigned long rethook_slots[RETHOOK_MAX_THREADS / 64];
 /* regions ever mapped (never unmapped): what sweep_dead() may read */
@@ -60,7 +58,6 @@ static pthread_mutex_t rethook_setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t rethook_key;
 static unsigned char rethook_eh_frame[128] __attribute__((aligned(8)));
 
-__thread struct rethook_thread *rethook_self __attribute__((tls_model("initial-exec")));
 static __thread int rethook_gone __attribute__((tls_model("initial-exec")));
 static pid_t rethook_pid;		/* for process_vm_readv; 0 after a fork */
 
@@ -501,7 +498,7 @@ struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_s
 
 	if (!rh)
 		return NULL;
-	rh->data = data;
+	rh->fgraph.probe = data;
 	rh->handler = handler;
 	rh->ref = 1;
 	rh->pool_size = pool_size;
@@ -521,7 +518,7 @@ void rethook_free(struct rethook *rh)
 {
 	if (rh->unwind)
 		__atomic_sub_fetch(&rethook_unwind_users, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&rh->data, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&rh->fgraph.probe, NULL, __ATOMIC_RELEASE);
 	if (rh->capped && __atomic_sub_fetch(&rh->ref, 1, __ATOMIC_ACQ_REL) == 0) {
 		free(rh);
 	} else {
@@ -706,7 +703,50 @@ static void __attribute__((noreturn)) rethook_corrupt(unsigned long stub, unsign
  * here on the stack is plain again for any unwinder), runs the handler,
  * pops the entry and returns the address to go on to.
  */
+static unsigned long rethook_trampoline_slow(unsigned long stub, struct ftrace_regs *fregs);
+
+/*
+ * The common return, in one pass: our own thread's top entry, returned
+ * through in order, not nested, no unwinder to tell, no pool to count.
+ * Every other case is rethook_trampoline_slow()'s.
+ */
 unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs *fregs)
+{
+	unsigned long base = region_of(stub);
+	unsigned long idx = (stub - base) / RETHOOK_STUB_SIZE;
+	struct rethook_thread *t = thread_of(base);
+	struct rethook_ret *r = ret_of(base, idx);
+	struct rethook_node *node = node_of(base, idx);
+	unsigned long slot = fregs->regs.sp - 8;
+	struct rethook *rh = node->rethook;
+	unsigned long ret = node->next;
+	long tasks = fhook_tasks_state;
+	void *data;
+
+	if (__builtin_expect(t != rethook_self || idx != t->top || r->sp != slot ||
+			     fhook_recursion_bits || tasks <= 0 || rh->capped ||
+			     __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED), 0))
+		return rethook_trampoline_slow(stub, fregs);
+	/* as in the slow path: returning, then the slot plain again */
+	__atomic_store_n(&r->sp, slot | RETHOOK_RETURNING, __ATOMIC_RELAXED);
+	__asm__ __volatile__("" ::: "memory");
+	*(unsigned long *)slot = ret;
+	fregs->regs.ip = node->ret_ip;
+	fhook_recursion_bits = 1;
+	__atomic_store_n(&fhook_tasks_state, tasks + 1, __ATOMIC_RELAXED);
+	__asm__ __volatile__("" ::: "memory");
+	data = __atomic_load_n(&rh->fgraph.probe, __ATOMIC_ACQUIRE);
+	if (data)
+		rh->handler(node, data, node->ret_ip, fregs);
+	fhook_tasks_leave();
+	fhook_recursion_unlock(0);
+	__atomic_store_n(&r->sp, 0, __ATOMIC_RELEASE);
+	/* a signal handler's hooks above ours are gone by now: top is idx */
+	__atomic_store_n(&t->top, idx - 1, __ATOMIC_RELEASE);
+	return ret;
+}
+
+static unsigned long rethook_trampoline_slow(unsigned long stub, struct ftrace_regs *fregs)
 {
 	unsigned long base = region_of(stub);
 	unsigned long idx = (stub - base) / RETHOOK_STUB_SIZE;
@@ -753,7 +793,7 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 	 */
 	bit = fhook_recursion_trylock();
 	if (fhook_tasks_enter()) {
-		void *data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
+		void *data = __atomic_load_n(&rh->fgraph.probe, __ATOMIC_ACQUIRE);
 
 		if (data && bit >= 0)
 			rh->handler(node, data, node->ret_ip, fregs);

@@ -21,22 +21,25 @@
 #ifndef FHOOK_RETHOOK_H
 #define FHOOK_RETHOOK_H
 
+#include <stddef.h>
+
 #include <fhook/ftrace.h>
 
 #include "arch/arch.h"
+#include "arch/shadow.h"
 
 #define __hidden __attribute__((visibility("hidden")))
 
-#define RETHOOK_DEPTH		8192		/* stubs per thread; stub 0 unused */
-#define RETHOOK_DATA_MAX	256
-#define RETHOOK_REGION_SHIFT	22
+#define RETHOOK_DEPTH		SHADOW_DEPTH	/* stubs per thread; stub 0 unused */
+#define RETHOOK_DATA_MAX	SHADOW_DATA_MAX
+#define RETHOOK_REGION_SHIFT	SHADOW_SHIFT
 #define RETHOOK_REGION_SIZE	(1UL << RETHOOK_REGION_SHIFT)
 #define RETHOOK_MAX_THREADS	512
 #define RETHOOK_STUB_SIZE	FHOOK_RETHOOK_STUB_SIZE
-#define RETHOOK_RET_OFF		(RETHOOK_DEPTH * RETHOOK_STUB_SIZE)
-#define RETHOOK_NODE_OFF	(2 * RETHOOK_RET_OFF)
-#define RETHOOK_HDR_OFF		(RETHOOK_NODE_OFF + RETHOOK_DEPTH * sizeof(struct rethook_node))
-#define RETHOOK_DATA_OFF	(RETHOOK_HDR_OFF + 4096)
+#define RETHOOK_RET_OFF		SHADOW_RET_OFF
+#define RETHOOK_NODE_OFF	SHADOW_NODE_OFF
+#define RETHOOK_HDR_OFF		SHADOW_HDR_OFF
+#define RETHOOK_DATA_OFF	SHADOW_DATA_OFF
 
 struct rethook_node;
 
@@ -45,8 +48,12 @@ typedef void (*rethook_handler_t)(struct rethook_node *node, void *data, unsigne
 
 /* One per fprobe with an exit handler: the pool's accounting. */
 struct rethook {
+	/*
+	 * What the graph trampolines read (arch/shadow.h); its probe is the
+	 * fprobe, NULL once it is going away (the grace period covers it).
+	 */
+	struct fhook_fgraph fgraph;
 	rethook_handler_t handler;
-	void *data;		/* the fprobe; NULL once it is going away (RCU) */
 	long ref;		/* with a pool: 1 for the owner + one per node in flight */
 	long pool_size;
 	bool capped;		/* a pool (nr_maxactive): the only shared count */
@@ -72,6 +79,19 @@ struct rethook_ret {
 /* In rethook_ret.sp (slots are 8-aligned): the return is being handled. */
 #define RETHOOK_RETURNING	1UL
 
+/* the layout the graph trampolines know (arch/shadow.h) */
+_Static_assert(sizeof(struct rethook_node) == SHADOW_NODE_SIZE, "SHADOW_NODE_SIZE");
+_Static_assert(offsetof(struct rethook_node, rethook) == SHADOW_N_RETHOOK, "N_RETHOOK");
+_Static_assert(offsetof(struct rethook_node, entry_ip) == SHADOW_N_ENTRY_IP, "N_ENTRY_IP");
+_Static_assert(offsetof(struct rethook_node, entry_parent_ip) == SHADOW_N_PARENT_IP, "N_PARENT");
+_Static_assert(offsetof(struct rethook_node, ret_ip) == SHADOW_N_RET_IP, "N_RET_IP");
+_Static_assert(offsetof(struct rethook_node, next) == SHADOW_N_NEXT, "N_NEXT");
+_Static_assert(offsetof(struct rethook_node, unwound) == SHADOW_N_UNWOUND, "N_UNWOUND");
+_Static_assert(sizeof(struct rethook_ret) == SHADOW_RET_SIZE, "SHADOW_RET_SIZE");
+_Static_assert(offsetof(struct rethook_ret, sp) == SHADOW_R_SP, "SHADOW_R_SP");
+_Static_assert(RETHOOK_RETURNING == SHADOW_RETURNING, "SHADOW_RETURNING");
+_Static_assert(offsetof(struct rethook, fgraph) == 0, "a node's rethook is its fgraph");
+
 struct rethook_thread {
 	unsigned long top;	/* entries 1..top are in use or holes */
 	int slot;		/* region number */
@@ -86,13 +106,16 @@ struct rethook_thread {
 	unsigned long stack_lo, stack_hi;
 };
 
-extern unsigned long rethook_base __hidden;
-/* bytes reserved from rethook_base: RETHOOK_REGION_SIZE x regions (rethook_setup) */
-extern unsigned long rethook_size __hidden;
-/* registered rethooks that report frames removed without a return */
-extern int rethook_unwind_users __hidden;
-extern __thread struct rethook_thread *rethook_self __hidden
-	__attribute__((tls_model("initial-exec")));
+/*
+ * The anchors are the arch's (arch/shadow.h): the reservation, the bytes
+ * reserved from it (RETHOOK_REGION_SIZE x regions, rethook_setup), the
+ * registered rethooks that report frames removed without a return (the
+ * trampolines leave all to C while there are any), the thread's header.
+ */
+#define rethook_base		fhook_shadow_base
+#define rethook_size		fhook_shadow_size
+#define rethook_unwind_users	fhook_shadow_slow
+#define rethook_self		(*(struct rethook_thread **)&fhook_shadow_self)
 
 static inline unsigned long rethook_region_of(unsigned long addr)
 {

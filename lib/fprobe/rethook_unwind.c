@@ -67,7 +67,6 @@
 #include <fhook/fprobe.h>
 #include "rethook.h"
 
-int rethook_unwind_users;
 
 static unsigned long (*uw_get_ip)(struct _Unwind_Context *);
 static unsigned long (*uw_get_cfa)(struct _Unwind_Context *);
@@ -93,7 +92,7 @@ void rethook_report_unwound(struct rethook_node *node, bool locked)
 	if (!locked)
 		bit = fhook_recursion_trylock();
 	if (fhook_tasks_enter()) {
-		data = __atomic_load_n(&rh->data, __ATOMIC_ACQUIRE);
+		data = __atomic_load_n(&rh->fgraph.probe, __ATOMIC_ACQUIRE);
 		if (data && bit >= 0)
 			rh->handler(node, data, node->ret_ip, NULL);
 		else if (data && !fhook_recursion_internal())

@@ -5,8 +5,10 @@
 #ifndef FHOOK_ARCH_INSN_H
 #define FHOOK_ARCH_INSN_H
 
+#ifndef __ASSEMBLER__
 #include <stdbool.h>
 #include <stdint.h>
+#endif
 
 #define INT3_INSN_OPCODE	0xcc
 #define CALL_INSN_OPCODE	0xe8
@@ -22,6 +24,7 @@
 /* what fhook_rethook_eh_frame() may write */
 #define FHOOK_RETHOOK_EH_FRAME_MAX	128
 
+#ifndef __ASSEMBLER__
 /* nopl 0(%rax,%rax,1); clang writes the same nop with a non-zero displacement */
 static inline bool fhook_site_is_nop(const unsigned char *b)
 {
@@ -53,5 +56,6 @@ static inline unsigned long fhook_site_call_target(const unsigned char *b, unsig
 	__builtin_memcpy(&rel, b + 1, 4);
 	return ip + CALL_INSN_SIZE + (long)rel;
 }
+#endif /* !__ASSEMBLER__ */
 
 #endif /* FHOOK_ARCH_INSN_H */

@@ -8,6 +8,13 @@
 #include <string.h>
 
 #include "internal.h"
+#include "arch/shadow.h"
+
+/* the anchors of the shadow stack (arch/shadow.h), set by the fprobe layer */
+unsigned long fhook_shadow_base;
+unsigned long fhook_shadow_size;
+int fhook_shadow_slow;
+__thread void *fhook_shadow_self __attribute__((tls_model("initial-exec")));
 
 void fhook_rethook_stubs_write(unsigned char *code, size_t nr)
 {

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The shadow stack of return hooks, as the graph trampolines see it.
+ *
+ * The fprobe layer owns the shadow stack (lib/fprobe/rethook.[ch]) and
+ * keeps its rules; the trampolines of an architecture take its common
+ * cases without calling C (the kernel's fgraph: push an entry, call the
+ * handler, pop it on return), and need its layout and anchors for that.
+ * So the layout is part of the contract between the two, here, and the
+ * anchors (where the reservation is, each thread's region) are the
+ * arch's variables that the fprobe layer sets.  Included by assembly:
+ * plain definitions only outside the __ASSEMBLER__ part.
+ *
+ * Every thread that hooks a return has a region of 1 << SHADOW_SHIFT
+ * bytes, aligned to its size:
+ *
+ *	+0			SHADOW_DEPTH code stubs (arch_insn.h's size)
+ *	+SHADOW_RET_OFF		{real return address, slot address} per stub
+ *	+SHADOW_NODE_OFF	a node (below) per stub
+ *	+SHADOW_HDR_OFF		the thread's header: its top index first
+ *	+SHADOW_DATA_OFF	SHADOW_DATA_MAX bytes of entry data per stub
+ */
+#ifndef FHOOK_ARCH_SHADOW_H
+#define FHOOK_ARCH_SHADOW_H
+
+#include "arch_insn.h"
+
+#define SHADOW_DEPTH		8192
+#define SHADOW_DATA_MAX		256
+#define SHADOW_SHIFT		22
+#define SHADOW_REGION		(1 << SHADOW_SHIFT)
+#define SHADOW_RET_SIZE		16
+#define SHADOW_NODE_SIZE	48
+#define SHADOW_RET_OFF		(SHADOW_DEPTH * FHOOK_RETHOOK_STUB_SIZE)
+#define SHADOW_NODE_OFF		(2 * SHADOW_RET_OFF)
+#define SHADOW_HDR_OFF		(SHADOW_NODE_OFF + SHADOW_DEPTH * SHADOW_NODE_SIZE)
+#define SHADOW_DATA_OFF		(SHADOW_HDR_OFF + 4096)
+
+/* a node */
+#define SHADOW_N_RETHOOK	0	/* its probe's rethook: a struct fhook_fgraph first */
+#define SHADOW_N_ENTRY_IP	8
+#define SHADOW_N_PARENT_IP	16
+#define SHADOW_N_RET_IP		24	/* the real return address */
+#define SHADOW_N_NEXT		32	/* where the return goes on */
+#define SHADOW_N_UNWOUND	40	/* int */
+
+/* a return entry: {ret, sp}; sp | SHADOW_RETURNING while its return is handled */
+#define SHADOW_R_RET		0
+#define SHADOW_R_SP		8
+#define SHADOW_RETURNING	1
+
+/* struct fhook_fgraph */
+#define FGRAPH_ENTRY		0
+#define FGRAPH_EXIT		8
+#define FGRAPH_PROBE		16
+#define FGRAPH_RETHOOK		24
+#define FGRAPH_FLAGS_WORD	32
+#define FGRAPH_DISABLED		40
+#define FGRAPH_FLAGS		48
+
+/* fhook_fgraph.flags */
+#define FGRAPH_FL_SLOW		1	/* every call takes the C path (a pool to count) */
+#define FGRAPH_FL_DATA		2	/* handlers get the entry data */
+#define FGRAPH_FL_EXIT		4	/* returns are hooked */
+
+#ifndef __ASSEMBLER__
+#include <stddef.h>
+
+/*
+ * A probe as the graph trampolines call it (ftrace_ops.private of an ops
+ * flagged FHOOK_OPS_FL_FGRAPH; the first member of the fprobe layer's
+ * struct rethook, which a node names).
+ */
+struct fhook_fgraph {
+	/* int entry(probe, ip, parent_ip, fregs, data): non-zero, no return hook */
+	void *entry;
+	/* void exit(probe, entry_ip, ret_ip, fregs, data) */
+	void *exit;
+	void *probe;			/* NULL once it is going away */
+	void *rethook;			/* what a node records; NULL: entry only */
+	unsigned long *flags_word;	/* the probe's flags ... */
+	unsigned long disabled;		/* ... and the bits that mean "disabled" */
+	unsigned long flags;		/* FGRAPH_FL_* */
+};
+
+_Static_assert(offsetof(struct fhook_fgraph, entry) == FGRAPH_ENTRY, "FGRAPH_ENTRY");
+_Static_assert(offsetof(struct fhook_fgraph, exit) == FGRAPH_EXIT, "FGRAPH_EXIT");
+_Static_assert(offsetof(struct fhook_fgraph, probe) == FGRAPH_PROBE, "FGRAPH_PROBE");
+_Static_assert(offsetof(struct fhook_fgraph, rethook) == FGRAPH_RETHOOK, "FGRAPH_RETHOOK");
+_Static_assert(offsetof(struct fhook_fgraph, flags_word) == FGRAPH_FLAGS_WORD, "FLAGS_WORD");
+_Static_assert(offsetof(struct fhook_fgraph, disabled) == FGRAPH_DISABLED, "FGRAPH_DISABLED");
+_Static_assert(offsetof(struct fhook_fgraph, flags) == FGRAPH_FLAGS, "FGRAPH_FLAGS");
+
+/* The reservation of every region (0 until the first return hook). */
+extern unsigned long fhook_shadow_base __attribute__((visibility("hidden")));
+extern unsigned long fhook_shadow_size __attribute__((visibility("hidden")));
+/* Non-zero: every hook and return takes the C path (frames are being unwound). */
+extern int fhook_shadow_slow __attribute__((visibility("hidden")));
+/* The calling thread's region header; NULL until it hooks a return. */
+extern __thread void *fhook_shadow_self __attribute__((visibility("hidden")))
+	__attribute__((tls_model("initial-exec")));
+#endif
+
+#endif /* FHOOK_ARCH_SHADOW_H */
