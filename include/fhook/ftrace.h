@@ -74,6 +74,11 @@ enum {
 	 * traced program's floating-point arguments.
 	 */
 	FHOOK_OPS_FL_GENERAL_REGS_ONLY	= 1UL << 24,
+	/*
+	 * fhook's own layers: ops->private is a struct fhook_fgraph (an
+	 * fprobe), whose common cases the trampoline runs without C.
+	 */
+	FHOOK_OPS_FL_FGRAPH		= 1UL << 25,
 };
 
 /*

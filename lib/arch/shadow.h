@@ -78,8 +78,9 @@ struct fhook_fgraph {
 	void *exit;
 	void *probe;			/* NULL once it is going away */
 	void *rethook;			/* what a node records; NULL: entry only */
-	unsigned long *flags_word;	/* the probe's flags ... */
-	unsigned long disabled;		/* ... and the bits that mean "disabled" */
+	unsigned int *flags_word;	/* the probe's flags ... */
+	unsigned int disabled;		/* ... and the bits that mean "disabled" */
+	unsigned int pad;
 	unsigned long flags;		/* FGRAPH_FL_* */
 };
 

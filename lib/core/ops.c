@@ -94,6 +94,8 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 		flags |= FHOOK_TRAMP_C;
 	if (ops->flags & FHOOK_OPS_FL_GENERAL_REGS_ONLY)
 		flags |= FHOOK_TRAMP_NOSSE;
+	if (ops->flags & FHOOK_OPS_FL_FGRAPH)
+		flags |= FHOOK_TRAMP_FGRAPH;
 	return flags;
 }
 

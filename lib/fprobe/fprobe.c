@@ -197,6 +197,41 @@ static int fprobe_init_rethook(struct fprobe *fp, int num)
 }
 
 /*
+ * What the graph trampolines read of @fp (arch/shadow.h): in its rethook
+ * when it hooks returns (a node names the rethook, so the return finds
+ * it there), else on its own.  The trampoline takes the common cases; a
+ * pool, which counts in a shared word, leaves every call to C.
+ */
+static int fprobe_init_fgraph(struct fprobe *fp)
+{
+	struct fhook_fgraph *fg = fp->rethook ? &fp->rethook->fgraph : calloc(1, sizeof(*fg));
+
+	if (!fg)
+		return -ENOMEM;
+	fg->entry = (void *)fp->entry_handler;
+	fg->exit = (void *)fp->exit_handler;
+	fg->rethook = fp->rethook;
+	fg->flags_word = &fp->flags;
+	fg->disabled = FPROBE_FL_DISABLED;
+	fg->flags = (fp->rethook ? FGRAPH_FL_EXIT : 0) |
+		    (fp->entry_data_size ? FGRAPH_FL_DATA : 0) |
+		    (fp->rethook && fp->rethook->capped ? FGRAPH_FL_SLOW : 0);
+	__atomic_store_n(&fg->probe, fp, __ATOMIC_RELEASE);
+	fp->ops.private = fg;
+	fp->ops.flags |= FHOOK_OPS_FL_FGRAPH;
+	return 0;
+}
+
+/* After the grace period: an entry-only probe's own fgraph. */
+static void fprobe_free_fgraph(struct fprobe *fp)
+{
+	if (!fp->rethook)
+		free(fp->ops.private);
+	fp->ops.private = NULL;
+	fp->ops.flags &= ~(unsigned long)FHOOK_OPS_FL_FGRAPH;
+}
+
+/*
  * Register @fp once its ops' filter is set by @set_filter: the common
  * body of the three register calls.
  */
@@ -214,11 +249,15 @@ static int fprobe_register(struct fprobe *fp, int (*set_filter)(struct fprobe *f
 	ret = fprobe_init_rethook(fp, 0);
 	if (ret)
 		goto fail;
+	ret = fprobe_init_fgraph(fp);
+	if (ret)
+		goto fail;
 	ret = register_ftrace_function(&fp->ops);
 	if (ret)
 		goto fail;
 	return 0;
 fail:
+	fprobe_free_fgraph(fp);
 	if (fp->rethook) {
 		rethook_free(fp->rethook);
 		fp->rethook = NULL;
@@ -338,6 +377,7 @@ int unregister_fprobe(struct fprobe *fp)
 	if (fp->rethook)
 		__atomic_store_n(&fp->rethook->fgraph.probe, NULL, __ATOMIC_RELEASE);
 	ret = unregister_ftrace_function(&fp->ops);
+	fprobe_free_fgraph(fp);
 	if (fp->rethook) {
 		rethook_free(fp->rethook);
 		fp->rethook = NULL;

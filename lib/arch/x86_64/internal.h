@@ -23,5 +23,6 @@ extern void *fhook_arch_list_func __arch_hidden;
 extern char fhook_tramp_args[], fhook_tramp_regs[];
 extern char fhook_tramp_args_nosse[], fhook_tramp_regs_nosse[];
 extern char fhook_tramp_args_c[], fhook_tramp_regs_c[];
+extern char fhook_tramp_fgraph[], fhook_tramp_fgraph_nosse[];
 
 #endif /* FHOOK_ARCH_X86_64_INTERNAL_H */

@@ -21,7 +21,12 @@
  * anywhere in here, finds the real caller.
  */
 
+#include "arch/shadow.h"
+
 /* offsets in struct ftrace_regs, as in lib/arch/x86_64/trampoline.S */
+#define R14	8
+#define R13	16
+#define R12	24
 #define RAX	80
 #define RDX	96
 #define RIP	128
@@ -32,6 +37,96 @@
 #define X87	FREGS_SIZE		/* two 10-byte values, 16 apart */
 #define X87TOP	(FREGS_SIZE + 32)
 #define FRAME	(FREGS_SIZE + 48)
+
+/*
+ * The graph return (the kernel's fgraph pop): the common case without C,
+ * in the order and with the stores of lib/fprobe/rethook.c's fast path:
+ * this thread's own top entry, returned through in order, not nested,
+ * nothing being unwound, no pool.  Puts the real return address back in
+ * the slot, calls the exit handler inside a tasks section and under the
+ * recursion lock, pops the entry and jumps to 5f; anything else falls
+ * through to the C handler.  Uses the callee-saved slots of the frame's
+ * ftrace_regs, which no exit handler reads.
+ */
+.macro GRAPH_RETURN
+	movq	8(%rbp), %rdi			/* the stub */
+	movq	%rdi, %r10
+	andq	$-SHADOW_REGION, %r10		/* its region */
+	movq	fhook_shadow_self@gottpoff(%rip), %rax
+	leaq	SHADOW_HDR_OFF(%r10), %rcx
+	cmpq	%fs:(%rax), %rcx
+	jne	9f				/* another thread's entry (a coroutine) */
+	movq	%rdi, %rsi
+	subq	%r10, %rsi
+	shrq	$4, %rsi			/* idx */
+	cmpq	(%rcx), %rsi
+	jne	9f				/* not the top */
+	movq	%rsi, %rax
+	shlq	$4, %rax
+	leaq	SHADOW_RET_OFF(%r10,%rax), %r8	/* its return entry */
+	leaq	8(%rbp), %rdx			/* the slot */
+	cmpq	SHADOW_R_SP(%r8), %rdx
+	jne	9f
+	cmpl	$0, fhook_shadow_slow(%rip)
+	jne	9f
+	movq	fhook_recursion_bits@gottpoff(%rip), %r9
+	cmpl	$0, %fs:(%r9)
+	jne	9f
+	movq	fhook_tasks_state@gottpoff(%rip), %r11
+	movq	%fs:(%r11), %rax
+	testq	%rax, %rax
+	jle	9f
+	leaq	(%rsi,%rsi,2), %rcx
+	shlq	$4, %rcx
+	leaq	SHADOW_NODE_OFF(%r10,%rcx), %rcx	/* the node */
+	movq	SHADOW_N_RETHOOK(%rcx), %rdi		/* its fgraph */
+	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%rdi)
+	jnz	9f
+	orq	$SHADOW_RETURNING, SHADOW_R_SP(%r8)
+	movq	SHADOW_N_NEXT(%rcx), %rdx
+	movq	%rdx, 8(%rbp)			/* the slot plain again */
+	movq	SHADOW_N_RET_IP(%rcx), %rdx
+	movq	%rdx, RIP(%rsp)
+	movl	$1, %fs:(%r9)			/* the recursion lock */
+	addq	$1, %rax
+	movq	%rax, %fs:(%r11)		/* tasks: enter */
+	movq	%r8, R12(%rsp)
+	movq	%rsi, R13(%rsp)
+	movq	%r10, R14(%rsp)
+	movq	FGRAPH_PROBE(%rdi), %rax	/* NULL: going away */
+	testq	%rax, %rax
+	jz	8f
+	movq	FGRAPH_FLAGS_WORD(%rdi), %r9
+	movl	(%r9), %r9d
+	andl	FGRAPH_DISABLED(%rdi), %r9d
+	jnz	8f
+	movq	FGRAPH_EXIT(%rdi), %r11
+	testq	%r11, %r11
+	jz	8f
+	xorl	%r8d, %r8d
+	testq	$FGRAPH_FL_DATA, FGRAPH_FLAGS(%rdi)
+	jz	7f
+	movq	%rsi, %r8
+	shlq	$8, %r8
+	leaq	SHADOW_DATA_OFF(%r10,%r8), %r8	/* the entry data */
+7:	movq	%rax, %rdi			/* exit(probe, entry_ip, ret_ip, fregs, data) */
+	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi
+	movq	SHADOW_N_RET_IP(%rcx), %rdx
+	movq	%rsp, %rcx
+	call	*%r11
+8:	movq	fhook_tasks_state@gottpoff(%rip), %r11
+	subq	$1, %fs:(%r11)			/* leave */
+	movq	fhook_recursion_bits@gottpoff(%rip), %r9
+	movl	$0, %fs:(%r9)
+	movq	R12(%rsp), %r8
+	movq	R13(%rsp), %rsi
+	movq	R14(%rsp), %r10
+	movq	$0, SHADOW_R_SP(%r8)		/* the entry is free */
+	subq	$1, %rsi
+	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* popped */
+	jmp	5f
+9:
+.endm
 
 	.text
 	.globl	rethook_trampoline
@@ -76,9 +171,11 @@ rethook_trampoline:
 	leaq	16(%rbp), %rax		/* the caller's %rsp */
 	movq	%rax, RSP(%rsp)
 	movq	$0, FULL(%rsp)
+	GRAPH_RETURN
 	movq	8(%rbp), %rdi		/* the stub */
 	movq	%rsp, %rsi
 	call	*fhook_arch_rethook_handler(%rip)	/* the return-hook layer's handler */
+5:
 	movl	X87TOP(%rsp), %eax
 	cmpl	$7, %eax
 	je	3f

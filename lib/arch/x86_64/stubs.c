@@ -160,6 +160,7 @@ struct fhook_stub *fhook_stub_list(struct fhook_stub_region *r)
 
 _Static_assert(offsetof(struct fhook_stub, data) == 8, "trampoline.S STUB_DATA");
 _Static_assert(offsetof(struct fhook_stub, func) == 16, "trampoline.S STUB_FUNC");
+_Static_assert(offsetof(struct ftrace_ops, private) == 16, "trampoline.S OPS_PRIVATE");
 _Static_assert(offsetof(struct ftrace_regs, fhook_pad) == 176, "trampoline.S PAD");
 _Static_assert(offsetof(struct ftrace_regs, fhook_xmm) == 192, "trampoline.S XMM");
 _Static_assert(sizeof(struct ftrace_regs) == 320, "trampoline.S FREGS_SIZE");
@@ -178,6 +179,9 @@ static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags)
 #endif
 	if (flags & FHOOK_TRAMP_C)
 		return regs ? (void *)fhook_tramp_regs_c : (void *)fhook_tramp_args_c;
+	if ((flags & FHOOK_TRAMP_FGRAPH) && !regs)
+		return (flags & FHOOK_TRAMP_NOSSE) ? (void *)fhook_tramp_fgraph_nosse
+						   : (void *)fhook_tramp_fgraph;
 	if (flags & FHOOK_TRAMP_NOSSE)
 		return regs ? (void *)fhook_tramp_regs_nosse : (void *)fhook_tramp_args_nosse;
 	return regs ? (void *)fhook_tramp_regs : (void *)fhook_tramp_args;
@@ -189,6 +193,7 @@ static bool is_generated(const void *tramp)
 	static const void *const known[] = {
 		fhook_tramp_args, fhook_tramp_regs, fhook_tramp_args_nosse,
 		fhook_tramp_regs_nosse, fhook_tramp_args_c, fhook_tramp_regs_c,
+		fhook_tramp_fgraph, fhook_tramp_fgraph_nosse,
 	};
 	size_t i;
 

@@ -46,6 +46,14 @@
 /* offsets in struct fhook_stub (checked in stubs.c) */
 #define STUB_DATA	8
 #define STUB_FUNC	16
+/* ftrace_ops.private (checked in stubs.c) */
+#define OPS_PRIVATE	16
+
+#include "arch/shadow.h"
+
+.if FHOOK_RETHOOK_STUB_SIZE != 16 || SHADOW_RET_SIZE != 16 || SHADOW_NODE_SIZE != 48
+.error "the graph entry below scales indexes by 16 and 48"
+.endif
 
 	.text
 
@@ -126,7 +134,7 @@
  * known, or exiting, takes the C dispatcher, which knows what to do.
  * In: %rdi = ip, %rsi = parent_ip, %r11 = stub, %rsp = fregs.
  */
-.macro DISPATCH_TASKS
+.macro DISPATCH_TASKS fgraph=0
 	movq	fhook_tasks_state@gottpoff(%rip), %rax
 	movq	%fs:(%rax), %rdx
 	testq	%rdx, %rdx
@@ -136,11 +144,127 @@
 	movq	STUB_DATA(%r11), %rdx
 	testq	%rdx, %rdx
 	jz	1f
+	.if \fgraph
+	GRAPH_ENTER
+	.else
 	movq	%rsp, %rcx
 	call	*STUB_FUNC(%r11)
+	.endif
 4:	movq	fhook_tasks_state@gottpoff(%rip), %rax
 	subq	$1, %fs:(%rax)		/* leave */
 3:
+.endm
+
+/*
+ * The graph entry (the kernel's fgraph push): an fprobe's common case
+ * without C.  Its struct fhook_fgraph (arch/shadow.h) names the handlers;
+ * a hook takes the next entry of the thread's shadow stack, calls the
+ * entry handler under the recursion lock, and swaps the return address
+ * for the entry's stub.  Every other case (no region yet, a top entry
+ * that is not a caller's, nested, a pool, a tail call from a hooked
+ * function, frames being unwound) is the fprobe's C handler's, through
+ * the stub as for any ops.  Done in fprobe's order and with its stores
+ * (lib/fprobe/fprobe.c keeps the same fast path for the C trampolines).
+ * In: %rdi = ip, %rsi = parent_ip, %rdx = the ops, %r11 = stub, %rsp = fregs.
+ */
+.macro GRAPH_ENTER
+	movq	OPS_PRIVATE(%rdx), %r8		/* the fgraph */
+	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%r8)
+	jnz	25f
+	movq	FGRAPH_FLAGS_WORD(%r8), %rax
+	movl	(%rax), %eax
+	andl	FGRAPH_DISABLED(%r8), %eax
+	jnz	24f				/* disabled: no handler at all */
+	movq	fhook_recursion_bits@gottpoff(%rip), %r9
+	cmpl	$0, %fs:(%r9)
+	jne	25f
+	cmpl	$0, fhook_shadow_slow(%rip)
+	jne	25f
+	movq	%rsi, %rax			/* a stub's address: a tail call */
+	subq	fhook_shadow_base(%rip), %rax
+	cmpq	fhook_shadow_size(%rip), %rax
+	jb	25f
+	testq	$FGRAPH_FL_EXIT, FGRAPH_FLAGS(%r8)
+	jz	26f
+	movq	fhook_shadow_self@gottpoff(%rip), %rax
+	movq	%fs:(%rax), %rax		/* the thread's header */
+	testq	%rax, %rax
+	jz	25f
+	movq	(%rax), %rcx			/* top */
+	leaq	-SHADOW_HDR_OFF(%rax), %r10	/* the region */
+	testq	%rcx, %rcx
+	jz	21f
+	movq	%rcx, %rax
+	shlq	$4, %rax
+	leaq	16(%rbp), %rdx			/* our return slot */
+	cmpq	SHADOW_RET_OFF+SHADOW_R_SP(%r10,%rax), %rdx
+	jae	25f				/* the top entry is no caller's */
+21:	addq	$1, %rcx			/* idx */
+	cmpq	$SHADOW_DEPTH, %rcx
+	jae	25f
+	movl	$1, %fs:(%r9)			/* the recursion lock */
+	leaq	(%rcx,%rcx,2), %rax
+	shlq	$4, %rax
+	leaq	SHADOW_NODE_OFF(%r10,%rax), %rax	/* the node */
+	movq	FGRAPH_RETHOOK(%r8), %rdx
+	movq	%rdx, SHADOW_N_RETHOOK(%rax)
+	movq	%rdi, SHADOW_N_ENTRY_IP(%rax)
+	movq	%rsi, SHADOW_N_PARENT_IP(%rax)
+	movq	FGRAPH_ENTRY(%r8), %rdx
+	testq	%rdx, %rdx
+	jz	22f
+	/* across the handler, in slots of fregs an args trampoline leaves unused */
+	movq	%rax, R12(%rsp)
+	movq	%rcx, R13(%rsp)
+	movq	%r10, R14(%rsp)
+	xorl	%r9d, %r9d
+	testq	$FGRAPH_FL_DATA, FGRAPH_FLAGS(%r8)
+	jz	23f
+	movq	%rcx, %r9
+	shlq	$8, %r9
+	leaq	SHADOW_DATA_OFF(%r10,%r9), %r9	/* the entry data */
+23:	movq	%rdx, %rax
+	movq	%rsi, %rdx			/* entry(probe, ip, parent_ip, fregs, data) */
+	movq	%rdi, %rsi
+	movq	FGRAPH_PROBE(%r8), %rdi
+	movq	%rsp, %rcx
+	movq	%r9, %r8
+	call	*%rax
+	testl	%eax, %eax
+	jnz	27f				/* no return hook wanted */
+	movq	R12(%rsp), %rax
+	movq	R13(%rsp), %rcx
+	movq	R14(%rsp), %r10
+22:	movq	16(%rbp), %rdx			/* the real return address */
+	movq	%rdx, SHADOW_N_NEXT(%rax)
+	movq	%rdx, SHADOW_N_RET_IP(%rax)
+	movl	$0, SHADOW_N_UNWOUND(%rax)
+	movq	%rcx, %rax
+	shlq	$4, %rax
+	movq	%rdx, SHADOW_RET_OFF+SHADOW_R_RET(%r10,%rax)
+	leaq	16(%rbp), %rdx
+	movq	%rdx, SHADOW_RET_OFF+SHADOW_R_SP(%r10,%rax)
+	movq	%rcx, SHADOW_HDR_OFF(%r10)	/* top: the entry is complete */
+	addq	%r10, %rax			/* its stub */
+	movq	%rax, 16(%rbp)
+27:	movq	fhook_recursion_bits@gottpoff(%rip), %r9
+	movl	$0, %fs:(%r9)
+	jmp	24f
+26:	movq	FGRAPH_ENTRY(%r8), %rax		/* entry only */
+	testq	%rax, %rax
+	jz	24f
+	movl	$1, %fs:(%r9)
+	movq	%rsi, %rdx
+	movq	%rdi, %rsi
+	movq	FGRAPH_PROBE(%r8), %rdi
+	movq	%rsp, %rcx
+	xorl	%r8d, %r8d
+	call	*%rax
+	jmp	27b
+25:	movq	STUB_DATA(%r11), %rdx		/* fprobe's C handler */
+	movq	%rsp, %rcx
+	call	*STUB_FUNC(%r11)
+24:
 .endm
 
 /*
@@ -219,7 +343,7 @@
  * goes through the C dispatcher (ThreadSanitizer builds, which cannot see
  * the assembly's ordering, and FHOOK_SLOW_DISPATCH).
  */
-.macro TRAMPOLINE name, full, sse, c
+.macro TRAMPOLINE name, full, sse, c, fgraph=0
 	.globl	\name
 	.hidden	\name
 	.type	\name, @function
@@ -235,7 +359,7 @@
 	.if \c
 	DISPATCH_C
 	.else
-	DISPATCH_TASKS
+	DISPATCH_TASKS \fgraph
 	.endif
 	RESTORE_ARGS \sse
 	.if \full
@@ -259,6 +383,8 @@
 	TRAMPOLINE fhook_tramp_regs, 1, 1, 0
 	TRAMPOLINE fhook_tramp_args_nosse, 0, 0, 0
 	TRAMPOLINE fhook_tramp_regs_nosse, 1, 0, 0
+	TRAMPOLINE fhook_tramp_fgraph, 0, 1, 0, 1
+	TRAMPOLINE fhook_tramp_fgraph_nosse, 0, 0, 0, 1
 
 /*
  * Where ftrace_override_function_with_return() points the ip: the stack is
