@@ -104,6 +104,12 @@ struct rec_thread {
 	int no_ring;
 	uint32_t no_ring_gen;	/* rings_freed when none was free */
 	uint32_t gen;		/* rec_gen when the ring was claimed */
+	/*
+	 * head may grow to this with plain records and no other check: room
+	 * in the ring, before its end, below the mark that wakes the command,
+	 * nothing lost to report (rec_limit()); 0 without a ring.
+	 */
+	uint64_t limit;
 };
 
 static struct rec_probe *rec_probes;
@@ -303,6 +309,7 @@ static void retire_ring(void *arg)
 	if (!r || r != t->ring || t->gen != __atomic_load_n(&rec_gen, __ATOMIC_ACQUIRE))
 		return;
 	t->ring = NULL;
+	t->limit = 0;
 	rec_maps[t->idx] = NULL;
 	__atomic_store_n(&r->exited, 1, __ATOMIC_RELEASE);
 	munmap(r, ev_ring_stride(rec_ring_size));
@@ -532,6 +539,7 @@ static inline struct rec_thread *rec_thread(void)
 
 static void drop(struct rec_thread *t)
 {
+	t->limit = 0;
 	t->lost_pending++;
 	__atomic_store_n(&t->ring->lost, t->ring->lost + 1, __ATOMIC_RELAXED);
 }
@@ -606,12 +614,69 @@ static inline uint64_t ev_w1(unsigned long addr, unsigned long depth)
 	return (addr & EV_ADDR_MASK) | (uint64_t)(depth & EV_DEPTH_MASK) << 48;
 }
 
+/* How far the fast path of record_plain() may take head (struct rec_thread.limit). */
+static uint64_t rec_limit(const struct rec_thread *t)
+{
+	uint64_t lap_end, room, mark;
+
+	if (!t->ring || t->lost_pending)
+		return 0;
+	lap_end = (t->head & ~(rec_ring_size - 1)) + rec_ring_size;
+	room = t->tail + rec_ring_size;
+	mark = t->tail + rec_mark;
+	if (room < lap_end)
+		lap_end = room;
+	return mark < lap_end ? mark : lap_end;
+}
+
+/*
+ * Is the thread still on the cpu of its last record?  From the rseq area
+ * where glibc registered one; else sched_getcpu() costs a system call or
+ * a vDSO call, and is asked every 64 events only.
+ */
+static inline bool rec_cpu_same(const struct rec_thread *t)
+{
+	if (__builtin_expect(rec_rseq_off >= 0, 1))
+		return *(volatile int32_t *)((char *)__builtin_thread_pointer() + rec_rseq_off + 4) ==
+		       (int32_t)t->last_cpu;
+	return t->events & 63;
+}
+
+static void record_plain_slow(uint32_t id, uint64_t w1);
+
 /*
  * An event without fetched arguments: 16 bytes.  The common case (the
- * ring has room before its end, same cpu, no gap in time, nothing lost)
- * is two stores and a release; everything else takes begin_event().
+ * ring has room before its end and its mark, same cpu, no gap in time,
+ * nothing lost, the TSC for a clock) is rdtsc, two stores and a release,
+ * with no call and no stack frame.
  */
 static inline void record_plain(uint32_t id, uint64_t w1)
+{
+	struct rec_thread *t = &rec_thr;
+	uint64_t head = t->head, now, *p;
+
+	/* CLOCK_MONOTONIC is a call (the vDSO's): that clock takes the slow path */
+	if (__builtin_expect(head + 16 > t->limit || t->gen != rec_gen ||
+			     __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED) ||
+			     rec_clock != EV_CLOCK_TSC || !rec_cpu_same(t), 0))
+		goto slow;
+	now = ev_clock_tsc() - rec_clock_base;
+	if (__builtin_expect(now - t->last_ts >= (1ULL << (EV_TS_BITS - 1)), 0))
+		goto slow;
+	p = (uint64_t *)(t->data + (head & (rec_ring_size - 1)));
+	p[0] = ev_w0(now, id);
+	p[1] = w1;
+	t->last_ts = now;
+	t->head = head + 16;
+	__atomic_store_n(&t->ring->events, ++t->events, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->ring->head, head + 16, __ATOMIC_RELEASE);
+	return;
+slow:
+	record_plain_slow(id, w1);
+}
+
+/* Everything else of record_plain(): the ring's own records first, waits, drops. */
+static void __attribute__((noinline)) record_plain_slow(uint32_t id, uint64_t w1)
 {
 	struct rec_thread *t = &rec_thr;
 	uint64_t now, pos, *p;
@@ -632,6 +697,7 @@ static inline void record_plain(uint32_t id, uint64_t w1)
 			return;
 		if (begin_event(t, id, w1, 0))
 			commit(t, 16);
+		t->limit = rec_limit(t);
 		return;
 	}
 	p = (uint64_t *)(t->data + pos);
@@ -639,6 +705,7 @@ static inline void record_plain(uint32_t id, uint64_t w1)
 	p[1] = w1;
 	t->last_ts = now;
 	commit(t, 16);
+	t->limit = rec_limit(t);
 }
 
 static unsigned long fetch_arg(struct ftrace_regs *fregs, unsigned int n)
@@ -815,6 +882,7 @@ static void record(struct rec_event *e, unsigned long ip, uint64_t w1,
 		return;
 	memcpy(p + 2, buf, len);
 	commit(t, (uint32_t)len + 16);
+	t->limit = rec_limit(t);
 }
 
 static bool caller_ok(unsigned long parent_ip)
@@ -850,8 +918,25 @@ static void entry_events(struct rec_probe *p, unsigned long entry_ip, uint64_t w
 	}
 }
 
+static int __attribute__((noinline)) rec_entry_slow(struct fprobe *fp, unsigned long entry_ip,
+						     unsigned long ret_ip,
+						     struct ftrace_regs *fregs, void *entry_data);
+
+/* The entry of `fhook record`'s every function: one plain event, no caller filter. */
 static int rec_entry(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
 		     struct ftrace_regs *fregs, void *entry_data)
+{
+	struct rec_probe *p = (struct rec_probe *)fp;
+
+	if (__builtin_expect(p->plain_entry < 0 || p->nr_saved || rec_nr_callers, 0))
+		return rec_entry_slow(fp, entry_ip, ret_ip, fregs, entry_data);
+	record_plain(p->plain_entry,
+		     ev_w1(entry_ip, p->nr_ret ? rethook_data_index(entry_data) : 0));
+	return 0;
+}
+
+static int rec_entry_slow(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
+			  struct ftrace_regs *fregs, void *entry_data)
 {
 	struct rec_probe *p = (struct rec_probe *)fp;
 	unsigned long depth = p->nr_ret ? rethook_data_index(entry_data) : 0;
@@ -883,19 +968,29 @@ static int rec_entry(struct fprobe *fp, unsigned long entry_ip, unsigned long re
  * removed (FPROBE_FL_EXIT_ON_UNWIND): the exit is recorded where the
  * unwinder left it, marked as such.
  */
+static void __attribute__((noinline)) rec_exit_slow(struct rec_probe *p, unsigned long entry_ip,
+						     struct ftrace_regs *fregs, void *entry_data,
+						     uint64_t w1);
+
 static void rec_exit(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
 		     struct ftrace_regs *fregs, void *entry_data)
 {
 	struct rec_probe *p = (struct rec_probe *)fp;
 	uint64_t w1 = ev_w1(ret_ip, rethook_data_index(entry_data));
-	int i;
 
 	if (!fregs)
 		w1 |= EV_W1_UNWOUND;
-	if (p->plain_ret >= 0 && p->nr_entry) {
+	if (__builtin_expect(p->plain_ret >= 0 && p->nr_entry, 1))
 		record_plain(p->plain_ret, w1);
-		return;
-	}
+	else
+		rec_exit_slow(p, entry_ip, fregs, entry_data, w1);
+}
+
+static void rec_exit_slow(struct rec_probe *p, unsigned long entry_ip,
+			  struct ftrace_regs *fregs, void *entry_data, uint64_t w1)
+{
+	int i;
+
 	for (i = 0; i < p->nr_ret; i++) {
 		struct rec_event *e = p->ret[i];
 

@@ -81,9 +81,10 @@ out:
 /*
  * The common entry, in one pass and touching nothing shared: a probe with
  * a return hook and no pool, on a thread that has its shadow stack, whose
- * top entry is a caller's (nothing stale to drop), no unwinder to tell,
+ * top entry is a caller's (nothing stale to drop), 
  * not nested, and a plain return address in the slot.  What
- * rethook_try_get() and rethook_hook() do for that case, inlined; every
+ * rethook_try_get() and rethook_hook() do for that case, inlined (with
+ * the top entry a caller's, no frame is left to reap as unwound); every
  * other case is fprobe_handler_slow()'s.
  */
 static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *ops,
@@ -99,13 +100,13 @@ static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftr
 	int ret = 0;
 
 	if (__builtin_expect(fhook_recursion_bits ||
-			     __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED) ||
 			     (__atomic_load_n(&fp->flags, __ATOMIC_RELAXED) & FPROBE_FL_DISABLED),
 			     0))
 		goto slow;
 	if (!rh) {
-		/* entry only: no shadow stack */
-		if (__builtin_expect(rethook_is_stub(parent_ip), 0))
+		/* entry only: no shadow stack, but unwound frames to reap */
+		if (__builtin_expect(rethook_is_stub(parent_ip) ||
+				     __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED), 0))
 			goto slow;
 		if (fp->entry_handler) {
 			fhook_recursion_bits = 1;

@@ -707,7 +707,7 @@ static unsigned long rethook_trampoline_slow(unsigned long stub, struct ftrace_r
 
 /*
  * The common return, in one pass: our own thread's top entry, returned
- * through in order, not nested, no unwinder to tell, no pool to count.
+ * through in order, not nested, no pool to count.
  * Every other case is rethook_trampoline_slow()'s.
  */
 unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs *fregs)
@@ -723,9 +723,9 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 	long tasks = fhook_tasks_state;
 	void *data;
 
+	/* the top entry: no frame above it to report as unwound */
 	if (__builtin_expect(t != rethook_self || idx != t->top || r->sp != slot ||
-			     fhook_recursion_bits || tasks <= 0 || rh->capped ||
-			     __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED), 0))
+			     fhook_recursion_bits || tasks <= 0 || rh->capped, 0))
 		return rethook_trampoline_slow(stub, fregs);
 	/* as in the slow path: returning, then the slot plain again */
 	__atomic_store_n(&r->sp, slot | RETHOOK_RETURNING, __ATOMIC_RELAXED);

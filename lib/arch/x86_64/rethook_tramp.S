@@ -41,8 +41,8 @@
 /*
  * The graph return (the kernel's fgraph pop): the common case without C,
  * in the order and with the stores of lib/fprobe/rethook.c's fast path:
- * this thread's own top entry, returned through in order, not nested,
- * nothing being unwound, no pool.  Puts the real return address back in
+ * this thread's own top entry, returned through in order (so no frame
+ * above it to report as unwound), not nested, no pool.  Puts the real return address back in
  * the slot, calls the exit handler inside a tasks section and under the
  * recursion lock, pops the entry and jumps to 5f; anything else falls
  * through to the C handler.  Uses the callee-saved slots of the frame's
@@ -66,8 +66,6 @@
 	leaq	SHADOW_RET_OFF(%r10,%rax), %r8	/* its return entry */
 	leaq	8(%rbp), %rdx			/* the slot */
 	cmpq	SHADOW_R_SP(%r8), %rdx
-	jne	9f
-	cmpl	$0, fhook_shadow_slow(%rip)
 	jne	9f
 	movq	fhook_recursion_bits@gottpoff(%rip), %r9
 	cmpl	$0, %fs:(%r9)

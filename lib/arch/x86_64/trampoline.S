@@ -162,7 +162,8 @@
  * entry handler under the recursion lock, and swaps the return address
  * for the entry's stub.  Every other case (no region yet, a top entry
  * that is not a caller's, nested, a pool, a tail call from a hooked
- * function, frames being unwound) is the fprobe's C handler's, through
+ * function, an entry-only probe while frames are being unwound) is the
+ * fprobe's C handler's, through
  * the stub as for any ops.  Done in fprobe's order and with its stores
  * (lib/fprobe/fprobe.c keeps the same fast path for the C trampolines).
  * In: %rdi = ip, %rsi = parent_ip, %rdx = the ops, %r11 = stub, %rsp = fregs.
@@ -177,8 +178,6 @@
 	jnz	24f				/* disabled: no handler at all */
 	movq	fhook_recursion_bits@gottpoff(%rip), %r9
 	cmpl	$0, %fs:(%r9)
-	jne	25f
-	cmpl	$0, fhook_shadow_slow(%rip)
 	jne	25f
 	movq	%rsi, %rax			/* a stub's address: a tail call */
 	subq	fhook_shadow_base(%rip), %rax
@@ -250,7 +249,9 @@
 27:	movq	fhook_recursion_bits@gottpoff(%rip), %r9
 	movl	$0, %fs:(%r9)
 	jmp	24f
-26:	movq	FGRAPH_ENTRY(%r8), %rax		/* entry only */
+26:	cmpl	$0, fhook_shadow_slow(%rip)	/* entry only: C reaps unwound frames */
+	jne	25f
+	movq	FGRAPH_ENTRY(%r8), %rax
 	testq	%rax, %rax
 	jz	24f
 	movl	$1, %fs:(%r9)
