@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The graph trampolines: an fprobe's common entry and return run without
+ * C.  What they must keep: unregister_fprobe() returns only when no
+ * handler can run any more (four threads calling in a tight loop, up to
+ * 10,000 cycles or 10 seconds); handlers that use floating-point and
+ * vector code leave the traced function's arguments and return values
+ * as they were; the entry data reaches the exit handler; a handler that
+ * declines the return hook gets no exit; a disabled probe calls nothing.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <fhook/fhook.h>
+#include <fhook/fprobe.h>
+
+#include "../check.h"
+
+#define THREADS		4
+#define CYCLES		10000
+#define SECONDS		10
+
+static volatile int stop;
+static int alive;
+static long entries, exits, after_unregister;
+
+NOINLINE int traced(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x + 1;
+}
+
+static int race_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+		      struct ftrace_regs *fregs, void *data)
+{
+	long n = __atomic_add_fetch(&entries, 1, __ATOMIC_RELAXED);
+
+	if (!__atomic_load_n(&alive, __ATOMIC_ACQUIRE))
+		__atomic_add_fetch(&after_unregister, 1, __ATOMIC_RELAXED);
+	*(long *)data = n;
+	/* now and then stay a while: unregister must wait for us */
+	if (!(n % 4096)) {
+		struct timespec ts = { 0, 200000 };
+
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+static void race_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+		      struct ftrace_regs *fregs, void *data)
+{
+	__atomic_add_fetch(&exits, 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&alive, __ATOMIC_ACQUIRE))
+		__atomic_add_fetch(&after_unregister, 1, __ATOMIC_RELAXED);
+}
+
+static int started;
+
+static void *caller(void *arg)
+{
+	long s = 0;
+
+	__atomic_add_fetch(&started, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
+		s += traced((int)(s & 0xffff));
+	return (void *)s;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void case_unregister_race(void)
+{
+	static struct fprobe fp;
+	unsigned long addr = (unsigned long)traced;
+	pthread_t t[THREADS];
+	double end = now() + SECONDS;
+	int i, cycles, bad = 0;
+
+	stop = 0;
+	for (i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, caller, NULL);
+	/* a thread glibc is still starting has every signal blocked: patching waits for it */
+	while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) < THREADS)
+		sched_yield();
+	for (cycles = 0; cycles < CYCLES && now() < end; cycles++) {
+		memset(&fp, 0, sizeof(fp));
+		fp.entry_handler = race_entry;
+		fp.exit_handler = race_exit;
+		fp.entry_data_size = sizeof(long);
+		__atomic_store_n(&alive, 1, __ATOMIC_RELEASE);
+		if (register_fprobe_ips(&fp, &addr, 1)) {
+			bad++;
+			break;
+		}
+		sched_yield();
+		if (unregister_fprobe(&fp)) {
+			bad++;
+			break;
+		}
+		/* from here no entry or exit handler may run */
+		__atomic_store_n(&alive, 0, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	CHECK_EQ(bad, 0, "race_cycles_succeed");
+	CHECK(cycles >= 20, "race_cycles_enough", "%d cycles", cycles);
+	CHECK(entries > 0 && exits > 0, "race_handlers_ran", "%ld entries, %ld exits",
+	      entries, exits);
+	CHECK(exits <= entries, "race_no_exit_without_entry", "%ld entries, %ld exits",
+	      entries, exits);
+	CHECK_EQ(after_unregister, 0, "race_no_handler_after_unregister");
+	printf("# %d cycles, %ld entries, %ld exits\n", cycles, entries, exits);
+}
+
+/* ---- floating point ---- */
+
+NOINLINE double fp_traced(double a, double b, double c, double d, double e, double f,
+			  double g, double h)
+{
+	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
+}
+
+NOINLINE long double ld_traced(long double x)
+{
+	return x * 3;
+}
+
+static volatile double sink;
+
+/* handlers that clobber every vector register they can */
+static void clobber(void)
+{
+	char buf[512];
+	double v = 0;
+	int i;
+
+	memset(buf, 0x5a, sizeof(buf));
+	for (i = 0; i < 64; i++)
+		v += buf[i] * 0.5;
+	sink = v;
+	__asm__ volatile("xorps %%xmm0, %%xmm0\n\txorps %%xmm1, %%xmm1\n\t"
+			 "xorps %%xmm2, %%xmm2\n\txorps %%xmm7, %%xmm7"
+			 ::: "xmm0", "xmm1", "xmm2", "xmm7");
+}
+
+static long double ld_sink;
+
+static int fp_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+		    struct ftrace_regs *fregs, void *data)
+{
+	clobber();
+	return 0;
+}
+
+static void fp_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+		    struct ftrace_regs *fregs, void *data)
+{
+	/* the x87 unit too: a long double return sits in st0 */
+	ld_sink = (long double)sink * 1.5L;
+	clobber();
+}
+
+static void case_floating_point(void)
+{
+	static struct fprobe fp = { .entry_handler = fp_entry, .exit_handler = fp_exit };
+	const char *syms[] = { "fp_traced", "ld_traced" };
+	double r;
+	long double l;
+
+	CHECK_EQ(register_fprobe_syms(&fp, syms, 2), 0, "fp_register");
+	r = fp_traced(1, 2, 3, 4, 5, 6, 7, 8.5);
+	CHECK(r == 208.0, "fp_args_and_return", "%g, expected 208", r);
+	l = ld_traced(1.25L);
+	CHECK(l == 3.75L, "fp_long_double_return", "%Lg, expected 3.75", l);
+	unregister_fprobe(&fp);
+}
+
+/* ---- entry data, declined returns, disabled ---- */
+
+static unsigned long seen_data;
+static int declined_exits, calls_entry, calls_exit;
+
+static int data_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+		      struct ftrace_regs *fregs, void *data)
+{
+	calls_entry++;
+	*(unsigned long *)data = ftrace_regs_get_argument(fregs, 0) * 7;
+	/* an odd argument: no return hook */
+	return ftrace_regs_get_argument(fregs, 0) & 1;
+}
+
+static void data_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+		      struct ftrace_regs *fregs, void *data)
+{
+	calls_exit++;
+	seen_data = *(unsigned long *)data;
+	if (!(ftrace_regs_get_return_value(fregs) & 1))
+		declined_exits++;	/* traced(odd) returns even: never here */
+}
+
+static void case_entry_data(void)
+{
+	static struct fprobe fp = { .entry_handler = data_entry, .exit_handler = data_exit,
+				    .entry_data_size = 16 };
+	unsigned long addr = (unsigned long)traced;
+	int i;
+
+	CHECK_EQ(register_fprobe_ips(&fp, &addr, 1), 0, "data_register");
+	CHECK_EQ(traced(6), 7, "data_result");
+	CHECK_EQ(seen_data, 42, "data_reaches_exit");
+	for (i = 0; i < 10; i++)
+		traced(i);
+	CHECK(calls_entry == 11 && calls_exit == 6, "data_declined_no_exit",
+	      "%d entries, %d exits", calls_entry, calls_exit);
+	CHECK_EQ(declined_exits, 0, "data_declined_exit_never_runs");
+	disable_fprobe(&fp);
+	traced(2);
+	CHECK(calls_entry == 11 && calls_exit == 6, "disabled_calls_nothing",
+	      "%d entries, %d exits", calls_entry, calls_exit);
+	enable_fprobe(&fp);
+	traced(2);
+	CHECK(calls_entry == 12 && calls_exit == 7, "enabled_again", "%d entries, %d exits",
+	      calls_entry, calls_exit);
+	unregister_fprobe(&fp);
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(entry_data),
+	CHECK_CASE(floating_point),
+	CHECK_CASE(unregister_race),
+};
+
+int main(void)
+{
+	return check_run_cases(cases);
+}
