@@ -58,10 +58,46 @@
 #define FGRAPH_DISABLED		40
 #define FGRAPH_FLAGS		48
 
+#define FGRAPH_REC_TLS		56
+#define FGRAPH_REC_GLOBAL	64
+#define FGRAPH_REC_ENTRY	72
+#define FGRAPH_REC_EXIT		80
+
 /* fhook_fgraph.flags */
 #define FGRAPH_FL_SLOW		1	/* every call takes the C path (a pool to count) */
 #define FGRAPH_FL_DATA		2	/* handlers get the entry data */
 #define FGRAPH_FL_EXIT		4	/* returns are hooked */
+#define FGRAPH_FL_REC		8	/* the trampolines write plain records (rec_*) */
+
+/*
+ * Graph records: a probe whose events are plain (an entry and a return
+ * record of 16 bytes, no arguments) is written by the trampolines
+ * straight into the thread's ring, in the events layer's format
+ * (lib/events/ring.h): w0 = time (48 bits) | id << 48, w1 = address
+ * (48 bits) | shadow-stack slot << 48.  The writer is a thread's (events'
+ * struct rec_thread begins with it), the global part the recording's.
+ * The trampolines write only when the record fits below the writer's
+ * limit, the cpu is the last record's (rseq) and the time is near the
+ * last record's; everything else is the events layer's C.
+ */
+#define REC_W_HEAD		0	/* bytes written */
+#define REC_W_LIMIT		8	/* head may reach this */
+#define REC_W_DATA		16	/* the ring's bytes */
+#define REC_W_LAST_TS		24
+#define REC_W_EVENTS		32
+#define REC_W_RING		40	/* the ring's header: head at 0, events at 8 */
+#define REC_W_GEN		48	/* 64 bits: equal to REC_G_GEN, or C */
+#define REC_W_LAST_CPU		56	/* 32 bits */
+
+#define REC_G_GEN		0	/* generation | disabled << 32 */
+#define REC_G_CLOCK_BASE	8	/* subtracted from the TSC */
+#define REC_G_MASK		16	/* ring size - 1 */
+#define REC_G_CPU		24	/* rseq cpu_id's offset from the thread pointer; 0:
+					 * none, C looks at the cpu every 64 events */
+
+#define REC_RING_HEAD		0
+#define REC_RING_EVENTS		8
+#define REC_TS_BITS		48
 
 #ifndef __ASSEMBLER__
 #include <stddef.h>
@@ -82,6 +118,11 @@ struct fhook_fgraph {
 	unsigned int disabled;		/* ... and the bits that mean "disabled" */
 	unsigned int pad;
 	unsigned long flags;		/* FGRAPH_FL_* */
+	/* FGRAPH_FL_REC: the writer's offset from the thread pointer, ... */
+	long rec_tls;
+	const void *rec_global;		/* ... the recording's part, */
+	unsigned long rec_entry;	/* ... and the events' ids << 48 */
+	unsigned long rec_exit;
 };
 
 _Static_assert(offsetof(struct fhook_fgraph, entry) == FGRAPH_ENTRY, "FGRAPH_ENTRY");
@@ -91,12 +132,18 @@ _Static_assert(offsetof(struct fhook_fgraph, rethook) == FGRAPH_RETHOOK, "FGRAPH
 _Static_assert(offsetof(struct fhook_fgraph, flags_word) == FGRAPH_FLAGS_WORD, "FLAGS_WORD");
 _Static_assert(offsetof(struct fhook_fgraph, disabled) == FGRAPH_DISABLED, "FGRAPH_DISABLED");
 _Static_assert(offsetof(struct fhook_fgraph, flags) == FGRAPH_FLAGS, "FGRAPH_FLAGS");
+_Static_assert(offsetof(struct fhook_fgraph, rec_tls) == FGRAPH_REC_TLS, "FGRAPH_REC_TLS");
+_Static_assert(offsetof(struct fhook_fgraph, rec_global) == FGRAPH_REC_GLOBAL, "REC_GLOBAL");
+_Static_assert(offsetof(struct fhook_fgraph, rec_entry) == FGRAPH_REC_ENTRY, "REC_ENTRY");
+_Static_assert(offsetof(struct fhook_fgraph, rec_exit) == FGRAPH_REC_EXIT, "REC_EXIT");
 
 /* The reservation of every region (0 until the first return hook). */
 extern unsigned long fhook_shadow_base __attribute__((visibility("hidden")));
 extern unsigned long fhook_shadow_size __attribute__((visibility("hidden")));
-/* Non-zero: every hook and return takes the C path (frames are being unwound). */
+/* Non-zero: entry-only probes take the C path (frames are being unwound). */
 extern int fhook_shadow_slow __attribute__((visibility("hidden")));
+/* Non-zero once a probe has graph records: returns look for them. */
+extern int fhook_shadow_rec __attribute__((visibility("hidden")));
 /* The calling thread's region header; NULL until it hooks a return. */
 extern __thread void *fhook_shadow_self __attribute__((visibility("hidden")))
 	__attribute__((tls_model("initial-exec")));

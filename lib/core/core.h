@@ -22,6 +22,7 @@ extern pthread_mutex_t ftrace_lock __hidden;
 void ftrace_ops_list_func(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
 			  struct ftrace_regs *fregs) __hidden;
 ftrace_func_t fhook_ops_func(struct ftrace_ops *ops) __hidden;
+void fhook_ops_retramp(struct ftrace_ops *ops) __hidden;
 
 /* ---- sites (sites.c, modify.c) ---- */
 

@@ -31,6 +31,7 @@
 #include "util/tasks.h"
 
 #include "core.h"
+#include "arch/shadow.h"
 #include "arch/arch.h"
 #include "kallsyms/objects.h"
 
@@ -94,8 +95,13 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 		flags |= FHOOK_TRAMP_C;
 	if (ops->flags & FHOOK_OPS_FL_GENERAL_REGS_ONLY)
 		flags |= FHOOK_TRAMP_NOSSE;
-	if (ops->flags & FHOOK_OPS_FL_FGRAPH)
+	if (ops->flags & FHOOK_OPS_FL_FGRAPH) {
+		const struct fhook_fgraph *fg = ops->private;
+
 		flags |= FHOOK_TRAMP_FGRAPH;
+		if (__atomic_load_n(&fg->flags, __ATOMIC_ACQUIRE) & FGRAPH_FL_REC)
+			flags |= FHOOK_TRAMP_GRAPH_REC;
+	}
 	return flags;
 }
 
@@ -126,6 +132,21 @@ static void stubs_bind(struct ftrace_ops *ops, bool bind)
 
 	fhook_stubs_set(ops, tramp_kind(ops), flags, bind ? fhook_ops_func(ops) : NULL, ops,
 			(flags & FHOOK_TRAMP_C) ? NULL : ops->direct);
+}
+
+/**
+ * fhook_ops_retramp - @ops' stubs take the trampoline its flags now ask for
+ *
+ * For a registered ops whose private data changed what it needs (an
+ * fprobe whose records the trampolines now write).  A thread on the old
+ * trampoline finishes there: both serve the ops.
+ */
+void fhook_ops_retramp(struct ftrace_ops *ops)
+{
+	pthread_mutex_lock(&ftrace_lock);
+	if (ops->flags & FTRACE_OPS_FL_ENABLED)
+		stubs_bind(ops, true);
+	pthread_mutex_unlock(&ftrace_lock);
 }
 
 static int object_region(struct fhook_object *obj)

@@ -90,27 +90,43 @@ struct rec_range {
 	unsigned long start, end;
 };
 
-/* What a thread keeps of its ring; the ring's header holds what the command reads. */
+/*
+ * What a thread keeps of its ring; the ring's header holds what the
+ * command reads.  It begins with the writer the graph trampolines use
+ * (arch/shadow.h: REC_W_*), in that order.
+ */
 struct rec_thread {
-	struct ev_ring *ring;
-	unsigned char *data;
 	uint64_t head;		/* this thread's copy: published with a release store */
-	uint64_t tail;		/* last tail seen: refreshed only when room looks short */
-	uint64_t last_ts;
-	uint64_t events;
-	uint64_t lost_pending;	/* dropped since the last record written */
-	uint32_t last_cpu;
-	uint32_t idx;
-	int no_ring;
-	uint32_t no_ring_gen;	/* rings_freed when none was free */
-	uint32_t gen;		/* rec_gen when the ring was claimed */
 	/*
 	 * head may grow to this with plain records and no other check: room
 	 * in the ring, before its end, below the mark that wakes the command,
 	 * nothing lost to report (rec_limit()); 0 without a ring.
 	 */
 	uint64_t limit;
+	unsigned char *data;
+	uint64_t last_ts;
+	uint64_t events;
+	struct ev_ring *ring;
+	uint64_t gen;		/* rec_gen when the ring was claimed (64 bits: REC_W_GEN) */
+	uint32_t last_cpu;
+	uint32_t idx;
+	uint64_t tail;		/* last tail seen: refreshed only when room looks short */
+	uint64_t lost_pending;	/* dropped since the last record written */
+	int no_ring;
+	uint32_t no_ring_gen;	/* rings_freed when none was free */
 };
+
+_Static_assert(offsetof(struct rec_thread, head) == REC_W_HEAD, "REC_W_HEAD");
+_Static_assert(offsetof(struct rec_thread, limit) == REC_W_LIMIT, "REC_W_LIMIT");
+_Static_assert(offsetof(struct rec_thread, data) == REC_W_DATA, "REC_W_DATA");
+_Static_assert(offsetof(struct rec_thread, last_ts) == REC_W_LAST_TS, "REC_W_LAST_TS");
+_Static_assert(offsetof(struct rec_thread, events) == REC_W_EVENTS, "REC_W_EVENTS");
+_Static_assert(offsetof(struct rec_thread, ring) == REC_W_RING, "REC_W_RING");
+_Static_assert(offsetof(struct rec_thread, gen) == REC_W_GEN, "REC_W_GEN");
+_Static_assert(offsetof(struct rec_thread, last_cpu) == REC_W_LAST_CPU, "REC_W_LAST_CPU");
+_Static_assert(offsetof(struct ev_ring, head) == REC_RING_HEAD, "REC_RING_HEAD");
+_Static_assert(offsetof(struct ev_ring, events) == REC_RING_EVENTS, "REC_RING_EVENTS");
+_Static_assert(EV_TS_BITS == REC_TS_BITS, "REC_TS_BITS");
 
 static struct rec_probe *rec_probes;
 static int rec_nr_probes;
@@ -124,18 +140,33 @@ static int rec_tracer_fd = -1;
 static pid_t rec_tracer_pid;
 static uint64_t rec_ring_size, rec_mark;
 static uint32_t rec_clock;
-static uint64_t rec_clock_base;
+/*
+ * What every writer compares with (arch/shadow.h: REC_G_*): a generation
+ * bumped when an attached recording ends (fhook trace -p: the rings that
+ * threads still name in their rec_thr are gone, and a thread notices it
+ * here at its next event; other threads' TLS cannot be reset from ours),
+ * and beside it the switch that stops all recording, so that one 64-bit
+ * compare tells both; the clock's base, the ring's mask, the rseq cpu.
+ */
+static struct rec_global {
+	uint32_t gen;
+	int disabled;
+	uint64_t clock_base;
+	uint64_t mask;
+	long cpu_off;
+} rec_g;
+#define rec_gen		rec_g.gen
+#define rec_disabled	rec_g.disabled
+#define rec_clock_base	rec_g.clock_base
+_Static_assert(offsetof(struct rec_global, gen) == REC_G_GEN &&
+	       offsetof(struct rec_global, disabled) == REC_G_GEN + 4, "REC_G_GEN");
+_Static_assert(offsetof(struct rec_global, clock_base) == REC_G_CLOCK_BASE, "REC_G_CLOCK_BASE");
+_Static_assert(offsetof(struct rec_global, mask) == REC_G_MASK, "REC_G_MASK");
+_Static_assert(offsetof(struct rec_global, cpu_off) == REC_G_CPU, "REC_G_CPU");
 static struct rec_event *rec_events;
 static int rec_nr_events;
 static struct rec_range *rec_callers;
 static int rec_nr_callers;
-static int rec_disabled;
-/*
- * Bumped when an attached recording ends (fhook trace -p): the rings that
- * threads still name in their rec_thr are gone, and a thread notices it
- * here at its next event (other threads' TLS cannot be reset from ours).
- */
-static uint32_t rec_gen;
 static __thread struct rec_thread rec_thr;
 static uint64_t rec_proc_seq;			/* this image's ev_proc */
 static pthread_key_t rec_ring_key;
@@ -1431,6 +1462,23 @@ not_ours:
  * messages then go to @err, the channel's reply).  0 or a negative errno.
  */
 /* Resolve the events' symbols and register their probes. */
+/*
+ * A probe of plain events only (`fhook record`'s every function, or an
+ * entry and a return event without arguments) has its records written by
+ * the trampolines (arch/shadow.h: graph records), when the clock is the
+ * TSC; rec_entry() and rec_exit() still take
+ * whatever the trampolines leave to C.
+ */
+static void rec_graph(struct rec_probe *p)
+{
+	if (rec_clock != EV_CLOCK_TSC || rec_nr_callers || p->nr_saved ||
+	    p->plain_entry < 0 || (p->nr_ret && p->plain_ret < 0))
+		return;
+	fprobe_graph_rec(&p->fp, (long)((char *)&rec_thr - (char *)__builtin_thread_pointer()),
+			 &rec_g, (unsigned long)p->plain_entry << EV_TS_BITS,
+			 p->nr_ret ? (unsigned long)p->plain_ret << EV_TS_BITS : 0);
+}
+
 static int rec_arm(FILE *err)
 {
 	int i, ret;
@@ -1470,6 +1518,8 @@ static int rec_arm(FILE *err)
 			rec_untraced("cannot probe %s: %s", p->symbol, strerror(-ret));
 		}
 		p->registered = !ret;
+		if (!ret)
+			rec_graph(p);
 	}
 	return 0;
 }
@@ -1495,8 +1545,11 @@ static int rec_setup(const char *v, bool attached, FILE *err)
 	rec_mark = shm->ring_size / 2;
 	rec_clock = shm->clock;
 	rec_clock_base = shm->clock_base;
-	if (&__rseq_size && __rseq_size)
+	rec_g.mask = shm->ring_size - 1;
+	if (&__rseq_size && __rseq_size) {
 		rec_rseq_off = __rseq_offset;
+		rec_g.cpu_off = __rseq_offset + 4;
+	}
 	if (!shm->follow) {
 		/* programs this one starts are not traced; its own threads map rings later */
 		if (!attached)

@@ -24,5 +24,6 @@ extern char fhook_tramp_args[], fhook_tramp_regs[];
 extern char fhook_tramp_args_nosse[], fhook_tramp_regs_nosse[];
 extern char fhook_tramp_args_c[], fhook_tramp_regs_c[];
 extern char fhook_tramp_fgraph[], fhook_tramp_fgraph_nosse[];
+extern char fhook_tramp_grec[];		/* graph_rec.S */
 
 #endif /* FHOOK_ARCH_X86_64_INTERNAL_H */

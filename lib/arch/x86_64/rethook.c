@@ -14,6 +14,7 @@
 unsigned long fhook_shadow_base;
 unsigned long fhook_shadow_size;
 int fhook_shadow_slow;
+int fhook_shadow_rec;
 __thread void *fhook_shadow_self __attribute__((tls_model("initial-exec")));
 
 void fhook_rethook_stubs_write(unsigned char *code, size_t nr)

@@ -126,6 +126,136 @@
 9:
 .endm
 
+/*
+ * The return of a probe whose records the trampolines write (graph
+ * records, arch/shadow.h; the entry is graph_rec.S): before any frame,
+ * with only the registers a return leaves dead, and the caller's red zone
+ * (nothing is live there across a call) for %rax and %rdx while rdtsc
+ * needs them.  This thread's top entry, in order, the same checks as the
+ * entry; then the slot gets the real return address back, the entry is
+ * freed and popped, the record written, and we jump on.  Inside a tasks
+ * section (the recording's rings are unmapped only after a grace period)
+ * and under the recursion lock (a signal handler's records go to C).
+ * Anything else goes on into the trampoline below.
+ */
+.macro GRAPH_RETURN_REC
+	cmpl	$0, fhook_shadow_rec(%rip)
+	je	19f				/* no probe's records are written here */
+	movq	-8(%rsp), %rdi			/* the stub */
+	movq	%rdi, %r10
+	andq	$-SHADOW_REGION, %r10		/* its region */
+	movq	fhook_shadow_self@gottpoff(%rip), %rcx
+	leaq	SHADOW_HDR_OFF(%r10), %r8
+	cmpq	%fs:(%rcx), %r8
+	jne	19f				/* another thread's entry */
+	movq	%rdi, %rsi
+	subq	%r10, %rsi
+	shrq	$4, %rsi			/* idx */
+	cmpq	(%r8), %rsi
+	jne	19f				/* not the top */
+	movq	%rsi, %r9
+	shlq	$4, %r9
+	leaq	-8(%rsp), %rcx			/* the slot */
+	cmpq	SHADOW_RET_OFF+SHADOW_R_SP(%r10,%r9), %rcx
+	jne	19f
+	leaq	(%rsi,%rsi,2), %rcx
+	shlq	$4, %rcx
+	leaq	SHADOW_NODE_OFF(%r10,%rcx), %rcx	/* the node */
+	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
+	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rdi)
+	jz	19f
+	movq	fhook_tasks_state@gottpoff(%rip), %r11
+	movq	%fs:(%r11), %r8
+	testq	%r8, %r8
+	jle	19f
+	addq	$1, %r8
+	movq	%r8, %fs:(%r11)			/* tasks: enter */
+	cmpq	$0, FGRAPH_PROBE(%rdi)
+	je	17f				/* going away */
+	movq	FGRAPH_FLAGS_WORD(%rdi), %r8
+	movl	(%r8), %r8d
+	andl	FGRAPH_DISABLED(%rdi), %r8d
+	jnz	17f
+	movq	fhook_recursion_bits@gottpoff(%rip), %r11
+	cmpl	$0, %fs:(%r11)
+	jne	17f
+	movl	$1, %fs:(%r11)
+	movq	FGRAPH_REC_TLS(%rdi), %r8	/* the writer */
+	movq	FGRAPH_REC_GLOBAL(%rdi), %r11
+	movq	%fs:REC_W_GEN(%r8), %r9
+	cmpq	REC_G_GEN(%r11), %r9
+	jne	16f
+	movq	%fs:REC_W_HEAD(%r8), %r9
+	addq	$16, %r9
+	cmpq	%fs:REC_W_LIMIT(%r8), %r9
+	ja	16f
+	movq	REC_G_CPU(%r11), %r9
+	testq	%r9, %r9
+	jz	13f
+	movl	%fs:(%r9), %r9d
+	cmpl	%fs:REC_W_LAST_CPU(%r8), %r9d
+	jne	16f
+	jmp	14f
+13:	testq	$63, %fs:REC_W_EVENTS(%r8)	/* no rseq: C looks every 64 events */
+	jz	16f
+14:
+	movq	%rax, -16(%rsp)			/* the return values, in the red zone */
+	movq	%rdx, -24(%rsp)
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rdx, %rax
+	subq	REC_G_CLOCK_BASE(%r11), %rax
+	movq	%rax, %rdx
+	subq	%fs:REC_W_LAST_TS(%r8), %rdx
+	shrq	$(REC_TS_BITS - 1), %rdx
+	jnz	15f
+	/* everything holds: the slot plain again, the entry free */
+	movq	SHADOW_N_NEXT(%rcx), %rdx
+	movq	%rdx, -8(%rsp)
+	movq	SHADOW_N_RET_IP(%rcx), %rcx	/* what the record reports */
+	movq	%rsi, %r9
+	shlq	$4, %r9
+	movq	$0, SHADOW_RET_OFF+SHADOW_R_SP(%r10,%r9)
+	/* the record */
+	movq	%rax, %fs:REC_W_LAST_TS(%r8)
+	shlq	$(64 - REC_TS_BITS), %rax
+	shrq	$(64 - REC_TS_BITS), %rax
+	orq	FGRAPH_REC_EXIT(%rdi), %rax	/* w0 */
+	movq	%fs:REC_W_HEAD(%r8), %rdx
+	andq	REC_G_MASK(%r11), %rdx
+	addq	%fs:REC_W_DATA(%r8), %rdx
+	movq	%rax, (%rdx)
+	movq	%rsi, %rax
+	shlq	$REC_TS_BITS, %rax
+	orq	%rcx, %rax			/* w1 */
+	movq	%rax, 8(%rdx)
+	movq	%fs:REC_W_HEAD(%r8), %rax
+	addq	$16, %rax
+	movq	%rax, %fs:REC_W_HEAD(%r8)
+	movq	%fs:REC_W_EVENTS(%r8), %rdx
+	addq	$1, %rdx
+	movq	%rdx, %fs:REC_W_EVENTS(%r8)
+	movq	%fs:REC_W_RING(%r8), %r11
+	movq	%rdx, REC_RING_EVENTS(%r11)
+	movq	%rax, REC_RING_HEAD(%r11)	/* published */
+	subq	$1, %rsi
+	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* popped */
+	movq	fhook_recursion_bits@gottpoff(%rip), %r11
+	movl	$0, %fs:(%r11)
+	movq	fhook_tasks_state@gottpoff(%rip), %r11
+	subq	$1, %fs:(%r11)			/* leave */
+	movq	-16(%rsp), %rax
+	movq	-24(%rsp), %rdx
+	jmp	*-8(%rsp)			/* to the caller */
+15:	movq	-16(%rsp), %rax
+	movq	-24(%rsp), %rdx
+16:	movq	fhook_recursion_bits@gottpoff(%rip), %r11
+	movl	$0, %fs:(%r11)
+17:	movq	fhook_tasks_state@gottpoff(%rip), %r11
+	subq	$1, %fs:(%r11)
+19:
+.endm
+
 	.text
 	.globl	rethook_trampoline
 	.hidden	rethook_trampoline
@@ -135,6 +265,7 @@ rethook_trampoline:
 	.cfi_startproc
 	.cfi_def_cfa %rsp, 0
 	.cfi_offset %rip, -8
+	GRAPH_RETURN_REC
 	subq	$8, %rsp		/* the slot, holding the stub */
 	.cfi_def_cfa_offset 8
 	pushq	%rbp
