@@ -30,10 +30,11 @@ declare -A TARGET TVAL TOVER
 TARGET[nop]="+1 over untraced"; TVAL[nop]=1; TOVER[nop]=plain
 TARGET[empty]="≤ 40 over untraced (cyg hooks: 16, uftrace minimal: 5)"; TVAL[empty]=40; TOVER[empty]=plain
 TARGET[empty-gp]="≤ 40 over untraced"; TVAL[empty-gp]=40; TOVER[empty-gp]=plain
-TARGET[redirect-hit]="≤ 40 over calling the replacement directly"; TVAL[redirect-hit]=40; TOVER[redirect-hit]=direct
-TARGET[redirect-miss]="≤ 40 over untraced"; TVAL[redirect-miss]=40; TOVER[redirect-miss]=plain
-TARGET[inject-miss]="(as a caller not redirected) ≤ 40 over untraced"; TVAL[inject-miss]=40; TOVER[inject-miss]=plain
-TARGET[fprobe-both]="≤ 80 per call"; TVAL[fprobe-both]=80
+TARGET[redirect-hit]="≤ 20 over calling the replacement directly"; TVAL[redirect-hit]=20; TOVER[redirect-hit]=direct
+TARGET[redirect-miss]="≤ 20 over untraced"; TVAL[redirect-miss]=20; TOVER[redirect-miss]=plain
+TARGET[inject-hit]="(as a redirected call) ≤ 20 over untraced"; TVAL[inject-hit]=20; TOVER[inject-hit]=plain
+TARGET[inject-miss]="(as a caller not redirected) ≤ 20 over untraced"; TVAL[inject-miss]=20; TOVER[inject-miss]=plain
+TARGET[fprobe-both]="≤ 80 over untraced"; TVAL[fprobe-both]=80; TOVER[fprobe-both]=plain
 TARGET[trace]="≤ 150 per call; ≥ 4× faster than uftrace record"; TVAL[trace]=150
 TARGET[uftrace-pg]="(measured when the targets were set: 585-805 here)"
 TARGET[cyg]="(measured when the targets were set: 16 over untraced)"

@@ -288,6 +288,9 @@ rethook_trampoline:
 	 * TOP = 6); the handler may use the x87 unit only if it is empty.
 	 */
 	fnstsw	%ax
+	testl	$0x3800, %eax		/* TOP 0: the stack is empty, as usual */
+	movl	$0, X87TOP(%rsp)
+	jz	2f
 	shrl	$11, %eax
 	andl	$7, %eax
 	movl	%eax, X87TOP(%rsp)
@@ -310,6 +313,8 @@ rethook_trampoline:
 	movq	%rsp, %rsi
 	call	*fhook_arch_rethook_handler(%rip)	/* the return-hook layer's handler */
 5:
+	cmpl	$0, X87TOP(%rsp)
+	je	4f
 	movl	X87TOP(%rsp), %eax
 	cmpl	$7, %eax
 	je	3f
