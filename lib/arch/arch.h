@@ -147,6 +147,7 @@ struct fhook_stub *fhook_stub_of_code(unsigned long code);
 #define FHOOK_TRAMP_C		0x2	/* through the C dispatcher (tests, TSan builds) */
 #define FHOOK_TRAMP_FGRAPH	0x4	/* the handler's data is a struct fhook_fgraph */
 #define FHOOK_TRAMP_GRAPH_REC	0x8	/* ... whose records the trampolines write */
+#define FHOOK_TRAMP_GEN		0x10	/* a trampoline made for this handler (no IPMODIFY) */
 
 /*
  * Point @s at @func with @data, through a trampoline of @kind; with @func

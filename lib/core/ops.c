@@ -95,6 +95,9 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 		flags |= FHOOK_TRAMP_C;
 	if (ops->flags & FHOOK_OPS_FL_GENERAL_REGS_ONLY)
 		flags |= FHOOK_TRAMP_NOSSE;
+	/* its own trampoline, unless its handler may move the ip */
+	if (!(ops->flags & FTRACE_OPS_FL_IPMODIFY))
+		flags |= FHOOK_TRAMP_GEN;
 	if (ops->flags & FHOOK_OPS_FL_FGRAPH) {
 		const struct fhook_fgraph *fg = ops->private;
 

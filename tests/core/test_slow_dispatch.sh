@@ -6,7 +6,7 @@ set -o pipefail
 cd "$FHOOK_ROOT" || exit 2
 export FHOOK_SLOW_DISPATCH=1
 st=0
-for t in "test_regs" "test_stress 300"; do
+for t in "test_regs" "test_stress 300" "test_unwind_tramp"; do
 	# shellcheck disable=SC2086
 	./build/tests/core/$t | sed 's/^\(PASS\|FAIL\) /\1 slow_/' ||
 		{ echo "FAIL slow_${t%% *}: exit status $?"; st=1; }

@@ -26,4 +26,7 @@ extern char fhook_tramp_args_c[], fhook_tramp_regs_c[];
 extern char fhook_tramp_fgraph[], fhook_tramp_fgraph_nosse[];
 extern char fhook_tramp_grec[];		/* graph_rec.S */
 
+/* gen.c: a per-ops copy of trampoline.S's OPS_TEMPLATE; NULL: none */
+void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse) __arch_hidden;
+
 #endif /* FHOOK_ARCH_X86_64_INTERNAL_H */

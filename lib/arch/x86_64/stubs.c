@@ -208,6 +208,8 @@ static bool is_generated(const void *tramp)
 void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned int flags,
 		    ftrace_func_t func, void *data)
 {
+	void *gen = NULL;
+
 	if (!func) {
 		/*
 		 * The list function takes its calls now.  Generated code
@@ -220,7 +222,18 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
 		__atomic_store_n(&s->data, NULL, __ATOMIC_RELEASE);
 		return;
 	}
+#ifndef __SANITIZE_THREAD__
+	if ((flags & FHOOK_TRAMP_GEN) && kind == FHOOK_TRAMP_ARGS &&
+	    !(flags & (FHOOK_TRAMP_C | FHOOK_TRAMP_FGRAPH)))
+		gen = fhook_gen_ops_tramp(data, (void *)func, !(flags & FHOOK_TRAMP_NOSSE));
+#endif
 	__atomic_store_n(&s->func, func, __ATOMIC_RELAXED);
+	if (gen) {
+		/* data and handler first: a thread on the old trampoline reads them */
+		__atomic_store_n(&s->data, data, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->tramp, gen, __ATOMIC_RELEASE);
+		return;
+	}
 	__atomic_store_n(&s->tramp, stub_tramp(kind, flags), __ATOMIC_RELAXED);
 	__atomic_store_n(&s->data, data, __ATOMIC_RELEASE);
 }

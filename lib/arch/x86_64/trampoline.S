@@ -388,6 +388,95 @@
 	TRAMPOLINE fhook_tramp_fgraph_nosse, 0, 0, 0, 1
 
 /*
+ * The template of a per-ops trampoline (the kernel's create_trampoline):
+ * gen.c copies it for one ops that alone uses its sites and patches in
+ * the ops, its handler, the tasks word's offset from the thread pointer
+ * and the C dispatcher, so the call path loads none of them.  Arguments
+ * only, no ip written back (no IPMODIFY), xmm0-7 saved per @sse.  The
+ * labels after the patched instructions tell gen.c where their operands
+ * end.  Nothing in it is RIP-relative: the copy runs anywhere.
+ */
+.macro OPS_TEMPLATE name, sse
+	.globl	\name
+	.hidden	\name
+	.p2align 4
+\name:
+	.cfi_startproc
+	FRAME_ENTER
+	movq	$0, FULL(%rsp)
+	SAVE_ARGS \sse
+	movq	%fs:0x7ffffff0, %rax		/* the tasks word */
+	.globl	\name\()_tls1
+	.hidden	\name\()_tls1
+\name\()_tls1:
+	testq	%rax, %rax
+	jle	2f
+	addq	$1, %rax
+	movq	%rax, %fs:0x7ffffff0		/* enter */
+	.globl	\name\()_tls2
+	.hidden	\name\()_tls2
+\name\()_tls2:
+	movabsq	$0x1122334455667788, %rdx	/* the ops */
+	.globl	\name\()_ops
+	.hidden	\name\()_ops
+\name\()_ops:
+	movq	%rsp, %rcx
+	movabsq	$0x1122334455667788, %rax	/* its handler */
+	.globl	\name\()_func
+	.hidden	\name\()_func
+\name\()_func:
+	call	*%rax
+	subq	$1, %fs:0x7ffffff0		/* leave */
+	.globl	\name\()_tls3
+	.hidden	\name\()_tls3
+\name\()_tls3:
+3:	.if \sse
+	RESTORE_XMM
+	.endif
+	movq	RDI(%rsp), %rdi
+	movq	RSI(%rsp), %rsi
+	movq	RDX(%rsp), %rdx
+	movq	RCX(%rsp), %rcx
+	movq	R8(%rsp), %r8
+	movq	R9(%rsp), %r9
+	movq	R10(%rsp), %r10
+	movq	RAX(%rsp), %rax
+	.cfi_remember_state
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	.globl	\name\()_ret
+	.hidden	\name\()_ret
+\name\()_ret:
+	ret
+	.cfi_restore_state
+	.globl	\name\()_slow
+	.hidden	\name\()_slow
+\name\()_slow:
+2:	.if !\sse
+	SAVE_XMM
+	.endif
+	movq	%r11, %rdx			/* dispatch(ip, parent_ip, stub, fregs) */
+	movq	%rsp, %rcx
+	movabsq	$0x1122334455667788, %rax	/* the C dispatcher */
+	.globl	\name\()_disp
+	.hidden	\name\()_disp
+\name\()_disp:
+	call	*%rax
+	.if !\sse
+	RESTORE_XMM
+	.endif
+	jmp	3b
+	.cfi_endproc
+	.globl	\name\()_end
+	.hidden	\name\()_end
+\name\()_end:
+.endm
+
+	OPS_TEMPLATE fhook_tmpl_ops, 1
+	OPS_TEMPLATE fhook_tmpl_ops_nosse, 0
+
+/*
  * Where ftrace_override_function_with_return() points the ip: the stack is
  * as it was at the traced function's entry, so this returns to its caller
  * with the %rax the handler chose.

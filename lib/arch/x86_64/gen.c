@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Per-ops trampolines (the kernel's create_trampoline()): for an ops that
+ * alone uses its sites, a copy of trampoline.S's OPS_TEMPLATE with the
+ * ops, its handler, the tasks word's offset from the thread pointer and
+ * the C dispatcher patched in as immediates.  The generic trampolines
+ * load all of that on every call (the stub's data, the handler, the
+ * thread's word through the GOT) and write the ip back for handlers that
+ * may change it; the copy does neither.
+ *
+ * A copy is made once per owner, handler and kind, on a page of its own
+ * that is written before it becomes executable and never again, and is
+ * never unmapped (a preempted thread may be inside it long after its ops
+ * is gone, as in the generic trampolines, which are never unmapped
+ * either).  An FDE registered with libgcc describes it as the template's
+ * CFI does, so unwinders walk through it from inside a handler.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+#include "util/tasks.h"
+
+#define GEN_PAGE	4096UL
+#define GEN_EH_FRAME	128
+
+extern char fhook_tmpl_ops[], fhook_tmpl_ops_tls1[], fhook_tmpl_ops_tls2[],
+	fhook_tmpl_ops_ops[], fhook_tmpl_ops_func[], fhook_tmpl_ops_tls3[], fhook_tmpl_ops_ret[],
+	fhook_tmpl_ops_slow[], fhook_tmpl_ops_disp[], fhook_tmpl_ops_end[];
+extern char fhook_tmpl_ops_nosse[], fhook_tmpl_ops_nosse_tls1[], fhook_tmpl_ops_nosse_tls2[],
+	fhook_tmpl_ops_nosse_ops[], fhook_tmpl_ops_nosse_func[], fhook_tmpl_ops_nosse_tls3[],
+	fhook_tmpl_ops_nosse_ret[], fhook_tmpl_ops_nosse_slow[], fhook_tmpl_ops_nosse_disp[],
+	fhook_tmpl_ops_nosse_end[];
+
+struct gen_template {
+	char *start, *tls1, *tls2, *ops, *func, *tls3, *ret, *disp, *end;
+};
+
+static const struct gen_template templates[2] = {
+	{ fhook_tmpl_ops, fhook_tmpl_ops_tls1, fhook_tmpl_ops_tls2, fhook_tmpl_ops_ops,
+	  fhook_tmpl_ops_func, fhook_tmpl_ops_tls3, fhook_tmpl_ops_ret, fhook_tmpl_ops_disp,
+	  fhook_tmpl_ops_end },
+	{ fhook_tmpl_ops_nosse, fhook_tmpl_ops_nosse_tls1, fhook_tmpl_ops_nosse_tls2,
+	  fhook_tmpl_ops_nosse_ops, fhook_tmpl_ops_nosse_func, fhook_tmpl_ops_nosse_tls3,
+	  fhook_tmpl_ops_nosse_ret, fhook_tmpl_ops_nosse_disp, fhook_tmpl_ops_nosse_end },
+};
+
+struct gen_tramp {
+	struct gen_tramp *next;
+	const void *owner;
+	void *func;
+	bool sse;
+	unsigned char *code;
+};
+
+static struct gen_tramp *gen_list;
+
+/*
+ * libgcc's, when the program has libgcc_s (every C++ program, and any
+ * that cancels threads): looked up by the dynamic linker, since we run
+ * under the loader's lock here and may not dlopen().  Without it the
+ * copies still keep frame pointers.
+ */
+extern void __register_frame(void *) __attribute__((weak));
+
+static void put32(unsigned char *at, int32_t v)
+{
+	memcpy(at, &v, 4);
+}
+
+static void put64(unsigned char *at, uint64_t v)
+{
+	memcpy(at, &v, 8);
+}
+
+static unsigned char *uleb(unsigned char *p, unsigned long v)
+{
+	do {
+		unsigned char b = v & 0x7f;
+
+		v >>= 7;
+		*p++ = b | (v ? 0x80 : 0);
+	} while (v);
+	return p;
+}
+
+/*
+ * A CIE and an FDE for the copy at @code, as the template's CFI says:
+ * after "push %rbp" the CFA is %rsp + 16 and %rbp saved below it, after
+ * "mov %rsp, %rbp" the CFA is %rbp + 16, at the "ret" %rsp + 8 again,
+ * and after it (the slow path) %rbp + 16.
+ */
+static size_t gen_eh_frame(unsigned char *buf, const unsigned char *code, size_t len,
+			   size_t ret_off)
+{
+	unsigned char *p = buf, *cie = buf, *fde;
+	uint32_t l;
+
+	p += 4;
+	put32(p, 0);			/* CIE id */
+	p += 4;
+	*p++ = 1;			/* version */
+	*p++ = 'z'; *p++ = 'R'; *p++ = 0;
+	p = uleb(p, 1);			/* code alignment */
+	*p++ = 0x78;			/* data alignment -8 */
+	*p++ = 16;			/* return address: %rip */
+	p = uleb(p, 1);
+	*p++ = 0x00;			/* FDE addresses: DW_EH_PE_absptr */
+	*p++ = 0x0c; *p++ = 7; *p++ = 8;	/* DW_CFA_def_cfa %rsp, 8 */
+	*p++ = 0x80 | 16; *p++ = 1;	/* DW_CFA_offset %rip, cfa - 8 */
+	while ((p - cie) % 8)
+		*p++ = 0;
+	l = (uint32_t)(p - cie - 4);
+	memcpy(cie, &l, 4);
+	fde = p;
+	p += 4;
+	l = (uint32_t)(p - cie);
+	memcpy(p, &l, 4);		/* back to the CIE */
+	p += 4;
+	put64(p, (uint64_t)(unsigned long)code);
+	p += 8;
+	put64(p, len);
+	p += 8;
+	*p++ = 0;			/* no augmentation data */
+	*p++ = 0x40 | 1;		/* advance 1: after push %rbp */
+	*p++ = 0x0e; *p++ = 16;		/* DW_CFA_def_cfa_offset 16 */
+	*p++ = 0x80 | 6; *p++ = 2;	/* DW_CFA_offset %rbp, cfa - 16 */
+	*p++ = 0x40 | 3;		/* advance 3: after mov %rsp, %rbp */
+	*p++ = 0x0d; *p++ = 6;		/* DW_CFA_def_cfa_register %rbp */
+	*p++ = 0x04;			/* DW_CFA_advance_loc4 to the ret */
+	put32(p, (int32_t)(ret_off - 4));
+	p += 4;
+	*p++ = 0x0c; *p++ = 7; *p++ = 8;	/* DW_CFA_def_cfa %rsp, 8 */
+	*p++ = 0xc0 | 6;		/* DW_CFA_restore %rbp */
+	*p++ = 0x40 | 1;		/* advance 1: after the ret, the slow path */
+	*p++ = 0x0c; *p++ = 6; *p++ = 16;	/* DW_CFA_def_cfa %rbp, 16 */
+	*p++ = 0x80 | 6; *p++ = 2;	/* DW_CFA_offset %rbp, cfa - 16 */
+	while ((p - fde) % 8)
+		*p++ = 0;
+	l = (uint32_t)(p - fde - 4);
+	memcpy(fde, &l, 4);
+	put32(p, 0);			/* the terminator */
+	return (size_t)(p + 4 - buf);
+}
+
+static void gen_unwind_info(unsigned char *page, size_t len, size_t ret_off)
+{
+	unsigned char *eh = page + GEN_PAGE - GEN_EH_FRAME;
+
+	if (__register_frame && gen_eh_frame(eh, page, len, ret_off) <= GEN_EH_FRAME)
+		__register_frame(eh);
+}
+
+/**
+ * fhook_gen_ops_tramp - the per-ops trampoline of @owner calling @func
+ *
+ * Made on first use; NULL when it cannot be (no memory), and the
+ * generic trampolines serve.  Called under the caller's lock.
+ */
+void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse)
+{
+	const struct gen_template *t = &templates[sse ? 0 : 1];
+	size_t len = (size_t)(t->end - t->start);
+	long tls;
+	struct gen_tramp *g;
+	unsigned char *p;
+
+	for (g = gen_list; g; g = g->next)
+		if (g->owner == owner && g->func == func && g->sse == sse)
+			return g->code;
+	/*
+	 * The tasks word's offset from the thread pointer, read the way the
+	 * linker can turn into a constant when it links us statically.
+	 */
+	__asm__("movq fhook_tasks_state@gottpoff(%%rip), %0" : "=r"(tls));
+	if (tls != (int32_t)tls || len > GEN_PAGE - GEN_EH_FRAME || !fhook_arch_dispatch)
+		return NULL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	p = mmap(NULL, GEN_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		free(g);
+		return NULL;
+	}
+	memcpy(p, t->start, len);
+	put32(p + (t->tls1 - t->start) - 4, (int32_t)tls);
+	put32(p + (t->tls2 - t->start) - 4, (int32_t)tls);
+	put64(p + (t->ops - t->start) - 8, (uint64_t)(unsigned long)owner);
+	put64(p + (t->func - t->start) - 8, (uint64_t)(unsigned long)func);
+	put32(p + (t->tls3 - t->start) - 5, (int32_t)tls);	/* subq $1, %fs:disp32 */
+	put64(p + (t->disp - t->start) - 8, (uint64_t)(unsigned long)fhook_arch_dispatch);
+	memset(p + len, INT3_INSN_OPCODE, GEN_PAGE - GEN_EH_FRAME - len);
+	gen_unwind_info(p, len, (size_t)(t->ret - t->start));
+	if (mprotect(p, GEN_PAGE, PROT_READ | PROT_EXEC)) {
+		munmap(p, GEN_PAGE);
+		free(g);
+		return NULL;
+	}
+	g->owner = owner;
+	g->func = func;
+	g->sse = sse;
+	g->code = p;
+	g->next = gen_list;
+	gen_list = g;
+	return p;
+}
