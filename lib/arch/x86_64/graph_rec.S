@@ -20,13 +20,28 @@
  *
  * The return side is GRAPH_RETURN_REC in rethook_tramp.S.
  */
-#include "arch/shadow.h"
+#include "graph.h"
 
 #define STUB_DATA	8
 #define OPS_PRIVATE	16
 #define SAVED		56		/* seven registers pushed */
 #define BODY		(SAVED)		/* site + 5 */
 #define SLOT		(SAVED + 8)	/* the return address */
+
+.macro SCRATCH_POP
+	popq	%r8
+	.cfi_adjust_cfa_offset -8
+	popq	%rdi
+	.cfi_adjust_cfa_offset -8
+	popq	%rsi
+	.cfi_adjust_cfa_offset -8
+	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	popq	%rcx
+	.cfi_adjust_cfa_offset -8
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+.endm
 
 	.text
 	.globl	fhook_tramp_grec
@@ -59,102 +74,33 @@ fhook_tramp_grec:
 	movl	(%rax), %eax
 	andl	FGRAPH_DISABLED(%rcx), %eax
 	jnz	90f
-	/* tasks: enter (the fgraph is read inside) */
-	movq	fhook_tasks_state@gottpoff(%rip), %rdx
-	movq	%fs:(%rdx), %rax
-	testq	%rax, %rax
-	jle	90f
-	addq	$1, %rax
-	movq	%rax, %fs:(%rdx)
-	/* the recursion lock */
-	movq	fhook_recursion_bits@gottpoff(%rip), %rdx
-	cmpl	$0, %fs:(%rdx)
-	jne	89f
-	movl	$1, %fs:(%rdx)
+	TASKS_ENTER %rdx, %rax, 90f		/* the fgraph is read inside */
+	RECURSION_LOCK %rdx, 89f
 	/* a tail call from a hooked function: C */
 	movq	SLOT(%rsp), %rax
 	subq	fhook_shadow_base(%rip), %rax
 	cmpq	fhook_shadow_size(%rip), %rax
 	jb	88f
-	/* the writer: this recording's ring, room below the limit, the same cpu */
-	movq	FGRAPH_REC_TLS(%rcx), %rdi
-	movq	FGRAPH_REC_GLOBAL(%rcx), %r11
-	movq	%fs:REC_W_GEN(%rdi), %rax
-	cmpq	REC_G_GEN(%r11), %rax
-	jne	88f
-	movq	%fs:REC_W_HEAD(%rdi), %rax
-	addq	$16, %rax
-	cmpq	%fs:REC_W_LIMIT(%rdi), %rax
-	ja	88f
-	movq	REC_G_CPU(%r11), %rax
-	testq	%rax, %rax
-	jz	33f
-	movl	%fs:(%rax), %eax
-	cmpl	%fs:REC_W_LAST_CPU(%rdi), %eax
-	jne	88f
-	jmp	34f
-33:	testq	$63, %fs:REC_W_EVENTS(%rdi)	/* no rseq: C looks every 64 events */
-	jz	88f
-34:
+	REC_CHECK %rcx, %rdi, %r11, %rax, %eax, 88f
 	/* the shadow stack, if the return is hooked */
 	xorl	%esi, %esi			/* idx: 0 without one */
 	testq	$FGRAPH_FL_EXIT, FGRAPH_FLAGS(%rcx)
 	jz	30f
-	movq	fhook_shadow_self@gottpoff(%rip), %rax
-	movq	%fs:(%rax), %rax		/* the thread's header */
-	testq	%rax, %rax
-	jz	88f
-	movq	(%rax), %rsi			/* top */
-	leaq	-SHADOW_HDR_OFF(%rax), %r8	/* the region */
-	testq	%rsi, %rsi
-	jz	31f
-	movq	%rsi, %rax
-	shlq	$4, %rax
 	leaq	SLOT(%rsp), %rdx
-	cmpq	SHADOW_RET_OFF+SHADOW_R_SP(%r8,%rax), %rdx
-	jae	88f				/* the top entry is no caller's */
-31:	addq	$1, %rsi
-	cmpq	$SHADOW_DEPTH, %rsi
-	jae	88f
-30:	/* the time: near the last record's */
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rdx, %rax
-	subq	REC_G_CLOCK_BASE(%r11), %rax
-	movq	%rax, %rdx
-	subq	%fs:REC_W_LAST_TS(%rdi), %rdx
-	shrq	$(REC_TS_BITS - 1), %rdx
-	jnz	88f
+	SHADOW_NEXT %r8, %rsi, %rax, %rdx, 88f
+30:	REC_NOW %rdi, %r11, 88f
 	/* everything holds: the record ... */
-	movq	%rax, %fs:REC_W_LAST_TS(%rdi)
-	shlq	$(64 - REC_TS_BITS), %rax
-	shrq	$(64 - REC_TS_BITS), %rax
-	orq	FGRAPH_REC_ENTRY(%rcx), %rax	/* w0 */
-	movq	%fs:REC_W_HEAD(%rdi), %rdx
-	andq	REC_G_MASK(%r11), %rdx
-	addq	%fs:REC_W_DATA(%rdi), %rdx	/* where it goes */
-	movq	%rax, (%rdx)
-	movq	BODY(%rsp), %rax
-	subq	$5, %rax			/* the site */
+	REC_PUT %rdi, %r11, FGRAPH_REC_ENTRY(%rcx)
 	movq	%rsi, %r11
 	shlq	$REC_TS_BITS, %r11
-	orq	%r11, %rax			/* w1 */
-	movq	%rax, 8(%rdx)
-	movq	%fs:REC_W_HEAD(%rdi), %rax
-	addq	$16, %rax
-	movq	%rax, %fs:REC_W_HEAD(%rdi)
-	movq	%fs:REC_W_EVENTS(%rdi), %rdx
-	addq	$1, %rdx
-	movq	%rdx, %fs:REC_W_EVENTS(%rdi)
-	movq	%fs:REC_W_RING(%rdi), %r11
-	movq	%rdx, REC_RING_EVENTS(%r11)
-	movq	%rax, REC_RING_HEAD(%r11)	/* published */
+	addq	BODY(%rsp), %r11
+	subq	$5, %r11			/* the site | idx << 48 */
+	movq	%r11, 8(%rdx)
+	REC_PUBLISH %rdi, %r11
 	/* ... and the shadow-stack entry */
 	testq	%rsi, %rsi
 	jz	32f
-	leaq	(%rsi,%rsi,2), %rax
-	shlq	$4, %rax
-	leaq	SHADOW_NODE_OFF(%r8,%rax), %rax	/* the node */
+	SHADOW_NODE %rax, %r8, %rsi
 	movq	FGRAPH_RETHOOK(%rcx), %rdx
 	movq	%rdx, SHADOW_N_RETHOOK(%rax)
 	movq	BODY(%rsp), %rdx
@@ -162,54 +108,18 @@ fhook_tramp_grec:
 	movq	%rdx, SHADOW_N_ENTRY_IP(%rax)
 	movq	SLOT(%rsp), %rdx
 	movq	%rdx, SHADOW_N_PARENT_IP(%rax)
-	movq	%rdx, SHADOW_N_NEXT(%rax)
-	movq	%rdx, SHADOW_N_RET_IP(%rax)
-	movl	$0, SHADOW_N_UNWOUND(%rax)
-	movq	%rsi, %rax
-	shlq	$4, %rax
-	movq	%rdx, SHADOW_RET_OFF+SHADOW_R_RET(%r8,%rax)
-	leaq	SLOT(%rsp), %rdx
-	movq	%rdx, SHADOW_RET_OFF+SHADOW_R_SP(%r8,%rax)
-	movq	%rsi, SHADOW_HDR_OFF(%r8)	/* top: the entry is complete */
-	addq	%r8, %rax			/* its stub */
-	movq	%rax, SLOT(%rsp)
-32:	movq	fhook_recursion_bits@gottpoff(%rip), %rdx
-	movl	$0, %fs:(%rdx)
-	movq	fhook_tasks_state@gottpoff(%rip), %rdx
-	subq	$1, %fs:(%rdx)
-	popq	%r8
-	.cfi_adjust_cfa_offset -8
-	popq	%rdi
-	.cfi_adjust_cfa_offset -8
-	popq	%rsi
-	.cfi_adjust_cfa_offset -8
-	popq	%rdx
-	.cfi_adjust_cfa_offset -8
-	popq	%rcx
-	.cfi_adjust_cfa_offset -8
-	popq	%rax
-	.cfi_adjust_cfa_offset -8
+	SHADOW_HOOK %rax, %r8, %rsi, SLOT(%rsp), %rdx
+32:	RECURSION_UNLOCK %rdx
+	TASKS_LEAVE %rdx
+	SCRATCH_POP
 	leaq	8(%rsp), %rsp			/* the stub */
 	.cfi_adjust_cfa_offset -8
 	ret					/* into the function's body */
 	.cfi_adjust_cfa_offset SAVED
-88:	movq	fhook_recursion_bits@gottpoff(%rip), %rdx
-	movl	$0, %fs:(%rdx)
-89:	movq	fhook_tasks_state@gottpoff(%rip), %rdx
-	subq	$1, %fs:(%rdx)
+88:	RECURSION_UNLOCK %rdx
+89:	TASKS_LEAVE %rdx
 90:	/* the ordinary graph trampoline, as if the stub had jumped there */
-	popq	%r8
-	.cfi_adjust_cfa_offset -8
-	popq	%rdi
-	.cfi_adjust_cfa_offset -8
-	popq	%rsi
-	.cfi_adjust_cfa_offset -8
-	popq	%rdx
-	.cfi_adjust_cfa_offset -8
-	popq	%rcx
-	.cfi_adjust_cfa_offset -8
-	popq	%rax
-	.cfi_adjust_cfa_offset -8
+	SCRATCH_POP
 	popq	%r11
 	.cfi_adjust_cfa_offset -8
 	jmp	fhook_tramp_fgraph

@@ -21,7 +21,7 @@
  * anywhere in here, finds the real caller.
  */
 
-#include "arch/shadow.h"
+#include "graph.h"
 
 /* offsets in struct ftrace_regs, as in lib/arch/x86_64/trampoline.S */
 #define R14	8
@@ -50,44 +50,21 @@
  */
 .macro GRAPH_RETURN
 	movq	8(%rbp), %rdi			/* the stub */
-	movq	%rdi, %r10
-	andq	$-SHADOW_REGION, %r10		/* its region */
-	movq	fhook_shadow_self@gottpoff(%rip), %rax
-	leaq	SHADOW_HDR_OFF(%r10), %rcx
-	cmpq	%fs:(%rax), %rcx
-	jne	9f				/* another thread's entry (a coroutine) */
-	movq	%rdi, %rsi
-	subq	%r10, %rsi
-	shrq	$4, %rsi			/* idx */
-	cmpq	(%rcx), %rsi
-	jne	9f				/* not the top */
-	movq	%rsi, %rax
-	shlq	$4, %rax
-	leaq	SHADOW_RET_OFF(%r10,%rax), %r8	/* its return entry */
 	leaq	8(%rbp), %rdx			/* the slot */
-	cmpq	SHADOW_R_SP(%r8), %rdx
-	jne	9f
+	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %r8, %rdx, 9f
+	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
+	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%rdi)
+	jnz	9f
 	movq	fhook_recursion_bits@gottpoff(%rip), %r9
 	cmpl	$0, %fs:(%r9)
 	jne	9f
-	movq	fhook_tasks_state@gottpoff(%rip), %r11
-	movq	%fs:(%r11), %rax
-	testq	%rax, %rax
-	jle	9f
-	leaq	(%rsi,%rsi,2), %rcx
-	shlq	$4, %rcx
-	leaq	SHADOW_NODE_OFF(%r10,%rcx), %rcx	/* the node */
-	movq	SHADOW_N_RETHOOK(%rcx), %rdi		/* its fgraph */
-	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%rdi)
-	jnz	9f
+	TASKS_ENTER %r11, %rax, 9f
 	orq	$SHADOW_RETURNING, SHADOW_R_SP(%r8)
 	movq	SHADOW_N_NEXT(%rcx), %rdx
 	movq	%rdx, 8(%rbp)			/* the slot plain again */
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
 	movq	%rdx, RIP(%rsp)
 	movl	$1, %fs:(%r9)			/* the recursion lock */
-	addq	$1, %rax
-	movq	%rax, %fs:(%r11)		/* tasks: enter */
 	movq	%r8, R12(%rsp)
 	movq	%rsi, R13(%rsp)
 	movq	%r10, R14(%rsp)
@@ -112,10 +89,8 @@
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
 	movq	%rsp, %rcx
 	call	*%r11
-8:	movq	fhook_tasks_state@gottpoff(%rip), %r11
-	subq	$1, %fs:(%r11)			/* leave */
-	movq	fhook_recursion_bits@gottpoff(%rip), %r9
-	movl	$0, %fs:(%r9)
+8:	TASKS_LEAVE %r11
+	RECURSION_UNLOCK %r9
 	movq	R12(%rsp), %r8
 	movq	R13(%rsp), %rsi
 	movq	R14(%rsp), %r10
@@ -142,73 +117,23 @@
 	cmpl	$0, fhook_shadow_rec(%rip)
 	je	19f				/* no probe's records are written here */
 	movq	-8(%rsp), %rdi			/* the stub */
-	movq	%rdi, %r10
-	andq	$-SHADOW_REGION, %r10		/* its region */
-	movq	fhook_shadow_self@gottpoff(%rip), %rcx
-	leaq	SHADOW_HDR_OFF(%r10), %r8
-	cmpq	%fs:(%rcx), %r8
-	jne	19f				/* another thread's entry */
-	movq	%rdi, %rsi
-	subq	%r10, %rsi
-	shrq	$4, %rsi			/* idx */
-	cmpq	(%r8), %rsi
-	jne	19f				/* not the top */
-	movq	%rsi, %r9
-	shlq	$4, %r9
-	leaq	-8(%rsp), %rcx			/* the slot */
-	cmpq	SHADOW_RET_OFF+SHADOW_R_SP(%r10,%r9), %rcx
-	jne	19f
-	leaq	(%rsi,%rsi,2), %rcx
-	shlq	$4, %rcx
-	leaq	SHADOW_NODE_OFF(%r10,%rcx), %rcx	/* the node */
+	leaq	-8(%rsp), %r9			/* the slot */
+	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %r8, %r9, 19f
 	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
 	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rdi)
 	jz	19f
-	movq	fhook_tasks_state@gottpoff(%rip), %r11
-	movq	%fs:(%r11), %r8
-	testq	%r8, %r8
-	jle	19f
-	addq	$1, %r8
-	movq	%r8, %fs:(%r11)			/* tasks: enter */
+	TASKS_ENTER %r11, %r8, 19f
 	cmpq	$0, FGRAPH_PROBE(%rdi)
 	je	17f				/* going away */
 	movq	FGRAPH_FLAGS_WORD(%rdi), %r8
 	movl	(%r8), %r8d
 	andl	FGRAPH_DISABLED(%rdi), %r8d
 	jnz	17f
-	movq	fhook_recursion_bits@gottpoff(%rip), %r11
-	cmpl	$0, %fs:(%r11)
-	jne	17f
-	movl	$1, %fs:(%r11)
-	movq	FGRAPH_REC_TLS(%rdi), %r8	/* the writer */
-	movq	FGRAPH_REC_GLOBAL(%rdi), %r11
-	movq	%fs:REC_W_GEN(%r8), %r9
-	cmpq	REC_G_GEN(%r11), %r9
-	jne	16f
-	movq	%fs:REC_W_HEAD(%r8), %r9
-	addq	$16, %r9
-	cmpq	%fs:REC_W_LIMIT(%r8), %r9
-	ja	16f
-	movq	REC_G_CPU(%r11), %r9
-	testq	%r9, %r9
-	jz	13f
-	movl	%fs:(%r9), %r9d
-	cmpl	%fs:REC_W_LAST_CPU(%r8), %r9d
-	jne	16f
-	jmp	14f
-13:	testq	$63, %fs:REC_W_EVENTS(%r8)	/* no rseq: C looks every 64 events */
-	jz	16f
-14:
+	RECURSION_LOCK %r11, 17f
+	REC_CHECK %rdi, %r8, %r11, %r9, %r9d, 16f
 	movq	%rax, -16(%rsp)			/* the return values, in the red zone */
 	movq	%rdx, -24(%rsp)
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rdx, %rax
-	subq	REC_G_CLOCK_BASE(%r11), %rax
-	movq	%rax, %rdx
-	subq	%fs:REC_W_LAST_TS(%r8), %rdx
-	shrq	$(REC_TS_BITS - 1), %rdx
-	jnz	15f
+	REC_NOW %r8, %r11, 15f
 	/* everything holds: the slot plain again, the entry free */
 	movq	SHADOW_N_NEXT(%rcx), %rdx
 	movq	%rdx, -8(%rsp)
@@ -216,43 +141,23 @@
 	movq	%rsi, %r9
 	shlq	$4, %r9
 	movq	$0, SHADOW_RET_OFF+SHADOW_R_SP(%r10,%r9)
-	/* the record */
-	movq	%rax, %fs:REC_W_LAST_TS(%r8)
-	shlq	$(64 - REC_TS_BITS), %rax
-	shrq	$(64 - REC_TS_BITS), %rax
-	orq	FGRAPH_REC_EXIT(%rdi), %rax	/* w0 */
-	movq	%fs:REC_W_HEAD(%r8), %rdx
-	andq	REC_G_MASK(%r11), %rdx
-	addq	%fs:REC_W_DATA(%r8), %rdx
-	movq	%rax, (%rdx)
-	movq	%rsi, %rax
-	shlq	$REC_TS_BITS, %rax
-	orq	%rcx, %rax			/* w1 */
-	movq	%rax, 8(%rdx)
-	movq	%fs:REC_W_HEAD(%r8), %rax
-	addq	$16, %rax
-	movq	%rax, %fs:REC_W_HEAD(%r8)
-	movq	%fs:REC_W_EVENTS(%r8), %rdx
-	addq	$1, %rdx
-	movq	%rdx, %fs:REC_W_EVENTS(%r8)
-	movq	%fs:REC_W_RING(%r8), %r11
-	movq	%rdx, REC_RING_EVENTS(%r11)
-	movq	%rax, REC_RING_HEAD(%r11)	/* published */
+	REC_PUT %r8, %r11, FGRAPH_REC_EXIT(%rdi)
+	movq	%rsi, %r11
+	shlq	$REC_TS_BITS, %r11
+	orq	%rcx, %r11			/* the return address | idx << 48 */
+	movq	%r11, 8(%rdx)
+	REC_PUBLISH %r8, %r11
 	subq	$1, %rsi
 	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* popped */
-	movq	fhook_recursion_bits@gottpoff(%rip), %r11
-	movl	$0, %fs:(%r11)
-	movq	fhook_tasks_state@gottpoff(%rip), %r11
-	subq	$1, %fs:(%r11)			/* leave */
+	RECURSION_UNLOCK %r11
+	TASKS_LEAVE %r11
 	movq	-16(%rsp), %rax
 	movq	-24(%rsp), %rdx
 	jmp	*-8(%rsp)			/* to the caller */
 15:	movq	-16(%rsp), %rax
 	movq	-24(%rsp), %rdx
-16:	movq	fhook_recursion_bits@gottpoff(%rip), %r11
-	movl	$0, %fs:(%r11)
-17:	movq	fhook_tasks_state@gottpoff(%rip), %r11
-	subq	$1, %fs:(%r11)
+16:	RECURSION_UNLOCK %r11
+17:	TASKS_LEAVE %r11
 19:
 .endm
 

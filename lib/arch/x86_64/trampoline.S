@@ -49,11 +49,7 @@
 /* ftrace_ops.private (checked in stubs.c) */
 #define OPS_PRIVATE	16
 
-#include "arch/shadow.h"
-
-.if FHOOK_RETHOOK_STUB_SIZE != 16 || SHADOW_RET_SIZE != 16 || SHADOW_NODE_SIZE != 48
-.error "the graph entry below scales indexes by 16 and 48"
-.endif
+#include "graph.h"
 
 	.text
 
@@ -185,26 +181,10 @@
 	jb	25f
 	testq	$FGRAPH_FL_EXIT, FGRAPH_FLAGS(%r8)
 	jz	26f
-	movq	fhook_shadow_self@gottpoff(%rip), %rax
-	movq	%fs:(%rax), %rax		/* the thread's header */
-	testq	%rax, %rax
-	jz	25f
-	movq	(%rax), %rcx			/* top */
-	leaq	-SHADOW_HDR_OFF(%rax), %r10	/* the region */
-	testq	%rcx, %rcx
-	jz	21f
-	movq	%rcx, %rax
-	shlq	$4, %rax
 	leaq	16(%rbp), %rdx			/* our return slot */
-	cmpq	SHADOW_RET_OFF+SHADOW_R_SP(%r10,%rax), %rdx
-	jae	25f				/* the top entry is no caller's */
-21:	addq	$1, %rcx			/* idx */
-	cmpq	$SHADOW_DEPTH, %rcx
-	jae	25f
+	SHADOW_NEXT %r10, %rcx, %rax, %rdx, 25f
 	movl	$1, %fs:(%r9)			/* the recursion lock */
-	leaq	(%rcx,%rcx,2), %rax
-	shlq	$4, %rax
-	leaq	SHADOW_NODE_OFF(%r10,%rax), %rax	/* the node */
+	SHADOW_NODE %rax, %r10, %rcx
 	movq	FGRAPH_RETHOOK(%r8), %rdx
 	movq	%rdx, SHADOW_N_RETHOOK(%rax)
 	movq	%rdi, SHADOW_N_ENTRY_IP(%rax)
@@ -234,20 +214,8 @@
 	movq	R12(%rsp), %rax
 	movq	R13(%rsp), %rcx
 	movq	R14(%rsp), %r10
-22:	movq	16(%rbp), %rdx			/* the real return address */
-	movq	%rdx, SHADOW_N_NEXT(%rax)
-	movq	%rdx, SHADOW_N_RET_IP(%rax)
-	movl	$0, SHADOW_N_UNWOUND(%rax)
-	movq	%rcx, %rax
-	shlq	$4, %rax
-	movq	%rdx, SHADOW_RET_OFF+SHADOW_R_RET(%r10,%rax)
-	leaq	16(%rbp), %rdx
-	movq	%rdx, SHADOW_RET_OFF+SHADOW_R_SP(%r10,%rax)
-	movq	%rcx, SHADOW_HDR_OFF(%r10)	/* top: the entry is complete */
-	addq	%r10, %rax			/* its stub */
-	movq	%rax, 16(%rbp)
-27:	movq	fhook_recursion_bits@gottpoff(%rip), %r9
-	movl	$0, %fs:(%r9)
+22:	SHADOW_HOOK %rax, %r10, %rcx, 16(%rbp), %rdx
+27:	RECURSION_UNLOCK %r9
 	jmp	24f
 26:	cmpl	$0, fhook_shadow_slow(%rip)	/* entry only: C reaps unwound frames */
 	jne	25f
@@ -294,9 +262,11 @@
 	jmp	3b
 .endm
 
-.macro RESTORE_ARGS sse
+.macro RESTORE_ARGS sse, ip=1
+	.if \ip
 	movq	RIP(%rsp), %rax
 	movq	%rax, 8(%rbp)		/* where we return to */
+	.endif
 	.if \sse
 	RESTORE_XMM
 	.endif
@@ -430,17 +400,7 @@
 	.globl	\name\()_tls3
 	.hidden	\name\()_tls3
 \name\()_tls3:
-3:	.if \sse
-	RESTORE_XMM
-	.endif
-	movq	RDI(%rsp), %rdi
-	movq	RSI(%rsp), %rsi
-	movq	RDX(%rsp), %rdx
-	movq	RCX(%rsp), %rcx
-	movq	R8(%rsp), %r8
-	movq	R9(%rsp), %r9
-	movq	R10(%rsp), %r10
-	movq	RAX(%rsp), %rax
+3:	RESTORE_ARGS \sse, 0
 	.cfi_remember_state
 	movq	%rbp, %rsp
 	popq	%rbp

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Assembler macros the graph trampolines share (trampoline.S, graph_rec.S,
+ * rethook_tramp.S): the shadow-stack push and the checks and writes of
+ * graph records, on the layout of arch/shadow.h.  Included by assembly
+ * only.  Local labels 1001-1009 are the macros' own.
+ */
+#ifndef FHOOK_ARCH_X86_64_GRAPH_H
+#define FHOOK_ARCH_X86_64_GRAPH_H
+
+#include "arch/shadow.h"
+
+.if FHOOK_RETHOOK_STUB_SIZE != 16 || SHADOW_RET_SIZE != 16 || SHADOW_NODE_SIZE != 48
+.error "the graph macros scale indexes by 16 and 48"
+.endif
+
+/*
+ * The next shadow-stack entry for a return whose slot's address is in
+ * the register @slot: @region = the thread's region, @idx = the
+ * entry's index; to @fail when the thread has no region yet, the top
+ * entry is not a caller's (stale, or this very slot's), or it is full.
+ */
+.macro SHADOW_NEXT region, idx, tmp, slot, fail
+	movq	fhook_shadow_self@gottpoff(%rip), \tmp
+	movq	%fs:(\tmp), \tmp		/* the thread's header */
+	testq	\tmp, \tmp
+	jz	\fail
+	movq	(\tmp), \idx			/* top */
+	leaq	-SHADOW_HDR_OFF(\tmp), \region
+	testq	\idx, \idx
+	jz	1001f
+	movq	\idx, \tmp
+	shlq	$4, \tmp
+	addq	\region, \tmp
+	cmpq	SHADOW_RET_OFF+SHADOW_R_SP(\tmp), \slot
+	jae	\fail				/* the top entry is no caller's */
+1001:	addq	$1, \idx
+	cmpq	$SHADOW_DEPTH, \idx
+	jae	\fail
+.endm
+
+/* @node = the node of entry @idx */
+.macro SHADOW_NODE node, region, idx
+	leaq	(\idx,\idx,2), \node
+	shlq	$4, \node
+	leaq	SHADOW_NODE_OFF(\region,\node), \node
+.endm
+
+/*
+ * The entry a return through the stub in @stub is for, when it is this
+ * thread's top entry and the slot whose address is in @slot holds it:
+ * @region, @idx, @node and @ret (its return entry); else @fail.
+ */
+.macro SHADOW_TOP stub, region, idx, node, ret, slot, fail
+	movq	\stub, \region
+	andq	$-SHADOW_REGION, \region
+	movq	fhook_shadow_self@gottpoff(%rip), \ret
+	leaq	SHADOW_HDR_OFF(\region), \node
+	cmpq	%fs:(\ret), \node
+	jne	\fail				/* another thread's entry (a coroutine) */
+	movq	\stub, \idx
+	subq	\region, \idx
+	shrq	$4, \idx
+	cmpq	(\node), \idx
+	jne	\fail				/* not the top */
+	movq	\idx, \ret
+	shlq	$4, \ret
+	leaq	SHADOW_RET_OFF(\region,\ret), \ret
+	cmpq	SHADOW_R_SP(\ret), \slot
+	jne	\fail
+	SHADOW_NODE \node, \region, \idx
+.endm
+
+/*
+ * Hook the return whose slot is at @slot_addr (a memory operand: the
+ * slot) for entry @idx, whose node has its rethook and entry fields:
+ * the rest of the node, the return entry, the new top, and the slot
+ * holding the entry's stub.  Clobbers @node and @tmp.
+ */
+.macro SHADOW_HOOK node, region, idx, slot, tmp
+	movq	\slot, \tmp			/* the real return address */
+	movq	\tmp, SHADOW_N_NEXT(\node)
+	movq	\tmp, SHADOW_N_RET_IP(\node)
+	movl	$0, SHADOW_N_UNWOUND(\node)
+	movq	\idx, \node
+	shlq	$4, \node
+	movq	\tmp, SHADOW_RET_OFF+SHADOW_R_RET(\region,\node)
+	leaq	\slot, \tmp
+	movq	\tmp, SHADOW_RET_OFF+SHADOW_R_SP(\region,\node)
+	movq	\idx, SHADOW_HDR_OFF(\region)	/* top: the entry is complete */
+	addq	\region, \node			/* its stub */
+	movq	\node, \slot
+.endm
+
+/*
+ * The writer of @fgraph's records can take one more plain record: its
+ * recording is live, there is room below its limit, and the thread is on
+ * the last record's cpu (without rseq, C looks every 64 events).  Leaves
+ * @w = the writer's offset from the thread pointer, @g = the recording's
+ * part.
+ */
+.macro REC_CHECK fgraph, w, g, tmp, tmp32, fail
+	movq	FGRAPH_REC_TLS(\fgraph), \w
+	movq	FGRAPH_REC_GLOBAL(\fgraph), \g
+	movq	%fs:REC_W_GEN(\w), \tmp
+	cmpq	REC_G_GEN(\g), \tmp
+	jne	\fail
+	movq	%fs:REC_W_HEAD(\w), \tmp
+	addq	$16, \tmp
+	cmpq	%fs:REC_W_LIMIT(\w), \tmp
+	ja	\fail
+	movq	REC_G_CPU(\g), \tmp
+	testq	\tmp, \tmp
+	jz	1002f
+	movl	%fs:(\tmp), \tmp32
+	cmpl	%fs:REC_W_LAST_CPU(\w), \tmp32
+	jne	\fail
+	jmp	1003f
+1002:	testq	$63, %fs:REC_W_EVENTS(\w)
+	jz	\fail
+1003:
+.endm
+
+/* %rax = the record's time, near the last record's (else @fail); clobbers %rdx */
+.macro REC_NOW w, g, fail
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rdx, %rax
+	subq	REC_G_CLOCK_BASE(\g), %rax
+	movq	%rax, %rdx
+	subq	%fs:REC_W_LAST_TS(\w), %rdx
+	shrq	$(REC_TS_BITS - 1), %rdx
+	jnz	\fail
+.endm
+
+/*
+ * The record's first word, from the time in %rax and the event id @id
+ * (a memory operand, id << 48), at the head; %rdx = where the record is
+ * (its second word goes to 8(%rdx)).
+ */
+.macro REC_PUT w, g, id
+	movq	%rax, %fs:REC_W_LAST_TS(\w)
+	shlq	$(64 - REC_TS_BITS), %rax
+	shrq	$(64 - REC_TS_BITS), %rax
+	orq	\id, %rax
+	movq	%fs:REC_W_HEAD(\w), %rdx
+	andq	REC_G_MASK(\g), %rdx
+	addq	%fs:REC_W_DATA(\w), %rdx
+	movq	%rax, (%rdx)
+.endm
+
+/* The record is written: publish it (head with the ring's release, x86 stores). */
+.macro REC_PUBLISH w, tmp
+	movq	%fs:REC_W_HEAD(\w), %rax
+	addq	$16, %rax
+	movq	%rax, %fs:REC_W_HEAD(\w)
+	movq	%fs:REC_W_EVENTS(\w), %rdx
+	addq	$1, %rdx
+	movq	%rdx, %fs:REC_W_EVENTS(\w)
+	movq	%fs:REC_W_RING(\w), \tmp
+	movq	%rdx, REC_RING_EVENTS(\tmp)
+	movq	%rax, REC_RING_HEAD(\tmp)
+.endm
+
+/* The recursion lock: to @fail if held, else taken; @tmp keeps its address. */
+.macro RECURSION_LOCK tmp, fail
+	movq	fhook_recursion_bits@gottpoff(%rip), \tmp
+	cmpl	$0, %fs:(\tmp)
+	jne	\fail
+	movl	$1, %fs:(\tmp)
+.endm
+
+.macro RECURSION_UNLOCK tmp
+	movq	fhook_recursion_bits@gottpoff(%rip), \tmp
+	movl	$0, %fs:(\tmp)
+.endm
+
+/* The tasks word: to @fail for a thread not known yet or exiting, else entered. */
+.macro TASKS_ENTER tmp, tmp2, fail
+	movq	fhook_tasks_state@gottpoff(%rip), \tmp
+	movq	%fs:(\tmp), \tmp2
+	testq	\tmp2, \tmp2
+	jle	\fail
+	addq	$1, \tmp2
+	movq	\tmp2, %fs:(\tmp)
+.endm
+
+.macro TASKS_LEAVE tmp
+	movq	fhook_tasks_state@gottpoff(%rip), \tmp
+	subq	$1, %fs:(\tmp)
+.endm
+
+#endif /* FHOOK_ARCH_X86_64_GRAPH_H */
