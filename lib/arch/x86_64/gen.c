@@ -66,27 +66,6 @@ static struct gen_tramp *gen_list;
  */
 extern void __register_frame(void *) __attribute__((weak));
 
-static void put32(unsigned char *at, int32_t v)
-{
-	memcpy(at, &v, 4);
-}
-
-static void put64(unsigned char *at, uint64_t v)
-{
-	memcpy(at, &v, 8);
-}
-
-static unsigned char *uleb(unsigned char *p, unsigned long v)
-{
-	do {
-		unsigned char b = v & 0x7f;
-
-		v >>= 7;
-		*p++ = b | (v ? 0x80 : 0);
-	} while (v);
-	return p;
-}
-
 /*
  * A CIE and an FDE for the copy at @code, as the template's CFI says:
  * after "push %rbp" the CFA is %rsp + 16 and %rbp saved below it, after
@@ -99,15 +78,13 @@ static size_t gen_eh_frame(unsigned char *buf, const unsigned char *code, size_t
 	unsigned char *p = buf, *cie = buf, *fde;
 	uint32_t l;
 
-	p += 4;
-	put32(p, 0);			/* CIE id */
-	p += 4;
+	p = fhook_put_u32(p + 4, 0);	/* the length (below), the CIE id */
 	*p++ = 1;			/* version */
 	*p++ = 'z'; *p++ = 'R'; *p++ = 0;
-	p = uleb(p, 1);			/* code alignment */
+	p = fhook_put_uleb(p, 1);	/* code alignment */
 	*p++ = 0x78;			/* data alignment -8 */
 	*p++ = 16;			/* return address: %rip */
-	p = uleb(p, 1);
+	p = fhook_put_uleb(p, 1);
 	*p++ = 0x00;			/* FDE addresses: DW_EH_PE_absptr */
 	*p++ = 0x0c; *p++ = 7; *p++ = 8;	/* DW_CFA_def_cfa %rsp, 8 */
 	*p++ = 0x80 | 16; *p++ = 1;	/* DW_CFA_offset %rip, cfa - 8 */
@@ -116,14 +93,9 @@ static size_t gen_eh_frame(unsigned char *buf, const unsigned char *code, size_t
 	l = (uint32_t)(p - cie - 4);
 	memcpy(cie, &l, 4);
 	fde = p;
-	p += 4;
-	l = (uint32_t)(p - cie);
-	memcpy(p, &l, 4);		/* back to the CIE */
-	p += 4;
-	put64(p, (uint64_t)(unsigned long)code);
-	p += 8;
-	put64(p, len);
-	p += 8;
+	p = fhook_put_u32(p + 4, (uint32_t)(p + 4 - cie));	/* back to the CIE */
+	p = fhook_put_u64(p, (uint64_t)(unsigned long)code);
+	p = fhook_put_u64(p, len);
 	*p++ = 0;			/* no augmentation data */
 	*p++ = 0x40 | 1;		/* advance 1: after push %rbp */
 	*p++ = 0x0e; *p++ = 16;		/* DW_CFA_def_cfa_offset 16 */
@@ -131,8 +103,7 @@ static size_t gen_eh_frame(unsigned char *buf, const unsigned char *code, size_t
 	*p++ = 0x40 | 3;		/* advance 3: after mov %rsp, %rbp */
 	*p++ = 0x0d; *p++ = 6;		/* DW_CFA_def_cfa_register %rbp */
 	*p++ = 0x04;			/* DW_CFA_advance_loc4 to the ret */
-	put32(p, (int32_t)(ret_off - 4));
-	p += 4;
+	p = fhook_put_u32(p, (uint32_t)(ret_off - 4));
 	*p++ = 0x0c; *p++ = 7; *p++ = 8;	/* DW_CFA_def_cfa %rsp, 8 */
 	*p++ = 0xc0 | 6;		/* DW_CFA_restore %rbp */
 	*p++ = 0x40 | 1;		/* advance 1: after the ret, the slow path */
@@ -142,8 +113,8 @@ static size_t gen_eh_frame(unsigned char *buf, const unsigned char *code, size_t
 		*p++ = 0;
 	l = (uint32_t)(p - fde - 4);
 	memcpy(fde, &l, 4);
-	put32(p, 0);			/* the terminator */
-	return (size_t)(p + 4 - buf);
+	p = fhook_put_u32(p, 0);	/* the terminator */
+	return (size_t)(p - buf);
 }
 
 static void gen_unwind_info(unsigned char *page, size_t len, size_t ret_off)
@@ -187,12 +158,12 @@ void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse)
 		return NULL;
 	}
 	memcpy(p, t->start, len);
-	put32(p + (t->tls1 - t->start) - 4, (int32_t)tls);
-	put32(p + (t->tls2 - t->start) - 4, (int32_t)tls);
-	put64(p + (t->ops - t->start) - 8, (uint64_t)(unsigned long)owner);
-	put64(p + (t->func - t->start) - 8, (uint64_t)(unsigned long)func);
-	put32(p + (t->tls3 - t->start) - 5, (int32_t)tls);	/* subq $1, %fs:disp32 */
-	put64(p + (t->disp - t->start) - 8, (uint64_t)(unsigned long)fhook_arch_dispatch);
+	fhook_put_u32(p + (t->tls1 - t->start) - 4, (int32_t)tls);
+	fhook_put_u32(p + (t->tls2 - t->start) - 4, (int32_t)tls);
+	fhook_put_u64(p + (t->ops - t->start) - 8, (uint64_t)(unsigned long)owner);
+	fhook_put_u64(p + (t->func - t->start) - 8, (uint64_t)(unsigned long)func);
+	fhook_put_u32(p + (t->tls3 - t->start) - 5, (int32_t)tls);	/* subq $1, %fs:disp32 */
+	fhook_put_u64(p + (t->disp - t->start) - 8, (uint64_t)(unsigned long)fhook_arch_dispatch);
 	memset(p + len, INT3_INSN_OPCODE, GEN_PAGE - GEN_EH_FRAME - len);
 	gen_unwind_info(p, len, (size_t)(t->ret - t->start));
 	if (mprotect(p, GEN_PAGE, PROT_READ | PROT_EXEC)) {

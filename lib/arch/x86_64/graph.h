@@ -92,6 +92,25 @@
 	movq	\node, \slot
 .endm
 
+/* To @fail when the probe of @fgraph is disabled (its flags say so now). */
+.macro PROBE_DISABLED fgraph, tmp, tmp32, fail
+	movq	FGRAPH_FLAGS_WORD(\fgraph), \tmp
+	movl	(\tmp), \tmp32
+	andl	FGRAPH_DISABLED(\fgraph), \tmp32
+	jnz	\fail
+.endm
+
+/* @data = the entry data of entry @idx if @fgraph's handlers take it, else 0 */
+.macro ENTRY_DATA data, fgraph, region, idx
+	xorl	\data\()d, \data\()d
+	testq	$FGRAPH_FL_DATA, FGRAPH_FLAGS(\fgraph)
+	jz	1004f
+	movq	\idx, \data
+	shlq	$8, \data
+	leaq	SHADOW_DATA_OFF(\region,\data), \data
+1004:
+.endm
+
 /*
  * The writer of @fgraph's records can take one more plain record: its
  * recording is live, there is room below its limit, and the thread is on

@@ -70,10 +70,7 @@ fhook_tramp_grec:
 	movq	OPS_PRIVATE(%rcx), %rcx		/* the fgraph */
 	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rcx)
 	jz	90f
-	movq	FGRAPH_FLAGS_WORD(%rcx), %rax
-	movl	(%rax), %eax
-	andl	FGRAPH_DISABLED(%rcx), %eax
-	jnz	90f
+	PROBE_DISABLED %rcx, %rax, %eax, 90f
 	TASKS_ENTER %rdx, %rax, 90f		/* the fgraph is read inside */
 	RECURSION_LOCK %rdx, 89f
 	/* a tail call from a hooked function: C */

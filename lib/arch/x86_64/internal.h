@@ -5,6 +5,8 @@
 #ifndef FHOOK_ARCH_X86_64_INTERNAL_H
 #define FHOOK_ARCH_X86_64_INTERNAL_H
 
+#include <stdint.h>
+
 #include "arch/arch.h"
 
 #define __arch_hidden __attribute__((visibility("hidden")))
@@ -28,5 +30,29 @@ extern char fhook_tramp_grec[];		/* graph_rec.S */
 
 /* gen.c: a per-ops copy of trampoline.S's OPS_TEMPLATE; NULL: none */
 void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse) __arch_hidden;
+
+/* Bytes of unwind tables (rethook.c, gen.c). */
+static inline unsigned char *fhook_put_uleb(unsigned char *p, unsigned long v)
+{
+	do {
+		unsigned char b = v & 0x7f;
+
+		v >>= 7;
+		*p++ = b | (v ? 0x80 : 0);
+	} while (v);
+	return p;
+}
+
+static inline unsigned char *fhook_put_u32(unsigned char *p, uint32_t v)
+{
+	__builtin_memcpy(p, &v, 4);
+	return p + 4;
+}
+
+static inline unsigned char *fhook_put_u64(unsigned char *p, uint64_t v)
+{
+	__builtin_memcpy(p, &v, 8);
+	return p + 8;
+}
 
 #endif /* FHOOK_ARCH_X86_64_INTERNAL_H */

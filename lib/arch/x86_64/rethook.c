@@ -39,29 +39,6 @@ void fhook_rethook_stubs_write(unsigned char *code, size_t nr)
 	memset(code, INT3_INSN_OPCODE, FHOOK_RETHOOK_STUB_SIZE);
 }
 
-static unsigned char *put_uleb(unsigned char *p, unsigned long v)
-{
-	do {
-		unsigned char b = v & 0x7f;
-
-		v >>= 7;
-		*p++ = b | (v ? 0x80 : 0);
-	} while (v);
-	return p;
-}
-
-static unsigned char *put_u32(unsigned char *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-	return p + 4;
-}
-
-static unsigned char *put_u64(unsigned char *p, uint64_t v)
-{
-	memcpy(p, &v, 8);
-	return p + 8;
-}
-
 /*
  * A CIE and one FDE over the whole reservation.  At a stub the "frame" is
  * the caller's state right after the hooked function returned: %rsp and
@@ -92,16 +69,16 @@ size_t fhook_rethook_eh_frame(unsigned char *buf, size_t size, unsigned long sta
 		return 0;
 	cie = p;
 	cie_len = p;
-	p = put_u32(p, 0);		/* length, below */
-	p = put_u32(p, 0);		/* CIE id */
+	p = fhook_put_u32(p, 0);		/* length, below */
+	p = fhook_put_u32(p, 0);		/* CIE id */
 	*p++ = 1;			/* version */
 	*p++ = 'z'; *p++ = 'P'; *p++ = 'R'; *p++ = 0;
-	p = put_uleb(p, 1);		/* code alignment */
+	p = fhook_put_uleb(p, 1);		/* code alignment */
 	*p++ = 0x78;			/* data alignment -8 */
 	*p++ = 16;			/* return address column: %rip */
-	p = put_uleb(p, 10);		/* augmentation data length */
+	p = fhook_put_uleb(p, 10);		/* augmentation data length */
 	*p++ = 0x00;			/* personality: DW_EH_PE_absptr */
-	p = put_u64(p, (unsigned long)personality);
+	p = fhook_put_u64(p, (unsigned long)personality);
 	*p++ = 0x00;			/* FDE addresses: DW_EH_PE_absptr */
 	*p++ = 0x0c; *p++ = 7; *p++ = 1;	/* DW_CFA_def_cfa %rsp, 1 */
 	*p++ = 0x16; *p++ = 7; *p++ = 2;	/* DW_CFA_val_expression %rsp */
@@ -113,23 +90,23 @@ size_t fhook_rethook_eh_frame(unsigned char *buf, size_t size, unsigned long sta
 	*p++ = 0x1c;			/* DW_OP_minus: the slot */
 	*p++ = 0x06;			/* DW_OP_deref: the stub */
 	*p++ = 0x10;			/* DW_OP_constu ret_off */
-	p = put_uleb(p, ret_off);
+	p = fhook_put_uleb(p, ret_off);
 	*p++ = 0x22;			/* DW_OP_plus: where the real one is */
 	*expr_len = (unsigned char)(p - expr_len - 1);
 	while ((p - cie) % 8)
 		*p++ = 0;		/* DW_CFA_nop */
-	put_u32(cie_len, (uint32_t)(p - cie - 4));
+	fhook_put_u32(cie_len, (uint32_t)(p - cie - 4));
 
 	fde_len = p;
-	p = put_u32(p, 0);
-	p = put_u32(p, (uint32_t)(p - cie));	/* CIE pointer: back to the CIE */
-	p = put_u64(p, start);
-	p = put_u64(p, len);
-	p = put_uleb(p, 0);		/* no augmentation data */
+	p = fhook_put_u32(p, 0);
+	p = fhook_put_u32(p, (uint32_t)(p - cie));	/* CIE pointer: back to the CIE */
+	p = fhook_put_u64(p, start);
+	p = fhook_put_u64(p, len);
+	p = fhook_put_uleb(p, 0);		/* no augmentation data */
 	while ((p - fde_len) % 8)
 		*p++ = 0;
-	put_u32(fde_len, (uint32_t)(p - fde_len - 4));
-	p = put_u32(p, 0);		/* terminator */
+	fhook_put_u32(fde_len, (uint32_t)(p - fde_len - 4));
+	p = fhook_put_u32(p, 0);		/* terminator */
 	return p - buf;
 }
 

@@ -71,20 +71,12 @@
 	movq	FGRAPH_PROBE(%rdi), %rax	/* NULL: going away */
 	testq	%rax, %rax
 	jz	8f
-	movq	FGRAPH_FLAGS_WORD(%rdi), %r9
-	movl	(%r9), %r9d
-	andl	FGRAPH_DISABLED(%rdi), %r9d
-	jnz	8f
+	PROBE_DISABLED %rdi, %r9, %r9d, 8f
 	movq	FGRAPH_EXIT(%rdi), %r11
 	testq	%r11, %r11
 	jz	8f
-	xorl	%r8d, %r8d
-	testq	$FGRAPH_FL_DATA, FGRAPH_FLAGS(%rdi)
-	jz	7f
-	movq	%rsi, %r8
-	shlq	$8, %r8
-	leaq	SHADOW_DATA_OFF(%r10,%r8), %r8	/* the entry data */
-7:	movq	%rax, %rdi			/* exit(probe, entry_ip, ret_ip, fregs, data) */
+	ENTRY_DATA %r8, %rdi, %r10, %rsi
+	movq	%rax, %rdi			/* exit(probe, entry_ip, ret_ip, fregs, data) */
 	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
 	movq	%rsp, %rcx
@@ -125,10 +117,7 @@
 	TASKS_ENTER %r11, %r8, 19f
 	cmpq	$0, FGRAPH_PROBE(%rdi)
 	je	17f				/* going away */
-	movq	FGRAPH_FLAGS_WORD(%rdi), %r8
-	movl	(%r8), %r8d
-	andl	FGRAPH_DISABLED(%rdi), %r8d
-	jnz	17f
+	PROBE_DISABLED %rdi, %r8, %r8d, 17f
 	RECURSION_LOCK %r11, 17f
 	REC_CHECK %rdi, %r8, %r11, %r9, %r9d, 16f
 	movq	%rax, -16(%rsp)			/* the return values, in the red zone */

@@ -168,10 +168,7 @@
 	movq	OPS_PRIVATE(%rdx), %r8		/* the fgraph */
 	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%r8)
 	jnz	25f
-	movq	FGRAPH_FLAGS_WORD(%r8), %rax
-	movl	(%rax), %eax
-	andl	FGRAPH_DISABLED(%r8), %eax
-	jnz	24f				/* disabled: no handler at all */
+	PROBE_DISABLED %r8, %rax, %eax, 24f	/* disabled: no handler at all */
 	movq	fhook_recursion_bits@gottpoff(%rip), %r9
 	cmpl	$0, %fs:(%r9)
 	jne	25f
@@ -196,13 +193,8 @@
 	movq	%rax, R12(%rsp)
 	movq	%rcx, R13(%rsp)
 	movq	%r10, R14(%rsp)
-	xorl	%r9d, %r9d
-	testq	$FGRAPH_FL_DATA, FGRAPH_FLAGS(%r8)
-	jz	23f
-	movq	%rcx, %r9
-	shlq	$8, %r9
-	leaq	SHADOW_DATA_OFF(%r10,%r9), %r9	/* the entry data */
-23:	movq	%rdx, %rax
+	ENTRY_DATA %r9, %r8, %r10, %rcx
+	movq	%rdx, %rax
 	movq	%rsi, %rdx			/* entry(probe, ip, parent_ip, fregs, data) */
 	movq	%rdi, %rsi
 	movq	FGRAPH_PROBE(%r8), %rdi
