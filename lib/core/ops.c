@@ -20,11 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define _LGPL_SOURCE
-#include <urcu/urcu-bp.h>
+#include <sys/mman.h>
 
 #include "util/errno.h"
+#include "util/alloc.h"
 #include "util/bsearch.h"
 #include "util/rcu.h"
 #include "util/tasks.h"
@@ -41,15 +40,12 @@ void fhook_synchronize(void)
 {
 	/*
 	 * Register ourselves first: a signal handler on this thread that
-	 * meets a hook during the wait must not have to register with urcu
-	 * while urcu's registry lock is held by this very thread.
+	 * meets a hook during the wait must not have to register while the
+	 * registry's lock is held by this very thread.
 	 */
-	urcu_bp_register_thread();
-	/* handlers and the list function: the trampolines' sections */
-	fhook_tasks_synchronize();
-	/* everything else read under fhook_rcu_read_lock() */
-	urcu_bp_synchronize_rcu();
-	fhook_rcu_tsan_acquire();
+	fhook_tasks_register();
+	/* the trampolines' sections, and everything read under fhook_rcu_read_lock() */
+	fhook_rcu_synchronize();
 }
 
 static inline __attribute__((always_inline)) bool
@@ -146,11 +142,13 @@ _Static_assert(!((FTRACE_FL_ENABLED | FTRACE_FL_REGS | FTRACE_FL_IPMODIFY | FTRA
  * batch makes its pages writable and serializes every thread three
  * times, which costs a TLB shootdown and IPIs, slow in a virtual machine
  * whose other CPUs are busy (20 batches of 1,000 sites took 3-10 ms more
- * than one of 20,000 there).  Static: the pages an update touched are
- * there for the next one.
+ * than one of 20,000 there).  Kept: the pages an update touched are there
+ * for the next one; made present 64 KiB at a time, which costs a fraction
+ * of a fault per page.
  */
 #define UPDATE_VEC	32768
-static struct text_poke_loc update_vec[UPDATE_VEC];	/* ftrace_lock */
+static struct text_poke_loc *update_vec;	/* mapped at the first update, kept */
+static size_t update_vec_ready;		/* entries whose pages are present */
 
 /* Where the records not yet applied start: (object, index). */
 struct rec_pos {
@@ -266,6 +264,14 @@ static int update_sites(void)
 		op->nr_sites = 0;
 	if (foreign_sites())
 		return -EINVAL;
+	if (!update_vec) {
+		void *p = mmap(NULL, UPDATE_VEC * sizeof(*update_vec), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		update_vec = p;
+	}
 
 	for (obj = fhook_objects; obj; obj = obj->next) {
 		if (!__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
@@ -324,6 +330,9 @@ static int update_sites(void)
 				     (next | REC_NEXT) << REC_NEXT_SHIFT;
 			if (cur == want)
 				continue;
+			if (nr == update_vec_ready)
+				update_vec_ready += fhook_populate(&update_vec[nr], UPDATE_VEC - nr,
+								   sizeof(update_vec[0]));
 			memset(&update_vec[nr], 0, sizeof(update_vec[nr]));
 			update_vec[nr].addr = rec->ip;
 			update_vec[nr].len = FHOOK_SITE_LEN;

@@ -6,9 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define _LGPL_SOURCE
-#include <urcu/urcu-bp.h>
-
 #include "util/rcu.h"
 
 #include <fhook/kallsyms.h>

@@ -22,9 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define _LGPL_SOURCE
-#include <urcu/urcu-bp.h>
-
 #include "objects.h"
 #include "util/bsearch.h"
 

@@ -3,7 +3,7 @@
  * The loaded objects of the process and what fhook knows of each: its
  * executable segments, its patchable sites and its symbols.
  *
- * The list is RCU-protected (urcu-bp): readers (the trap handler, the
+ * The list is RCU-protected (util/rcu.h): readers (the trap handler, the
  * symbolizer) walk it inside a read-side critical section; it is changed
  * only by fhook_objects_sync(), under ftrace_lock and the loader's lock.
  */
