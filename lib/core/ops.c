@@ -143,12 +143,13 @@ _Static_assert(!((FTRACE_FL_ENABLED | FTRACE_FL_REGS | FTRACE_FL_IPMODIFY | FTRA
  * times, which costs a TLB shootdown and IPIs, slow in a virtual machine
  * whose other CPUs are busy (20 batches of 1,000 sites took 3-10 ms more
  * than one of 20,000 there).  Kept: the pages an update touched are there
- * for the next one; made present 64 KiB at a time, which costs a fraction
- * of a fault per page.
+ * for the next one.  Beyond its first page, made present 64 KiB at a
+ * time, which costs a fraction of a fault per page.
  */
 #define UPDATE_VEC	32768
 static struct text_poke_loc *update_vec;	/* mapped at the first update, kept */
-static size_t update_vec_ready;		/* entries whose pages are present */
+/* entries whose pages are present, or a page of them: a small update faults its way */
+static size_t update_vec_ready = 4096 / sizeof(struct text_poke_loc);
 
 /* Where the records not yet applied start: (object, index). */
 struct rec_pos {
