@@ -185,8 +185,16 @@ int fhook_object_load_sites(struct fhook_object *obj)
 	pthread_mutex_lock(&sites_mutex);
 	if (obj->sites_loaded)
 		goto out;
-	/* the file must still be the one that was loaded */
-	if (stat(obj->path, &st) || st.st_dev != obj->dev || st.st_ino != obj->ino) {
+	if (obj->site_map) {
+		/* mapped from the file that was loaded, when it was */
+		ret = object_read_sites(obj, obj->site_map);
+		fhook_elf_unmap_sites(obj->site_map);
+		free(obj->site_map);
+		obj->site_map = NULL;
+		if (!ret)
+			object_mark_pad6(obj);
+	} else if (stat(obj->path, &st) || st.st_dev != obj->dev || st.st_ino != obj->ino) {
+		/* the file must still be the one that was loaded */
 		fprintf(stderr, "fhook: %s changed on disk since it was loaded; its "
 			"functions cannot be traced\n", obj->path);
 		ret = -ESTALE;
@@ -358,6 +366,12 @@ static void objects_added(struct fhook_object *list)
 				object_init_nops(obj, expect);
 			} else {
 				obj->init_site = first_site(obj, &m);
+				/* for the records, when something needs them */
+				obj->site_map = malloc(sizeof(m));
+				if (obj->site_map) {
+					*obj->site_map = m;
+					continue;
+				}
 			}
 		}
 		fhook_elf_unmap_sites(&m);
@@ -366,6 +380,11 @@ static void objects_added(struct fhook_object *list)
 
 static void object_release(struct fhook_object *obj)
 {
+	if (obj->site_map) {
+		fhook_elf_unmap_sites(obj->site_map);
+		free(obj->site_map);
+		obj->site_map = NULL;
+	}
 	free(obj->recs);
 	obj->recs = NULL;
 }

@@ -56,6 +56,11 @@ struct fhook_object {
 	 * tells this object from another mapped at the same place later.
 	 */
 	unsigned long init_site;
+	/*
+	 * The site list start-up mapped from the page cache to rewrite the
+	 * pads, kept until the records are read from it (by lib/core).
+	 */
+	struct fhook_elf_site_map *site_map;
 
 	bool syms_loaded;
 	struct fhook_sym *syms;		/* sorted by addr */
