@@ -399,12 +399,13 @@ bool fhook_objects_have_sites(void)
 {
 	struct fhook_object *obj;
 	bool ret = false;
+	int rcu;
 
 	fhook_objects_refresh();
-	fhook_rcu_read_lock();
+	rcu = fhook_rcu_read_lock();
 	for (obj = fhook_objects; obj && !ret; obj = obj->next)
 		ret = !__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE) || obj->nr_recs;
-	fhook_rcu_read_unlock();
+	fhook_rcu_read_unlock(rcu);
 	return ret;
 }
 
@@ -431,12 +432,13 @@ static bool arch_is_site(unsigned long ip)
 {
 	struct fhook_object *obj;
 	bool ret = false;
+	int rcu;
 
-	fhook_rcu_read_lock();
+	rcu = fhook_rcu_read_lock();
 	obj = fhook_object_of(ip);
 	if (obj && fhook_object_rec(obj, ip))
 		ret = true;
-	fhook_rcu_read_unlock();
+	fhook_rcu_read_unlock(rcu);
 	return ret;
 }
 
@@ -467,10 +469,10 @@ int fhook_kallsyms_for_each(int (*fn)(void *data, const struct fhook_symbol *sym
 {
 	fhook_internal_guard();
 	struct fhook_object *obj;
-	int ret = 0;
+	int ret = 0, rcu;
 
 	fhook_objects_refresh();
-	fhook_rcu_read_lock();
+	rcu = fhook_rcu_read_lock();
 	for (obj = fhook_objects; obj && !ret; obj = obj->next) {
 		size_t i, r = 0;
 
@@ -494,6 +496,6 @@ int fhook_kallsyms_for_each(int (*fn)(void *data, const struct fhook_symbol *sym
 			ret = fn(data, &sym);
 		}
 	}
-	fhook_rcu_read_unlock();
+	fhook_rcu_read_unlock(rcu);
 	return ret;
 }

@@ -132,6 +132,9 @@ static int rec_disabled;
 static uint32_t rec_gen;
 static __thread struct rec_thread rec_thr;
 static uint64_t rec_proc_seq;			/* this image's ev_proc */
+/* a forked child announces its objects with its first ring (get_ring) */
+static bool rec_announce_pending;
+static void register_process(void);
 static pthread_key_t rec_ring_key;
 static bool rec_have_key;
 /* no object had sites at start-up: armed when a dlopen() brings one */
@@ -271,6 +274,8 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 	       !__atomic_compare_exchange_n(&rec_shm->nr_rings, &hw, idx + 1, false,
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
+	if (rec_announce_pending)
+		register_process();
 	r->pid = getpid();
 	r->tid = syscall(SYS_gettid);
 	r->proc_seq = rec_proc_seq;
@@ -1205,6 +1210,7 @@ static void announce_objects(uint64_t seq)
 static void register_process(void)
 {
 	rec_proc_seq = 0;
+	rec_announce_pending = false;
 	announce_objects(0);
 }
 
@@ -1215,10 +1221,12 @@ static void rec_objects_changed(void)
 {
 	unsigned int old;
 
-	if (!rec_shm || !rec_proc_seq || __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
+	if (!rec_shm || !(rec_proc_seq || rec_announce_pending) ||
+	    __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
 		return;
 	old = fhook_internal_enter();
-	announce_objects(rec_proc_seq);
+	if (rec_proc_seq)
+		announce_objects(rec_proc_seq);
 	if (rec_deferred && fhook_objects_have_sites())
 		rec_arm(stderr);
 	fhook_internal_leave(old);
@@ -1241,8 +1249,13 @@ static void rec_atfork_child(void)
 		__atomic_store_n(&rec_disabled, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	/* the child's thread is a new thread: its own ring, its own pid */
-	register_process();
+	/*
+	 * The child's thread is a new thread: its own ring, its own pid, and
+	 * its objects announced with its first ring: most children exec at
+	 * once (a shell's, make's), and that costs them about 25 page faults.
+	 */
+	rec_proc_seq = 0;
+	rec_announce_pending = true;
 }
 
 /*

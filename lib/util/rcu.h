@@ -7,10 +7,12 @@
  * no RCU library of its own (liburcu-bp cost every process a library, its
  * constructor and about 20 page faults).
  *
- * A thread that cannot be known at that moment (it is being registered,
- * or it exits past its last destructor) counts itself in a process-wide
- * counter instead, with a full barrier; the grace period waits for that
- * counter to drop too.  Such sections are rare, and never on a hot path.
+ * A thread that no trampoline has made known (most threads of most
+ * processes: registering costs system calls and a fork handler) counts
+ * itself in a process-wide counter instead, with a full barrier, and so
+ * does one being registered or exiting past its last destructor; the
+ * grace period waits for that counter to drop too.  These readers are
+ * lookups and reports, never a traced call.
  *
  * ThreadSanitizer cannot follow membarrier() and the plain loads of the
  * readers' words: in TSan builds every read-side section ends with a
@@ -39,16 +41,24 @@ extern __thread int fhook_rcu_stray_depth
 void fhook_rcu_stray_enter(void) __attribute__((visibility("hidden")));
 void fhook_rcu_stray_leave(void) __attribute__((visibility("hidden")));
 
-static inline void fhook_rcu_read_lock(void)
+/* Enter a read-side section; hand what it returns to fhook_rcu_read_unlock(). */
+static inline int fhook_rcu_read_lock(void)
 {
-	if (__builtin_expect(!fhook_tasks_enter(), 0))
-		fhook_rcu_stray_enter();
+	long s = __atomic_load_n(&fhook_tasks_state, __ATOMIC_RELAXED);
+
+	if (s > 0) {
+		/* as fhook_tasks_enter(): the grace period's membarrier orders it */
+		__atomic_store_n(&fhook_tasks_state, s + 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	fhook_rcu_stray_enter();
+	return 1;
 }
 
-static inline void fhook_rcu_read_unlock(void)
+static inline void fhook_rcu_read_unlock(int stray)
 {
 	fhook_rcu_tsan_release();
-	if (__builtin_expect(fhook_rcu_stray_depth, 0))
+	if (stray)
 		fhook_rcu_stray_leave();
 	else
 		fhook_tasks_leave();
