@@ -134,6 +134,11 @@ static __thread struct rec_thread rec_thr;
 static uint64_t rec_proc_seq;			/* this image's ev_proc */
 /* a forked child announces its objects with its first ring (get_ring) */
 static bool rec_announce_pending;
+/*
+ * shm->follow, kept here: a forked child reads it before it execs, and
+ * the shared page would cost it a fault.
+ */
+static bool rec_follow;
 static void register_process(void);
 static pthread_key_t rec_ring_key;
 static bool rec_have_key;
@@ -394,7 +399,7 @@ static void rec_exec(const char *path, bool search)
 	extern char **environ;
 	char **e;
 
-	if (!rec_shm || !rec_shm->follow || __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
+	if (!rec_shm || !rec_follow || __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
 		return;
 	if (search && !strchr(path, '/')) {
 		/* environ by hand: getenv is not async-signal-safe on every libc */
@@ -1232,6 +1237,19 @@ static void rec_objects_changed(void)
 	fhook_internal_leave(old);
 }
 
+/* Zero @p, writing only if it is not: a forked child copies every page it writes. */
+static void zero_if_set(void *p, size_t len)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i]) {
+			memset(p, 0, len);
+			return;
+		}
+}
+
 static void rec_atfork_child(void)
 {
 	uint32_t i;
@@ -1244,8 +1262,8 @@ static void rec_atfork_child(void)
 			munmap(rec_maps[i], ev_ring_stride(rec_ring_size));
 		rec_maps[i] = NULL;
 	}
-	memset(&rec_thr, 0, sizeof(rec_thr));
-	if (!rec_shm->follow) {
+	zero_if_set(&rec_thr, sizeof(rec_thr));
+	if (!rec_follow) {
 		__atomic_store_n(&rec_disabled, 1, __ATOMIC_RELAXED);
 		return;
 	}
@@ -1413,6 +1431,7 @@ static int rec_setup(const char *v, bool attached, FILE *err)
 	rec_mark = shm->ring_size / 2;
 	rec_clock = shm->clock;
 	rec_clock_base = shm->clock_base;
+	rec_follow = shm->follow;
 	if (&__rseq_size && __rseq_size)
 		rec_rseq_off = __rseq_offset;
 	if (!shm->follow) {

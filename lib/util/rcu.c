@@ -47,5 +47,7 @@ void fhook_rcu_synchronize(void)
 
 void fhook_rcu_after_fork_child(void)
 {
-	__atomic_store_n(&fhook_rcu_strays, fhook_rcu_stray_depth, __ATOMIC_RELAXED);
+	/* not written when right: a forked child copies every page it writes */
+	if (__atomic_load_n(&fhook_rcu_strays, __ATOMIC_RELAXED) != fhook_rcu_stray_depth)
+		__atomic_store_n(&fhook_rcu_strays, fhook_rcu_stray_depth, __ATOMIC_RELAXED);
 }
