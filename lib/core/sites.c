@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 
 #include <fhook/kallsyms.h>
@@ -339,8 +340,13 @@ static void objects_added(struct fhook_object *list)
 		unsigned int s;
 		bool expect;
 
-		/* libfhook.so is never traced, as the kernel's ftrace code is notrace */
-		if (!obj->is_main && fhook_object_text(obj, (unsigned long)objects_added, 1)) {
+		/*
+		 * libfhook.so is never traced, as the kernel's ftrace code is
+		 * notrace, nor the dynamic loader, which fhook's own paths call
+		 * (dl_iterate_phdr, dlsym, lazy binding): neither is read.
+		 */
+		if (!obj->is_main && (fhook_object_text(obj, (unsigned long)objects_added, 1) ||
+				      obj->base == getauxval(AT_BASE))) {
 			obj->sites_loaded = true;
 			continue;
 		}
