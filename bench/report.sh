@@ -129,6 +129,7 @@ echo "user + system CPU of the whole process tree (wait4), median of $ROUNDS int
 echo "runs; \"added\" is over the same program run untraced. Instructions: callgrind over"
 echo "every process of the tree. Minor page faults: the program's own (wait4), median."
 [ -n "${ONLY:-}" ] && echo "This section alone was measured (\`BENCH_ONLY=startup\`) on $RUNDATE, fhook at $REV."
+[ -n "${LOAD0:-}" ] && echo "Load average (1, 5, 15 min) of the machine: $LOAD0 at the start, ${LOAD1:-?} at the end; times stretch with it, page faults and instructions do not."
 echo
 echo "| measure | 2,000 functions | 20,000 functions | target (20,000) |"
 echo "|---|---:|---:|---|"
