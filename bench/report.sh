@@ -178,7 +178,9 @@ echo "depend on the machine's load. On this virtual machine a fault costs tens o
 echo "microseconds (a fresh page 6-12 µs, the private copy of a text page that is already"
 echo "mapped 20-100 µs), so every page a start-up touches counts: with 20,000 functions,"
 echo "rewriting the pads copies the program's text pages (about 133), enabling every site"
-echo "adds the site records and the batch's plan and writes (16 bytes a site each)."
+echo "adds the site records and the list of writes (16 bytes a site each; the list is kept"
+echo "for the next update), applied in one batch: every batch makes its pages writable and"
+echo "serializes every thread three times, IPIs that wait for the busy CPUs of a loaded machine."
 echo
 echo "### What every traced process pays"
 echo
