@@ -20,49 +20,16 @@ BOUND=28
 N1=20
 N2=60
 
-# minflt CMD...: the minor faults of CMD and everything it waited for
-cat > "$T/minflt.c" <<'C'
-#include <stdio.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-int main(int argc, char **argv)
-{
-	struct rusage ru;
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return 127;
-	if (!pid) {
-		execv(argv[1], argv + 1);
-		_exit(127);
-	}
-	if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
-		return 1;
-	printf("%ld\n", ru.ru_minflt);
-	return 0;
-}
-C
-if ! cc -O2 -o "$T/minflt" "$T/minflt.c"; then
+. tests/faults.sh
+if ! faults_build "$T"; then
 	echo "FAIL record_faults_build: cc failed"
 	exit 1
 fi
 loop() { echo "i=0; while [ \$i -lt $1 ]; do /bin/true; i=\$((i + 1)); done"; }
-# the smallest of three runs: page-cache state and timing only add faults
-least() {
-	local i n min=
-	for i in 1 2 3; do
-		n=$("$@") || return 1
-		[ -z "$min" ] || [ "$n" -lt "$min" ] && min=$n
-	done
-	echo "$min"
-}
-if ! p1=$(least "$T/minflt" /bin/sh -c "$(loop $N1)") ||
-   ! p2=$(least "$T/minflt" /bin/sh -c "$(loop $N2)") ||
-   ! r1=$(least "$T/minflt" "$F" record -e 'f json_loads' -o "$T/r.rec" -- /bin/sh -c "$(loop $N1)" 2>/dev/null) ||
-   ! r2=$(least "$T/minflt" "$F" record -e 'f json_loads' -o "$T/r.rec" -- /bin/sh -c "$(loop $N2)" 2>/dev/null); then
+if ! p1=$(least 3 "$T/minflt" /bin/sh -c "$(loop $N1)") ||
+   ! p2=$(least 3 "$T/minflt" /bin/sh -c "$(loop $N2)") ||
+   ! r1=$(least 3 "$T/minflt" "$F" record -e 'f json_loads' -o "$T/r.rec" -- /bin/sh -c "$(loop $N1)" 2>/dev/null) ||
+   ! r2=$(least 3 "$T/minflt" "$F" record -e 'f json_loads' -o "$T/r.rec" -- /bin/sh -c "$(loop $N2)" 2>/dev/null); then
 	echo "FAIL record_faults_run: a run failed"
 	exit 1
 fi
