@@ -18,11 +18,12 @@ CFLAGS_COMMON := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter \
 LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fno-semantic-interposition -ftls-model=initial-exec \
 	      -D_REENTRANT
 # libelf: only for lib/events (the library reads its own ELF files itself)
-LIB_LDLIBS := -lelf -lurcu-bp -lpthread -ldl
+LIB_LDLIBS := -lelf -lpthread -ldl
 
 LIB_SRCS := \
 	lib/util/recursion.c \
 	lib/util/tasks.c \
+	lib/util/rcu.c \
 	lib/util/sort.c \
 	lib/kallsyms/elf.c \
 	lib/kallsyms/objects.c \

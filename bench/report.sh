@@ -130,6 +130,7 @@ echo "user + system CPU of the whole process tree (wait4), median of $ROUNDS int
 echo "runs; \"added\" is over the same program run untraced. Instructions: callgrind over"
 echo "every process of the tree. Minor page faults: the program's own (wait4), median."
 [ -n "${ONLY:-}" ] && echo "This section alone was measured (\`BENCH_ONLY=startup\`) on $RUNDATE, fhook at $REV."
+[ -n "${LOAD0:-}" ] && echo "Load average (1, 5, 15 min) of the machine: $LOAD0 at the start, ${LOAD1:-?} at the end; times stretch with it, page faults and instructions do not."
 echo
 echo "| measure | 2,000 functions | 20,000 functions | target (20,000) |"
 echo "|---|---:|---:|---|"
@@ -178,7 +179,9 @@ echo "depend on the machine's load. On this virtual machine a fault costs tens o
 echo "microseconds (a fresh page 6-12 µs, the private copy of a text page that is already"
 echo "mapped 20-100 µs), so every page a start-up touches counts: with 20,000 functions,"
 echo "rewriting the pads copies the program's text pages (about 133), enabling every site"
-echo "adds the site records and the batch's plan and writes (16 bytes a site each)."
+echo "adds the site records and the list of writes (16 bytes a site each; the list is kept"
+echo "for the next update), applied in one batch: every batch makes its pages writable and"
+echo "serializes every thread three times, IPIs that wait for the busy CPUs of a loaded machine."
 echo
 echo "### What every traced process pays"
 echo

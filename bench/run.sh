@@ -96,6 +96,8 @@ FHOOK=$ROOT/build/fhook
 REV=$(git rev-parse --short HEAD 2>/dev/null)
 git diff --quiet HEAD -- lib include 2>/dev/null || REV="$REV + uncommitted changes in lib/ or include/"
 RUNDATE=$(date -u '+%Y-%m-%d %H:%M UTC')
+# the machine's load around the run: times stretch with it, counts do not
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 CFLAGS_TRACE=$($FHOOK cflags)
 CC=${CC:-cc}
 LFH="-L$ROOT/build -lfhook -Wl,-rpath,$ROOT/build"
@@ -583,11 +585,12 @@ if [ -z "$ONLY" ]; then
 else
 	say "writing section 2 of bench/RESULTS.md"
 fi
+LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 declare -p IR NS NSMIN NSMAX SKIP LABEL NS_N SU >"$B/results.vars"
 declare -p BZT BZTMIN BZTMAX BZBAD 2>/dev/null >>"$B/results.vars"
 declare -p REC_READ 2>/dev/null >>"$B/results.vars"
 for v in ONLY SUITE_SKIP SUITE_STAT ORDER ROUNDS N1 N2 W3 BZVER INSZ BZCALLS BZFUNCS BZMODES LT_DISC SKIP_IR_uprobe TRACE_STAT BZ_TRACE_STAT \
-	 BZ_REC_STAT REC_EVENTS REC_BYTES UT_BYTES MT_N MT_CALLS MT_HWM MT_STAT REV RUNDATE; do
+	 BZ_REC_STAT REC_EVENTS REC_BYTES UT_BYTES MT_N MT_CALLS MT_HWM MT_STAT REV RUNDATE LOAD0 LOAD1; do
 	declare -p "$v" 2>/dev/null >>"$B/results.vars"
 done
 if [ -z "$ONLY" ]; then

@@ -622,7 +622,7 @@ static bool quiet_syscall(long nr)
 /*
  * A thread is at a safe point when it can call into libc and the loader
  * without meeting a lock it holds itself: in the program's own code (or a
- * library other than libc, the loader, libfhook and its urcu, whose
+ * library other than libc, the loader and libfhook, whose
  * handlers may hold an RCU read lock), or in libc blocked in a quiet
  * system call.  Not in anonymous memory (fhook's trampolines, JIT code).
  */

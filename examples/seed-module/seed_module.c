@@ -36,7 +36,7 @@
 #define msleep(ms)		usleep((ms) * 1000)
 /*
  * fhook: unregister_ftrace_function() already waited for a grace period
- * (liburcu); the msleep() below is kept, as in the seed, for a thread that
+ * (util/tasks.h); the msleep() below is kept, as in the seed, for a thread that
  * left the handler but has not yet jumped to the new function.
  */
 #define synchronize_rcu()	do { } while (0)

@@ -8,22 +8,19 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 
-#include <urcu/urcu-bp.h>
-
 #include "core.h"
 #include "arch/arch.h"
 #include "kallsyms/objects.h"
+#include "util/rcu.h"
 
 static void before_fork(void)
 {
 	pthread_mutex_lock(&ftrace_lock);
 	fhook_text_lock();
-	urcu_bp_before_fork();
 }
 
 static void after_fork_parent(void)
 {
-	urcu_bp_after_fork_parent();
 	fhook_text_unlock();
 	pthread_mutex_unlock(&ftrace_lock);
 }
@@ -31,7 +28,7 @@ static void after_fork_parent(void)
 static void after_fork_child(void)
 {
 	/* the child keeps the patched text and only this thread */
-	urcu_bp_after_fork_child();
+	fhook_rcu_after_fork_child();
 	fhook_text_unlock();
 	pthread_mutex_unlock(&ftrace_lock);
 }

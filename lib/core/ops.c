@@ -20,12 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-#define _LGPL_SOURCE
-#include <urcu/urcu-bp.h>
-
-#include "util/alloc.h"
 #include "util/errno.h"
+#include "util/alloc.h"
 #include "util/bsearch.h"
 #include "util/rcu.h"
 #include "util/tasks.h"
@@ -43,15 +41,12 @@ void fhook_synchronize(void)
 {
 	/*
 	 * Register ourselves first: a signal handler on this thread that
-	 * meets a hook during the wait must not have to register with urcu
-	 * while urcu's registry lock is held by this very thread.
+	 * meets a hook during the wait must not have to register while the
+	 * registry's lock is held by this very thread.
 	 */
-	urcu_bp_register_thread();
-	/* handlers and the list function: the trampolines' sections */
-	fhook_tasks_synchronize();
-	/* everything else read under fhook_rcu_read_lock() */
-	urcu_bp_synchronize_rcu();
-	fhook_rcu_tsan_acquire();
+	fhook_tasks_register();
+	/* the trampolines' sections, and everything read under fhook_rcu_read_lock() */
+	fhook_rcu_synchronize();
 }
 
 static inline __attribute__((always_inline)) bool
@@ -69,11 +64,6 @@ int ftrace_ops_test(struct ftrace_ops *ops, unsigned long ip)
 }
 
 /* ---- bringing sites in line ---- */
-
-struct site_plan {
-	struct dyn_ftrace *rec;
-	unsigned long flags;		/* the record's flags once the batch is done */
-};
 
 /*
  * Map the stubs of @obj's sites when one is first enabled.  Without memory
@@ -168,20 +158,132 @@ static int object_region(struct fhook_object *obj)
 }
 
 /*
- * Bring every site in line with the registered ops, in one batch.  If any
+ * While the writes of an update are built, a record's flags once they are
+ * applied wait in the upper half of its flags word (the count and every
+ * FTRACE_FL_* bit live in the lower half), marked by REC_NEXT: no plan
+ * the size of every site, a fresh page per 256 sites.
+ */
+#define REC_NOW_MASK	0xffffffffUL
+#define REC_NEXT_SHIFT	32
+#define REC_NEXT	(1UL << 29)	/* no FTRACE_FL_* bit */
+
+_Static_assert(!((FTRACE_FL_ENABLED | FTRACE_FL_REGS | FTRACE_FL_IPMODIFY | FTRACE_FL_PAD6 |
+		  FTRACE_FL_DISABLED | FTRACE_FL_MCOUNT | FTRACE_REF_MAX) &
+		 (REC_NEXT | ~REC_NOW_MASK)), "a record's flags fit in its lower half");
+
+/*
+ * The writes of an update, applied as one batch while they fit: every
+ * batch makes its pages writable and serializes every thread three
+ * times, which costs a TLB shootdown and IPIs, slow in a virtual machine
+ * whose other CPUs are busy (20 batches of 1,000 sites took 3-10 ms more
+ * than one of 20,000 there).  Kept: the pages an update touched are there
+ * for the next one.  Beyond its first page, made present 64 KiB at a
+ * time, which costs a fraction of a fault per page.
+ */
+#define UPDATE_VEC	32768
+static struct text_poke_loc *update_vec;	/* mapped at the first update, kept */
+/* entries whose pages are present, or a page of them: a small update faults its way */
+static size_t update_vec_ready = 4096 / sizeof(struct text_poke_loc);
+
+/* Where the records not yet applied start: (object, index). */
+struct rec_pos {
+	struct fhook_object *obj;
+	size_t i;
+};
+
+/*
+ * The records from @from up to @to (exclusive; obj NULL: the end) take
+ * their waiting flags (@apply), or drop them; @from moves to @to.
+ */
+static void recs_settle(struct rec_pos *from, struct rec_pos to, bool apply)
+{
+	struct fhook_object *obj = from->obj;
+	size_t i = from->i;
+
+	for (; obj; obj = obj->next, i = 0) {
+		size_t end = obj == to.obj ? to.i : obj->nr_recs;
+
+		if (!__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
+			end = 0;
+		for (; i < end; i++) {
+			struct dyn_ftrace *rec = &obj->recs[i];
+			unsigned long next = rec->flags >> REC_NEXT_SHIFT;
+
+			if (!next)
+				continue;
+			if (apply && (next & REC_NEXT))
+				rec->flags = next & ~REC_NEXT;
+			else
+				rec->flags &= REC_NOW_MASK;
+		}
+		if (obj == to.obj)
+			break;
+	}
+	*from = to;
+}
+
+/*
+ * A site that holds a call to none of our stubs was changed by someone
+ * else: it is reported and disabled.  Returns how many there are.
+ */
+static int foreign_sites(void)
+{
+	struct fhook_object *obj;
+	int foreign = 0;
+	size_t i;
+
+	for (obj = fhook_objects; obj; obj = obj->next) {
+		if (!__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
+			continue;
+		for (i = 0; i < obj->nr_recs; i++) {
+			struct dyn_ftrace *rec = &obj->recs[i];
+			const unsigned char *b = (const unsigned char *)rec->ip;
+			unsigned long target;
+
+			if ((rec->flags & FTRACE_FL_DISABLED) || fhook_site_is_nop(b))
+				continue;
+			target = fhook_site_call_target(b, rec->ip);
+			if (target && fhook_stub_of_code(target))
+				continue;
+			fhook_ftrace_bug(-EINVAL, rec->ip, NULL, b, FHOOK_SITE_LEN);
+			rec->flags |= FTRACE_FL_DISABLED;
+			rec->flags &= ~(FTRACE_FL_ENABLED | FTRACE_REF_MAX);
+			foreign++;
+		}
+	}
+	return foreign;
+}
+
+/* Apply the @nr writes of update_vec. */
+static int update_flush(size_t nr)
+{
+	int ret;
+
+	if (!nr)
+		return 0;
+	fhook_text_lock();
+	ret = fhook_text_poke_batch(update_vec, nr);
+	fhook_text_unlock();
+	return ret;
+}
+
+/*
+ * Bring every site in line with the registered ops, in batches.  If any
  * site holds bytes we did not put there, nothing is written at all: the
  * site is reported and disabled, and the operation fails with -EINVAL.
+ * If a batch cannot be written, the sites of the batches before it are
+ * in line and the others as they were (their records say which); the
+ * caller puts things back with another update.
  */
 static int update_sites(void)
 {
-	struct text_poke_loc *locs = NULL;
-	struct site_plan *plan = NULL;
 	struct fhook_stub_region *last_region = NULL;
 	struct ftrace_ops *op, *last_ops = NULL;
 	struct fhook_stub *last_stub = NULL;
+	struct rec_pos settled = { fhook_objects, 0 };
 	struct fhook_object *obj;
-	size_t nr = 0, total = 0, np = 0, i;
-	int ret = 0, foreign = 0;
+	size_t nr = 0, i;
+	int ret = 0;
 
 	/*
 	 * Sites not read yet are nops that no filter names (a filter is made
@@ -193,31 +295,27 @@ static int update_sites(void)
 				fhook_objects_load_all_sites();
 				break;
 			}
-	for (obj = fhook_objects; obj; obj = obj->next)
-		if (__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
-			total += obj->nr_recs;
 	for (op = ftrace_ops_list; op; op = op->next)
 		op->nr_sites = 0;
-	if (!total)
-		return 0;
-	/* every site gets a plan; only the sites that change get a write */
-	plan = fhook_malloc_whole(total * sizeof(*plan));
-	locs = malloc(total * sizeof(*locs));
-	if (!plan || !locs) {
-		ret = -ENOMEM;
-		goto out;
+	if (foreign_sites())
+		return -EINVAL;
+	if (!update_vec) {
+		void *p = mmap(NULL, UPDATE_VEC * sizeof(*update_vec), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		update_vec = p;
 	}
 
 	for (obj = fhook_objects; obj; obj = obj->next) {
-		/* kallsyms may have read an object's sites since we counted */
-		if (!__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE) ||
-		    np + obj->nr_recs > total)
+		if (!__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
 			continue;
 		for (i = 0; i < obj->nr_recs; i++) {
 			struct dyn_ftrace *rec = &obj->recs[i];
 			struct ftrace_ops *last = NULL;
 			struct fhook_stub *want = NULL, *cur = NULL;
-			unsigned long flags = 0, target;
+			unsigned long flags = 0, next, target;
 			unsigned int count = 0;
 			const unsigned char *b;
 
@@ -254,55 +352,42 @@ static int update_sites(void)
 				flags |= FTRACE_FL_REGS;
 			}
 
+			/* every call here is to a stub of ours (foreign_sites()) */
 			b = (const unsigned char *)rec->ip;
 			if (!fhook_site_is_nop(b)) {
 				target = fhook_site_call_target(b, rec->ip);
 				cur = target ? fhook_stub_of_code(target) : NULL;
-				if (!cur) {
-					/* someone else changed our site: leave it alone */
-					fhook_ftrace_bug(-EINVAL, rec->ip,
-							 want ? NULL : fhook_site_nop, b,
-							 FHOOK_SITE_LEN);
-					rec->flags |= FTRACE_FL_DISABLED;
-					rec->flags &= ~(FTRACE_FL_ENABLED | FTRACE_REF_MAX);
-					foreign++;
-					continue;
-				}
 			}
-			plan[np].rec = rec;
-			plan[np].flags = (rec->flags & ~(FTRACE_REF_MAX | FTRACE_FL_ENABLED |
-							 FTRACE_FL_REGS | FTRACE_FL_IPMODIFY)) |
-					 count | flags | (count ? FTRACE_FL_ENABLED : 0);
-			np++;
+			next = (rec->flags & ~(FTRACE_REF_MAX | FTRACE_FL_ENABLED |
+					       FTRACE_FL_REGS | FTRACE_FL_IPMODIFY)) |
+			       count | flags | (count ? FTRACE_FL_ENABLED : 0);
+			rec->flags = (rec->flags & REC_NOW_MASK) |
+				     (next | REC_NEXT) << REC_NEXT_SHIFT;
 			if (cur == want)
 				continue;
-			memset(&locs[nr], 0, sizeof(locs[nr]));
-			locs[nr].addr = rec->ip;
-			locs[nr].len = FHOOK_SITE_LEN;
-			locs[nr].emu_len = (rec->flags & FTRACE_FL_PAD6) ? 6 : FHOOK_SITE_LEN;
+			if (nr == update_vec_ready)
+				update_vec_ready += fhook_populate(&update_vec[nr], UPDATE_VEC - nr,
+								   sizeof(update_vec[0]));
+			memset(&update_vec[nr], 0, sizeof(update_vec[nr]));
+			update_vec[nr].addr = rec->ip;
+			update_vec[nr].len = FHOOK_SITE_LEN;
+			update_vec[nr].emu_len = (rec->flags & FTRACE_FL_PAD6) ? 6 : FHOOK_SITE_LEN;
 			if (want)
-				fhook_site_encode_call(locs[nr].new, rec->ip, want->code);
+				fhook_site_encode_call(update_vec[nr].new, rec->ip, want->code);
 			else
-				memcpy(locs[nr].new, fhook_site_nop, FHOOK_SITE_LEN);
-			nr++;
+				memcpy(update_vec[nr].new, fhook_site_nop, FHOOK_SITE_LEN);
+			if (++nr < UPDATE_VEC)
+				continue;
+			ret = update_flush(nr);
+			nr = 0;
+			if (ret)
+				goto out;
+			recs_settle(&settled, (struct rec_pos){ obj, i + 1 }, true);
 		}
 	}
-	if (foreign) {
-		ret = -EINVAL;
-		goto out;
-	}
-	if (nr) {
-		fhook_text_lock();
-		ret = fhook_text_poke_batch(locs, nr);
-		fhook_text_unlock();
-		if (ret)
-			goto out;
-	}
-	for (i = 0; i < np; i++)
-		plan[i].rec->flags = plan[i].flags;
+	ret = update_flush(nr);
 out:
-	free(plan);
-	free(locs);
+	recs_settle(&settled, (struct rec_pos){ NULL, 0 }, !ret);
 	return ret;
 }
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 
 #include <fhook/kallsyms.h>
@@ -185,8 +186,16 @@ int fhook_object_load_sites(struct fhook_object *obj)
 	pthread_mutex_lock(&sites_mutex);
 	if (obj->sites_loaded)
 		goto out;
-	/* the file must still be the one that was loaded */
-	if (stat(obj->path, &st) || st.st_dev != obj->dev || st.st_ino != obj->ino) {
+	if (obj->site_map) {
+		/* mapped from the file that was loaded, when it was */
+		ret = object_read_sites(obj, obj->site_map);
+		fhook_elf_unmap_sites(obj->site_map);
+		free(obj->site_map);
+		obj->site_map = NULL;
+		if (!ret)
+			object_mark_pad6(obj);
+	} else if (stat(obj->path, &st) || st.st_dev != obj->dev || st.st_ino != obj->ino) {
+		/* the file must still be the one that was loaded */
 		fprintf(stderr, "fhook: %s changed on disk since it was loaded; its "
 			"functions cannot be traced\n", obj->path);
 		ret = -ESTALE;
@@ -331,8 +340,13 @@ static void objects_added(struct fhook_object *list)
 		unsigned int s;
 		bool expect;
 
-		/* libfhook.so is never traced, as the kernel's ftrace code is notrace */
-		if (!obj->is_main && fhook_object_text(obj, (unsigned long)objects_added, 1)) {
+		/*
+		 * libfhook.so is never traced, as the kernel's ftrace code is
+		 * notrace, nor the dynamic loader, which fhook's own paths call
+		 * (dl_iterate_phdr, dlsym, lazy binding): neither is read.
+		 */
+		if (!obj->is_main && (fhook_object_text(obj, (unsigned long)objects_added, 1) ||
+				      obj->base == getauxval(AT_BASE))) {
 			obj->sites_loaded = true;
 			continue;
 		}
@@ -358,6 +372,12 @@ static void objects_added(struct fhook_object *list)
 				object_init_nops(obj, expect);
 			} else {
 				obj->init_site = first_site(obj, &m);
+				/* for the records, when something needs them */
+				obj->site_map = malloc(sizeof(m));
+				if (obj->site_map) {
+					*obj->site_map = m;
+					continue;
+				}
 			}
 		}
 		fhook_elf_unmap_sites(&m);
@@ -366,6 +386,11 @@ static void objects_added(struct fhook_object *list)
 
 static void object_release(struct fhook_object *obj)
 {
+	if (obj->site_map) {
+		fhook_elf_unmap_sites(obj->site_map);
+		free(obj->site_map);
+		obj->site_map = NULL;
+	}
 	free(obj->recs);
 	obj->recs = NULL;
 }
@@ -380,12 +405,13 @@ bool fhook_objects_have_sites(void)
 {
 	struct fhook_object *obj;
 	bool ret = false;
+	int rcu;
 
 	fhook_objects_refresh();
-	fhook_rcu_read_lock();
+	rcu = fhook_rcu_read_lock();
 	for (obj = fhook_objects; obj && !ret; obj = obj->next)
 		ret = !__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE) || obj->nr_recs;
-	fhook_rcu_read_unlock();
+	fhook_rcu_read_unlock(rcu);
 	return ret;
 }
 
@@ -412,12 +438,13 @@ static bool arch_is_site(unsigned long ip)
 {
 	struct fhook_object *obj;
 	bool ret = false;
+	int rcu;
 
-	fhook_rcu_read_lock();
+	rcu = fhook_rcu_read_lock();
 	obj = fhook_object_of(ip);
 	if (obj && fhook_object_rec(obj, ip))
 		ret = true;
-	fhook_rcu_read_unlock();
+	fhook_rcu_read_unlock(rcu);
 	return ret;
 }
 
@@ -448,10 +475,10 @@ int fhook_kallsyms_for_each(int (*fn)(void *data, const struct fhook_symbol *sym
 {
 	fhook_internal_guard();
 	struct fhook_object *obj;
-	int ret = 0;
+	int ret = 0, rcu;
 
 	fhook_objects_refresh();
-	fhook_rcu_read_lock();
+	rcu = fhook_rcu_read_lock();
 	for (obj = fhook_objects; obj && !ret; obj = obj->next) {
 		size_t i, r = 0;
 
@@ -475,6 +502,6 @@ int fhook_kallsyms_for_each(int (*fn)(void *data, const struct fhook_symbol *sym
 			ret = fn(data, &sym);
 		}
 	}
-	fhook_rcu_read_unlock();
+	fhook_rcu_read_unlock(rcu);
 	return ret;
 }

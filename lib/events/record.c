@@ -169,6 +169,14 @@ static struct rec_range *rec_callers;
 static int rec_nr_callers;
 static __thread struct rec_thread rec_thr;
 static uint64_t rec_proc_seq;			/* this image's ev_proc */
+/* a forked child announces its objects with its first ring (get_ring) */
+static bool rec_announce_pending;
+/*
+ * shm->follow, kept here: a forked child reads it before it execs, and
+ * the shared page would cost it a fault.
+ */
+static bool rec_follow;
+static void register_process(void);
 static pthread_key_t rec_ring_key;
 static bool rec_have_key;
 /* no object had sites at start-up: armed when a dlopen() brings one */
@@ -308,6 +316,8 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 	       !__atomic_compare_exchange_n(&rec_shm->nr_rings, &hw, idx + 1, false,
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
+	if (rec_announce_pending)
+		register_process();
 	r->pid = getpid();
 	r->tid = syscall(SYS_gettid);
 	r->proc_seq = rec_proc_seq;
@@ -427,7 +437,7 @@ static void rec_exec(const char *path, bool search)
 	extern char **environ;
 	char **e;
 
-	if (!rec_shm || !rec_shm->follow || __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
+	if (!rec_shm || !rec_follow || __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
 		return;
 	if (search && !strchr(path, '/')) {
 		/* environ by hand: getenv is not async-signal-safe on every libc */
@@ -1331,6 +1341,7 @@ static void announce_objects(uint64_t seq)
 static void register_process(void)
 {
 	rec_proc_seq = 0;
+	rec_announce_pending = false;
 	announce_objects(0);
 }
 
@@ -1341,13 +1352,28 @@ static void rec_objects_changed(void)
 {
 	unsigned int old;
 
-	if (!rec_shm || !rec_proc_seq || __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
+	if (!rec_shm || !(rec_proc_seq || rec_announce_pending) ||
+	    __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
 		return;
 	old = fhook_internal_enter();
-	announce_objects(rec_proc_seq);
+	if (rec_proc_seq)
+		announce_objects(rec_proc_seq);
 	if (rec_deferred && fhook_objects_have_sites())
 		rec_arm(stderr);
 	fhook_internal_leave(old);
+}
+
+/* Zero @p, writing only if it is not: a forked child copies every page it writes. */
+static void zero_if_set(void *p, size_t len)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i]) {
+			memset(p, 0, len);
+			return;
+		}
 }
 
 static void rec_atfork_child(void)
@@ -1362,13 +1388,18 @@ static void rec_atfork_child(void)
 			munmap(rec_maps[i], ev_ring_stride(rec_ring_size));
 		rec_maps[i] = NULL;
 	}
-	memset(&rec_thr, 0, sizeof(rec_thr));
-	if (!rec_shm->follow) {
+	zero_if_set(&rec_thr, sizeof(rec_thr));
+	if (!rec_follow) {
 		__atomic_store_n(&rec_disabled, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	/* the child's thread is a new thread: its own ring, its own pid */
-	register_process();
+	/*
+	 * The child's thread is a new thread: its own ring, its own pid, and
+	 * its objects announced with its first ring: most children exec at
+	 * once (a shell's, make's), and that costs them about 25 page faults.
+	 */
+	rec_proc_seq = 0;
+	rec_announce_pending = true;
 }
 
 /*
@@ -1546,6 +1577,7 @@ static int rec_setup(const char *v, bool attached, FILE *err)
 	rec_clock = shm->clock;
 	rec_clock_base = shm->clock_base;
 	rec_g.mask = shm->ring_size - 1;
+	rec_follow = shm->follow;
 	if (&__rseq_size && __rseq_size) {
 		rec_rseq_off = __rseq_offset;
 		rec_g.cpu_off = __rseq_offset + 4;

@@ -17,9 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define _LGPL_SOURCE
-#include <urcu/urcu-bp.h>
-
 #include <fhook/fprobe.h>
 #include <fhook/kallsyms.h>
 #include "util/errno.h"
@@ -398,7 +395,7 @@ int unregister_fprobe(struct fprobe *fp)
 	/*
 	 * Exits still in flight see no fprobe from here on; the grace period
 	 * unregister_ftrace_function() waits for also covers exit handlers
-	 * that read it before (they run in the same urcu-bp flavour).
+	 * that read it before (they read it inside a tasks section, util/tasks.h).
 	 */
 	if (fp->rethook)
 		__atomic_store_n(&fp->rethook->fgraph.probe, NULL, __ATOMIC_RELEASE);

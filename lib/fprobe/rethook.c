@@ -35,9 +35,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define _LGPL_SOURCE
-#include <urcu/urcu-bp.h>
-
 #include "core/core.h"
 #include "util/rcu.h"
 #include "util/tasks.h"

@@ -57,9 +57,6 @@
 #include <unwind.h>
 #include <dlfcn.h>
 
-#define _LGPL_SOURCE
-#include <urcu/urcu-bp.h>
-
 #include "core/core.h"
 #include "util/rcu.h"
 #include "util/tasks.h"

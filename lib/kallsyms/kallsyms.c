@@ -6,9 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define _LGPL_SOURCE
-#include <urcu/urcu-bp.h>
-
 #include "util/rcu.h"
 
 #include <fhook/kallsyms.h>
@@ -27,11 +24,12 @@ unsigned long kallsyms_lookup_name(const char *name)
 	fhook_internal_guard();
 	struct fhook_object *obj;
 	unsigned long addr = 0;
+	int rcu;
 
 	if (!name || !*name)
 		return 0;
 	refresh();
-	fhook_rcu_read_lock();
+	rcu = fhook_rcu_read_lock();
 	for (obj = fhook_objects; obj && !addr; obj = obj->next) {
 		size_t i;
 
@@ -42,7 +40,7 @@ unsigned long kallsyms_lookup_name(const char *name)
 				break;
 			}
 	}
-	fhook_rcu_read_unlock();
+	fhook_rcu_read_unlock(rcu);
 	return addr;
 }
 
@@ -67,8 +65,9 @@ const char *kallsyms_lookup(unsigned long addr, unsigned long *symbolsize,
 	const struct fhook_sym *sym;
 	struct fhook_object *obj;
 	const char *ret = NULL;
+	int rcu;
 
-	fhook_rcu_read_lock();
+	rcu = fhook_rcu_read_lock();
 	sym = find(addr, &obj);
 	if (sym) {
 		if (symbolsize)
@@ -84,7 +83,7 @@ const char *kallsyms_lookup(unsigned long addr, unsigned long *symbolsize,
 			ret = "";
 		}
 	}
-	fhook_rcu_read_unlock();
+	fhook_rcu_read_unlock(rcu);
 	return ret;
 }
 
@@ -98,16 +97,16 @@ int kallsyms_lookup_size_offset(unsigned long addr, unsigned long *symbolsize,
 static int print_symbol(char *buffer, size_t size, unsigned long address, bool with_offset)
 {
 	struct fhook_object *obj;
-	int n;
+	int n, rcu;
 
-	fhook_rcu_read_lock();
+	rcu = fhook_rcu_read_lock();
 	obj = fhook_object_of(address);
 	if (!obj) {
 		refresh();
 		obj = fhook_object_of(address);
 	}
 	n = fhook_object_format(obj, address, buffer, size, with_offset);
-	fhook_rcu_read_unlock();
+	fhook_rcu_read_unlock(rcu);
 	return n;
 }
 
@@ -131,10 +130,10 @@ int kallsyms_on_each_symbol(int (*fn)(void *data, const char *name, unsigned lon
 {
 	fhook_internal_guard();
 	struct fhook_object *obj;
-	int ret = 0;
+	int ret = 0, rcu;
 
 	refresh();
-	fhook_rcu_read_lock();
+	rcu = fhook_rcu_read_lock();
 	for (obj = fhook_objects; obj && !ret; obj = obj->next) {
 		size_t i;
 
@@ -142,6 +141,6 @@ int kallsyms_on_each_symbol(int (*fn)(void *data, const char *name, unsigned lon
 		for (i = 0; i < obj->nr_syms && !ret; i++)
 			ret = fn(data, fhook_sym_name(obj, &obj->syms[i]), obj->syms[i].addr);
 	}
-	fhook_rcu_read_unlock();
+	fhook_rcu_read_unlock(rcu);
 	return ret;
 }

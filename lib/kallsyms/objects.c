@@ -22,9 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define _LGPL_SOURCE
-#include <urcu/urcu-bp.h>
-
 #include "objects.h"
 #include "util/bsearch.h"
 
@@ -155,7 +152,8 @@ static struct fhook_object *object_new(struct dl_phdr_info *info, bool first)
 	} else {
 		size_t len = strlen(info->dlpi_name);
 
-		if (!len || len >= sizeof(path))
+		/* no file: the vdso ("linux-vdso.so.1"); a name without a slash is none */
+		if (!len || len >= sizeof(path) || !memchr(info->dlpi_name, '/', len))
 			return NULL;
 		/* not snprintf: its code is pages a short process never touches otherwise */
 		memcpy(path, info->dlpi_name, len + 1);

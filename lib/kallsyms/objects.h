@@ -3,7 +3,7 @@
  * The loaded objects of the process and what fhook knows of each: its
  * executable segments, its patchable sites and its symbols.
  *
- * The list is RCU-protected (urcu-bp): readers (the trap handler, the
+ * The list is RCU-protected (util/rcu.h): readers (the trap handler, the
  * symbolizer) walk it inside a read-side critical section; it is changed
  * only by fhook_objects_sync(), under ftrace_lock and the loader's lock.
  */
@@ -56,6 +56,11 @@ struct fhook_object {
 	 * tells this object from another mapped at the same place later.
 	 */
 	unsigned long init_site;
+	/*
+	 * The site list start-up mapped from the page cache to rewrite the
+	 * pads, kept until the records are read from it (by lib/core).
+	 */
+	struct fhook_elf_site_map *site_map;
 
 	bool syms_loaded;
 	struct fhook_sym *syms;		/* sorted by addr */

@@ -35,4 +35,19 @@ static inline void *fhook_malloc_whole(size_t size)
 	return p;
 }
 
+/*
+ * Make the pages of the next entries of an array present, 64 KiB at a
+ * time: of the @left entries of @size bytes from @p (page-aligned), how
+ * many are now.
+ */
+static inline size_t fhook_populate(void *p, size_t left, size_t size)
+{
+	size_t n = FHOOK_ALLOC_POPULATE_MIN / size;
+
+	if (n > left)
+		n = left;
+	madvise(p, n * size, MADV_POPULATE_WRITE);
+	return n;
+}
+
 #endif /* FHOOK_UTIL_ALLOC_H */

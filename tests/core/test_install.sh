@@ -27,7 +27,7 @@ else
 	echo "FAIL pkg_config_build: $(head -3 $T/err)"
 fi
 # the static library too
-if gcc $($T/usr/bin/fhook cflags) $(pkg-config --cflags fhook) -o $T/ps $T/p.c $T/usr/lib/libfhook.a $(pkg-config --libs-only-other --static fhook) -lelf -lurcu-bp -lpthread -ldl 2>$T/err; then
+if gcc $($T/usr/bin/fhook cflags) $(pkg-config --cflags fhook) -o $T/ps $T/p.c $T/usr/lib/libfhook.a $(pkg-config --libs-only-other --static fhook) -lelf -lpthread -ldl 2>$T/err; then
 	out=$($T/ps); st=$?
 	[ "$out" = 2 ] && [ $st = 0 ] && echo "PASS static_library_works" ||
 		echo "FAIL static_library_works: '$out', exit $st"

@@ -1,11 +1,12 @@
 #!/bin/bash
 # Libraries that libfhook.so must not depend on: every traced process maps
-# what libfhook needs before its first instruction runs.  capstone (the
+# what libfhook needs before its first instruction runs.  Its RCU read side
+# is the trampolines' own (lib/util/rcu.h), not liburcu's.  capstone (the
 # tail-call check) is opened with dlopen() when first used; DWARF, the event
 # grammar and the decoding of recordings live in the fhook command only
 # (libdw); the few ELF sections libfhook reads, it reads itself (libelf, and
 # libz behind it, would cost every process two more libraries).
-NOT_NEEDED="libcapstone libdw libelf libz"
+NOT_NEEDED="libcapstone libdw libelf libz liburcu-bp liburcu"
 
 set -o pipefail
 cd "${FHOOK_ROOT:-.}" || exit 2

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The C dispatcher, the path taken where urcu-bp has no sys_membarrier
-# (forced here): the same register and stress checks as the fast path.
+# The C dispatcher (FHOOK_SLOW_DISPATCH=1: the trampolines call C for every
+# call): the same register, stress and unwind checks as the fast path.
 # A program that crashes or exits non-zero after its PASS lines fails.
 set -o pipefail
 cd "$FHOOK_ROOT" || exit 2

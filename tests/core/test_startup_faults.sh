@@ -4,10 +4,10 @@
 # program without it.  A count, not a time: it does not depend on the load
 # of the machine.
 #
-# Measured (Debian 12, x86-64): 67 faults without libfhook, +28 to +30
-# with it (+73 when it still linked libdw, libelf, libz, liblzma and
-# libbz2; preloading any library that needs liburcu-bp costs +20).  The
-# bound is the measurement and a few faults of noise.
+# Measured (Debian 12, x86-64): 67 faults without libfhook, +20 with it
+# (+73 when it still linked libdw, libelf, libz, liblzma and libbz2, +28 to
+# +30 while it needed liburcu-bp).  The bound is the measurement and a few
+# faults of noise.
 #
 # Then a program with 3,000 functions built with the pads, whose pads
 # libfhook rewrites before main(): on top of the above it may pay one
@@ -24,7 +24,7 @@ if [ ! -e "$LIB" ]; then
 	exit 1
 fi
 
-BOUND=34
+BOUND=24
 
 cat > "$T/empty.c" <<'C'
 int main(void)
@@ -32,46 +32,13 @@ int main(void)
 	return 0;
 }
 C
-# minflt CMD...: the minor faults of CMD (wait4's rusage)
-cat > "$T/minflt.c" <<'C'
-#include <stdio.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-int main(int argc, char **argv)
-{
-	struct rusage ru;
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return 127;
-	if (!pid) {
-		execv(argv[1], argv + 1);
-		_exit(127);
-	}
-	if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
-		return 1;
-	printf("%ld\n", ru.ru_minflt);
-	return 0;
-}
-C
-if ! cc -O2 -o "$T/empty" "$T/empty.c" || ! cc -O2 -o "$T/minflt" "$T/minflt.c"; then
+. tests/faults.sh
+if ! cc -O2 -o "$T/empty" "$T/empty.c" || ! faults_build "$T"; then
 	echo "FAIL startup_faults_build: cc failed"
 	exit 1
 fi
-# the smallest of five runs of each: page-cache state only adds faults
-least() {
-	local i n min=
-	for i in 1 2 3 4 5; do
-		n=$("$@") || return 1
-		[ -z "$min" ] || [ "$n" -lt "$min" ] && min=$n
-	done
-	echo "$min"
-}
-if ! base=$(least "$T/minflt" "$T/empty") ||
-   ! with=$(LD_PRELOAD=$LIB least "$T/minflt" "$T/empty"); then
+if ! base=$(least 5 "$T/minflt" "$T/empty") ||
+   ! with=$(LD_PRELOAD=$LIB least 5 "$T/minflt" "$T/empty"); then
 	echo "FAIL startup_faults_run: the empty program failed"
 	exit 1
 fi
@@ -102,8 +69,8 @@ if ! cc -O0 $("$FH" cflags) -o "$T/many" "$T/many.c"; then
 fi
 text=$(printf '%d' "0x$(readelf -SW "$T/many" | awk '$2 == ".text" { print $6 }')")
 pages=$(( (text + 4095) / 4096 + 1 ))
-if ! base=$(least "$T/minflt" "$T/many") ||
-   ! with=$(LD_PRELOAD=$LIB least "$T/minflt" "$T/many"); then
+if ! base=$(least 5 "$T/minflt" "$T/many") ||
+   ! with=$(LD_PRELOAD=$LIB least 5 "$T/minflt" "$T/many"); then
 	echo "FAIL startup_faults_many_run: the program failed"
 	exit 1
 fi

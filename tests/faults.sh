@@ -1,0 +1,16 @@
+# Sourced by the tests that bound page faults (after cd to the tree):
+#   faults_build DIR    builds DIR/minflt (tests/minflt.c); false if cc fails
+#   least N CMD...      the smallest of N counts CMD prints: page-cache state
+#                       and timing only ever add faults
+faults_build() {
+	cc -O2 -o "$1/minflt" tests/minflt.c
+}
+least() {
+	local runs=$1 i n min=
+	shift
+	for ((i = 0; i < runs; i++)); do
+		n=$("$@") || return 1
+		[ -z "$min" ] || [ "$n" -lt "$min" ] && min=$n
+	done
+	echo "$min"
+}
