@@ -64,11 +64,26 @@ struct att_map {
 	char *path;
 };
 
+/* A pad of several instructions: no thread may be inside it when it becomes one. */
+struct att_split {
+	unsigned long addr;
+	unsigned int len;
+};
+
 /* The gcc pads of one object, at run-time addresses. */
 struct att_pads {
 	unsigned long *addrs;
 	size_t nr;
 	unsigned long lo, hi;		/* the pages they are on */
+	/*
+	 * Worked out while the threads run: the pages as they were (@orig)
+	 * and as they are to be (@img), and the split pads, sorted.  With the
+	 * threads stopped, the pages are only read again to see that they
+	 * did not change meanwhile, and written.
+	 */
+	unsigned char *orig, *img;
+	struct att_split *split;
+	size_t nr_split;
 };
 
 struct cli_attach {
@@ -1009,11 +1024,100 @@ static void free_pads(struct cli_attach *a)
 {
 	int i;
 
-	for (i = 0; i < a->nr_pads; i++)
+	for (i = 0; i < a->nr_pads; i++) {
 		free(a->pads[i].addrs);
+		free(a->pads[i].orig);
+		free(a->pads[i].split);
+	}
 	free(a->pads);
 	a->pads = NULL;
 	a->nr_pads = 0;
+}
+
+/*
+ * What @pd's pages become, from their bytes @cur (@pd->orig is set to
+ * them): each pad the 5-byte nop, and the pads that were several
+ * instructions listed.  The classifier libfhook and `fhook prepare` use.
+ */
+static int plan_pads(struct att_pads *pd, const unsigned char *cur)
+{
+	size_t len = pd->hi - pd->lo, k, cap = 0;
+
+	free(pd->orig);
+	free(pd->split);
+	pd->split = NULL;
+	pd->nr_split = 0;
+	pd->orig = malloc(2 * len);
+	if (!pd->orig)
+		return -ENOMEM;
+	pd->img = pd->orig + len;
+	memcpy(pd->orig, cur, len);
+	memcpy(pd->img, cur, len);
+	for (k = 0; k < pd->nr; k++) {
+		unsigned long s = pd->addrs[k], avail = pd->hi - s;
+		struct fhook_site_nop nop;
+
+		if (fhook_site_classify(pd->img + (s - pd->lo), avail < FHOOK_SITE_BYTES_MAX ?
+					avail : FHOOK_SITE_BYTES_MAX, false, &nop) ||
+		    !nop.split || !nop.len)
+			continue;
+		memcpy(pd->img + (s - pd->lo), nop.bytes, nop.len);
+		if (pd->nr_split == cap) {
+			struct att_split *n;
+
+			cap = cap ? cap * 2 : 1024;
+			n = realloc(pd->split, cap * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			pd->split = n;
+		}
+		pd->split[pd->nr_split].addr = s;
+		pd->split[pd->nr_split++].len = nop.len;
+	}
+	return 0;
+}
+
+static int cmp_split(const void *x, const void *y)
+{
+	const struct att_split *a = x, *b = y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* Read @pd's pages through @fd (/proc/PID/mem) and plan them. */
+static int read_and_plan(struct att_pads *pd, int fd)
+{
+	size_t len = pd->hi - pd->lo;
+	unsigned char *cur = malloc(len);
+	int ret = -EFAULT;
+
+	if (cur && pread(fd, cur, len, pd->lo) == (ssize_t)len)
+		ret = plan_pads(pd, cur);
+	else if (!cur)
+		ret = -ENOMEM;
+	free(cur);
+	if (!ret)
+		qsort(pd->split, pd->nr_split, sizeof(*pd->split), cmp_split);
+	return ret;
+}
+
+/* The split pad that @ip is inside of (past its first byte), or NULL. */
+static const struct att_split *inside_split(const struct att_pads *pd, unsigned long ip)
+{
+	size_t lo = 0, hi = pd->nr_split;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (pd->split[m].addr < ip)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	/* the last pad starting below ip */
+	if (!lo || ip >= pd->split[lo - 1].addr + pd->split[lo - 1].len)
+		return NULL;
+	return &pd->split[lo - 1];
 }
 
 /* The sites of every object, from its file (threads still running). */
@@ -1075,6 +1179,9 @@ static int collect_pads(struct cli_attach *a)
 		free(sites.from_mcount);
 		p->lo &= ~4095UL;
 		p->hi = (p->hi + 4095) & ~4095UL;
+		p->orig = NULL;
+		p->split = NULL;
+		p->nr_split = 0;
 		if (!p->nr) {
 			free(p->addrs);
 			a->nr_pads--;
@@ -1084,10 +1191,32 @@ static int collect_pads(struct cli_attach *a)
 }
 
 /*
+ * The pads' pages planned with the threads running.  Reading another
+ * process's memory needs the permission the attach checks later: without
+ * it nothing is planned here (and the attach says why it is refused).
+ */
+static void plan_all_pads(struct cli_attach *a)
+{
+	char mem_path[64];
+	int i, fd;
+
+	snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", a->pid);
+	fd = open(mem_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (i = 0; i < a->nr_pads; i++)
+		if (read_and_plan(&a->pads[i], fd))
+			break;
+	close(fd);
+}
+
+/*
  * gcc's pads, five 1-byte nops, become one 5-byte nop in every object of
  * the process, with every thread stopped: a thread between two of those
- * nops is first single-stepped out of the pad.  Only what must be done
- * with the threads stopped is done here (collect_pads() read the files).
+ * nops is first single-stepped out of the pad.  What the pages become was
+ * worked out before the threads were stopped (plan_pads()); here they are
+ * read again, and planned again only if they changed meanwhile, and each
+ * run of changed pages is one write.
  */
 static int rewrite_pads(struct cli_attach *a)
 {
@@ -1100,52 +1229,48 @@ static int rewrite_pads(struct cli_attach *a)
 		return -errno;
 	for (i = 0; i < a->nr_pads && !ret; i++) {
 		struct att_pads *pd = &a->pads[i];
-		unsigned long lo = pd->lo, hi = pd->hi, k;
-		unsigned char *img, *orig;
+		unsigned long len = pd->hi - pd->lo, k, run;
+		unsigned char *now = malloc(len);
 
-		img = malloc(2 * (hi - lo));
-		if (!img || pread(fd, img, hi - lo, lo) != (ssize_t)(hi - lo)) {
-			free(img);
+		if (!now || pread(fd, now, len, pd->lo) != (ssize_t)len) {
+			free(now);
 			continue;
 		}
-		orig = img + (hi - lo);
-		memcpy(orig, img, hi - lo);
-		for (k = 0; k < pd->nr; k++) {
-			unsigned long s = pd->addrs[k], avail = hi - s;
-			unsigned char *p = img + (s - lo);
-			struct fhook_site_nop nop;
-			int n;
+		if (!pd->orig || memcmp(now, pd->orig, len)) {
+			if (plan_pads(pd, now)) {
+				free(now);
+				ret = -ENOMEM;
+				break;
+			}
+			qsort(pd->split, pd->nr_split, sizeof(*pd->split), cmp_split);
+		}
+		free(now);
+		/* nobody may be between two of these nops when they become one */
+		for (j = 0; j < a->nr_th; j++) {
+			struct att_thread *t = &a->th[j];
+			const struct att_split *sp;
+			int n, st;
 
-			/* the classifier libfhook and `fhook prepare` use */
-			if (fhook_site_classify(p, avail < FHOOK_SITE_BYTES_MAX ? avail :
-						FHOOK_SITE_BYTES_MAX, false, &nop) ||
-			    !nop.split || !nop.len)
-				continue;
-			/* nobody may be between two of these nops when they become one */
-			for (j = 0; j < a->nr_th; j++) {
-				struct att_thread *t = &a->th[j];
-				int st;
-
-				for (n = 0; n < 8 && !t->gone && t->regs.rip > s &&
-				     t->regs.rip < s + nop.len; n++) {
-					if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) ||
-					    waitpid(t->tid, &st, __WALL) < 0 || !WIFSTOPPED(st) ||
-					    ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs)) {
-						t->gone = true;
-						break;
-					}
+			for (n = 0; n < 8 && !t->gone && (sp = inside_split(pd, t->regs.rip)) &&
+			     t->regs.rip > sp->addr; n++) {
+				if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) ||
+				    waitpid(t->tid, &st, __WALL) < 0 || !WIFSTOPPED(st) ||
+				    ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs)) {
+					t->gone = true;
+					break;
 				}
 			}
-			memcpy(p, nop.bytes, nop.len);
 		}
-		/* each changed page written back once */
-		for (k = 0; k < hi - lo && !ret; k += 4096) {
-			if (!memcmp(orig + k, img + k, 4096))
+		/* each run of changed pages written back at once */
+		for (k = 0; k < len && !ret; k += run) {
+			run = 4096;
+			if (!memcmp(pd->orig + k, pd->img + k, 4096))
 				continue;
-			if (pwrite(fd, img + k, 4096, lo + k) != 4096)
+			while (k + run < len && memcmp(pd->orig + k + run, pd->img + k + run, 4096))
+				run += 4096;
+			if (pwrite(fd, pd->img + k, run, pd->lo + k) != (ssize_t)run)
 				ret = -errno;
 		}
-		free(img);
 	}
 	close(fd);
 	return ret;
@@ -1203,6 +1328,8 @@ static int prep_load(struct cli_attach *a)
 	if (ret)
 		fprintf(stderr, "fhook: %s: reading the sites of process %d: %s\n", a->cmd, a->pid,
 			strerror(-ret));
+	else
+		plan_all_pads(a);
 	return ret;
 }
 
