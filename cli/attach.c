@@ -27,6 +27,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ struct att_thread {
 	pid_t tid;
 	bool gone;
 	int stop_sig;			/* the stop we saw: SIGTRAP, or a group-stop's signal */
+	bool stepped;			/* single-stepped out of a pad: its trap flag is set */
 	struct user_regs_struct regs;
 };
 
@@ -103,6 +105,12 @@ struct cli_attach {
 	unsigned long dlopen_fn, errno_fn, dlerror_fn;
 	char lib[PATH_MAX];
 	struct cli_attach_times times;
+	/* the world stop (stop_world()) */
+	pid_t preferred;		/* a thread it found at a safe point */
+	int world_ret;
+	bool pads_done;
+	int world_threads;
+	double world_ms;
 };
 
 static double now_ms(void)
@@ -761,27 +769,6 @@ static struct att_thread *pick_safe(struct cli_attach *a)
 	return pick;
 }
 
-/* Let every thread run a moment and stop it again: one may reach a safe point. */
-static void run_a_moment(struct cli_attach *a)
-{
-	int i;
-
-	/* a thread stopped with its process (SIGSTOP) stays stopped */
-	for (i = 0; i < a->nr_th; i++)
-		if (!a->th[i].gone && a->th[i].stop_sig == SIGTRAP)
-			ptrace(PTRACE_CONT, a->th[i].tid, NULL, NULL);
-	sleep_ms(1);
-	for (i = 0; i < a->nr_th; i++) {
-		if (a->th[i].gone || a->th[i].stop_sig != SIGTRAP)
-			continue;
-		a->th[i].stop_sig = 0;
-		ptrace(PTRACE_INTERRUPT, a->th[i].tid, NULL, NULL);
-	}
-	for (i = 0; i < a->nr_th; i++)
-		if (!a->th[i].gone && !a->th[i].stop_sig)
-			wait_stop(&a->th[i]);
-}
-
 /* Does a thread of @pid block SIGTRAP? (/proc: nothing is stopped to know.) */
 static bool sigtrap_blocked(pid_t pid)
 {
@@ -809,58 +796,81 @@ static bool sigtrap_blocked(pid_t pid)
  * stopped: stop one thread at a time and keep the first at a safe point,
  * so that no two threads are ever stopped together.
  */
+/*
+ * Stop thread @tid alone and keep it if it is at a safe point: 1 when it
+ * is kept (a->hijack), 0 when it is let go (or gone), a negative errno
+ * when the kernel refuses (the reason printed).
+ */
+static int try_thread(struct cli_attach *a, pid_t tid, bool recheck_maps)
+{
+	struct att_thread *t = &a->th[0];
+	double t0 = now_ms();
+	const char *why;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL)) {
+		ret = -errno;
+		if (ret == -ESRCH)
+			return 0;
+		if (ret == -EPERM)
+			explain_eperm(a->cmd, a->pid);
+		else
+			fprintf(stderr, "fhook: %s: cannot attach to thread %d of process %d: %s\n",
+				a->cmd, tid, a->pid, strerror(-ret));
+		return ret;
+	}
+	a->nr_th = 1;
+	ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+	if (wait_stop(t)) {
+		a->nr_th = 0;
+		return 0;
+	}
+	if (recheck_maps)
+		read_maps(a);	/* a library loaded meanwhile */
+	if (safe_point(a, t, &why)) {
+		a->hijack = t;
+		a->times.threads = 1;
+		a->times.stopped_ms = now_ms() - t0;
+		return 1;
+	}
+	if (getenv("FHOOK_ATTACH_VERBOSE"))
+		fprintf(stderr, "fhook: %s: thread %d: %s\n", a->cmd, tid, why);
+	release(t);
+	a->nr_th = 0;
+	return 0;
+}
+
 static int stop_one_safe(struct cli_attach *a)
 {
 	char path[64];
-	const char *why;
 	int tries, ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", a->pid);
 	for (tries = 0; tries < ATT_SAFE_TRIES; tries++) {
+		bool recheck = tries && !(tries % 50);
 		struct dirent *de;
-		DIR *d = opendir(path);
+		DIR *d;
 
+		/* the thread the world stop found at a safe point, first */
+		if (a->preferred && (ret = try_thread(a, a->preferred, recheck)))
+			return ret < 0 ? ret : 0;
+		d = opendir(path);
 		if (!d)
 			return -ESRCH;
 		a->nr_th = 0;
 		while ((de = readdir(d))) {
 			pid_t tid = atoi(de->d_name);
-			struct att_thread *t = &a->th[0];
-			double t0 = now_ms();
 
-			if (tid <= 0)
+			if (tid <= 0 || tid == a->preferred)
 				continue;
-			memset(t, 0, sizeof(*t));
-			t->tid = tid;
-			if (ptrace(PTRACE_SEIZE, tid, NULL, NULL)) {
-				ret = -errno;
-				if (ret == -ESRCH)
-					continue;
+			ret = try_thread(a, tid, recheck);
+			recheck = false;
+			if (ret) {
 				closedir(d);
-				if (ret == -EPERM)
-					explain_eperm(a->cmd, a->pid);
-				else
-					fprintf(stderr, "fhook: %s: cannot attach to thread %d of "
-						"process %d: %s\n", a->cmd, tid, a->pid, strerror(-ret));
-				return ret;
+				return ret < 0 ? ret : 0;
 			}
-			a->nr_th = 1;
-			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-			if (wait_stop(t))
-				continue;
-			if (tries && !(tries % 50))
-				read_maps(a);	/* a library loaded meanwhile */
-			if (safe_point(a, t, &why)) {
-				closedir(d);
-				a->hijack = t;
-				a->times.threads = 1;
-				a->times.stopped_ms = now_ms() - t0;
-				return 0;
-			}
-			if (getenv("FHOOK_ATTACH_VERBOSE"))
-				fprintf(stderr, "fhook: %s: thread %d: %s\n", a->cmd, tid, why);
-			release(t);
-			a->nr_th = 0;
 		}
 		closedir(d);
 		sleep_ms(1);
@@ -1253,6 +1263,7 @@ static int rewrite_pads(struct cli_attach *a)
 
 			for (n = 0; n < 8 && !t->gone && (sp = inside_split(pd, t->regs.rip)) &&
 			     t->regs.rip > sp->addr; n++) {
+				t->stepped = true;
 				if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) ||
 				    waitpid(t->tid, &st, __WALL) < 0 || !WIFSTOPPED(st) ||
 				    ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs)) {
@@ -1333,27 +1344,12 @@ static int prep_load(struct cli_attach *a)
 	return ret;
 }
 
+/* libfhook loaded with the process's dlopen() on the hijacked thread, errno kept. */
 static int load_libfhook(struct cli_attach *a)
 {
 	unsigned long err_addr = 0, args[2] = { 0 }, h = 0;
 	int saved_errno = 0, ret;
 
-	double t0 = now_ms();
-
-	ret = rewrite_pads(a);
-	if (ret) {
-		fprintf(stderr, "fhook: %s: cannot rewrite the pads of process %d: %s\n", a->cmd,
-			a->pid, strerror(-ret));
-		return ret;
-	}
-	if (getenv("FHOOK_ATTACH_VERBOSE"))
-		fprintf(stderr, "fhook: %s: stopping %d threads took %.2f ms, the pads %.2f ms\n",
-			a->cmd, a->times.threads, t0 - a->times.stopped_ms, now_ms() - t0);
-	/* the others run again: dlopen may need a lock one of them holds */
-	for (int i = 0; i < a->nr_th; i++)
-		if (&a->th[i] != a->hijack)
-			release(&a->th[i]);
-	a->times.stopped_ms = now_ms() - a->times.stopped_ms;
 	if (a->errno_fn && !call(a, a->errno_fn, args, 0, NULL, 0, 0, &err_addr) && err_addr)
 		mem_read(a, err_addr, &saved_errno, sizeof(saved_errno));
 	args[1] = RTLD_NOW;
@@ -1376,13 +1372,111 @@ static int load_libfhook(struct cli_attach *a)
 	return ret;
 }
 
+/*
+ * A thread that meets fhook's int3 with SIGTRAP blocked is killed by the
+ * kernel.  libfhook keeps SIGTRAP out of the masks of the programs it
+ * starts (its pthread_sigmask); a loaded libfhook cannot, so the masks are
+ * fixed here, the one change of a thread's state that attaching makes.
+ */
+static void unblock_sigtrap(struct cli_attach *a)
+{
+	unsigned long mask;
+	int i;
+
+	for (i = 0; i < a->nr_th; i++) {
+		if (a->th[i].gone)
+			continue;
+		a->world_threads++;
+		if (!ptrace(PTRACE_GETSIGMASK, a->th[i].tid, (void *)sizeof(mask), &mask) &&
+		    (mask & 1UL << (SIGTRAP - 1))) {
+			mask &= ~(1UL << (SIGTRAP - 1));
+			if (!ptrace(PTRACE_SETSIGMASK, a->th[i].tid, (void *)sizeof(mask), &mask))
+				fprintf(stderr, "fhook: %s: note: thread %d blocked SIGTRAP; it is "
+					"unblocked (fhook's int3 would kill it)\n", a->cmd,
+					a->th[i].tid);
+		}
+	}
+}
+
+/*
+ * What needs every thread stopped (the pads, the signal masks) is done on
+ * a thread of ours that then exits: a tracer's exit lets go of every
+ * thread it traced at once (the kernel's exit_ptrace()), where
+ * PTRACE_DETACHing them one by one let the first one released take our
+ * CPU while the others stayed stopped (3 to 14 ms on a busy machine).  A
+ * thread stepped out of a pad is let go first, by PTRACE_DETACH, which
+ * clears its trap flag and the SIGTRAP of its last step.
+ */
+static void *stop_world(void *arg)
+{
+	struct cli_attach *a = arg;
+	const struct att_thread *pick;
+	double t0 = now_ms(), t1 = t0;
+	int ret, i;
+
+	ret = stop_all(a);
+	if (!ret)
+		ret = read_maps(a);
+	if (!ret) {
+		/* FHOOK_ATTACH_VERBOSE: every thread's verdict */
+		pick = pick_safe(a);
+		a->preferred = pick ? pick->tid : 0;
+		unblock_sigtrap(a);
+		t1 = now_ms();
+		if (!object_named(a, "libfhook.so") && a->dlopen_fn) {
+			ret = rewrite_pads(a);
+			if (ret)
+				fprintf(stderr, "fhook: %s: cannot rewrite the pads of process %d: "
+					"%s\n", a->cmd, a->pid, strerror(-ret));
+			a->pads_done = !ret;
+		}
+	}
+	for (i = 0; i < a->nr_th; i++)
+		if (a->th[i].stepped)
+			release(&a->th[i]);
+	a->world_ms = now_ms() - t0;
+	a->world_ret = ret;
+	if (getenv("FHOOK_ATTACH_VERBOSE") && !ret)
+		fprintf(stderr, "fhook: %s: stopping %d threads took %.2f ms, the pads %.2f ms\n",
+			a->cmd, a->world_threads, t1 - t0, now_ms() - t1);
+	return NULL;
+}
+
+/* Run stop_world() and wait until its thread is gone, and every thread let go with it. */
+static int world_stop(struct cli_attach *a)
+{
+	pthread_t th;
+	int i;
+
+	if (pthread_create(&th, NULL, stop_world, a))
+		return -EAGAIN;
+	pthread_join(th, NULL);
+	/* joined once the thread's stack is free; its tracees go a little later */
+	for (i = 0; i < a->nr_th; i++) {
+		char buf[32];
+		int n;
+
+		if (a->th[i].gone)
+			continue;
+		for (n = 0; n < 2000; n++) {
+			if (!status_field(a->th[i].tid, "TracerPid", buf, sizeof(buf)) ||
+			    atoi(buf) != getpid())
+				break;
+			sleep_ms(0.05);
+		}
+		a->th[i].gone = true;
+	}
+	a->nr_th = 0;
+	return a->world_ret;
+}
+
 /* ---- the interface ----------------------------------------------------- */
 
 int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 {
 	struct cli_attach *a;
 	const struct att_map *lib;
-	int ret, i, tries;
+	int ret;
 
 	*out = NULL;
 	ret = check_target(cmd, pid);
@@ -1415,56 +1509,19 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 		if (ret)
 			goto fail;
 	}
-	a->times.stopped_ms = now_ms();
-	ret = stop_all(a);
+	/* every thread stopped together only for the pads and the masks */
+	ret = world_stop(a);
 	if (ret)
 		goto fail;
-	ret = read_maps(a);
+	/* then one thread at a safe point, the others running: dlopen may need their locks */
+	ret = stop_one_safe(a);
 	if (ret)
 		goto fail;
-	for (tries = 0; !(a->hijack = pick_safe(a)); tries++) {
-		if (tries == ATT_SAFE_TRIES) {
-			fprintf(stderr, "fhook: %s: no thread of process %d came to a safe point "
-				"(outside libc's locks and the loader) in %d tries\n", cmd, pid, tries);
-			ret = -EAGAIN;
-			goto fail;
-		}
-		run_a_moment(a);
-	}
-	for (i = 0; i < a->nr_th; i++) {
-		unsigned long mask;
-
-		if (a->th[i].gone)
-			continue;
-		a->times.threads++;
-		/*
-		 * A thread that meets fhook's int3 with SIGTRAP blocked is killed
-		 * by the kernel.  libfhook keeps SIGTRAP out of the masks of the
-		 * programs it starts (its pthread_sigmask); a loaded libfhook
-		 * cannot, so the masks are fixed here, the one change of a
-		 * thread's state that attaching makes.
-		 */
-		if (!ptrace(PTRACE_GETSIGMASK, a->th[i].tid, (void *)sizeof(mask), &mask) &&
-		    (mask & 1UL << (SIGTRAP - 1))) {
-			mask &= ~(1UL << (SIGTRAP - 1));
-			if (!ptrace(PTRACE_SETSIGMASK, a->th[i].tid, (void *)sizeof(mask), &mask))
-				fprintf(stderr, "fhook: %s: note: thread %d blocked SIGTRAP; it is "
-					"unblocked (fhook's int3 would kill it)\n", cmd,
-					a->th[i].tid);
-		}
-	}
-	lib = object_named(a, "libfhook.so");
-	if (!lib) {
-		ret = a->dlopen_fn ? load_libfhook(a) : -EAGAIN;	/* it went away? */
+	if (!object_named(a, "libfhook.so")) {
+		ret = a->pads_done ? load_libfhook(a) : -EAGAIN;	/* it went away? */
 		if (ret)
 			goto fail;
 		read_maps(a);
-		lib = object_named(a, "libfhook.so");
-	} else {
-		for (i = 0; i < a->nr_th; i++)
-			if (&a->th[i] != a->hijack)
-				release(&a->th[i]);
-		a->times.stopped_ms = now_ms() - a->times.stopped_ms;
 	}
 have_lib:
 	lib = object_named(a, "libfhook.so");
@@ -1521,10 +1578,14 @@ void cli_attach_close(struct cli_attach *a)
 		return;
 	for (i = 0; i < a->nr_th; i++)
 		release(&a->th[i]);
-	if (getenv("FHOOK_ATTACH_VERBOSE") && a->times.threads)
-		fprintf(stderr, "fhook: %s: %d threads stopped for %.2f ms%s; last call %.2f ms\n",
-			a->cmd, a->times.threads, a->times.stopped_ms,
+	if (getenv("FHOOK_ATTACH_VERBOSE") && a->world_threads)
+		fprintf(stderr, "fhook: %s: %d threads stopped for %.2f ms%s, then 1 for %.2f ms%s; "
+			"last call %.2f ms\n", a->cmd, a->world_threads, a->world_ms,
+			a->pads_done ? " (pads rewritten)" : "", a->times.stopped_ms,
 			a->times.loaded ? " (libfhook loaded)" : "", a->times.call_ms);
+	else if (getenv("FHOOK_ATTACH_VERBOSE") && a->times.threads)
+		fprintf(stderr, "fhook: %s: %d threads stopped for %.2f ms; last call %.2f ms\n",
+			a->cmd, a->times.threads, a->times.stopped_ms, a->times.call_ms);
 	free_maps(a);
 	free_pads(a);
 	free(a->th);
