@@ -40,10 +40,14 @@ struct ev_file {
 struct fhook_event_prog {
 	struct ev_file *files;
 	int nr_files;
+	/* the files' DWARF is opened when a definition first needs it (ev_prog_dwarf()) */
+	bool dwarf_opened;
 	bool has_dwarf;
 };
 
 /* prog.c */
+/* Has any file of @prog DWARF?  Opens it the first time (each file's ->dw). */
+bool ev_prog_dwarf(struct fhook_event_prog *prog);
 const struct ev_sym *ev_prog_find(struct fhook_event_prog *prog, const char *name,
 				  bool func, int *file);
 int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob);

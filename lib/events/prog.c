@@ -118,6 +118,44 @@ int ev_file_load(struct ev_file *f)
 	return ret;
 }
 
+static void mark_site(struct ev_sym *syms, size_t nr, unsigned long site)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (site_of(&syms[i], site))
+			syms[i].site = true;
+}
+
+/*
+ * The sites of @f that belong to the @nr functions @syms, from the site
+ * sections mapped from the page cache (copied only where the mapped list
+ * is not the whole truth).
+ */
+static void mark_found_sites(struct ev_file *f, struct ev_sym *syms, size_t nr)
+{
+	struct fhook_elf_site_map m;
+	struct fhook_elf_sites es;
+	unsigned int k;
+	size_t j;
+
+	if (!fhook_elf_map_sites(f->path, 0, &m) && !m.copy_needed) {
+		for (k = 0; k < m.nr; k++)
+			for (j = 0; j < m.sec[k].nr; j++)
+				if (m.sec[k].addrs[j])
+					mark_site(syms, nr, m.sec[k].addrs[j]);
+		fhook_elf_unmap_sites(&m);
+		return;
+	}
+	fhook_elf_unmap_sites(&m);
+	if (fhook_elf_read_sites(f->path, &es))
+		return;
+	for (j = 0; j < es.nr; j++)
+		mark_site(syms, nr, es.addrs[j]);
+	free(es.addrs);
+	free(es.from_mcount);
+}
+
 /*
  * @name's symbols in @f while its table is unread: found in the file's
  * table as it is, their sites marked, in the order of the sorted table.
@@ -125,9 +163,8 @@ int ev_file_load(struct ev_file *f)
 static struct ev_found *find_unread(struct ev_file *f, const char *name)
 {
 	struct fhook_elf_named *named;
-	struct fhook_elf_sites es = { 0 };
 	struct ev_found *fd;
-	size_t i, j;
+	size_t i;
 	int n;
 
 	for (fd = f->found; fd; fd = fd->next)
@@ -152,16 +189,11 @@ static struct ev_found *find_unread(struct ev_file *f, const char *name)
 		s->func = !named[i].data;
 	}
 	/* one pass over the sites, unsorted: a name has a symbol or two */
-	if (n && !fhook_elf_read_sites(f->path, &es))
-		for (j = 0; j < es.nr; j++)
-			for (i = 0; i < (size_t)n; i++)
-				if (site_of(&fd->syms[i], es.addrs[j]))
-					fd->syms[i].site = true;
+	if (n)
+		mark_found_sites(f, fd->syms, n);
 	fd->nr = n;
 	qsort(fd->syms, fd->nr, sizeof(fd->syms[0]), ev_sym_cmp);
 	free(named);
-	free(es.addrs);
-	free(es.from_mcount);
 	pthread_mutex_lock(&ev_load_lock);
 	fd->next = f->found;
 	f->found = fd;
@@ -202,14 +234,27 @@ struct fhook_event_prog *fhook_event_prog_open(const char *path, char **libs, in
 			continue;
 		}
 		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
-		if (f->fd >= 0) {
-			f->dw = dwarf_begin(f->fd, DWARF_C_READ);
-			if (f->dw)
-				prog->has_dwarf = true;
-		}
 		prog->nr_files++;
 	}
 	return prog;
+}
+
+bool ev_prog_dwarf(struct fhook_event_prog *prog)
+{
+	int i;
+
+	if (prog->dwarf_opened)
+		return prog->has_dwarf;
+	prog->dwarf_opened = true;
+	for (i = 0; i < prog->nr_files; i++) {
+		struct ev_file *f = &prog->files[i];
+
+		if (f->fd >= 0)
+			f->dw = dwarf_begin(f->fd, DWARF_C_READ);
+		if (f->dw)
+			prog->has_dwarf = true;
+	}
+	return prog->has_dwarf;
 }
 
 void fhook_event_prog_close(struct fhook_event_prog *prog)
