@@ -514,6 +514,27 @@ static struct att_thread *find_thread(struct cli_attach *a, pid_t tid)
 }
 
 /*
+ * Sleep until a tracee changes state, or at most a millisecond: the kernel
+ * sends the tracer SIGCHLD at every stop, taken here with SIGCHLD blocked
+ * for the while (it is ignored by default, and the mask is put back).
+ * Polling every few microseconds instead woke the command hundreds of
+ * times per request, each time waiting for a CPU that the threads it waits
+ * for needed too.  The signal may go to another thread of ours: then the
+ * millisecond passes.
+ */
+static void wait_for_tracee(void)
+{
+	struct timespec ts = { 0, 1000000 };
+	sigset_t chld, old;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, &old);
+	sigtimedwait(&chld, NULL, &ts);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
  * Wait until @t stops for us (PTRACE_EVENT_STOP), letting any signal that
  * arrives first be delivered.  -ESRCH when the thread is gone.
  */
@@ -537,7 +558,7 @@ static int wait_stop(struct att_thread *t)
 				t->gone = true;
 				return -ESRCH;
 			}
-			sleep_ms(0.05);
+			wait_for_tracee();
 			continue;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
@@ -994,7 +1015,7 @@ static int call(struct cli_attach *a, unsigned long fn, unsigned long *args, int
 				release(t);
 				return -ETIMEDOUT;
 			}
-			sleep_ms(0.02);
+			wait_for_tracee();
 			continue;
 		}
 		if (!WIFSTOPPED(st))
