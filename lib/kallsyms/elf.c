@@ -524,27 +524,38 @@ out:
 	return ret;
 }
 
+/*
+ * Open @path and find its symbol tables: .symtab is read, and .dynsym
+ * where .symtab takes nothing (or is not there).
+ */
+static int open_sym_tables(const char *path, struct elf_file *f, const Elf64_Shdr **symtab,
+			   const Elf64_Shdr **dynsym)
+{
+	unsigned int i;
+	int ret = elf_open(path, f);
+
+	*symtab = *dynsym = NULL;
+	for (i = 0; !ret && i < f->nr_sh; i++) {
+		if (f->sh[i].sh_type == SHT_SYMTAB)
+			*symtab = &f->sh[i];
+		else if (f->sh[i].sh_type == SHT_DYNSYM)
+			*dynsym = &f->sh[i];
+	}
+	return ret;
+}
+
 int fhook_elf_read_syms(const char *path, unsigned int flags, struct fhook_sym **syms,
 			size_t *nr, char **names)
 {
-	const Elf64_Shdr *symtab = NULL, *dynsym = NULL;
+	const Elf64_Shdr *symtab, *dynsym;
 	struct elf_file f;
-	unsigned int i;
 	int ret;
 
 	*syms = NULL;
 	*nr = 0;
 	*names = NULL;
-	ret = elf_open(path, &f);
-	if (ret)
+	if ((ret = open_sym_tables(path, &f, &symtab, &dynsym)))
 		return ret;
-	for (i = 0; i < f.nr_sh; i++) {
-		if (f.sh[i].sh_type == SHT_SYMTAB)
-			symtab = &f.sh[i];
-		else if (f.sh[i].sh_type == SHT_DYNSYM)
-			dynsym = &f.sh[i];
-	}
-	ret = 0;
 	if (symtab)
 		ret = read_symtab(&f, symtab, flags, syms, nr, names);
 	if ((!symtab || (!ret && !*nr)) && dynsym) {
@@ -691,26 +702,17 @@ out:
 int fhook_elf_find_syms(const char *path, const char *name, unsigned int flags,
 			struct fhook_elf_named **out)
 {
-	const Elf64_Shdr *symtab = NULL, *dynsym = NULL;
+	const Elf64_Shdr *symtab, *dynsym;
 	size_t nr = 0, taken = 0;
 	struct elf_file f;
-	unsigned int i;
 	int ret;
 
 	*out = NULL;
-	ret = elf_open(path, &f);
-	if (ret)
+	if ((ret = open_sym_tables(path, &f, &symtab, &dynsym)))
 		return ret;
-	for (i = 0; i < f.nr_sh; i++) {
-		if (f.sh[i].sh_type == SHT_SYMTAB)
-			symtab = &f.sh[i];
-		else if (f.sh[i].sh_type == SHT_DYNSYM)
-			dynsym = &f.sh[i];
-	}
-	ret = 0;
 	if (symtab)
 		ret = find_in_table(&f, symtab, name, flags, out, &nr, &taken);
-	/* the table fhook_elf_read_syms() reads: .dynsym when .symtab has nothing */
+	/* the table fhook_elf_read_syms() reads */
 	if ((!symtab || (!ret && !taken)) && dynsym) {
 		free(*out);
 		*out = NULL;
