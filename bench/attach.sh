@@ -72,3 +72,6 @@ echo "| threads stopped, first attach (libfhook loaded, pads rewritten) | $first
 echo "| threads stopped, later attaches (ms, sorted) | $later_sorted | 10 ms |"
 echo "| first event after \`fhook trace -p\` starts (ms) | ${lat[*]} | 100 ms |"
 echo "| detach: Ctrl-C to every probe removed and the process let go (ms) | ${det[*]} | 50 ms |"
+# the times are mostly waits for a CPU: how busy the machine was says how to read them
+echo
+echo "Load average (1, 5, 15 min) after the run, on $(nproc) CPUs: $(cut -d' ' -f1-3 /proc/loadavg)."
