@@ -107,6 +107,7 @@ struct cli_attach {
 	struct cli_attach_times times;
 	/* the world stop (stop_world()) */
 	pid_t preferred;		/* a thread it found at a safe point */
+	pid_t world_tid;		/* the thread of ours that stopped them */
 	int world_ret;
 	bool pads_done;
 	int world_threads;
@@ -1435,6 +1436,7 @@ static void *stop_world(void *arg)
 	double t0 = now_ms(), t1 = t0;
 	int ret, i;
 
+	a->world_tid = (pid_t)syscall(SYS_gettid);
 	ret = stop_all(a);
 	if (!ret)
 		ret = read_maps(a);
@@ -1472,7 +1474,10 @@ static int world_stop(struct cli_attach *a)
 	if (pthread_create(&th, NULL, stop_world, a))
 		return -EAGAIN;
 	pthread_join(th, NULL);
-	/* joined once the thread's stack is free; its tracees go a little later */
+	/*
+	 * Joined once the thread's stack is free; its tracees go a little
+	 * later.  TracerPid names the tracing thread, not its process.
+	 */
 	for (i = 0; i < a->nr_th; i++) {
 		char buf[32];
 		int n;
@@ -1481,7 +1486,7 @@ static int world_stop(struct cli_attach *a)
 			continue;
 		for (n = 0; n < 2000; n++) {
 			if (!status_field(a->th[i].tid, "TracerPid", buf, sizeof(buf)) ||
-			    atoi(buf) != getpid())
+			    atoi(buf) != a->world_tid)
 				break;
 			sleep_ms(0.05);
 		}
