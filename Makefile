@@ -43,7 +43,12 @@ CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c cli/run.c
 # The command builds in what it shares with the library (the ELF reader,
 # the site classifier) and never loads libfhook itself.
 CMD_SRCS := lib/kallsyms/elf.c lib/util/sort.c lib/arch/$(ARCH)/insn.c
-CLI_LDLIBS := -lelf
+# The libraries the command links in statically (layers add theirs, in link
+# order): `fhook trace -p` starts on CPUs busy with the threads it is to
+# trace, where mapping and relocating eight shared libraries was most of
+# its own start-up (2.9 ms of CPU against 7.3).
+CLI_STATIC := -lelf -lz
+CLI_LDLIBS :=
 
 .DEFAULT_GOAL := all
 
@@ -97,7 +102,7 @@ $(B)/cli/%.o: cli/%.c $(HEADERS)
 	$(CC) $(CFLAGS_COMMON) -c -o $@ $<
 
 $(B)/fhook: $(CLI_OBJS) $(B)/libfhook.so
-	$(CC) $(SAN) -o $@ $(CLI_OBJS) $(CLI_LDLIBS)
+	$(CC) $(SAN) -o $@ $(CLI_OBJS) -Wl,-Bstatic $(CLI_STATIC) -Wl,-Bdynamic $(CLI_LDLIBS)
 
 $(B)/fhook.pc: fhook.pc.in
 	@mkdir -p $(B)

@@ -22,6 +22,10 @@ TMP=$(mktemp -d /tmp/fhook-attach-bench.XXXXXX)
 PID=
 trap '[ -n "$PID" ] && kill $PID 2>/dev/null; rm -rf "$TMP"' EXIT
 
+stamp=$B/stamp_exec
+if [ ! -e "$stamp" ] || [ bench/stamp_exec.c -nt "$stamp" ]; then
+	cc -O2 -o "$stamp" bench/stamp_exec.c || exit 1
+fi
 prog=$B/attach_prog_$N
 if [ ! -e "$prog" ] || [ bench/attach_prog.c -nt "$prog" ]; then
 	bash bench/gen_funcs.sh "$N" > "$TMP/gen.c"
@@ -46,17 +50,18 @@ later_sorted=$(printf '%s\n' "${later[@]}" | sort -n | tr '\n' ' ')
 
 # first event and detach, trace -p on a function the threads call: the
 # first event's time stamp (CLOCK_MONOTONIC) against the command's start
+# (stamp_exec takes it, then becomes the command)
 lat=() det=()
 for i in 1 2 3; do
 	: > "$TMP/ev"
-	t0=$(python3 -c 'import time; print(time.monotonic())')
-	FHOOK_ATTACH_VERBOSE=1 "$FHOOK" trace -p $PID -e 'f f123' -o "$TMP/ev" --lossy \
-		2>"$TMP/err" &
+	FHOOK_ATTACH_VERBOSE=1 "$stamp" "$FHOOK" trace -p $PID -e 'f f123' \
+		-o "$TMP/ev" --lossy 2>"$TMP/err" &
 	tp=$!
 	while ! grep -q 'attached to' "$TMP/err" && kill -0 $tp 2>/dev/null; do sleep 0.01; done
 	sleep 0.3
 	kill -INT $tp
 	wait $tp
+	t0=$(awk '/^stamp / { print $2; exit }' "$TMP/err")
 	t1=$(awk '/__entry/ { sub(":", "", $3); print $3; exit }' "$TMP/ev")
 	lat+=($(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", (b - a) * 1000 }'))
 	det+=($(grep -o 'detach took [0-9.]*' "$TMP/err" | grep -o '[0-9.]*$'))
@@ -67,3 +72,6 @@ echo "| threads stopped, first attach (libfhook loaded, pads rewritten) | $first
 echo "| threads stopped, later attaches (ms, sorted) | $later_sorted | 10 ms |"
 echo "| first event after \`fhook trace -p\` starts (ms) | ${lat[*]} | 100 ms |"
 echo "| detach: Ctrl-C to every probe removed and the process let go (ms) | ${det[*]} | 50 ms |"
+# the times are mostly waits for a CPU: how busy the machine was says how to read them
+echo
+echo "Load average (1, 5, 15 min) after the run, on $(nproc) CPUs: $(cut -d' ' -f1-3 /proc/loadavg)."

@@ -27,6 +27,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ struct att_thread {
 	pid_t tid;
 	bool gone;
 	int stop_sig;			/* the stop we saw: SIGTRAP, or a group-stop's signal */
+	bool stepped;			/* single-stepped out of a pad: its trap flag is set */
 	struct user_regs_struct regs;
 };
 
@@ -64,11 +66,26 @@ struct att_map {
 	char *path;
 };
 
+/* A pad of several instructions: no thread may be inside it when it becomes one. */
+struct att_split {
+	unsigned long addr;
+	unsigned int len;
+};
+
 /* The gcc pads of one object, at run-time addresses. */
 struct att_pads {
 	unsigned long *addrs;
 	size_t nr;
 	unsigned long lo, hi;		/* the pages they are on */
+	/*
+	 * Worked out while the threads run: the pages as they were (@orig)
+	 * and as they are to be (@img), and the split pads, sorted.  With the
+	 * threads stopped, the pages are only read again to see that they
+	 * did not change meanwhile, and written.
+	 */
+	unsigned char *orig, *img;
+	struct att_split *split;
+	size_t nr_split;
 };
 
 struct cli_attach {
@@ -88,6 +105,13 @@ struct cli_attach {
 	unsigned long dlopen_fn, errno_fn, dlerror_fn;
 	char lib[PATH_MAX];
 	struct cli_attach_times times;
+	/* the world stop (stop_world()) */
+	pid_t preferred;		/* a thread it found at a safe point */
+	pid_t world_tid;		/* the thread of ours that stopped them */
+	int world_ret;
+	bool pads_done;
+	int world_threads;
+	double world_ms;
 };
 
 static double now_ms(void)
@@ -491,6 +515,27 @@ static struct att_thread *find_thread(struct cli_attach *a, pid_t tid)
 }
 
 /*
+ * Sleep until a tracee changes state, or at most a millisecond: the kernel
+ * sends the tracer SIGCHLD at every stop, taken here with SIGCHLD blocked
+ * for the while (it is ignored by default, and the mask is put back).
+ * Polling every few microseconds instead woke the command hundreds of
+ * times per request, each time waiting for a CPU that the threads it waits
+ * for needed too.  The signal may go to another thread of ours: then the
+ * millisecond passes.
+ */
+static void wait_for_tracee(void)
+{
+	struct timespec ts = { 0, 1000000 };
+	sigset_t chld, old;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, &old);
+	sigtimedwait(&chld, NULL, &ts);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
  * Wait until @t stops for us (PTRACE_EVENT_STOP), letting any signal that
  * arrives first be delivered.  -ESRCH when the thread is gone.
  */
@@ -514,7 +559,7 @@ static int wait_stop(struct att_thread *t)
 				t->gone = true;
 				return -ESRCH;
 			}
-			sleep_ms(0.05);
+			wait_for_tracee();
 			continue;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
@@ -746,27 +791,6 @@ static struct att_thread *pick_safe(struct cli_attach *a)
 	return pick;
 }
 
-/* Let every thread run a moment and stop it again: one may reach a safe point. */
-static void run_a_moment(struct cli_attach *a)
-{
-	int i;
-
-	/* a thread stopped with its process (SIGSTOP) stays stopped */
-	for (i = 0; i < a->nr_th; i++)
-		if (!a->th[i].gone && a->th[i].stop_sig == SIGTRAP)
-			ptrace(PTRACE_CONT, a->th[i].tid, NULL, NULL);
-	sleep_ms(1);
-	for (i = 0; i < a->nr_th; i++) {
-		if (a->th[i].gone || a->th[i].stop_sig != SIGTRAP)
-			continue;
-		a->th[i].stop_sig = 0;
-		ptrace(PTRACE_INTERRUPT, a->th[i].tid, NULL, NULL);
-	}
-	for (i = 0; i < a->nr_th; i++)
-		if (!a->th[i].gone && !a->th[i].stop_sig)
-			wait_stop(&a->th[i]);
-}
-
 /* Does a thread of @pid block SIGTRAP? (/proc: nothing is stopped to know.) */
 static bool sigtrap_blocked(pid_t pid)
 {
@@ -794,58 +818,81 @@ static bool sigtrap_blocked(pid_t pid)
  * stopped: stop one thread at a time and keep the first at a safe point,
  * so that no two threads are ever stopped together.
  */
+/*
+ * Stop thread @tid alone and keep it if it is at a safe point: 1 when it
+ * is kept (a->hijack), 0 when it is let go (or gone), a negative errno
+ * when the kernel refuses (the reason printed).
+ */
+static int try_thread(struct cli_attach *a, pid_t tid, bool recheck_maps)
+{
+	struct att_thread *t = &a->th[0];
+	double t0 = now_ms();
+	const char *why;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL)) {
+		ret = -errno;
+		if (ret == -ESRCH)
+			return 0;
+		if (ret == -EPERM)
+			explain_eperm(a->cmd, a->pid);
+		else
+			fprintf(stderr, "fhook: %s: cannot attach to thread %d of process %d: %s\n",
+				a->cmd, tid, a->pid, strerror(-ret));
+		return ret;
+	}
+	a->nr_th = 1;
+	ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+	if (wait_stop(t)) {
+		a->nr_th = 0;
+		return 0;
+	}
+	if (recheck_maps)
+		read_maps(a);	/* a library loaded meanwhile */
+	if (safe_point(a, t, &why)) {
+		a->hijack = t;
+		a->times.threads = 1;
+		a->times.stopped_ms = now_ms() - t0;
+		return 1;
+	}
+	if (getenv("FHOOK_ATTACH_VERBOSE"))
+		fprintf(stderr, "fhook: %s: thread %d: %s\n", a->cmd, tid, why);
+	release(t);
+	a->nr_th = 0;
+	return 0;
+}
+
 static int stop_one_safe(struct cli_attach *a)
 {
 	char path[64];
-	const char *why;
 	int tries, ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", a->pid);
 	for (tries = 0; tries < ATT_SAFE_TRIES; tries++) {
+		bool recheck = tries && !(tries % 50);
 		struct dirent *de;
-		DIR *d = opendir(path);
+		DIR *d;
 
+		/* the thread the world stop found at a safe point, first */
+		if (a->preferred && (ret = try_thread(a, a->preferred, recheck)))
+			return ret < 0 ? ret : 0;
+		d = opendir(path);
 		if (!d)
 			return -ESRCH;
 		a->nr_th = 0;
 		while ((de = readdir(d))) {
 			pid_t tid = atoi(de->d_name);
-			struct att_thread *t = &a->th[0];
-			double t0 = now_ms();
 
-			if (tid <= 0)
+			if (tid <= 0 || tid == a->preferred)
 				continue;
-			memset(t, 0, sizeof(*t));
-			t->tid = tid;
-			if (ptrace(PTRACE_SEIZE, tid, NULL, NULL)) {
-				ret = -errno;
-				if (ret == -ESRCH)
-					continue;
+			ret = try_thread(a, tid, recheck);
+			recheck = false;
+			if (ret) {
 				closedir(d);
-				if (ret == -EPERM)
-					explain_eperm(a->cmd, a->pid);
-				else
-					fprintf(stderr, "fhook: %s: cannot attach to thread %d of "
-						"process %d: %s\n", a->cmd, tid, a->pid, strerror(-ret));
-				return ret;
+				return ret < 0 ? ret : 0;
 			}
-			a->nr_th = 1;
-			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-			if (wait_stop(t))
-				continue;
-			if (tries && !(tries % 50))
-				read_maps(a);	/* a library loaded meanwhile */
-			if (safe_point(a, t, &why)) {
-				closedir(d);
-				a->hijack = t;
-				a->times.threads = 1;
-				a->times.stopped_ms = now_ms() - t0;
-				return 0;
-			}
-			if (getenv("FHOOK_ATTACH_VERBOSE"))
-				fprintf(stderr, "fhook: %s: thread %d: %s\n", a->cmd, tid, why);
-			release(t);
-			a->nr_th = 0;
 		}
 		closedir(d);
 		sleep_ms(1);
@@ -969,7 +1016,7 @@ static int call(struct cli_attach *a, unsigned long fn, unsigned long *args, int
 				release(t);
 				return -ETIMEDOUT;
 			}
-			sleep_ms(0.02);
+			wait_for_tracee();
 			continue;
 		}
 		if (!WIFSTOPPED(st))
@@ -1009,11 +1056,100 @@ static void free_pads(struct cli_attach *a)
 {
 	int i;
 
-	for (i = 0; i < a->nr_pads; i++)
+	for (i = 0; i < a->nr_pads; i++) {
 		free(a->pads[i].addrs);
+		free(a->pads[i].orig);
+		free(a->pads[i].split);
+	}
 	free(a->pads);
 	a->pads = NULL;
 	a->nr_pads = 0;
+}
+
+/*
+ * What @pd's pages become, from their bytes @cur (@pd->orig is set to
+ * them): each pad the 5-byte nop, and the pads that were several
+ * instructions listed.  The classifier libfhook and `fhook prepare` use.
+ */
+static int plan_pads(struct att_pads *pd, const unsigned char *cur)
+{
+	size_t len = pd->hi - pd->lo, k, cap = 0;
+
+	free(pd->orig);
+	free(pd->split);
+	pd->split = NULL;
+	pd->nr_split = 0;
+	pd->orig = malloc(2 * len);
+	if (!pd->orig)
+		return -ENOMEM;
+	pd->img = pd->orig + len;
+	memcpy(pd->orig, cur, len);
+	memcpy(pd->img, cur, len);
+	for (k = 0; k < pd->nr; k++) {
+		unsigned long s = pd->addrs[k], avail = pd->hi - s;
+		struct fhook_site_nop nop;
+
+		if (fhook_site_classify(pd->img + (s - pd->lo), avail < FHOOK_SITE_BYTES_MAX ?
+					avail : FHOOK_SITE_BYTES_MAX, false, &nop) ||
+		    !nop.split || !nop.len)
+			continue;
+		memcpy(pd->img + (s - pd->lo), nop.bytes, nop.len);
+		if (pd->nr_split == cap) {
+			struct att_split *n;
+
+			cap = cap ? cap * 2 : 1024;
+			n = realloc(pd->split, cap * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			pd->split = n;
+		}
+		pd->split[pd->nr_split].addr = s;
+		pd->split[pd->nr_split++].len = nop.len;
+	}
+	return 0;
+}
+
+static int cmp_split(const void *x, const void *y)
+{
+	const struct att_split *a = x, *b = y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* Read @pd's pages through @fd (/proc/PID/mem) and plan them. */
+static int read_and_plan(struct att_pads *pd, int fd)
+{
+	size_t len = pd->hi - pd->lo;
+	unsigned char *cur = malloc(len);
+	int ret = -EFAULT;
+
+	if (cur && pread(fd, cur, len, pd->lo) == (ssize_t)len)
+		ret = plan_pads(pd, cur);
+	else if (!cur)
+		ret = -ENOMEM;
+	free(cur);
+	if (!ret)
+		qsort(pd->split, pd->nr_split, sizeof(*pd->split), cmp_split);
+	return ret;
+}
+
+/* The split pad that @ip is inside of (past its first byte), or NULL. */
+static const struct att_split *inside_split(const struct att_pads *pd, unsigned long ip)
+{
+	size_t lo = 0, hi = pd->nr_split;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (pd->split[m].addr < ip)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	/* the last pad starting below ip */
+	if (!lo || ip >= pd->split[lo - 1].addr + pd->split[lo - 1].len)
+		return NULL;
+	return &pd->split[lo - 1];
 }
 
 /* The sites of every object, from its file (threads still running). */
@@ -1075,6 +1211,9 @@ static int collect_pads(struct cli_attach *a)
 		free(sites.from_mcount);
 		p->lo &= ~4095UL;
 		p->hi = (p->hi + 4095) & ~4095UL;
+		p->orig = NULL;
+		p->split = NULL;
+		p->nr_split = 0;
 		if (!p->nr) {
 			free(p->addrs);
 			a->nr_pads--;
@@ -1084,10 +1223,32 @@ static int collect_pads(struct cli_attach *a)
 }
 
 /*
+ * The pads' pages planned with the threads running.  Reading another
+ * process's memory needs the permission the attach checks later: without
+ * it nothing is planned here (and the attach says why it is refused).
+ */
+static void plan_all_pads(struct cli_attach *a)
+{
+	char mem_path[64];
+	int i, fd;
+
+	snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", a->pid);
+	fd = open(mem_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (i = 0; i < a->nr_pads; i++)
+		if (read_and_plan(&a->pads[i], fd))
+			break;
+	close(fd);
+}
+
+/*
  * gcc's pads, five 1-byte nops, become one 5-byte nop in every object of
  * the process, with every thread stopped: a thread between two of those
- * nops is first single-stepped out of the pad.  Only what must be done
- * with the threads stopped is done here (collect_pads() read the files).
+ * nops is first single-stepped out of the pad.  What the pages become was
+ * worked out before the threads were stopped (plan_pads()); here they are
+ * read again, and planned again only if they changed meanwhile, and each
+ * run of changed pages is one write.
  */
 static int rewrite_pads(struct cli_attach *a)
 {
@@ -1100,52 +1261,49 @@ static int rewrite_pads(struct cli_attach *a)
 		return -errno;
 	for (i = 0; i < a->nr_pads && !ret; i++) {
 		struct att_pads *pd = &a->pads[i];
-		unsigned long lo = pd->lo, hi = pd->hi, k;
-		unsigned char *img, *orig;
+		unsigned long len = pd->hi - pd->lo, k, run;
+		unsigned char *now = malloc(len);
 
-		img = malloc(2 * (hi - lo));
-		if (!img || pread(fd, img, hi - lo, lo) != (ssize_t)(hi - lo)) {
-			free(img);
+		if (!now || pread(fd, now, len, pd->lo) != (ssize_t)len) {
+			free(now);
 			continue;
 		}
-		orig = img + (hi - lo);
-		memcpy(orig, img, hi - lo);
-		for (k = 0; k < pd->nr; k++) {
-			unsigned long s = pd->addrs[k], avail = hi - s;
-			unsigned char *p = img + (s - lo);
-			struct fhook_site_nop nop;
-			int n;
+		if (!pd->orig || memcmp(now, pd->orig, len)) {
+			if (plan_pads(pd, now)) {
+				free(now);
+				ret = -ENOMEM;
+				break;
+			}
+			qsort(pd->split, pd->nr_split, sizeof(*pd->split), cmp_split);
+		}
+		free(now);
+		/* nobody may be between two of these nops when they become one */
+		for (j = 0; j < a->nr_th; j++) {
+			struct att_thread *t = &a->th[j];
+			const struct att_split *sp;
+			int n, st;
 
-			/* the classifier libfhook and `fhook prepare` use */
-			if (fhook_site_classify(p, avail < FHOOK_SITE_BYTES_MAX ? avail :
-						FHOOK_SITE_BYTES_MAX, false, &nop) ||
-			    !nop.split || !nop.len)
-				continue;
-			/* nobody may be between two of these nops when they become one */
-			for (j = 0; j < a->nr_th; j++) {
-				struct att_thread *t = &a->th[j];
-				int st;
-
-				for (n = 0; n < 8 && !t->gone && t->regs.rip > s &&
-				     t->regs.rip < s + nop.len; n++) {
-					if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) ||
-					    waitpid(t->tid, &st, __WALL) < 0 || !WIFSTOPPED(st) ||
-					    ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs)) {
-						t->gone = true;
-						break;
-					}
+			for (n = 0; n < 8 && !t->gone && (sp = inside_split(pd, t->regs.rip)) &&
+			     t->regs.rip > sp->addr; n++) {
+				t->stepped = true;
+				if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) ||
+				    waitpid(t->tid, &st, __WALL) < 0 || !WIFSTOPPED(st) ||
+				    ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs)) {
+					t->gone = true;
+					break;
 				}
 			}
-			memcpy(p, nop.bytes, nop.len);
 		}
-		/* each changed page written back once */
-		for (k = 0; k < hi - lo && !ret; k += 4096) {
-			if (!memcmp(orig + k, img + k, 4096))
+		/* each run of changed pages written back at once */
+		for (k = 0; k < len && !ret; k += run) {
+			run = 4096;
+			if (!memcmp(pd->orig + k, pd->img + k, 4096))
 				continue;
-			if (pwrite(fd, img + k, 4096, lo + k) != 4096)
+			while (k + run < len && memcmp(pd->orig + k + run, pd->img + k + run, 4096))
+				run += 4096;
+			if (pwrite(fd, pd->img + k, run, pd->lo + k) != (ssize_t)run)
 				ret = -errno;
 		}
-		free(img);
 	}
 	close(fd);
 	return ret;
@@ -1203,30 +1361,17 @@ static int prep_load(struct cli_attach *a)
 	if (ret)
 		fprintf(stderr, "fhook: %s: reading the sites of process %d: %s\n", a->cmd, a->pid,
 			strerror(-ret));
+	else
+		plan_all_pads(a);
 	return ret;
 }
 
+/* libfhook loaded with the process's dlopen() on the hijacked thread, errno kept. */
 static int load_libfhook(struct cli_attach *a)
 {
 	unsigned long err_addr = 0, args[2] = { 0 }, h = 0;
 	int saved_errno = 0, ret;
 
-	double t0 = now_ms();
-
-	ret = rewrite_pads(a);
-	if (ret) {
-		fprintf(stderr, "fhook: %s: cannot rewrite the pads of process %d: %s\n", a->cmd,
-			a->pid, strerror(-ret));
-		return ret;
-	}
-	if (getenv("FHOOK_ATTACH_VERBOSE"))
-		fprintf(stderr, "fhook: %s: stopping %d threads took %.2f ms, the pads %.2f ms\n",
-			a->cmd, a->times.threads, t0 - a->times.stopped_ms, now_ms() - t0);
-	/* the others run again: dlopen may need a lock one of them holds */
-	for (int i = 0; i < a->nr_th; i++)
-		if (&a->th[i] != a->hijack)
-			release(&a->th[i]);
-	a->times.stopped_ms = now_ms() - a->times.stopped_ms;
 	if (a->errno_fn && !call(a, a->errno_fn, args, 0, NULL, 0, 0, &err_addr) && err_addr)
 		mem_read(a, err_addr, &saved_errno, sizeof(saved_errno));
 	args[1] = RTLD_NOW;
@@ -1249,13 +1394,115 @@ static int load_libfhook(struct cli_attach *a)
 	return ret;
 }
 
+/*
+ * A thread that meets fhook's int3 with SIGTRAP blocked is killed by the
+ * kernel.  libfhook keeps SIGTRAP out of the masks of the programs it
+ * starts (its pthread_sigmask); a loaded libfhook cannot, so the masks are
+ * fixed here, the one change of a thread's state that attaching makes.
+ */
+static void unblock_sigtrap(struct cli_attach *a)
+{
+	unsigned long mask;
+	int i;
+
+	for (i = 0; i < a->nr_th; i++) {
+		if (a->th[i].gone)
+			continue;
+		a->world_threads++;
+		if (!ptrace(PTRACE_GETSIGMASK, a->th[i].tid, (void *)sizeof(mask), &mask) &&
+		    (mask & 1UL << (SIGTRAP - 1))) {
+			mask &= ~(1UL << (SIGTRAP - 1));
+			if (!ptrace(PTRACE_SETSIGMASK, a->th[i].tid, (void *)sizeof(mask), &mask))
+				fprintf(stderr, "fhook: %s: note: thread %d blocked SIGTRAP; it is "
+					"unblocked (fhook's int3 would kill it)\n", a->cmd,
+					a->th[i].tid);
+		}
+	}
+}
+
+/*
+ * What needs every thread stopped (the pads, the signal masks) is done on
+ * a thread of ours that then exits: a tracer's exit lets go of every
+ * thread it traced at once (the kernel's exit_ptrace()), where
+ * PTRACE_DETACHing them one by one let the first one released take our
+ * CPU while the others stayed stopped (3 to 14 ms on a busy machine).  A
+ * thread stepped out of a pad is let go first, by PTRACE_DETACH, which
+ * clears its trap flag and the SIGTRAP of its last step.
+ */
+static void *stop_world(void *arg)
+{
+	struct cli_attach *a = arg;
+	const struct att_thread *pick;
+	double t0 = now_ms(), t1 = t0;
+	int ret, i;
+
+	a->world_tid = (pid_t)syscall(SYS_gettid);
+	ret = stop_all(a);
+	if (!ret)
+		ret = read_maps(a);
+	if (!ret) {
+		/* FHOOK_ATTACH_VERBOSE: every thread's verdict */
+		pick = pick_safe(a);
+		a->preferred = pick ? pick->tid : 0;
+		unblock_sigtrap(a);
+		t1 = now_ms();
+		if (!object_named(a, "libfhook.so") && a->dlopen_fn) {
+			ret = rewrite_pads(a);
+			if (ret)
+				fprintf(stderr, "fhook: %s: cannot rewrite the pads of process %d: "
+					"%s\n", a->cmd, a->pid, strerror(-ret));
+			a->pads_done = !ret;
+		}
+	}
+	for (i = 0; i < a->nr_th; i++)
+		if (a->th[i].stepped)
+			release(&a->th[i]);
+	a->world_ms = now_ms() - t0;
+	a->world_ret = ret;
+	if (getenv("FHOOK_ATTACH_VERBOSE") && !ret)
+		fprintf(stderr, "fhook: %s: stopping %d threads took %.2f ms, the pads %.2f ms\n",
+			a->cmd, a->world_threads, t1 - t0, now_ms() - t1);
+	return NULL;
+}
+
+/* Run stop_world() and wait until its thread is gone, and every thread let go with it. */
+static int world_stop(struct cli_attach *a)
+{
+	pthread_t th;
+	int i;
+
+	if (pthread_create(&th, NULL, stop_world, a))
+		return -EAGAIN;
+	pthread_join(th, NULL);
+	/*
+	 * Joined once the thread's stack is free; its tracees go a little
+	 * later.  TracerPid names the tracing thread, not its process.
+	 */
+	for (i = 0; i < a->nr_th; i++) {
+		char buf[32];
+		int n;
+
+		if (a->th[i].gone)
+			continue;
+		for (n = 0; n < 2000; n++) {
+			if (!status_field(a->th[i].tid, "TracerPid", buf, sizeof(buf)) ||
+			    atoi(buf) != a->world_tid)
+				break;
+			sleep_ms(0.05);
+		}
+		a->th[i].gone = true;
+	}
+	a->nr_th = 0;
+	return a->world_ret;
+}
+
 /* ---- the interface ----------------------------------------------------- */
 
 int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 {
 	struct cli_attach *a;
 	const struct att_map *lib;
-	int ret, i, tries;
+	int ret;
 
 	*out = NULL;
 	ret = check_target(cmd, pid);
@@ -1288,56 +1535,19 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 		if (ret)
 			goto fail;
 	}
-	a->times.stopped_ms = now_ms();
-	ret = stop_all(a);
+	/* every thread stopped together only for the pads and the masks */
+	ret = world_stop(a);
 	if (ret)
 		goto fail;
-	ret = read_maps(a);
+	/* then one thread at a safe point, the others running: dlopen may need their locks */
+	ret = stop_one_safe(a);
 	if (ret)
 		goto fail;
-	for (tries = 0; !(a->hijack = pick_safe(a)); tries++) {
-		if (tries == ATT_SAFE_TRIES) {
-			fprintf(stderr, "fhook: %s: no thread of process %d came to a safe point "
-				"(outside libc's locks and the loader) in %d tries\n", cmd, pid, tries);
-			ret = -EAGAIN;
-			goto fail;
-		}
-		run_a_moment(a);
-	}
-	for (i = 0; i < a->nr_th; i++) {
-		unsigned long mask;
-
-		if (a->th[i].gone)
-			continue;
-		a->times.threads++;
-		/*
-		 * A thread that meets fhook's int3 with SIGTRAP blocked is killed
-		 * by the kernel.  libfhook keeps SIGTRAP out of the masks of the
-		 * programs it starts (its pthread_sigmask); a loaded libfhook
-		 * cannot, so the masks are fixed here, the one change of a
-		 * thread's state that attaching makes.
-		 */
-		if (!ptrace(PTRACE_GETSIGMASK, a->th[i].tid, (void *)sizeof(mask), &mask) &&
-		    (mask & 1UL << (SIGTRAP - 1))) {
-			mask &= ~(1UL << (SIGTRAP - 1));
-			if (!ptrace(PTRACE_SETSIGMASK, a->th[i].tid, (void *)sizeof(mask), &mask))
-				fprintf(stderr, "fhook: %s: note: thread %d blocked SIGTRAP; it is "
-					"unblocked (fhook's int3 would kill it)\n", cmd,
-					a->th[i].tid);
-		}
-	}
-	lib = object_named(a, "libfhook.so");
-	if (!lib) {
-		ret = a->dlopen_fn ? load_libfhook(a) : -EAGAIN;	/* it went away? */
+	if (!object_named(a, "libfhook.so")) {
+		ret = a->pads_done ? load_libfhook(a) : -EAGAIN;	/* it went away? */
 		if (ret)
 			goto fail;
 		read_maps(a);
-		lib = object_named(a, "libfhook.so");
-	} else {
-		for (i = 0; i < a->nr_th; i++)
-			if (&a->th[i] != a->hijack)
-				release(&a->th[i]);
-		a->times.stopped_ms = now_ms() - a->times.stopped_ms;
 	}
 have_lib:
 	lib = object_named(a, "libfhook.so");
@@ -1394,10 +1604,14 @@ void cli_attach_close(struct cli_attach *a)
 		return;
 	for (i = 0; i < a->nr_th; i++)
 		release(&a->th[i]);
-	if (getenv("FHOOK_ATTACH_VERBOSE") && a->times.threads)
-		fprintf(stderr, "fhook: %s: %d threads stopped for %.2f ms%s; last call %.2f ms\n",
-			a->cmd, a->times.threads, a->times.stopped_ms,
+	if (getenv("FHOOK_ATTACH_VERBOSE") && a->world_threads)
+		fprintf(stderr, "fhook: %s: %d threads stopped for %.2f ms%s, then 1 for %.2f ms%s; "
+			"last call %.2f ms\n", a->cmd, a->world_threads, a->world_ms,
+			a->pads_done ? " (pads rewritten)" : "", a->times.stopped_ms,
 			a->times.loaded ? " (libfhook loaded)" : "", a->times.call_ms);
+	else if (getenv("FHOOK_ATTACH_VERBOSE") && a->times.threads)
+		fprintf(stderr, "fhook: %s: %d threads stopped for %.2f ms; last call %.2f ms\n",
+			a->cmd, a->times.threads, a->times.stopped_ms, a->times.call_ms);
 	free_maps(a);
 	free_pads(a);
 	free(a->th);

@@ -186,7 +186,12 @@ int cli_ev_resolve(struct cli_ev *c)
 	 * resolves them against what it loads.
 	 */
 	resolve = c->prog;
-	if (ev_prog_match_glob(c->prog, "*") <= 0) {
+	/*
+	 * A running process is not followed, so resolving the definitions
+	 * against it is all there is: whether it has sites at all (which
+	 * reads every symbol table whole) is asked only when one fails.
+	 */
+	if (!c->pid && ev_prog_match_glob(c->prog, "*") <= 0) {
 		c->no_sites = true;
 		if (c->follow && !c->dry_run) {
 			fprintf(stderr, "fhook: %s: %s has no patchable sites: events are resolved "
@@ -201,6 +206,8 @@ int cli_ev_resolve(struct cli_ev *c)
 
 		if (r) {
 			fhook_event_print_error(stderr, &err);
+			if (c->pid)
+				c->no_sites = ev_prog_match_glob(c->prog, "*") <= 0;
 			if (c->no_sites)
 				fprintf(stderr, "fhook: %s: %s has no patchable sites: rebuild it "
 					"with `cc $(fhook cflags) ...` (-fpatchable-function-entry=5)%s\n",

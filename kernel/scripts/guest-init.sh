@@ -337,6 +337,41 @@ check kprobe-lookup-events-local "$ORIG" "$(cat $EVL)"
 ok rmmod-memevents-kprobe-lookup rmmod fhook_memevents
 ok rmmod-framework-kprobe-lookup rmmod fhook_redirect
 check kprobe-lookup-after "$ORIG" "$(cat $EV)"
+# --- attaching to a process (user-space fhook) under yama's ptrace_scope ---
+# The host's kernel has no yama; these kernels do.  att_prog runs as user fh,
+# the child of a shell that exits (so no process's descendant); fhook, as fh
+# too, is refused with scope 1 (only ancestors and CAP_SYS_PTRACE may
+# attach) with a message naming the rule, and the process is left as it was;
+# with scope 0 the same command is let in.
+YAMA=/proc/sys/kernel/yama/ptrace_scope
+if [ -x /u/fhook ] && [ -w $YAMA ]; then
+	chmod 1777 /tmp
+	su fh -c 'sleep 600 | /u/att_prog 2 > /tmp/att.out 2>&1 &'
+	apid=
+	for i in $(seq 1 100); do
+		apid=$(sed -n 's/^ready \([0-9]*\)$/\1/p' /tmp/att.out 2>/dev/null)
+		[ -n "$apid" ] && break
+		sleep 0.1
+	done
+	check attach-target-started yes "$([ -n "$apid" ] && echo yes || echo no)"
+	status() { grep -E '^(State|TracerPid|SigPnd|ShdPnd|SigBlk|SigIgn|SigCgt)' /proc/$apid/status; }
+	before=$(status)
+	echo 1 > $YAMA
+	out=$(su fh -c "/u/fhook patch -p $apid --list" 2>&1)
+	check attach-yama1-refused "fhook: patch: not permitted to attach to process $apid: kernel.yama.ptrace_scope is 1, so only its ancestors (or a process it named with prctl(PR_SET_PTRACER)) and CAP_SYS_PTRACE may attach" "$out"
+	check attach-yama1-unchanged "$before" "$(status)"
+	check attach-yama1-no-libfhook 0 "$(grep -c libfhook /proc/$apid/maps)"
+	echo 0 > $YAMA
+	out=$(su fh -c "/u/fhook patch -p $apid --list" 2>&1)
+	check attach-yama0-accepted "no patches in process $apid" "$out"
+	# libfhook stays loaded, with its SIGTRAP handler (docs/attach.md)
+	check attach-yama0-unchanged "$(echo "$before" | grep -v SigCgt)" \
+		"$(status | grep -v SigCgt)"
+	kill $apid
+else
+	say "# no user-space fhook in the initramfs, or no yama: attach checks left out"
+fi
+
 bad=$({ cat /tmp/dmesg.old 2>/dev/null; dmesg; } | grep -E 'Oops|BUG|WARNING|Call Trace|general protection|RIP:' | head -n 5)
 check dmesg-clean "" "$bad"
 

@@ -109,6 +109,30 @@ build_modules() {
 		! grep -E 'warning:|error:' "$BUILD/$kver/build.log" > /dev/null
 }
 
+# add_user_space ROOT: the user-space fhook command, libfhook and the attach
+# tests' program in /u, with the shared libraries they load at the paths the
+# loader looks for them, and a user "fh" (uid 1000): the guest checks
+# fhook's attach against yama's ptrace_scope, which this host's kernel lacks.
+# Nothing when the user-space build is not there (make test builds it).
+add_user_space() {
+	local root=$1 top=$HERE/.. f l
+	local files="$top/build/fhook $top/build/libfhook.so $top/build/tests/attach/att_prog"
+
+	for f in $files; do
+		[ -e "$f" ] || return 0
+	done
+	mkdir -p "$root/u" "$root/etc"
+	cp $files "$root/u/"
+	for l in $(ldd $files | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p' |
+		   sort -u); do
+		mkdir -p "$root$(dirname "$l")"
+		cp -L "$l" "$root$l"
+	done
+	echo 'root:x:0:0::/:/bin/sh' > "$root/etc/passwd"
+	echo 'fh:x:1000:1000::/tmp:/bin/sh' >> "$root/etc/passwd"
+	printf 'root:x:0:\nfh:x:1000:\n' > "$root/etc/group"
+}
+
 # make_initramfs KVER MODE: busybox, /init, the modules and two device nodes.
 make_initramfs() {
 	local kver=$1 root=$BUILD/$1/root a
@@ -127,6 +151,7 @@ make_initramfs() {
 	install -m 755 "$HERE/scripts/guest-init.sh" "$root/init"
 	echo "$2" > "$root/mode"
 	cp "$BUILD/$kver"/src/*.ko "$root/fhook/"
+	[ "$2" = test ] && add_user_space "$root"
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$BUILD/$kver/initramfs.cpio.gz"
 }
 

@@ -403,30 +403,80 @@ int execveat(int dirfd, const char *path, char *const argv[], char *const envp[]
 }
 
 /*
- * execle: libc's would call its internal execve, which no interposer sees;
- * collect the arguments here (on the stack: this may be a vfork child).
+ * The list forms (execl, execle, execlp): libc's would call its internal
+ * execve, which no interposer sees; the arguments are collected here, on
+ * the stack (this may be a vfork child), and @call made with them and the
+ * environment that follows them (@with_env) or environ.
  */
-int execle(const char *path, const char *arg, ...)
+static int exec_list(int (*call)(const char *, char *const[], char *const[]), const char *path,
+		     const char *arg, va_list ap, bool with_env)
 {
-	va_list ap;
 	size_t argc = 1, i;
-	char *const *envp;
+	va_list count;
 
-	va_start(ap, arg);
-	while (va_arg(ap, const char *))
+	va_copy(count, ap);
+	while (va_arg(count, const char *))
 		argc++;
-	va_end(ap);
+	va_end(count);
 	{
 		const char *argv[argc + 1];
 
 		argv[0] = arg;
-		va_start(ap, arg);
 		for (i = 1; i <= argc; i++)
 			argv[i] = va_arg(ap, const char *);	/* argv[argc]: the NULL */
-		envp = va_arg(ap, char *const *);
-		va_end(ap);
-		return execve(path, (char *const *)argv, envp);
+		return call(path, (char *const *)argv,
+			    with_env ? va_arg(ap, char *const *) : environ);
 	}
+}
+
+int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, arg);
+	ret = exec_list(execve, path, arg, ap, true);
+	va_end(ap);
+	return ret;
+}
+
+/*
+ * execv, execvp, execl and execlp pass environ on, so nothing is given
+ * back to their environment, but glibc's call its internal execve, which
+ * none of the interposers above sees: the layer above would not hear what
+ * they start (a set-id or static program would run untraced, unnamed).
+ * They are the calls above with environ, as glibc defines them.
+ */
+int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, arg);
+	ret = exec_list(execve, path, arg, ap, false);
+	va_end(ap);
+	return ret;
+}
+
+int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, arg);
+	ret = exec_list(execvpe, file, arg, ap, false);
+	va_end(ap);
+	return ret;
 }
 
 static int do_posix_spawn(void *ctx, char *const *env)

@@ -830,6 +830,7 @@ static void file_syms_from_disk(struct dec_file *f)
 	p = fhook_event_prog_open(f->path, NULL, 0);
 	if (!p)
 		return;
+	ev_file_load(&p->files[0]);
 	/* take the symbols over; the rest of the program goes */
 	f->ef.syms = p->files[0].syms;
 	f->ef.nr_syms = p->files[0].nr_syms;

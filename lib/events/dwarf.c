@@ -43,6 +43,7 @@ int ev_dw_find_func(struct fhook_event_prog *prog, const char *name, struct ev_d
 	Dwarf_Die child;
 	int i;
 
+	ev_prog_dwarf(prog);
 	for (i = 0; i < prog->nr_files && !fa.found; i++) {
 		Dwarf *dw = prog->files[i].dw;
 		Dwarf_Off off = 0, next;

@@ -18,11 +18,21 @@ struct ev_sym {
 	bool site;	/* a function with a patchable site */
 };
 
+struct ev_found;
+
 struct ev_file {
 	char *path;
+	/*
+	 * fhook_event_prog_open() reads no symbol table: a name is looked up
+	 * in the file's table as it is (ev_prog_find()), and the table is
+	 * read and sorted when something first needs it whole
+	 * (ev_file_load()).  Until then @unread is set and @syms is empty.
+	 */
+	bool unread;
 	struct ev_sym *syms;	/* sorted by address */
 	size_t nr_syms;
 	char *names;
+	struct ev_found *found;	/* names looked up while @unread */
 	int fd;
 	Dwarf *dw;		/* NULL without DWARF */
 };
@@ -30,10 +40,14 @@ struct ev_file {
 struct fhook_event_prog {
 	struct ev_file *files;
 	int nr_files;
+	/* the files' DWARF is opened when a definition first needs it (ev_prog_dwarf()) */
+	bool dwarf_opened;
 	bool has_dwarf;
 };
 
 /* prog.c */
+/* Has any file of @prog DWARF?  Opens it the first time (each file's ->dw). */
+bool ev_prog_dwarf(struct fhook_event_prog *prog);
 const struct ev_sym *ev_prog_find(struct fhook_event_prog *prog, const char *name,
 				  bool func, int *file);
 int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob);
@@ -43,6 +57,9 @@ int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob);
  */
 int ev_prog_match_cxx(struct fhook_event_prog *prog, const char *pattern, bool glob,
 		      char ***out);
+/* Read @f's whole symbol table if it is not yet (thread-safe); 0 or a negative errno. */
+int ev_file_load(struct ev_file *f);
+/* The function containing @addr; @f's table must be read (ev_file_load()). */
 const struct ev_sym *ev_file_sym_at(const struct ev_file *f, unsigned long addr);
 
 /* The DWARF view of a function (dwarf.c). */

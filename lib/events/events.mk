@@ -6,4 +6,5 @@
 LIB_SRCS += lib/events/record.c lib/events/types.c
 CMD_SRCS += lib/events/parse.c lib/events/prog.c lib/events/dwarf.c lib/events/types.c \
 	lib/events/session.c lib/events/decode.c lib/events/format.c lib/events/perfetto.c
-CLI_LDLIBS += -ldw -lpthread -lstdc++
+CLI_STATIC := -ldw $(CLI_STATIC) -llzma -lbz2 -lstdc++
+CLI_LDLIBS += -lpthread

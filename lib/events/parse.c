@@ -243,7 +243,7 @@ static int query_dwarf(struct ev_ctx *c)
 {
 	if (!c->fn_looked_up) {
 		c->fn_looked_up = true;
-		if (!c->prog || !c->prog->has_dwarf)
+		if (!c->prog || !ev_prog_dwarf(c->prog))
 			c->fn_status = E_NOSUP_BTFARG;
 		else if ((c->ev->nr_targets != 1 && c->ev->is_glob) ||
 			 ev_dw_find_func(c->prog, c->ev->nr_targets == 1 ? c->ev->targets[0] :
@@ -475,7 +475,7 @@ static int parse_probe_vars(struct ev_ctx *c, char *orig, struct fhook_fetch_ins
 			e = E_RETVAL_ON_PROBE;
 			goto inval;
 		}
-		if (!c->prog || !c->prog->has_dwarf) {
+		if (!c->prog || !ev_prog_dwarf(c->prog)) {
 			code->op = FHOOK_FOP_RETVAL;
 			return 0;
 		}
@@ -509,7 +509,7 @@ static int parse_probe_vars(struct ev_ctx *c, char *orig, struct fhook_fetch_ins
 		int slot;
 
 		/* "$argN->field": a DWARF walk from parameter N */
-		if (f && c->prog && c->prog->has_dwarf)
+		if (f && c->prog && ev_prog_dwarf(c->prog))
 			return parse_dw_arg(c, orig, pcode, end);
 		if (k_strtoul(arg + 3, 10, &param))
 			goto inval;
@@ -518,7 +518,7 @@ static int parse_probe_vars(struct ev_ctx *c, char *orig, struct fhook_fetch_ins
 			goto inval;
 		}
 		/* with DWARF, the parameter must exist and gives the type */
-		if (c->prog && c->prog->has_dwarf && !query_dwarf(c))
+		if (c->prog && ev_prog_dwarf(c->prog) && !query_dwarf(c))
 			return parse_dw_arg(c, orig, pcode, end);
 		if (c->is_return) {
 			slot = add_entry_arg(c, param - 1);
@@ -662,7 +662,7 @@ static int parse_probe_arg(struct ev_ctx *c, char *arg, struct fhook_fetch_insn 
 	default:
 		if (isalpha((unsigned char)arg[0]) || arg[0] == '_') {
 			/* a parameter name: DWARF, where the kernel has BTF */
-			if (!c->prog || !c->prog->has_dwarf) {
+			if (!c->prog || !ev_prog_dwarf(c->prog)) {
 				log_err(c, c->offset, E_NOSUP_BTFARG);
 				return -EINVAL;
 			}

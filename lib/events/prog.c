@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +30,17 @@ static int ev_sym_cmp(const void *a, const void *b)
 		return x->func ? -1 : 1;
 	return x->size > y->size ? -1 : x->size < y->size;
 }
+
+/* The names looked up in a file whose table is not read: kept for the pointers handed out. */
+struct ev_found {
+	struct ev_found *next;
+	size_t nr;
+	char *name;
+	struct ev_sym syms[];
+};
+
+/* ev_file_load() may run on the drain thread while the main one looks names up */
+static pthread_mutex_t ev_load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int read_file_syms(struct ev_file *f)
 {
@@ -63,6 +75,12 @@ static int read_file_syms(struct ev_file *f)
 	return 0;
 }
 
+/* A site lies at the function's start, or after its endbr64. */
+static bool site_of(const struct ev_sym *s, unsigned long site)
+{
+	return s->func && site >= s->addr && site - s->addr <= 4;
+}
+
 static void mark_sites(struct ev_file *f)
 {
 	struct fhook_elf_sites es;
@@ -70,17 +88,117 @@ static void mark_sites(struct ev_file *f)
 
 	if (fhook_elf_read_sites(f->path, &es))
 		return;
-	/* a site lies at the function's start, or after its endbr64 */
 	for (i = 0; i < es.nr; i++) {
 		unsigned long a = es.addrs[i];
 		size_t lo = fhook_upper_bound(f->nr_syms, k, f->syms[k].addr, a);
 
 		for (j = lo; j-- > 0 && f->syms[j].addr + 8 > a;)
-			if (f->syms[j].func && a - f->syms[j].addr <= 4)
+			if (site_of(&f->syms[j], a))
 				f->syms[j].site = true;
 	}
 	free(es.addrs);
 	free(es.from_mcount);
+}
+
+int ev_file_load(struct ev_file *f)
+{
+	int ret = 0;
+
+	if (!__atomic_load_n(&f->unread, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&ev_load_lock);
+	if (f->unread) {
+		/* a file that cannot be read has no symbols, as a library skipped at open */
+		ret = read_file_syms(f);
+		if (!ret)
+			mark_sites(f);
+		__atomic_store_n(&f->unread, false, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&ev_load_lock);
+	return ret;
+}
+
+static void mark_site(struct ev_sym *syms, size_t nr, unsigned long site)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (site_of(&syms[i], site))
+			syms[i].site = true;
+}
+
+/*
+ * The sites of @f that belong to the @nr functions @syms, from the site
+ * sections mapped from the page cache (copied only where the mapped list
+ * is not the whole truth).
+ */
+static void mark_found_sites(struct ev_file *f, struct ev_sym *syms, size_t nr)
+{
+	struct fhook_elf_site_map m;
+	struct fhook_elf_sites es;
+	unsigned int k;
+	size_t j;
+
+	if (!fhook_elf_map_sites(f->path, 0, &m) && !m.copy_needed) {
+		for (k = 0; k < m.nr; k++)
+			for (j = 0; j < m.sec[k].nr; j++)
+				if (m.sec[k].addrs[j])
+					mark_site(syms, nr, m.sec[k].addrs[j]);
+		fhook_elf_unmap_sites(&m);
+		return;
+	}
+	fhook_elf_unmap_sites(&m);
+	if (fhook_elf_read_sites(f->path, &es))
+		return;
+	for (j = 0; j < es.nr; j++)
+		mark_site(syms, nr, es.addrs[j]);
+	free(es.addrs);
+	free(es.from_mcount);
+}
+
+/*
+ * @name's symbols in @f while its table is unread: found in the file's
+ * table as it is, their sites marked, in the order of the sorted table.
+ */
+static struct ev_found *find_unread(struct ev_file *f, const char *name)
+{
+	struct fhook_elf_named *named;
+	struct ev_found *fd;
+	size_t i;
+	int n;
+
+	for (fd = f->found; fd; fd = fd->next)
+		if (!strcmp(fd->name, name))
+			return fd;
+	n = fhook_elf_find_syms(f->path, name, FHOOK_ELF_SYMS_DATA | FHOOK_ELF_SYMS_ALIASES,
+				&named);
+	if (n < 0)
+		return NULL;
+	fd = calloc(1, sizeof(*fd) + n * sizeof(fd->syms[0]));
+	if (!fd || !(fd->name = strdup(name))) {
+		free(fd);
+		free(named);
+		return NULL;
+	}
+	for (i = 0; i < (size_t)n; i++) {
+		struct ev_sym *s = &fd->syms[i];
+
+		s->addr = named[i].addr;
+		s->size = named[i].size;
+		s->name = fd->name;
+		s->func = !named[i].data;
+	}
+	/* one pass over the sites, unsorted: a name has a symbol or two */
+	if (n)
+		mark_found_sites(f, fd->syms, n);
+	fd->nr = n;
+	qsort(fd->syms, fd->nr, sizeof(fd->syms[0]), ev_sym_cmp);
+	free(named);
+	pthread_mutex_lock(&ev_load_lock);
+	fd->next = f->found;
+	f->found = fd;
+	pthread_mutex_unlock(&ev_load_lock);
+	return fd;
 }
 
 struct fhook_event_prog *fhook_event_prog_open(const char *path, char **libs, int nr)
@@ -103,10 +221,10 @@ struct fhook_event_prog *fhook_event_prog_open(const char *path, char **libs, in
 
 		f->path = strdup(i ? libs[i - 1] : path);
 		f->fd = -1;
-		if (!f->path || read_file_syms(f)) {
+		f->unread = true;
+		/* an ELF file of this machine's kind: its tables are read when needed */
+		if (!f->path || fhook_elf_check(f->path)) {
 			free(f->path);
-			free(f->syms);
-			free(f->names);
 			memset(f, 0, sizeof(*f));
 			if (!i) {
 				fhook_event_prog_close(prog);
@@ -115,16 +233,28 @@ struct fhook_event_prog *fhook_event_prog_open(const char *path, char **libs, in
 			}
 			continue;
 		}
-		mark_sites(f);
 		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
-		if (f->fd >= 0) {
-			f->dw = dwarf_begin(f->fd, DWARF_C_READ);
-			if (f->dw)
-				prog->has_dwarf = true;
-		}
 		prog->nr_files++;
 	}
 	return prog;
+}
+
+bool ev_prog_dwarf(struct fhook_event_prog *prog)
+{
+	int i;
+
+	if (prog->dwarf_opened)
+		return prog->has_dwarf;
+	prog->dwarf_opened = true;
+	for (i = 0; i < prog->nr_files; i++) {
+		struct ev_file *f = &prog->files[i];
+
+		if (f->fd >= 0)
+			f->dw = dwarf_begin(f->fd, DWARF_C_READ);
+		if (f->dw)
+			prog->has_dwarf = true;
+	}
+	return prog->has_dwarf;
 }
 
 void fhook_event_prog_close(struct fhook_event_prog *prog)
@@ -143,6 +273,13 @@ void fhook_event_prog_close(struct fhook_event_prog *prog)
 		free(f->path);
 		free(f->syms);
 		free(f->names);
+		while (f->found) {
+			struct ev_found *n = f->found->next;
+
+			free(f->found->name);
+			free(f->found);
+			f->found = n;
+		}
 	}
 	free(prog->files);
 	free(prog);
@@ -157,13 +294,21 @@ const struct ev_sym *ev_prog_find(struct fhook_event_prog *prog, const char *nam
 
 	for (i = 0; i < prog->nr_files; i++) {
 		struct ev_file *f = &prog->files[i];
+		const struct ev_sym *syms = f->syms;
+		size_t nr = f->nr_syms;
 
-		for (j = 0; j < f->nr_syms; j++) {
-			if (strcmp(f->syms[j].name, name) || (func && !f->syms[j].func))
+		if (__atomic_load_n(&f->unread, __ATOMIC_ACQUIRE)) {
+			struct ev_found *fd = find_unread(f, name);
+
+			syms = fd ? fd->syms : NULL;
+			nr = fd ? fd->nr : 0;
+		}
+		for (j = 0; j < nr; j++) {
+			if (strcmp(syms[j].name, name) || (func && !syms[j].func))
 				continue;
 			/* prefer a function with a site, as kallsyms of loaded code would */
-			if (!best || (f->syms[j].site && !best->site)) {
-				best = &f->syms[j];
+			if (!best || (syms[j].site && !best->site)) {
+				best = &syms[j];
 				if (file)
 					*file = i;
 			}
@@ -179,13 +324,15 @@ int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob)
 	int i, n = 0;
 	size_t j;
 
-	for (i = 0; i < prog->nr_files; i++)
+	for (i = 0; i < prog->nr_files; i++) {
+		ev_file_load(&prog->files[i]);
 		for (j = 0; j < prog->files[i].nr_syms; j++) {
 			const struct ev_sym *s = &prog->files[i].syms[j];
 
 			if (s->func && s->site && !fnmatch(glob, s->name, 0))
 				n++;
 		}
+	}
 	return n;
 }
 
@@ -257,6 +404,7 @@ int ev_prog_match_cxx(struct fhook_event_prog *prog, const char *pattern, bool g
 	pattern = pat;
 
 	for (i = 0; i < prog->nr_files; i++) {
+		ev_file_load(&prog->files[i]);
 		for (j = 0; j < prog->files[i].nr_syms; j++) {
 			const struct ev_sym *s = &prog->files[i].syms[j];
 			char **nv;

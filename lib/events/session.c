@@ -361,7 +361,7 @@ static size_t file_build_id(const char *path, unsigned char *out, size_t max)
 }
 
 /* The function symbols of one file, as an RF_SYMS block. */
-static int write_syms(struct ev_session *s, const struct ev_file *f, const char *path)
+static int write_syms(struct ev_session *s, struct ev_file *f, const char *path)
 {
 	struct rf_syms h = { 0 };
 	struct rf_sym *syms;
@@ -371,6 +371,7 @@ static int write_syms(struct ev_session *s, const struct ev_file *f, const char 
 	int ret;
 
 	bl = file_build_id(path, bid, sizeof(bid));
+	ev_file_load(f);
 	syms = calloc(f->nr_syms ? f->nr_syms : 1, sizeof(*syms));
 	for (i = 0; i < f->nr_syms; i++)
 		if (f->syms[i].func)

@@ -143,6 +143,16 @@ fail:
 	return ret;
 }
 
+int fhook_elf_check(const char *path)
+{
+	struct elf_file f;
+	int ret = elf_open(path, &f);
+
+	if (!ret)
+		elf_close(&f);
+	return ret;
+}
+
 static const char *sec_name(const struct elf_file *f, const Elf64_Shdr *s)
 {
 	if (!f->shstr || s->sh_name >= f->shstr_size)
@@ -411,6 +421,24 @@ static int sort_syms(struct fhook_sym *syms, size_t nr)
 	return fhook_sort_addr_recs((struct fhook_addr_rec *)syms, nr);
 }
 
+/* Does read_symtab() take @s (with @flags)?  @str holds @str_size bytes, the last a NUL. */
+static bool sym_taken(const Elf64_Sym *s, unsigned int flags, const char *str,
+		      unsigned long str_size)
+{
+	int type = ELF64_ST_TYPE(s->st_info);
+
+	if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+	    !(type == STT_OBJECT && (flags & FHOOK_ELF_SYMS_DATA)))
+		return false;
+	return s->st_shndx != SHN_UNDEF && s->st_value && s->st_name < str_size &&
+	       str[s->st_name];
+}
+
+static unsigned int sym_size(const Elf64_Sym *s)
+{
+	return s->st_size > UINT32_MAX ? UINT32_MAX : (unsigned int)s->st_size;
+}
+
 static int read_symtab(const struct elf_file *f, const Elf64_Shdr *sh, unsigned int flags,
 		       struct fhook_sym **symsp, size_t *nrp, char **namesp)
 {
@@ -436,18 +464,13 @@ static int read_symtab(const struct elf_file *f, const Elf64_Shdr *sh, unsigned 
 		goto out;
 	for (i = 0; i < n; i++) {
 		const Elf64_Sym *s = &tab[i];
-		int type = ELF64_ST_TYPE(s->st_info);
 		const char *name;
 		size_t len;
 
-		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
-		    !(type == STT_OBJECT && (flags & FHOOK_ELF_SYMS_DATA)))
+		/* the copy ends with a NUL */
+		if (!sym_taken(s, flags, str, str_size + 1))
 			continue;
-		if (s->st_shndx == SHN_UNDEF || !s->st_value || s->st_name >= str_size)
-			continue;
-		name = str + s->st_name;	/* the copy ends with a NUL */
-		if (!*name)
-			continue;
+		name = str + s->st_name;
 		len = strlen(name) + 1;
 		if (nlen + len > ncap) {
 			size_t cap = ncap ? ncap * 2 : 4096;
@@ -463,9 +486,9 @@ static int read_symtab(const struct elf_file *f, const Elf64_Shdr *sh, unsigned 
 		}
 		memcpy(names + nlen, name, len);
 		syms[nr].addr = s->st_value;
-		syms[nr].size = s->st_size > UINT32_MAX ? UINT32_MAX : (unsigned int)s->st_size;
+		syms[nr].size = sym_size(s);
 		syms[nr].name = (unsigned int)nlen;
-		syms[nr].data = type == STT_OBJECT;
+		syms[nr].data = ELF64_ST_TYPE(s->st_info) == STT_OBJECT;
 		nlen += len;
 		if (nlen >= 1UL << 31) {
 			ret = -EFBIG;
@@ -501,27 +524,38 @@ out:
 	return ret;
 }
 
+/*
+ * Open @path and find its symbol tables: .symtab is read, and .dynsym
+ * where .symtab takes nothing (or is not there).
+ */
+static int open_sym_tables(const char *path, struct elf_file *f, const Elf64_Shdr **symtab,
+			   const Elf64_Shdr **dynsym)
+{
+	unsigned int i;
+	int ret = elf_open(path, f);
+
+	*symtab = *dynsym = NULL;
+	for (i = 0; !ret && i < f->nr_sh; i++) {
+		if (f->sh[i].sh_type == SHT_SYMTAB)
+			*symtab = &f->sh[i];
+		else if (f->sh[i].sh_type == SHT_DYNSYM)
+			*dynsym = &f->sh[i];
+	}
+	return ret;
+}
+
 int fhook_elf_read_syms(const char *path, unsigned int flags, struct fhook_sym **syms,
 			size_t *nr, char **names)
 {
-	const Elf64_Shdr *symtab = NULL, *dynsym = NULL;
+	const Elf64_Shdr *symtab, *dynsym;
 	struct elf_file f;
-	unsigned int i;
 	int ret;
 
 	*syms = NULL;
 	*nr = 0;
 	*names = NULL;
-	ret = elf_open(path, &f);
-	if (ret)
+	if ((ret = open_sym_tables(path, &f, &symtab, &dynsym)))
 		return ret;
-	for (i = 0; i < f.nr_sh; i++) {
-		if (f.sh[i].sh_type == SHT_SYMTAB)
-			symtab = &f.sh[i];
-		else if (f.sh[i].sh_type == SHT_DYNSYM)
-			dynsym = &f.sh[i];
-	}
-	ret = 0;
 	if (symtab)
 		ret = read_symtab(&f, symtab, flags, syms, nr, names);
 	if ((!symtab || (!ret && !*nr)) && dynsym) {
@@ -539,6 +573,159 @@ int fhook_elf_read_syms(const char *path, unsigned int flags, struct fhook_sym *
 	}
 	elf_close(&f);
 	return ret;
+}
+
+/* A section mapped read-only from the page cache. */
+struct sec_map {
+	void *map;
+	size_t len;
+	const char *p;
+};
+
+static int map_section(const struct elf_file *f, const Elf64_Shdr *s, struct sec_map *m)
+{
+	unsigned long off = s->sh_offset & ~4095UL;
+
+	m->map = NULL;
+	if (s->sh_type == SHT_NOBITS || !s->sh_size || !in_file(f, s->sh_offset, s->sh_size))
+		return -ENOEXEC;
+	m->len = s->sh_offset - off + s->sh_size;
+	m->map = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, f->fd, (off_t)off);
+	if (m->map == MAP_FAILED) {
+		m->map = NULL;
+		return -errno;
+	}
+	m->p = (const char *)m->map + (s->sh_offset - off);
+	return 0;
+}
+
+static void unmap_section(struct sec_map *m)
+{
+	if (m->map)
+		munmap(m->map, m->len);
+	m->map = NULL;
+}
+
+/*
+ * One pass over the mapped table @sh for fhook_elf_find_syms(): the
+ * symbols named @name into *@out (*@nr of them), how many symbols the
+ * table has that read_symtab() would take into *@taken; then, without
+ * FHOOK_ELF_SYMS_ALIASES, a second pass for which of them read_symtab()
+ * keeps at its address (the first in table order with the largest size,
+ * as the stable sort and the alias drop leave it) and where the next
+ * symbol starts.
+ */
+static int find_in_table(const struct elf_file *f, const Elf64_Shdr *sh, const char *name,
+			 unsigned int flags, struct fhook_elf_named **out, size_t *nr,
+			 size_t *taken)
+{
+	struct sec_map tab = { 0 }, str = { 0 };
+	size_t i, k, n, len = strlen(name), cap = 0;
+	unsigned long str_size;
+	unsigned int *best_idx = NULL;
+	long *best;
+	int ret;
+
+	*taken = 0;
+	if (sh->sh_entsize != sizeof(Elf64_Sym) || sh->sh_link >= f->nr_sh)
+		return -ENOEXEC;
+	ret = map_section(f, sh, &tab);
+	if (!ret)
+		ret = map_section(f, &f->sh[sh->sh_link], &str);
+	if (ret)
+		goto out;
+	str_size = f->sh[sh->sh_link].sh_size;
+	n = sh->sh_size / sizeof(Elf64_Sym);
+	for (i = 0; i < n; i++) {
+		const Elf64_Sym *s = (const Elf64_Sym *)tab.p + i;
+		struct fhook_elf_named *e;
+
+		/* a name must end inside the table, and the table need not end with a NUL */
+		if (!sym_taken(s, flags, str.p, str_size))
+			continue;
+		(*taken)++;
+		if (s->st_name + len >= str_size || str.p[s->st_name + len] ||
+		    memcmp(str.p + s->st_name, name, len))
+			continue;
+		if (*nr == cap) {
+			cap = cap ? cap * 2 : 4;
+			e = realloc(*out, cap * sizeof(*e));
+			if (!e) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			*out = e;
+		}
+		e = &(*out)[(*nr)++];
+		e->addr = s->st_value;
+		e->size = sym_size(s);
+		e->data = ELF64_ST_TYPE(s->st_info) == STT_OBJECT;
+		e->kept = true;
+		e->next = 0;
+		e->index = (unsigned int)i;
+	}
+	if (!*nr || (flags & FHOOK_ELF_SYMS_ALIASES))
+		goto out;
+	best = calloc(*nr, sizeof(*best) + sizeof(*best_idx));
+	if (!best) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	best_idx = (unsigned int *)(best + *nr);
+	for (k = 0; k < *nr; k++)
+		best[k] = -1;
+	for (i = 0; i < n; i++) {
+		const Elf64_Sym *s = (const Elf64_Sym *)tab.p + i;
+
+		if (!sym_taken(s, flags, str.p, str_size))
+			continue;
+		for (k = 0; k < *nr; k++) {
+			struct fhook_elf_named *e = &(*out)[k];
+
+			if (s->st_value == e->addr && (long)sym_size(s) > best[k]) {
+				best[k] = sym_size(s);
+				best_idx[k] = (unsigned int)i;
+			} else if (s->st_value > e->addr && (!e->next || s->st_value < e->next)) {
+				e->next = s->st_value;
+			}
+		}
+	}
+	for (k = 0; k < *nr; k++)
+		(*out)[k].kept = best_idx[k] == (*out)[k].index;
+	free(best);
+out:
+	unmap_section(&tab);
+	unmap_section(&str);
+	return ret;
+}
+
+int fhook_elf_find_syms(const char *path, const char *name, unsigned int flags,
+			struct fhook_elf_named **out)
+{
+	const Elf64_Shdr *symtab, *dynsym;
+	size_t nr = 0, taken = 0;
+	struct elf_file f;
+	int ret;
+
+	*out = NULL;
+	if ((ret = open_sym_tables(path, &f, &symtab, &dynsym)))
+		return ret;
+	if (symtab)
+		ret = find_in_table(&f, symtab, name, flags, out, &nr, &taken);
+	/* the table fhook_elf_read_syms() reads */
+	if ((!symtab || (!ret && !taken)) && dynsym) {
+		free(*out);
+		*out = NULL;
+		nr = 0;
+		ret = find_in_table(&f, dynsym, name, flags, out, &nr, &taken);
+	}
+	elf_close(&f);
+	if (ret) {
+		free(*out);
+		*out = NULL;
+		return ret;
+	}
+	return (int)nr;
 }
 
 int fhook_elf_mark_prepared(void *image, size_t size)

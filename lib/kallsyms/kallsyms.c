@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/rcu.h"
@@ -31,14 +32,12 @@ unsigned long kallsyms_lookup_name(const char *name)
 	refresh();
 	rcu = fhook_rcu_read_lock();
 	for (obj = fhook_objects; obj && !addr; obj = obj->next) {
-		size_t i;
+		struct fhook_sym_range *r;
 
-		fhook_object_load_syms(obj);
-		for (i = 0; i < obj->nr_syms; i++)
-			if (!strcmp(fhook_sym_name(obj, &obj->syms[i]), name)) {
-				addr = obj->syms[i].addr;
-				break;
-			}
+		/* the lowest address of the name, as in the table sorted by address */
+		if (fhook_object_find_name(obj, name, &r) > 0)
+			addr = r[0].start;
+		free(r);
 	}
 	fhook_rcu_read_unlock(rcu);
 	return addr;

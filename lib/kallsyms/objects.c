@@ -54,6 +54,14 @@ struct fhook_object *fhook_object_of(unsigned long addr)
 }
 
 
+/* Is @obj's file still the one that was loaded? */
+static bool same_file(struct fhook_object *obj)
+{
+	struct stat st;
+
+	return !stat(obj->path, &st) && st.st_dev == obj->dev && st.st_ino == obj->ino;
+}
+
 int fhook_object_load_syms(struct fhook_object *obj)
 {
 	struct fhook_sym *syms;
@@ -67,17 +75,12 @@ int fhook_object_load_syms(struct fhook_object *obj)
 	ret = 0;
 	if (obj->syms_loaded)
 		goto out;
-	{
-		struct stat st;
-
-		/* the file must still be the one that was loaded */
-		if (stat(obj->path, &st) || st.st_dev != obj->dev || st.st_ino != obj->ino) {
-			fprintf(stderr, "fhook: %s changed on disk since it was loaded; its "
-				"symbols are not used\n", obj->path);
-			ret = -ESTALE;
-		} else {
-			ret = fhook_elf_read_syms(obj->path, 0, &syms, &nr, &names);
-		}
+	if (!same_file(obj)) {
+		fprintf(stderr, "fhook: %s changed on disk since it was loaded; its "
+			"symbols are not used\n", obj->path);
+		ret = -ESTALE;
+	} else {
+		ret = fhook_elf_read_syms(obj->path, 0, &syms, &nr, &names);
 	}
 	if (ret) {
 		/* remember that there is nothing to read */
@@ -94,6 +97,67 @@ int fhook_object_load_syms(struct fhook_object *obj)
 out:
 	pthread_mutex_unlock(&objects_mutex);
 	return ret;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct fhook_sym_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int fhook_object_find_name(struct fhook_object *obj, const char *name,
+			   struct fhook_sym_range **out)
+{
+	struct fhook_elf_named *found = NULL;
+	struct fhook_sym_range *r;
+	int i, n = 0, nr;
+
+	*out = NULL;
+	/* a file changed on disk: the table is read, which says so once, and is empty */
+	if (!__atomic_load_n(&obj->syms_loaded, __ATOMIC_ACQUIRE) && same_file(obj)) {
+		nr = fhook_elf_find_syms(obj->path, name, 0, &found);
+		if (nr <= 0)
+			return nr;
+		r = calloc(nr, sizeof(*r));
+		for (i = 0; r && i < nr; i++) {
+			unsigned long end = found[i].addr + (found[i].size ? found[i].size : 1);
+
+			/* an alias the table drops is not a name sym_at() gives */
+			if (!found[i].kept)
+				continue;
+			if (found[i].next && found[i].next < end)
+				end = found[i].next;
+			r[n].start = obj->base + found[i].addr;
+			r[n++].end = obj->base + end;
+		}
+		free(found);
+		if (!r)
+			return -ENOMEM;
+		qsort(r, n, sizeof(*r), cmp_range);
+		*out = r;
+		return n;
+	}
+	fhook_object_load_syms(obj);
+	for (i = 0; i < (int)obj->nr_syms; i++) {
+		const struct fhook_sym *s = &obj->syms[i];
+		unsigned long end = s->addr + (s->size ? s->size : 1);
+
+		if (strcmp(fhook_sym_name(obj, s), name))
+			continue;
+		if (i + 1 < (int)obj->nr_syms && obj->syms[i + 1].addr < end)
+			end = obj->syms[i + 1].addr;
+		r = realloc(*out, (n + 1) * sizeof(*r));
+		if (!r) {
+			free(*out);
+			*out = NULL;
+			return -ENOMEM;
+		}
+		*out = r;
+		r[n].start = s->addr;
+		r[n++].end = end;
+	}
+	return n;
 }
 
 const struct fhook_sym *fhook_object_sym_at(struct fhook_object *obj, unsigned long addr)

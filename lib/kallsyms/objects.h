@@ -126,6 +126,23 @@ int fhook_objects_refresh(void);
 struct fhook_object *fhook_object_of(unsigned long addr);
 int fhook_object_load_syms(struct fhook_object *obj);
 const struct fhook_sym *fhook_object_sym_at(struct fhook_object *obj, unsigned long addr);
+
+/* Run-time addresses [start, end): where fhook_object_sym_at() gives one symbol. */
+struct fhook_sym_range {
+	unsigned long start, end;
+};
+
+/*
+ * Where the function symbols of @obj named @name are, as
+ * fhook_object_sym_at() sees them (an alias its table drops is not
+ * found), sorted.  Before anything has needed @obj's whole table, it is
+ * not read for this: one pass over the file's mapped table finds the
+ * name (the first lookup of a function in a program of 20,000 cost more
+ * than the rest of an attach).  Returns how many (*@out malloc'd), or a
+ * negative errno.
+ */
+int fhook_object_find_name(struct fhook_object *obj, const char *name,
+			   struct fhook_sym_range **out);
 static inline const char *fhook_sym_name(const struct fhook_object *obj,
 					 const struct fhook_sym *sym)
 {

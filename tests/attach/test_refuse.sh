@@ -39,7 +39,7 @@ fi
 if [ -r /proc/sys/kernel/yama/ptrace_scope ]; then
 	echo "SKIP yama_scope: not changed by the tests (a system setting)"
 else
-	echo "SKIP yama_scope: this kernel has no yama"
+	echo "SKIP yama_scope: this kernel has no yama (the kernel tests check it in QEMU)"
 fi
 
 # ---- already traced (by strace) ----

@@ -28,6 +28,29 @@ if [ ! -x "$FH" ] || [ ! -e "$B/libfhook.so" ]; then
 fi
 mkdir -p "$R/src"
 
+# --- attaching to a running process, the long runs ---------------------------------
+# tests/attach's cycles (fhook trace -p, and patch -p / unpatch -p, on the 8
+# busy threads of att_prog, which check their own results) 100 times each;
+# `make test` runs fewer.  Their PASS/FAIL lines, named attach-*.
+attach_cycles() {
+	local t=$1 out rc st name rest
+	out=$(FHOOK_ATTACH_CYCLES=100 timeout "$TIMEOUT" bash "tests/attach/test_$t.sh" 2>&1)
+	rc=$?
+	while read -r st name rest; do
+		case $st in
+		PASS) pass "attach-$name" ;;
+		FAIL) fail "attach-${name%:}" "$rest" ;;
+		SKIP) skip "attach-${name%:}" "$rest" ;;
+		esac
+	done <<< "$out"
+	[ $rc = 0 ] || fail "attach-$t" "exit status $rc"
+}
+if [ -z "${FHOOK_REAL_BUILD_ONLY:-}" ] && [ -z "${FHOOK_REAL_ONLY:-}" ]; then
+	say "attach: 100 cycles of trace -p and of patch -p/unpatch"
+	attach_cycles trace
+	attach_cycles patch
+fi
+
 # --- source packages -----------------------------------------------------------
 APT="apt-get -o DPkg::Lock::Timeout=300"
 if [ "$(id -u)" != 0 ]; then

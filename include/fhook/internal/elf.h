@@ -33,6 +33,9 @@ struct fhook_elf_sites {
 /* -ENOEXEC: not a 64-bit ELF file of this machine, or malformed. */
 int fhook_elf_read_sites(const char *path, struct fhook_elf_sites *out);
 
+/* Is @path a 64-bit ELF file whose section headers can be read?  0 or -ENOEXEC/-errno. */
+int fhook_elf_check(const char *path);
+
 /*
  * `fhook prepare` marks the site sections of a file it rewrote with this
  * flag, from the range that the ELF gABI leaves to operating systems
@@ -103,5 +106,31 @@ int fhook_elf_mark_prepared(void *image, size_t size);
  */
 int fhook_elf_read_syms(const char *path, unsigned int flags, struct fhook_sym **syms,
 			size_t *nr, char **names);
+
+/* A symbol found by its name (fhook_elf_find_syms()). */
+struct fhook_elf_named {
+	unsigned long addr;		/* link-time address */
+	unsigned int size;
+	bool data;			/* STT_OBJECT */
+	/*
+	 * Without FHOOK_ELF_SYMS_ALIASES: is this the symbol that
+	 * fhook_elf_read_syms() keeps at its address (else an alias it
+	 * drops), and where does the next symbol of that table start (0:
+	 * nowhere)?
+	 */
+	bool kept;
+	unsigned long next;
+	unsigned int index;		/* in the file's table */
+};
+
+/*
+ * The symbols named @name of @path, from the table and with the @flags of
+ * fhook_elf_read_syms(), in table order, found in one pass over the mapped
+ * table (two without FHOOK_ELF_SYMS_ALIASES): a lookup by name that reads,
+ * copies and sorts nothing.  *@out is malloc'd (NULL when none found).
+ * Returns how many were found, or a negative errno.
+ */
+int fhook_elf_find_syms(const char *path, const char *name, unsigned int flags,
+			struct fhook_elf_named **out);
 
 #endif /* FHOOK_INTERNAL_ELF_H */
