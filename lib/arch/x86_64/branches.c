@@ -16,21 +16,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <capstone/capstone.h>
-
 #include "internal.h"
+#include "cs.h"
 
-/* The capstone functions we use, from the library opened at first use. */
-static struct {
-	cs_err (*open)(cs_arch arch, cs_mode mode, csh *handle);
-	cs_err (*option)(csh handle, cs_opt_type type, size_t value);
-	cs_insn *(*malloc)(csh handle);
-	bool (*disasm_iter)(csh handle, const uint8_t **code, size_t *size, uint64_t *address,
-			    cs_insn *insn);
-	bool (*insn_group)(csh handle, const cs_insn *insn, unsigned int group_id);
-	void (*free)(cs_insn *insn, size_t count);
-	cs_err (*close)(csh *handle);
-} cs;
+#define cs fhook_cs
+
+struct fhook_cs fhook_cs;
 static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
 static bool cs_ok;
 
@@ -40,7 +31,7 @@ static void cs_load(void)
 	void *h = dlopen("libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
 
 	if (!h) {
-		fprintf(stderr, "fhook: cannot load libcapstone.so.4 (%s); calls and jumps "
+		fprintf(stderr, "fhook: cannot load libcapstone.so.4 (%s); instructions "
 			"cannot be decoded\n", dlerror());
 		return;
 	}
@@ -53,6 +44,12 @@ static void cs_load(void)
 	*(void **)&cs.close = dlsym(h, "cs_close");
 	cs_ok = cs.open && cs.option && cs.malloc && cs.disasm_iter && cs.insn_group &&
 		cs.free && cs.close;
+}
+
+bool fhook_cs_load(void)
+{
+	pthread_once(&cs_once, cs_load);
+	return cs_ok;
 }
 
 static bool is_target(const unsigned long *targets, int nr, unsigned long addr)
@@ -133,8 +130,7 @@ int fhook_insn_scan_branches(unsigned long start, unsigned long size,
 	csh h;
 
 	memset(out, 0, sizeof(*out));
-	pthread_once(&cs_once, cs_load);
-	if (!cs_ok)
+	if (!fhook_cs_load())
 		return -ENOSYS;
 	if (cs.open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
 		return -ENOMEM;

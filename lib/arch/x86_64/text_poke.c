@@ -143,6 +143,8 @@ int fhook_text_read(unsigned long addr, void *buf, size_t len)
 
 /* ---- making text writable ---- */
 
+
+
 struct wrange {
 	unsigned long start, end;
 	int prot;			/* original protection */
@@ -206,6 +208,21 @@ static int procmem_write(unsigned long addr, const void *buf, size_t len)
 	if (pwrite(procmem_fd, buf, len, (off_t)addr) != (ssize_t)len)
 		return -EPERM;
 	return 0;
+}
+
+int fhook_text_write_new(unsigned long addr, const void *buf, size_t len)
+{
+	unsigned long psz = (unsigned long)sysconf(_SC_PAGESIZE);
+	unsigned long lo = addr & ~(psz - 1), hi = (addr + len + psz - 1) & ~(psz - 1);
+
+	/* other threads may run other code of these pages: keep them executable */
+	if (!use_procmem() &&
+	    !mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC)) {
+		memcpy((void *)addr, buf, len);
+		mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
+		return 0;
+	}
+	return procmem_write(addr, buf, len);
 }
 
 /* The pages a batch writes, as runs of pages of one protection. */
@@ -968,7 +985,13 @@ static bool trap_emulate(siginfo_t *info, void *ctx)
 		if (k < nr && l->addr == ip) {
 			unsigned long target = fhook_site_call_target(l->new, ip);
 
-			if (target) {
+			if (l->emu_ip == FHOOK_EMU_KPROBE) {
+				atomic_fetch_sub(&bp_refs, 1);
+				return fhook_kprobe_trap(ip, ctx);
+			}
+			if (l->emu_ip) {
+				gregs[REG_RIP] = (greg_t)l->emu_ip;
+			} else if (target) {
 				gregs[REG_RSP] -= 8;
 				*(unsigned long *)gregs[REG_RSP] = ip + CALL_INSN_SIZE;
 				gregs[REG_RIP] = (greg_t)target;
@@ -982,6 +1005,8 @@ static bool trap_emulate(siginfo_t *info, void *ctx)
 	}
 	atomic_fetch_sub(&bp_refs, 1);
 
+	if (fhook_kprobe_trap(ip, ctx))
+		return true;
 	/*
 	 * The batch that put the int3 here has ended (or is ending) since
 	 * this thread trapped: once the byte is no longer an int3 the site is

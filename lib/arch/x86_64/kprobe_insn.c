@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Relocating the instructions a kprobe replaces (lib/arch/arch.h), with
+ * capstone: a copy that runs anywhere within +-2 GiB of them behaves as
+ * they did at their own address.
+ *
+ *   rip-relative operands   the displacement is rewritten for the new place
+ *   jmp / jcc / loop rel    an absolute "jmp *slot(%rip)", a jcc or loop
+ *                           inverted over it (rel8 branches are widened)
+ *   call rel / call *op     the last instruction only: "push $next" (the
+ *                           original return address, from a slot) and a
+ *                           jump, so the callee returns into the original
+ *                           code, never into the copy, and unwinders see
+ *                           the frames they expect
+ *
+ * and the copy ends with a jump back to the first byte after them (or, for
+ * a trap probe with a post_handler, an int3).  What is refused says why, in
+ * words fhook funcs --why prints.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "cs.h"
+#include "kprobe.h"
+
+#define cs fhook_cs
+
+/* A branch's kind, from its raw bytes (capstone's groups mix rel and indirect). */
+enum br_kind {
+	BR_NONE,	/* not a branch, or one that needs no care (ret) */
+	BR_JMP,		/* jmp rel8/rel32 */
+	BR_JCC,		/* jcc rel8/rel32 */
+	BR_LOOP,	/* loop*, jrcxz, jecxz: rel8 only */
+	BR_CALL,	/* call rel32 */
+	BR_CALL_IND,	/* call *r/m */
+	BR_JMP_IND,	/* jmp *r/m */
+	BR_BAD,		/* far branches, xbegin, 16-bit operands: not relocatable */
+};
+
+struct br {
+	enum br_kind kind;
+	unsigned int op;	/* offset of the opcode byte */
+	unsigned char cc;	/* jcc: condition; loop: opcode */
+	unsigned long target;	/* rel kinds */
+};
+
+static bool is_legacy_prefix(unsigned char b)
+{
+	switch (b) {
+	case 0x66: case 0x67: case 0xf2: case 0xf3: case 0xf0:
+	case 0x2e: case 0x3e: case 0x26: case 0x64: case 0x65: case 0x36:
+		return true;
+	}
+	return false;
+}
+
+static long rel_at(const unsigned char *b, unsigned int size)
+{
+	int32_t r32;
+
+	if (size == 1)
+		return (int8_t)b[0];
+	memcpy(&r32, b, 4);
+	return r32;
+}
+
+static void classify(const unsigned char *b, unsigned int len, unsigned long ip, struct br *br)
+{
+	unsigned int i = 0;
+	bool opsize = false;
+	unsigned char o;
+
+	memset(br, 0, sizeof(*br));
+	while (i < len && is_legacy_prefix(b[i]))
+		opsize |= b[i++] == 0x66;
+	if (i < len && (b[i] & 0xf0) == 0x40)
+		i++;
+	if (i >= len)
+		return;
+	br->op = i;
+	o = b[i];
+	if (o == 0xeb || o == 0xe9 || (o >= 0x70 && o <= 0x7f) || o == 0xe8 ||
+	    (o >= 0xe0 && o <= 0xe3)) {
+		br->kind = o == 0xeb || o == 0xe9 ? BR_JMP : o == 0xe8 ? BR_CALL :
+			   o >= 0xe0 ? BR_LOOP : BR_JCC;
+		br->cc = o >= 0x70 && o <= 0x7f ? o & 0xf : o;
+		br->target = ip + len + rel_at(b + i + 1, o == 0xe9 || o == 0xe8 ? 4 : 1);
+	} else if (o == 0x0f && i + 1 < len && b[i + 1] >= 0x80 && b[i + 1] <= 0x8f) {
+		br->kind = BR_JCC;
+		br->cc = b[i + 1] & 0xf;
+		br->target = ip + len + rel_at(b + i + 2, 4);
+	} else if (o == 0xff && i + 1 < len) {
+		unsigned int reg = (b[i + 1] >> 3) & 7;
+
+		br->kind = reg == 2 ? BR_CALL_IND : reg == 4 ? BR_JMP_IND :
+			   reg == 3 || reg == 5 ? BR_BAD : BR_NONE;
+	} else if (o == 0xc7 && i + 1 < len && b[i + 1] == 0xf8) {
+		br->kind = BR_BAD;	/* xbegin */
+	} else if (o == 0x9a || o == 0xea) {
+		br->kind = BR_BAD;
+	}
+	if (opsize && br->kind != BR_NONE && br->kind != BR_CALL_IND && br->kind != BR_JMP_IND)
+		br->kind = BR_BAD;
+}
+
+/* Does the memory operand of @insn use %rsp (a push before it would move it)? */
+static bool uses_rsp(const cs_insn *insn)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	int i;
+
+	for (i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+
+		if (op->type == X86_OP_REG && op->reg == X86_REG_RSP)
+			return true;
+		if (op->type == X86_OP_MEM &&
+		    (op->mem.base == X86_REG_RSP || op->mem.index == X86_REG_RSP))
+			return true;
+	}
+	return false;
+}
+
+/* The rip-relative operand's displacement offset in @insn, 0 if none; -1 unsure. */
+static int rip_disp_offset(const cs_insn *insn)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	int32_t d;
+	int i;
+
+	for (i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+
+		if (op->type != X86_OP_MEM || op->mem.base != X86_REG_RIP)
+			continue;
+		if (x->encoding.disp_size != 4 || !x->encoding.disp_offset ||
+		    x->encoding.disp_offset + 4u > insn->size)
+			return -1;
+		memcpy(&d, insn->bytes + x->encoding.disp_offset, 4);
+		if (d != op->mem.disp)
+			return -1;
+		return x->encoding.disp_offset;
+	}
+	return 0;
+}
+
+/* The code being emitted, and the absolute addresses it jumps through. */
+struct emit {
+	unsigned char *buf;
+	size_t len, cap;
+	unsigned long at;		/* address of buf[0] */
+	unsigned long fstart;		/* the function's start, for messages */
+	unsigned long abs[KPROBE_MAX_ABS];
+	size_t abs_ref[KPROBE_MAX_ABS];	/* offset of each reference's disp32 */
+	int nr_abs;
+	bool overflow;
+};
+
+static void put(struct emit *e, const void *b, size_t n)
+{
+	if (e->len + n > e->cap) {
+		e->overflow = true;
+		return;
+	}
+	memcpy(e->buf + e->len, b, n);
+	e->len += n;
+}
+
+/* @op (ff 25: jmp, ff 35: push) through an 8-byte slot holding @abs */
+static void put_abs(struct emit *e, unsigned char modrm, unsigned long abs)
+{
+	unsigned char b[6] = { 0xff, modrm, 0, 0, 0, 0 };
+
+	if (e->nr_abs == KPROBE_MAX_ABS) {
+		e->overflow = true;
+		return;
+	}
+	e->abs[e->nr_abs] = abs;
+	e->abs_ref[e->nr_abs++] = e->len + 2;
+	put(e, b, sizeof(b));
+}
+
+/* The slots after the code; each reference's disp32 now points at its slot. */
+static void put_abs_table(struct emit *e)
+{
+	int i;
+
+	while (e->len % 8)
+		put(e, (unsigned char[]){ INT3_INSN_OPCODE }, 1);
+	for (i = 0; i < e->nr_abs && !e->overflow; i++) {
+		int32_t d = (int32_t)(e->len - (e->abs_ref[i] + 4));
+
+		memcpy(e->buf + e->abs_ref[i], &d, 4);
+		put(e, &e->abs[i], 8);
+	}
+}
+
+static int why(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int why(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return -EILSEQ;
+}
+
+/*
+ * Emit @insn (at @ip in the original, @last: the last one relocated) at
+ * e->at + e->len.  Returns 0 or -EILSEQ with @w said.
+ */
+static int emit_insn(struct emit *e, const cs_insn *insn, unsigned long ip, bool last,
+		     char *w, size_t wsize)
+{
+	unsigned long next = ip + insn->size;
+	struct br br;
+	int doff;
+
+	classify(insn->bytes, insn->size, ip, &br);
+	switch (br.kind) {
+	case BR_BAD:
+		return why(w, wsize, "%s at +0x%lx cannot be moved", insn->mnemonic, ip - e->fstart);
+	case BR_JMP:
+		put_abs(e, 0x25, br.target);
+		return 0;
+	case BR_JCC:
+		/* j!cc over the 6-byte jump */
+		put(e, (unsigned char[]){ 0x70 | (br.cc ^ 1), 6 }, 2);
+		put_abs(e, 0x25, br.target);
+		return 0;
+	case BR_LOOP: {
+		/* loop +2; jmp +6; jmp *target: taken goes to the far jump */
+		unsigned char b[5] = { 0 }, n = 0;
+
+		if (br.op && insn->bytes[0] == 0x67)
+			b[n++] = 0x67;
+		b[n++] = br.cc;
+		b[n++] = 2;
+		b[n++] = 0xeb;
+		b[n++] = 6;
+		put(e, b, n);
+		put_abs(e, 0x25, br.target);
+		return 0;
+	}
+	case BR_CALL:
+	case BR_CALL_IND:
+		if (!last)
+			return why(w, wsize, "a call at +0x%lx before the end of the bytes replaced",
+				   ip - e->fstart);
+		if (br.kind == BR_CALL_IND && uses_rsp(insn))
+			return why(w, wsize, "a call through %%rsp at +0x%lx", ip - e->fstart);
+		/* the return address is the original one */
+		put_abs(e, 0x35, next);
+		if (br.kind == BR_CALL) {
+			put_abs(e, 0x25, br.target);
+			return 0;
+		}
+		/* the same operand, as a jmp: ModRM reg 2 -> 4, below */
+		break;
+	default:
+		break;
+	}
+	doff = rip_disp_offset(insn);
+	if (doff < 0)
+		return why(w, wsize, "%s %s at +0x%lx: its operand is not understood",
+			   insn->mnemonic, insn->op_str, ip - e->fstart);
+	{
+		unsigned char b[16];
+		unsigned long new_next = e->at + e->len + insn->size;
+
+		memcpy(b, insn->bytes, insn->size);
+		if (br.kind == BR_CALL_IND)
+			b[br.op + 1] = (unsigned char)((b[br.op + 1] & ~0x38) | (4 << 3));
+		if (doff) {
+			int32_t d;
+			long nd;
+
+			memcpy(&d, b + doff, 4);
+			nd = (long)(next + d) - (long)new_next;
+			if (nd != (int32_t)nd)
+				return why(w, wsize, "rip-relative operand at +0x%lx out of reach",
+					   ip - e->fstart);
+			d = (int32_t)nd;
+			memcpy(b + doff, &d, 4);
+		}
+		put(e, b, insn->size);
+	}
+	return 0;
+}
+
+/*
+ * Is any branch of the function [@start, @start + @size) aimed inside
+ * (@a, @a + @len)?  A thread would land in the middle of the jump.  Every
+ * instruction is decoded: one that cannot be, or an indirect jump through
+ * a register (a jump table, whose targets are unknown), makes it unsure.
+ * @code is the function's original bytes.
+ */
+static int check_branches_into(csh h, cs_insn *insn, const unsigned char *code,
+			       unsigned long start, unsigned long size, unsigned long a,
+			       unsigned long len, char *w, size_t wsize)
+{
+	const uint8_t *p = code;
+	uint64_t addr = start;
+	size_t left = size;
+
+	while (left) {
+		struct br br;
+
+		if (!cs.disasm_iter(h, &p, &left, &addr, insn))
+			return why(w, wsize, "undecodable bytes at +0x%lx", (unsigned long)addr - start);
+		classify(insn->bytes, insn->size, insn->address, &br);
+		if (br.kind == BR_JMP_IND && insn->detail->x86.op_count == 1 &&
+		    !(insn->detail->x86.operands[0].type == X86_OP_MEM &&
+		      insn->detail->x86.operands[0].mem.base == X86_REG_RIP))
+			return why(w, wsize, "an indirect jump at +0x%lx (a jump table?)",
+				   (unsigned long)insn->address - start);
+		if ((br.kind == BR_JMP || br.kind == BR_JCC || br.kind == BR_LOOP ||
+		     br.kind == BR_CALL) && br.target > a && br.target < a + len)
+			return why(w, wsize, "a %s at +0x%lx jumps back into the bytes replaced",
+				   insn->mnemonic, (unsigned long)insn->address - start);
+	}
+	return 0;
+}
+
+int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_reloc *out,
+			  char *w, size_t wsize)
+{
+	const unsigned long a = req->addr;
+	const unsigned char *code = req->code + (a - req->start);
+	size_t avail = req->start + req->size - a;
+	unsigned int covered = 0, nr = 0;
+	unsigned int ends[KPROBE_MAX_INSNS];
+	struct emit e = { .buf = out->code, .cap = sizeof(out->code), .at = req->dest,
+			  .fstart = req->start };
+	const uint8_t *p;
+	uint64_t addr;
+	size_t left;
+	cs_insn *insn;
+	csh h;
+	int ret = 0;
+	unsigned int i;
+
+	w[0] = 0;
+	if (!fhook_cs_load())
+		return -ENOSYS;
+	if (cs.open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return -ENOMEM;
+	cs.option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	insn = cs.malloc(h);
+	if (!insn) {
+		cs.close(&h);
+		return -ENOMEM;
+	}
+	if (avail < req->min_len) {
+		ret = why(w, wsize, "%lu bytes from the probe to the end of the function: "
+			  "shorter than a jump", (unsigned long)avail);
+		goto out;
+	}
+	/* which instructions the probe replaces */
+	p = code;
+	left = avail;
+	addr = a;
+	while (covered < req->min_len) {
+		if (nr == KPROBE_MAX_INSNS || !left ||
+		    !cs.disasm_iter(h, &p, &left, &addr, insn)) {
+			ret = why(w, wsize, "undecodable bytes at +0x%lx",
+				  a + covered - req->start);
+			goto out;
+		}
+		if (insn->bytes[0] == INT3_INSN_OPCODE) {
+			ret = why(w, wsize, "an int3 is there already (a debugger's?)");
+			goto out;
+		}
+		covered += insn->size;
+		ends[nr++] = covered;
+	}
+	if (req->min_len > 1) {
+		ret = check_branches_into(h, insn, req->code, req->start, req->size, a, covered,
+					  w, wsize);
+		if (ret)
+			goto out;
+	}
+	/* the copy, behind the call to the handlers */
+	e.len = req->prefix_len;
+	e.at = req->dest;
+	p = code;
+	left = covered;
+	addr = a;
+	for (i = 0; i < nr && !ret; i++) {
+		cs.disasm_iter(h, &p, &left, &addr, insn);
+		ret = emit_insn(&e, insn, insn->address, i == nr - 1, w, wsize);
+	}
+	if (ret)
+		goto out;
+	if (req->post_trap) {
+		out->post_off = (unsigned int)e.len;
+		put(&e, (unsigned char[]){ INT3_INSN_OPCODE }, 1);
+	} else {
+		out->post_off = 0;
+	}
+	put_abs(&e, 0x25, a + covered);
+	put_abs_table(&e);
+	if (e.overflow) {
+		ret = why(w, wsize, "the copy of the bytes replaced does not fit");
+		goto out;
+	}
+	out->len = e.len;
+	out->covered = covered;
+	memcpy(out->ends, ends, sizeof(ends[0]) * nr);
+	out->nr_insns = nr;
+out:
+	cs.free(insn, 1);
+	cs.close(&h);
+	return ret;
+}

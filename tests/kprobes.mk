@@ -1,0 +1,5 @@
+# kprobes: the hand-written functions of kp_funcs.S are linked into the test.
+$(B)/tests/kprobes/test_kprobes: tests/kprobes/test_kprobes.c tests/kprobes/kp_funcs.S \
+		tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< tests/kprobes/kp_funcs.S $(TEST_LDFLAGS)
