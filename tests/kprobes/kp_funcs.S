@@ -121,6 +121,20 @@ FUNC(kp_leaf)
 	ret
 END(kp_leaf)
 
+/* recursion: arg, counted down one call at a time */
+FUNC(kp_rec)
+	pushq	%rbx
+	movl	%edi, %ebx
+	xorl	%eax, %eax
+	testl	%edi, %edi
+	jz	1f
+	leal	-1(%rdi), %edi
+	call	kp_rec
+	addl	$1, %eax
+1:	popq	%rbx
+	ret
+END(kp_rec)
+
 	.section .rodata
 	.balign	4
 kp_table:
