@@ -8,3 +8,8 @@ $(B)/tests/kprobes/test_kretprobes: tests/kprobes/test_kretprobes.c tests/kprobe
 		tests/check.h $(B)/libfhook.so
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< tests/kprobes/kp_funcs.S $(TEST_LDFLAGS)
+
+$(B)/tests/kprobes/test_kprobes_stress: tests/kprobes/test_kprobes_stress.c \
+		tests/kprobes/kp_funcs.S tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< tests/kprobes/kp_funcs.S $(TEST_LDFLAGS)

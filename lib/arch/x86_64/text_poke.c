@@ -641,6 +641,22 @@ static struct task_file *task_file_get(pid_t tid)
 	return t;
 }
 
+/*
+ * Is @blk the mask trap_handler() runs with (fhook_trap_install())?  The
+ * kernel sets it before the handler can note its thread in trap_tids, and
+ * it stays until sigreturn, after: a thread that meets int3s often (trap
+ * kprobes) spends much of its time in those windows.  A program's own
+ * full mask blocks SIGSEGV and SIGBUS too.
+ */
+static bool in_trap_mask(unsigned long long blk)
+{
+	const unsigned long long never = 1ULL << (SIGKILL - 1) | 1ULL << (SIGSTOP - 1) |
+		1ULL << (32 - 1) | 1ULL << (33 - 1);
+	const unsigned long long open = 1ULL << (SIGSEGV - 1) | 1ULL << (SIGBUS - 1);
+
+	return !(blk & open) && (blk | never | open) == ~0ULL;
+}
+
 /* The id of a thread other than this one with SIGTRAP blocked, or 0. */
 static pid_t trap_blocked_thread(char *name, size_t size)
 {
@@ -679,7 +695,8 @@ static pid_t trap_blocked_thread(char *name, size_t size)
 		if (!p || in_trap_handler(tid))
 			continue;
 		blk = hexnum(p + 9);
-		if (!(blk & (1ULL << (SIGTRAP - 1))) || (blk & (1ULL << (32 - 1))))
+		if (!(blk & (1ULL << (SIGTRAP - 1))) || (blk & (1ULL << (32 - 1))) ||
+		    in_trap_mask(blk))
 			continue;
 		found = tid;
 		name[0] = 0;
