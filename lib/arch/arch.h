@@ -275,14 +275,15 @@ struct fhook_kprobe_slot {
 
 /*
  * The slot for a probe at @addr in the function [@start, @start + @size)
- * (@size 0: unknown), made if needed: a jump when @jump and the bytes
+ * (@size 0: unknown; @pad bytes after it belong to no symbol, which a
+ * short function's jump may cover when they are padding), made if needed: a jump when @jump and the bytes
  * allow it, else a trap (@post: ending in an int3 for a post_handler).
  * @cookie is what the hit hook gets.  Call with text_mutex held.  Returns
  * 0, -EILSEQ (not even one instruction can be moved; @why says why),
  * -ENOSYS (no capstone) or -ENOMEM.
  */
 int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long size,
-			  bool jump, bool post, void *cookie, struct fhook_kprobe_slot **slotp,
+			  unsigned int pad, bool jump, bool post, void *cookie, struct fhook_kprobe_slot **slotp,
 			  char *why, size_t why_size);
 
 /*

@@ -189,6 +189,22 @@ static bool site_at_entry(unsigned long addr, unsigned long site)
 	       !memcmp(b, "\xf3\x0f\x1e\xfa", 4);
 }
 
+/*
+ * How many bytes from @end on lie in no symbol, up to the next 16-byte
+ * boundary (where the next function would start: a stripped object's
+ * static functions have no symbol).
+ */
+static unsigned int pad_after(unsigned long end)
+{
+	unsigned long size, off;
+	unsigned int n, max = (16 - end % 16) % 16;
+
+	for (n = 0; n < max; n++)
+		if (kallsyms_lookup_size_offset(end + n, &size, &off))
+			break;
+	return n;
+}
+
 /* The record of @addr, made (not placed) if new.  Call with kp_mutex held. */
 static int kp_addr_get(unsigned long addr, bool post, struct kp_addr **ap)
 {
@@ -217,8 +233,8 @@ static int kp_addr_get(unsigned long addr, bool post, struct kp_addr **ap)
 	if (!kallsyms_lookup_size_offset(addr, &size, &off))
 		size = off = 0;
 	fhook_text_lock();
-	ret = fhook_kprobe_slot_get(addr, addr - off, size, true, post, a, &a->slot, a->why,
-				    sizeof(a->why));
+	ret = fhook_kprobe_slot_get(addr, addr - off, size, size ? pad_after(addr - off + size) : 0,
+				    true, post, a, &a->slot, a->why, sizeof(a->why));
 	fhook_text_unlock();
 	if (ret)
 		return ret;

@@ -58,6 +58,21 @@ FUNC(kp_switch)
 	ret
 END(kp_switch)
 
+/* a jump table with an entry at +2, inside the first five bytes: 2, 1, 1 */
+FUNC(kp_switch_in)
+	xorl	%eax, %eax
+20:	addl	$1, %eax
+	subl	$1, %edi
+	js	29f
+	cmpl	$1, %edi
+	ja	29f
+	leaq	kp_table2(%rip), %rdx
+	movslq	(%rdx,%rdi,4), %rcx
+	addq	%rdx, %rcx
+	jmp	*%rcx
+29:	ret
+END(kp_switch_in)
+
 /* 3 * arg, the target of the tail calls and calls below */
 FUNC(kp_helper)
 	leal	(%rdi,%rdi,2), %eax
@@ -106,6 +121,14 @@ FUNC(kp_after)
 	ret
 END(kp_after)
 
+/* three bytes, then the padding up to the next 16 bytes: arg + 3 */
+	.p2align 4
+FUNC(kp_short_pad)
+	leal	3(%rdi), %eax
+	ret
+END(kp_short_pad)
+	.p2align 4
+
 /* 7, where a pre_handler may send a call */
 FUNC(kp_ret7)
 	movl	$7, %eax
@@ -139,6 +162,9 @@ END(kp_rec)
 	.balign	4
 kp_table:
 	.long	10b - kp_table, 11b - kp_table, 12b - kp_table, 13b - kp_table
+
+kp_table2:
+	.long	20b - kp_table2, 29b - kp_table2
 
 	.data
 	.globl	kp_data

@@ -17,8 +17,8 @@
 typedef int (*fn_t)(int);
 
 int kp_riprel(int), kp_jcc_back(int), kp_two(int), kp_endbr(int), kp_switch(int);
-int kp_helper(int), kp_tail(int), kp_tail0(int), kp_call_first(int), kp_push(int);
-int kp_five(int), kp_after(int), kp_ret7(int), kp_leaf(int);
+int kp_switch_in(int), kp_helper(int), kp_tail(int), kp_tail0(int), kp_call_first(int), kp_push(int);
+int kp_five(int), kp_after(int), kp_ret7(int), kp_leaf(int), kp_short_pad(int);
 
 static long hits, posts;
 static unsigned long seen_ip;
@@ -95,9 +95,18 @@ static void case_jcc_back(void)
 }
 static void case_two_bytes(void) { probe_one("kp_two", kp_two, e_same, KPROBE_METHOD_TRAP); }
 static void case_endbr(void) { probe_one("kp_endbr", kp_endbr, e_plus1, KPROBE_METHOD_JUMP); }
+static int e_switch_in(int x) { return x == 1 ? 2 : 1; }
+
+/* a jump table whose entries stay out of the first bytes: a jump */
 static void case_jump_table(void)
 {
-	probe_one("kp_switch", kp_switch, e_switch, KPROBE_METHOD_TRAP);
+	probe_one("kp_switch", kp_switch, e_switch, KPROBE_METHOD_JUMP);
+}
+
+/* one of whose entries leads into them: a trap */
+static void case_jump_table_into(void)
+{
+	probe_one("kp_switch_in", kp_switch_in, e_switch_in, KPROBE_METHOD_TRAP);
 }
 static void case_tail_call(void) { probe_one("kp_tail", kp_tail, e_tail, KPROBE_METHOD_JUMP); }
 static void case_tail_call_first(void)
@@ -109,6 +118,14 @@ static void case_call_first(void)
 	probe_one("kp_call_first", kp_call_first, e_call_first, KPROBE_METHOD_JUMP);
 }
 static void case_push_sub(void) { probe_one("kp_push", kp_push, e_plus2, KPROBE_METHOD_JUMP); }
+static int e_plus3(int x) { return x + 3; }
+
+/* shorter than a jump, but followed by padding: the jump's tail goes there */
+static void case_short_then_padding(void)
+{
+	probe_one("kp_short_pad", kp_short_pad, e_plus3, KPROBE_METHOD_JUMP);
+}
+
 static void case_site(void) { probe_one("kp_c_func", kp_c_func, e_times5, KPROBE_METHOD_SITE); }
 
 /* a 5-byte function and the one right after it, both probed at once */
@@ -278,10 +295,12 @@ static const struct check_case cases[] = {
 	CHECK_CASE(two_bytes),
 	CHECK_CASE(endbr),
 	CHECK_CASE(jump_table),
+	CHECK_CASE(jump_table_into),
 	CHECK_CASE(tail_call),
 	CHECK_CASE(tail_call_first),
 	CHECK_CASE(call_first),
 	CHECK_CASE(push_sub),
+	CHECK_CASE(short_then_padding),
 	CHECK_CASE(site),
 	CHECK_CASE(five_then_next),
 	CHECK_CASE(offset_red_zone),

@@ -242,7 +242,7 @@ static const unsigned char kp_prefix[KPROBE_PREFIX] = {
  * depend on where it goes); what a refused try took is left unused.
  */
 static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned long size,
-		     bool jump, bool post, char *why, size_t why_size)
+		     unsigned int pad, bool jump, bool post, char *why, size_t why_size)
 {
 	struct kprobe_reloc_req req = {
 		.addr = s->addr, .start = start, .size = size, .prefix_len = KPROBE_PREFIX,
@@ -262,16 +262,18 @@ static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned 
 		req.start = start;
 	}
 	r = malloc(sizeof(*r));
-	code = malloc(size);
+	code = malloc(size + pad + 16);
 	if (!r || !code) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	req.size = size;
-	if (fhook_kprobe_read_orig(start, code, size)) {
+	req.pad = pad;
+	if (fhook_kprobe_read_orig(start, code, size + pad)) {
 		/* a symbol that runs past the mapping: only what is there */
 		req.size = size = 16;
-		if (s->addr + 16 > start + size || fhook_kprobe_read_orig(s->addr, code, 16)) {
+		req.pad = pad = 0;
+		if (fhook_kprobe_read_orig(s->addr, code, 16)) {
 			ret = -EFAULT;
 			snprintf(why, why_size, "the code cannot be read");
 			goto out;
@@ -281,7 +283,8 @@ static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned 
 	}
 	req.code = code;
 	memcpy(s->orig, code + (s->addr - start),
-	       start + size - s->addr < sizeof(s->orig) ? start + size - s->addr : sizeof(s->orig));
+	       start + size + pad - s->addr < sizeof(s->orig) ?
+	       start + size + pad - s->addr : sizeof(s->orig));
 	mem = area_alloc(s->addr, KPROBE_HDR + KPROBE_CODE_MAX);
 	if (!mem) {
 		ret = -ENOMEM;
@@ -307,13 +310,14 @@ static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned 
 	}
 	if (ret)
 		goto out;
-	memcpy(r->code, kp_prefix, KPROBE_PREFIX);
 	hdr[0] = (unsigned long)s;
 	hdr[1] = (unsigned long)(s->addr - start ? fhook_kprobe_tramp_full :
 				 fhook_kprobe_tramp_entry);
-	ret = fhook_text_write_new(mem, hdr, sizeof(hdr));
-	if (!ret)
-		ret = fhook_text_write_new(mem + KPROBE_HDR, r->code, r->len);
+	/* the header and the code, in one write */
+	memmove(r->code + KPROBE_HDR, r->code, r->len);
+	memcpy(r->code, hdr, sizeof(hdr));
+	memcpy(r->code + KPROBE_HDR, kp_prefix, KPROBE_PREFIX);
+	ret = fhook_text_write_new(mem, r->code, KPROBE_HDR + r->len);
 	if (ret)
 		goto out;
 	s->entry = mem + KPROBE_HDR;
@@ -327,7 +331,7 @@ out:
 }
 
 int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long size,
-			  bool jump, bool post, void *cookie, struct fhook_kprobe_slot **slotp,
+			  unsigned int pad, bool jump, bool post, void *cookie, struct fhook_kprobe_slot **slotp,
 			  char *why, size_t why_size)
 {
 	struct fhook_kprobe_slot *s = table_find(addr);
@@ -347,7 +351,7 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
 	s->addr = addr;
 	s->cookie = cookie;
 	why[0] = 0;
-	ret = slot_make(s, start, size, jump && !post, post, why, why_size);
+	ret = slot_make(s, start, size, pad, jump && !post, post, why, why_size);
 	if (!ret && post && !why[0])
 		snprintf(why, why_size, "a post_handler needs the trap");
 	if (!ret)

@@ -35,7 +35,8 @@
 struct kprobe_reloc_req {
 	unsigned long addr;		/* the probe */
 	unsigned long start, size;	/* its function (@size 0: unknown) */
-	const unsigned char *code;	/* the function's original bytes */
+	const unsigned char *code;	/* the function's original bytes, and @pad more */
+	unsigned int pad;		/* bytes after the function that no symbol holds */
 	unsigned int min_len;		/* 5: a jump; 1: a trap's single instruction */
 	unsigned int prefix_len;	/* bytes before the copy */
 	unsigned long dest;		/* where code[0] of the result will be */
@@ -43,7 +44,7 @@ struct kprobe_reloc_req {
 };
 
 struct kprobe_reloc {
-	unsigned char code[KPROBE_CODE_MAX];
+	unsigned char code[KPROBE_HDR + KPROBE_CODE_MAX];	/* room to put the header first */
 	size_t len;
 	unsigned int covered;		/* bytes of original instructions */
 	unsigned int post_off;		/* offset of the final int3, or 0 */

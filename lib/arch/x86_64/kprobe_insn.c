@@ -22,6 +22,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 #include "cs.h"
@@ -125,11 +126,25 @@ static bool uses_rsp(const cs_insn *insn)
 	return false;
 }
 
-/* The rip-relative operand's displacement offset in @insn, 0 if none; -1 unsure. */
+/* Does @insn hold @disp as 4 bytes at @off? */
+static bool disp_at(const cs_insn *insn, unsigned int off, int64_t disp)
+{
+	int32_t d;
+
+	if (!off || off + 4u > insn->size)
+		return false;
+	memcpy(&d, insn->bytes + off, 4);
+	return d == disp;
+}
+
+/*
+ * The rip-relative operand's displacement offset in @insn, 0 if none; -1
+ * unsure.  A rip-relative displacement is always 4 bytes, right after the
+ * ModRM byte (capstone 4 gets disp_size wrong with a 0x66 prefix).
+ */
 static int rip_disp_offset(const cs_insn *insn)
 {
 	const cs_x86 *x = &insn->detail->x86;
-	int32_t d;
 	int i;
 
 	for (i = 0; i < x->op_count; i++) {
@@ -137,13 +152,12 @@ static int rip_disp_offset(const cs_insn *insn)
 
 		if (op->type != X86_OP_MEM || op->mem.base != X86_REG_RIP)
 			continue;
-		if (x->encoding.disp_size != 4 || !x->encoding.disp_offset ||
-		    x->encoding.disp_offset + 4u > insn->size)
-			return -1;
-		memcpy(&d, insn->bytes + x->encoding.disp_offset, 4);
-		if (d != op->mem.disp)
-			return -1;
-		return x->encoding.disp_offset;
+		if (disp_at(insn, x->encoding.disp_offset, op->mem.disp))
+			return x->encoding.disp_offset;
+		if (x->encoding.modrm_offset &&
+		    disp_at(insn, x->encoding.modrm_offset + 1u, op->mem.disp))
+			return x->encoding.modrm_offset + 1;
+		return -1;
 	}
 	return 0;
 }
@@ -293,38 +307,151 @@ static int emit_insn(struct emit *e, const cs_insn *insn, unsigned long ip, bool
 	return 0;
 }
 
+/* The range a jump may not land in, and the function it is in. */
+struct into {
+	unsigned long start, size;	/* the function */
+	unsigned long a, len;		/* (a, a + len): past the jump's first byte */
+};
+
+static bool lands_inside(const struct into *in, unsigned long target)
+{
+	return target > in->a && target < in->a + in->len;
+}
+
+static bool in_function(const struct into *in, unsigned long target)
+{
+	return target >= in->start && target < in->start + in->size;
+}
+
 /*
- * Is any branch of the function [@start, @start + @size) aimed inside
- * (@a, @a + @len)?  A thread would land in the middle of the jump.  Every
- * instruction is decoded: one that cannot be, or an indirect jump through
- * a register (a jump table, whose targets are unknown), makes it unsure.
+ * A jump table at @table, if that is what it is: 32-bit offsets from the
+ * table (position-independent code) or 64-bit addresses, read for as long
+ * as they land in the function.  True if one lands inside the range.
+ * Reading a table that is none (a string, say) costs nothing but, at
+ * worst, a trap where a jump would have done.
+ */
+static bool table_lands_inside(const struct into *in, unsigned long table)
+{
+	struct fhook_text_seg seg;
+	unsigned long k, n;
+
+	/* tables are in the objects' own segments; read them in place */
+	if (in_function(in, table) || !fhook_arch_hooks.text_seg ||
+	    !fhook_arch_hooks.text_seg(table, &seg) || !(seg.prot & PROT_READ))
+		return false;
+	n = (seg.end - table) / 4;
+	for (k = 0; k < n && k < 4096; k++) {
+		int32_t rel;
+
+		memcpy(&rel, (const void *)(table + 4 * k), 4);
+		if (!in_function(in, table + rel))
+			break;
+		if (lands_inside(in, table + rel))
+			return true;
+	}
+	for (k = 0; k < n / 2 && k < 4096; k++) {
+		unsigned long abs;
+
+		memcpy(&abs, (const void *)(table + 8 * k), 8);
+		if (!in_function(in, abs))
+			break;
+		if (lands_inside(in, abs))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Is any branch of the function aimed inside the range?  A thread would
+ * land in the middle of the jump.  Every instruction is decoded (one that
+ * cannot be makes it unsure); direct branches are compared, and where the
+ * function jumps through a register or a table, every table it could use
+ * (what a rip-relative lea or an absolute operand points at) is read.  A
+ * register jump with no table is a tail call through a pointer.
  * @code is the function's original bytes.
  */
+#define MAX_TABLES	1024
+
 static int check_branches_into(csh h, cs_insn *insn, const unsigned char *code,
-			       unsigned long start, unsigned long size, unsigned long a,
-			       unsigned long len, char *w, size_t wsize)
+			       const struct into *in, char *w, size_t wsize)
 {
+	unsigned long tables[MAX_TABLES];
+	int nr_tables = 0, indirect = 0, i;
 	const uint8_t *p = code;
-	uint64_t addr = start;
-	size_t left = size;
+	uint64_t addr = in->start;
+	size_t left = in->size;
 
 	while (left) {
+		const cs_x86 *x;
 		struct br br;
+		int k;
 
 		if (!cs.disasm_iter(h, &p, &left, &addr, insn))
-			return why(w, wsize, "undecodable bytes at +0x%lx", (unsigned long)addr - start);
+			return why(w, wsize, "undecodable bytes at +0x%lx",
+				   (unsigned long)addr - in->start);
+		x = &insn->detail->x86;
 		classify(insn->bytes, insn->size, insn->address, &br);
-		if (br.kind == BR_JMP_IND && insn->detail->x86.op_count == 1 &&
-		    !(insn->detail->x86.operands[0].type == X86_OP_MEM &&
-		      insn->detail->x86.operands[0].mem.base == X86_REG_RIP))
-			return why(w, wsize, "an indirect jump at +0x%lx (a jump table?)",
-				   (unsigned long)insn->address - start);
 		if ((br.kind == BR_JMP || br.kind == BR_JCC || br.kind == BR_LOOP ||
-		     br.kind == BR_CALL) && br.target > a && br.target < a + len)
+		     br.kind == BR_CALL) && lands_inside(in, br.target))
 			return why(w, wsize, "a %s at +0x%lx jumps back into the bytes replaced",
-				   insn->mnemonic, (unsigned long)insn->address - start);
+				   insn->mnemonic, (unsigned long)insn->address - in->start);
+		if (br.kind == BR_JMP_IND)
+			indirect++;
+		/* where a table may be: lea X(%rip), or an absolute X(,%reg,8) */
+		for (k = 0; k < x->op_count && nr_tables < MAX_TABLES; k++) {
+			const cs_x86_op *op = &x->operands[k];
+
+			if (op->type != X86_OP_MEM)
+				continue;
+			if (op->mem.base == X86_REG_RIP && insn->id == X86_INS_LEA)
+				tables[nr_tables++] = insn->address + insn->size + op->mem.disp;
+			else if (op->mem.base == X86_REG_INVALID && op->mem.index != X86_REG_INVALID)
+				tables[nr_tables++] = (unsigned long)op->mem.disp;
+		}
 	}
+	if (!indirect)
+		return 0;
+	if (nr_tables == MAX_TABLES)
+		return why(w, wsize, "an indirect jump and too many tables to read");
+	for (i = 0; i < nr_tables; i++)
+		if (table_lands_inside(in, tables[i]))
+			return why(w, wsize, "a jump table leads into the bytes replaced");
 	return 0;
+}
+
+/* Does @insn never fall through to the next instruction? */
+static bool is_terminal(const cs_insn *insn)
+{
+	switch (insn->id) {
+	case X86_INS_RET:
+	case X86_INS_JMP:
+	case X86_INS_UD2:
+	case X86_INS_HLT:
+		return true;
+	}
+	return false;
+}
+
+/* Are @n bytes at @b the padding a linker or assembler puts between functions? */
+static bool is_padding(csh h, cs_insn *insn, const unsigned char *b, size_t n, unsigned long at)
+{
+	const uint8_t *p = b;
+	uint64_t addr = at;
+	size_t left = n, done = 0;
+
+	while (done < n) {
+		if (b[done] == INT3_INSN_OPCODE || b[done] == 0x90) {
+			done++;
+			continue;
+		}
+		p = b + done;
+		left = 15;
+		addr = at + done;
+		if (!cs.disasm_iter(h, &p, &left, &addr, insn) || insn->id != X86_INS_NOP)
+			return false;
+		done += insn->size;
+	}
+	return true;
 }
 
 int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_reloc *out,
@@ -334,8 +461,9 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 	const unsigned char *code = req->code + (a - req->start);
 	size_t avail = req->start + req->size - a;
 	unsigned int covered = 0, nr = 0;
+	bool padded = false;
 	unsigned int ends[KPROBE_MAX_INSNS];
-	struct emit e = { .buf = out->code, .cap = sizeof(out->code), .at = req->dest,
+	struct emit e = { .buf = out->code, .cap = KPROBE_CODE_MAX, .at = req->dest,
 			  .fstart = req->start };
 	const uint8_t *p;
 	uint64_t addr;
@@ -356,16 +484,22 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 		cs.close(&h);
 		return -ENOMEM;
 	}
-	if (avail < req->min_len) {
-		ret = why(w, wsize, "%lu bytes from the probe to the end of the function: "
-			  "shorter than a jump", (unsigned long)avail);
-		goto out;
-	}
 	/* which instructions the probe replaces */
 	p = code;
 	left = avail;
 	addr = a;
 	while (covered < req->min_len) {
+		if (!left && nr && is_terminal(insn) && covered + req->pad >= req->min_len &&
+		    is_padding(h, insn, code + covered, req->min_len - covered, a + covered)) {
+			/* a short function: the jump's tail lies on the padding after it */
+			padded = true;
+			break;
+		}
+		if (!left && req->min_len > 1) {
+			ret = why(w, wsize, "%lu bytes from the probe to the end of the function: "
+				  "shorter than a jump", (unsigned long)avail);
+			goto out;
+		}
 		if (nr == KPROBE_MAX_INSNS || !left ||
 		    !cs.disasm_iter(h, &p, &left, &addr, insn)) {
 			ret = why(w, wsize, "undecodable bytes at +0x%lx",
@@ -380,8 +514,9 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 		ends[nr++] = covered;
 	}
 	if (req->min_len > 1) {
-		ret = check_branches_into(h, insn, req->code, req->start, req->size, a, covered,
-					  w, wsize);
+		struct into in = { req->start, req->size, a, padded ? req->min_len : covered };
+
+		ret = check_branches_into(h, insn, req->code, &in, w, wsize);
 		if (ret)
 			goto out;
 	}
@@ -410,7 +545,7 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 		goto out;
 	}
 	out->len = e.len;
-	out->covered = covered;
+	out->covered = padded ? req->min_len : covered;
 	memcpy(out->ends, ends, sizeof(ends[0]) * nr);
 	out->nr_insns = nr;
 out:
