@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -73,6 +74,7 @@ struct slot_table {
 
 static struct slot_table *_Atomic table;
 static size_t table_used;
+static size_t nr_armed;		/* slots whose probe is in the code */
 
 static size_t hash_addr(unsigned long a)
 {
@@ -138,9 +140,17 @@ static int table_add(unsigned long key, struct fhook_kprobe_slot *s)
 #define AREA_SIZE	(64UL << 10)
 #define AREA_REACH	((1UL << 31) - AREA_SIZE - (1UL << 20))
 
+/*
+ * An area is a memfd mapped twice: read+exec near the code, and
+ * read+write anywhere, so that writing a new slot is a memcpy, with no
+ * page ever writable and executable at once and no change of protection
+ * (a TLB shootdown each).  Where memfd_create() is refused, the area is
+ * anonymous and slots are written with fhook_text_write_new().
+ */
 struct area {
 	struct area *next;
 	unsigned long base, used;
+	long rw_delta;			/* the writable view - base; 0: none */
 };
 
 static struct area *areas;
@@ -151,47 +161,85 @@ static bool area_reaches(unsigned long base, unsigned long a)
 }
 
 /*
+ * The views are shared mappings, which a child of fork() shares too: the
+ * child must never write into its parent's areas, nor the parent into
+ * space the child took, so the child starts areas of its own.
+ */
+static void areas_after_fork(void)
+{
+	struct area *ar;
+
+	for (ar = areas; ar; ar = ar->next)
+		ar->used = AREA_SIZE;
+}
+
+static void areas_atfork(void)
+{
+	pthread_atfork(NULL, NULL, areas_after_fork);
+}
+
+/* Map [@hint, +AREA_SIZE) exactly, or fail. */
+static void *map_at(unsigned long hint, int fd)
+{
+	void *p = mmap((void *)hint, AREA_SIZE, PROT_READ | PROT_EXEC,
+		       (fd >= 0 ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS) | MAP_FIXED_NOREPLACE,
+		       fd, 0);
+
+	if (p != MAP_FAILED && (unsigned long)p != hint) {
+		munmap(p, AREA_SIZE);	/* a kernel that ignores the flag */
+		p = MAP_FAILED;
+	}
+	return p;
+}
+
+/*
  * A fresh area within reach of @a: try addresses at growing distances
  * on both sides, each mapped only where nothing is.
  */
 static struct area *area_new(unsigned long a)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	const unsigned long step = 16UL << 20;
 	struct area *ar;
 	unsigned long dist;
-	void *p = MAP_FAILED;
+	void *p = MAP_FAILED, *rw = MAP_FAILED;
+	int fd;
 
+	pthread_once(&once, areas_atfork);
 	ar = calloc(1, sizeof(*ar));
 	if (!ar)
 		return NULL;
+	fd = memfd_create("fhook-kprobes", MFD_CLOEXEC);
+	if (fd >= 0 && ftruncate(fd, AREA_SIZE)) {
+		close(fd);
+		fd = -1;
+	}
 	for (dist = step; dist < AREA_REACH && p == MAP_FAILED; dist += step) {
 		unsigned long hint[2] = { (a & ~(step - 1)) - dist, (a & ~(step - 1)) + dist };
 		int side;
 
-		for (side = 0; side < 2 && p == MAP_FAILED; side++) {
-			if (hint[side] < (1UL << 20) || hint[side] >= (1UL << 47) ||
-			    !area_reaches(hint[side], a))
-				continue;
-			p = mmap((void *)hint[side], AREA_SIZE, PROT_READ | PROT_EXEC,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-			if (p != MAP_FAILED && (unsigned long)p != hint[side]) {
-				munmap(p, AREA_SIZE);	/* a kernel that ignores the flag */
-				p = MAP_FAILED;
-			}
-		}
+		for (side = 0; side < 2 && p == MAP_FAILED; side++)
+			if (hint[side] >= (1UL << 20) && hint[side] < (1UL << 47) &&
+			    area_reaches(hint[side], a))
+				p = map_at(hint[side], fd);
 	}
+	if (p != MAP_FAILED && fd >= 0)
+		rw = mmap(NULL, AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		close(fd);
 	if (p == MAP_FAILED) {
 		free(ar);
 		return NULL;
 	}
 	ar->base = (unsigned long)p;
+	ar->rw_delta = rw != MAP_FAILED ? (long)((unsigned long)rw - ar->base) : 0;
 	ar->next = areas;
 	areas = ar;
 	return ar;
 }
 
 /* @len bytes of slot code within reach of @a; 0 when none can be mapped */
-static unsigned long area_alloc(unsigned long a, size_t len)
+static unsigned long area_alloc(unsigned long a, size_t len, struct area **arp)
 {
 	struct area *ar;
 
@@ -204,7 +252,26 @@ static unsigned long area_alloc(unsigned long a, size_t len)
 	if (!ar)
 		return 0;
 	ar->used += len;
+	*arp = ar;
 	return ar->base + ar->used - len;
+}
+
+/* Give back the end of the last allocation of @ar: it took @len, uses @keep. */
+static void area_trim(struct area *ar, unsigned long mem, size_t len, size_t keep)
+{
+	len = (len + 15) & ~15UL;
+	keep = (keep + 15) & ~15UL;
+	if (mem + len == ar->base + ar->used)
+		ar->used -= len - keep;
+}
+
+/* Write a new slot's bytes: no thread runs them yet. */
+static int area_write(struct area *ar, unsigned long mem, const void *buf, size_t len)
+{
+	if (!ar->rw_delta)
+		return fhook_text_write_new(mem, buf, len);
+	memcpy((void *)(mem + ar->rw_delta), buf, len);
+	return 0;
 }
 
 /* ---- making a slot ---- */
@@ -214,7 +281,7 @@ int fhook_kprobe_read_orig(unsigned long addr, unsigned char *buf, size_t len)
 	unsigned long b;
 	int ret = fhook_text_read(addr, buf, len);
 
-	if (ret)
+	if (ret || !__atomic_load_n(&nr_armed, __ATOMIC_RELAXED))
 		return ret;
 	/* a probe's bytes over what was there: each covers at most 5 bytes */
 	for (b = addr >= 4 ? addr - 4 : 0; b < addr + len; b++) {
@@ -251,6 +318,7 @@ static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned 
 	struct kprobe_reloc *r;
 	unsigned char *code = NULL;
 	unsigned long mem, hdr[2];
+	struct area *ar = NULL;
 	int ret;
 
 	if (!size) {
@@ -285,7 +353,7 @@ static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned 
 	memcpy(s->orig, code + (s->addr - start),
 	       start + size + pad - s->addr < sizeof(s->orig) ?
 	       start + size + pad - s->addr : sizeof(s->orig));
-	mem = area_alloc(s->addr, KPROBE_HDR + KPROBE_CODE_MAX);
+	mem = area_alloc(s->addr, KPROBE_HDR + KPROBE_CODE_MAX, &ar);
 	if (!mem) {
 		ret = -ENOMEM;
 		goto out;
@@ -317,9 +385,10 @@ static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned 
 	memmove(r->code + KPROBE_HDR, r->code, r->len);
 	memcpy(r->code, hdr, sizeof(hdr));
 	memcpy(r->code + KPROBE_HDR, kp_prefix, KPROBE_PREFIX);
-	ret = fhook_text_write_new(mem, r->code, KPROBE_HDR + r->len);
+	ret = area_write(ar, mem, r->code, KPROBE_HDR + r->len);
 	if (ret)
 		goto out;
+	area_trim(ar, mem, KPROBE_HDR + KPROBE_CODE_MAX, KPROBE_HDR + r->len);
 	s->entry = mem + KPROBE_HDR;
 	s->resume = s->entry + KPROBE_PREFIX;
 	s->post_trap = r->post_off ? s->entry + r->post_off : 0;
@@ -474,7 +543,14 @@ static void keep_traps_for_threads_inside(struct fhook_kprobe_slot **s, size_t n
 
 /* ---- placing and removing ---- */
 
-static int poke(struct fhook_kprobe_slot **slots, size_t nr, bool arm, bool jumps)
+enum poke_mode {
+	POKE_TRAPS,		/* an int3 on every slot */
+	POKE_JUMPS,		/* a jmp on the slots that can have one */
+	POKE_ALL,		/* both: a jmp where it can be, else an int3 */
+	POKE_ORIG,		/* the original bytes back */
+};
+
+static int poke(struct fhook_kprobe_slot **slots, size_t nr, enum poke_mode mode)
 {
 	struct text_poke_loc *locs = calloc(nr ? nr : 1, sizeof(*locs));
 	size_t i, n = 0;
@@ -485,15 +561,16 @@ static int poke(struct fhook_kprobe_slot **slots, size_t nr, bool arm, bool jump
 	for (i = 0; i < nr; i++) {
 		struct fhook_kprobe_slot *s = slots[i];
 		struct text_poke_loc *l = &locs[n];
+		bool jump = s->can == FHOOK_KPROBE_JUMP;
 
-		if (jumps && s->can != FHOOK_KPROBE_JUMP)
+		if (mode == POKE_JUMPS && !jump)
 			continue;
 		l->addr = s->addr;
-		if (!arm) {
+		if (mode == POKE_ORIG) {
 			l->len = s->armed == FHOOK_KPROBE_JUMP ? 5 : 1;
 			memcpy(l->new, s->orig, l->len);
 			l->emu_ip = s->armed == FHOOK_KPROBE_JUMP ? s->entry : FHOOK_EMU_KPROBE;
-		} else if (jumps) {
+		} else if (jump && mode != POKE_TRAPS) {
 			int32_t rel = (int32_t)((long)s->entry - (long)(s->addr + 5));
 
 			l->len = 5;
@@ -512,6 +589,32 @@ static int poke(struct fhook_kprobe_slot **slots, size_t nr, bool arm, bool jump
 	return ret;
 }
 
+/* Is the calling thread the process's only one? */
+static bool only_thread(void)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	if (!dir)
+		return false;
+	while ((de = readdir(dir)) && n < 2)
+		n += de->d_name[0] != '.';
+	closedir(dir);
+	return n == 1;
+}
+
+static void set_armed(struct fhook_kprobe_slot **slots, size_t nr, bool jumps)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		nr_armed += !slots[i]->armed;
+	for (i = 0; i < nr; i++)
+		slots[i]->armed = jumps && slots[i]->can == FHOOK_KPROBE_JUMP ?
+				  FHOOK_KPROBE_JUMP : FHOOK_KPROBE_TRAP;
+}
+
 int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr)
 {
 	struct fhook_kprobe_slot **sorted;
@@ -519,13 +622,19 @@ int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr)
 	size_t i;
 	int ret;
 
-	ret = poke(slots, nr, true, false);
+	for (i = 0; i < nr; i++)
+		any_jump |= slots[i]->can == FHOOK_KPROBE_JUMP;
+	/* no other thread can be inside the bytes: one batch (start-up) */
+	if (any_jump && only_thread()) {
+		ret = poke(slots, nr, POKE_ALL);
+		if (!ret)
+			set_armed(slots, nr, true);
+		return ret;
+	}
+	ret = poke(slots, nr, POKE_TRAPS);
 	if (ret)
 		return ret;
-	for (i = 0; i < nr; i++) {
-		slots[i]->armed = FHOOK_KPROBE_TRAP;
-		any_jump |= slots[i]->can == FHOOK_KPROBE_JUMP;
-	}
+	set_armed(slots, nr, false);
 	if (!any_jump)
 		return 0;
 	sorted = malloc(nr * sizeof(*sorted));
@@ -535,22 +644,21 @@ int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr)
 	qsort(sorted, nr, sizeof(*sorted), slot_cmp);
 	keep_traps_for_threads_inside(sorted, nr);
 	free(sorted);
-	if (poke(slots, nr, true, true))
-		return 0;	/* traps work */
-	for (i = 0; i < nr; i++)
-		if (slots[i]->can == FHOOK_KPROBE_JUMP)
-			slots[i]->armed = FHOOK_KPROBE_JUMP;
-	return 0;
+	if (!poke(slots, nr, POKE_JUMPS))
+		set_armed(slots, nr, true);
+	return 0;	/* where no jump could be written, traps work */
 }
 
 int fhook_kprobe_disarm(struct fhook_kprobe_slot **slots, size_t nr)
 {
 	size_t i;
-	int ret = poke(slots, nr, false, false);
+	int ret = poke(slots, nr, POKE_ORIG);
 
 	if (!ret)
-		for (i = 0; i < nr; i++)
+		for (i = 0; i < nr; i++) {
+			nr_armed -= !!slots[i]->armed;
 			slots[i]->armed = 0;
+		}
 	return ret;
 }
 
