@@ -205,6 +205,17 @@ static unsigned int pad_after(unsigned long end)
 	return n;
 }
 
+/*
+ * FHOOK_KPROBE_NOJUMP=1 makes every probe that is no site a trap, as the
+ * kernel's debug.kprobes-optimization=0 does (for comparisons).
+ */
+static bool jumps_allowed(void)
+{
+	const char *e = secure_getenv("FHOOK_KPROBE_NOJUMP");
+
+	return !e || strcmp(e, "1");
+}
+
 /* The record of @addr, made (not placed) if new.  Call with kp_mutex held. */
 static int kp_addr_get(unsigned long addr, bool post, struct kp_addr **ap)
 {
@@ -234,7 +245,7 @@ static int kp_addr_get(unsigned long addr, bool post, struct kp_addr **ap)
 		size = off = 0;
 	fhook_text_lock();
 	ret = fhook_kprobe_slot_get(addr, addr - off, size, size ? pad_after(addr - off + size) : 0,
-				    true, post, a, &a->slot, a->why, sizeof(a->why));
+				    jumps_allowed(), post, a, &a->slot, a->why, sizeof(a->why));
 	fhook_text_unlock();
 	if (ret)
 		return ret;

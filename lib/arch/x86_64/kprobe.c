@@ -49,6 +49,8 @@ void fhook_arch_kprobe_init(const struct fhook_kprobe_hooks *hooks)
 	if (__get_cpuid_count(0xd, 0, &a, &b, &c, &d) && b)
 		fhook_kprobe_xsave_size = (b + 63) & ~63u;
 	kp_hooks = *hooks;
+	if (hooks->hit)
+		__atomic_store_n(&fhook_kprobe_hit_hook, hooks->hit, __ATOMIC_RELEASE);
 }
 
 void fhook_kprobe_stats(struct fhook_kprobe_stats *st)
@@ -423,6 +425,8 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
 	ret = slot_make(s, start, size, pad, jump && !post, post, why, why_size);
 	if (!ret && post && !why[0])
 		snprintf(why, why_size, "a post_handler needs the trap");
+	else if (!ret && !jump && !why[0])
+		snprintf(why, why_size, "jumps are off");
 	if (!ret)
 		ret = table_add(addr, s);
 	if (!ret && s->post_trap)
@@ -664,13 +668,13 @@ int fhook_kprobe_disarm(struct fhook_kprobe_slot **slots, size_t nr)
 
 /* ---- hits ---- */
 
-int fhook_kprobe_detour_hit(struct fhook_kprobe_slot *s, struct pt_regs *regs)
+/* no hook yet: nothing to run */
+static int no_hit(void *cookie, struct pt_regs *regs)
 {
-	regs->ip = s->addr + 1;
-	regs->cs = 0x33;
-	regs->ss = 0x2b;
-	return kp_hooks.hit ? kp_hooks.hit(s->cookie, regs) : 0;
+	return 0;
 }
+
+int (*fhook_kprobe_hit_hook)(void *cookie, struct pt_regs *regs) = no_hit;
 
 static const int greg_of[] = {
 	REG_R15, REG_R14, REG_R13, REG_R12, REG_RBP, REG_RBX, REG_R11, REG_R10,

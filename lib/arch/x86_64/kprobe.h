@@ -24,8 +24,12 @@
 #define KPROBE_PREFIX		19	/* entry to resume */
 #define KPROBE_RET_TO_HDR	(KPROBE_HDR + 5 + 6)
 #define KPROBE_RED_ZONE		128
+/* offsets in struct fhook_kprobe_slot, for the trampolines */
+#define KPROBE_SLOT_ADDR	0
+#define KPROBE_SLOT_COOKIE	8
 
 #ifndef __ASSEMBLER__
+#include <stddef.h>
 #include "internal.h"
 
 #define KPROBE_MAX_INSNS	8
@@ -65,8 +69,12 @@ extern char fhook_kprobe_tramp_entry[] __arch_hidden;
 extern char fhook_kprobe_tramp_full[] __arch_hidden;
 extern unsigned long fhook_kprobe_xsave_size __arch_hidden;
 
-/* what the trampolines call: the slot hit, its registers */
-int fhook_kprobe_detour_hit(struct fhook_kprobe_slot *s, struct pt_regs *regs) __arch_hidden;
+/* what the trampolines call: the generic hook's hit(cookie, regs) */
+extern int (*fhook_kprobe_hit_hook)(void *cookie, struct pt_regs *regs) __arch_hidden;
+
+_Static_assert(offsetof(struct fhook_kprobe_slot, addr) == KPROBE_SLOT_ADDR &&
+	       offsetof(struct fhook_kprobe_slot, cookie) == KPROBE_SLOT_COOKIE,
+	       "the trampolines' slot offsets");
 
 #endif
 #endif

@@ -48,16 +48,27 @@
 	movq	%rsp, %rbx			/* pt_regs, kept across the call */
 .endm
 
-/* Call the C side; %eax: non-zero to go on at regs->ip. */
+/*
+ * The hook: hit(slot->cookie, regs) with regs->ip = slot->addr + 1, as
+ * the kernel shows an int3's; %eax: non-zero to go on at regs->ip.
+ */
 .macro CALL_HIT
 	movq	PT_SIZE(%rbx), %rdi		/* the return into the detour */
 	movq	-KPROBE_RET_TO_HDR(%rdi), %rdi	/* the slot */
+	movq	KPROBE_SLOT_ADDR(%rdi), %rax
+	incq	%rax
+	movq	%rax, PT_IP(%rbx)
+	movq	KPROBE_SLOT_COOKIE(%rdi), %rdi
 	movq	%rbx, %rsi
-	call	fhook_kprobe_detour_hit
+	call	*fhook_kprobe_hit_hook(%rip)
 .endm
 
-/* Registers back, and out: to the detour, or to regs->ip. */
-.macro RESTORE_AND_LEAVE
+/*
+ * Registers back, and out: to the detour, or to regs->ip.  At a
+ * function's entry the flags are no live state (the ABI keeps none across
+ * a call, and DF is clear): popfq, which is slow, is left out there.
+ */
+.macro RESTORE_AND_LEAVE flags
 	movq	%rbx, %rsp
 	testl	%eax, %eax
 	jnz	1f
@@ -77,7 +88,11 @@
 	popq	%rsi
 	popq	%rdi
 	addq	$24, %rsp			/* orig_ax, ip, cs */
+	.if \flags
 	popfq
+	.else
+	leaq	8(%rsp), %rsp
+	.endif
 	addq	$16, %rsp			/* sp, ss */
 	ret
 1:	/*
@@ -134,7 +149,7 @@ fhook_kprobe_tramp_entry:
 	movdqa	80(%rsp), %xmm5
 	movdqa	96(%rsp), %xmm6
 	movdqa	112(%rsp), %xmm7
-	RESTORE_AND_LEAVE
+	RESTORE_AND_LEAVE 0
 	.size	fhook_kprobe_tramp_entry, . - fhook_kprobe_tramp_entry
 
 	.globl	fhook_kprobe_tramp_full
@@ -163,7 +178,7 @@ fhook_kprobe_tramp_full:
 	movl	$-1, %edx
 	xrstor64 (%rsp)
 	movl	%r12d, %eax
-	RESTORE_AND_LEAVE
+	RESTORE_AND_LEAVE 1
 	.size	fhook_kprobe_tramp_full, . - fhook_kprobe_tramp_full
 
 	.data
