@@ -372,6 +372,30 @@ static bool table_lands_inside(const struct into *in, unsigned long table)
  */
 #define MAX_TABLES	1024
 
+/*
+ * Where a jump table may be, from an instruction's bytes (@op: its opcode
+ * byte): 1 for "lea disp(%rip), %reg" (the caller adds the address), the
+ * absolute disp of "mov/movslq/jmp disp(,%idx,scale)", else 0.
+ */
+static long table_operand(const unsigned char *b, unsigned int len, unsigned int op)
+{
+	unsigned char modrm, sib;
+
+	if (op + 2 > len)
+		return 0;
+	modrm = b[op + 1];
+	if (b[op] == 0x8d && (modrm & 0xc7) == 0x05 && op + 6 <= len)
+		return 1;
+	if ((b[op] == 0x8b || b[op] == 0x63 || b[op] == 0xff) && (modrm & 0xc7) == 0x04 &&
+	    op + 7 <= len) {
+		sib = b[op + 2];
+		/* no base, an index */
+		if ((sib & 7) == 5 && ((sib >> 3) & 7) != 4)
+			return rel_at(b + op + 3, 4) > 1 ? rel_at(b + op + 3, 4) : 0;
+	}
+	return 0;
+}
+
 static int check_branches_into(csh h, cs_insn *insn, const unsigned char *code,
 			       const struct into *in, char *w, size_t wsize)
 {
@@ -381,34 +405,34 @@ static int check_branches_into(csh h, cs_insn *insn, const unsigned char *code,
 	uint64_t addr = in->start;
 	size_t left = in->size;
 
+	/* capstone's operand details cost ten times the decoding: bytes will do */
+	cs.option(h, CS_OPT_DETAIL, CS_OPT_OFF);
 	while (left) {
-		const cs_x86 *x;
 		struct br br;
-		int k;
+		long t;
 
-		if (!cs.disasm_iter(h, &p, &left, &addr, insn))
+		if (!cs.disasm_iter(h, &p, &left, &addr, insn)) {
+			cs.option(h, CS_OPT_DETAIL, CS_OPT_ON);
 			return why(w, wsize, "undecodable bytes at +0x%lx",
 				   (unsigned long)addr - in->start);
-		x = &insn->detail->x86;
+		}
 		classify(insn->bytes, insn->size, insn->address, &br);
 		if ((br.kind == BR_JMP || br.kind == BR_JCC || br.kind == BR_LOOP ||
-		     br.kind == BR_CALL) && lands_inside(in, br.target))
+		     br.kind == BR_CALL) && lands_inside(in, br.target)) {
+			cs.option(h, CS_OPT_DETAIL, CS_OPT_ON);
 			return why(w, wsize, "a %s at +0x%lx jumps back into the bytes replaced",
 				   insn->mnemonic, (unsigned long)insn->address - in->start);
+		}
 		if (br.kind == BR_JMP_IND)
 			indirect++;
-		/* where a table may be: lea X(%rip), or an absolute X(,%reg,8) */
-		for (k = 0; k < x->op_count && nr_tables < MAX_TABLES; k++) {
-			const cs_x86_op *op = &x->operands[k];
-
-			if (op->type != X86_OP_MEM)
-				continue;
-			if (op->mem.base == X86_REG_RIP && insn->id == X86_INS_LEA)
-				tables[nr_tables++] = insn->address + insn->size + op->mem.disp;
-			else if (op->mem.base == X86_REG_INVALID && op->mem.index != X86_REG_INVALID)
-				tables[nr_tables++] = (unsigned long)op->mem.disp;
-		}
+		t = table_operand(insn->bytes, insn->size, br.op);
+		if (t && nr_tables < MAX_TABLES)
+			tables[nr_tables++] = t == 1 ? 0 : (unsigned long)t;
+		if (t == 1)	/* rip-relative: from the end of the instruction */
+			tables[nr_tables - 1] = insn->address + insn->size +
+				rel_at(insn->bytes + br.op + 2, 4);
 	}
+	cs.option(h, CS_OPT_DETAIL, CS_OPT_ON);
 	if (!indirect)
 		return 0;
 	if (nr_tables == MAX_TABLES)
