@@ -299,6 +299,18 @@ int fhook_kprobe_read_orig(unsigned long addr, unsigned char *buf, size_t len)
 	return 0;
 }
 
+/* Jump tables are in the objects' own segments: read them in place. */
+static bool read_in_object(void *ctx, unsigned long addr, void *buf, size_t len)
+{
+	struct fhook_text_seg seg;
+
+	if (!fhook_arch_hooks.text_seg || !fhook_arch_hooks.text_seg(addr, &seg) ||
+	    !(seg.prot & PROT_READ) || addr + len > seg.end)
+		return false;
+	memcpy(buf, (const void *)addr, len);
+	return true;
+}
+
 static const unsigned char kp_prefix[KPROBE_PREFIX] = {
 	0x48, 0x8d, 0x64, 0x24, 0x80,			/* lea -128(%rsp), %rsp */
 	0xff, 0x15, 0xed, 0xff, 0xff, 0xff,		/* call *-19(%rip): hdr + 8 */
@@ -315,7 +327,7 @@ static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned 
 {
 	struct kprobe_reloc_req req = {
 		.addr = s->addr, .start = start, .size = size, .prefix_len = KPROBE_PREFIX,
-		.post_trap = post,
+		.post_trap = post, .read = read_in_object,
 	};
 	struct kprobe_reloc *r;
 	unsigned char *code = NULL;

@@ -45,6 +45,9 @@ struct kprobe_reloc_req {
 	unsigned int prefix_len;	/* bytes before the copy */
 	unsigned long dest;		/* where code[0] of the result will be */
 	bool post_trap;			/* end with an int3, for a post_handler */
+	/* @len bytes at @addr of the object (jump tables); false if not there */
+	bool (*read)(void *ctx, unsigned long addr, void *buf, size_t len);
+	void *ctx;
 };
 
 struct kprobe_reloc {

@@ -22,7 +22,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "internal.h"
 #include "cs.h"
@@ -311,6 +310,7 @@ static int emit_insn(struct emit *e, const cs_insn *insn, unsigned long ip, bool
 struct into {
 	unsigned long start, size;	/* the function */
 	unsigned long a, len;		/* (a, a + len): past the jump's first byte */
+	const struct kprobe_reloc_req *req;	/* its read() for tables */
 };
 
 static bool lands_inside(const struct into *in, unsigned long target)
@@ -332,27 +332,25 @@ static bool in_function(const struct into *in, unsigned long target)
  */
 static bool table_lands_inside(const struct into *in, unsigned long table)
 {
-	struct fhook_text_seg seg;
-	unsigned long k, n;
+	unsigned long k;
 
-	/* tables are in the objects' own segments; read them in place */
-	if (in_function(in, table) || !fhook_arch_hooks.text_seg ||
-	    !fhook_arch_hooks.text_seg(table, &seg) || !(seg.prot & PROT_READ))
+	if (in_function(in, table))
 		return false;
-	n = (seg.end - table) / 4;
-	for (k = 0; k < n && k < 4096; k++) {
+	for (k = 0; k < 4096; k++) {
 		int32_t rel;
 
-		memcpy(&rel, (const void *)(table + 4 * k), 4);
+		if (!in->req->read(in->req->ctx, table + 4 * k, &rel, 4))
+			break;
 		if (!in_function(in, table + rel))
 			break;
 		if (lands_inside(in, table + rel))
 			return true;
 	}
-	for (k = 0; k < n / 2 && k < 4096; k++) {
+	for (k = 0; k < 4096; k++) {
 		unsigned long abs;
 
-		memcpy(&abs, (const void *)(table + 8 * k), 8);
+		if (!in->req->read(in->req->ctx, table + 8 * k, &abs, 8))
+			break;
 		if (!in_function(in, abs))
 			break;
 		if (lands_inside(in, abs))
@@ -538,7 +536,7 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 		ends[nr++] = covered;
 	}
 	if (req->min_len > 1) {
-		struct into in = { req->start, req->size, a, padded ? req->min_len : covered };
+		struct into in = { req->start, req->size, a, padded ? req->min_len : covered, req };
 
 		ret = check_branches_into(h, insn, req->code, &in, w, wsize);
 		if (ret)
