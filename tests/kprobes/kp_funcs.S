@@ -9,6 +9,14 @@
 #define FUNC(name) .globl name; .type name, @function; name:
 #define END(name) .size name, . - name
 
+/* the jump-table dispatch gcc writes for a switch (position-independent) */
+.macro DISPATCH table, reg
+	leaq	\table(%rip), %rdx
+	movslq	(%rdx,%rdi,4), \reg
+	addq	%rdx, \reg
+	jmp	*\reg
+.endm
+
 /* a rip-relative load in the first bytes: kp_data + arg */
 FUNC(kp_riprel)
 	movl	kp_data(%rip), %eax
@@ -42,10 +50,7 @@ END(kp_endbr)
 FUNC(kp_switch)
 	cmpl	$3, %edi
 	ja	9f
-	leaq	kp_table(%rip), %rdx
-	movslq	(%rdx,%rdi,4), %rax
-	addq	%rdx, %rax
-	jmp	*%rax
+	DISPATCH kp_table, %rax
 10:	movl	$10, %eax
 	ret
 11:	movl	$11, %eax
@@ -66,10 +71,7 @@ FUNC(kp_switch_in)
 	js	29f
 	cmpl	$1, %edi
 	ja	29f
-	leaq	kp_table2(%rip), %rdx
-	movslq	(%rdx,%rdi,4), %rcx
-	addq	%rdx, %rcx
-	jmp	*%rcx
+	DISPATCH kp_table2, %rcx
 29:	ret
 END(kp_switch_in)
 

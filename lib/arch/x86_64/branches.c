@@ -52,6 +52,27 @@ bool fhook_cs_load(void)
 	return cs_ok;
 }
 
+int fhook_cs_open(csh *h, cs_insn **insn)
+{
+	if (!fhook_cs_load())
+		return -ENOSYS;
+	if (cs.open(CS_ARCH_X86, CS_MODE_64, h) != CS_ERR_OK)
+		return -ENOMEM;
+	cs.option(*h, CS_OPT_DETAIL, CS_OPT_ON);
+	*insn = cs.malloc(*h);
+	if (!*insn) {
+		cs.close(h);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void fhook_cs_close(csh *h, cs_insn *insn)
+{
+	cs.free(insn, 1);
+	cs.close(h);
+}
+
 static bool is_target(const unsigned long *targets, int nr, unsigned long addr)
 {
 	int i;
@@ -128,18 +149,12 @@ int fhook_insn_scan_branches(unsigned long start, unsigned long size,
 	uint64_t addr;
 	cs_insn *insn;
 	csh h;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if (!fhook_cs_load())
-		return -ENOSYS;
-	if (cs.open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
-		return -ENOMEM;
-	cs.option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	insn = cs.malloc(h);
-	if (!insn) {
-		cs.close(&h);
-		return -ENOMEM;
-	}
+	ret = fhook_cs_open(&h, &insn);
+	if (ret)
+		return ret;
 	code = (const uint8_t *)start;
 	left = size;
 	addr = start;
@@ -166,7 +181,6 @@ int fhook_insn_scan_branches(unsigned long start, unsigned long size,
 				out->jump_at = insn->address;
 		}
 	}
-	cs.free(insn, 1);
-	cs.close(&h);
+	fhook_cs_close(&h, insn);
 	return 0;
 }

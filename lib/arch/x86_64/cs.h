@@ -28,4 +28,11 @@ extern struct fhook_cs fhook_cs __arch_hidden;
 /* Load libcapstone once; false (said on stderr) when it cannot be. */
 bool fhook_cs_load(void) __arch_hidden;
 
+/*
+ * A handle for x86-64 with operand details, and one instruction to decode
+ * into.  0, -ENOSYS (no capstone) or -ENOMEM.  fhook_cs_close() after.
+ */
+int fhook_cs_open(csh *h, cs_insn **insn) __arch_hidden;
+void fhook_cs_close(csh *h, cs_insn *insn) __arch_hidden;
+
 #endif

@@ -37,6 +37,7 @@
 
 #include "internal.h"
 #include "kprobe.h"
+#include "util/procfile.h"
 
 static struct fhook_kprobe_hooks kp_hooks;
 static struct fhook_kprobe_stats kp_stats;
@@ -461,19 +462,11 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
 static unsigned long thread_pc(pid_t tid, bool *running)
 {
 	char path[64], buf[256], *last;
-	ssize_t n;
-	int fd;
 
 	*running = false;
 	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fhook_read_small_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	if (!strncmp(buf, "running", 7)) {
 		*running = true;
 		return 0;

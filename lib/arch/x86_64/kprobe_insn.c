@@ -496,16 +496,9 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 	unsigned int i;
 
 	w[0] = 0;
-	if (!fhook_cs_load())
-		return -ENOSYS;
-	if (cs.open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
-		return -ENOMEM;
-	cs.option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	insn = cs.malloc(h);
-	if (!insn) {
-		cs.close(&h);
-		return -ENOMEM;
-	}
+	ret = fhook_cs_open(&h, &insn);
+	if (ret)
+		return ret;
 	/* which instructions the probe replaces */
 	p = code;
 	left = avail;
@@ -571,7 +564,6 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 	memcpy(out->ends, ends, sizeof(ends[0]) * nr);
 	out->nr_insns = nr;
 out:
-	cs.free(insn, 1);
-	cs.close(&h);
+	fhook_cs_close(&h, insn);
 	return ret;
 }

@@ -63,15 +63,8 @@
 	call	*fhook_kprobe_hit_hook(%rip)
 .endm
 
-/*
- * Registers back, and out: to the detour, or to regs->ip.  At a
- * function's entry the flags are no live state (the ABI keeps none across
- * a call, and DF is clear): popfq, which is slow, is left out there.
- */
-.macro RESTORE_AND_LEAVE flags
-	movq	%rbx, %rsp
-	testl	%eax, %eax
-	jnz	1f
+/* the general registers of pt_regs, r15 first, back from the stack */
+.macro POP_GPRS
 	popq	%r15
 	popq	%r14
 	popq	%r13
@@ -87,6 +80,18 @@
 	popq	%rdx
 	popq	%rsi
 	popq	%rdi
+.endm
+
+/*
+ * Registers back, and out: to the detour, or to regs->ip.  At a
+ * function's entry the flags are no live state (the ABI keeps none across
+ * a call, and DF is clear): popfq, which is slow, is left out there.
+ */
+.macro RESTORE_AND_LEAVE flags
+	movq	%rbx, %rsp
+	testl	%eax, %eax
+	jnz	1f
+	POP_GPRS
 	addq	$24, %rsp			/* orig_ax, ip, cs */
 	.if \flags
 	popfq
@@ -103,21 +108,7 @@
 	movq	PT_SP(%rsp), %rax
 	movq	PT_IP(%rsp), %rcx
 	movq	%rcx, -8(%rax)
-	popq	%r15
-	popq	%r14
-	popq	%r13
-	popq	%r12
-	popq	%rbp
-	popq	%rbx
-	popq	%r11
-	popq	%r10
-	popq	%r9
-	popq	%r8
-	popq	%rax
-	popq	%rcx
-	popq	%rdx
-	popq	%rsi
-	popq	%rdi
+	POP_GPRS
 	addq	$24, %rsp
 	popfq
 	movq	(%rsp), %rsp			/* the code's own stack pointer */
@@ -132,23 +123,13 @@ fhook_kprobe_tramp_entry:
 	SAVE_REGS
 	andq	$-16, %rsp
 	subq	$128, %rsp
-	movdqa	%xmm0, 0(%rsp)
-	movdqa	%xmm1, 16(%rsp)
-	movdqa	%xmm2, 32(%rsp)
-	movdqa	%xmm3, 48(%rsp)
-	movdqa	%xmm4, 64(%rsp)
-	movdqa	%xmm5, 80(%rsp)
-	movdqa	%xmm6, 96(%rsp)
-	movdqa	%xmm7, 112(%rsp)
+	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7
+	movdqa	%xmm\n, \n * 16(%rsp)
+	.endr
 	CALL_HIT
-	movdqa	0(%rsp), %xmm0
-	movdqa	16(%rsp), %xmm1
-	movdqa	32(%rsp), %xmm2
-	movdqa	48(%rsp), %xmm3
-	movdqa	64(%rsp), %xmm4
-	movdqa	80(%rsp), %xmm5
-	movdqa	96(%rsp), %xmm6
-	movdqa	112(%rsp), %xmm7
+	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7
+	movdqa	\n * 16(%rsp), %xmm\n
+	.endr
 	RESTORE_AND_LEAVE 0
 	.size	fhook_kprobe_tramp_entry, . - fhook_kprobe_tramp_entry
 
@@ -161,14 +142,9 @@ fhook_kprobe_tramp_full:
 	andq	$-64, %rsp
 	/* xrstor refuses a header with reserved bytes set: start it at zero */
 	xorl	%eax, %eax
-	movq	%rax, 512(%rsp)
-	movq	%rax, 520(%rsp)
-	movq	%rax, 528(%rsp)
-	movq	%rax, 536(%rsp)
-	movq	%rax, 544(%rsp)
-	movq	%rax, 552(%rsp)
-	movq	%rax, 560(%rsp)
-	movq	%rax, 568(%rsp)
+	.irp	off, 512, 520, 528, 536, 544, 552, 560, 568
+	movq	%rax, \off(%rsp)
+	.endr
 	movl	$-1, %eax
 	movl	$-1, %edx
 	xsave64	(%rsp)
