@@ -269,18 +269,30 @@ struct fhook_kprobe_slot {
 	unsigned int covered;		/* bytes of instructions the copy holds */
 	int can;			/* FHOOK_KPROBE_JUMP if a jump may be placed */
 	int armed;			/* how it is placed now, 0: not */
+	bool in_use;			/* handed out and not yet disarmed */
+	bool keep_trap;			/* a thread was inside: a trap this time */
+	bool for_neighbour;		/* a trap because a probe is inside its jump */
+	struct fhook_kprobe_slot *made;	/* every slot ever made, for good */
 	unsigned char orig[16];		/* the bytes at @addr before any probe */
 	char why[96];			/* why no jump ("" if none was refused) */
 };
+
+/*
+ * Load what relocating needs (capstone) now: its dlopen() must not happen
+ * under text_mutex.  Call with no lock held; false if it cannot be loaded.
+ */
+bool fhook_kprobe_arch_ready(void);
 
 /*
  * The slot for a probe at @addr in the function [@start, @start + @size)
  * (@size 0: unknown; @pad bytes after it belong to no symbol, which a
  * short function's jump may cover when they are padding), made if needed: a jump when @jump and the bytes
  * allow it, else a trap (@post: ending in an int3 for a post_handler).
- * @cookie is what the hit hook gets.  Call with text_mutex held.  Returns
- * 0, -EILSEQ (not even one instruction can be moved; @why says why),
- * -ENOSYS (no capstone) or -ENOMEM.
+ * @cookie is what the hit hook gets.  No jump covers another probe in use
+ * (that probe would be skipped).  Call with text_mutex held.  Returns 0,
+ * -EILSEQ (not even one instruction can be moved; @why says why), -EBUSY
+ * (@addr is inside another probe's jump, or its slot is placed), -ENOSYS
+ * (no capstone) or -ENOMEM.
  */
 int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long size,
 			  unsigned int pad, bool jump, bool post, void *cookie, struct fhook_kprobe_slot **slotp,

@@ -425,42 +425,74 @@ static void kp_unregister_locked(struct kprobe **kps, int num)
 	free(emptied);
 }
 
+struct kp_order {
+	struct kprobe *p;
+	unsigned long addr;
+};
+
+/* highest address first: see register_kprobes() */
+static int order_cmp(const void *a, const void *b)
+{
+	const struct kp_order *x = a, *y = b;
+
+	return x->addr < y->addr ? 1 : x->addr > y->addr ? -1 : 0;
+}
+
+/*
+ * Resolve every probe of @kps into @ord, sorted by address, highest first:
+ * a probe inside the bytes another's jump would cover then has its slot
+ * first, and that other gets a trap instead of a jump that would skip it.
+ */
+static int kp_order(struct kprobe **kps, int num, struct kp_order *ord)
+{
+	int i;
+
+	for (i = 0; i < num; i++) {
+		long addr;
+
+		if (!kps[i] || kps[i]->fhook_site)
+			return kps[i] ? -EEXIST : -EINVAL;
+		addr = kp_resolve(kps[i]);
+		if (addr < 0)
+			return (int)addr;
+		ord[i].p = kps[i];
+		ord[i].addr = (unsigned long)addr;
+	}
+	qsort(ord, (size_t)num, sizeof(*ord), order_cmp);
+	return 0;
+}
+
 int register_kprobes(struct kprobe **kps, int num)
 {
 	fhook_internal_guard();
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct kp_batch b = { 0 };
-	struct kprobe ***old = NULL;
+	struct kprobe ***old = NULL, **done_kps = NULL;
+	struct kp_order *ord = NULL;
 	int i, done = 0, ret = 0;
 
 	if (num <= 0 || !kps)
 		return fhook_ret_errno(-EINVAL);
 	pthread_once(&once, kp_init_once);
+	/* capstone's dlopen() takes the loader's locks: not under text_mutex */
+	fhook_kprobe_arch_ready();
 	b.new = calloc((size_t)num, sizeof(*b.new));
 	old = calloc((size_t)num, sizeof(*old));
-	if (!b.new || !old) {
-		free(b.new);
-		free(old);
-		return fhook_ret_errno(-ENOMEM);
+	ord = calloc((size_t)num, sizeof(*ord));
+	done_kps = calloc((size_t)num, sizeof(*done_kps));
+	if (!b.new || !old || !ord || !done_kps) {
+		ret = -ENOMEM;
+		goto out_free;
 	}
 	pthread_mutex_lock(&kp_mutex);
-	for (i = 0; i < num; i++) {
-		struct kprobe *p = kps[i];
+	ret = kp_order(kps, num, ord);
+	for (i = 0; i < num && !ret; i++) {
+		struct kprobe *p = ord[i].p;
 		struct kp_addr *a;
 		struct kprobe **pp;
 		bool empty, first;
-		long addr;
 
-		if (!p || (p->fhook_site)) {
-			ret = p ? -EEXIST : -EINVAL;
-			break;
-		}
-		addr = kp_resolve(p);
-		if (addr < 0) {
-			ret = (int)addr;
-			break;
-		}
-		ret = kp_addr_get((unsigned long)addr, p->post_handler, &a);
+		ret = kp_addr_get(ord[i].addr, p->post_handler, &a);
 		if (ret)
 			break;
 		first = !a->probes;
@@ -469,21 +501,21 @@ int register_kprobes(struct kprobe **kps, int num)
 			ret = -ENOMEM;
 			break;
 		}
-		p->addr = (kprobe_opcode_t *)addr;
-		p->opcode = a->slot ? a->slot->orig[0] : *(kprobe_opcode_t *)addr;
+		p->addr = (kprobe_opcode_t *)ord[i].addr;
+		p->opcode = a->slot ? a->slot->orig[0] : *(kprobe_opcode_t *)ord[i].addr;
 		p->nmissed = 0;
 		p->fhook_site = a;
 		old[i] = a->probes;
 		__atomic_store_n(&a->probes, pp, __ATOMIC_RELEASE);
 		if (first)
 			b.new[b.nr++] = a;
-		done = i + 1;
+		done_kps[done++] = p;
 	}
 	if (!ret)
 		ret = kp_place(&b);
 	if (ret) {
 		/* every probe of this call off again, as if never registered */
-		kp_unregister_locked(kps, done);
+		kp_unregister_locked(done_kps, done);
 		for (i = 0; i < done; i++)
 			free(old[i]);
 	} else {
@@ -496,8 +528,11 @@ int register_kprobes(struct kprobe **kps, int num)
 			free(old[i]);
 	}
 	pthread_mutex_unlock(&kp_mutex);
+out_free:
 	free(b.new);
 	free(old);
+	free(ord);
+	free(done_kps);
 	return fhook_ret_errno(ret);
 }
 

@@ -289,6 +289,56 @@ static void case_errors(void)
 	unregister_kprobe(&ok);
 }
 
+/* an offset that is not an instruction's first byte */
+static void case_inside_instruction(void)
+{
+	struct kprobe kp = { .symbol_name = "kp_push", .offset = 2, .pre_handler = count_pre };
+
+	CHECK_EQ(register_kprobe(&kp), -EILSEQ, "inside_instruction_refused");
+}
+
+/*
+ * Two probes a jump at the first would cover, in one call: the first gets
+ * a trap, so that the second still sees its hits.
+ */
+static void case_neighbours(void)
+{
+	struct kprobe a = { .symbol_name = "kp_push", .pre_handler = count_pre };
+	struct kprobe b = { .symbol_name = "kp_push", .offset = 1, .pre_handler = count_pre };
+	struct kprobe *kps[] = { &a, &b };
+	char why[128];
+	int i, bad = 0, ret;
+
+	hits = 0;
+	ret = register_kprobes(kps, 2);
+	CHECK(ret == 0, "neighbours_registered", "%d", ret);
+	if (ret)
+		return;
+	CHECK(kprobe_method(&a, why, sizeof(why)) == KPROBE_METHOD_TRAP &&
+	      !strcmp(why, "another probe at +0x1 is inside the bytes a jump would replace"),
+	      "neighbours_first_trap", "%s: %s", kprobe_method_name(kprobe_method(&a, NULL, 0)),
+	      why);
+	CHECK(kprobe_method(&b, NULL, 0) == KPROBE_METHOD_JUMP, "neighbours_second_jump", "%s",
+	      kprobe_method_name(kprobe_method(&b, NULL, 0)));
+	for (i = 1; i <= 3; i++)
+		bad += kp_push(i) != e_plus2(i);
+	CHECK(!bad && hits == 6, "neighbours_both_hit", "%d differ, %ld hits", bad, hits);
+	unregister_kprobes(kps, 2);
+}
+
+/* a probe inside the jump of one already placed is refused */
+static void case_inside_jump(void)
+{
+	struct kprobe a = { .symbol_name = "kp_push", .pre_handler = count_pre };
+	struct kprobe b = { .symbol_name = "kp_push", .offset = 1, .pre_handler = count_pre };
+
+	CHECK(register_kprobe(&a) == 0, "inside_jump_first", "");
+	CHECK_EQ(register_kprobe(&b), -EBUSY, "inside_jump_refused");
+	unregister_kprobe(&a);
+	CHECK(register_kprobe(&b) == 0, "inside_jump_alone_then", "");
+	unregister_kprobe(&b);
+}
+
 static const struct check_case cases[] = {
 	CHECK_CASE(riprel),
 	CHECK_CASE(jcc_back),
@@ -309,6 +359,9 @@ static const struct check_case cases[] = {
 	CHECK_CASE(disable),
 	CHECK_CASE(recursion_missed),
 	CHECK_CASE(errors),
+	CHECK_CASE(inside_instruction),
+	CHECK_CASE(neighbours),
+	CHECK_CASE(inside_jump),
 };
 
 int main(void)

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "cs.h"
 #include "kprobe.h"
 #include "util/procfile.h"
 
@@ -414,16 +415,75 @@ out:
 	return ret;
 }
 
-int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long size,
-			  unsigned int pad, bool jump, bool post, void *cookie, struct fhook_kprobe_slot **slotp,
-			  char *why, size_t why_size)
+/*
+ * Every slot ever made: a detour's header points at its slot, and a slot
+ * replaced in the table (made again for a post_handler) stays reachable.
+ */
+static struct fhook_kprobe_slot *slots_made;
+
+bool fhook_kprobe_arch_ready(void)
 {
-	struct fhook_kprobe_slot *s = table_find(addr);
+	return fhook_cs_load();
+}
+
+/* The first probe in use in (@addr, @addr + @len), or 0. */
+static unsigned long in_use_inside(unsigned long addr, unsigned long len)
+{
+	unsigned long b;
+
+	for (b = addr + 1; b < addr + len; b++) {
+		struct fhook_kprobe_slot *n = table_find(b);
+
+		if (n && n->addr == b && n->in_use)
+			return b;
+	}
+	return 0;
+}
+
+/* The probe in use whose jump covers @addr past its first byte, if any. */
+static struct fhook_kprobe_slot *jump_over(unsigned long addr)
+{
+	unsigned long b;
+
+	for (b = addr > 32 ? addr - 32 : 0; b < addr; b++) {
+		struct fhook_kprobe_slot *n = table_find(b);
+
+		if (n && n->addr == b && n->in_use && n->can == FHOOK_KPROBE_JUMP &&
+		    b + n->covered > addr)
+			return n;
+	}
+	return NULL;
+}
+
+int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long size,
+			  unsigned int pad, bool jump, bool post, void *cookie,
+			  struct fhook_kprobe_slot **slotp, char *why, size_t why_size)
+{
+	struct fhook_kprobe_slot *s = table_find(addr), *over = jump_over(addr);
+	unsigned long inside;
 	int ret;
 
-	/* one made for the same use is reused; else a new one takes its place */
-	if (s && s->addr == addr && s->cookie == cookie && !!s->post_trap == post) {
+	if (over) {
+		/* the kernel would unoptimize that probe; here it keeps its jump */
+		snprintf(why, why_size, "inside the jump of the probe at -0x%lx",
+			 addr - over->addr);
+		return -EBUSY;
+	}
+	/*
+	 * One made for the same use is reused, unless a jump's bytes now hold
+	 * another probe, or it is a trap only for a neighbour gone since;
+	 * else a new one takes its place.
+	 */
+	if (s && s->addr == addr && s->cookie == cookie && !!s->post_trap == post &&
+	    (s->can == FHOOK_KPROBE_JUMP ? !in_use_inside(addr, s->covered) :
+	     !s->for_neighbour || in_use_inside(addr, 32))) {
+		if (s->keep_trap) {
+			/* a thread was inside last time: try again */
+			s->keep_trap = false;
+			s->why[0] = 0;
+		}
 		snprintf(why, why_size, "%s", s->why);
+		s->in_use = true;
 		*slotp = s;
 		return 0;
 	}
@@ -436,6 +496,17 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
 	s->cookie = cookie;
 	why[0] = 0;
 	ret = slot_make(s, start, size, pad, jump && !post, post, why, why_size);
+	inside = !ret && s->can == FHOOK_KPROBE_JUMP ? in_use_inside(addr, s->covered) : 0;
+	if (inside) {
+		/* a probe there must still see its hits: one instruction only */
+		memset(s, 0, sizeof(*s));
+		s->addr = addr;
+		s->cookie = cookie;
+		ret = slot_make(s, start, size, pad, false, post, why, why_size);
+		snprintf(why, why_size, "another probe at +0x%lx is inside the bytes a jump "
+			 "would replace", inside - addr);
+		s->for_neighbour = true;
+	}
 	if (!ret && post && !why[0])
 		snprintf(why, why_size, "a post_handler needs the trap");
 	else if (!ret && !jump && !why[0])
@@ -449,8 +520,16 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
 		return ret;
 	}
 	snprintf(s->why, sizeof(s->why), "%s", why);
+	s->in_use = true;
+	s->made = slots_made;
+	slots_made = s;
 	*slotp = s;
 	return 0;
+}
+
+static bool jump_wanted(const struct fhook_kprobe_slot *s)
+{
+	return s->can == FHOOK_KPROBE_JUMP && !s->keep_trap;
 }
 
 /* ---- threads inside the bytes a jump replaces ---- */
@@ -535,8 +614,8 @@ static void keep_traps_for_threads_inside(struct fhook_kprobe_slot **s, size_t n
 			in = pc ? slot_around(s, nr, pc) : NULL;
 			if (in) {
 				again = true;
-				if (try == INSIDE_TRIES - 1 && in->can == FHOOK_KPROBE_JUMP) {
-					in->can = FHOOK_KPROBE_TRAP;
+				if (try == INSIDE_TRIES - 1 && jump_wanted(in)) {
+					in->keep_trap = true;
 					snprintf(in->why, sizeof(in->why),
 						 "a thread stayed inside its first bytes");
 					kp_stats.kept_trap++;
@@ -551,6 +630,7 @@ static void keep_traps_for_threads_inside(struct fhook_kprobe_slot **s, size_t n
 }
 
 /* ---- placing and removing ---- */
+
 
 enum poke_mode {
 	POKE_TRAPS,		/* an int3 on every slot */
@@ -570,7 +650,7 @@ static int poke(struct fhook_kprobe_slot **slots, size_t nr, enum poke_mode mode
 	for (i = 0; i < nr; i++) {
 		struct fhook_kprobe_slot *s = slots[i];
 		struct text_poke_loc *l = &locs[n];
-		bool jump = s->can == FHOOK_KPROBE_JUMP;
+		bool jump = jump_wanted(s);
 
 		if (mode == POKE_JUMPS && !jump)
 			continue;
@@ -620,7 +700,7 @@ static void set_armed(struct fhook_kprobe_slot **slots, size_t nr, bool jumps)
 	for (i = 0; i < nr; i++)
 		nr_armed += !slots[i]->armed;
 	for (i = 0; i < nr; i++)
-		slots[i]->armed = jumps && slots[i]->can == FHOOK_KPROBE_JUMP ?
+		slots[i]->armed = jumps && jump_wanted(slots[i]) ?
 				  FHOOK_KPROBE_JUMP : FHOOK_KPROBE_TRAP;
 }
 
@@ -632,7 +712,7 @@ int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr)
 	int ret;
 
 	for (i = 0; i < nr; i++)
-		any_jump |= slots[i]->can == FHOOK_KPROBE_JUMP;
+		any_jump |= jump_wanted(slots[i]);
 	/* no other thread can be inside the bytes: one batch (start-up) */
 	if (any_jump && only_thread()) {
 		ret = poke(slots, nr, POKE_ALL);
@@ -667,6 +747,8 @@ int fhook_kprobe_disarm(struct fhook_kprobe_slot **slots, size_t nr)
 		for (i = 0; i < nr; i++) {
 			nr_armed -= !!slots[i]->armed;
 			slots[i]->armed = 0;
+			slots[i]->in_use = false;
+			slots[i]->keep_trap = false;
 		}
 	return ret;
 }

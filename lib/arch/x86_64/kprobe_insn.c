@@ -499,6 +499,19 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 	ret = fhook_cs_open(&h, &insn);
 	if (ret)
 		return ret;
+	/* a probe inside a function: on an instruction's first byte */
+	if (req->size && a > req->start) {
+		p = req->code;
+		left = a - req->start;
+		addr = req->start;
+		while (left && cs.disasm_iter(h, &p, &left, &addr, insn))
+			;
+		if (addr != a) {
+			ret = why(w, wsize, "+0x%lx is not the start of an instruction",
+				  a - req->start);
+			goto out;
+		}
+	}
 	/* which instructions the probe replaces */
 	p = code;
 	left = avail;
