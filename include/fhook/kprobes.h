@@ -11,8 +11,9 @@
  *         FTRACE_OPS_FL_SAVE_REGS, as the kernel's kprobes use ftrace.
  *   jump  the instructions covering a 5-byte jmp are relocated into a
  *         detour near the function, which calls the handlers and runs them.
- *   trap  an int3, handled in fhook's SIGTRAP handler; the instruction
- *         then runs out of line (or is emulated).  A signal per hit: slow.
+ *   trap  an int3; fhook's SIGTRAP handler sends the thread where the
+ *         jump would have (the handlers run outside the signal handler),
+ *         the instruction then runs out of line.  A signal per hit: slow.
  *
  * kprobe_method() says which one a registered probe got and why.  See
  * docs/kprobes.md.
@@ -77,10 +78,12 @@ struct kprobe {
 
 /*
  * register_kprobe - put @p on its address.  Returns 0, or -EINVAL (no
- * handler, an unknown symbol, an offset inside an instruction, a probe
- * on its own address), -EEXIST (@p is registered), -ENOENT (no symbol),
- * -EILSEQ (the instruction can be neither relocated nor emulated),
- * -EBUSY (a thread has SIGTRAP blocked), -ENOMEM; errno is set too.
+ * address, or @addr not what @symbol_name + @offset is), -EEXIST (@p is
+ * registered), -ENOENT (no such symbol), -EILSEQ (an offset inside an
+ * instruction, or an instruction that cannot be moved), -EBUSY (inside
+ * the jump of a probe placed before, or a thread has SIGTRAP blocked),
+ * -ENOSYS (no capstone, for an address that is no site), -ENOMEM; errno
+ * is set too.
  */
 int register_kprobe(struct kprobe *p);
 /*

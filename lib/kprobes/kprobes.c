@@ -72,7 +72,7 @@ static int run_pre(struct kp_addr *a, struct pt_regs *regs)
 	for (; *pp; pp++) {
 		struct kprobe *p = *pp;
 
-		if (p->flags & KPROBE_FLAG_DISABLED)
+		if (__atomic_load_n(&p->flags, __ATOMIC_RELAXED) & KPROBE_FLAG_DISABLED)
 			continue;
 		if (p->pre_handler && p->pre_handler(p, regs)) {
 			ret = 1;	/* the ip moved: the rest would see a stale one */
@@ -94,7 +94,8 @@ static void run_post(struct kp_addr *a, struct pt_regs *regs)
 	if (bit < 0)
 		return;
 	for (; *pp; pp++)
-		if (!((*pp)->flags & KPROBE_FLAG_DISABLED) && (*pp)->post_handler)
+		if (!(__atomic_load_n(&(*pp)->flags, __ATOMIC_RELAXED) & KPROBE_FLAG_DISABLED) &&
+		    (*pp)->post_handler)
 			(*pp)->post_handler(*pp, regs, 0);
 	fhook_recursion_unlock(bit);
 }
@@ -375,19 +376,21 @@ static int kp_detach(struct kprobe *p, struct kprobe ***oldp, struct kp_addr **e
 	}
 	__atomic_store_n(&a->probes, pp, __ATOMIC_RELEASE);
 	p->fhook_site = NULL;
-	p->flags &= ~(KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_FTRACE);
+	__atomic_and_fetch(&p->flags, ~(KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_FTRACE),
+			   __ATOMIC_RELAXED);
 	return 0;
 }
 
+/* The flags saying the method (the handlers read the others meanwhile). */
 static void kp_set_flags(struct kprobe *p)
 {
 	struct kp_addr *a = p->fhook_site;
+	unsigned int set = a->method == KPROBE_METHOD_JUMP ? KPROBE_FLAG_OPTIMIZED :
+			   a->method == KPROBE_METHOD_SITE ? KPROBE_FLAG_FTRACE : 0;
 
-	p->flags &= ~(KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_FTRACE);
-	if (a->method == KPROBE_METHOD_JUMP)
-		p->flags |= KPROBE_FLAG_OPTIMIZED;
-	else if (a->method == KPROBE_METHOD_SITE)
-		p->flags |= KPROBE_FLAG_FTRACE;
+	__atomic_and_fetch(&p->flags, ~(KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_FTRACE),
+			   __ATOMIC_RELAXED);
+	__atomic_or_fetch(&p->flags, set, __ATOMIC_RELAXED);
 }
 
 /* unregister_kprobes() under kp_mutex: detach, unplace, wait, free. */

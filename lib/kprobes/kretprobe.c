@@ -73,7 +73,8 @@ static void kretprobe_exit(struct rethook_node *node, void *data, unsigned long 
 	struct kretprobe_holder *h = data;
 	struct kretprobe *rp = h->rp;
 
-	if (!fregs || !rp->handler || (rp->kp.flags & KPROBE_FLAG_DISABLED))
+	if (!fregs || !rp->handler ||
+	    (__atomic_load_n(&rp->kp.flags, __ATOMIC_RELAXED) & KPROBE_FLAG_DISABLED))
 		return;
 	rp->handler(rethook_node_data(node), &fregs->regs);
 }

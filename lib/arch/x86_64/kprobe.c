@@ -793,6 +793,15 @@ static void regs_to(const struct pt_regs *regs, greg_t *g)
 	g[REG_EFL] = (greg_t)regs->flags;
 }
 
+/*
+ * An int3 of ours.  The handlers do not run here: the thread goes on at
+ * its slot's entry, as a jump would have taken it, and they run from the
+ * trampoline in the thread's ordinary context (no signal-safety rules for
+ * them, no registration of the thread inside a signal handler, and no
+ * second trap to fear if they meet another probe).  Only the int3 after a
+ * copy, for a post_handler, runs its handlers here; the thread passed the
+ * entry, so it is known to util/tasks.h already.
+ */
 bool fhook_kprobe_trap(unsigned long ip, void *ctx)
 {
 	ucontext_t *uc = ctx;
@@ -803,26 +812,20 @@ bool fhook_kprobe_trap(unsigned long ip, void *ctx)
 
 	if (!s)
 		return false;
-	/* a handler may meet another probe: that trap must not kill the thread */
+	if (ip != s->post_trap || !s->post_trap) {
+		__atomic_fetch_add(&kp_stats.traps, 1, __ATOMIC_RELAXED);
+		g[REG_RIP] = (greg_t)s->entry;
+		return true;
+	}
+	/* a post_handler may meet another probe: that trap must not kill the thread */
 	sigemptyset(&trap);
 	sigaddset(&trap, SIGTRAP);
 	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &trap, NULL, _NSIG / 8);
-	regs_from(&regs, g);	/* ip: the int3 + 1, as the kernel shows it */
-	if (ip == s->post_trap && s->post_trap) {
-		regs.ip = s->addr + s->covered;
-		if (kp_hooks.post)
-			kp_hooks.post(s->cookie, &regs);
-		regs_to(&regs, g);
-		g[REG_RIP] = (greg_t)(s->addr + s->covered);
-		return true;
-	}
-	__atomic_fetch_add(&kp_stats.traps, 1, __ATOMIC_RELAXED);
-	if (kp_hooks.hit && kp_hooks.hit(s->cookie, &regs)) {
-		regs_to(&regs, g);
-		g[REG_RIP] = (greg_t)regs.ip;
-		return true;
-	}
+	regs_from(&regs, g);
+	regs.ip = s->addr + s->covered;
+	if (kp_hooks.post)
+		kp_hooks.post(s->cookie, &regs);
 	regs_to(&regs, g);
-	g[REG_RIP] = (greg_t)s->resume;
+	g[REG_RIP] = (greg_t)(s->addr + s->covered);
 	return true;
 }
