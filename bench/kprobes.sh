@@ -168,7 +168,7 @@ if [ -x $PY ]; then
 	fi
 	STARTUP="| fhook kprobes (kpcover.so) | $nf | $(awk -v u="$kp_us" -v n="$nf" \
 		'BEGIN { printf "%.1f", u / n }') | $kp_ir |"$'\n'
-	STARTUP+="| uftrace record -P . | ${ufn:-n/a} patched | $uf_us (the run, minus one without -P) | n/a (callgrind cannot follow its patching) |"
+	STARTUP+="| uftrace record -P . | ${ufn:-n/a} patched | $uf_us (the run minus one without -P: patching, and recording the calls of the functions patched) | n/a (callgrind cannot follow its patching) |"
 fi
 
 # ------------------------------------------------------------ the section
