@@ -700,8 +700,20 @@ static void set_armed(struct fhook_kprobe_slot **slots, size_t nr, bool jumps)
 	for (i = 0; i < nr; i++)
 		nr_armed += !slots[i]->armed;
 	for (i = 0; i < nr; i++)
-		slots[i]->armed = jumps && jump_wanted(slots[i]) ?
-				  FHOOK_KPROBE_JUMP : FHOOK_KPROBE_TRAP;
+		__atomic_store_n(&slots[i]->armed, jumps && jump_wanted(slots[i]) ?
+				 FHOOK_KPROBE_JUMP : FHOOK_KPROBE_TRAP, __ATOMIC_RELEASE);
+}
+
+static void clear_armed(struct fhook_kprobe_slot **slots, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		nr_armed -= !!slots[i]->armed;
+		__atomic_store_n(&slots[i]->armed, 0, __ATOMIC_RELEASE);
+		slots[i]->in_use = false;
+		slots[i]->keep_trap = false;
+	}
 }
 
 int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr)
@@ -713,17 +725,22 @@ int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr)
 
 	for (i = 0; i < nr; i++)
 		any_jump |= jump_wanted(slots[i]);
+	/* before the first int3: a thread that meets one during the batch is ours */
+	set_armed(slots, nr, false);
 	/* no other thread can be inside the bytes: one batch (start-up) */
 	if (any_jump && only_thread()) {
 		ret = poke(slots, nr, POKE_ALL);
-		if (!ret)
+		if (ret)
+			clear_armed(slots, nr);
+		else
 			set_armed(slots, nr, true);
 		return ret;
 	}
 	ret = poke(slots, nr, POKE_TRAPS);
-	if (ret)
+	if (ret) {
+		clear_armed(slots, nr);
 		return ret;
-	set_armed(slots, nr, false);
+	}
 	if (!any_jump)
 		return 0;
 	sorted = malloc(nr * sizeof(*sorted));
@@ -740,16 +757,11 @@ int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr)
 
 int fhook_kprobe_disarm(struct fhook_kprobe_slot **slots, size_t nr)
 {
-	size_t i;
 	int ret = poke(slots, nr, POKE_ORIG);
 
+	/* after the batch: a thread that trapped in it still finds its slot */
 	if (!ret)
-		for (i = 0; i < nr; i++) {
-			nr_armed -= !!slots[i]->armed;
-			slots[i]->armed = 0;
-			slots[i]->in_use = false;
-			slots[i]->keep_trap = false;
-		}
+		clear_armed(slots, nr);
 	return ret;
 }
 
@@ -812,11 +824,23 @@ bool fhook_kprobe_trap(unsigned long ip, void *ctx)
 
 	if (!s)
 		return false;
-	if (ip != s->post_trap || !s->post_trap) {
-		__atomic_fetch_add(&kp_stats.traps, 1, __ATOMIC_RELAXED);
-		g[REG_RIP] = (greg_t)s->entry;
+	if (s->post_trap && ip == s->post_trap)
+		goto post;
+	if (!__atomic_load_n(&s->armed, __ATOMIC_ACQUIRE)) {
+		/*
+		 * Removed since this thread trapped: the original bytes are
+		 * back, run them.  An int3 still there is someone else's (the
+		 * slot outlived its object): not ours to handle.
+		 */
+		if (*(volatile unsigned char *)ip == INT3_INSN_OPCODE)
+			return false;
+		g[REG_RIP] = (greg_t)ip;
 		return true;
 	}
+	__atomic_fetch_add(&kp_stats.traps, 1, __ATOMIC_RELAXED);
+	g[REG_RIP] = (greg_t)s->entry;
+	return true;
+post:
 	/* a post_handler may meet another probe: that trap must not kill the thread */
 	sigemptyset(&trap);
 	sigaddset(&trap, SIGTRAP);
