@@ -128,18 +128,33 @@ static void case_short_then_padding(void)
 
 static void case_site(void) { probe_one("kp_c_func", kp_c_func, e_times5, KPROBE_METHOD_SITE); }
 
+/* @a and @b in one register_kprobes() call, hits reset; 0 or the error */
+static int register_two(struct kprobe *a, struct kprobe *b, const char *name)
+{
+	struct kprobe *kps[] = { a, b };
+	int ret;
+
+	hits = 0;
+	ret = register_kprobes(kps, 2);
+	CHECK(ret == 0, name, "register_kprobes: %d", ret);
+	return ret;
+}
+
+static void unregister_two(struct kprobe *a, struct kprobe *b)
+{
+	struct kprobe *kps[] = { a, b };
+
+	unregister_kprobes(kps, 2);
+}
+
 /* a 5-byte function and the one right after it, both probed at once */
 static void case_five_then_next(void)
 {
 	struct kprobe a = { .symbol_name = "kp_five", .pre_handler = count_pre };
 	struct kprobe b = { .symbol_name = "kp_after", .pre_handler = count_pre };
-	struct kprobe *kps[] = { &a, &b };
-	int ret, bad = 0, i;
+	int bad = 0, i;
 
-	hits = 0;
-	ret = register_kprobes(kps, 2);
-	CHECK(ret == 0, "five_registered", "register_kprobes: %d", ret);
-	if (ret)
+	if (register_two(&a, &b, "five_registered"))
 		return;
 	CHECK(kprobe_method(&a, NULL, 0) == KPROBE_METHOD_JUMP &&
 	      kprobe_method(&b, NULL, 0) == KPROBE_METHOD_JUMP, "five_methods_jump",
@@ -149,7 +164,7 @@ static void case_five_then_next(void)
 		bad += kp_five(i) != e_plus5(i) || kp_after(i) != e_plus7(i);
 	CHECK(!bad, "five_results", "%d differ", bad);
 	CHECK_EQ(hits, 6, "five_hits");
-	unregister_kprobes(kps, 2);
+	unregister_two(&a, &b);
 	CHECK(kp_five(1) == 6 && kp_after(1) == 8 && hits == 6, "five_after", "hits %ld", hits);
 }
 
@@ -305,14 +320,10 @@ static void case_neighbours(void)
 {
 	struct kprobe a = { .symbol_name = "kp_push", .pre_handler = count_pre };
 	struct kprobe b = { .symbol_name = "kp_push", .offset = 1, .pre_handler = count_pre };
-	struct kprobe *kps[] = { &a, &b };
 	char why[128];
-	int i, bad = 0, ret;
+	int i, bad = 0;
 
-	hits = 0;
-	ret = register_kprobes(kps, 2);
-	CHECK(ret == 0, "neighbours_registered", "%d", ret);
-	if (ret)
+	if (register_two(&a, &b, "neighbours_registered"))
 		return;
 	CHECK(kprobe_method(&a, why, sizeof(why)) == KPROBE_METHOD_TRAP &&
 	      !strcmp(why, "another probe at +0x1 is inside the bytes a jump would replace"),
@@ -323,7 +334,7 @@ static void case_neighbours(void)
 	for (i = 1; i <= 3; i++)
 		bad += kp_push(i) != e_plus2(i);
 	CHECK(!bad && hits == 6, "neighbours_both_hit", "%d differ, %ld hits", bad, hits);
-	unregister_kprobes(kps, 2);
+	unregister_two(&a, &b);
 }
 
 /* a probe inside the jump of one already placed is refused */
