@@ -33,6 +33,27 @@ FUNC(kp_jcc_back)
 	ret
 END(kp_jcc_back)
 
+/* the same loop with a call in it, which cannot be moved: max(arg, 1) */
+FUNC(kp_back_call)
+	xorl	%ecx, %ecx
+1:	addl	$1, %ecx
+	call	kp_ret7
+	cmpl	%edi, %ecx
+	jl	1b
+	movl	%ecx, %eax
+	ret
+END(kp_back_call)
+
+/* the loop moved whole, but a branch from past it enters it: max(arg, 1) */
+FUNC(kp_loop_entered)
+	xorl	%eax, %eax
+1:	addl	$1, %eax
+2:	cmpl	%edi, %eax
+	jl	1b
+	ret
+	jmp	2b
+END(kp_loop_entered)
+
 /* two bytes: arg */
 FUNC(kp_two)
 	xchgl	%edi, %eax

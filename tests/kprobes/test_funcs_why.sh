@@ -19,8 +19,10 @@ kp_call_first jump
 kp_endbr jump
 kp_five jump
 kp_helper trap: 4 bytes from the probe to the end of the function: shorter than a jump
-kp_jcc_back trap: a jne at +0x6 jumps back into the bytes replaced
+kp_back_call trap: a jl at +0xc jumps back into the bytes replaced
+kp_jcc_back jump
 kp_leaf jump
+kp_loop_entered trap: a branch from outside enters the loop at the start
 kp_push jump
 kp_rec jump
 kp_ret7 jump

@@ -16,7 +16,7 @@
 
 typedef int (*fn_t)(int);
 
-int kp_riprel(int), kp_jcc_back(int), kp_two(int), kp_endbr(int), kp_switch(int);
+int kp_riprel(int), kp_jcc_back(int), kp_back_call(int), kp_loop_entered(int), kp_two(int), kp_endbr(int), kp_switch(int);
 int kp_switch_in(int), kp_helper(int), kp_tail(int), kp_tail0(int), kp_call_first(int), kp_push(int);
 int kp_five(int), kp_after(int), kp_ret7(int), kp_leaf(int), kp_short_pad(int);
 
@@ -89,9 +89,18 @@ static int e_plus100(int x) { return x + 100; }
 static int e_times5(int x) { return x * 5; }
 
 static void case_riprel(void) { probe_one("kp_riprel", kp_riprel, e_riprel, KPROBE_METHOD_JUMP); }
+/* a loop back into the first bytes: moved whole, branches and all */
 static void case_jcc_back(void)
 {
-	probe_one("kp_jcc_back", kp_jcc_back, e_jcc_back, KPROBE_METHOD_TRAP);
+	probe_one("kp_jcc_back", kp_jcc_back, e_jcc_back, KPROBE_METHOD_JUMP);
+}
+
+static int e_max1(int x) { return x > 1 ? x : 1; }
+
+/* the same with a call in the loop (its return would land in the copy): a trap */
+static void case_jcc_back_call(void)
+{
+	probe_one("kp_back_call", kp_back_call, e_max1, KPROBE_METHOD_TRAP);
 }
 static void case_two_bytes(void) { probe_one("kp_two", kp_two, e_same, KPROBE_METHOD_TRAP); }
 static void case_endbr(void) { probe_one("kp_endbr", kp_endbr, e_plus1, KPROBE_METHOD_JUMP); }
@@ -350,9 +359,17 @@ static void case_inside_jump(void)
 	unregister_kprobe(&b);
 }
 
+/* a loop moved whole, which a branch from outside enters: a trap */
+static void case_loop_entered(void)
+{
+	probe_one("kp_loop_entered", kp_loop_entered, e_max1, KPROBE_METHOD_TRAP);
+}
+
 static const struct check_case cases[] = {
 	CHECK_CASE(riprel),
 	CHECK_CASE(jcc_back),
+	CHECK_CASE(jcc_back_call),
+	CHECK_CASE(loop_entered),
 	CHECK_CASE(two_bytes),
 	CHECK_CASE(endbr),
 	CHECK_CASE(jump_table),

@@ -32,9 +32,11 @@
 #include <stddef.h>
 #include "internal.h"
 
-#define KPROBE_MAX_INSNS	8
-#define KPROBE_MAX_ABS		8
-#define KPROBE_CODE_MAX		240
+#define KPROBE_MAX_INSNS	32
+#define KPROBE_MAX_ABS		24
+#define KPROBE_CODE_MAX		496
+/* a loop back into the first bytes: moved whole if it ends within this */
+#define KPROBE_EXTEND_MAX	64
 
 struct kprobe_reloc_req {
 	unsigned long addr;		/* the probe */

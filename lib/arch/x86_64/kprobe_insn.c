@@ -171,7 +171,31 @@ struct emit {
 	size_t abs_ref[KPROBE_MAX_ABS];	/* offset of each reference's disp32 */
 	int nr_abs;
 	bool overflow;
+	/* branch targets moved with the copy: the instructions' new offsets */
+	unsigned long map_start, map_end;	/* [start, end) of the original moved */
+	const unsigned long *map_addr;
+	const size_t *map_off;
+	unsigned int map_nr;
 };
+
+/*
+ * Where a branch to @t goes from the copy: into the copy if @t was moved
+ * with it (the probed address itself: the entry, so the probe fires again
+ * as it would in the original), else to the original.
+ */
+static unsigned long mapped(const struct emit *e, unsigned long t)
+{
+	unsigned int i;
+
+	if (t < e->map_start || t >= e->map_end)
+		return t;
+	if (t == e->map_start)
+		return e->at;
+	for (i = 0; i < e->map_nr; i++)
+		if (e->map_addr[i] == t)
+			return e->at + e->map_off[i];
+	return t;
+}
 
 static void put(struct emit *e, const void *b, size_t n)
 {
@@ -239,12 +263,12 @@ static int emit_insn(struct emit *e, const cs_insn *insn, unsigned long ip, bool
 	case BR_BAD:
 		return why(w, wsize, "%s at +0x%lx cannot be moved", insn->mnemonic, ip - e->fstart);
 	case BR_JMP:
-		put_abs(e, 0x25, br.target);
+		put_abs(e, 0x25, mapped(e, br.target));
 		return 0;
 	case BR_JCC:
 		/* j!cc over the 6-byte jump */
 		put(e, (unsigned char[]){ 0x70 | (br.cc ^ 1), 6 }, 2);
-		put_abs(e, 0x25, br.target);
+		put_abs(e, 0x25, mapped(e, br.target));
 		return 0;
 	case BR_LOOP: {
 		/* loop +2; jmp +6; jmp *target: taken goes to the far jump */
@@ -257,7 +281,7 @@ static int emit_insn(struct emit *e, const cs_insn *insn, unsigned long ip, bool
 		b[n++] = 0xeb;
 		b[n++] = 6;
 		put(e, b, n);
-		put_abs(e, 0x25, br.target);
+		put_abs(e, 0x25, mapped(e, br.target));
 		return 0;
 	}
 	case BR_CALL:
@@ -311,6 +335,14 @@ struct into {
 	unsigned long start, size;	/* the function */
 	unsigned long a, len;		/* (a, a + len): past the jump's first byte */
 	const struct kprobe_reloc_req *req;	/* its read() for tables */
+	/*
+	 * Direct branches into the range from [a, a + KPROBE_EXTEND_MAX) are
+	 * allowed, and the end of the last one noted: the copy can take them
+	 * along (a loop whose head is in the first bytes).
+	 */
+	unsigned long src_end;
+	char first_why[96];		/* the first such branch, in words */
+	unsigned long moved_end;	/* non-zero: branches from [a, moved_end) move too */
 };
 
 static bool lands_inside(const struct into *in, unsigned long target)
@@ -395,7 +427,7 @@ static long table_operand(const unsigned char *b, unsigned int len, unsigned int
 }
 
 static int check_branches_into(csh h, cs_insn *insn, const unsigned char *code,
-			       const struct into *in, char *w, size_t wsize)
+			       struct into *in, char *w, size_t wsize)
 {
 	unsigned long tables[MAX_TABLES];
 	int nr_tables = 0, indirect = 0, i;
@@ -417,9 +449,20 @@ static int check_branches_into(csh h, cs_insn *insn, const unsigned char *code,
 		classify(insn->bytes, insn->size, insn->address, &br);
 		if ((br.kind == BR_JMP || br.kind == BR_JCC || br.kind == BR_LOOP ||
 		     br.kind == BR_CALL) && lands_inside(in, br.target)) {
-			cs.option(h, CS_OPT_DETAIL, CS_OPT_ON);
-			return why(w, wsize, "a %s at +0x%lx jumps back into the bytes replaced",
-				   insn->mnemonic, (unsigned long)insn->address - in->start);
+			unsigned long end = insn->address + insn->size;
+
+			if (in->moved_end && insn->address >= in->a && insn->address < in->moved_end)
+				continue;	/* moved with the copy */
+			if (!in->src_end)
+				snprintf(in->first_why, sizeof(in->first_why),
+					 "a %s at +0x%lx jumps back into the bytes replaced",
+					 insn->mnemonic, (unsigned long)insn->address - in->start);
+			if (br.kind == BR_CALL || insn->address < in->a || in->moved_end ||
+			    end > in->a + KPROBE_EXTEND_MAX) {
+				cs.option(h, CS_OPT_DETAIL, CS_OPT_ON);
+				return why(w, wsize, "%s", in->first_why);
+			}
+			in->src_end = end > in->src_end ? end : in->src_end;
 		}
 		if (br.kind == BR_JMP_IND)
 			indirect++;
@@ -476,6 +519,35 @@ static bool is_padding(csh h, cs_insn *insn, const unsigned char *b, size_t n, u
 	return true;
 }
 
+/*
+ * The instructions of [@a, @a + @len) into @ends (their end offsets) and
+ * @nr: a region moved whole, whose branches the copy keeps.  Nothing that
+ * could leave a return address or a jump target inside it: no call, no
+ * indirect jump.  0, or -EILSEQ.
+ */
+static int extend(csh h, cs_insn *insn, const unsigned char *code, unsigned long a,
+		  unsigned int len, unsigned int *ends, unsigned int *nr)
+{
+	const uint8_t *p = code;
+	uint64_t addr = a;
+	size_t left = len;
+	unsigned int n = 0;
+
+	while (left) {
+		struct br br;
+
+		if (n == KPROBE_MAX_INSNS || !cs.disasm_iter(h, &p, &left, &addr, insn))
+			return -EILSEQ;
+		classify(insn->bytes, insn->size, insn->address, &br);
+		if (br.kind == BR_CALL || br.kind == BR_CALL_IND || br.kind == BR_JMP_IND ||
+		    br.kind == BR_BAD)
+			return -EILSEQ;
+		ends[n++] = (unsigned int)(addr - a);
+	}
+	*nr = n;
+	return 0;
+}
+
 int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_reloc *out,
 			  char *w, size_t wsize)
 {
@@ -484,7 +556,9 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 	size_t avail = req->start + req->size - a;
 	unsigned int covered = 0, nr = 0;
 	bool padded = false;
-	unsigned int ends[KPROBE_MAX_INSNS];
+	unsigned int ends[KPROBE_MAX_INSNS], pass;
+	unsigned long insn_addr[KPROBE_MAX_INSNS];
+	size_t insn_off[KPROBE_MAX_INSNS];
 	struct emit e = { .buf = out->code, .cap = KPROBE_CODE_MAX, .at = req->dest,
 			  .fstart = req->start };
 	const uint8_t *p;
@@ -542,21 +616,53 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 		ends[nr++] = covered;
 	}
 	if (req->min_len > 1) {
-		struct into in = { req->start, req->size, a, padded ? req->min_len : covered, req };
+		struct into in = { .start = req->start, .size = req->size, .a = a,
+				   .len = padded ? req->min_len : covered, .req = req };
 
 		ret = check_branches_into(h, insn, req->code, &in, w, wsize);
 		if (ret)
 			goto out;
+		if (in.src_end > a + covered) {
+			/* a loop back into the first bytes: moved whole */
+			ret = extend(h, insn, code, a, (unsigned int)(in.src_end - a), ends, &nr);
+			if (ret) {
+				ret = why(w, wsize, "%s", in.first_why);
+				goto out;
+			}
+			covered = (unsigned int)(in.src_end - a);
+			/*
+			 * The moved loop's branches land anywhere in it: nothing
+			 * from outside may enter it, or it would take them in
+			 * the original and reach the first bytes.
+			 */
+			in.len = covered;
+			in.moved_end = a + covered;
+			ret = check_branches_into(h, insn, req->code, &in, w, wsize);
+			if (ret) {
+				ret = why(w, wsize, "a branch from outside enters the loop at the start");
+				goto out;
+			}
+		}
 	}
-	/* the copy, behind the call to the handlers */
-	e.len = req->prefix_len;
-	e.at = req->dest;
-	p = code;
-	left = covered;
-	addr = a;
-	for (i = 0; i < nr && !ret; i++) {
-		cs.disasm_iter(h, &p, &left, &addr, insn);
-		ret = emit_insn(&e, insn, insn->address, i == nr - 1, w, wsize);
+	/* the copy, behind the call to the handlers: the offsets, then the code */
+	e.map_start = a;
+	e.map_end = a + covered;
+	e.map_nr = nr;
+	e.map_addr = insn_addr;
+	e.map_off = insn_off;
+	for (i = 0; i < nr; i++)
+		insn_addr[i] = a + (i ? ends[i - 1] : 0);
+	for (pass = 0; pass < 2 && !ret; pass++) {
+		e.len = req->prefix_len;
+		e.nr_abs = 0;
+		p = code;
+		left = covered;
+		addr = a;
+		for (i = 0; i < nr && !ret; i++) {
+			cs.disasm_iter(h, &p, &left, &addr, insn);
+			insn_off[i] = e.len;
+			ret = emit_insn(&e, insn, insn->address, i == nr - 1, w, wsize);
+		}
 	}
 	if (ret)
 		goto out;
