@@ -123,6 +123,14 @@ int register_kretprobes(struct kretprobe **rps, int num)
 		pool = rp->maxactive ? rp->maxactive : LONG_MAX / 2;
 		if (h)
 			h->rh = rethook_alloc(h, kretprobe_exit, pool, false);
+#ifdef FGRAPH_FL_SLOW
+		/*
+		 * Where returns have a fast path in the trampoline (arch/shadow.h),
+		 * it knows fprobes only: this rethook takes the C one.
+		 */
+		if (h && h->rh)
+			h->rh->fgraph.flags |= FGRAPH_FL_SLOW;
+#endif
 		if (!h || !h->rh) {
 			free(h);
 			ret = -ENOMEM;
