@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -44,23 +45,35 @@ static int pre(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
+/* the functions called, their expected results, and wrong results of each */
+static const char *const called[] = {
+	"kp_riprel", "kp_jcc_back", "kp_two", "kp_push", "kp_leaf", "kp_tail", "kp_call_first",
+	"ks_c_func",
+};
+static long wrong_of[sizeof(called) / sizeof(called[0])];
+
 static void *caller(void *arg)
 {
 	int i = 0;
 
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-		int x = (i++ & 7) + 1, bad;
+		int x = (i++ & 7) + 1, k;
+		bool bad[] = {
+			kp_riprel(x) != 1000 + x,
+			kp_jcc_back(x) != x * (x + 1) / 2,
+			kp_two(x) != x,
+			kp_push(x) != x + 2,
+			kp_leaf(x) != x + 100,
+			kp_tail(x) != 3 * (x + 1),
+			kp_call_first(x) != 3 * x + 1,
+			ks_c_func(x) != 5 * x,
+		};
 
-		bad = kp_riprel(x) != 1000 + x;
-		bad += kp_jcc_back(x) != x * (x + 1) / 2;
-		bad += kp_two(x) != x;
-		bad += kp_push(x) != x + 2;
-		bad += kp_leaf(x) != x + 100;
-		bad += kp_tail(x) != 3 * (x + 1);
-		bad += kp_call_first(x) != 3 * x + 1;
-		bad += ks_c_func(x) != 5 * x;
-		if (bad)
-			__atomic_add_fetch(&wrong, bad, __ATOMIC_RELAXED);
+		for (k = 0; k < (int)(sizeof(bad) / sizeof(bad[0])); k++)
+			if (bad[k]) {
+				__atomic_add_fetch(&wrong, 1, __ATOMIC_RELAXED);
+				__atomic_add_fetch(&wrong_of[k], 1, __ATOMIC_RELAXED);
+			}
 	}
 	return NULL;
 }
@@ -107,6 +120,9 @@ int main(void)
 	CHECK(!failed, "stress_register", "register_kprobes failed in cycle %d", cycles);
 	CHECK(cycles >= 10, "stress_cycles", "%d cycles", cycles);
 	CHECK_EQ(wrong, 0, "stress_results_unchanged");
+	for (i = 0; i < (int)(sizeof(called) / sizeof(called[0])); i++)
+		if (wrong_of[i])
+			printf("# %s: %ld wrong results\n", called[i], wrong_of[i]);
 	CHECK_EQ(after_unregister, 0, "stress_no_handler_after_unregister");
 	CHECK(hits > 0, "stress_probes_hit", "no hit");
 	printf("# %d cycles, %ld hits\n", cycles, hits);
