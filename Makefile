@@ -39,10 +39,11 @@ LIB_SRCS := \
 	lib/core/libc_sym.c \
 	lib/core/sigtrap_mask.c
 LIB_ASM  :=
-CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c cli/run.c
+CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c cli/funcs_why.c cli/run.c
 # The command builds in what it shares with the library (the ELF reader,
 # the site classifier) and never loads libfhook itself.
-CMD_SRCS := lib/kallsyms/elf.c lib/util/sort.c lib/arch/$(ARCH)/insn.c
+CMD_SRCS := lib/kallsyms/elf.c lib/util/sort.c lib/arch/$(ARCH)/insn.c \
+	    lib/arch/$(ARCH)/kprobe_insn.c lib/arch/$(ARCH)/branches.c
 # The libraries the command links in statically (layers add theirs, in link
 # order): `fhook trace -p` starts on CPUs busy with the threads it is to
 # trace, where mapping and relocating eight shared libraries was most of

@@ -16,7 +16,9 @@
 #
 # Knobs: BENCH_ROUNDS (interleaved rounds, default 7), BENCH_NO_INSTALL=1,
 # BENCH_ONLY=startup (only workload 2, start-up, whose section then replaces
-# section 2 of the existing RESULTS.md; a few minutes).
+# section 2 of the existing RESULTS.md; a few minutes), BENCH_ONLY=kprobes
+# (only bench/kprobes.sh, which replaces section 5: kprobes on programs not
+# built for fhook).
 
 set -u
 cd "$(dirname "$0")/.."
@@ -26,7 +28,8 @@ RES=$ROOT/bench/RESULTS.md
 PNG=$ROOT/bench/results.png
 ROUNDS=${BENCH_ROUNDS:-7}
 ONLY=${BENCH_ONLY:-}
-case $ONLY in ""|startup) ;; *) echo "BENCH_ONLY: only 'startup' is known" >&2; exit 2 ;; esac
+case $ONLY in ""|startup) ;; kprobes) exec bash bench/kprobes.sh ;;
+*) echo "BENCH_ONLY: only 'startup' and 'kprobes' are known" >&2; exit 2 ;; esac
 # want N: run workload N (1 tight loop, 2 start-up, 3 real program, 4 recordings)
 want() { [ -z "$ONLY" ] || [ "$1" = 2 ]; }
 T0=$(date +%s)
@@ -617,6 +620,8 @@ else
 		!skip' "$RES" >"$TMP/res.md" && cp "$TMP/res.md" "$RES"
 fi
 if [ -z "$ONLY" ]; then
+	say "kprobes on programs not built for fhook (bench/kprobes.sh -> section 5)"
+	bash bench/kprobes.sh
 	say "attaching to a running process (bench/attach.sh -> bench/ATTACH.md)"
 	bash bench/attach.sh > "$ROOT/bench/ATTACH.md.new" && mv "$ROOT/bench/ATTACH.md.new" "$ROOT/bench/ATTACH.md"
 fi

@@ -8,6 +8,8 @@
 
 int cmd_prepare(int argc, char **argv);
 int cmd_funcs(int argc, char **argv);
+/* fhook funcs --why: how each function of @path would be kprobed (funcs_why.c) */
+int cli_funcs_why(const char *path);
 
 /* Commands built from other layers' fragments (cli/ *.mk files); weak until then. */
 int cmd_patch(int argc, char **argv) __attribute__((weak));

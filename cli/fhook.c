@@ -59,6 +59,7 @@ static void usage(FILE *f)
 		"  cflags              print the compiler flags that make a program traceable\n"
 		"  prepare [--force] FILE...  turn every site of ELF files into a 5-byte nop, in place\n"
 		"  funcs [-v] PROG     list the traceable functions of PROG and its libraries\n"
+		"  funcs --why OBJECT  how a kprobe would be placed on each of its functions, and why\n"
 		"  patch ...           redirect a function, for chosen callers (fhook patch -h)\n"
 		"  unpatch -p PID [NAME]  remove patches applied with patch/inject -p\n"
 		"  inject ...          make a function fail, for chosen callers (fhook inject -h)\n"

@@ -118,24 +118,31 @@ static int list_object(const char *path, bool verbose, bool is_main)
 
 int cmd_funcs(int argc, char **argv)
 {
-	bool verbose = false;
+	bool verbose = false, why = false;
 	char **paths;
 	int i, nr, ret, opt;
 
 	for (i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--verbose"))
 			argv[i] = "-v";
+		else if (!strcmp(argv[i], "--why"))
+			argv[i] = "-w";
 	optind = 1;
-	while ((opt = getopt(argc, argv, "+v")) != -1) {
+	while ((opt = getopt(argc, argv, "+vw")) != -1) {
 		if (opt == 'v')
 			verbose = true;
+		else if (opt == 'w')
+			why = true;
 		else
 			return 2;
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: fhook funcs [-v|--verbose] PROG\n");
+		fprintf(stderr, "usage: fhook funcs [-v|--verbose] PROG\n"
+			"       fhook funcs --why OBJECT\n");
 		return 2;
 	}
+	if (why)
+		return cli_funcs_why(argv[optind]) ? 1 : 0;
 	if (cli_program_objects(argv[optind], &paths, &nr))
 		return 1;
 	ret = list_object(paths[0], verbose, true);

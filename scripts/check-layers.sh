@@ -1,7 +1,7 @@
 #!/bin/bash
 # Check that calls and includes go one way, down the layers:
 #
-#   util <- arch <- kallsyms <- core <- fprobe, livepatch <- events <- cli
+#   util <- arch <- kallsyms <- core <- fprobe, livepatch <- kprobes <- events <- cli
 #
 # (fprobe and livepatch side by side: neither uses the other.)  Arch code
 # reaches up only through the hooks lib/arch/hooks.h declares, which are
@@ -28,8 +28,9 @@ level() {
 	kallsyms) echo 2 ;;
 	core) echo 3 ;;
 	fprobe | livepatch) echo 4 ;;
-	events) echo 5 ;;
-	cli) echo 6 ;;
+	kprobes) echo 5 ;;
+	events) echo 6 ;;
+	cli) echo 7 ;;
 	*) echo 99 ;;
 	esac
 }

@@ -4,7 +4,7 @@
 # is missing (what a plain `make` runs before compiling).
 set -e
 PKGS="gcc g++ make libc6-dev binutils libelf-dev libdw-dev libbz2-dev libcapstone-dev pkg-config clang
-      protobuf-compiler python3 libcap2-bin strace"
+      protobuf-compiler python3 libcap2-bin strace xz-utils sqlite3"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

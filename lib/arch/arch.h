@@ -53,7 +53,15 @@ struct text_poke_loc {
 	unsigned char len;		/* bytes written */
 	unsigned char emu_len;		/* instruction length to emulate (6 for PAD6) */
 	unsigned char new[FHOOK_SITE_MAX];
+	/*
+	 * Where a thread that meets the int3 goes on: 0, as the new bytes
+	 * would take it (a call, or past a nop); FHOOK_EMU_KPROBE, to the
+	 * kprobe at this address; else this address.
+	 */
+	unsigned long emu_ip;
 };
+
+#define FHOOK_EMU_KPROBE	1UL
 
 /*
  * Copy @len bytes of code at @addr; -EFAULT if they are not mapped.
@@ -292,5 +300,76 @@ struct fhook_branch_scan {
 int fhook_insn_scan_branches(unsigned long start, unsigned long size,
 			     const unsigned long *targets, int nr,
 			     struct fhook_branch_scan *out);
+
+/* ---- kprobes (kprobe.c, kprobe_insn.c, kprobe_tramp.S) ---- */
+
+enum fhook_kprobe_how {
+	FHOOK_KPROBE_JUMP = 1,		/* a jmp to a detour with the relocated code */
+	FHOOK_KPROBE_TRAP,		/* an int3; the instruction runs out of line */
+};
+
+/*
+ * The code of one probed address: made once, never freed or changed (a
+ * thread may be anywhere in it long after the probe is gone), and found
+ * again when the address is probed again.
+ */
+struct fhook_kprobe_slot {
+	unsigned long addr;
+	void *cookie;			/* generic code's record of the address */
+	unsigned long entry;		/* calls the handlers, then @resume */
+	unsigned long resume;		/* the relocated copy: runs as @addr would */
+	unsigned long post_trap;	/* its final int3 (a post_handler), or 0 */
+	unsigned int covered;		/* bytes of instructions the copy holds */
+	int can;			/* FHOOK_KPROBE_JUMP if a jump may be placed */
+	int armed;			/* how it is placed now, 0: not */
+	bool in_use;			/* handed out and not yet disarmed */
+	bool keep_trap;			/* a thread was inside: a trap this time */
+	bool for_neighbour;		/* a trap because a probe is inside its jump */
+	struct fhook_kprobe_slot *made;	/* every slot ever made, for good */
+	unsigned char orig[16];		/* the bytes at @addr before any probe */
+	char why[96];			/* why no jump ("" if none was refused) */
+};
+
+/*
+ * Load what relocating needs (capstone) now: its dlopen() must not happen
+ * under text_mutex.  Call with no lock held; false if it cannot be loaded.
+ */
+bool fhook_kprobe_arch_ready(void);
+
+/*
+ * The slot for a probe at @addr in the function [@start, @start + @size)
+ * (@size 0: unknown; @pad bytes after it belong to no symbol, which a
+ * short function's jump may cover when they are padding), made if needed: a jump when @jump and the bytes
+ * allow it, else a trap (@post: ending in an int3 for a post_handler).
+ * @cookie is what the hit hook gets.  No jump covers another probe in use
+ * (that probe would be skipped).  Call with text_mutex held.  Returns 0,
+ * -EILSEQ (not even one instruction can be moved; @why says why), -EBUSY
+ * (@addr is inside another probe's jump, or its slot is placed), -ENOSYS
+ * (no capstone) or -ENOMEM.
+ */
+int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long size,
+			  unsigned int pad, bool jump, bool post, void *cookie, struct fhook_kprobe_slot **slotp,
+			  char *why, size_t why_size);
+
+/*
+ * Place @nr slots' probes: an int3 on each, then, once no thread is
+ * stopped inside the bytes it replaces, each jump (a slot whose bytes a
+ * thread keeps being inside of stays a trap; its @why says so).  Call
+ * with text_mutex held.  0, -EBUSY (a thread has SIGTRAP blocked) or
+ * -EPERM.
+ */
+int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr);
+/* Put the original bytes back.  Threads may still run in the slots' code. */
+int fhook_kprobe_disarm(struct fhook_kprobe_slot **slots, size_t nr);
+
+/* The original bytes of [@addr, @addr + @len) into @buf, under any probe. */
+int fhook_kprobe_read_orig(unsigned long addr, unsigned char *buf, size_t len);
+
+/* for tests and bench */
+struct fhook_kprobe_stats {
+	unsigned long traps;		/* trap probes hit */
+	unsigned long kept_trap;	/* jumps not placed: a thread inside */
+};
+void fhook_kprobe_stats(struct fhook_kprobe_stats *st);
 
 #endif /* FHOOK_ARCH_H */

@@ -62,4 +62,17 @@ void fhook_arch_rethook_init(fhook_rethook_handler_t handler);
 void fhook_arch_longjmp_init(void (*before_jump)(unsigned long target_sp),
 			     void *(*libc_sym)(const char *name));
 
+/*
+ * The kprobe layer's handlers, for the detours and the SIGTRAP handler:
+ * @hit runs a probe's pre_handlers (regs->ip is the address + 1) and
+ * returns 1 when the thread is to go on at regs->ip instead of the probed
+ * code; @post runs its post_handlers.  @cookie is the one given to
+ * fhook_kprobe_slot_get().  They may run in a signal handler.
+ */
+struct fhook_kprobe_hooks {
+	int (*hit)(void *cookie, struct pt_regs *regs);
+	void (*post)(void *cookie, struct pt_regs *regs);
+};
+void fhook_arch_kprobe_init(const struct fhook_kprobe_hooks *hooks);
+
 #endif /* FHOOK_ARCH_HOOKS_H */

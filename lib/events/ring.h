@@ -31,6 +31,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/procfile.h"
+
 #define EV_SHM_MAGIC		0x6668657674726333ULL	/* "fhevtrc3" */
 #define EV_PAGE			4096UL
 
@@ -39,18 +41,11 @@ static inline unsigned long long ev_proc_start(int pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long start = 0;
-	ssize_t n;
-	int fd, i;
+	int i;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fhook_read_small_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	/* after the command name, which may hold anything but ends at the last ')' */
 	p = strrchr(buf, ')');
 	for (i = 0; p && i < 20; i++)

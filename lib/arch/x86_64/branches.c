@@ -16,21 +16,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <capstone/capstone.h>
-
 #include "internal.h"
+#include "cs.h"
 
-/* The capstone functions we use, from the library opened at first use. */
-static struct {
-	cs_err (*open)(cs_arch arch, cs_mode mode, csh *handle);
-	cs_err (*option)(csh handle, cs_opt_type type, size_t value);
-	cs_insn *(*malloc)(csh handle);
-	bool (*disasm_iter)(csh handle, const uint8_t **code, size_t *size, uint64_t *address,
-			    cs_insn *insn);
-	bool (*insn_group)(csh handle, const cs_insn *insn, unsigned int group_id);
-	void (*free)(cs_insn *insn, size_t count);
-	cs_err (*close)(csh *handle);
-} cs;
+#define cs fhook_cs
+
+struct fhook_cs fhook_cs;
 static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
 static bool cs_ok;
 
@@ -40,7 +31,7 @@ static void cs_load(void)
 	void *h = dlopen("libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
 
 	if (!h) {
-		fprintf(stderr, "fhook: cannot load libcapstone.so.4 (%s); calls and jumps "
+		fprintf(stderr, "fhook: cannot load libcapstone.so.4 (%s); instructions "
 			"cannot be decoded\n", dlerror());
 		return;
 	}
@@ -53,6 +44,33 @@ static void cs_load(void)
 	*(void **)&cs.close = dlsym(h, "cs_close");
 	cs_ok = cs.open && cs.option && cs.malloc && cs.disasm_iter && cs.insn_group &&
 		cs.free && cs.close;
+}
+
+bool fhook_cs_load(void)
+{
+	pthread_once(&cs_once, cs_load);
+	return cs_ok;
+}
+
+int fhook_cs_open(csh *h, cs_insn **insn)
+{
+	if (!fhook_cs_load())
+		return -ENOSYS;
+	if (cs.open(CS_ARCH_X86, CS_MODE_64, h) != CS_ERR_OK)
+		return -ENOMEM;
+	cs.option(*h, CS_OPT_DETAIL, CS_OPT_ON);
+	*insn = cs.malloc(*h);
+	if (!*insn) {
+		cs.close(h);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void fhook_cs_close(csh *h, cs_insn *insn)
+{
+	cs.free(insn, 1);
+	cs.close(h);
 }
 
 static bool is_target(const unsigned long *targets, int nr, unsigned long addr)
@@ -131,19 +149,12 @@ int fhook_insn_scan_branches(unsigned long start, unsigned long size,
 	uint64_t addr;
 	cs_insn *insn;
 	csh h;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
-	pthread_once(&cs_once, cs_load);
-	if (!cs_ok)
-		return -ENOSYS;
-	if (cs.open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
-		return -ENOMEM;
-	cs.option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	insn = cs.malloc(h);
-	if (!insn) {
-		cs.close(&h);
-		return -ENOMEM;
-	}
+	ret = fhook_cs_open(&h, &insn);
+	if (ret)
+		return ret;
 	code = (const uint8_t *)start;
 	left = size;
 	addr = start;
@@ -170,7 +181,6 @@ int fhook_insn_scan_branches(unsigned long start, unsigned long size,
 				out->jump_at = insn->address;
 		}
 	}
-	cs.free(insn, 1);
-	cs.close(&h);
+	fhook_cs_close(&h, insn);
 	return 0;
 }

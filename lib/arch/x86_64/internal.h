@@ -55,4 +55,17 @@ static inline unsigned char *fhook_put_u64(unsigned char *p, uint64_t v)
 	return p + 8;
 }
 
+/*
+ * Write @len bytes of code no thread runs yet (a kprobe's new slot) into
+ * pages that stay executable for the others (text_poke.c).
+ */
+int fhook_text_write_new(unsigned long addr, const void *buf, size_t len) __arch_hidden;
+
+/*
+ * The SIGTRAP handler's question to kprobe.c: is the int3 at @ip a
+ * kprobe's (or the int3 after a copy, for a post_handler)?  If so the
+ * thread in the signal context @ctx is handled, and true is returned.
+ */
+bool fhook_kprobe_trap(unsigned long ip, void *ctx) __arch_hidden;
+
 #endif /* FHOOK_ARCH_X86_64_INTERNAL_H */

@@ -143,6 +143,8 @@ int fhook_text_read(unsigned long addr, void *buf, size_t len)
 
 /* ---- making text writable ---- */
 
+
+
 struct wrange {
 	unsigned long start, end;
 	int prot;			/* original protection */
@@ -205,6 +207,25 @@ static int procmem_write(unsigned long addr, const void *buf, size_t len)
 	}
 	if (pwrite(procmem_fd, buf, len, (off_t)addr) != (ssize_t)len)
 		return -EPERM;
+	return 0;
+}
+
+int fhook_text_write_new(unsigned long addr, const void *buf, size_t len)
+{
+	unsigned long psz = (unsigned long)sysconf(_SC_PAGESIZE);
+	unsigned long lo = addr & ~(psz - 1), hi = (addr + len + psz - 1) & ~(psz - 1);
+
+	/*
+	 * /proc/self/mem first: changing a mapping's protection costs a TLB
+	 * shootdown, tens of microseconds in a virtual machine.
+	 */
+	if (!procmem_write(addr, buf, len))
+		return 0;
+	/* other threads may run other code of these pages: keep them executable */
+	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return -EPERM;
+	memcpy((void *)addr, buf, len);
+	mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
 	return 0;
 }
 
@@ -624,6 +645,22 @@ static struct task_file *task_file_get(pid_t tid)
 	return t;
 }
 
+/*
+ * Is @blk the mask trap_handler() runs with (fhook_trap_install())?  The
+ * kernel sets it before the handler can note its thread in trap_tids, and
+ * it stays until sigreturn, after: a thread that meets int3s often (trap
+ * kprobes) spends much of its time in those windows.  A program's own
+ * full mask blocks SIGSEGV and SIGBUS too.
+ */
+static bool in_trap_mask(unsigned long long blk)
+{
+	const unsigned long long never = 1ULL << (SIGKILL - 1) | 1ULL << (SIGSTOP - 1) |
+		1ULL << (32 - 1) | 1ULL << (33 - 1);
+	const unsigned long long open = 1ULL << (SIGSEGV - 1) | 1ULL << (SIGBUS - 1);
+
+	return !(blk & open) && (blk | never | open) == ~0ULL;
+}
+
 /* The id of a thread other than this one with SIGTRAP blocked, or 0. */
 static pid_t trap_blocked_thread(char *name, size_t size)
 {
@@ -662,7 +699,8 @@ static pid_t trap_blocked_thread(char *name, size_t size)
 		if (!p || in_trap_handler(tid))
 			continue;
 		blk = hexnum(p + 9);
-		if (!(blk & (1ULL << (SIGTRAP - 1))) || (blk & (1ULL << (32 - 1))))
+		if (!(blk & (1ULL << (SIGTRAP - 1))) || (blk & (1ULL << (32 - 1))) ||
+		    in_trap_mask(blk))
 			continue;
 		found = tid;
 		name[0] = 0;
@@ -968,7 +1006,13 @@ static bool trap_emulate(siginfo_t *info, void *ctx)
 		if (k < nr && l->addr == ip) {
 			unsigned long target = fhook_site_call_target(l->new, ip);
 
-			if (target) {
+			if (l->emu_ip == FHOOK_EMU_KPROBE) {
+				atomic_fetch_sub(&bp_refs, 1);
+				return fhook_kprobe_trap(ip, ctx);
+			}
+			if (l->emu_ip) {
+				gregs[REG_RIP] = (greg_t)l->emu_ip;
+			} else if (target) {
 				gregs[REG_RSP] -= 8;
 				*(unsigned long *)gregs[REG_RSP] = ip + CALL_INSN_SIZE;
 				gregs[REG_RIP] = (greg_t)target;
@@ -982,6 +1026,8 @@ static bool trap_emulate(siginfo_t *info, void *ctx)
 	}
 	atomic_fetch_sub(&bp_refs, 1);
 
+	if (fhook_kprobe_trap(ip, ctx))
+		return true;
 	/*
 	 * The batch that put the int3 here has ended (or is ending) since
 	 * this thread trapped: once the byte is no longer an int3 the site is

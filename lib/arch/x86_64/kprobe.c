@@ -1,0 +1,855 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * kprobes on x86-64 (lib/arch/arch.h): the slots of relocated code, their
+ * placement with the text_poke_bp protocol, and the int3 probes' part of
+ * the SIGTRAP handler.
+ *
+ * Placing a jump is done as the kernel optimizes a kprobe: first an int3
+ * (the probe works from then on, as a trap), then, once no thread is
+ * stopped inside the bytes the jump will cover (it would resume in the
+ * middle of the jump), the jump with the int3 protocol.  The kernel waits
+ * for that with synchronize_rcu_tasks(); here /proc/self/task/N/syscall
+ * gives the user-space pc of every thread that is not running, and one
+ * that is running gets a moment: it leaves a few straight-line
+ * instructions at once, as no branch leads back into them.
+ *
+ * Slots are never freed or rewritten: a thread may be in one long after
+ * its probe is gone (preempted between two relocated instructions), and
+ * nothing tells when it left.  Probing an address again finds its slot,
+ * so they cost one per address ever probed.
+ */
+#define _GNU_SOURCE
+#include <cpuid.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "cs.h"
+#include "kprobe.h"
+#include "util/procfile.h"
+
+static struct fhook_kprobe_hooks kp_hooks;
+static struct fhook_kprobe_stats kp_stats;
+
+void fhook_arch_kprobe_init(const struct fhook_kprobe_hooks *hooks)
+{
+	unsigned int a, b, c, d;
+
+	/* the xsave area of the features the kernel enabled (leaf 0xd, ebx) */
+	if (__get_cpuid_count(0xd, 0, &a, &b, &c, &d) && b)
+		fhook_kprobe_xsave_size = (b + 63) & ~63u;
+	kp_hooks = *hooks;
+	if (hooks->hit)
+		__atomic_store_n(&fhook_kprobe_hit_hook, hooks->hit, __ATOMIC_RELEASE);
+}
+
+void fhook_kprobe_stats(struct fhook_kprobe_stats *st)
+{
+	st->traps = __atomic_load_n(&kp_stats.traps, __ATOMIC_RELAXED);
+	st->kept_trap = kp_stats.kept_trap;
+}
+
+/* ---- the slots, by address, for the SIGTRAP handler ---- */
+
+/*
+ * Open addressing, never shrunk: the signal handler reads it without a
+ * lock.  A full table is copied into one twice its size and the old one
+ * is kept (a handler may be reading it); entries are never removed.
+ */
+struct slot_table {
+	size_t mask;
+	struct slot_entry {
+		_Atomic unsigned long key;	/* a probed address, or a slot's final int3 */
+		struct fhook_kprobe_slot *slot;
+	} e[];
+};
+
+static struct slot_table *_Atomic table;
+static size_t table_used;
+static size_t nr_armed;		/* slots whose probe is in the code */
+
+static size_t hash_addr(unsigned long a)
+{
+	return (size_t)((a * 0x9e3779b97f4a7c15ul) >> 20);
+}
+
+static struct fhook_kprobe_slot *table_find(unsigned long key)
+{
+	struct slot_table *t = atomic_load_explicit(&table, memory_order_acquire);
+	size_t i;
+
+	if (!t)
+		return NULL;
+	for (i = hash_addr(key) & t->mask;; i = (i + 1) & t->mask) {
+		unsigned long k = atomic_load_explicit(&t->e[i].key, memory_order_acquire);
+
+		if (k == key)
+			return t->e[i].slot;
+		if (!k)
+			return NULL;
+	}
+}
+
+static void table_put(struct slot_table *t, unsigned long key, struct fhook_kprobe_slot *s)
+{
+	size_t i;
+
+	for (i = hash_addr(key) & t->mask;; i = (i + 1) & t->mask) {
+		unsigned long k = atomic_load_explicit(&t->e[i].key, memory_order_relaxed);
+
+		if (k == key || !k) {
+			t->e[i].slot = s;
+			atomic_store_explicit(&t->e[i].key, key, memory_order_release);
+			return;
+		}
+	}
+}
+
+static int table_add(unsigned long key, struct fhook_kprobe_slot *s)
+{
+	struct slot_table *t = atomic_load_explicit(&table, memory_order_relaxed), *n;
+	size_t size, i;
+
+	if (!t || 2 * (table_used + 1) > t->mask + 1) {
+		size = t ? 2 * (t->mask + 1) : 1024;
+		n = calloc(1, sizeof(*n) + size * sizeof(n->e[0]));
+		if (!n)
+			return -ENOMEM;
+		n->mask = size - 1;
+		for (i = 0; t && i <= t->mask; i++)
+			if (t->e[i].key)
+				table_put(n, t->e[i].key, t->e[i].slot);
+		atomic_store_explicit(&table, n, memory_order_release);
+		t = n;
+	}
+	table_put(t, key, s);
+	table_used++;
+	return 0;
+}
+
+/* ---- memory for slots, near the code they stand for ---- */
+
+#define AREA_SIZE	(64UL << 10)
+#define AREA_REACH	((1UL << 31) - AREA_SIZE - (1UL << 20))
+
+/*
+ * An area is a memfd mapped twice: read+exec near the code, and
+ * read+write anywhere, so that writing a new slot is a memcpy, with no
+ * page ever writable and executable at once and no change of protection
+ * (a TLB shootdown each).  Where memfd_create() is refused, the area is
+ * anonymous and slots are written with fhook_text_write_new().
+ */
+struct area {
+	struct area *next;
+	unsigned long base, used;
+	long rw_delta;			/* the writable view - base; 0: none */
+};
+
+static struct area *areas;
+
+static bool area_reaches(unsigned long base, unsigned long a)
+{
+	return (a > base ? a - base : base + AREA_SIZE - a) < AREA_REACH;
+}
+
+/*
+ * The views are shared mappings, which a child of fork() shares too: the
+ * child must never write into its parent's areas, nor the parent into
+ * space the child took, so the child starts areas of its own.
+ */
+static void areas_after_fork(void)
+{
+	struct area *ar;
+
+	for (ar = areas; ar; ar = ar->next)
+		ar->used = AREA_SIZE;
+}
+
+static void areas_atfork(void)
+{
+	pthread_atfork(NULL, NULL, areas_after_fork);
+}
+
+/* Map [@hint, +AREA_SIZE) exactly, or fail. */
+static void *map_at(unsigned long hint, int fd)
+{
+	void *p = mmap((void *)hint, AREA_SIZE, PROT_READ | PROT_EXEC,
+		       (fd >= 0 ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS) | MAP_FIXED_NOREPLACE,
+		       fd, 0);
+
+	if (p != MAP_FAILED && (unsigned long)p != hint) {
+		munmap(p, AREA_SIZE);	/* a kernel that ignores the flag */
+		p = MAP_FAILED;
+	}
+	return p;
+}
+
+/*
+ * A fresh area within reach of @a: try addresses at growing distances
+ * on both sides, each mapped only where nothing is.
+ */
+static struct area *area_new(unsigned long a)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	const unsigned long step = 16UL << 20;
+	struct area *ar;
+	unsigned long dist;
+	void *p = MAP_FAILED, *rw = MAP_FAILED;
+	int fd;
+
+	pthread_once(&once, areas_atfork);
+	ar = calloc(1, sizeof(*ar));
+	if (!ar)
+		return NULL;
+	fd = memfd_create("fhook-kprobes", MFD_CLOEXEC);
+	if (fd >= 0 && ftruncate(fd, AREA_SIZE)) {
+		close(fd);
+		fd = -1;
+	}
+	for (dist = step; dist < AREA_REACH && p == MAP_FAILED; dist += step) {
+		unsigned long hint[2] = { (a & ~(step - 1)) - dist, (a & ~(step - 1)) + dist };
+		int side;
+
+		for (side = 0; side < 2 && p == MAP_FAILED; side++)
+			if (hint[side] >= (1UL << 20) && hint[side] < (1UL << 47) &&
+			    area_reaches(hint[side], a))
+				p = map_at(hint[side], fd);
+	}
+	if (p != MAP_FAILED && fd >= 0)
+		rw = mmap(NULL, AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	if (p == MAP_FAILED) {
+		free(ar);
+		return NULL;
+	}
+	ar->base = (unsigned long)p;
+	ar->rw_delta = rw != MAP_FAILED ? (long)((unsigned long)rw - ar->base) : 0;
+	ar->next = areas;
+	areas = ar;
+	return ar;
+}
+
+/* @len bytes of slot code within reach of @a; 0 when none can be mapped */
+static unsigned long area_alloc(unsigned long a, size_t len, struct area **arp)
+{
+	struct area *ar;
+
+	len = (len + 15) & ~15UL;
+	for (ar = areas; ar; ar = ar->next)
+		if (area_reaches(ar->base, a) && ar->used + len <= AREA_SIZE)
+			break;
+	if (!ar)
+		ar = area_new(a);
+	if (!ar)
+		return 0;
+	ar->used += len;
+	*arp = ar;
+	return ar->base + ar->used - len;
+}
+
+/* Give back the end of the last allocation of @ar: it took @len, uses @keep. */
+static void area_trim(struct area *ar, unsigned long mem, size_t len, size_t keep)
+{
+	len = (len + 15) & ~15UL;
+	keep = (keep + 15) & ~15UL;
+	if (mem + len == ar->base + ar->used)
+		ar->used -= len - keep;
+}
+
+/* Write a new slot's bytes: no thread runs them yet. */
+static int area_write(struct area *ar, unsigned long mem, const void *buf, size_t len)
+{
+	if (!ar->rw_delta)
+		return fhook_text_write_new(mem, buf, len);
+	memcpy((void *)(mem + ar->rw_delta), buf, len);
+	return 0;
+}
+
+/* ---- making a slot ---- */
+
+int fhook_kprobe_read_orig(unsigned long addr, unsigned char *buf, size_t len)
+{
+	unsigned long b;
+	int ret = fhook_text_read(addr, buf, len);
+
+	if (ret || !__atomic_load_n(&nr_armed, __ATOMIC_RELAXED))
+		return ret;
+	/* a probe's bytes over what was there: each covers at most 5 bytes */
+	for (b = addr >= 4 ? addr - 4 : 0; b < addr + len; b++) {
+		struct fhook_kprobe_slot *s = table_find(b);
+		unsigned long k;
+
+		if (!s || s->addr != b || !s->armed)
+			continue;
+		for (k = 0; k < (s->armed == FHOOK_KPROBE_JUMP ? 5u : 1u); k++)
+			if (b + k >= addr && b + k < addr + len)
+				buf[b + k - addr] = s->orig[k];
+	}
+	return 0;
+}
+
+/* Jump tables are in the objects' own segments: read them in place. */
+static bool read_in_object(void *ctx, unsigned long addr, void *buf, size_t len)
+{
+	struct fhook_text_seg seg;
+
+	if (!fhook_arch_hooks.text_seg || !fhook_arch_hooks.text_seg(addr, &seg) ||
+	    !(seg.prot & PROT_READ) || addr + len > seg.end)
+		return false;
+	memcpy(buf, (const void *)addr, len);
+	return true;
+}
+
+static const unsigned char kp_prefix[KPROBE_PREFIX] = {
+	0x48, 0x8d, 0x64, 0x24, 0x80,			/* lea -128(%rsp), %rsp */
+	0xff, 0x15, 0xed, 0xff, 0xff, 0xff,		/* call *-19(%rip): hdr + 8 */
+	0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00,	/* lea 128(%rsp), %rsp */
+};
+
+/*
+ * Relocate for a jump, else for a trap, into fresh memory near @addr.
+ * The memory is taken before the copy is made (rip-relative operands
+ * depend on where it goes); what a refused try took is left unused.
+ */
+static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned long size,
+		     unsigned int pad, bool jump, bool post, char *why, size_t why_size)
+{
+	struct kprobe_reloc_req req = {
+		.addr = s->addr, .start = start, .size = size, .prefix_len = KPROBE_PREFIX,
+		.post_trap = post, .read = read_in_object,
+	};
+	struct kprobe_reloc *r;
+	unsigned char *code = NULL;
+	unsigned long mem, hdr[2];
+	struct area *ar = NULL;
+	int ret;
+
+	if (!size) {
+		/* unknown extent: what is readable after the address, up to a page */
+		start = s->addr;
+		size = 64;
+		snprintf(why, why_size, "the function's size is unknown");
+		jump = false;
+		req.start = start;
+	}
+	r = malloc(sizeof(*r));
+	code = malloc(size + pad + 16);
+	if (!r || !code) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	req.size = size;
+	req.pad = pad;
+	if (fhook_kprobe_read_orig(start, code, size + pad)) {
+		/* a symbol that runs past the mapping: only what is there */
+		req.size = size = 16;
+		req.pad = pad = 0;
+		if (fhook_kprobe_read_orig(s->addr, code, 16)) {
+			ret = -EFAULT;
+			snprintf(why, why_size, "the code cannot be read");
+			goto out;
+		}
+		req.start = start = s->addr;
+		jump = false;
+	}
+	req.code = code;
+	memcpy(s->orig, code + (s->addr - start),
+	       start + size + pad - s->addr < sizeof(s->orig) ?
+	       start + size + pad - s->addr : sizeof(s->orig));
+	mem = area_alloc(s->addr, KPROBE_HDR + KPROBE_CODE_MAX, &ar);
+	if (!mem) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	req.dest = mem + KPROBE_HDR;
+	ret = -EILSEQ;
+	if (jump) {
+		req.min_len = 5;
+		ret = fhook_kprobe_relocate(&req, r, why, why_size);
+		if (!ret)
+			s->can = FHOOK_KPROBE_JUMP;
+	}
+	if (ret == -EILSEQ) {
+		char w2[96];
+
+		req.min_len = 1;
+		ret = fhook_kprobe_relocate(&req, r, w2, sizeof(w2));
+		if (ret == -EILSEQ)
+			snprintf(why, why_size, "%s", w2);
+		if (!ret)
+			s->can = FHOOK_KPROBE_TRAP;
+	}
+	if (ret)
+		goto out;
+	hdr[0] = (unsigned long)s;
+	hdr[1] = (unsigned long)(s->addr - start ? fhook_kprobe_tramp_full :
+				 fhook_kprobe_tramp_entry);
+	/* the header and the code, in one write */
+	memmove(r->code + KPROBE_HDR, r->code, r->len);
+	memcpy(r->code, hdr, sizeof(hdr));
+	memcpy(r->code + KPROBE_HDR, kp_prefix, KPROBE_PREFIX);
+	ret = area_write(ar, mem, r->code, KPROBE_HDR + r->len);
+	if (ret)
+		goto out;
+	area_trim(ar, mem, KPROBE_HDR + KPROBE_CODE_MAX, KPROBE_HDR + r->len);
+	s->entry = mem + KPROBE_HDR;
+	s->resume = s->entry + KPROBE_PREFIX;
+	s->post_trap = r->post_off ? s->entry + r->post_off : 0;
+	s->covered = r->covered;
+out:
+	free(code);
+	free(r);
+	return ret;
+}
+
+/*
+ * Every slot ever made: a detour's header points at its slot, and a slot
+ * replaced in the table (made again for a post_handler) stays reachable.
+ */
+static struct fhook_kprobe_slot *slots_made;
+
+bool fhook_kprobe_arch_ready(void)
+{
+	return fhook_cs_load();
+}
+
+/* The first probe in use in (@addr, @addr + @len), or 0. */
+static unsigned long in_use_inside(unsigned long addr, unsigned long len)
+{
+	unsigned long b;
+
+	for (b = addr + 1; b < addr + len; b++) {
+		struct fhook_kprobe_slot *n = table_find(b);
+
+		if (n && n->addr == b && n->in_use)
+			return b;
+	}
+	return 0;
+}
+
+/* The probe in use whose jump covers @addr past its first byte, if any. */
+static struct fhook_kprobe_slot *jump_over(unsigned long addr)
+{
+	unsigned long b;
+
+	for (b = addr > 32 ? addr - 32 : 0; b < addr; b++) {
+		struct fhook_kprobe_slot *n = table_find(b);
+
+		if (n && n->addr == b && n->in_use && n->can == FHOOK_KPROBE_JUMP &&
+		    b + n->covered > addr)
+			return n;
+	}
+	return NULL;
+}
+
+int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long size,
+			  unsigned int pad, bool jump, bool post, void *cookie,
+			  struct fhook_kprobe_slot **slotp, char *why, size_t why_size)
+{
+	struct fhook_kprobe_slot *s = table_find(addr), *over = jump_over(addr);
+	unsigned long inside;
+	int ret;
+
+	if (over) {
+		/* the kernel would unoptimize that probe; here it keeps its jump */
+		snprintf(why, why_size, "inside the jump of the probe at -0x%lx",
+			 addr - over->addr);
+		return -EBUSY;
+	}
+	/*
+	 * One made for the same use is reused, unless a jump's bytes now hold
+	 * another probe, or it is a trap only for a neighbour gone since;
+	 * else a new one takes its place.
+	 */
+	if (s && s->addr == addr && s->cookie == cookie && !!s->post_trap == post &&
+	    (s->can == FHOOK_KPROBE_JUMP ? !in_use_inside(addr, s->covered) :
+	     !s->for_neighbour || in_use_inside(addr, 32))) {
+		if (s->keep_trap) {
+			/* a thread was inside last time: try again */
+			s->keep_trap = false;
+			s->why[0] = 0;
+		}
+		snprintf(why, why_size, "%s", s->why);
+		s->in_use = true;
+		*slotp = s;
+		return 0;
+	}
+	if (s && s->armed)
+		return -EBUSY;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->addr = addr;
+	s->cookie = cookie;
+	why[0] = 0;
+	ret = slot_make(s, start, size, pad, jump && !post, post, why, why_size);
+	inside = !ret && s->can == FHOOK_KPROBE_JUMP ? in_use_inside(addr, s->covered) : 0;
+	if (inside) {
+		/* a probe there must still see its hits: one instruction only */
+		memset(s, 0, sizeof(*s));
+		s->addr = addr;
+		s->cookie = cookie;
+		ret = slot_make(s, start, size, pad, false, post, why, why_size);
+		snprintf(why, why_size, "another probe at +0x%lx is inside the bytes a jump "
+			 "would replace", inside - addr);
+		s->for_neighbour = true;
+	}
+	if (!ret && post && !why[0])
+		snprintf(why, why_size, "a post_handler needs the trap");
+	else if (!ret && !jump && !why[0])
+		snprintf(why, why_size, "jumps are off");
+	if (!ret)
+		ret = table_add(addr, s);
+	if (!ret && s->post_trap)
+		ret = table_add(s->post_trap, s);
+	if (ret) {
+		free(s);	/* never published */
+		return ret;
+	}
+	snprintf(s->why, sizeof(s->why), "%s", why);
+	s->in_use = true;
+	s->made = slots_made;
+	slots_made = s;
+	*slotp = s;
+	return 0;
+}
+
+static bool jump_wanted(const struct fhook_kprobe_slot *s)
+{
+	return s->can == FHOOK_KPROBE_JUMP && !s->keep_trap;
+}
+
+/* ---- threads inside the bytes a jump replaces ---- */
+
+/*
+ * The user-space pc of thread @tid if it is stopped (in a system call or
+ * preempted), 0 if it is running or gone.
+ */
+static unsigned long thread_pc(pid_t tid, bool *running)
+{
+	char path[64], buf[256], *last;
+
+	*running = false;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	if (fhook_read_small_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	if (!strncmp(buf, "running", 7)) {
+		*running = true;
+		return 0;
+	}
+	last = strrchr(buf, ' ');
+	return last ? strtoul(last + 1, NULL, 16) : 0;
+}
+
+static int slot_cmp(const void *a, const void *b)
+{
+	const struct fhook_kprobe_slot *x = *(struct fhook_kprobe_slot *const *)a;
+	const struct fhook_kprobe_slot *y = *(struct fhook_kprobe_slot *const *)b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The slot among @s (sorted) whose jump would cover @pc past its first byte. */
+static struct fhook_kprobe_slot *slot_around(struct fhook_kprobe_slot **s, size_t nr,
+					     unsigned long pc)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s[mid]->addr < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* s[lo - 1] is the last one that starts before pc */
+	if (lo && pc < s[lo - 1]->addr + s[lo - 1]->covered)
+		return s[lo - 1];
+	return NULL;
+}
+
+#define INSIDE_TRIES	20	/* 1 ms apart */
+
+/*
+ * Mark (armed = TRAP, kept as one) the slots of @s (sorted) that a thread
+ * is stopped inside of; a running thread is looked at again a few times.
+ */
+static void keep_traps_for_threads_inside(struct fhook_kprobe_slot **s, size_t nr)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	int try;
+
+	for (try = 0; try < INSIDE_TRIES; try++) {
+		struct timespec ts = { 0, 1000 * 1000 };
+		bool again = false;
+		struct dirent *de;
+		DIR *dir = opendir("/proc/self/task");
+
+		if (!dir)
+			return;
+		while ((de = readdir(dir))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			struct fhook_kprobe_slot *in;
+			bool running;
+			unsigned long pc;
+
+			if (tid <= 0 || tid == self)
+				continue;
+			pc = thread_pc(tid, &running);
+			again |= running && try < 3;
+			in = pc ? slot_around(s, nr, pc) : NULL;
+			if (in) {
+				again = true;
+				if (try == INSIDE_TRIES - 1 && jump_wanted(in)) {
+					in->keep_trap = true;
+					snprintf(in->why, sizeof(in->why),
+						 "a thread stayed inside its first bytes");
+					kp_stats.kept_trap++;
+				}
+			}
+		}
+		closedir(dir);
+		if (!again)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* ---- placing and removing ---- */
+
+
+enum poke_mode {
+	POKE_TRAPS,		/* an int3 on every slot */
+	POKE_JUMPS,		/* a jmp on the slots that can have one */
+	POKE_ALL,		/* both: a jmp where it can be, else an int3 */
+	POKE_ORIG,		/* the original bytes back */
+};
+
+static int poke(struct fhook_kprobe_slot **slots, size_t nr, enum poke_mode mode)
+{
+	struct text_poke_loc *locs = calloc(nr ? nr : 1, sizeof(*locs));
+	size_t i, n = 0;
+	int ret;
+
+	if (!locs)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++) {
+		struct fhook_kprobe_slot *s = slots[i];
+		struct text_poke_loc *l = &locs[n];
+		bool jump = jump_wanted(s);
+
+		if (mode == POKE_JUMPS && !jump)
+			continue;
+		l->addr = s->addr;
+		if (mode == POKE_ORIG) {
+			l->len = s->armed == FHOOK_KPROBE_JUMP ? 5 : 1;
+			memcpy(l->new, s->orig, l->len);
+			l->emu_ip = s->armed == FHOOK_KPROBE_JUMP ? s->entry : FHOOK_EMU_KPROBE;
+		} else if (jump && mode != POKE_TRAPS) {
+			int32_t rel = (int32_t)((long)s->entry - (long)(s->addr + 5));
+
+			l->len = 5;
+			l->new[0] = 0xe9;
+			memcpy(l->new + 1, &rel, 4);
+			l->emu_ip = s->entry;
+		} else {
+			l->len = 1;
+			l->new[0] = INT3_INSN_OPCODE;
+			l->emu_ip = FHOOK_EMU_KPROBE;
+		}
+		n++;
+	}
+	ret = fhook_text_poke_batch(locs, n);
+	free(locs);
+	return ret;
+}
+
+/* Is the calling thread the process's only one? */
+static bool only_thread(void)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	if (!dir)
+		return false;
+	while ((de = readdir(dir)) && n < 2)
+		n += de->d_name[0] != '.';
+	closedir(dir);
+	return n == 1;
+}
+
+static void set_armed(struct fhook_kprobe_slot **slots, size_t nr, bool jumps)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		nr_armed += !slots[i]->armed;
+	for (i = 0; i < nr; i++)
+		__atomic_store_n(&slots[i]->armed, jumps && jump_wanted(slots[i]) ?
+				 FHOOK_KPROBE_JUMP : FHOOK_KPROBE_TRAP, __ATOMIC_RELEASE);
+}
+
+static void clear_armed(struct fhook_kprobe_slot **slots, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		nr_armed -= !!slots[i]->armed;
+		__atomic_store_n(&slots[i]->armed, 0, __ATOMIC_RELEASE);
+		slots[i]->in_use = false;
+		slots[i]->keep_trap = false;
+	}
+}
+
+int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr)
+{
+	struct fhook_kprobe_slot **sorted;
+	bool any_jump = false;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < nr; i++)
+		any_jump |= jump_wanted(slots[i]);
+	/* before the first int3: a thread that meets one during the batch is ours */
+	set_armed(slots, nr, false);
+	/* no other thread can be inside the bytes: one batch (start-up) */
+	if (any_jump && only_thread()) {
+		ret = poke(slots, nr, POKE_ALL);
+		if (ret)
+			clear_armed(slots, nr);
+		else
+			set_armed(slots, nr, true);
+		return ret;
+	}
+	ret = poke(slots, nr, POKE_TRAPS);
+	if (ret) {
+		clear_armed(slots, nr);
+		return ret;
+	}
+	if (!any_jump)
+		return 0;
+	sorted = malloc(nr * sizeof(*sorted));
+	if (!sorted)
+		return 0;	/* traps work */
+	memcpy(sorted, slots, nr * sizeof(*sorted));
+	qsort(sorted, nr, sizeof(*sorted), slot_cmp);
+	keep_traps_for_threads_inside(sorted, nr);
+	free(sorted);
+	if (!poke(slots, nr, POKE_JUMPS))
+		set_armed(slots, nr, true);
+	return 0;	/* where no jump could be written, traps work */
+}
+
+int fhook_kprobe_disarm(struct fhook_kprobe_slot **slots, size_t nr)
+{
+	int ret = poke(slots, nr, POKE_ORIG);
+
+	/* after the batch: a thread that trapped in it still finds its slot */
+	if (!ret)
+		clear_armed(slots, nr);
+	return ret;
+}
+
+/* ---- hits ---- */
+
+/* no hook yet: nothing to run */
+static int no_hit(void *cookie, struct pt_regs *regs)
+{
+	return 0;
+}
+
+int (*fhook_kprobe_hit_hook)(void *cookie, struct pt_regs *regs) = no_hit;
+
+static const int greg_of[] = {
+	REG_R15, REG_R14, REG_R13, REG_R12, REG_RBP, REG_RBX, REG_R11, REG_R10,
+	REG_R9, REG_R8, REG_RAX, REG_RCX, REG_RDX, REG_RSI, REG_RDI,
+};
+
+static void regs_from(struct pt_regs *regs, const greg_t *g)
+{
+	unsigned long *r = (unsigned long *)regs;
+	size_t i;
+
+	for (i = 0; i < sizeof(greg_of) / sizeof(greg_of[0]); i++)
+		r[i] = (unsigned long)g[greg_of[i]];
+	regs->orig_ax = -1UL;
+	regs->ip = (unsigned long)g[REG_RIP];
+	regs->cs = 0x33;
+	regs->flags = (unsigned long)g[REG_EFL];
+	regs->sp = (unsigned long)g[REG_RSP];
+	regs->ss = 0x2b;
+}
+
+static void regs_to(const struct pt_regs *regs, greg_t *g)
+{
+	const unsigned long *r = (const unsigned long *)regs;
+	size_t i;
+
+	for (i = 0; i < sizeof(greg_of) / sizeof(greg_of[0]); i++)
+		g[greg_of[i]] = (greg_t)r[i];
+	g[REG_EFL] = (greg_t)regs->flags;
+}
+
+/*
+ * An int3 of ours.  The handlers do not run here: the thread goes on at
+ * its slot's entry, as a jump would have taken it, and they run from the
+ * trampoline in the thread's ordinary context (no signal-safety rules for
+ * them, no registration of the thread inside a signal handler, and no
+ * second trap to fear if they meet another probe).  Only the int3 after a
+ * copy, for a post_handler, runs its handlers here; the thread passed the
+ * entry, so it is known to util/tasks.h already.
+ */
+bool fhook_kprobe_trap(unsigned long ip, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	greg_t *g = uc->uc_mcontext.gregs;
+	struct fhook_kprobe_slot *s = table_find(ip);
+	struct pt_regs regs;
+	sigset_t trap;
+
+	if (!s)
+		return false;
+	if (s->post_trap && ip == s->post_trap)
+		goto post;
+	if (!__atomic_load_n(&s->armed, __ATOMIC_ACQUIRE)) {
+		/*
+		 * Removed since this thread trapped: the original bytes are
+		 * back, run them.  An int3 still there is someone else's (the
+		 * slot outlived its object): not ours to handle.
+		 */
+		if (*(volatile unsigned char *)ip == INT3_INSN_OPCODE)
+			return false;
+		g[REG_RIP] = (greg_t)ip;
+		return true;
+	}
+	__atomic_fetch_add(&kp_stats.traps, 1, __ATOMIC_RELAXED);
+	g[REG_RIP] = (greg_t)s->entry;
+	return true;
+post:
+	/* a post_handler may meet another probe: that trap must not kill the thread */
+	sigemptyset(&trap);
+	sigaddset(&trap, SIGTRAP);
+	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &trap, NULL, _NSIG / 8);
+	regs_from(&regs, g);
+	regs.ip = s->addr + s->covered;
+	if (kp_hooks.post)
+		kp_hooks.post(s->cookie, &regs);
+	regs_to(&regs, g);
+	g[REG_RIP] = (greg_t)(s->addr + s->covered);
+	return true;
+}

@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * kprobes (<fhook/kprobes.h>): the kernel's API on user-space code.
+ *
+ * Every probed address has one record, made at its first probe and never
+ * freed (its ftrace_ops or its arch slot may still be in use by a thread
+ * long after): the probes on it, as an array replaced whole (readers take
+ * it without a lock; an old one is freed after fhook_synchronize()), and
+ * how it is probed:
+ *
+ *   site  a function's fhook site, through an ftrace_ops of its own with
+ *         FTRACE_OPS_FL_SAVE_REGS, as the kernel's kprobes use ftrace;
+ *   jump  a jmp to a detour (lib/arch: the relocated instructions);
+ *   trap  an int3, for what cannot be relocated whole or has a post_handler.
+ *
+ * Handlers run inside a tasks section (lib/util/tasks.h) and under the
+ * recursion lock: a handler that reaches a probed function again skips it
+ * and counts in nmissed, as in the kernel.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fhook/kallsyms.h>
+#include <fhook/kprobes.h>
+
+#include "arch/arch.h"
+#include "core/core.h"
+#include "util/errno.h"
+#include "util/recursion.h"
+#include "util/tasks.h"
+#include "kprobes.h"
+
+static pthread_mutex_t kp_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct kp_addr *kp_table[1024];
+
+static size_t kp_hash(unsigned long a)
+{
+	return (size_t)((a * 0x9e3779b97f4a7c15ul) >> 54);
+}
+
+static struct kp_addr *kp_addr_find(unsigned long addr)
+{
+	struct kp_addr *a;
+
+	for (a = kp_table[kp_hash(addr)]; a; a = a->next)
+		if (a->addr == addr)
+			return a;
+	return NULL;
+}
+
+/* ---- what the probed code calls ---- */
+
+static int run_pre(struct kp_addr *a, struct pt_regs *regs)
+{
+	struct kprobe **pp = __atomic_load_n(&a->probes, __ATOMIC_ACQUIRE);
+	int bit, ret = 0;
+
+	if (!pp)
+		return 0;
+	bit = fhook_recursion_trylock();
+	if (bit < 0) {
+		if (!fhook_recursion_internal())
+			for (; *pp; pp++)
+				__atomic_add_fetch(&(*pp)->nmissed, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	for (; *pp; pp++) {
+		struct kprobe *p = *pp;
+
+		if (__atomic_load_n(&p->flags, __ATOMIC_RELAXED) & KPROBE_FLAG_DISABLED)
+			continue;
+		if (p->pre_handler && p->pre_handler(p, regs)) {
+			ret = 1;	/* the ip moved: the rest would see a stale one */
+			break;
+		}
+	}
+	fhook_recursion_unlock(bit);
+	return ret;
+}
+
+static void run_post(struct kp_addr *a, struct pt_regs *regs)
+{
+	struct kprobe **pp = __atomic_load_n(&a->probes, __ATOMIC_ACQUIRE);
+	int bit;
+
+	if (!pp)
+		return;
+	bit = fhook_recursion_trylock();
+	if (bit < 0)
+		return;
+	for (; *pp; pp++)
+		if (!(__atomic_load_n(&(*pp)->flags, __ATOMIC_RELAXED) & KPROBE_FLAG_DISABLED) &&
+		    (*pp)->post_handler)
+			(*pp)->post_handler(*pp, regs, 0);
+	fhook_recursion_unlock(bit);
+}
+
+/* The arch hooks: a detour's or an int3's hit, and the int3 after a copy. */
+static int kp_hit(void *cookie, struct pt_regs *regs)
+{
+	int ret;
+
+	if (!fhook_tasks_enter())
+		return 0;
+	ret = run_pre(cookie, regs);
+	fhook_tasks_leave();
+	return ret;
+}
+
+static void kp_post(void *cookie, struct pt_regs *regs)
+{
+	if (!fhook_tasks_enter())
+		return;
+	run_post(cookie, regs);
+	fhook_tasks_leave();
+}
+
+/* A site's ftrace_ops: the trampoline holds the tasks section already. */
+static void kp_ftrace_func(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
+			   struct ftrace_regs *fregs)
+{
+	struct kp_addr *a = (struct kp_addr *)((char *)op - offsetof(struct kp_addr, ops));
+	struct pt_regs *regs = ftrace_get_regs(fregs);
+	unsigned long resume;
+
+	if (!regs)
+		return;
+	resume = regs->ip;
+	regs->ip = a->addr + 1;
+	if (run_pre(a, regs))
+		return;
+	/* as the kernel's kprobe_ftrace_handler: post runs at once */
+	regs->ip = a->addr + FHOOK_SITE_LEN;
+	run_post(a, regs);
+	regs->ip = resume;
+}
+
+static void kp_init_once(void)
+{
+	static const struct fhook_kprobe_hooks hooks = { .hit = kp_hit, .post = kp_post };
+
+	fhook_arch_kprobe_init(&hooks);
+}
+
+/* ---- the probes of an address ---- */
+
+static size_t probes_count(struct kprobe **pp)
+{
+	size_t n = 0;
+
+	while (pp && pp[n])
+		n++;
+	return n;
+}
+
+/* A copy of the array of @a with @add, or without @del; NULL: no memory. */
+static struct kprobe **probes_with(struct kp_addr *a, struct kprobe *add, struct kprobe *del,
+				   bool *empty)
+{
+	size_t n = probes_count(a->probes), i, k = 0;
+	struct kprobe **pp = calloc(n + 2, sizeof(*pp));
+
+	if (!pp)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (a->probes[i] != del)
+			pp[k++] = a->probes[i];
+	if (add)
+		pp[k++] = add;
+	*empty = !k;
+	return pp;
+}
+
+/*
+ * Is the function at @addr entered through a site at @site: the address
+ * itself, or right after its endbr64?
+ */
+static bool site_at_entry(unsigned long addr, unsigned long site)
+{
+	unsigned char b[4];
+
+	if (site == addr)
+		return true;
+	return site == addr + 4 && !fhook_kprobe_read_orig(addr, b, 4) &&
+	       !memcmp(b, "\xf3\x0f\x1e\xfa", 4);
+}
+
+/*
+ * How many bytes from @end on lie in no symbol, up to the next 16-byte
+ * boundary (where the next function would start: a stripped object's
+ * static functions have no symbol).
+ */
+static unsigned int pad_after(unsigned long end)
+{
+	unsigned long size, off;
+	unsigned int n, max = (16 - end % 16) % 16;
+
+	for (n = 0; n < max; n++)
+		if (kallsyms_lookup_size_offset(end + n, &size, &off))
+			break;
+	return n;
+}
+
+/*
+ * FHOOK_KPROBE_NOJUMP=1 makes every probe that is no site a trap, as the
+ * kernel's debug.kprobes-optimization=0 does (for comparisons).
+ */
+static bool jumps_allowed(void)
+{
+	const char *e = secure_getenv("FHOOK_KPROBE_NOJUMP");
+
+	return !e || strcmp(e, "1");
+}
+
+/* The record of @addr, made (not placed) if new.  Call with kp_mutex held. */
+static int kp_addr_get(unsigned long addr, bool post, struct kp_addr **ap)
+{
+	struct kp_addr *a = kp_addr_find(addr);
+	unsigned long size = 0, off = 0, site;
+	int ret;
+
+	if (!a) {
+		a = calloc(1, sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		a->addr = addr;
+		a->next = kp_table[kp_hash(addr)];
+		kp_table[kp_hash(addr)] = a;
+	}
+	*ap = a;
+	if (a->probes)
+		return post && a->method == KPROBE_METHOD_JUMP ? -EBUSY : 0;
+	/* the first probe here: choose how */
+	site = ftrace_location(addr);
+	if (site && site_at_entry(addr, site)) {
+		a->method = KPROBE_METHOD_SITE;
+		a->why[0] = 0;
+		return 0;
+	}
+	if (!kallsyms_lookup_size_offset(addr, &size, &off))
+		size = off = 0;
+	fhook_text_lock();
+	ret = fhook_kprobe_slot_get(addr, addr - off, size, size ? pad_after(addr - off + size) : 0,
+				    jumps_allowed(), post, a, &a->slot, a->why, sizeof(a->why));
+	fhook_text_unlock();
+	if (ret)
+		return ret;
+	a->method = a->slot->can == FHOOK_KPROBE_JUMP ? KPROBE_METHOD_JUMP : KPROBE_METHOD_TRAP;
+	return 0;
+}
+
+/* The address @p asks for, or a negative errno. */
+static long kp_resolve(struct kprobe *p)
+{
+	unsigned long base;
+
+	if (p->symbol_name) {
+		base = kallsyms_lookup_name(p->symbol_name);
+		if (!base)
+			return -ENOENT;
+		/* both: only as a registration left them (a probe registered again) */
+		if (p->addr && (unsigned long)p->addr != base + p->offset)
+			return -EINVAL;
+	} else {
+		base = (unsigned long)p->addr;
+		if (!base)
+			return -EINVAL;
+	}
+	return (long)(base + p->offset);
+}
+
+/* ---- placing a batch ---- */
+
+struct kp_batch {
+	struct kp_addr **new;		/* records that got their first probe */
+	size_t nr;
+};
+
+/* Place the new records of @b: one arch batch for the slots, an ops per site. */
+static int kp_place(struct kp_batch *b)
+{
+	struct fhook_kprobe_slot **slots = calloc(b->nr + 1, sizeof(*slots));
+	size_t i, n = 0;
+	int ret = 0;
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < b->nr; i++) {
+		struct kp_addr *a = b->new[i];
+
+		if (a->method != KPROBE_METHOD_SITE) {
+			slots[n++] = a->slot;
+			continue;
+		}
+		memset(&a->ops, 0, sizeof(a->ops));
+		a->ops.func = kp_ftrace_func;
+		a->ops.flags = FTRACE_OPS_FL_SAVE_REGS;
+		ret = ftrace_set_filter_ip(&a->ops, ftrace_location(a->addr), 0, 1);
+		if (!ret)
+			ret = register_ftrace_function(&a->ops);
+		if (ret)
+			break;
+		a->placed = true;
+	}
+	if (!ret && n) {
+		fhook_text_lock();
+		ret = fhook_kprobe_arm(slots, n);
+		fhook_text_unlock();
+		for (i = 0; i < b->nr && !ret; i++) {
+			struct kp_addr *a = b->new[i];
+
+			if (a->method == KPROBE_METHOD_SITE)
+				continue;
+			a->placed = true;
+			/* a jump kept a trap (a thread was inside its bytes) */
+			a->method = a->slot->armed == FHOOK_KPROBE_JUMP ? KPROBE_METHOD_JUMP :
+				    KPROBE_METHOD_TRAP;
+			snprintf(a->why, sizeof(a->why), "%s", a->slot->why);
+		}
+	}
+	free(slots);
+	return ret;
+}
+
+/* Remove @nr records' probes from the code (their last probe went). */
+static void kp_unplace(struct kp_addr **as, size_t nr)
+{
+	struct fhook_kprobe_slot **slots = calloc(nr + 1, sizeof(*slots));
+	size_t i, n = 0;
+
+	for (i = 0; i < nr; i++) {
+		struct kp_addr *a = as[i];
+
+		if (!a->placed)
+			continue;
+		if (a->method == KPROBE_METHOD_SITE) {
+			unregister_ftrace_function(&a->ops);
+			ftrace_free_filter(&a->ops);
+		} else if (slots) {
+			slots[n++] = a->slot;
+		}
+		a->placed = false;
+	}
+	if (n) {
+		fhook_text_lock();
+		fhook_kprobe_disarm(slots, n);
+		fhook_text_unlock();
+	}
+	free(slots);
+}
+
+/*
+ * Take @p off its record; the record leaves the code when it was the
+ * last.  The old array goes on @old for the caller to free after a grace
+ * period.  Call with kp_mutex held.
+ */
+static int kp_detach(struct kprobe *p, struct kprobe ***oldp, struct kp_addr **emptied)
+{
+	struct kp_addr *a = p->fhook_site;
+	struct kprobe **pp;
+	bool empty;
+
+	pp = probes_with(a, NULL, p, &empty);
+	if (!pp)
+		return -ENOMEM;
+	*oldp = a->probes;
+	if (empty) {
+		free(pp);
+		pp = NULL;
+		*emptied = a;
+	}
+	__atomic_store_n(&a->probes, pp, __ATOMIC_RELEASE);
+	p->fhook_site = NULL;
+	__atomic_and_fetch(&p->flags, ~(KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_FTRACE),
+			   __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* The flags saying the method (the handlers read the others meanwhile). */
+static void kp_set_flags(struct kprobe *p)
+{
+	struct kp_addr *a = p->fhook_site;
+	unsigned int set = a->method == KPROBE_METHOD_JUMP ? KPROBE_FLAG_OPTIMIZED :
+			   a->method == KPROBE_METHOD_SITE ? KPROBE_FLAG_FTRACE : 0;
+
+	__atomic_and_fetch(&p->flags, ~(KPROBE_FLAG_OPTIMIZED | KPROBE_FLAG_FTRACE),
+			   __ATOMIC_RELAXED);
+	__atomic_or_fetch(&p->flags, set, __ATOMIC_RELAXED);
+}
+
+/* unregister_kprobes() under kp_mutex: detach, unplace, wait, free. */
+static void kp_unregister_locked(struct kprobe **kps, int num)
+{
+	struct kprobe ***old = calloc((size_t)num + 1, sizeof(*old));
+	struct kp_addr **emptied = calloc((size_t)num + 1, sizeof(*emptied));
+	size_t ne = 0;
+	int i;
+
+	if (!old || !emptied) {
+		/* without room for the lists: one at a time, each waited for */
+		for (i = 0; i < num; i++)
+			if (kps[i]->fhook_site)
+				kp_unregister_locked(&kps[i], 1);
+		free(old);
+		free(emptied);
+		return;
+	}
+	for (i = 0; i < num; i++) {
+		struct kp_addr *e = NULL;
+
+		if (!kps[i] || !kps[i]->fhook_site)
+			continue;
+		if (kp_detach(kps[i], &old[i], &e))
+			continue;
+		if (e)
+			emptied[ne++] = e;
+	}
+	kp_unplace(emptied, ne);
+	fhook_synchronize();
+	for (i = 0; i < num; i++)
+		free(old[i]);
+	free(old);
+	free(emptied);
+}
+
+struct kp_order {
+	struct kprobe *p;
+	unsigned long addr;
+};
+
+/* highest address first: see register_kprobes() */
+static int order_cmp(const void *a, const void *b)
+{
+	const struct kp_order *x = a, *y = b;
+
+	return x->addr < y->addr ? 1 : x->addr > y->addr ? -1 : 0;
+}
+
+/*
+ * Resolve every probe of @kps into @ord, sorted by address, highest first:
+ * a probe inside the bytes another's jump would cover then has its slot
+ * first, and that other gets a trap instead of a jump that would skip it.
+ */
+static int kp_order(struct kprobe **kps, int num, struct kp_order *ord)
+{
+	int i;
+
+	for (i = 0; i < num; i++) {
+		long addr;
+
+		if (!kps[i] || kps[i]->fhook_site)
+			return kps[i] ? -EEXIST : -EINVAL;
+		addr = kp_resolve(kps[i]);
+		if (addr < 0)
+			return (int)addr;
+		ord[i].p = kps[i];
+		ord[i].addr = (unsigned long)addr;
+	}
+	qsort(ord, (size_t)num, sizeof(*ord), order_cmp);
+	return 0;
+}
+
+int register_kprobes(struct kprobe **kps, int num)
+{
+	fhook_internal_guard();
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	struct kp_batch b = { 0 };
+	struct kprobe ***old = NULL, **done_kps = NULL;
+	struct kp_order *ord = NULL;
+	int i, done = 0, ret = 0;
+
+	if (num <= 0 || !kps)
+		return fhook_ret_errno(-EINVAL);
+	pthread_once(&once, kp_init_once);
+	/* capstone's dlopen() takes the loader's locks: not under text_mutex */
+	fhook_kprobe_arch_ready();
+	b.new = calloc((size_t)num, sizeof(*b.new));
+	old = calloc((size_t)num, sizeof(*old));
+	ord = calloc((size_t)num, sizeof(*ord));
+	done_kps = calloc((size_t)num, sizeof(*done_kps));
+	if (!b.new || !old || !ord || !done_kps) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	pthread_mutex_lock(&kp_mutex);
+	ret = kp_order(kps, num, ord);
+	for (i = 0; i < num && !ret; i++) {
+		struct kprobe *p = ord[i].p;
+		struct kp_addr *a;
+		struct kprobe **pp;
+		bool empty, first;
+
+		ret = kp_addr_get(ord[i].addr, p->post_handler, &a);
+		if (ret)
+			break;
+		first = !a->probes;
+		pp = probes_with(a, p, NULL, &empty);
+		if (!pp) {
+			ret = -ENOMEM;
+			break;
+		}
+		p->addr = (kprobe_opcode_t *)ord[i].addr;
+		p->opcode = a->slot ? a->slot->orig[0] : *(kprobe_opcode_t *)ord[i].addr;
+		p->nmissed = 0;
+		p->fhook_site = a;
+		old[i] = a->probes;
+		__atomic_store_n(&a->probes, pp, __ATOMIC_RELEASE);
+		if (first)
+			b.new[b.nr++] = a;
+		done_kps[done++] = p;
+	}
+	if (!ret)
+		ret = kp_place(&b);
+	if (ret) {
+		/* every probe of this call off again, as if never registered */
+		kp_unregister_locked(done_kps, done);
+		for (i = 0; i < done; i++)
+			free(old[i]);
+	} else {
+		for (i = 0; i < num; i++)
+			kp_set_flags(kps[i]);
+		/* arrays replaced: readers may still hold them */
+		if (b.nr < (size_t)num)
+			fhook_synchronize();
+		for (i = 0; i < num; i++)
+			free(old[i]);
+	}
+	pthread_mutex_unlock(&kp_mutex);
+out_free:
+	free(b.new);
+	free(old);
+	free(ord);
+	free(done_kps);
+	return fhook_ret_errno(ret);
+}
+
+int register_kprobe(struct kprobe *p)
+{
+	return register_kprobes(&p, 1);
+}
+
+void unregister_kprobes(struct kprobe **kps, int num)
+{
+	fhook_internal_guard();
+
+	if (num <= 0 || !kps)
+		return;
+	pthread_mutex_lock(&kp_mutex);
+	kp_unregister_locked(kps, num);
+	pthread_mutex_unlock(&kp_mutex);
+}
+
+void unregister_kprobe(struct kprobe *p)
+{
+	unregister_kprobes(&p, 1);
+}
+
+int disable_kprobe(struct kprobe *p)
+{
+	if (!p || !p->fhook_site)
+		return fhook_ret_errno(-EINVAL);
+	__atomic_or_fetch(&p->flags, KPROBE_FLAG_DISABLED, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int enable_kprobe(struct kprobe *p)
+{
+	if (!p || !p->fhook_site)
+		return fhook_ret_errno(-EINVAL);
+	__atomic_and_fetch(&p->flags, ~KPROBE_FLAG_DISABLED, __ATOMIC_RELEASE);
+	return 0;
+}
+
+enum kprobe_method kprobe_method(const struct kprobe *p, char *why, size_t size)
+{
+	const struct kp_addr *a = p ? p->fhook_site : NULL;
+
+	if (why && size)
+		snprintf(why, size, "%s", a && a->method != KPROBE_METHOD_SITE ? a->why : "");
+	return a ? (enum kprobe_method)a->method : KPROBE_METHOD_NONE;
+}
+
+const char *kprobe_method_name(enum kprobe_method m)
+{
+	switch (m) {
+	case KPROBE_METHOD_SITE: return "site";
+	case KPROBE_METHOD_JUMP: return "jump";
+	case KPROBE_METHOD_TRAP: return "trap";
+	default: return "none";
+	}
+}

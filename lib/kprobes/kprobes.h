@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The kprobes layer's own declarations.
+ */
+#ifndef FHOOK_KPROBES_INTERNAL_H
+#define FHOOK_KPROBES_INTERNAL_H
+
+#include <stdbool.h>
+#include <fhook/ftrace.h>
+#include <fhook/kprobes.h>
+
+struct fhook_kprobe_slot;
+
+/* One probed address, for good (see kprobes.c). */
+struct kp_addr {
+	struct kp_addr *next;		/* hash chain */
+	unsigned long addr;
+	struct kprobe **probes;		/* NULL-terminated; NULL: none */
+	int method;			/* enum kprobe_method */
+	bool placed;
+	struct fhook_kprobe_slot *slot;	/* jump, trap */
+	struct ftrace_ops ops;		/* site */
+	char why[96];
+};
+
+#endif

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * kretprobes (<fhook/kprobes.h>): a kprobe on a function's entry whose
+ * pre_handler hooks the return, on fprobe's rethook (the return address
+ * swapped for a stub of the thread's shadow stack), as the kernel's
+ * kretprobes sit on its rethook since 5.19.
+ *
+ * An instance lives in the shadow-stack entry's data area: struct
+ * kretprobe_instance, then data_size bytes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include <fhook/fprobe.h>
+#include <fhook/kallsyms.h>
+#include <fhook/kprobes.h>
+
+#include "core/core.h"
+#include "fprobe/rethook.h"
+#include "util/errno.h"
+#include "util/recursion.h"
+
+/*
+ * What the rethook's data points at.  rethook counts the exits it refuses
+ * to a recursion in a struct fprobe's nmissed: this one's, folded into
+ * the kretprobe's when read.
+ */
+struct kretprobe_holder {
+	struct fprobe fp;
+	struct kretprobe *rp;
+	struct rethook *rh;
+};
+
+_Static_assert(sizeof(struct kretprobe_instance) + KRETPROBE_DATA_MAX <= RETHOOK_DATA_MAX,
+	       "an instance and its data fit a shadow-stack entry");
+
+static int kretprobe_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct kretprobe *rp = (struct kretprobe *)((char *)p - offsetof(struct kretprobe, kp));
+	struct kretprobe_holder *h = rp->fhook_rethook;
+	struct kretprobe_instance *ri;
+	struct rethook_node *node;
+	unsigned long ret = *(unsigned long *)regs->sp;
+
+	node = rethook_try_get(h->rh, regs->sp);
+	if (!node) {
+		__atomic_add_fetch(&rp->nmissed, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	/* a tail call from a hooked function: the slot holds that one's stub */
+	if (rethook_is_stub(ret))
+		ret = rethook_stub_ret_ip(ret);
+	node->entry_ip = (unsigned long)p->addr;
+	node->entry_parent_ip = ret;
+	ri = rethook_node_data(node);
+	ri->rp = rp;
+	ri->ret_addr = ret;
+	ri->data = (char *)(ri + 1);
+	if (rp->entry_handler && rp->entry_handler(ri, regs)) {
+		rethook_recycle(node);
+		return 0;
+	}
+	rethook_hook(node, regs->sp);
+	return 0;
+}
+
+static void kretprobe_exit(struct rethook_node *node, void *data, unsigned long ret_ip,
+			   struct ftrace_regs *fregs)
+{
+	struct kretprobe_holder *h = data;
+	struct kretprobe *rp = h->rp;
+
+	if (!fregs || !rp->handler ||
+	    (__atomic_load_n(&rp->kp.flags, __ATOMIC_RELAXED) & KPROBE_FLAG_DISABLED))
+		return;
+	rp->handler(rethook_node_data(node), &fregs->regs);
+}
+
+/* The address @rp->kp asks for is a function's entry (0), or an errno. */
+static int kretprobe_check_entry(struct kretprobe *rp)
+{
+	unsigned long addr, size, off;
+
+	addr = rp->kp.symbol_name ? kallsyms_lookup_name(rp->kp.symbol_name) :
+				    (unsigned long)rp->kp.addr;
+	if (!addr)
+		return rp->kp.symbol_name ? -ENOENT : -EINVAL;
+	addr += rp->kp.offset;
+	if (!kallsyms_lookup_size_offset(addr, &size, &off) || off)
+		return -EINVAL;
+	return 0;
+}
+
+int register_kretprobes(struct kretprobe **rps, int num)
+{
+	fhook_internal_guard();
+	int i, ret = 0;
+
+	if (num <= 0 || !rps)
+		return fhook_ret_errno(-EINVAL);
+	for (i = 0; i < num && !ret; i++) {
+		struct kretprobe *rp = rps[i];
+		struct kretprobe_holder *h;
+		long pool;
+
+		if (!rp || rp->kp.fhook_site || rp->kp.post_handler) {
+			ret = -EINVAL;
+			break;
+		}
+		if (rp->data_size > KRETPROBE_DATA_MAX || rp->maxactive < 0) {
+			ret = -E2BIG;
+			break;
+		}
+		ret = kretprobe_check_entry(rp);
+		if (!ret)
+			ret = rethook_setup();
+		if (ret)
+			break;
+		h = calloc(1, sizeof(*h));
+		pool = rp->maxactive ? rp->maxactive : LONG_MAX / 2;
+		if (h)
+			h->rh = rethook_alloc(h, kretprobe_exit, pool, false);
+#ifdef FGRAPH_FL_SLOW
+		/*
+		 * Where returns have a fast path in the trampoline (arch/shadow.h),
+		 * it knows fprobes only: this rethook takes the C one.
+		 */
+		if (h && h->rh)
+			h->rh->fgraph.flags |= FGRAPH_FL_SLOW;
+#endif
+		if (!h || !h->rh) {
+			free(h);
+			ret = -ENOMEM;
+			break;
+		}
+		h->rp = rp;
+		rp->fhook_rethook = h;
+		rp->nmissed = 0;
+		rp->kp.pre_handler = kretprobe_pre;
+		ret = register_kprobe(&rp->kp);
+		if (ret) {
+			rethook_free(h->rh);
+			fhook_synchronize();
+			free(h);
+			rp->fhook_rethook = NULL;
+			break;
+		}
+	}
+	if (ret) {
+		unregister_kretprobes(rps, i);
+		return fhook_ret_errno(ret);
+	}
+	return 0;
+}
+
+int register_kretprobe(struct kretprobe *rp)
+{
+	return register_kretprobes(&rp, 1);
+}
+
+void unregister_kretprobes(struct kretprobe **rps, int num)
+{
+	fhook_internal_guard();
+	int i;
+
+	for (i = 0; i < num; i++) {
+		struct kretprobe_holder *h = rps[i] ? rps[i]->fhook_rethook : NULL;
+
+		if (!h)
+			continue;
+		/* returns still in flight run no handler from here on */
+		rethook_free(h->rh);
+		unregister_kprobe(&rps[i]->kp);	/* waits a grace period */
+		rps[i]->nmissed += (int)h->fp.nmissed;
+		free(h);
+		rps[i]->fhook_rethook = NULL;
+	}
+}
+
+void unregister_kretprobe(struct kretprobe *rp)
+{
+	unregister_kretprobes(&rp, 1);
+}
+
+int disable_kretprobe(struct kretprobe *rp)
+{
+	return disable_kprobe(&rp->kp);
+}
+
+int enable_kretprobe(struct kretprobe *rp)
+{
+	return enable_kprobe(&rp->kp);
+}

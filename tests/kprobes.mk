@@ -1,0 +1,21 @@
+# kprobes: the hand-written functions of kp_funcs.S are linked into the test.
+$(B)/tests/kprobes/test_kprobes: tests/kprobes/test_kprobes.c tests/kprobes/kp_funcs.S \
+		tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< tests/kprobes/kp_funcs.S $(TEST_LDFLAGS)
+
+$(B)/tests/kprobes/test_kretprobes: tests/kprobes/test_kretprobes.c tests/kprobes/kp_funcs.S \
+		tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< tests/kprobes/kp_funcs.S $(TEST_LDFLAGS)
+
+$(B)/tests/kprobes/test_kprobes_stress: tests/kprobes/test_kprobes_stress.c \
+		tests/kprobes/kp_funcs.S tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< tests/kprobes/kp_funcs.S $(TEST_LDFLAGS)
+
+# preloaded into unmodified programs: every function of some objects probed
+TEST_TARGETS += $(B)/tests/kprobes/kpcover.so
+$(B)/tests/kprobes/kpcover.so: tests/kprobes/kpcover.c $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Iinclude -fPIC -shared $(SAN) -o $@ $< $(TEST_LDFLAGS)

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * kprobes on the hand-written functions of kp_funcs.S (no fhook site) and
+ * on a function of this program (which has one): for each, the method it
+ * gets, the number of hits, and the function's results, unchanged, with
+ * the probe and after it is gone.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <fhook/kprobes.h>
+
+#include "../check.h"
+
+typedef int (*fn_t)(int);
+
+int kp_riprel(int), kp_jcc_back(int), kp_back_call(int), kp_loop_entered(int), kp_two(int), kp_endbr(int), kp_switch(int);
+int kp_switch_in(int), kp_helper(int), kp_tail(int), kp_tail0(int), kp_call_first(int), kp_push(int);
+int kp_five(int), kp_after(int), kp_ret7(int), kp_leaf(int), kp_short_pad(int);
+
+static long hits, posts;
+static unsigned long seen_ip;
+
+static int count_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	hits++;
+	seen_ip = regs->ip;
+	return 0;
+}
+
+static void count_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	posts++;
+}
+
+/* a function of this program: it has a site */
+NOINLINE int kp_c_func(int x)
+{
+	__asm__ __volatile__("");
+	return x * 5;
+}
+
+/* Probe @f (by name), call it with 1..3, compare with @expect. */
+static void probe_one(const char *name, fn_t f, fn_t expect, enum kprobe_method method)
+{
+	struct kprobe kp = { .symbol_name = name, .pre_handler = count_pre };
+	char t[128], why[128];
+	int i, ret, bad = 0;
+
+	hits = 0;
+	ret = register_kprobe(&kp);
+	snprintf(t, sizeof(t), "%s_registered", name);
+	CHECK(ret == 0, t, "register_kprobe: %d (%s)", ret, strerror(-ret));
+	if (ret)
+		return;
+	snprintf(t, sizeof(t), "%s_method_%s", name, kprobe_method_name(method));
+	CHECK(kprobe_method(&kp, why, sizeof(why)) == method, t, "got %s (%s)",
+	      kprobe_method_name(kprobe_method(&kp, NULL, 0)), why);
+	for (i = 1; i <= 3; i++)
+		bad += f(i) != expect(i);
+	snprintf(t, sizeof(t), "%s_results", name);
+	CHECK(!bad, t, "%d of 3 results differ", bad);
+	snprintf(t, sizeof(t), "%s_hits", name);
+	CHECK_EQ(hits, 3, t);
+	snprintf(t, sizeof(t), "%s_ip", name);
+	CHECK(seen_ip == (unsigned long)f + 1, t, "regs->ip %#lx, expected %#lx", seen_ip,
+	      (unsigned long)f + 1);
+	unregister_kprobe(&kp);
+	for (i = 1; i <= 3; i++)
+		bad += f(i) != expect(i);
+	snprintf(t, sizeof(t), "%s_after", name);
+	CHECK(!bad && hits == 3, t, "%d results differ, %ld hits", bad, hits);
+}
+
+static int e_riprel(int x) { return 1000 + x; }
+static int e_jcc_back(int x) { return x * (x + 1) / 2; }
+static int e_same(int x) { return x; }
+static int e_plus1(int x) { return x + 1; }
+static int e_switch(int x) { return x <= 3 ? 10 + x : -1; }
+static int e_tail(int x) { return 3 * (x + 1); }
+static int e_times3(int x) { return 3 * x; }
+static int e_call_first(int x) { return 3 * x + 1; }
+static int e_plus2(int x) { return x + 2; }
+static int e_plus5(int x) { return x + 5; }
+static int e_plus7(int x) { return x + 7; }
+static int e_plus100(int x) { return x + 100; }
+static int e_times5(int x) { return x * 5; }
+
+static void case_riprel(void) { probe_one("kp_riprel", kp_riprel, e_riprel, KPROBE_METHOD_JUMP); }
+/* a loop back into the first bytes: moved whole, branches and all */
+static void case_jcc_back(void)
+{
+	probe_one("kp_jcc_back", kp_jcc_back, e_jcc_back, KPROBE_METHOD_JUMP);
+}
+
+static int e_max1(int x) { return x > 1 ? x : 1; }
+
+/* the same with a call in the loop (its return would land in the copy): a trap */
+static void case_jcc_back_call(void)
+{
+	probe_one("kp_back_call", kp_back_call, e_max1, KPROBE_METHOD_TRAP);
+}
+static void case_two_bytes(void) { probe_one("kp_two", kp_two, e_same, KPROBE_METHOD_TRAP); }
+static void case_endbr(void) { probe_one("kp_endbr", kp_endbr, e_plus1, KPROBE_METHOD_JUMP); }
+static int e_switch_in(int x) { return x == 1 ? 2 : 1; }
+
+/* a jump table whose entries stay out of the first bytes: a jump */
+static void case_jump_table(void)
+{
+	probe_one("kp_switch", kp_switch, e_switch, KPROBE_METHOD_JUMP);
+}
+
+/* one of whose entries leads into them: a trap */
+static void case_jump_table_into(void)
+{
+	probe_one("kp_switch_in", kp_switch_in, e_switch_in, KPROBE_METHOD_TRAP);
+}
+static void case_tail_call(void) { probe_one("kp_tail", kp_tail, e_tail, KPROBE_METHOD_JUMP); }
+static void case_tail_call_first(void)
+{
+	probe_one("kp_tail0", kp_tail0, e_times3, KPROBE_METHOD_JUMP);
+}
+static void case_call_first(void)
+{
+	probe_one("kp_call_first", kp_call_first, e_call_first, KPROBE_METHOD_JUMP);
+}
+static void case_push_sub(void) { probe_one("kp_push", kp_push, e_plus2, KPROBE_METHOD_JUMP); }
+static int e_plus3(int x) { return x + 3; }
+
+/* shorter than a jump, but followed by padding: the jump's tail goes there */
+static void case_short_then_padding(void)
+{
+	probe_one("kp_short_pad", kp_short_pad, e_plus3, KPROBE_METHOD_JUMP);
+}
+
+static void case_site(void) { probe_one("kp_c_func", kp_c_func, e_times5, KPROBE_METHOD_SITE); }
+
+/* @a and @b in one register_kprobes() call, hits reset; 0 or the error */
+static int register_two(struct kprobe *a, struct kprobe *b, const char *name)
+{
+	struct kprobe *kps[] = { a, b };
+	int ret;
+
+	hits = 0;
+	ret = register_kprobes(kps, 2);
+	CHECK(ret == 0, name, "register_kprobes: %d", ret);
+	return ret;
+}
+
+static void unregister_two(struct kprobe *a, struct kprobe *b)
+{
+	struct kprobe *kps[] = { a, b };
+
+	unregister_kprobes(kps, 2);
+}
+
+/* a 5-byte function and the one right after it, both probed at once */
+static void case_five_then_next(void)
+{
+	struct kprobe a = { .symbol_name = "kp_five", .pre_handler = count_pre };
+	struct kprobe b = { .symbol_name = "kp_after", .pre_handler = count_pre };
+	int bad = 0, i;
+
+	if (register_two(&a, &b, "five_registered"))
+		return;
+	CHECK(kprobe_method(&a, NULL, 0) == KPROBE_METHOD_JUMP &&
+	      kprobe_method(&b, NULL, 0) == KPROBE_METHOD_JUMP, "five_methods_jump",
+	      "%s, %s", kprobe_method_name(kprobe_method(&a, NULL, 0)),
+	      kprobe_method_name(kprobe_method(&b, NULL, 0)));
+	for (i = 1; i <= 3; i++)
+		bad += kp_five(i) != e_plus5(i) || kp_after(i) != e_plus7(i);
+	CHECK(!bad, "five_results", "%d differ", bad);
+	CHECK_EQ(hits, 6, "five_hits");
+	unregister_two(&a, &b);
+	CHECK(kp_five(1) == 6 && kp_after(1) == 8 && hits == 6, "five_after", "hits %ld", hits);
+}
+
+/* at an offset, past a red-zone store: the detour must not touch it */
+static void case_offset_red_zone(void)
+{
+	struct kprobe kp = { .symbol_name = "kp_leaf", .offset = 4, .pre_handler = count_pre };
+	int ret, i, bad = 0;
+
+	hits = 0;
+	ret = register_kprobe(&kp);
+	CHECK(ret == 0, "offset_registered", "%d", ret);
+	if (ret)
+		return;
+	CHECK(kprobe_method(&kp, NULL, 0) == KPROBE_METHOD_JUMP, "offset_method_jump", "%s",
+	      kprobe_method_name(kprobe_method(&kp, NULL, 0)));
+	for (i = 1; i <= 3; i++)
+		bad += kp_leaf(i) != e_plus100(i);
+	CHECK(!bad, "offset_results", "%d differ", bad);
+	CHECK_EQ(hits, 3, "offset_hits");
+	CHECK(seen_ip == (unsigned long)kp_leaf + 5, "offset_ip", "%#lx", seen_ip);
+	unregister_kprobe(&kp);
+}
+
+static int set_arg(struct kprobe *p, struct pt_regs *regs)
+{
+	regs->di = 41;
+	return 0;
+}
+
+static int to_ret7(struct kprobe *p, struct pt_regs *regs)
+{
+	regs->ip = (unsigned long)kp_ret7;
+	return 1;
+}
+
+/* a register a pre_handler changes, and an ip it moves, take effect */
+static void case_regs_and_ip(void)
+{
+	struct kprobe a = { .symbol_name = "kp_endbr", .pre_handler = set_arg };
+	struct kprobe b = { .symbol_name = "kp_riprel", .pre_handler = to_ret7 };
+	struct kprobe c = { .symbol_name = "kp_two", .pre_handler = to_ret7 };
+	struct kprobe d = { .symbol_name = "kp_c_func", .pre_handler = to_ret7 };
+	struct kprobe *kps[] = { &a, &b, &c, &d };
+	int ret = register_kprobes(kps, 4);
+
+	CHECK(ret == 0, "regs_registered", "%d", ret);
+	if (ret)
+		return;
+	CHECK_EQ(kp_endbr(1), 42, "regs_arg_changed");
+	CHECK_EQ(kp_riprel(1), 7, "regs_ip_moved_jump");
+	CHECK_EQ(kp_two(1), 7, "regs_ip_moved_trap");
+	CHECK_EQ(kp_c_func(1), 7, "regs_ip_moved_site");
+	unregister_kprobes(kps, 4);
+	CHECK(kp_endbr(1) == 2 && kp_riprel(1) == 1001 && kp_two(1) == 1 && kp_c_func(1) == 5,
+	      "regs_after", "results differ");
+}
+
+/* a post_handler: the trap method, called once per hit */
+static void case_post_handler(void)
+{
+	struct kprobe kp = { .symbol_name = "kp_push", .pre_handler = count_pre,
+			     .post_handler = count_post };
+	char why[128];
+	int ret;
+
+	hits = posts = 0;
+	ret = register_kprobe(&kp);
+	CHECK(ret == 0, "post_registered", "%d", ret);
+	if (ret)
+		return;
+	CHECK(kprobe_method(&kp, why, sizeof(why)) == KPROBE_METHOD_TRAP, "post_method_trap",
+	      "%s", why);
+	CHECK(kp_push(1) == 3 && kp_push(2) == 4, "post_results", "differ");
+	CHECK(hits == 2 && posts == 2, "post_hits", "%ld pre, %ld post", hits, posts);
+	unregister_kprobe(&kp);
+}
+
+static void case_disable(void)
+{
+	struct kprobe kp = { .symbol_name = "kp_tail", .pre_handler = count_pre };
+
+	hits = 0;
+	if (register_kprobe(&kp)) {
+		CHECK(0, "disable_registered", "failed");
+		return;
+	}
+	disable_kprobe(&kp);
+	kp_tail(1);
+	CHECK_EQ(hits, 0, "disable_no_hit");
+	enable_kprobe(&kp);
+	kp_tail(1);
+	CHECK_EQ(hits, 1, "enable_hit");
+	unregister_kprobe(&kp);
+}
+
+static struct kprobe inner = { .symbol_name = "kp_helper", .pre_handler = count_pre };
+
+static int call_helper(struct kprobe *p, struct pt_regs *regs)
+{
+	kp_helper(1);
+	return 0;
+}
+
+/* a handler that reaches a probed function: that probe counts a miss */
+static void case_recursion_missed(void)
+{
+	struct kprobe outer = { .symbol_name = "kp_endbr", .pre_handler = call_helper };
+	struct kprobe *kps[] = { &outer, &inner };
+
+	hits = 0;
+	if (register_kprobes(kps, 2)) {
+		CHECK(0, "recursion_registered", "failed");
+		return;
+	}
+	kp_endbr(1);
+	CHECK(hits == 0 && inner.nmissed == 1, "recursion_missed", "hits %ld, nmissed %lu",
+	      hits, inner.nmissed);
+	unregister_kprobes(kps, 2);
+}
+
+static void case_errors(void)
+{
+	struct kprobe none = { .symbol_name = "kp_no_such_function", .pre_handler = count_pre };
+	struct kprobe both = { .symbol_name = "kp_two", .addr = (kprobe_opcode_t *)kp_five,
+			       .pre_handler = count_pre };
+	struct kprobe ok = { .symbol_name = "kp_two", .pre_handler = count_pre };
+	int ret;
+
+	CHECK(register_kprobe(&none) == -ENOENT && errno == ENOENT, "error_no_symbol", "");
+	CHECK(register_kprobe(&both) == -EINVAL, "error_symbol_and_addr", "");
+	CHECK(register_kprobe(&ok) == 0 && register_kprobe(&ok) == -EEXIST, "error_twice", "");
+	unregister_kprobe(&ok);
+	/* a second registration after the first is gone finds the same slot */
+	ret = register_kprobe(&ok);
+	CHECK(ret == 0, "error_again", "%d", ret);
+	unregister_kprobe(&ok);
+}
+
+/* an offset that is not an instruction's first byte */
+static void case_inside_instruction(void)
+{
+	struct kprobe kp = { .symbol_name = "kp_push", .offset = 2, .pre_handler = count_pre };
+
+	CHECK_EQ(register_kprobe(&kp), -EILSEQ, "inside_instruction_refused");
+}
+
+/*
+ * Two probes a jump at the first would cover, in one call: the first gets
+ * a trap, so that the second still sees its hits.
+ */
+static void case_neighbours(void)
+{
+	struct kprobe a = { .symbol_name = "kp_push", .pre_handler = count_pre };
+	struct kprobe b = { .symbol_name = "kp_push", .offset = 1, .pre_handler = count_pre };
+	char why[128];
+	int i, bad = 0;
+
+	if (register_two(&a, &b, "neighbours_registered"))
+		return;
+	CHECK(kprobe_method(&a, why, sizeof(why)) == KPROBE_METHOD_TRAP &&
+	      !strcmp(why, "another probe at +0x1 is inside the bytes a jump would replace"),
+	      "neighbours_first_trap", "%s: %s", kprobe_method_name(kprobe_method(&a, NULL, 0)),
+	      why);
+	CHECK(kprobe_method(&b, NULL, 0) == KPROBE_METHOD_JUMP, "neighbours_second_jump", "%s",
+	      kprobe_method_name(kprobe_method(&b, NULL, 0)));
+	for (i = 1; i <= 3; i++)
+		bad += kp_push(i) != e_plus2(i);
+	CHECK(!bad && hits == 6, "neighbours_both_hit", "%d differ, %ld hits", bad, hits);
+	unregister_two(&a, &b);
+}
+
+/* a probe inside the jump of one already placed is refused */
+static void case_inside_jump(void)
+{
+	struct kprobe a = { .symbol_name = "kp_push", .pre_handler = count_pre };
+	struct kprobe b = { .symbol_name = "kp_push", .offset = 1, .pre_handler = count_pre };
+
+	CHECK(register_kprobe(&a) == 0, "inside_jump_first", "");
+	CHECK_EQ(register_kprobe(&b), -EBUSY, "inside_jump_refused");
+	unregister_kprobe(&a);
+	CHECK(register_kprobe(&b) == 0, "inside_jump_alone_then", "");
+	unregister_kprobe(&b);
+}
+
+/* a loop moved whole, which a branch from outside enters: a trap */
+static void case_loop_entered(void)
+{
+	probe_one("kp_loop_entered", kp_loop_entered, e_max1, KPROBE_METHOD_TRAP);
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(riprel),
+	CHECK_CASE(jcc_back),
+	CHECK_CASE(jcc_back_call),
+	CHECK_CASE(loop_entered),
+	CHECK_CASE(two_bytes),
+	CHECK_CASE(endbr),
+	CHECK_CASE(jump_table),
+	CHECK_CASE(jump_table_into),
+	CHECK_CASE(tail_call),
+	CHECK_CASE(tail_call_first),
+	CHECK_CASE(call_first),
+	CHECK_CASE(push_sub),
+	CHECK_CASE(short_then_padding),
+	CHECK_CASE(site),
+	CHECK_CASE(five_then_next),
+	CHECK_CASE(offset_red_zone),
+	CHECK_CASE(regs_and_ip),
+	CHECK_CASE(post_handler),
+	CHECK_CASE(disable),
+	CHECK_CASE(recursion_missed),
+	CHECK_CASE(errors),
+	CHECK_CASE(inside_instruction),
+	CHECK_CASE(neighbours),
+	CHECK_CASE(inside_jump),
+};
+
+int main(void)
+{
+	return check_run_cases(cases);
+}
