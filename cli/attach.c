@@ -1619,8 +1619,3 @@ void cli_attach_close(struct cli_attach *a)
 		close(a->pidfd);
 	free(a);
 }
-
-void cli_attach_times(struct cli_attach *a, struct cli_attach_times *t)
-{
-	*t = a->times;
-}

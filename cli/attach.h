@@ -10,7 +10,7 @@
 
 struct cli_attach;
 
-/* What one attach cost, for `make bench` and -v. */
+/* What one attach cost, for FHOOK_ATTACH_VERBOSE (bench/attach.sh). */
 struct cli_attach_times {
 	int threads;		/* threads stopped */
 	double stopped_ms;	/* all of them stopped, at most */
@@ -41,8 +41,6 @@ int cli_attach_getfd(struct cli_attach *a, int fd);
 
 /* Put the thread back as it was and detach; the process runs (or stays stopped). */
 void cli_attach_close(struct cli_attach *a);
-
-void cli_attach_times(struct cli_attach *a, struct cli_attach_times *t);
 
 /* The objects of @pid, main program first (malloc'd paths), as cli_program_objects(). */
 int cli_attach_objects(pid_t pid, char ***paths, int *nr);
