@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * A server with the memcg functions of seed 000, over real counters.
+ * A server with the memcg functions the caller-selective redirect module
+ * patches, over real counters.
  *
  * It reads one request per line on stdin and answers on stdout, each
  * answer followed by a line "--end--" (so a client can talk to the running

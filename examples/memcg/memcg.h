@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The little of the kernel's memcg and seq_file that seed 000 touches, for
+ * The little of the kernel's memcg and seq_file that the caller-selective
+ * redirect module touches, for
  * the user-space example: examples/memcg/memcg.c defines it, the module in
  * examples/seed-module/ uses it (the program is linked -rdynamic, as the
  * kernel exports symbols to its modules).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The module of seed 000, ported to user space with fhook.
+ * The kernel module that redirects a function only for one caller, ported to user space with fhook.
  *
  * Only what user space requires is changed, each marked "fhook:":
  *   - the includes (fhook's headers and the example's memcg.h);

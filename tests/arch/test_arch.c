@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The arch functions of seed 004: each of ftrace_make_call, ftrace_make_nop,
+ * The arch functions of the call-site patching contract: each of ftrace_make_call, ftrace_make_nop,
  * ftrace_modify_call and ftrace_init_nop in its four outcomes (0, -EFAULT,
  * -EINVAL, -EPERM), with the bytes at the site checked after every call,
  * and the ftrace-bug report of a failure.

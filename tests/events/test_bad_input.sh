@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 13 items that were fixed before it was closed, each pinned by a
+# Bad inputs and hostile environments that were fixed, each pinned by a
 # check here:
 #  - many and long -e definitions: none dropped (no fixed-size buffer);
 #  - the -o file of `fhook trace` is not inherited by the traced program

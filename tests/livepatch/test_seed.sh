@@ -1,6 +1,6 @@
 #!/bin/bash
-# Seed 000's results, exactly: both memcg files before, with and after the
-# ported module, loaded into and unloaded from the running server (twice),
+# The caller-selective redirect module's results, exactly: both memcg
+# files before, with and after the ported module, loaded into and unloaded from the running server (twice),
 # over real counters; and `make demo` itself.
 ROOT=${FHOOK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 MEMCG=$ROOT/build/examples/memcg/memcg
