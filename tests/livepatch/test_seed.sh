@@ -1,7 +1,7 @@
 #!/bin/bash
 # The caller-selective redirect module's results, exactly: both memcg
-# files before, with and after the ported module, loaded into and unloaded from the running server (twice),
-# over real counters; and `make demo` itself.
+# files before, with and after the ported module, loaded into and unloaded
+# from the running server (twice), over real counters; and `make demo` itself.
 ROOT=${FHOOK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 MEMCG=$ROOT/build/examples/memcg/memcg
 MODULE=$ROOT/build/examples/seed-module/seed_module.so
