@@ -3,7 +3,8 @@
  * The graph trampolines: an fprobe's common entry and return run without
  * C.  What they must keep: unregister_fprobe() returns only when no
  * handler can run any more (four threads calling in a tight loop, up to
- * 10,000 cycles or 10 seconds); handlers that use floating-point and
+ * 10,000 cycles or 10 seconds, some of the calls taking the C path
+ * through a tail call); handlers that use floating-point and
  * vector code leave the traced function's arguments and return values
  * as they were; the entry data reaches the exit handler; a handler that
  * declines the return hook gets no exit; a disabled probe calls nothing.
@@ -32,6 +33,13 @@ NOINLINE int traced(int x)
 {
 	__asm__ volatile("" ::: "memory");
 	return x + 1;
+}
+
+/* a tail call into traced(): its entry takes fprobe's C path (the slot holds a stub) */
+NOINLINE int outer(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return traced(x + 1);
 }
 
 static int race_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
@@ -67,7 +75,7 @@ static void *caller(void *arg)
 
 	__atomic_add_fetch(&started, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
-		s += traced((int)(s & 0xffff));
+		s += traced((int)(s & 0xffff)) + outer((int)(s & 0xff));
 	return (void *)s;
 }
 
@@ -82,7 +90,7 @@ static double now(void)
 static void case_unregister_race(void)
 {
 	static struct fprobe fp;
-	unsigned long addr = (unsigned long)traced;
+	unsigned long addrs[2] = { (unsigned long)traced, (unsigned long)outer };
 	pthread_t t[THREADS];
 	double end = now() + SECONDS;
 	int i, cycles, bad = 0;
@@ -99,7 +107,7 @@ static void case_unregister_race(void)
 		fp.exit_handler = race_exit;
 		fp.entry_data_size = sizeof(long);
 		__atomic_store_n(&alive, 1, __ATOMIC_RELEASE);
-		if (register_fprobe_ips(&fp, &addr, 1)) {
+		if (register_fprobe_ips(&fp, addrs, 2)) {
 			bad++;
 			break;
 		}

@@ -165,6 +165,11 @@
  * In: %rdi = ip, %rsi = parent_ip, %rdx = the ops, %r11 = stub, %rsp = fregs.
  */
 .macro GRAPH_ENTER
+	/*
+	 * The ops as read once: an unregister may unbind the stub meanwhile,
+	 * and the C handler must get the ops this section began with.
+	 */
+	movq	%rdx, R15(%rsp)
 	movq	OPS_PRIVATE(%rdx), %r8		/* the fgraph */
 	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%r8)
 	jnz	25f
@@ -222,7 +227,7 @@
 	xorl	%r8d, %r8d
 	call	*%rax
 	jmp	27b
-25:	movq	STUB_DATA(%r11), %rdx		/* fprobe's C handler */
+25:	movq	R15(%rsp), %rdx			/* fprobe's C handler */
 	movq	%rsp, %rcx
 	call	*STUB_FUNC(%r11)
 24:
