@@ -203,8 +203,9 @@ struct fhook_direct;
  * Code for @owner that sends a call to the first of @routes whose range
  * holds its return address, or to the function's body (@site_ret, where
  * the site's call returns) when none does or one of @skip does.  Made
- * once per owner and shape and never unmapped; getting it again with the
- * same shape rewrites its data, so only while no stub leads to it.
+ * once per function and shape and never unmapped; getting it again for
+ * the same function and shape rewrites its data, so only while no stub
+ * leads to it.
  * NULL: too many ranges, or out of memory.
  */
 struct fhook_direct *fhook_direct_get(const void *owner, unsigned long site_ret,

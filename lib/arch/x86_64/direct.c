@@ -21,7 +21,7 @@
  * lost, never a call).  Without rseq the increment is locked.
  *
  * Lifetime: the code reads nothing of the ops, only its own block, which
- * is never unmapped and is reused only by the same owner.  It does not
+ * is never unmapped and is reused only for the same function.  It does not
  * count the thread in util/tasks.h's word, so a grace period does not
  * wait for it; instead, once the site no longer leads here and the grace
  * period is over, fhook_direct_retire() points every target at the
@@ -245,11 +245,17 @@ struct fhook_direct *fhook_direct_get(const void *owner, unsigned long site_ret,
 
 	if (nr_skip > FHOOK_DIRECT_MAX_SKIP || !nr_routes || nr_routes > FHOOK_DIRECT_MAX_ROUTES)
 		return NULL;
-	/* the same owner with the same shape: new data in the same code */
+	/*
+	 * The same function with the same shape: new data in the same code.
+	 * Only the same function's: a thread preempted inside the code long
+	 * ago resumes with whatever data it then finds, which must send it
+	 * to this function's body or a replacement of this function, never
+	 * another's (another owner may well get the freed owner's address).
+	 */
 	for (d = directs; d; d = d->next)
-		if (d->owner == owner && d->nr_skip == nr_skip && d->nr_routes == nr_routes &&
-		    d->inject_mask == mask) {
-			d->site_ret = site_ret;
+		if (d->site_ret == site_ret && d->nr_skip == nr_skip &&
+		    d->nr_routes == nr_routes && d->inject_mask == mask) {
+			d->owner = owner;
 			fill_data(d, skip, routes);
 			/* the data is complete before a stub can lead here */
 			__atomic_thread_fence(__ATOMIC_RELEASE);
