@@ -216,8 +216,9 @@ void *fhook_direct_code(const struct fhook_direct *d);
 /* Calls route @i took since the last get; @i == nr_routes: no route. */
 unsigned long fhook_direct_count(const struct fhook_direct *d, unsigned int i);
 /*
- * After no stub leads to @d any more and a grace period: every route
- * goes to the function's body, for a thread still inside the code.
+ * After no stub leads to @d any more and a grace period (or when it was
+ * never published): every route goes to the function's body, for a
+ * thread still inside the code, and the code may serve again.
  */
 void fhook_direct_retire(struct fhook_direct *d);
 

@@ -392,6 +392,8 @@ int fhook_lp_apply(struct fhook_lp *lp)
 	else if (ret)
 		fhook_lp_err(lp, "cannot hook '%s': %s", lp->target, strerror(-ret));
 	if (ret) {
+		if (lp->direct)
+			fhook_direct_retire(lp->direct);	/* never published */
 		lp->direct = NULL;
 		return fhook_ret_errno(ret);
 	}

@@ -63,6 +63,7 @@ struct fhook_direct {
 	unsigned long *counters;
 	unsigned int nr_skip, nr_routes;
 	unsigned int inject_mask;	/* routes that return a value */
+	bool live;			/* got, not yet retired: its data is in use */
 	unsigned long site_ret;		/* the function's body */
 };
 
@@ -253,8 +254,9 @@ struct fhook_direct *fhook_direct_get(const void *owner, unsigned long site_ret,
 	 * another's (another owner may well get the freed owner's address).
 	 */
 	for (d = directs; d; d = d->next)
-		if (d->site_ret == site_ret && d->nr_skip == nr_skip &&
+		if (!d->live && d->site_ret == site_ret && d->nr_skip == nr_skip &&
 		    d->nr_routes == nr_routes && d->inject_mask == mask) {
+			d->live = true;
 			d->owner = owner;
 			fill_data(d, skip, routes);
 			/* the data is complete before a stub can lead here */
@@ -271,6 +273,7 @@ struct fhook_direct *fhook_direct_get(const void *owner, unsigned long site_ret,
 		return NULL;
 	}
 	d->owner = owner;
+	d->live = true;
 	d->code = p;
 	d->data = (struct direct_data *)(p + DIRECT_PAGE);
 	d->counters = (unsigned long *)(p + 2 * DIRECT_PAGE);
@@ -319,4 +322,5 @@ void fhook_direct_retire(struct fhook_direct *d)
 
 	for (i = 0; i < d->nr_routes; i++)
 		__atomic_store_n(&d->data->target[i], d->site_ret, __ATOMIC_RELAXED);
+	d->live = false;
 }
