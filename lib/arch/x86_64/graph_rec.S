@@ -64,14 +64,15 @@ fhook_tramp_grec:
 	.cfi_adjust_cfa_offset 8
 	pushq	%r8
 	.cfi_adjust_cfa_offset 8
+	/* first: the ops and its fgraph are read inside (an unregister waits) */
+	TASKS_ENTER %rdx, %rax, 90f
 	movq	STUB_DATA(%r11), %rcx
 	testq	%rcx, %rcx
-	jz	90f				/* unbound: the list function */
+	jz	89f				/* unbound: the list function */
 	movq	OPS_PRIVATE(%rcx), %rcx		/* the fgraph */
 	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rcx)
-	jz	90f
-	PROBE_DISABLED %rcx, %rax, %eax, 90f
-	TASKS_ENTER %rdx, %rax, 90f		/* the fgraph is read inside */
+	jz	89f
+	PROBE_DISABLED %rcx, %rax, %eax, 89f
 	RECURSION_LOCK %rdx, 89f
 	/* a tail call from a hooked function: C */
 	movq	SLOT(%rsp), %rax
