@@ -200,7 +200,7 @@ struct fhook_direct_route {
 struct fhook_direct;
 
 /*
- * Code for @owner that sends a call to the first of @routes whose range
+ * Code that sends a call to the first of @routes whose range
  * holds its return address, or to the function's body (@site_ret, where
  * the site's call returns) when none does or one of @skip does.  Made
  * once per function and shape and never unmapped; getting it again for
@@ -208,7 +208,7 @@ struct fhook_direct;
  * leads to it.
  * NULL: too many ranges, or out of memory.
  */
-struct fhook_direct *fhook_direct_get(const void *owner, unsigned long site_ret,
+struct fhook_direct *fhook_direct_get(unsigned long site_ret,
 				      const struct fhook_direct_route *skip, unsigned int nr_skip,
 				      const struct fhook_direct_route *routes,
 				      unsigned int nr_routes);

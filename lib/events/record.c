@@ -585,14 +585,16 @@ static void drop(struct rec_thread *t)
 	__atomic_store_n(&t->ring->lost, t->ring->lost + 1, __ATOMIC_RELAXED);
 }
 
-/* The rseq area's offset from the thread pointer, or -1: sched_getcpu(). */
-static ptrdiff_t rec_rseq_off = -1;
+/* The thread's rseq cpu_id, where glibc registered an rseq area (rec_g.cpu_off). */
+static inline int32_t rec_rseq_cpu(void)
+{
+	return *(volatile int32_t *)((char *)__builtin_thread_pointer() + rec_g.cpu_off);
+}
 
 static inline uint32_t rec_cpu(void)
 {
-	if (__builtin_expect(rec_rseq_off >= 0, 1)) {
-		int32_t cpu = *(volatile int32_t *)((char *)__builtin_thread_pointer() +
-						    rec_rseq_off + 4);
+	if (__builtin_expect(rec_g.cpu_off != 0, 1)) {
+		int32_t cpu = rec_rseq_cpu();
 
 		if (cpu >= 0)
 			return (uint32_t)cpu;
@@ -677,9 +679,8 @@ static uint64_t rec_limit(const struct rec_thread *t)
  */
 static inline bool rec_cpu_same(const struct rec_thread *t)
 {
-	if (__builtin_expect(rec_rseq_off >= 0, 1))
-		return *(volatile int32_t *)((char *)__builtin_thread_pointer() + rec_rseq_off + 4) ==
-		       (int32_t)t->last_cpu;
+	if (__builtin_expect(rec_g.cpu_off != 0, 1))
+		return rec_rseq_cpu() == (int32_t)t->last_cpu;
 	return t->events & 63;
 }
 
@@ -1578,10 +1579,9 @@ static int rec_setup(const char *v, bool attached, FILE *err)
 	rec_clock_base = shm->clock_base;
 	rec_g.mask = shm->ring_size - 1;
 	rec_follow = shm->follow;
-	if (&__rseq_size && __rseq_size) {
-		rec_rseq_off = __rseq_offset;
+	/* cpu_id is at +4 of struct rseq; 0 (no offset is -4): none registered */
+	if (&__rseq_size && __rseq_size)
 		rec_g.cpu_off = __rseq_offset + 4;
-	}
 	if (!shm->follow) {
 		/* programs this one starts are not traced; its own threads map rings later */
 		if (!attached)

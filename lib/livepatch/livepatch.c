@@ -352,7 +352,7 @@ static void *lp_direct(struct fhook_lp *lp)
 		routes[i].target = r->new_func;
 		routes[i].retval = r->retval;
 	}
-	lp->direct = fhook_direct_get(lp, lp->site + FHOOK_SITE_LEN, skip, nr_skip, routes,
+	lp->direct = fhook_direct_get(lp->site + FHOOK_SITE_LEN, skip, nr_skip, routes,
 				      lp->nr_routes);
 	return lp->direct ? fhook_direct_code(lp->direct) : NULL;
 }

@@ -57,7 +57,6 @@ _Static_assert(sizeof(struct direct_data) <= DIRECT_PAGE, "the data fits its pag
 /* code page, data page, counters page */
 struct fhook_direct {
 	struct fhook_direct *next;
-	const void *owner;
 	unsigned char *code;
 	struct direct_data *data;
 	unsigned long *counters;
@@ -235,7 +234,7 @@ static void fill_data(struct fhook_direct *d, const struct fhook_direct_route *s
 /**
  * fhook_direct_get - see lib/arch/arch.h
  */
-struct fhook_direct *fhook_direct_get(const void *owner, unsigned long site_ret,
+struct fhook_direct *fhook_direct_get(unsigned long site_ret,
 				      const struct fhook_direct_route *skip, unsigned int nr_skip,
 				      const struct fhook_direct_route *routes,
 				      unsigned int nr_routes)
@@ -251,13 +250,12 @@ struct fhook_direct *fhook_direct_get(const void *owner, unsigned long site_ret,
 	 * Only the same function's: a thread preempted inside the code long
 	 * ago resumes with whatever data it then finds, which must send it
 	 * to this function's body or a replacement of this function, never
-	 * another's (another owner may well get the freed owner's address).
+	 * to another function's.
 	 */
 	for (d = directs; d; d = d->next)
 		if (!d->live && d->site_ret == site_ret && d->nr_skip == nr_skip &&
 		    d->nr_routes == nr_routes && d->inject_mask == mask) {
 			d->live = true;
-			d->owner = owner;
 			fill_data(d, skip, routes);
 			/* the data is complete before a stub can lead here */
 			__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -272,7 +270,6 @@ struct fhook_direct *fhook_direct_get(const void *owner, unsigned long site_ret,
 		free(d);
 		return NULL;
 	}
-	d->owner = owner;
 	d->live = true;
 	d->code = p;
 	d->data = (struct direct_data *)(p + DIRECT_PAGE);
