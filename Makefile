@@ -21,7 +21,6 @@ LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fno-semantic-interposition -ftls-model=ini
 LIB_LDLIBS := -lelf -lpthread -ldl
 
 LIB_SRCS := \
-	lib/util/recursion.c \
 	lib/util/tasks.c \
 	lib/util/rcu.c \
 	lib/util/sort.c \

@@ -101,6 +101,15 @@ struct fprobe {
  * fprobe is registered; needs an exit handler.  See docs/fprobe.md.
  */
 #define FPROBE_FL_EXIT_ON_UNWIND	4
+/*
+ * fhook's own: both handlers neither change nor read xmm0-7, as
+ * FHOOK_OPS_FL_GENERAL_REGS_ONLY says of an ftrace_ops handler (built with
+ * -mgeneral-regs-only, calling nothing that uses them): the entry then
+ * saves no vector register.  A probe that sets it and breaks the promise
+ * corrupts the traced program's floating-point arguments.  Read when the
+ * fprobe is registered.
+ */
+#define FPROBE_FL_GENERAL_REGS_ONLY	8
 
 /* The largest entry_data_size a shadow-stack slot holds. */
 #define FPROBE_ENTRY_DATA_MAX	256

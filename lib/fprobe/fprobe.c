@@ -266,6 +266,8 @@ static int fprobe_register(struct fprobe *fp, int (*set_filter)(struct fprobe *f
 	memset(&fp->ops, 0, sizeof(fp->ops));
 	fp->nmissed = 0;
 	fp->ops.func = fprobe_handler;
+	if (fp->flags & FPROBE_FL_GENERAL_REGS_ONLY)
+		fp->ops.flags |= FHOOK_OPS_FL_GENERAL_REGS_ONLY;
 	ret = set_filter(fp, arg);
 	if (ret)
 		goto fail;

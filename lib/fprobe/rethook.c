@@ -717,7 +717,7 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 	unsigned long slot = fregs->regs.sp - 8;
 	struct rethook *rh = node->rethook;
 	unsigned long ret = node->next;
-	long tasks = fhook_tasks_state;
+	int tasks = fhook_tasks_state;
 	void *data;
 
 	/* the top entry: no frame above it to report as unwound */

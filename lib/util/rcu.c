@@ -9,6 +9,10 @@
 
 #include "util/rcu.h"
 
+#ifdef __SANITIZE_THREAD__
+char fhook_rcu_token;
+#endif
+
 __thread int fhook_rcu_stray_depth __attribute__((tls_model("initial-exec")));
 static long fhook_rcu_strays;
 

@@ -44,7 +44,7 @@ void fhook_rcu_stray_leave(void) __attribute__((visibility("hidden")));
 /* Enter a read-side section; hand what it returns to fhook_rcu_read_unlock(). */
 static inline int fhook_rcu_read_lock(void)
 {
-	long s = __atomic_load_n(&fhook_tasks_state, __ATOMIC_RELAXED);
+	int s = __atomic_load_n(&fhook_tasks_state, __ATOMIC_RELAXED);
 
 	if (s > 0) {
 		/* as fhook_tasks_enter(): the grace period's membarrier orders it */

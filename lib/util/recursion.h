@@ -18,8 +18,7 @@
  * on, so the word is consistent again when we write it: no atomic
  * operation is needed on our own thread's word.
  */
-extern __thread unsigned int fhook_recursion_bits __attribute__((visibility("hidden")))
-	__attribute__((tls_model("initial-exec")));
+#include "util/thread_word.h"		/* fhook_recursion_bits */
 
 static inline int fhook_recursion_trylock(void)
 {

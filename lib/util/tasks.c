@@ -24,10 +24,10 @@
 
 #include "util/tasks.h"
 
-__thread long fhook_tasks_state __attribute__((tls_model("initial-exec")));
+__thread union fhook_tw fhook_tw __attribute__((tls_model("initial-exec"), aligned(8)));
 
 static pthread_mutex_t tasks_lock = PTHREAD_MUTEX_INITIALIZER;
-static long **threads;			/* each known thread's word */
+static int **threads;			/* each known thread's word */
 static size_t nr_threads, cap_threads;
 static unsigned long threads_gen;	/* bumped when a thread leaves the list */
 static pthread_key_t tasks_key;
@@ -50,7 +50,7 @@ static __thread int exit_rounds __attribute__((tls_model("initial-exec")));
 
 static void tasks_thread_exit(void *arg)
 {
-	long *word = arg;
+	int *word = arg;
 	size_t i;
 
 	/*
@@ -72,7 +72,7 @@ static void tasks_thread_exit(void *arg)
 			break;
 		}
 	/* from now on: no handler (tasks.h); the word is never read again */
-	__atomic_store_n(word, -1L, __ATOMIC_RELEASE);
+	__atomic_store_n(word, -1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&tasks_lock);
 }
 
@@ -109,7 +109,7 @@ void fhook_tasks_init(void)
 
 bool fhook_tasks_register(void)
 {
-	long s = __atomic_load_n(&fhook_tasks_state, __ATOMIC_RELAXED);
+	int s = __atomic_load_n(&fhook_tasks_state, __ATOMIC_RELAXED);
 	sigset_t all, saved;
 	bool ok = false;
 
@@ -133,16 +133,16 @@ bool fhook_tasks_register(void)
 	 * What registering calls (malloc, the key's block) may be traced:
 	 * meanwhile this thread calls no handler, and does not come back here.
 	 */
-	__atomic_store_n(&fhook_tasks_state, -2L, __ATOMIC_RELAXED);
+	__atomic_store_n(&fhook_tasks_state, -2, __ATOMIC_RELAXED);
 	pthread_once(&tasks_once, tasks_init);
 	pthread_mutex_lock(&tasks_lock);
 	if (nr_threads == cap_threads) {
 		size_t cap = cap_threads ? 2 * cap_threads : 64;
-		long **t = realloc(threads, cap * sizeof(*t));
+		int **t = realloc(threads, cap * sizeof(*t));
 
 		if (!t) {
 			pthread_mutex_unlock(&tasks_lock);
-			__atomic_store_n(&fhook_tasks_state, 0L, __ATOMIC_RELAXED);
+			__atomic_store_n(&fhook_tasks_state, 0, __ATOMIC_RELAXED);
 			goto out;	/* no memory: this call goes untraced */
 		}
 		threads = t;
@@ -152,7 +152,7 @@ bool fhook_tasks_register(void)
 	pthread_mutex_unlock(&tasks_lock);
 	/* after it is in the registry: the destructor finds it */
 	pthread_setspecific(tasks_key, &fhook_tasks_state);
-	__atomic_store_n(&fhook_tasks_state, 1L, __ATOMIC_RELAXED);
+	__atomic_store_n(&fhook_tasks_state, 1, __ATOMIC_RELAXED);
 	ok = true;
 out:
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
@@ -195,7 +195,7 @@ void fhook_tasks_synchronize(void)
 restart:
 	gen = threads_gen;
 	for (i = 0; i < nr_threads; i++) {
-		long *word = threads[i];
+		int *word = threads[i];
 
 		if (word == &fhook_tasks_state)
 			continue;	/* our own sections are the caller's */

@@ -3,12 +3,14 @@
  * A grace period for code that runs on the call path, without a lock on
  * it: the user-space counterpart of the kernel's synchronize_rcu_tasks().
  *
- * Every thread has one word of initial-exec TLS: 0 until the thread is
- * known, then 1 + the number of trampoline sections it is inside (a
- * handler that calls a traced function nests); negative while it is
- * being registered (-2) and once it is exiting (-1): no handler then.  A trampoline increments it before it reads which handler
- * to call and decrements it after the handler returned: two instructions
- * on the thread's own cache line, no atomic, no fence.
+ * Every thread has a count in its word of initial-exec TLS (util/
+ * thread_word.h): 0 until the thread is known, then 1 + the number of
+ * trampoline sections it is inside (a handler that calls a traced function
+ * nests); negative while it is being registered (-2) and once it is
+ * exiting (-1): no handler then.  A trampoline increments it before it
+ * reads which handler to call and decrements it after the handler
+ * returned: two instructions on the thread's own cache line, no atomic,
+ * no fence.
  *
  * fhook_tasks_synchronize() first unpublishes (the caller did: a stub's
  * data set to NULL, an ops unlinked, a site unpatched), then makes every
@@ -29,8 +31,7 @@
 
 #include <stdbool.h>
 
-extern __thread long fhook_tasks_state
-	__attribute__((tls_model("initial-exec"), visibility("hidden")));
+#include "util/thread_word.h"
 
 /* Set up (membarrier registration: it may take milliseconds); at start-up. */
 void fhook_tasks_init(void) __attribute__((visibility("hidden")));
@@ -44,7 +45,7 @@ bool fhook_tasks_register(void) __attribute__((visibility("hidden")));
  */
 static inline bool fhook_tasks_enter(void)
 {
-	long s = __atomic_load_n(&fhook_tasks_state, __ATOMIC_RELAXED);
+	int s = __atomic_load_n(&fhook_tasks_state, __ATOMIC_RELAXED);
 
 	if (__builtin_expect(s <= 0, 0)) {
 		if (!fhook_tasks_register())

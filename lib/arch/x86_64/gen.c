@@ -2,7 +2,7 @@
 /*
  * Per-ops trampolines (the kernel's create_trampoline()): for an ops that
  * alone uses its sites, a copy of trampoline.S's OPS_TEMPLATE with the
- * ops, its handler, the tasks word's offset from the thread pointer and
+ * ops, its handler, the thread word's offset from the thread pointer and
  * the C dispatcher patched in as immediates.  The generic trampolines
  * load all of that on every call (the stub's data, the handler, the
  * thread's word through the GOT) and write the ip back for handlers that
@@ -143,10 +143,10 @@ void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse)
 		if (g->owner == owner && g->func == func && g->sse == sse)
 			return g->code;
 	/*
-	 * The tasks word's offset from the thread pointer, read the way the
+	 * The thread word's offset from the thread pointer, read the way the
 	 * linker can turn into a constant when it links us statically.
 	 */
-	__asm__("movq fhook_tasks_state@gottpoff(%%rip), %0" : "=r"(tls));
+	__asm__("movq fhook_tw@gottpoff(%%rip), %0" : "=r"(tls));
 	if (tls != (int32_t)tls || len > GEN_PAGE - GEN_EH_FRAME || !fhook_arch_dispatch)
 		return NULL;
 	g = calloc(1, sizeof(*g));
@@ -158,11 +158,11 @@ void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse)
 		return NULL;
 	}
 	memcpy(p, t->start, len);
-	fhook_put_u32(p + (t->tls1 - t->start) - 4, (int32_t)tls);
-	fhook_put_u32(p + (t->tls2 - t->start) - 4, (int32_t)tls);
+	fhook_put_u32(p + (t->tls1 - t->start) - 5, (int32_t)tls);	/* cmpq $1, %fs:disp32 */
+	fhook_put_u32(p + (t->tls2 - t->start) - 8, (int32_t)tls);	/* movl $2, %fs:disp32 */
 	fhook_put_u64(p + (t->ops - t->start) - 8, (uint64_t)(unsigned long)owner);
-	fhook_put_u64(p + (t->func - t->start) - 8, (uint64_t)(unsigned long)func);
-	fhook_put_u32(p + (t->tls3 - t->start) - 5, (int32_t)tls);	/* subq $1, %fs:disp32 */
+	fhook_put_u64(p + (t->func - t->start), (uint64_t)(unsigned long)func);	/* its word */
+	fhook_put_u32(p + (t->tls3 - t->start) - 5, (int32_t)tls);	/* subl $1, %fs:disp32 */
 	fhook_put_u64(p + (t->disp - t->start) - 8, (uint64_t)(unsigned long)fhook_arch_dispatch);
 	memset(p + len, INT3_INSN_OPCODE, GEN_PAGE - GEN_EH_FRAME - len);
 	gen_unwind_info(p, len, (size_t)(t->ret - t->start));

@@ -9,6 +9,7 @@
 #define FHOOK_ARCH_X86_64_GRAPH_H
 
 #include "arch/shadow.h"
+#include "util/thread_word.h"
 
 .if FHOOK_RETHOOK_STUB_SIZE != 16 || SHADOW_RET_SIZE != 16 || SHADOW_NODE_SIZE != 48
 .error "the graph macros scale indexes by 16 and 48"
@@ -181,32 +182,23 @@
 	movq	%rax, REC_RING_HEAD(\tmp)
 .endm
 
-/* The recursion lock: to @fail if held, else taken; @tmp keeps its address. */
-.macro RECURSION_LOCK tmp, fail
-	movq	fhook_recursion_bits@gottpoff(%rip), \tmp
-	cmpl	$0, %fs:(\tmp)
+/*
+ * The common cases' entry (util/thread_word.h): to @fail unless the
+ * thread is known and inside nothing of ours, else one tasks section and
+ * the recursion lock, in one store.  @tw keeps the word's offset.
+ */
+.macro FAST_ENTER tw, tmp, fail
+	movq	fhook_tw@gottpoff(%rip), \tw
+	cmpq	$FHOOK_TW_IDLE, %fs:(\tw)
 	jne	\fail
-	movl	$1, %fs:(\tmp)
+	movabsq	$FHOOK_TW_FAST, \tmp
+	movq	\tmp, %fs:(\tw)
 .endm
 
-.macro RECURSION_UNLOCK tmp
-	movq	fhook_recursion_bits@gottpoff(%rip), \tmp
-	movl	$0, %fs:(\tmp)
-.endm
-
-/* The tasks word: to @fail for a thread not known yet or exiting, else entered. */
-.macro TASKS_ENTER tmp, tmp2, fail
-	movq	fhook_tasks_state@gottpoff(%rip), \tmp
-	movq	%fs:(\tmp), \tmp2
-	testq	\tmp2, \tmp2
-	jle	\fail
-	addq	$1, \tmp2
-	movq	\tmp2, %fs:(\tmp)
-.endm
-
-.macro TASKS_LEAVE tmp
-	movq	fhook_tasks_state@gottpoff(%rip), \tmp
-	subq	$1, %fs:(\tmp)
+/* ... and its leave: the word as FAST_ENTER found it */
+.macro FAST_LEAVE tw
+	movq	fhook_tw@gottpoff(%rip), \tw
+	movq	$FHOOK_TW_IDLE, %fs:(\tw)
 .endm
 
 #endif /* FHOOK_ARCH_X86_64_GRAPH_H */

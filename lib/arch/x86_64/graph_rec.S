@@ -7,10 +7,10 @@
  * A stub's "jmp *tramp" lands here with %r11 = the stub's data slot,
  * (%rsp) = the function's body (site + 5) and 8(%rsp) = the caller's
  * return address.  We push the scratch registers we use (every argument
- * register, %rax and %r10 reach the function unchanged), count the
- * thread in the tasks word and take the recursion lock (a signal handler
- * that records meanwhile goes to C, which refuses it: the ring's head
- * and the shadow stack's top are ours until we are done), check that
+ * register, %rax and %r10 reach the function unchanged), enter a tasks
+ * section with the recursion lock (a signal handler that records
+ * meanwhile goes to C, which refuses it: the ring's head and the shadow
+ * stack's top are ours until we are done), check that
  * everything is the common case, then push the shadow-stack entry of the
  * return (as the graph entry of trampoline.S does) and write the entry
  * record.  Anything else (disabled, nested, no region or no ring yet, a
@@ -65,7 +65,7 @@ fhook_tramp_grec:
 	pushq	%r8
 	.cfi_adjust_cfa_offset 8
 	/* first: the ops and its fgraph are read inside (an unregister waits) */
-	TASKS_ENTER %rdx, %rax, 90f
+	FAST_ENTER %rdx, %rax, 90f
 	movq	STUB_DATA(%r11), %rcx
 	testq	%rcx, %rcx
 	jz	89f				/* unbound: the list function */
@@ -73,20 +73,19 @@ fhook_tramp_grec:
 	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rcx)
 	jz	89f
 	PROBE_DISABLED %rcx, %rax, %eax, 89f
-	RECURSION_LOCK %rdx, 89f
 	/* a tail call from a hooked function: C */
 	movq	SLOT(%rsp), %rax
 	subq	fhook_shadow_base(%rip), %rax
 	cmpq	fhook_shadow_size(%rip), %rax
-	jb	88f
-	REC_CHECK %rcx, %rdi, %r11, %rax, %eax, 88f
+	jb	89f
+	REC_CHECK %rcx, %rdi, %r11, %rax, %eax, 89f
 	/* the shadow stack, if the return is hooked */
 	xorl	%esi, %esi			/* idx: 0 without one */
 	testq	$FGRAPH_FL_EXIT, FGRAPH_FLAGS(%rcx)
 	jz	30f
 	leaq	SLOT(%rsp), %rdx
-	SHADOW_NEXT %r8, %rsi, %rax, %rdx, 88f
-30:	REC_NOW %rdi, %r11, 88f
+	SHADOW_NEXT %r8, %rsi, %rax, %rdx, 89f
+30:	REC_NOW %rdi, %r11, 89f
 	/* everything holds: the record ... */
 	REC_PUT %rdi, %r11, FGRAPH_REC_ENTRY(%rcx)
 	movq	%rsi, %r11
@@ -107,15 +106,13 @@ fhook_tramp_grec:
 	movq	SLOT(%rsp), %rdx
 	movq	%rdx, SHADOW_N_PARENT_IP(%rax)
 	SHADOW_HOOK %rax, %r8, %rsi, SLOT(%rsp), %rdx
-32:	RECURSION_UNLOCK %rdx
-	TASKS_LEAVE %rdx
+32:	FAST_LEAVE %rdx
 	SCRATCH_POP
 	leaq	8(%rsp), %rsp			/* the stub */
 	.cfi_adjust_cfa_offset -8
 	ret					/* into the function's body */
 	.cfi_adjust_cfa_offset SAVED
-88:	RECURSION_UNLOCK %rdx
-89:	TASKS_LEAVE %rdx
+89:	FAST_LEAVE %rdx
 90:	/* the ordinary graph trampoline, as if the stub had jumped there */
 	SCRATCH_POP
 	popq	%r11

@@ -55,16 +55,12 @@
 	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
 	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%rdi)
 	jnz	9f
-	movq	fhook_recursion_bits@gottpoff(%rip), %r9
-	cmpl	$0, %fs:(%r9)
-	jne	9f
-	TASKS_ENTER %r11, %rax, 9f
+	FAST_ENTER %r9, %rax, 9f
 	orq	$SHADOW_RETURNING, SHADOW_R_SP(%r8)
 	movq	SHADOW_N_NEXT(%rcx), %rdx
 	movq	%rdx, 8(%rbp)			/* the slot plain again */
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
 	movq	%rdx, RIP(%rsp)
-	movl	$1, %fs:(%r9)			/* the recursion lock */
 	movq	%r8, R12(%rsp)
 	movq	%rsi, R13(%rsp)
 	movq	%r10, R14(%rsp)
@@ -81,8 +77,7 @@
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
 	movq	%rsp, %rcx
 	call	*%r11
-8:	TASKS_LEAVE %r11
-	RECURSION_UNLOCK %r9
+8:	FAST_LEAVE %r9
 	movq	R12(%rsp), %r8
 	movq	R13(%rsp), %rsi
 	movq	R14(%rsp), %r10
@@ -114,12 +109,11 @@
 	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
 	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rdi)
 	jz	19f
-	TASKS_ENTER %r11, %r8, 19f
+	FAST_ENTER %r11, %r8, 19f
 	cmpq	$0, FGRAPH_PROBE(%rdi)
 	je	17f				/* going away */
 	PROBE_DISABLED %rdi, %r8, %r8d, 17f
-	RECURSION_LOCK %r11, 17f
-	REC_CHECK %rdi, %r8, %r11, %r9, %r9d, 16f
+	REC_CHECK %rdi, %r8, %r11, %r9, %r9d, 17f
 	movq	%rax, -16(%rsp)			/* the return values, in the red zone */
 	movq	%rdx, -24(%rsp)
 	REC_NOW %r8, %r11, 15f
@@ -138,15 +132,13 @@
 	REC_PUBLISH %r8, %r11
 	subq	$1, %rsi
 	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* popped */
-	RECURSION_UNLOCK %r11
-	TASKS_LEAVE %r11
+	FAST_LEAVE %r11
 	movq	-16(%rsp), %rax
 	movq	-24(%rsp), %rdx
 	jmp	*-8(%rsp)			/* to the caller */
 15:	movq	-16(%rsp), %rax
 	movq	-24(%rsp), %rdx
-16:	RECURSION_UNLOCK %r11
-17:	TASKS_LEAVE %r11
+17:	FAST_LEAVE %r11
 19:
 .endm
 
@@ -221,8 +213,7 @@ rethook_trampoline:
 	movaps	XMM+1*16(%rsp), %xmm1
 	movq	RAX(%rsp), %rax
 	movq	RDX(%rsp), %rdx
-	movq	%rbp, %rsp
-	popq	%rbp
+	leave
 	.cfi_def_cfa %rsp, 8
 	.cfi_restore %rbp
 	ret				/* to the real return address, now in the slot */

@@ -64,8 +64,7 @@
 .endm
 
 .macro FRAME_LEAVE
-	movq	%rbp, %rsp
-	popq	%rbp
+	leave
 	.cfi_def_cfa %rsp, 8
 	ret
 .endm
@@ -123,31 +122,40 @@
 .endm
 
 /*
- * The dispatch in assembly: no lock, no atomic.  The thread's word of
- * util/tasks.h counts it inside (fhook_tasks_synchronize() waits for it to
- * leave), then the stub's data says which handler: its own, or with no
- * data (unbound, or the list stub) the list function.  A thread not yet
- * known, or exiting, takes the C dispatcher, which knows what to do.
+ * The dispatch in assembly: no lock, no atomic.  The thread's tasks count
+ * (util/tasks.h) counts it inside (fhook_tasks_synchronize() waits for it
+ * to leave), then the stub's data says which handler: its own, or with no
+ * data (unbound, or the list stub) the list function.  Usually the thread
+ * is inside nothing of ours (util/thread_word.h): one compare and one
+ * store enter, and the graph trampolines take the recursion lock in the
+ * same store.  Else (nested, or a thread not yet known or exiting) the
+ * count is incremented out of line, or the C dispatcher, which knows
+ * what to do, takes the call.
  * In: %rdi = ip, %rsi = parent_ip, %r11 = stub, %rsp = fregs.
  */
 .macro DISPATCH_TASKS fgraph=0
-	movq	fhook_tasks_state@gottpoff(%rip), %rax
-	movq	%fs:(%rax), %rdx
-	testq	%rdx, %rdx
-	jle	2f
-	addq	$1, %rdx
-	movq	%rdx, %fs:(%rax)	/* enter */
+	movq	fhook_tw@gottpoff(%rip), %rax
+	cmpq	$FHOOK_TW_IDLE, %fs:(%rax)
+	jne	5f
+	.if \fgraph
+	movabsq	$FHOOK_TW_FAST, %rdx
+	movq	%rdx, %fs:(%rax)		/* enter, with the recursion lock */
 	movq	STUB_DATA(%r11), %rdx
 	testq	%rdx, %rdx
-	jz	1f
-	.if \fgraph
+	jz	7f
 	GRAPH_ENTER
+	FAST_LEAVE %rax
+	jmp	3f
 	.else
+	movl	$2, %fs:FHOOK_TW_TASKS(%rax)	/* enter */
+	.endif
+6:	movq	STUB_DATA(%r11), %rdx
+	testq	%rdx, %rdx
+	jz	1f
 	movq	%rsp, %rcx
 	call	*STUB_FUNC(%r11)
-	.endif
-4:	movq	fhook_tasks_state@gottpoff(%rip), %rax
-	subq	$1, %fs:(%rax)		/* leave */
+4:	movq	fhook_tw@gottpoff(%rip), %rax
+	subl	$1, %fs:FHOOK_TW_TASKS(%rax)	/* leave */
 3:
 .endm
 
@@ -174,9 +182,6 @@
 	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%r8)
 	jnz	25f
 	PROBE_DISABLED %r8, %rax, %eax, 24f	/* disabled: no handler at all */
-	movq	fhook_recursion_bits@gottpoff(%rip), %r9
-	cmpl	$0, %fs:(%r9)
-	jne	25f
 	movq	%rsi, %rax			/* a stub's address: a tail call */
 	subq	fhook_shadow_base(%rip), %rax
 	cmpq	fhook_shadow_size(%rip), %rax
@@ -185,7 +190,6 @@
 	jz	26f
 	leaq	16(%rbp), %rdx			/* our return slot */
 	SHADOW_NEXT %r10, %rcx, %rax, %rdx, 25f
-	movl	$1, %fs:(%r9)			/* the recursion lock */
 	SHADOW_NODE %rax, %r10, %rcx
 	movq	FGRAPH_RETHOOK(%r8), %rdx
 	movq	%rdx, SHADOW_N_RETHOOK(%rax)
@@ -207,27 +211,27 @@
 	movq	%r9, %r8
 	call	*%rax
 	testl	%eax, %eax
-	jnz	27f				/* no return hook wanted */
+	jnz	24f				/* no return hook wanted */
 	movq	R12(%rsp), %rax
 	movq	R13(%rsp), %rcx
 	movq	R14(%rsp), %r10
 22:	SHADOW_HOOK %rax, %r10, %rcx, 16(%rbp), %rdx
-27:	RECURSION_UNLOCK %r9
 	jmp	24f
 26:	cmpl	$0, fhook_shadow_slow(%rip)	/* entry only: C reaps unwound frames */
 	jne	25f
 	movq	FGRAPH_ENTRY(%r8), %rax
 	testq	%rax, %rax
 	jz	24f
-	movl	$1, %fs:(%r9)
 	movq	%rsi, %rdx
 	movq	%rdi, %rsi
 	movq	FGRAPH_PROBE(%r8), %rdi
 	movq	%rsp, %rcx
 	xorl	%r8d, %r8d
 	call	*%rax
-	jmp	27b
-25:	movq	R15(%rsp), %rdx			/* fprobe's C handler */
+	jmp	24f
+25:	movq	fhook_tw@gottpoff(%rip), %rax	/* fprobe's C handler takes the lock itself */
+	movl	$0, %fs:FHOOK_TW_RECURSION(%rax)
+	movq	R15(%rsp), %rdx
 	movq	%rsp, %rcx
 	call	*STUB_FUNC(%r11)
 24:
@@ -240,6 +244,13 @@
  * xmm0-7 are saved here.
  */
 .macro DISPATCH_TASKS_SLOW sse
+5:	movl	%fs:FHOOK_TW_TASKS(%rax), %edx	/* nested, or not known yet */
+	testl	%edx, %edx
+	jle	2f
+	addl	$1, %edx
+	movl	%edx, %fs:FHOOK_TW_TASKS(%rax)	/* enter */
+	jmp	6b
+7:	movl	$0, %fs:FHOOK_TW_RECURSION(%rax)	/* unbound: as if counted */
 1:	.if !\sse
 	SAVE_XMM
 	.endif
@@ -357,11 +368,13 @@
 /*
  * The template of a per-ops trampoline (the kernel's create_trampoline):
  * gen.c copies it for one ops that alone uses its sites and patches in
- * the ops, its handler, the tasks word's offset from the thread pointer
+ * the ops, its handler, the thread word's offset from the thread pointer
  * and the C dispatcher, so the call path loads none of them.  Arguments
  * only, no ip written back (no IPMODIFY), xmm0-7 saved per @sse.  The
  * labels after the patched instructions tell gen.c where their operands
- * end.  Nothing in it is RIP-relative: the copy runs anywhere.
+ * end.  Only the handler is read RIP-relative, from the copy's own last
+ * word (a call through memory costs one instruction less than loading
+ * it first): the copy runs anywhere.
  */
 .macro OPS_TEMPLATE name, sse
 	.globl	\name
@@ -372,14 +385,12 @@
 	FRAME_ENTER
 	movq	$0, FULL(%rsp)
 	SAVE_ARGS \sse
-	movq	%fs:0x7ffffff0, %rax		/* the tasks word */
+	cmpq	$FHOOK_TW_IDLE, %fs:0x7ffffff0	/* the thread word */
 	.globl	\name\()_tls1
 	.hidden	\name\()_tls1
 \name\()_tls1:
-	testq	%rax, %rax
-	jle	2f
-	addq	$1, %rax
-	movq	%rax, %fs:0x7ffffff0		/* enter */
+	jne	2f				/* nested, or not known: C */
+	movl	$2, %fs:0x7ffffff0		/* enter */
 	.globl	\name\()_tls2
 	.hidden	\name\()_tls2
 \name\()_tls2:
@@ -388,19 +399,14 @@
 	.hidden	\name\()_ops
 \name\()_ops:
 	movq	%rsp, %rcx
-	movabsq	$0x1122334455667788, %rax	/* its handler */
-	.globl	\name\()_func
-	.hidden	\name\()_func
-\name\()_func:
-	call	*%rax
-	subq	$1, %fs:0x7ffffff0		/* leave */
+	call	*\name\()_func(%rip)		/* its handler, from the copy's own page */
+	subl	$1, %fs:0x7ffffff0		/* leave */
 	.globl	\name\()_tls3
 	.hidden	\name\()_tls3
 \name\()_tls3:
 3:	RESTORE_ARGS \sse, 0
 	.cfi_remember_state
-	movq	%rbp, %rsp
-	popq	%rbp
+	leave
 	.cfi_def_cfa %rsp, 8
 	.globl	\name\()_ret
 	.hidden	\name\()_ret
@@ -425,6 +431,11 @@
 	.endif
 	jmp	3b
 	.cfi_endproc
+	.p2align 3
+	.globl	\name\()_func
+	.hidden	\name\()_func
+\name\()_func:
+	.quad	0				/* the handler */
 	.globl	\name\()_end
 	.hidden	\name\()_end
 \name\()_end:

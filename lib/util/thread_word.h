@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Each thread's word of call-path state: its tasks count (util/tasks.h)
+ * in the low half, its recursion bits (util/recursion.h) in the high
+ * half, one 64-bit word of initial-exec TLS.
+ *
+ * Why one word: the trampolines' common cases need both "inside a
+ * section" and "holding the recursion lock", and need to know that the
+ * thread is known and not already inside anything of ours.  With both in
+ * one word that is a single compare against FHOOK_TW_IDLE and a single
+ * store of FHOOK_TW_FAST (one section, recursion bit 0); leaving stores
+ * FHOOK_TW_IDLE back.  Everything nested in between (a signal handler
+ * that meets a site) finds the word not idle and takes the counting
+ * paths, which restore what they found before they return, so the store
+ * on leaving is exact.  C and the counting paths change one half at a
+ * time, with 32-bit accesses, and never disturb the other half.
+ *
+ * Included by assembly: plain definitions outside the C part.
+ */
+#ifndef FHOOK_UTIL_THREAD_WORD_H
+#define FHOOK_UTIL_THREAD_WORD_H
+
+#define FHOOK_TW_TASKS		0	/* offset of the tasks count */
+#define FHOOK_TW_RECURSION	4	/* offset of the recursion bits */
+#define FHOOK_TW_IDLE		1	/* known, outside, no recursion bit */
+#define FHOOK_TW_FAST		0x100000002	/* one section, recursion bit 0 */
+
+#ifndef __ASSEMBLER__
+union fhook_tw {
+	struct {
+		/*
+		 * 0 until the thread is known, then 1 + the sections it is
+		 * inside; -2 while it is being registered, -1 once exiting.
+		 */
+		int tasks;
+		unsigned int recursion;
+	};
+	unsigned long word;
+};
+
+_Static_assert(sizeof(union fhook_tw) == 8, "one word");
+
+extern __thread union fhook_tw fhook_tw
+	__attribute__((tls_model("initial-exec"), visibility("hidden"), aligned(8)));
+
+#define fhook_tasks_state	(fhook_tw.tasks)
+#define fhook_recursion_bits	(fhook_tw.recursion)
+#endif
+
+#endif /* FHOOK_UTIL_THREAD_WORD_H */
