@@ -173,7 +173,7 @@ declare -A CGMATCH
 
 if want 1; then
 say "workload 1: the tight loop"
-ORDER="plain pad nop empty empty-gp direct redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-both trace cyg uftrace-pg uftrace-P lttng uprobe"
+ORDER="plain pad nop empty empty-gp direct redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-entry-gp fprobe-both fprobe-both-gp trace cyg uftrace-pg uftrace-P lttng uprobe"
 LABEL[plain]="untraced (no pad, no libfhook)"
 LABEL[pad]="pad, no libfhook (five 1-byte nops)"
 LABEL[nop]="fhook: pad, no ops (one 5-byte nop)"
@@ -186,6 +186,8 @@ LABEL[inject-hit]="fhook: fault injection, failing caller"
 LABEL[inject-miss]="fhook: fault injection, other caller"
 LABEL[fprobe-entry]="fhook: fprobe, empty entry handler"
 LABEL[fprobe-both]="fhook: fprobe, empty entry + exit handlers"
+LABEL[fprobe-entry-gp]="fhook: fprobe, empty entry handler, FPROBE_FL_GENERAL_REGS_ONLY"
+LABEL[fprobe-both-gp]="fhook: fprobe, empty entry + exit handlers, FPROBE_FL_GENERAL_REGS_ONLY"
 LABEL[trace]="fhook trace: entry + exit events to the ring buffer"
 LABEL[cyg]="-finstrument-functions, empty hooks"
 LABEL[uftrace-pg]="uftrace record (-pg build)"
@@ -196,7 +198,8 @@ LABEL[uprobe]="bpftrace uprobe on the 5-byte nop, empty action"
 CMD[plain]="$B/tight_plain run @N@"
 CMD[pad]="$B/tight_pad run @N@"
 CMD[direct]="$B/tight_plain direct @N@"
-for m in nop empty empty-gp redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-both; do
+for m in nop empty empty-gp redirect-hit redirect-miss inject-hit inject-miss fprobe-entry \
+	 fprobe-entry-gp fprobe-both fprobe-both-gp; do
 	CMD[$m]="$B/tight_fhook $m @N@"
 done
 CMD[cyg]="$B/tight_cyg run @N@"
