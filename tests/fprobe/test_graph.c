@@ -195,6 +195,68 @@ static void case_floating_point(void)
 	unregister_fprobe(&fp);
 }
 
+/*
+ * FPROBE_FL_GENERAL_REGS_ONLY: honest handlers (integer work only) see
+ * every call and the arguments arrive intact; a handler that breaks the
+ * promise shows that the entry really saves no vector register (what
+ * the flag's documentation calls the user's error).
+ */
+static long gp_entries, gp_exits;
+
+__attribute__((target("general-regs-only"))) static int
+gp_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip, struct ftrace_regs *fregs,
+	 void *data)
+{
+	gp_entries++;
+	return 0;
+}
+
+__attribute__((target("general-regs-only"))) static void
+gp_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip, struct ftrace_regs *fregs,
+	void *data)
+{
+	gp_exits++;
+}
+
+static int liar_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+		      struct ftrace_regs *fregs, void *data)
+{
+	__asm__ volatile("pcmpeqd %%xmm7, %%xmm7" ::: "xmm7");
+	return 0;
+}
+
+static void case_general_regs(void)
+{
+	static struct fprobe fp = { .entry_handler = gp_entry, .exit_handler = gp_exit,
+				    .flags = FPROBE_FL_GENERAL_REGS_ONLY };
+	static struct fprobe liar = { .entry_handler = liar_entry,
+				      .flags = FPROBE_FL_GENERAL_REGS_ONLY };
+	const char *sym = "fp_traced";
+	volatile double h = 8.5;	/* each call made, not folded */
+	double r;
+	int i;
+
+	CHECK_EQ(register_fprobe_syms(&fp, &sym, 1), 0, "gp_register");
+	for (i = 0; i < 1000; i++) {
+		r = fp_traced(1, 2, 3, 4, 5, 6, 7, h);
+		if (r != 208.0)
+			break;
+	}
+	CHECK(r == 208.0, "gp_args_intact", "%g, expected 208", r);
+	CHECK(gp_entries == 1000 && gp_exits == 1000, "gp_handlers_ran",
+	      "%ld entries, %ld exits, expected 1000 each", gp_entries, gp_exits);
+	unregister_fprobe(&fp);
+	CHECK_EQ(register_fprobe_syms(&liar, &sym, 1), 0, "gp_liar_register");
+	r = fp_traced(1, 2, 3, 4, 5, 6, 7, h);
+#ifndef __SANITIZE_THREAD__
+	/* (the C trampolines of ThreadSanitizer builds save every register) */
+	CHECK(r != 208.0, "gp_liar_not_saved", "%g: xmm7 was saved after all", r);
+#endif
+	unregister_fprobe(&liar);
+	r = fp_traced(1, 2, 3, 4, 5, 6, 7, h);
+	CHECK(r == 208.0, "gp_after_unregister", "%g, expected 208", r);
+}
+
 /* ---- entry data, declined returns, disabled ---- */
 
 static unsigned long seen_data;
@@ -247,6 +309,7 @@ static void case_entry_data(void)
 static const struct check_case cases[] = {
 	CHECK_CASE(entry_data),
 	CHECK_CASE(floating_point),
+	CHECK_CASE(general_regs),
 	CHECK_CASE(unregister_race),
 };
 
