@@ -44,7 +44,7 @@
  * this thread's own top entry, returned through in order (so no frame
  * above it to report as unwound), not nested, no pool.  Puts the real return address back in
  * the slot, calls the exit handler inside a tasks section and under the
- * recursion lock, pops the entry and jumps to 5f; anything else falls
+ * recursion lock, pops the entry and jumps to 4f; anything else falls
  * through to the C handler.  Uses the callee-saved slots of the frame's
  * ftrace_regs, which no exit handler reads.
  */
@@ -84,7 +84,7 @@
 	movq	$0, SHADOW_R_SP(%r8)		/* the entry is free */
 	subq	$1, %rsi
 	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* popped */
-	jmp	5f
+	jmp	4f				/* (the x87 stack was empty) */
 9:
 .endm
 
@@ -172,33 +172,21 @@ rethook_trampoline:
 	 * The x87 stack is empty at a return unless the function returns a
 	 * long double (one value, TOP = 7) or a complex long double (two,
 	 * TOP = 6); the handler may use the x87 unit only if it is empty.
+	 * Such returns take the C path, out of line.
 	 */
 	fnstsw	%ax
 	testl	$0x3800, %eax		/* TOP 0: the stack is empty, as usual */
-	movl	$0, X87TOP(%rsp)
-	jz	2f
-	shrl	$11, %eax
-	andl	$7, %eax
-	movl	%eax, X87TOP(%rsp)
-	cmpl	$7, %eax
-	je	1f
-	cmpl	$6, %eax
-	jne	2f
-	fstpt	X87(%rsp)
-	fstpt	X87+16(%rsp)
-	jmp	2f
-1:	fstpt	X87(%rsp)
-2:
+	jnz	10f
 	leaq	16(%rbp), %rax		/* the caller's %rsp */
 	movq	%rax, RSP(%rsp)
 	movq	$0, FULL(%rsp)
 #ifndef __SANITIZE_THREAD__
 	GRAPH_RETURN
 #endif
-	movq	8(%rbp), %rdi		/* the stub */
+	movl	$0, X87TOP(%rsp)
+11:	movq	8(%rbp), %rdi		/* the stub */
 	movq	%rsp, %rsi
 	call	*fhook_arch_rethook_handler(%rip)	/* the return-hook layer's handler */
-5:
 	cmpl	$0, X87TOP(%rsp)
 	je	4f
 	movl	X87TOP(%rsp), %eax
@@ -213,10 +201,27 @@ rethook_trampoline:
 	movaps	XMM+1*16(%rsp), %xmm1
 	movq	RAX(%rsp), %rax
 	movq	RDX(%rsp), %rdx
+	.cfi_remember_state
 	leave
 	.cfi_def_cfa %rsp, 8
 	.cfi_restore %rbp
 	ret				/* to the real return address, now in the slot */
+	.cfi_restore_state
+10:	shrl	$11, %eax
+	andl	$7, %eax
+	movl	%eax, X87TOP(%rsp)
+	cmpl	$7, %eax
+	je	1f
+	cmpl	$6, %eax
+	jne	2f
+	fstpt	X87(%rsp)
+	fstpt	X87+16(%rsp)
+	jmp	2f
+1:	fstpt	X87(%rsp)
+2:	leaq	16(%rbp), %rax
+	movq	%rax, RSP(%rsp)
+	movq	$0, FULL(%rsp)
+	jmp	11b
 	.cfi_endproc
 	.size	rethook_trampoline, .-rethook_trampoline
 
