@@ -19,3 +19,9 @@ TEST_TARGETS += $(B)/tests/kprobes/kpcover.so
 $(B)/tests/kprobes/kpcover.so: tests/kprobes/kpcover.c $(B)/libfhook.so
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -Iinclude -fPIC -shared $(SAN) -o $@ $< $(TEST_LDFLAGS)
+
+# two libraries without fhook flags: one unloaded under a probe, one loaded after it
+TEST_TARGETS += $(B)/tests/kprobes/kpgone_a.so $(B)/tests/kprobes/kpgone_b.so
+$(B)/tests/kprobes/kpgone_%.so: tests/kprobes/kpgone_%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -fPIC -shared -o $@ $<

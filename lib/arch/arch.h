@@ -361,8 +361,14 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
  * -EPERM.
  */
 int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr);
-/* Put the original bytes back.  Threads may still run in the slots' code. */
+/*
+ * Put the original bytes back where the probes' bytes still are (a slot
+ * whose bytes changed, its object unloaded, is only forgotten).  Threads
+ * may still run in the slots' code.
+ */
 int fhook_kprobe_disarm(struct fhook_kprobe_slot **slots, size_t nr);
+/* Forget @nr slots whose object was unloaded: nothing is written. */
+void fhook_kprobe_forget(struct fhook_kprobe_slot **slots, size_t nr);
 
 /* The original bytes of [@addr, @addr + @len) into @buf, under any probe. */
 int fhook_kprobe_read_orig(unsigned long addr, unsigned char *buf, size_t len);

@@ -16,6 +16,12 @@
  * Handlers run inside a tasks section (lib/util/tasks.h) and under the
  * recursion lock: a handler that reaches a probed function again skips it
  * and counts in nmissed, as in the kernel.
+ *
+ * When the object of a probed address is unloaded (dlclose), its probes
+ * are marked KPROBE_FLAG_GONE, as the kernel's are when a module goes:
+ * their bytes are gone with the object, so nothing is written there any
+ * more (another object may be mapped at the same address by then), and
+ * the record leaves the table, so that a new probe there starts afresh.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,13 +36,38 @@
 
 #include "arch/arch.h"
 #include "core/core.h"
+#include "kallsyms/objects.h"
 #include "util/errno.h"
+#include "util/rcu.h"
 #include "util/recursion.h"
 #include "util/tasks.h"
 #include "kprobes.h"
 
 static pthread_mutex_t kp_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct kp_addr *kp_table[1024];
+/*
+ * The loader changed while this thread held kp_mutex (dlopen() inside a
+ * registration): kp_unlock() looks at the objects before it lets go.
+ */
+static __thread bool kp_held;
+static bool kp_recheck;
+static unsigned long kp_epoch;
+
+static void kp_objects_check(void);
+
+static void kp_lock(void)
+{
+	pthread_mutex_lock(&kp_mutex);
+	kp_held = true;
+}
+
+static void kp_unlock(void)
+{
+	while (__atomic_exchange_n(&kp_recheck, false, __ATOMIC_ACQ_REL))
+		kp_objects_check();
+	kp_held = false;
+	pthread_mutex_unlock(&kp_mutex);
+}
 
 static size_t kp_hash(unsigned long a)
 {
@@ -140,11 +171,104 @@ static void kp_ftrace_func(unsigned long ip, unsigned long parent_ip, struct ftr
 	regs->ip = resume;
 }
 
+/* ---- objects unloaded ---- */
+
+/* The load generation of the object holding @addr; 0: none. */
+static unsigned long kp_obj_gen(unsigned long addr)
+{
+	int rcu = fhook_rcu_read_lock();
+	struct fhook_object *obj = fhook_object_of(addr);
+	unsigned long gen = obj ? obj->gen : 0;
+
+	fhook_rcu_read_unlock(rcu);
+	return gen;
+}
+
+/* Take @a out of the table (it stays allocated: probes still name it). */
+static void kp_addr_unlink(struct kp_addr *a)
+{
+	struct kp_addr **pp;
+
+	for (pp = &kp_table[kp_hash(a->addr)]; *pp; pp = &(*pp)->next)
+		if (*pp == a) {
+			*pp = a->next;
+			return;
+		}
+}
+
+/*
+ * Mark the probes whose object is gone.  Call with kp_mutex held, after
+ * the objects were brought in line with the loader.
+ */
+static void kp_objects_check(void)
+{
+	unsigned long epoch = __atomic_load_n(&fhook_objects_epoch, __ATOMIC_ACQUIRE);
+	struct fhook_kprobe_slot **slots = NULL;
+	size_t i, n = 0, cap = 0;
+
+	if (epoch == kp_epoch)
+		return;
+	kp_epoch = epoch;
+	for (i = 0; i < sizeof(kp_table) / sizeof(kp_table[0]); i++) {
+		struct kp_addr *a, *next;
+
+		for (a = kp_table[i]; a; a = next) {
+			struct kprobe **pp;
+
+			next = a->next;
+			if (!a->placed || a->gone || kp_obj_gen(a->addr) == a->obj_gen)
+				continue;
+			a->gone = true;
+			for (pp = a->probes; pp && *pp; pp++)
+				__atomic_or_fetch(&(*pp)->flags, KPROBE_FLAG_GONE,
+						  __ATOMIC_RELAXED);
+			if (a->method != KPROBE_METHOD_SITE) {
+				/* nothing to write: its bytes went with the object */
+				a->placed = false;
+				if (n == cap) {
+					struct fhook_kprobe_slot **t;
+
+					cap = cap ? 2 * cap : 64;
+					t = realloc(slots, cap * sizeof(*t));
+					if (!t) {
+						/* disarming finds the bytes changed */
+						a->placed = true;
+						continue;
+					}
+					slots = t;
+				}
+				slots[n++] = a->slot;
+			}
+			kp_addr_unlink(a);
+		}
+	}
+	if (n) {
+		fhook_text_lock();
+		fhook_kprobe_forget(slots, n);
+		fhook_text_unlock();
+	}
+	free(slots);
+}
+
+/* After dlopen()/dlclose() (lib/core's loader notification). */
+static void kp_loader_event(void)
+{
+	if (kp_held) {
+		__atomic_store_n(&kp_recheck, true, __ATOMIC_RELEASE);
+		return;
+	}
+	kp_lock();
+	kp_objects_check();
+	kp_unlock();
+}
+
 static void kp_init_once(void)
 {
 	static const struct fhook_kprobe_hooks hooks = { .hit = kp_hit, .post = kp_post };
 
 	fhook_arch_kprobe_init(&hooks);
+	kp_epoch = __atomic_load_n(&fhook_objects_epoch, __ATOMIC_ACQUIRE);
+	fhook_loader_notify(kp_loader_event);
 }
 
 /* ---- the probes of an address ---- */
@@ -305,6 +429,7 @@ static int kp_place(struct kp_batch *b)
 			ret = register_ftrace_function(&a->ops);
 		if (ret)
 			break;
+		a->obj_gen = kp_obj_gen(a->addr);
 		a->placed = true;
 	}
 	if (!ret && n) {
@@ -316,6 +441,7 @@ static int kp_place(struct kp_batch *b)
 
 			if (a->method == KPROBE_METHOD_SITE)
 				continue;
+			a->obj_gen = kp_obj_gen(a->addr);
 			a->placed = true;
 			/* a jump kept a trap (a thread was inside its bytes) */
 			a->method = a->slot->armed == FHOOK_KPROBE_JUMP ? KPROBE_METHOD_JUMP :
@@ -487,7 +613,7 @@ int register_kprobes(struct kprobe **kps, int num)
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	pthread_mutex_lock(&kp_mutex);
+	kp_lock();
 	ret = kp_order(kps, num, ord);
 	for (i = 0; i < num && !ret; i++) {
 		struct kprobe *p = ord[i].p;
@@ -530,7 +656,7 @@ int register_kprobes(struct kprobe **kps, int num)
 		for (i = 0; i < num; i++)
 			free(old[i]);
 	}
-	pthread_mutex_unlock(&kp_mutex);
+	kp_unlock();
 out_free:
 	free(b.new);
 	free(old);
@@ -550,9 +676,9 @@ void unregister_kprobes(struct kprobe **kps, int num)
 
 	if (num <= 0 || !kps)
 		return;
-	pthread_mutex_lock(&kp_mutex);
+	kp_lock();
 	kp_unregister_locked(kps, num);
-	pthread_mutex_unlock(&kp_mutex);
+	kp_unlock();
 }
 
 void unregister_kprobe(struct kprobe *p)
@@ -570,7 +696,9 @@ int disable_kprobe(struct kprobe *p)
 
 int enable_kprobe(struct kprobe *p)
 {
-	if (!p || !p->fhook_site)
+	/* as the kernel: a probe whose code is gone cannot be enabled */
+	if (!p || !p->fhook_site || (__atomic_load_n(&p->flags, __ATOMIC_RELAXED) &
+				     KPROBE_FLAG_GONE))
 		return fhook_ret_errno(-EINVAL);
 	__atomic_and_fetch(&p->flags, ~KPROBE_FLAG_DISABLED, __ATOMIC_RELEASE);
 	return 0;

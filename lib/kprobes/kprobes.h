@@ -18,6 +18,8 @@ struct kp_addr {
 	struct kprobe **probes;		/* NULL-terminated; NULL: none */
 	int method;			/* enum kprobe_method */
 	bool placed;
+	bool gone;			/* its object was unloaded (KPROBE_FLAG_GONE) */
+	unsigned long obj_gen;		/* the load generation of its object */
 	struct fhook_kprobe_slot *slot;	/* jump, trap */
 	struct ftrace_ops ops;		/* site */
 	char why[96];

@@ -755,14 +755,53 @@ int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr)
 	return 0;	/* where no jump could be written, traps work */
 }
 
+/* Do the bytes at @s's address still hold what placing it wrote? */
+static bool still_placed(const struct fhook_kprobe_slot *s)
+{
+	unsigned char want[5], cur[5];
+	size_t len = 1;
+
+	want[0] = INT3_INSN_OPCODE;
+	if (s->armed == FHOOK_KPROBE_JUMP) {
+		int32_t rel = (int32_t)((long)s->entry - (long)(s->addr + 5));
+
+		want[0] = 0xe9;
+		memcpy(want + 1, &rel, 4);
+		len = 5;
+	}
+	return !fhook_text_read(s->addr, cur, len) && !memcmp(cur, want, len);
+}
+
 int fhook_kprobe_disarm(struct fhook_kprobe_slot **slots, size_t nr)
 {
-	int ret = poke(slots, nr, POKE_ORIG);
+	struct fhook_kprobe_slot **ours = malloc((nr ? nr : 1) * sizeof(*ours));
+	size_t i, n = 0;
+	int ret;
 
+	if (!ours)
+		return -ENOMEM;
+	/*
+	 * Read, compare, write, as for a site: bytes that are not ours any
+	 * more (the object was unloaded, and maybe another mapped there)
+	 * are left alone, and their slot forgotten.
+	 */
+	for (i = 0; i < nr; i++) {
+		if (still_placed(slots[i]))
+			ours[n++] = slots[i];
+		else
+			clear_armed(&slots[i], 1);
+	}
+	ret = poke(ours, n, POKE_ORIG);
 	/* after the batch: a thread that trapped in it still finds its slot */
 	if (!ret)
-		clear_armed(slots, nr);
+		clear_armed(ours, n);
+	free(ours);
 	return ret;
+}
+
+void fhook_kprobe_forget(struct fhook_kprobe_slot **slots, size_t nr)
+{
+	clear_armed(slots, nr);
 }
 
 /* ---- hits ---- */
