@@ -320,7 +320,8 @@ struct fhook_kprobe_slot {
 	void *cookie;			/* generic code's record of the address */
 	unsigned long entry;		/* calls the handlers, then @resume */
 	unsigned long resume;		/* the relocated copy: runs as @addr would */
-	unsigned long post_trap;	/* its final int3 (a post_handler), or 0 */
+	unsigned long copy_end;		/* the end of the copy's code (jmp back included) */
+	bool post;			/* made for a post_handler: the copy is single-stepped */
 	unsigned int covered;		/* bytes of instructions the copy holds */
 	int can;			/* FHOOK_KPROBE_JUMP if a jump may be placed */
 	int armed;			/* how it is placed now, 0: not */

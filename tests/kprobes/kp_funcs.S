@@ -181,6 +181,60 @@ FUNC(kp_rec)
 	ret
 END(kp_rec)
 
+/*
+ * post_handlers on branches (the probe at the label _at): the handler
+ * must run after the instruction, wherever it went.  The labels are no
+ * symbols (a symbol would make them functions of their own): their
+ * addresses are in kp_post_points.
+ */
+/* jz: arg == 0 -> 20 (taken), else 10 */
+FUNC(kp_post_jcc)
+	testl	%edi, %edi
+.Lkp_post_jcc_at:
+	jz	1f
+.Lkp_post_jcc_fall:
+	movl	$10, %eax
+	ret
+.Lkp_post_jcc_taken:
+1:	movl	$20, %eax
+	ret
+END(kp_post_jcc)
+
+/* a call first: 7 + arg */
+FUNC(kp_post_call)
+	call	kp_ret7
+.Lkp_post_call_back:
+	addl	%edi, %eax
+	ret
+END(kp_post_call)
+
+/* an indirect jmp through a register: arg + 3 */
+FUNC(kp_post_jmpind)
+	leaq	1f(%rip), %rax
+.Lkp_post_jmpind_at:
+	jmp	*%rax
+	ud2
+.Lkp_post_jmpind_to:
+1:	leal	3(%rdi), %eax
+	ret
+END(kp_post_jmpind)
+
+/* the ret probed: arg * 2 */
+FUNC(kp_post_ret)
+	leal	(%rdi,%rdi), %eax
+.Lkp_post_ret_at:
+	ret
+END(kp_post_ret)
+
+/* pushfq probed: the trap flag as the function sees it (0), plus arg */
+FUNC(kp_post_pushf)
+	pushfq
+	popq	%rax
+	andl	$0x100, %eax
+	addl	%edi, %eax
+	ret
+END(kp_post_pushf)
+
 	.section .rodata
 	.balign	4
 kp_table:
@@ -190,6 +244,12 @@ kp_table2:
 	.long	20b - kp_table2, 29b - kp_table2
 
 	.data
+	.globl	kp_post_points
+	.balign	8
+kp_post_points:
+	.quad	.Lkp_post_jcc_at, .Lkp_post_jcc_fall, .Lkp_post_jcc_taken, .Lkp_post_call_back
+	.quad	.Lkp_post_jmpind_at, .Lkp_post_jmpind_to, .Lkp_post_ret_at
+
 	.globl	kp_data
 	.balign	4
 kp_data:

@@ -252,6 +252,101 @@ static void case_post_handler(void)
 	unregister_kprobe(&kp);
 }
 
+/*
+ * post_handlers on branches: after the instruction, wherever it went,
+ * with regs->ip there, as after the kernel's single step.
+ */
+extern char *kp_post_points[7];
+#define kp_post_jcc_at		kp_post_points[0]
+#define kp_post_jcc_fall	kp_post_points[1]
+#define kp_post_jcc_taken	kp_post_points[2]
+#define kp_post_call_back	kp_post_points[3]
+#define kp_post_jmpind_at	kp_post_points[4]
+#define kp_post_jmpind_to	kp_post_points[5]
+#define kp_post_ret_at		kp_post_points[6]
+int kp_post_jcc(int), kp_post_call(int), kp_post_jmpind(int), kp_post_ret(int),
+	kp_post_pushf(int);
+
+static unsigned long post_ip, post_sp;
+
+static void where_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	posts++;
+	post_ip = regs->ip;
+	post_sp = regs->sp;
+}
+
+/* probe @addr with a post_handler, call @f(@arg): the result and where the post saw it */
+static void post_at(const char *name, void *addr, int (*f)(int), int arg, int expect,
+		    unsigned long expect_ip)
+{
+	struct kprobe kp = { .addr = addr, .pre_handler = count_pre,
+			     .post_handler = where_post };
+	char t[128];
+	int ret, r;
+
+	hits = posts = 0;
+	post_ip = 0;
+	ret = register_kprobe(&kp);
+	snprintf(t, sizeof(t), "%s_registered", name);
+	CHECK(ret == 0, t, "%d", ret);
+	if (ret)
+		return;
+	r = f(arg);
+	snprintf(t, sizeof(t), "%s_result", name);
+	CHECK(r == expect, t, "%d, expected %d", r, expect);
+	snprintf(t, sizeof(t), "%s_once", name);
+	CHECK(hits == 1 && posts == 1, t, "%ld pre, %ld post", hits, posts);
+	snprintf(t, sizeof(t), "%s_ip", name);
+	CHECK(post_ip == expect_ip, t, "post saw ip %#lx, expected %#lx", post_ip, expect_ip);
+	unregister_kprobe(&kp);
+}
+
+/* where kp_post_ret's caller goes on: just after this call */
+static NOINLINE unsigned long call_ret(int arg, int *res)
+{
+	*res = kp_post_ret(arg);
+	return (unsigned long)__builtin_return_address(0);
+}
+
+static void case_post_branches(void)
+{
+	struct kprobe kp = { .addr = (void *)kp_post_ret_at, .pre_handler = count_pre,
+			     .post_handler = where_post };
+	struct kprobe flags = { .addr = (void *)kp_post_jcc_at, .pre_handler = count_pre };
+	int res = 0, r0, r1;
+
+	/* a jump probe on a jcc: the flags the test before it set reach it */
+	hits = 0;
+	CHECK_EQ(register_kprobe(&flags), 0, "flags_registered");
+	CHECK(kprobe_method(&flags, NULL, 0) == KPROBE_METHOD_JUMP, "flags_method_jump", "%s",
+	      kprobe_method_name(kprobe_method(&flags, NULL, 0)));
+	r0 = kp_post_jcc(0);
+	r1 = kp_post_jcc(1);
+	CHECK(r0 == 20 && r1 == 10 && hits == 2, "flags_kept", "%d %d, %ld hits", r0, r1, hits);
+	unregister_kprobe(&flags);
+
+	post_at("post_jcc_taken", kp_post_jcc_at, kp_post_jcc, 0, 20,
+		(unsigned long)kp_post_jcc_taken);
+	post_at("post_jcc_fall", kp_post_jcc_at, kp_post_jcc, 1, 10,
+		(unsigned long)kp_post_jcc_fall);
+	post_at("post_call", (void *)kp_post_call, kp_post_call, 5, 12, (unsigned long)kp_ret7);
+	post_at("post_jmp_indirect", kp_post_jmpind_at, kp_post_jmpind, 4, 7,
+		(unsigned long)kp_post_jmpind_to);
+	post_at("post_pushf", (void *)kp_post_pushf, kp_post_pushf, 6, 6,
+		(unsigned long)kp_post_pushf + 1);
+	/* the ret: the post sees the caller's address, with the stack popped */
+	hits = posts = 0;
+	CHECK_EQ(register_kprobe(&kp), 0, "post_ret_registered");
+	post_ip = 0;
+	(void)call_ret(21, &res);
+	CHECK(res == 42 && posts == 1, "post_ret_result", "%d, %ld posts", res, posts);
+	CHECK(post_ip && post_ip != (unsigned long)kp_post_ret_at + 1 &&
+	      post_ip - (unsigned long)call_ret < 64, "post_ret_ip",
+	      "post saw ip %#lx (call_ret at %p)", post_ip, (void *)call_ret);
+	unregister_kprobe(&kp);
+}
+
 static void case_disable(void)
 {
 	struct kprobe kp = { .symbol_name = "kp_tail", .pre_handler = count_pre };
@@ -384,6 +479,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(offset_red_zone),
 	CHECK_CASE(regs_and_ip),
 	CHECK_CASE(post_handler),
+	CHECK_CASE(post_branches),
 	CHECK_CASE(disable),
 	CHECK_CASE(recursion_missed),
 	CHECK_CASE(errors),

@@ -319,6 +319,16 @@ static const unsigned char kp_prefix[KPROBE_PREFIX] = {
 	0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00,	/* lea 128(%rsp), %rsp */
 };
 
+/* the same for a post_handler: the trap flag set for the copy */
+static const unsigned char kp_prefix_post[KPROBE_PREFIX_POST] = {
+	0x48, 0x8d, 0x64, 0x24, 0x80,			/* lea -128(%rsp), %rsp */
+	0xff, 0x15, 0xed, 0xff, 0xff, 0xff,		/* call *-19(%rip): hdr + 8 */
+	0x9c,						/* pushfq */
+	0x80, 0x4c, 0x24, 0x01, 0x01,			/* orb $1, 1(%rsp): TF */
+	0x9d,						/* popfq */
+	0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00,	/* lea 128(%rsp), %rsp */
+};
+
 /*
  * Relocate for a jump, else for a trap, into fresh memory near @addr.
  * The memory is taken before the copy is made (rip-relative operands
@@ -328,8 +338,9 @@ static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned 
 		     unsigned int pad, bool jump, bool post, char *why, size_t why_size)
 {
 	struct kprobe_reloc_req req = {
-		.addr = s->addr, .start = start, .size = size, .prefix_len = KPROBE_PREFIX,
-		.post_trap = post, .read = read_in_object,
+		.addr = s->addr, .start = start, .size = size,
+		.prefix_len = post ? KPROBE_PREFIX_POST : KPROBE_PREFIX, .post = post,
+		.read = read_in_object,
 	};
 	struct kprobe_reloc *r;
 	unsigned char *code = NULL;
@@ -400,14 +411,18 @@ static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned 
 	/* the header and the code, in one write */
 	memmove(r->code + KPROBE_HDR, r->code, r->len);
 	memcpy(r->code, hdr, sizeof(hdr));
-	memcpy(r->code + KPROBE_HDR, kp_prefix, KPROBE_PREFIX);
+	if (post)
+		memcpy(r->code + KPROBE_HDR, kp_prefix_post, KPROBE_PREFIX_POST);
+	else
+		memcpy(r->code + KPROBE_HDR, kp_prefix, KPROBE_PREFIX);
 	ret = area_write(ar, mem, r->code, KPROBE_HDR + r->len);
 	if (ret)
 		goto out;
 	area_trim(ar, mem, KPROBE_HDR + KPROBE_CODE_MAX, KPROBE_HDR + r->len);
 	s->entry = mem + KPROBE_HDR;
-	s->resume = s->entry + KPROBE_PREFIX;
-	s->post_trap = r->post_off ? s->entry + r->post_off : 0;
+	s->resume = s->entry + req.prefix_len;
+	s->copy_end = s->entry + r->code_end;
+	s->post = post;
 	s->covered = r->covered;
 out:
 	free(code);
@@ -474,7 +489,7 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
 	 * another probe, or it is a trap only for a neighbour gone since;
 	 * else a new one takes its place.
 	 */
-	if (s && s->addr == addr && s->cookie == cookie && !!s->post_trap == post &&
+	if (s && s->addr == addr && s->cookie == cookie && s->post == post &&
 	    (s->can == FHOOK_KPROBE_JUMP ? !in_use_inside(addr, s->covered) :
 	     !s->for_neighbour || in_use_inside(addr, 32))) {
 		if (s->keep_trap) {
@@ -513,8 +528,6 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
 		snprintf(why, why_size, "jumps are off");
 	if (!ret)
 		ret = table_add(addr, s);
-	if (!ret && s->post_trap)
-		ret = table_add(s->post_trap, s);
 	if (ret) {
 		free(s);	/* never published */
 		return ret;
@@ -522,7 +535,7 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
 	snprintf(s->why, sizeof(s->why), "%s", why);
 	s->in_use = true;
 	s->made = slots_made;
-	slots_made = s;
+	__atomic_store_n(&slots_made, s, __ATOMIC_RELEASE);	/* the step trap reads it */
 	*slotp = s;
 	return 0;
 }
@@ -849,22 +862,16 @@ static void regs_to(const struct pt_regs *regs, greg_t *g)
  * its slot's entry, as a jump would have taken it, and they run from the
  * trampoline in the thread's ordinary context (no signal-safety rules for
  * them, no registration of the thread inside a signal handler, and no
- * second trap to fear if they meet another probe).  Only the int3 after a
- * copy, for a post_handler, runs its handlers here; the thread passed the
- * entry, so it is known to util/tasks.h already.
+ * second trap to fear if they meet another probe).
  */
 bool fhook_kprobe_trap(unsigned long ip, void *ctx)
 {
 	ucontext_t *uc = ctx;
 	greg_t *g = uc->uc_mcontext.gregs;
 	struct fhook_kprobe_slot *s = table_find(ip);
-	struct pt_regs regs;
-	sigset_t trap;
 
 	if (!s)
 		return false;
-	if (s->post_trap && ip == s->post_trap)
-		goto post;
 	if (!__atomic_load_n(&s->armed, __ATOMIC_ACQUIRE)) {
 		/*
 		 * Removed since this thread trapped: the original bytes are
@@ -879,16 +886,73 @@ bool fhook_kprobe_trap(unsigned long ip, void *ctx)
 	__atomic_fetch_add(&kp_stats.traps, 1, __ATOMIC_RELAXED);
 	g[REG_RIP] = (greg_t)s->entry;
 	return true;
-post:
+}
+
+/* ---- post_handlers: the copy single-stepped ---- */
+
+#define EFLAGS_TF	0x100UL
+
+/* The slot whose copy this thread is stepping, and whether it got there. */
+static __thread struct fhook_kprobe_slot *step_slot;
+static __thread bool step_in_copy;
+
+static struct fhook_kprobe_slot *step_find(unsigned long ip)
+{
+	struct fhook_kprobe_slot *s;
+
+	for (s = __atomic_load_n(&slots_made, __ATOMIC_ACQUIRE); s; s = s->made)
+		if (s->post && ip >= s->entry && ip < s->copy_end)
+			return s;
+	return NULL;
+}
+
+/*
+ * A single-step trap: the thread steps a post_handler's copy from the
+ * prefix's popfq on.  Once it leaves the copy (the instruction done,
+ * wherever it branched), the trap flag goes and the post_handler runs
+ * here, in the signal handler, with regs->ip where the thread goes on,
+ * as after the kernel's single step.
+ */
+bool fhook_kprobe_step(void *ctx)
+{
+	ucontext_t *uc = ctx;
+	greg_t *g = uc->uc_mcontext.gregs;
+	unsigned long ip = (unsigned long)g[REG_RIP];
+	struct fhook_kprobe_slot *s = step_slot;
+	struct pt_regs regs;
+	sigset_t trap;
+
+	if (!((unsigned long)g[REG_EFL] & EFLAGS_TF))
+		return false;
+	if (!s) {
+		s = step_find(ip);
+		if (!s)
+			return false;	/* the program's own stepping */
+		step_slot = s;
+		step_in_copy = false;
+	}
+	if (ip >= s->resume && ip < s->copy_end) {
+		step_in_copy = true;
+		return true;
+	}
+	if (!step_in_copy && ip >= s->entry && ip < s->resume)
+		return true;		/* the prefix's last instruction */
+	step_slot = NULL;
+	g[REG_EFL] = (greg_t)((unsigned long)g[REG_EFL] & ~EFLAGS_TF);
+	/* a copied pushfq saved the flag too */
+	if (s->orig[0] == 0x9c)
+		*(unsigned long *)g[REG_RSP] &= ~EFLAGS_TF;
 	/* a post_handler may meet another probe: that trap must not kill the thread */
 	sigemptyset(&trap);
 	sigaddset(&trap, SIGTRAP);
 	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &trap, NULL, _NSIG / 8);
 	regs_from(&regs, g);
-	regs.ip = s->addr + s->covered;
+	/* a branch back to the probe went to the entry, which fires it again */
+	if (ip == s->entry)
+		regs.ip = s->addr;
 	if (kp_hooks.post)
 		kp_hooks.post(s->cookie, &regs);
 	regs_to(&regs, g);
-	g[REG_RIP] = (greg_t)(s->addr + s->covered);
+	g[REG_RIP] = (greg_t)(regs.ip == s->addr && ip == s->entry ? s->entry : regs.ip);
 	return true;
 }

@@ -11,8 +11,14 @@
  *			call *hdr+8(%rip)	; the handlers
  *			lea 128(%rsp), %rsp
  *	resume:		the relocated instructions
- *			jmp *back(%rip)		; or int3, for a post_handler
+ *			jmp *back(%rip)
  *			the absolute addresses jumped through
+ *
+ * For a post_handler the prefix sets the trap flag before the copy
+ * (pushfq; orb $1, 1(%rsp); popfq, between the call and the second lea,
+ * inside the stepped-over red zone): the copy is single-stepped, as the
+ * kernel's kprobes step the probed instruction, and the post_handler runs
+ * once the thread has left it, wherever a branch took it.
  *
  * The trampoline finds the slot from its return address:
  * *(ret - KPROBE_RET_TO_HDR).
@@ -22,6 +28,7 @@
 
 #define KPROBE_HDR		16
 #define KPROBE_PREFIX		19	/* entry to resume */
+#define KPROBE_PREFIX_POST	26	/* the same, with the trap flag set */
 #define KPROBE_RET_TO_HDR	(KPROBE_HDR + 5 + 6)
 #define KPROBE_RED_ZONE		128
 /* offsets in struct fhook_kprobe_slot, for the trampolines */
@@ -46,7 +53,7 @@ struct kprobe_reloc_req {
 	unsigned int min_len;		/* 5: a jump; 1: a trap's single instruction */
 	unsigned int prefix_len;	/* bytes before the copy */
 	unsigned long dest;		/* where code[0] of the result will be */
-	bool post_trap;			/* end with an int3, for a post_handler */
+	bool post;			/* for a post_handler (the copy is single-stepped) */
 	/* @len bytes at @addr of the object (jump tables); false if not there */
 	bool (*read)(void *ctx, unsigned long addr, void *buf, size_t len);
 	void *ctx;
@@ -56,7 +63,7 @@ struct kprobe_reloc {
 	unsigned char code[KPROBE_HDR + KPROBE_CODE_MAX];	/* room to put the header first */
 	size_t len;
 	unsigned int covered;		/* bytes of original instructions */
-	unsigned int post_off;		/* offset of the final int3, or 0 */
+	unsigned int code_end;		/* offset of the end of the code (before the table) */
 	unsigned int ends[KPROBE_MAX_INSNS];	/* end of each instruction */
 	unsigned int nr_insns;
 };

@@ -666,13 +666,8 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 	}
 	if (ret)
 		goto out;
-	if (req->post_trap) {
-		out->post_off = (unsigned int)e.len;
-		put(&e, (unsigned char[]){ INT3_INSN_OPCODE }, 1);
-	} else {
-		out->post_off = 0;
-	}
 	put_abs(&e, 0x25, a + covered);
+	out->code_end = (unsigned int)e.len;
 	put_abs_table(&e);
 	if (e.overflow) {
 		ret = why(w, wsize, "the copy of the bytes replaced does not fit");

@@ -98,7 +98,7 @@
 	.else
 	leaq	8(%rsp), %rsp
 	.endif
-	addq	$16, %rsp			/* sp, ss */
+	leaq	16(%rsp), %rsp			/* sp, ss (lea: the flags stay as popped) */
 	ret
 1:	/*
 	 * The new ip goes just below the probed code's stack pointer (the
