@@ -342,17 +342,20 @@ bool fhook_kprobe_arch_ready(void);
 /*
  * The slot for a probe at @addr in the function [@start, @start + @size)
  * (@size 0: unknown; @pad bytes after it belong to no symbol, which a
- * short function's jump may cover when they are padding), made if needed: a jump when @jump and the bytes
- * allow it, else a trap (@post: ending in an int3 for a post_handler).
- * @cookie is what the hit hook gets.  No jump covers another probe in use
- * (that probe would be skipped).  Call with text_mutex held.  Returns 0,
- * -EILSEQ (not even one instruction can be moved; @why says why), -EBUSY
- * (@addr is inside another probe's jump, or its slot is placed), -ENOSYS
- * (no capstone) or -ENOMEM.
+ * short function's jump may cover when they are padding), made if
+ * needed: a jump when @jump and the bytes allow it, else a trap (@post:
+ * single-stepped for a post_handler).  @cookie is what the hit hook gets.
+ * No jump covers another probe in use (that probe would be skipped): a
+ * probe whose jump covers @addr becomes a trap, as the kernel unoptimizes
+ * it, and its new slot is in @retrapped (its cookie says whose).  Call
+ * with text_mutex held.  Returns 0, -EILSEQ (not even one instruction can
+ * be moved; @why says why), -EBUSY (its slot is placed, or the probe whose
+ * jump covers @addr cannot become a trap), -ENOSYS (no capstone) or
+ * -ENOMEM.
  */
 int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long size,
 			  unsigned int pad, bool jump, bool post, void *cookie, struct fhook_kprobe_slot **slotp,
-			  char *why, size_t why_size);
+			  struct fhook_kprobe_slot **retrapped, char *why, size_t why_size);
 
 /*
  * Place @nr slots' probes: an int3 on each, then, once no thread is

@@ -341,10 +341,26 @@ static bool jumps_allowed(void)
 	return !e || strcmp(e, "1");
 }
 
+static void kp_set_flags(struct kprobe *p);
+
+/* The probe whose jump covered a new one's address is a trap now, in @slot. */
+static void kp_retrapped(struct fhook_kprobe_slot *slot)
+{
+	struct kp_addr *x = slot->cookie;
+	struct kprobe **pp;
+
+	x->slot = slot;
+	x->method = KPROBE_METHOD_TRAP;
+	snprintf(x->why, sizeof(x->why), "%s", slot->why);
+	for (pp = x->probes; pp && *pp; pp++)
+		kp_set_flags(*pp);
+}
+
 /* The record of @addr, made (not placed) if new.  Call with kp_mutex held. */
 static int kp_addr_get(unsigned long addr, bool post, struct kp_addr **ap)
 {
 	struct kp_addr *a = kp_addr_find(addr);
+	struct fhook_kprobe_slot *retrapped;
 	unsigned long size = 0, off = 0, site;
 	int ret;
 
@@ -370,8 +386,11 @@ static int kp_addr_get(unsigned long addr, bool post, struct kp_addr **ap)
 		size = off = 0;
 	fhook_text_lock();
 	ret = fhook_kprobe_slot_get(addr, addr - off, size, size ? pad_after(addr - off + size) : 0,
-				    jumps_allowed(), post, a, &a->slot, a->why, sizeof(a->why));
+				    jumps_allowed(), post, a, &a->slot, &retrapped, a->why,
+				    sizeof(a->why));
 	fhook_text_unlock();
+	if (retrapped)
+		kp_retrapped(retrapped);
 	if (ret)
 		return ret;
 	a->method = a->slot->can == FHOOK_KPROBE_JUMP ? KPROBE_METHOD_JUMP : KPROBE_METHOD_TRAP;

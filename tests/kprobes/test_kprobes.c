@@ -347,6 +347,50 @@ static void case_post_branches(void)
 	unregister_kprobe(&kp);
 }
 
+/*
+ * A probe inside the bytes another's jump replaced: the jump becomes a
+ * trap (the kernel unoptimizes it), and both fire on every call.
+ */
+static long hits_b;
+
+static int count_pre_b(struct kprobe *p, struct pt_regs *regs)
+{
+	hits_b++;
+	return 0;
+}
+
+static void case_retrap(void)
+{
+	struct kprobe a = { .symbol_name = "kp_push", .pre_handler = count_pre };
+	struct kprobe b = { .symbol_name = "kp_push", .offset = 1, .pre_handler = count_pre_b };
+	int r1, r2, ret;
+
+	CHECK_EQ(register_kprobe(&a), 0, "retrap_first");
+	CHECK(kprobe_method(&a, NULL, 0) == KPROBE_METHOD_JUMP && (a.flags & KPROBE_FLAG_OPTIMIZED),
+	      "retrap_first_jump", "%s", kprobe_method_name(kprobe_method(&a, NULL, 0)));
+	ret = register_kprobe(&b);
+	CHECK_EQ(ret, 0, "retrap_second_inside");
+	if (ret) {
+		unregister_kprobe(&a);
+		return;
+	}
+	CHECK(kprobe_method(&a, NULL, 0) == KPROBE_METHOD_TRAP && !(a.flags & KPROBE_FLAG_OPTIMIZED),
+	      "retrap_first_now_trap", "%s, flags %#x", kprobe_method_name(kprobe_method(&a, NULL, 0)),
+	      a.flags);
+	hits = hits_b = 0;
+	r1 = kp_push(1);
+	r2 = kp_push(2);
+	CHECK(r1 == 3 && r2 == 4, "retrap_results", "%d %d", r1, r2);
+	CHECK(hits == 2 && hits_b == 2, "retrap_both_fire", "%ld and %ld hits", hits, hits_b);
+	unregister_kprobe(&b);
+	r1 = kp_push(3);
+	CHECK(r1 == 5 && hits == 3 && hits_b == 2, "retrap_second_gone", "%d, %ld and %ld hits",
+	      r1, hits, hits_b);
+	unregister_kprobe(&a);
+	r1 = kp_push(4);
+	CHECK(r1 == 6 && hits == 3, "retrap_both_gone", "%d, %ld hits", r1, hits);
+}
+
 static void case_disable(void)
 {
 	struct kprobe kp = { .symbol_name = "kp_tail", .pre_handler = count_pre };
@@ -441,19 +485,6 @@ static void case_neighbours(void)
 	unregister_two(&a, &b);
 }
 
-/* a probe inside the jump of one already placed is refused */
-static void case_inside_jump(void)
-{
-	struct kprobe a = { .symbol_name = "kp_push", .pre_handler = count_pre };
-	struct kprobe b = { .symbol_name = "kp_push", .offset = 1, .pre_handler = count_pre };
-
-	CHECK(register_kprobe(&a) == 0, "inside_jump_first", "");
-	CHECK_EQ(register_kprobe(&b), -EBUSY, "inside_jump_refused");
-	unregister_kprobe(&a);
-	CHECK(register_kprobe(&b) == 0, "inside_jump_alone_then", "");
-	unregister_kprobe(&b);
-}
-
 /* a loop moved whole, which a branch from outside enters: a trap */
 static void case_loop_entered(void)
 {
@@ -480,12 +511,12 @@ static const struct check_case cases[] = {
 	CHECK_CASE(regs_and_ip),
 	CHECK_CASE(post_handler),
 	CHECK_CASE(post_branches),
+	CHECK_CASE(retrap),
 	CHECK_CASE(disable),
 	CHECK_CASE(recursion_missed),
 	CHECK_CASE(errors),
 	CHECK_CASE(inside_instruction),
 	CHECK_CASE(neighbours),
-	CHECK_CASE(inside_jump),
 };
 
 int main(void)

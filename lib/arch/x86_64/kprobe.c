@@ -470,19 +470,91 @@ static struct fhook_kprobe_slot *jump_over(unsigned long addr)
 	return NULL;
 }
 
+static void clear_armed(struct fhook_kprobe_slot **slots, size_t nr);
+
+/* @s is a slot of the generic code's, for good (the step trap finds it). */
+static void slot_publish(struct fhook_kprobe_slot *s)
+{
+	s->made = slots_made;
+	__atomic_store_n(&slots_made, s, __ATOMIC_RELEASE);
+}
+
+/*
+ * A probe is wanted at @addr, inside the bytes the jump of @over replaces:
+ * as the kernel unoptimizes such a probe, @over becomes a trap on its
+ * first instruction alone (a new slot; the old one stays for a thread
+ * still in its copy, which skips @addr this once).  Its function is
+ * [@start, @start + @size) with @pad, @addr's.
+ */
+static int retrap(struct fhook_kprobe_slot *over, unsigned long addr, unsigned long start,
+		  unsigned long size, unsigned int pad, struct fhook_kprobe_slot **tp)
+{
+	struct text_poke_loc loc = { .addr = over->addr, .len = 5, .emu_ip = FHOOK_EMU_KPROBE };
+	struct fhook_kprobe_slot *t;
+	char why[96];
+	int ret;
+
+	if (over->addr < start || over->addr >= start + size)
+		return -EBUSY;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->addr = over->addr;
+	t->cookie = over->cookie;
+	ret = slot_make(t, start, size, pad, false, over->post, why, sizeof(why));
+	if (ret) {
+		free(t);
+		return ret;
+	}
+	snprintf(t->why, sizeof(t->why), "another probe at +0x%lx is inside the bytes "
+		 "a jump would replace", addr - over->addr);
+	t->for_neighbour = true;
+	t->in_use = true;
+	slot_publish(t);
+	if (!over->armed) {
+		table_put(atomic_load_explicit(&table, memory_order_relaxed), t->addr, t);
+		over->in_use = false;
+		*tp = t;
+		return 0;
+	}
+	/* armed first: a thread that meets the int3 during the batch goes to @t */
+	__atomic_store_n(&t->armed, FHOOK_KPROBE_TRAP, __ATOMIC_RELEASE);
+	nr_armed++;
+	table_put(atomic_load_explicit(&table, memory_order_relaxed), t->addr, t);
+	if (over->armed == FHOOK_KPROBE_JUMP) {
+		loc.new[0] = INT3_INSN_OPCODE;
+		memcpy(loc.new + 1, over->orig + 1, 4);
+		ret = fhook_text_poke_batch(&loc, 1);
+		if (ret) {
+			table_put(atomic_load_explicit(&table, memory_order_relaxed), t->addr,
+				  over);
+			clear_armed(&t, 1);
+			return ret;
+		}
+	}
+	clear_armed(&over, 1);
+	*tp = t;
+	return 0;
+}
+
 int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long size,
 			  unsigned int pad, bool jump, bool post, void *cookie,
-			  struct fhook_kprobe_slot **slotp, char *why, size_t why_size)
+			  struct fhook_kprobe_slot **slotp, struct fhook_kprobe_slot **retrapped,
+			  char *why, size_t why_size)
 {
 	struct fhook_kprobe_slot *s = table_find(addr), *over = jump_over(addr);
 	unsigned long inside;
 	int ret;
 
+	*retrapped = NULL;
 	if (over) {
-		/* the kernel would unoptimize that probe; here it keeps its jump */
-		snprintf(why, why_size, "inside the jump of the probe at -0x%lx",
-			 addr - over->addr);
-		return -EBUSY;
+		ret = retrap(over, addr, start, size, pad, retrapped);
+		if (ret) {
+			snprintf(why, why_size, "inside the jump of the probe at -0x%lx, which "
+				 "cannot become a trap", addr - over->addr);
+			return ret;
+		}
+		s = table_find(addr);
 	}
 	/*
 	 * One made for the same use is reused, unless a jump's bytes now hold
@@ -534,8 +606,7 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
 	}
 	snprintf(s->why, sizeof(s->why), "%s", why);
 	s->in_use = true;
-	s->made = slots_made;
-	__atomic_store_n(&slots_made, s, __ATOMIC_RELEASE);	/* the step trap reads it */
+	slot_publish(s);
 	*slotp = s;
 	return 0;
 }
