@@ -86,10 +86,24 @@ static struct kp_addr *kp_addr_find(unsigned long addr)
 
 /* ---- what the probed code calls ---- */
 
+/* The pre_handlers of @pp, under the recursion lock: 1 if one moved the ip. */
+static int call_pre(struct kprobe **pp, struct pt_regs *regs)
+{
+	for (; *pp; pp++) {
+		struct kprobe *p = *pp;
+
+		if (__atomic_load_n(&p->flags, __ATOMIC_RELAXED) & KPROBE_FLAG_DISABLED)
+			continue;
+		if (p->pre_handler && p->pre_handler(p, regs))
+			return 1;	/* the ip moved: the rest would see a stale one */
+	}
+	return 0;
+}
+
 static int run_pre(struct kp_addr *a, struct pt_regs *regs)
 {
 	struct kprobe **pp = __atomic_load_n(&a->probes, __ATOMIC_ACQUIRE);
-	int bit, ret = 0;
+	int bit, ret;
 
 	if (!pp)
 		return 0;
@@ -100,16 +114,7 @@ static int run_pre(struct kp_addr *a, struct pt_regs *regs)
 				__atomic_add_fetch(&(*pp)->nmissed, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
-	for (; *pp; pp++) {
-		struct kprobe *p = *pp;
-
-		if (__atomic_load_n(&p->flags, __ATOMIC_RELAXED) & KPROBE_FLAG_DISABLED)
-			continue;
-		if (p->pre_handler && p->pre_handler(p, regs)) {
-			ret = 1;	/* the ip moved: the rest would see a stale one */
-			break;
-		}
-	}
+	ret = call_pre(pp, regs);
 	fhook_recursion_unlock(bit);
 	return ret;
 }
@@ -134,8 +139,18 @@ static void run_post(struct kp_addr *a, struct pt_regs *regs)
 /* The arch hooks: a detour's or an int3's hit, and the int3 after a copy. */
 static int kp_hit(void *cookie, struct pt_regs *regs)
 {
-	int ret;
+	struct kp_addr *a = cookie;
+	int ret = 0;
 
+	/* the usual case: the section and the recursion lock in one store */
+	if (fhook_fast_enter()) {
+		struct kprobe **pp = __atomic_load_n(&a->probes, __ATOMIC_ACQUIRE);
+
+		if (pp)
+			ret = call_pre(pp, regs);
+		fhook_fast_leave();
+		return ret;
+	}
 	if (!fhook_tasks_enter())
 		return 0;
 	ret = run_pre(cookie, regs);

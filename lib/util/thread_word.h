@@ -26,6 +26,8 @@
 #define FHOOK_TW_FAST		0x100000002	/* one section, recursion bit 0 */
 
 #ifndef __ASSEMBLER__
+#include <stdbool.h>
+
 union fhook_tw {
 	struct {
 		/*
@@ -45,6 +47,30 @@ extern __thread union fhook_tw fhook_tw
 
 #define fhook_tasks_state	(fhook_tw.tasks)
 #define fhook_recursion_bits	(fhook_tw.recursion)
+
+/*
+ * The trampolines' common-case entry, for C callers: true (and inside a
+ * tasks section, holding the recursion lock) when the thread was inside
+ * nothing of ours; else false, nothing changed, and the caller takes the
+ * counting path (fhook_tasks_enter() and the recursion lock).  The
+ * grace period's membarrier orders the plain store, as in
+ * fhook_tasks_enter().
+ */
+static inline bool fhook_fast_enter(void)
+{
+	if (__builtin_expect(__atomic_load_n(&fhook_tw.word, __ATOMIC_RELAXED) != FHOOK_TW_IDLE,
+			     0))
+		return false;
+	__atomic_store_n(&fhook_tw.word, FHOOK_TW_FAST, __ATOMIC_RELAXED);
+	__asm__ __volatile__("" ::: "memory");
+	return true;
+}
+
+/* ... and its leave (release: what the section read happens before a free) */
+static inline void fhook_fast_leave(void)
+{
+	__atomic_store_n(&fhook_tw.word, FHOOK_TW_IDLE, __ATOMIC_RELEASE);
+}
 #endif
 
 #endif /* FHOOK_UTIL_THREAD_WORD_H */
