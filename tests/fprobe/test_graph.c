@@ -218,6 +218,17 @@ gp_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip, struct ftrace
 	gp_exits++;
 }
 
+/* a traced function that tail-calls another: the second entry takes fprobe's C path */
+NOINLINE double gp_mul(double a, double b)
+{
+	return a * b;
+}
+
+NOINLINE double gp_outer(double a, double b)
+{
+	return gp_mul(a, b);
+}
+
 static int liar_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 		      struct ftrace_regs *fregs, void *data)
 {
@@ -231,6 +242,9 @@ static void case_general_regs(void)
 				    .flags = FPROBE_FL_GENERAL_REGS_ONLY };
 	static struct fprobe liar = { .entry_handler = liar_entry,
 				      .flags = FPROBE_FL_GENERAL_REGS_ONLY };
+	static struct fprobe tail = { .entry_handler = gp_entry, .exit_handler = gp_exit,
+				      .flags = FPROBE_FL_GENERAL_REGS_ONLY };
+	const char *tail_syms[] = { "gp_outer", "gp_mul" };
 	const char *sym = "fp_traced";
 	volatile double h = 8.5;	/* each call made, not folded */
 	double r;
@@ -246,6 +260,11 @@ static void case_general_regs(void)
 	CHECK(gp_entries == 1000 && gp_exits == 1000, "gp_handlers_ran",
 	      "%ld entries, %ld exits, expected 1000 each", gp_entries, gp_exits);
 	unregister_fprobe(&fp);
+	/* fhook's own C path, which uses vector registers, keeps them for the function */
+	CHECK_EQ(register_fprobe_syms(&tail, tail_syms, 2), 0, "gp_tail_register");
+	r = gp_outer(1.5, h - 6.5);
+	CHECK(r == 3.0, "gp_tail_call_args_intact", "%g, expected 3", r);
+	unregister_fprobe(&tail);
 	CHECK_EQ(register_fprobe_syms(&liar, &sym, 1), 0, "gp_liar_register");
 	r = fp_traced(1, 2, 3, 4, 5, 6, 7, h);
 #ifndef __SANITIZE_THREAD__

@@ -13,7 +13,9 @@
  * never unmapped (a preempted thread may be inside it long after its ops
  * is gone, as in the generic trampolines, which are never unmapped
  * either).  An FDE registered with libgcc describes it as the template's
- * CFI does, so unwinders walk through it from inside a handler.
+ * CFI does, so unwinders walk through it from inside a handler.  The
+ * handler it calls is a word on the writable page after it: the ops'
+ * handler while its stubs are bound, else gen_nop().
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -54,7 +56,13 @@ struct gen_tramp {
 	void *func;
 	bool sse;
 	unsigned char *code;
+	void **word;			/* the handler it calls */
 };
+
+/* What a copy calls once its ops is unregistered. */
+static void gen_nop(unsigned long ip, unsigned long parent_ip, void *op, void *fregs)
+{
+}
 
 static struct gen_tramp *gen_list;
 
@@ -140,8 +148,10 @@ void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse)
 	unsigned char *p;
 
 	for (g = gen_list; g; g = g->next)
-		if (g->owner == owner && g->func == func && g->sse == sse)
+		if (g->owner == owner && g->func == func && g->sse == sse) {
+			__atomic_store_n(g->word, func, __ATOMIC_RELEASE);
 			return g->code;
+		}
 	/*
 	 * The thread word's offset from the thread pointer, read the way the
 	 * linker can turn into a constant when it links us statically.
@@ -152,22 +162,25 @@ void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse)
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
-	p = mmap(NULL, GEN_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, 2 * GEN_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
 		free(g);
 		return NULL;
 	}
 	memcpy(p, t->start, len);
 	fhook_put_u32(p + (t->tls1 - t->start) - 5, (int32_t)tls);	/* cmpq $1, %fs:disp32 */
-	fhook_put_u32(p + (t->tls2 - t->start) - 8, (int32_t)tls);	/* movl $2, %fs:disp32 */
+	fhook_put_u32(p + (t->tls2 - t->start) - 8, (int32_t)tls);	/* movq $2, %fs:disp32 */
 	fhook_put_u64(p + (t->ops - t->start) - 8, (uint64_t)(unsigned long)owner);
-	fhook_put_u64(p + (t->func - t->start), (uint64_t)(unsigned long)func);	/* its word */
-	fhook_put_u32(p + (t->tls3 - t->start) - 5, (int32_t)tls);	/* subl $1, %fs:disp32 */
+	g->word = (void **)(p + GEN_PAGE);
+	*g->word = func;
+	fhook_put_u32(p + (t->func - t->start) - 4,	/* call *disp32(%rip) */
+		      (uint32_t)(GEN_PAGE - (size_t)(t->func - t->start)));
+	fhook_put_u32(p + (t->tls3 - t->start) - 5, (int32_t)tls);	/* subq $1, %fs:disp32 */
 	fhook_put_u64(p + (t->disp - t->start) - 8, (uint64_t)(unsigned long)fhook_arch_dispatch);
 	memset(p + len, INT3_INSN_OPCODE, GEN_PAGE - GEN_EH_FRAME - len);
 	gen_unwind_info(p, len, (size_t)(t->ret - t->start));
 	if (mprotect(p, GEN_PAGE, PROT_READ | PROT_EXEC)) {
-		munmap(p, GEN_PAGE);
+		munmap(p, 2 * GEN_PAGE);
 		free(g);
 		return NULL;
 	}
@@ -178,4 +191,21 @@ void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse)
 	g->next = gen_list;
 	gen_list = g;
 	return p;
+}
+
+/**
+ * fhook_gen_ops_retire - @owner's copies call nothing any more
+ *
+ * Its stubs are unbound (it is being unregistered): a thread that
+ * entered a copy before and was preempted ahead of counting itself in
+ * calls gen_nop() when it resumes.  Binding again points the word back at
+ * the handler (fhook_gen_ops_tramp()).  Called under the caller's lock.
+ */
+void fhook_gen_ops_retire(const void *owner)
+{
+	struct gen_tramp *g;
+
+	for (g = gen_list; g; g = g->next)
+		if (g->owner == owner)
+			__atomic_store_n(g->word, (void *)gen_nop, __ATOMIC_RELEASE);
 }

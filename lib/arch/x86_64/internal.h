@@ -30,6 +30,8 @@ extern char fhook_tramp_grec[];		/* graph_rec.S */
 
 /* gen.c: a per-ops copy of trampoline.S's OPS_TEMPLATE; NULL: none */
 void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse) __arch_hidden;
+/* @owner unregistered: its copies call a handler that does nothing (gen.c). */
+void fhook_gen_ops_retire(const void *owner) __arch_hidden;
 
 /* Bytes of unwind tables (rethook.c, gen.c). */
 static inline unsigned char *fhook_put_uleb(unsigned char *p, unsigned long v)

@@ -291,6 +291,8 @@ void fhook_stubs_set(const void *owner, enum fhook_tramp_kind kind, unsigned int
 				else
 					fhook_stub_set(&r->slots[i], kind, flags, func, data);
 			}
+	if (!func)
+		fhook_gen_ops_retire(owner);
 }
 
 struct fhook_stub *fhook_stub_of_code(unsigned long code)

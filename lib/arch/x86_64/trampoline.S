@@ -133,7 +133,7 @@
  * what to do, takes the call.
  * In: %rdi = ip, %rsi = parent_ip, %r11 = stub, %rsp = fregs.
  */
-.macro DISPATCH_TASKS fgraph=0
+.macro DISPATCH_TASKS fgraph=0, sse=1
 	movq	fhook_tw@gottpoff(%rip), %rax
 	cmpq	$FHOOK_TW_IDLE, %fs:(%rax)
 	jne	5f
@@ -143,19 +143,27 @@
 	movq	STUB_DATA(%r11), %rdx
 	testq	%rdx, %rdx
 	jz	7f
-	GRAPH_ENTER
+	GRAPH_ENTER \sse
 	FAST_LEAVE %rax
 	jmp	3f
 	.else
-	movl	$2, %fs:FHOOK_TW_TASKS(%rax)	/* enter */
+	/* 64 bits, as the compare reads it (a narrower store would not forward) */
+	movq	$2, %fs:(%rax)			/* enter */
 	.endif
 6:	movq	STUB_DATA(%r11), %rdx
 	testq	%rdx, %rdx
 	jz	1f
 	movq	%rsp, %rcx
+	.if \fgraph && !\sse
+	/* fprobe's C handler: ours, built with vector registers */
+	SAVE_XMM
 	call	*STUB_FUNC(%r11)
+	RESTORE_XMM
+	.else
+	call	*STUB_FUNC(%r11)
+	.endif
 4:	movq	fhook_tw@gottpoff(%rip), %rax
-	subl	$1, %fs:FHOOK_TW_TASKS(%rax)	/* leave */
+	subq	$1, %fs:(%rax)			/* leave (the count is at least 2) */
 3:
 .endm
 
@@ -172,7 +180,7 @@
  * (lib/fprobe/fprobe.c keeps the same fast path for the C trampolines).
  * In: %rdi = ip, %rsi = parent_ip, %rdx = the ops, %r11 = stub, %rsp = fregs.
  */
-.macro GRAPH_ENTER
+.macro GRAPH_ENTER sse
 	/*
 	 * The ops as read once: an unregister may unbind the stub meanwhile,
 	 * and the C handler must get the ops this section began with.
@@ -233,7 +241,13 @@
 	movl	$0, %fs:FHOOK_TW_RECURSION(%rax)
 	movq	R15(%rsp), %rdx
 	movq	%rsp, %rcx
+	.if !\sse
+	SAVE_XMM				/* ours, built with vector registers */
 	call	*STUB_FUNC(%r11)
+	RESTORE_XMM
+	.else
+	call	*STUB_FUNC(%r11)
+	.endif
 24:
 .endm
 
@@ -338,7 +352,7 @@
 	.if \c
 	DISPATCH_C
 	.else
-	DISPATCH_TASKS \fgraph
+	DISPATCH_TASKS \fgraph, \sse
 	.endif
 	RESTORE_ARGS \sse
 	.if \full
@@ -372,9 +386,12 @@
  * and the C dispatcher, so the call path loads none of them.  Arguments
  * only, no ip written back (no IPMODIFY), xmm0-7 saved per @sse.  The
  * labels after the patched instructions tell gen.c where their operands
- * end.  Only the handler is read RIP-relative, from the copy's own last
- * word (a call through memory costs one instruction less than loading
- * it first): the copy runs anywhere.
+ * end.  Only the handler is read RIP-relative, from a word on the page
+ * after the copy's (a call through memory costs one instruction less
+ * than loading it first), which unregistering points at a handler that
+ * does nothing: a thread that jumped into the copy and was preempted
+ * before it counted itself in is not waited for, and must then call no
+ * handler of an unregistered ops.
  */
 .macro OPS_TEMPLATE name, sse
 	.globl	\name
@@ -390,7 +407,7 @@
 	.hidden	\name\()_tls1
 \name\()_tls1:
 	jne	2f				/* nested, or not known: C */
-	movl	$2, %fs:0x7ffffff0		/* enter */
+	movq	$2, %fs:0x7ffffff0		/* enter, 64 bits as the compare reads */
 	.globl	\name\()_tls2
 	.hidden	\name\()_tls2
 \name\()_tls2:
@@ -399,8 +416,11 @@
 	.hidden	\name\()_ops
 \name\()_ops:
 	movq	%rsp, %rcx
-	call	*\name\()_func(%rip)		/* its handler, from the copy's own page */
-	subl	$1, %fs:0x7ffffff0		/* leave */
+	call	*0x7ffffff0(%rip)		/* its handler: the word after the copy's page */
+	.globl	\name\()_func
+	.hidden	\name\()_func
+\name\()_func:
+	subq	$1, %fs:0x7ffffff0		/* leave */
 	.globl	\name\()_tls3
 	.hidden	\name\()_tls3
 \name\()_tls3:
@@ -431,11 +451,6 @@
 	.endif
 	jmp	3b
 	.cfi_endproc
-	.p2align 3
-	.globl	\name\()_func
-	.hidden	\name\()_func
-\name\()_func:
-	.quad	0				/* the handler */
 	.globl	\name\()_end
 	.hidden	\name\()_end
 \name\()_end:
