@@ -63,10 +63,17 @@ static void kp_lock(void)
 
 static void kp_unlock(void)
 {
-	while (__atomic_exchange_n(&kp_recheck, false, __ATOMIC_ACQ_REL))
-		kp_objects_check();
-	kp_held = false;
-	pthread_mutex_unlock(&kp_mutex);
+	for (;;) {
+		while (__atomic_exchange_n(&kp_recheck, false, __ATOMIC_ACQ_REL))
+			kp_objects_check();
+		kp_held = false;
+		pthread_mutex_unlock(&kp_mutex);
+		/* an event that found the mutex taken meanwhile: ours to run */
+		if (!__atomic_load_n(&kp_recheck, __ATOMIC_ACQUIRE) ||
+		    pthread_mutex_trylock(&kp_mutex))
+			return;
+		kp_held = true;
+	}
 }
 
 static size_t kp_hash(unsigned long a)
@@ -265,15 +272,17 @@ static void kp_objects_check(void)
 	free(slots);
 }
 
-/* After dlopen()/dlclose() (lib/core's loader notification). */
+/*
+ * After dlopen()/dlclose() (lib/core's loader notification).  Never
+ * waits for kp_mutex: its holder may be waiting for a grace period that
+ * this thread, inside a handler, holds up; the holder looks instead.
+ */
 static void kp_loader_event(void)
 {
-	if (kp_held) {
-		__atomic_store_n(&kp_recheck, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&kp_recheck, true, __ATOMIC_RELEASE);
+	if (kp_held || pthread_mutex_trylock(&kp_mutex))
 		return;
-	}
-	kp_lock();
-	kp_objects_check();
+	kp_held = true;
 	kp_unlock();
 }
 
@@ -648,6 +657,9 @@ int register_kprobes(struct kprobe **kps, int num)
 		goto out_free;
 	}
 	kp_lock();
+	/* a record whose object went unseen (no dlclose() of ours) is not reused */
+	fhook_objects_refresh();
+	kp_objects_check();
 	ret = kp_order(kps, num, ord);
 	for (i = 0; i < num && !ret; i++) {
 		struct kprobe *p = ord[i].p;
@@ -667,6 +679,8 @@ int register_kprobes(struct kprobe **kps, int num)
 		p->addr = (kprobe_opcode_t *)ord[i].addr;
 		p->opcode = a->slot ? a->slot->orig[0] : *(kprobe_opcode_t *)ord[i].addr;
 		p->nmissed = 0;
+		/* as the kernel: of the flags only the user's DISABLED stays */
+		__atomic_and_fetch(&p->flags, KPROBE_FLAG_DISABLED, __ATOMIC_RELAXED);
 		p->fhook_site = a;
 		old[i] = a->probes;
 		__atomic_store_n(&a->probes, pp, __ATOMIC_RELEASE);
@@ -711,6 +725,9 @@ void unregister_kprobes(struct kprobe **kps, int num)
 	if (num <= 0 || !kps)
 		return;
 	kp_lock();
+	/* nothing is written where an object went, even unseen */
+	fhook_objects_refresh();
+	kp_objects_check();
 	kp_unregister_locked(kps, num);
 	kp_unlock();
 }

@@ -88,6 +88,16 @@ int main(void)
 	memcpy(after, (void *)fb, sizeof(after));
 	CHECK(!memcmp(before, after, sizeof(before)), "b_restored", "b's first bytes differ");
 	CHECK_EQ(fb(9), 2, "b_result_at_end");
+
+	/* the gone probe registered again, on b: a probe like any other */
+	p.addr = (kprobe_opcode_t *)fb;
+	CHECK_EQ(register_kprobe(&p), 0, "gone_probe_registered_again");
+	CHECK_EQ(p.flags & KPROBE_FLAG_GONE, 0, "gone_flag_cleared");
+	CHECK_EQ(disable_kprobe(&p), 0, "disable_again");
+	CHECK_EQ(enable_kprobe(&p), 0, "enable_again");
+	CHECK_EQ(fb(9), 2, "b_result_probed_again");
+	CHECK_EQ(hits, 3, "b_hit_again");
+	unregister_kprobe(&p);
 	dlclose(hb);
 	return check_exit();
 }
