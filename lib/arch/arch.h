@@ -320,8 +320,15 @@ struct fhook_kprobe_slot {
 	void *cookie;			/* generic code's record of the address */
 	unsigned long entry;		/* calls the handlers, then @resume */
 	unsigned long resume;		/* the relocated copy: runs as @addr would */
-	unsigned long copy_end;		/* the end of the copy's code (jmp back included) */
-	bool post;			/* made for a post_handler: the copy is single-stepped */
+	bool post;			/* made for a post_handler: int3s at the copy's exits */
+	unsigned char nr_exits;
+	struct fhook_kprobe_exit {
+		unsigned long at;	/* its int3, in the copy */
+		unsigned long ip;	/* where the instruction went (ret, jmp *: read then) */
+		unsigned long resume;	/* where the thread goes on */
+		unsigned short imm;	/* ret imm16 */
+		unsigned char kind;	/* KPROBE_EXIT_* (arch) */
+	} exits[3];
 	unsigned int covered;		/* bytes of instructions the copy holds */
 	int can;			/* FHOOK_KPROBE_JUMP if a jump may be placed */
 	int armed;			/* how it is placed now, 0: not */

@@ -235,6 +235,33 @@ FUNC(kp_post_pushf)
 	ret
 END(kp_post_pushf)
 
+/* popfq probed: the flags it pops are the program's; arg */
+FUNC(kp_post_popf)
+	pushq	$0x202
+.Lkp_post_popf_at:
+	popfq
+	movl	%edi, %eax
+	ret
+END(kp_post_popf)
+
+/* rep stosb probed (one exit after the whole string, not one per byte): 0 */
+FUNC(kp_post_rep)
+	movl	%edi, %ecx
+	leaq	kp_buf(%rip), %rdi
+	xorl	%eax, %eax
+.Lkp_post_rep_at:
+	rep stosb
+	movl	%ecx, %eax
+	ret
+END(kp_post_rep)
+
+/* a call through rip-relative memory: 7 + arg */
+FUNC(kp_post_callmem)
+	call	*kp_ptr7(%rip)
+	addl	%edi, %eax
+	ret
+END(kp_post_callmem)
+
 	.section .rodata
 	.balign	4
 kp_table:
@@ -249,6 +276,14 @@ kp_table2:
 kp_post_points:
 	.quad	.Lkp_post_jcc_at, .Lkp_post_jcc_fall, .Lkp_post_jcc_taken, .Lkp_post_call_back
 	.quad	.Lkp_post_jmpind_at, .Lkp_post_jmpind_to, .Lkp_post_ret_at
+	.quad	.Lkp_post_popf_at, .Lkp_post_rep_at
+kp_ptr7:
+	.quad	kp_ret7
+	.bss
+	.balign	64
+kp_buf:
+	.skip	1 << 20
+	.data
 
 	.globl	kp_data
 	.balign	4

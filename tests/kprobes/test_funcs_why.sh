@@ -25,8 +25,11 @@ kp_leaf jump
 kp_loop_entered trap: a branch from outside enters the loop at the start
 kp_post_call jump
 kp_post_jcc jump
+kp_post_callmem jump
 kp_post_jmpind jump
+kp_post_popf jump
 kp_post_pushf jump
+kp_post_rep jump
 kp_post_ret trap: 4 bytes from the probe to the end of the function: shorter than a jump
 kp_push jump
 kp_rec jump

@@ -256,7 +256,7 @@ static void case_post_handler(void)
  * post_handlers on branches: after the instruction, wherever it went,
  * with regs->ip there, as after the kernel's single step.
  */
-extern char *kp_post_points[7];
+extern char *kp_post_points[9];
 #define kp_post_jcc_at		kp_post_points[0]
 #define kp_post_jcc_fall	kp_post_points[1]
 #define kp_post_jcc_taken	kp_post_points[2]
@@ -264,8 +264,10 @@ extern char *kp_post_points[7];
 #define kp_post_jmpind_at	kp_post_points[4]
 #define kp_post_jmpind_to	kp_post_points[5]
 #define kp_post_ret_at		kp_post_points[6]
+#define kp_post_popf_at		kp_post_points[7]
+#define kp_post_rep_at		kp_post_points[8]
 int kp_post_jcc(int), kp_post_call(int), kp_post_jmpind(int), kp_post_ret(int),
-	kp_post_pushf(int);
+	kp_post_pushf(int), kp_post_popf(int), kp_post_rep(int), kp_post_callmem(int);
 
 static unsigned long post_ip, post_sp;
 
@@ -335,6 +337,12 @@ static void case_post_branches(void)
 		(unsigned long)kp_post_jmpind_to);
 	post_at("post_pushf", (void *)kp_post_pushf, kp_post_pushf, 6, 6,
 		(unsigned long)kp_post_pushf + 1);
+	post_at("post_popf", kp_post_popf_at, kp_post_popf, 5, 5,
+		(unsigned long)kp_post_popf_at + 1);
+	post_at("post_rep_stos", kp_post_rep_at, kp_post_rep, 1 << 20, 0,
+		(unsigned long)kp_post_rep_at + 2);
+	post_at("post_call_memory", (void *)kp_post_callmem, kp_post_callmem, 5, 12,
+		(unsigned long)kp_ret7);
 	/* the ret: the post sees the caller's address, with the stack popped */
 	hits = posts = 0;
 	CHECK_EQ(register_kprobe(&kp), 0, "post_ret_registered");

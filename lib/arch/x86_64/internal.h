@@ -65,11 +65,9 @@ int fhook_text_write_new(unsigned long addr, const void *buf, size_t len) __arch
 
 /*
  * The SIGTRAP handler's question to kprobe.c: is the int3 at @ip a
- * kprobe's?  If so the thread in the signal context @ctx is handled, and
- * true is returned.
+ * kprobe's (or a post_handler's exit from a copy)?  If so the thread in
+ * the signal context @ctx is handled, and true is returned.
  */
 bool fhook_kprobe_trap(unsigned long ip, void *ctx) __arch_hidden;
-/* The same for a single-step trap (a post_handler's copy being stepped). */
-bool fhook_kprobe_step(void *ctx) __arch_hidden;
 
 #endif /* FHOOK_ARCH_X86_64_INTERNAL_H */

@@ -319,15 +319,6 @@ static const unsigned char kp_prefix[KPROBE_PREFIX] = {
 	0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00,	/* lea 128(%rsp), %rsp */
 };
 
-/* the same for a post_handler: the trap flag set for the copy */
-static const unsigned char kp_prefix_post[KPROBE_PREFIX_POST] = {
-	0x48, 0x8d, 0x64, 0x24, 0x80,			/* lea -128(%rsp), %rsp */
-	0xff, 0x15, 0xed, 0xff, 0xff, 0xff,		/* call *-19(%rip): hdr + 8 */
-	0x9c,						/* pushfq */
-	0x80, 0x4c, 0x24, 0x01, 0x01,			/* orb $1, 1(%rsp): TF */
-	0x9d,						/* popfq */
-	0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00,	/* lea 128(%rsp), %rsp */
-};
 
 /*
  * Relocate for a jump, else for a trap, into fresh memory near @addr.
@@ -339,12 +330,13 @@ static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned 
 {
 	struct kprobe_reloc_req req = {
 		.addr = s->addr, .start = start, .size = size,
-		.prefix_len = post ? KPROBE_PREFIX_POST : KPROBE_PREFIX, .post = post,
+		.prefix_len = KPROBE_PREFIX, .post = post,
 		.read = read_in_object,
 	};
 	struct kprobe_reloc *r;
 	unsigned char *code = NULL;
 	unsigned long mem, hdr[2];
+	unsigned int i;
 	struct area *ar = NULL;
 	int ret;
 
@@ -411,18 +403,22 @@ static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned 
 	/* the header and the code, in one write */
 	memmove(r->code + KPROBE_HDR, r->code, r->len);
 	memcpy(r->code, hdr, sizeof(hdr));
-	if (post)
-		memcpy(r->code + KPROBE_HDR, kp_prefix_post, KPROBE_PREFIX_POST);
-	else
-		memcpy(r->code + KPROBE_HDR, kp_prefix, KPROBE_PREFIX);
+	memcpy(r->code + KPROBE_HDR, kp_prefix, KPROBE_PREFIX);
 	ret = area_write(ar, mem, r->code, KPROBE_HDR + r->len);
 	if (ret)
 		goto out;
 	area_trim(ar, mem, KPROBE_HDR + KPROBE_CODE_MAX, KPROBE_HDR + r->len);
 	s->entry = mem + KPROBE_HDR;
-	s->resume = s->entry + req.prefix_len;
-	s->copy_end = s->entry + r->code_end;
+	s->resume = s->entry + KPROBE_PREFIX;
 	s->post = post;
+	s->nr_exits = (unsigned char)r->nr_exits;
+	for (i = 0; i < r->nr_exits; i++) {
+		s->exits[i].at = s->entry + r->exits[i].off;
+		s->exits[i].kind = r->exits[i].kind;
+		s->exits[i].imm = r->exits[i].imm;
+		s->exits[i].ip = r->exits[i].ip;
+		s->exits[i].resume = r->exits[i].resume;
+	}
 	s->covered = r->covered;
 out:
 	free(code);
@@ -472,7 +468,7 @@ static struct fhook_kprobe_slot *jump_over(unsigned long addr)
 
 static void clear_armed(struct fhook_kprobe_slot **slots, size_t nr);
 
-/* @s is a slot of the generic code's, for good (the step trap finds it). */
+/* @s is one of the slots ever made, for good. */
 static void slot_publish(struct fhook_kprobe_slot *s)
 {
 	s->made = slots_made;
@@ -491,6 +487,7 @@ static int retrap(struct fhook_kprobe_slot *over, unsigned long addr, unsigned l
 {
 	struct text_poke_loc loc = { .addr = over->addr, .len = 5, .emu_ip = FHOOK_EMU_KPROBE };
 	struct fhook_kprobe_slot *t;
+	unsigned int i;
 	char why[96];
 	int ret;
 
@@ -505,6 +502,13 @@ static int retrap(struct fhook_kprobe_slot *over, unsigned long addr, unsigned l
 	if (ret) {
 		free(t);
 		return ret;
+	}
+	for (i = 0; i < t->nr_exits; i++) {
+		ret = table_add(t->exits[i].at, t);
+		if (ret) {
+			free(t);
+			return ret;
+		}
 	}
 	snprintf(t->why, sizeof(t->why), "another probe at +0x%lx is inside the bytes "
 		 "a jump would replace", addr - over->addr);
@@ -544,6 +548,7 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
 {
 	struct fhook_kprobe_slot *s = table_find(addr), *over = jump_over(addr);
 	unsigned long inside;
+	unsigned int i;
 	int ret;
 
 	*retrapped = NULL;
@@ -600,6 +605,8 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
 		snprintf(why, why_size, "jumps are off");
 	if (!ret)
 		ret = table_add(addr, s);
+	for (i = 0; !ret && i < s->nr_exits; i++)
+		ret = table_add(s->exits[i].at, s);
 	if (ret) {
 		free(s);	/* never published */
 		return ret;
@@ -929,20 +936,70 @@ static void regs_to(const struct pt_regs *regs, greg_t *g)
 }
 
 /*
+ * A post_handler's exit: the one instruction was run out of line (or is
+ * emulated here: ret, and the target an indirect jmp or call pushed), and
+ * the handler runs in the signal handler with regs->ip where the thread
+ * goes on, as after the kernel's single step.
+ */
+static bool post_exit(struct fhook_kprobe_slot *s, const struct fhook_kprobe_exit *x, greg_t *g)
+{
+	struct pt_regs regs;
+	unsigned long ip, resume;
+	sigset_t trap;
+
+	/* a post_handler may meet another probe: that trap must not kill the thread */
+	sigemptyset(&trap);
+	sigaddset(&trap, SIGTRAP);
+	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &trap, NULL, _NSIG / 8);
+	regs_from(&regs, g);
+	switch (x->kind) {
+	case KPROBE_EXIT_RET:
+		ip = resume = *(unsigned long *)regs.sp;
+		regs.sp += 8 + x->imm;
+		break;
+	case KPROBE_EXIT_JMP_IND:
+		ip = resume = *(unsigned long *)regs.sp;
+		regs.sp += 8 + KPROBE_RED_ZONE;
+		break;
+	case KPROBE_EXIT_CALL_IND:
+		ip = resume = *(unsigned long *)regs.sp;
+		*(unsigned long *)regs.sp = x->ip;	/* the return address, where a call puts it */
+		break;
+	default:
+		ip = x->ip;
+		resume = x->resume;
+		break;
+	}
+	regs.ip = ip;
+	if (kp_hooks.post)
+		kp_hooks.post(s->cookie, &regs);
+	regs_to(&regs, g);
+	g[REG_RSP] = (greg_t)regs.sp;
+	g[REG_RIP] = (greg_t)(regs.ip == ip ? resume : regs.ip);
+	return true;
+}
+
+/*
  * An int3 of ours.  The handlers do not run here: the thread goes on at
  * its slot's entry, as a jump would have taken it, and they run from the
  * trampoline in the thread's ordinary context (no signal-safety rules for
  * them, no registration of the thread inside a signal handler, and no
- * second trap to fear if they meet another probe).
+ * second trap to fear if they meet another probe).  Only a post_handler's
+ * exits run their handlers here; the thread passed the entry, so it is
+ * known to util/tasks.h already.
  */
 bool fhook_kprobe_trap(unsigned long ip, void *ctx)
 {
 	ucontext_t *uc = ctx;
 	greg_t *g = uc->uc_mcontext.gregs;
 	struct fhook_kprobe_slot *s = table_find(ip);
+	unsigned int i;
 
 	if (!s)
 		return false;
+	for (i = 0; i < s->nr_exits; i++)
+		if (ip == s->exits[i].at)
+			return post_exit(s, &s->exits[i], g);
 	if (!__atomic_load_n(&s->armed, __ATOMIC_ACQUIRE)) {
 		/*
 		 * Removed since this thread trapped: the original bytes are
@@ -956,74 +1013,5 @@ bool fhook_kprobe_trap(unsigned long ip, void *ctx)
 	}
 	__atomic_fetch_add(&kp_stats.traps, 1, __ATOMIC_RELAXED);
 	g[REG_RIP] = (greg_t)s->entry;
-	return true;
-}
-
-/* ---- post_handlers: the copy single-stepped ---- */
-
-#define EFLAGS_TF	0x100UL
-
-/* The slot whose copy this thread is stepping, and whether it got there. */
-static __thread struct fhook_kprobe_slot *step_slot;
-static __thread bool step_in_copy;
-
-static struct fhook_kprobe_slot *step_find(unsigned long ip)
-{
-	struct fhook_kprobe_slot *s;
-
-	for (s = __atomic_load_n(&slots_made, __ATOMIC_ACQUIRE); s; s = s->made)
-		if (s->post && ip >= s->entry && ip < s->copy_end)
-			return s;
-	return NULL;
-}
-
-/*
- * A single-step trap: the thread steps a post_handler's copy from the
- * prefix's popfq on.  Once it leaves the copy (the instruction done,
- * wherever it branched), the trap flag goes and the post_handler runs
- * here, in the signal handler, with regs->ip where the thread goes on,
- * as after the kernel's single step.
- */
-bool fhook_kprobe_step(void *ctx)
-{
-	ucontext_t *uc = ctx;
-	greg_t *g = uc->uc_mcontext.gregs;
-	unsigned long ip = (unsigned long)g[REG_RIP];
-	struct fhook_kprobe_slot *s = step_slot;
-	struct pt_regs regs;
-	sigset_t trap;
-
-	if (!((unsigned long)g[REG_EFL] & EFLAGS_TF))
-		return false;
-	if (!s) {
-		s = step_find(ip);
-		if (!s)
-			return false;	/* the program's own stepping */
-		step_slot = s;
-		step_in_copy = false;
-	}
-	if (ip >= s->resume && ip < s->copy_end) {
-		step_in_copy = true;
-		return true;
-	}
-	if (!step_in_copy && ip >= s->entry && ip < s->resume)
-		return true;		/* the prefix's last instruction */
-	step_slot = NULL;
-	g[REG_EFL] = (greg_t)((unsigned long)g[REG_EFL] & ~EFLAGS_TF);
-	/* a copied pushfq saved the flag too */
-	if (s->orig[0] == 0x9c)
-		*(unsigned long *)g[REG_RSP] &= ~EFLAGS_TF;
-	/* a post_handler may meet another probe: that trap must not kill the thread */
-	sigemptyset(&trap);
-	sigaddset(&trap, SIGTRAP);
-	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &trap, NULL, _NSIG / 8);
-	regs_from(&regs, g);
-	/* a branch back to the probe went to the entry, which fires it again */
-	if (ip == s->entry)
-		regs.ip = s->addr;
-	if (kp_hooks.post)
-		kp_hooks.post(s->cookie, &regs);
-	regs_to(&regs, g);
-	g[REG_RIP] = (greg_t)(regs.ip == s->addr && ip == s->entry ? s->entry : regs.ip);
 	return true;
 }

@@ -14,11 +14,12 @@
  *			jmp *back(%rip)
  *			the absolute addresses jumped through
  *
- * For a post_handler the prefix sets the trap flag before the copy
- * (pushfq; orb $1, 1(%rsp); popfq, between the call and the second lea,
- * inside the stepped-over red zone): the copy is single-stepped, as the
- * kernel's kprobes step the probed instruction, and the post_handler runs
- * once the thread has left it, wherever a branch took it.
+ * For a post_handler every way out of the copy of the one probed
+ * instruction passes an int3 (as the kernel's kprobes do since they stopped
+ * single-stepping with the trap flag): after an instruction that falls
+ * through, before the far jump of a taken branch or a call; a ret, and an
+ * indirect jmp or call, are emulated there (the latter two first push
+ * their target, read through the same operand).
  *
  * The trampoline finds the slot from its return address:
  * *(ret - KPROBE_RET_TO_HDR).
@@ -28,7 +29,12 @@
 
 #define KPROBE_HDR		16
 #define KPROBE_PREFIX		19	/* entry to resume */
-#define KPROBE_PREFIX_POST	26	/* the same, with the trap flag set */
+
+/* the kinds of a post_handler's exits */
+#define KPROBE_EXIT_FALL	1	/* went on after the instruction, or branched: at ->ip */
+#define KPROBE_EXIT_RET		2	/* a ret, to emulate */
+#define KPROBE_EXIT_JMP_IND	3	/* jmp *: the target pushed below the red zone */
+#define KPROBE_EXIT_CALL_IND	4	/* call *: the target pushed where the return goes */
 #define KPROBE_RET_TO_HDR	(KPROBE_HDR + 5 + 6)
 #define KPROBE_RED_ZONE		128
 /* offsets in struct fhook_kprobe_slot, for the trampolines */
@@ -53,7 +59,7 @@ struct kprobe_reloc_req {
 	unsigned int min_len;		/* 5: a jump; 1: a trap's single instruction */
 	unsigned int prefix_len;	/* bytes before the copy */
 	unsigned long dest;		/* where code[0] of the result will be */
-	bool post;			/* for a post_handler (the copy is single-stepped) */
+	bool post;			/* for a post_handler: int3s at the exits */
 	/* @len bytes at @addr of the object (jump tables); false if not there */
 	bool (*read)(void *ctx, unsigned long addr, void *buf, size_t len);
 	void *ctx;
@@ -63,7 +69,13 @@ struct kprobe_reloc {
 	unsigned char code[KPROBE_HDR + KPROBE_CODE_MAX];	/* room to put the header first */
 	size_t len;
 	unsigned int covered;		/* bytes of original instructions */
-	unsigned int code_end;		/* offset of the end of the code (before the table) */
+	unsigned int nr_exits;		/* a post_handler's exits */
+	struct {
+		unsigned int off;	/* of its int3 */
+		unsigned char kind;
+		unsigned short imm;
+		unsigned long ip, resume;
+	} exits[3];
 	unsigned int ends[KPROBE_MAX_INSNS];	/* end of each instruction */
 	unsigned int nr_insns;
 };

@@ -163,6 +163,7 @@ static int rip_disp_offset(const cs_insn *insn)
 
 /* The code being emitted, and the absolute addresses it jumps through. */
 struct emit {
+	struct kprobe_reloc *out;	/* a post_handler's exits go there; NULL: none */
 	unsigned char *buf;
 	size_t len, cap;
 	unsigned long at;		/* address of buf[0] */
@@ -251,10 +252,35 @@ static int why(char *buf, size_t size, const char *fmt, ...)
  * Emit @insn (at @ip in the original, @last: the last one relocated) at
  * e->at + e->len.  Returns 0 or -EILSEQ with @w said.
  */
+/*
+ * A post_handler's exit: an int3 here (for the kinds that leave by a far
+ * jump, just before it), the thread then seen at @ip and going on at
+ * @resume.  Without a post_handler: nothing.
+ */
+static void put_exit(struct emit *e, unsigned char kind, unsigned long ip, unsigned long resume,
+		     unsigned short imm)
+{
+	struct kprobe_reloc *o = e->out;
+
+	if (!o)
+		return;
+	if (o->nr_exits == sizeof(o->exits) / sizeof(o->exits[0])) {
+		e->overflow = true;
+		return;
+	}
+	o->exits[o->nr_exits].off = (unsigned int)e->len;
+	o->exits[o->nr_exits].kind = kind;
+	o->exits[o->nr_exits].imm = imm;
+	o->exits[o->nr_exits].ip = ip;
+	o->exits[o->nr_exits++].resume = resume;
+	put(e, (unsigned char[]){ INT3_INSN_OPCODE }, 1);
+}
+
 static int emit_insn(struct emit *e, const cs_insn *insn, unsigned long ip, bool last,
 		     char *w, size_t wsize)
 {
 	unsigned long next = ip + insn->size;
+	unsigned char x = e->out ? 1 : 0;	/* the exit's int3 before a far jump */
 	struct br br;
 	int doff;
 
@@ -263,11 +289,13 @@ static int emit_insn(struct emit *e, const cs_insn *insn, unsigned long ip, bool
 	case BR_BAD:
 		return why(w, wsize, "%s at +0x%lx cannot be moved", insn->mnemonic, ip - e->fstart);
 	case BR_JMP:
+		put_exit(e, KPROBE_EXIT_FALL, br.target, mapped(e, br.target), 0);
 		put_abs(e, 0x25, mapped(e, br.target));
 		return 0;
 	case BR_JCC:
 		/* j!cc over the 6-byte jump */
-		put(e, (unsigned char[]){ 0x70 | (br.cc ^ 1), 6 }, 2);
+		put(e, (unsigned char[]){ 0x70 | (br.cc ^ 1), 6 + x }, 2);
+		put_exit(e, KPROBE_EXIT_FALL, br.target, mapped(e, br.target), 0);
 		put_abs(e, 0x25, mapped(e, br.target));
 		return 0;
 	case BR_LOOP: {
@@ -279,8 +307,9 @@ static int emit_insn(struct emit *e, const cs_insn *insn, unsigned long ip, bool
 		b[n++] = br.cc;
 		b[n++] = 2;
 		b[n++] = 0xeb;
-		b[n++] = 6;
+		b[n++] = 6 + x;
 		put(e, b, n);
+		put_exit(e, KPROBE_EXIT_FALL, br.target, mapped(e, br.target), 0);
 		put_abs(e, 0x25, mapped(e, br.target));
 		return 0;
 	}
@@ -291,15 +320,35 @@ static int emit_insn(struct emit *e, const cs_insn *insn, unsigned long ip, bool
 				   ip - e->fstart);
 		if (br.kind == BR_CALL_IND && uses_rsp(insn))
 			return why(w, wsize, "a call through %%rsp at +0x%lx", ip - e->fstart);
+		if (br.kind == BR_CALL_IND && e->out)
+			break;		/* push the target, below */
 		/* the return address is the original one */
 		put_abs(e, 0x35, next);
 		if (br.kind == BR_CALL) {
+			put_exit(e, KPROBE_EXIT_FALL, br.target, br.target, 0);
 			put_abs(e, 0x25, br.target);
 			return 0;
 		}
 		/* the same operand, as a jmp: ModRM reg 2 -> 4, below */
 		break;
+	case BR_JMP_IND:
+		if (!e->out)
+			break;
+		if (uses_rsp(insn))
+			return why(w, wsize, "a jmp through %%rsp at +0x%lx, with a post_handler",
+				   ip - e->fstart);
+		/* below the red zone: the target is pushed there, not over live data */
+		put(e, (unsigned char[]){ 0x48, 0x8d, 0x64, 0x24, 0x80 }, 5);
+		break;
 	default:
+		if (e->out && (insn->bytes[br.op] == 0xc3 || insn->bytes[br.op] == 0xc2)) {
+			unsigned short imm = 0;
+
+			if (insn->bytes[br.op] == 0xc2)
+				memcpy(&imm, insn->bytes + br.op + 1, 2);
+			put_exit(e, KPROBE_EXIT_RET, 0, 0, imm);
+			return 0;
+		}
 		break;
 	}
 	doff = rip_disp_offset(insn);
@@ -311,7 +360,10 @@ static int emit_insn(struct emit *e, const cs_insn *insn, unsigned long ip, bool
 		unsigned long new_next = e->at + e->len + insn->size;
 
 		memcpy(b, insn->bytes, insn->size);
-		if (br.kind == BR_CALL_IND)
+		if (e->out && (br.kind == BR_CALL_IND || br.kind == BR_JMP_IND))
+			/* push the same operand (ModRM reg 6): the target, then the exit */
+			b[br.op + 1] = (unsigned char)((b[br.op + 1] & ~0x38) | (6 << 3));
+		else if (br.kind == BR_CALL_IND)
 			b[br.op + 1] = (unsigned char)((b[br.op + 1] & ~0x38) | (4 << 3));
 		if (doff) {
 			int32_t d;
@@ -327,6 +379,10 @@ static int emit_insn(struct emit *e, const cs_insn *insn, unsigned long ip, bool
 		}
 		put(e, b, insn->size);
 	}
+	if (e->out && br.kind == BR_CALL_IND)
+		put_exit(e, KPROBE_EXIT_CALL_IND, next, 0, 0);
+	else if (e->out && br.kind == BR_JMP_IND)
+		put_exit(e, KPROBE_EXIT_JMP_IND, 0, 0, 0);
 	return 0;
 }
 
@@ -560,7 +616,7 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 	unsigned long insn_addr[KPROBE_MAX_INSNS];
 	size_t insn_off[KPROBE_MAX_INSNS];
 	struct emit e = { .buf = out->code, .cap = KPROBE_CODE_MAX, .at = req->dest,
-			  .fstart = req->start };
+			  .fstart = req->start, .out = req->post ? out : NULL };
 	const uint8_t *p;
 	uint64_t addr;
 	size_t left;
@@ -655,6 +711,7 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 	for (pass = 0; pass < 2 && !ret; pass++) {
 		e.len = req->prefix_len;
 		e.nr_abs = 0;
+		out->nr_exits = 0;
 		p = code;
 		left = covered;
 		addr = a;
@@ -666,8 +723,9 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 	}
 	if (ret)
 		goto out;
+	/* after an instruction that went on: the last exit, then back */
+	put_exit(&e, KPROBE_EXIT_FALL, a + covered, a + covered, 0);
 	put_abs(&e, 0x25, a + covered);
-	out->code_end = (unsigned int)e.len;
 	put_abs_table(&e);
 	if (e.overflow) {
 		ret = why(w, wsize, "the copy of the bytes replaced does not fit");

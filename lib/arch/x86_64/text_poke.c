@@ -993,8 +993,6 @@ static bool trap_emulate(siginfo_t *info, void *ctx)
 	unsigned long ip = (unsigned long)gregs[REG_RIP] - 1;
 	struct text_poke_loc *locs;
 
-	if (info->si_code == TRAP_TRACE)
-		return fhook_kprobe_step(ctx);
 	if (info->si_code != SI_KERNEL)
 		return false;
 
