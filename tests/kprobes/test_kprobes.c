@@ -399,6 +399,35 @@ static void case_retrap(void)
 	CHECK(r1 == 6 && hits == 3, "retrap_both_gone", "%d, %ld hits", r1, hits);
 }
 
+/*
+ * A pre_handler that moves the ip of a probe inside a leaf function,
+ * whose red zone holds its argument: every register set at once, the red
+ * zone left alone.  kp_leaf: mov %edi,-8(%rsp); mov $0,%eax (+4, probed);
+ * add -8(%rsp),%eax (+9); add $100,%eax; ret.
+ */
+static int skip_to_add(struct kprobe *p, struct pt_regs *regs)
+{
+	hits++;
+	regs->ax = 1000;
+	regs->ip = (unsigned long)kp_leaf + 9;
+	return 1;
+}
+
+static void case_move_ip_inside(void)
+{
+	struct kprobe kp = { .symbol_name = "kp_leaf", .offset = 4, .pre_handler = skip_to_add };
+	int r1, r2;
+
+	hits = 0;
+	CHECK_EQ(register_kprobe(&kp), 0, "move_ip_registered");
+	r1 = kp_leaf(7);
+	r2 = kp_leaf(8);
+	CHECK(r1 == 1107 && r2 == 1108 && hits == 2, "move_ip_red_zone_kept",
+	      "%d %d (expected 1107 1108), %ld hits", r1, r2, hits);
+	unregister_kprobe(&kp);
+	CHECK_EQ(kp_leaf(7), 107, "move_ip_unprobed");
+}
+
 static void case_disable(void)
 {
 	struct kprobe kp = { .symbol_name = "kp_tail", .pre_handler = count_pre };
@@ -520,6 +549,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(post_handler),
 	CHECK_CASE(post_branches),
 	CHECK_CASE(retrap),
+	CHECK_CASE(move_ip_inside),
 	CHECK_CASE(disable),
 	CHECK_CASE(recursion_missed),
 	CHECK_CASE(errors),

@@ -995,6 +995,15 @@ bool fhook_kprobe_trap(unsigned long ip, void *ctx)
 	struct fhook_kprobe_slot *s = table_find(ip);
 	unsigned int i;
 
+	if (ip + 1 == (unsigned long)fhook_kprobe_setregs) {
+		/* a pre_handler moved the ip of a probe inside a function */
+		struct pt_regs *regs = (struct pt_regs *)g[REG_RSP];
+
+		regs_to(regs, g);
+		g[REG_RSP] = (greg_t)regs->sp;
+		g[REG_RIP] = (greg_t)regs->ip;
+		return true;
+	}
 	if (!s)
 		return false;
 	for (i = 0; i < s->nr_exits; i++)

@@ -91,6 +91,8 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 /* kprobe_tramp.S */
 extern char fhook_kprobe_tramp_entry[] __arch_hidden;
 extern char fhook_kprobe_tramp_full[] __arch_hidden;
+/* after the int3 by which the full trampoline sets every register (kprobe.c) */
+extern char fhook_kprobe_setregs[] __arch_hidden;
 extern unsigned long fhook_kprobe_xsave_size __arch_hidden;
 
 /* what the trampolines call: the generic hook's hit(cookie, regs) */

@@ -100,7 +100,20 @@
 	.endif
 	leaq	16(%rsp), %rsp			/* sp, ss (lea: the flags stay as popped) */
 	ret
-1:	/*
+1:	.if \flags
+	/*
+	 * Inside a function the red zone may be live: every register, the
+	 * ip and the stack pointer are set at once by the SIGTRAP handler,
+	 * from the pt_regs %rsp points at (the signal frame goes below the
+	 * red zone).
+	 */
+	.globl	fhook_kprobe_setregs
+	.hidden	fhook_kprobe_setregs
+	int3
+fhook_kprobe_setregs:
+	ud2
+	.else
+	/*
 	 * The new ip goes just below the probed code's stack pointer (the
 	 * top of its red zone: nothing lives there at a function's entry),
 	 * and a ret from there leaves the stack as the code had it.
@@ -114,6 +127,7 @@
 	movq	(%rsp), %rsp			/* the code's own stack pointer */
 	leaq	-8(%rsp), %rsp
 	ret
+	.endif
 .endm
 
 	.globl	fhook_kprobe_tramp_entry
