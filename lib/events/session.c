@@ -152,6 +152,8 @@ static void desc_write(struct strbuf *b, const struct ev_session_opts *o)
 		for (j = 0; j < ev->nr_entry_args; j++)
 			sb_printf(b, "%d ", ev->entry_args[j]);
 		sb_printf(b, "%u %s\n", ev->maxactive, ev->symbol);
+		if (ev->kprobe)
+			sb_printf(b, "K %lu %s\n", ev->offset, ev->module ? ev->module : "-");
 		for (j = 0; j < ev->nr_targets; j++)
 			sb_printf(b, "T %s\n", ev->targets[j]);
 		for (j = 0; j < ev->nr_args; j++) {
@@ -206,8 +208,12 @@ static void events_write(struct strbuf *b, const struct ev_session_opts *o)
 	for (i = 0; i < o->nr_evs; i++) {
 		struct fhook_event *ev = &o->evs[i];
 
-		sb_printf(b, "E %d %d %d %s %s %s\n", i, ev->is_return, ev->nr_args, ev->group,
+		/* a probe inside a function makes no slice with its function's exit */
+		sb_printf(b, "E %d %d %d %s %s %s", i, ev->is_return, ev->nr_args, ev->group,
 			  ev->event, ev->symbol);
+		if (ev->kprobe && ev->offset)
+			sb_printf(b, "+%lu", ev->offset);
+		sb_printf(b, "\n");
 		for (j = 0; j < ev->nr_args; j++)
 			sb_printf(b, "A %d %u %s\n", ev->args[j].type, ev->args[j].count,
 				  ev->args[j].name);
