@@ -1,9 +1,20 @@
-# The kprobe events' program: built without fhook's flags, and a stripped copy.
-TEST_TARGETS += $(B)/tests/events/kp_prog $(B)/tests/events/kp_prog_stripped
+# The kprobe events' programs, built without fhook's flags: a program, a
+# stripped copy, a library it loads with dlopen(), and a counter of
+# liblzma's lzma_code() by interposition (an independent count for xz).
+TEST_TARGETS += $(B)/tests/events/kp_prog $(B)/tests/events/kp_prog_stripped \
+	$(B)/tests/events/kp_lib.so $(B)/tests/events/kp_count.so
 
 $(B)/tests/events/kp_prog: tests/events/kp_prog.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 $(SAN) -o $@ $<
+	$(CC) -std=gnu11 -O2 $(SAN) -o $@ $< -ldl
 
 $(B)/tests/events/kp_prog_stripped: $(B)/tests/events/kp_prog
 	strip --strip-all -o $@ $<
+
+$(B)/tests/events/kp_lib.so: tests/events/kp_lib.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -fPIC -shared $(SAN) -o $@ $<
+
+$(B)/tests/events/kp_count.so: tests/events/kp_count.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -fPIC -shared $(SAN) -o $@ $< -ldl

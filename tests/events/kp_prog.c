@@ -4,8 +4,11 @@
  * the kprobe events ('p', 'r'): it counts its own calls and prints the
  * counts, which the tests compare with the events recorded.
  *
- *   kp_prog [N]   N calls of kp_add and of kp_asm (default 3), one kp_name
+ *   kp_prog [N [LIB]]   N calls of kp_add and of kp_asm (default 3), one
+ *                       kp_name; with LIB, dlopen() it and make N calls of
+ *                       its kp_lib_fn
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +52,18 @@ int main(int argc, char **argv)
 		calls_asm++;
 	}
 	sum += kp_name("hello");
+	if (argc > 2) {
+		void *h = dlopen(argv[2], RTLD_NOW);
+		long (*fn)(long) = h ? (long (*)(long))dlsym(h, "kp_lib_fn") : NULL;
+
+		if (!fn) {
+			fprintf(stderr, "kp_prog: %s\n", dlerror());
+			return 1;
+		}
+		for (i = 0; i < n; i++)
+			sum += fn(i);
+		printf("kp_lib_fn %d\n", n);
+	}
 	printf("kp_add %d kp_asm %d kp_name %d sum %ld\n", calls_add, calls_asm, calls_name, sum);
 	return 0;
 }

@@ -1,0 +1,38 @@
+#!/bin/bash
+# The kprobe events' grammar ('p', 'r'), resolved against a program built
+# without fhook's flags: every accepted form as `fhook trace --dry-run`
+# prints it (the kernel's dynamic_events form), and for every refused one
+# the kernel's message with its caret, exactly (kprobe_grammar.expected:
+# "## DEFINITION" and what the command prints for it).  Then removing a
+# kprobe event, and a definition whose offset is inside an instruction.
+set -o pipefail
+cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
+. tests/check.sh
+B=${FHOOK_BUILD:-build}
+FHOOK=$B/fhook
+PROG=$B/tests/events/kp_prog
+[ -x "$PROG" ] || make -s "$PROG" >/dev/null 2>&1
+if [ ! -x "$FHOOK" ] || [ ! -x "$PROG" ]; then
+	echo "SKIP kprobe_grammar: $FHOOK or $PROG not built"
+	exit 0
+fi
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+n=0
+while IFS= read -r spec; do
+	n=$((n + 1))
+	want=$(S="## $spec" awk '$0 == ENVIRON["S"] { on = 1; next } /^## / { on = 0 } on' \
+		tests/cli/kprobe_grammar.expected)
+	got=$(timeout 20 "$FHOOK" trace --dry-run -e "$spec" -- "$PROG" 2>&1 |
+	      grep -v 'has no patchable sites')
+	check "grammar$n: $spec" eq "$got" "$want"
+done < tests/cli/kprobe_grammar.specs
+
+got=$(timeout 20 "$FHOOK" trace --dry-run -e 'p kp_add' -e 'r kp_add' \
+	-e '-:kprobes/p_kp_add_0' -- "$PROG" 2>&1)
+check remove eq "$got" "r:kprobes/r_kp_add_0 kp_add"
+got=$(timeout 20 "$FHOOK" trace --dry-run -e 'p kp_add' -e 'p:kprobes/p_kp_add_0 kp_name' \
+	-- "$PROG" 2>&1)
+check event_exists eq "$got" "fhook: error: Given group/event name is already used by another event
+  Command: p:kprobes/p_kp_add_0 kp_name"
