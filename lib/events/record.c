@@ -71,6 +71,8 @@ struct rec_event {
 	bool kprobe;
 	char *module;
 	unsigned long offset;
+	char *path;		/* the file SYM is in, as the command found it, or NULL */
+	unsigned long link_addr;	/* and its link-time address there */
 };
 
 /* A 'p' or 'r' event's own kprobe (kretprobe), as each is in the kernel. */
@@ -1145,6 +1147,28 @@ static int exe_base_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;	/* the first object is the executable */
 }
 
+struct kp_file {
+	struct stat st;
+	unsigned long base;
+	bool found;
+};
+
+/* The loaded object that is file @arg->st (by inode: /lib and /usr/lib are one). */
+static int kp_file_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct kp_file *f = arg;
+	const char *name = info->dlpi_name;
+	struct stat st;
+
+	if (!name || !*name)
+		name = "/proc/self/exe";
+	if (stat(name, &st) || st.st_ino != f->st.st_ino || st.st_dev != f->st.st_dev)
+		return 0;
+	f->base = info->dlpi_addr;
+	f->found = true;
+	return 1;
+}
+
 /*
  * Where kprobe event @e probes in this process: SYM by kallsyms, MOD:SYM
  * in the object of that file name (MOD may be a path), an address in the
@@ -1160,6 +1184,14 @@ static unsigned long kp_event_addr(const struct rec_event *e)
 	if (!e->module && e->symbol[0] >= '0' && e->symbol[0] <= '9') {
 		dl_iterate_phdr(exe_base_cb, &base);
 		return base + strtoul(e->symbol, NULL, 0);
+	}
+	if (e->path) {
+		struct kp_file kf = { .found = false };
+
+		if (!stat(e->path, &kf.st))
+			dl_iterate_phdr(kp_file_cb, &kf);
+		if (kf.found)
+			return kf.base + e->link_addr + e->offset;
 	}
 	if (!e->module) {
 		base = kallsyms_lookup_name(e->symbol);
@@ -1388,12 +1420,15 @@ static int parse_desc(const char *d)
 				}
 			}
 		} else if (l[0] == 'K' && e) {
-			char mod[PATH_MAX];
+			char mod[PATH_MAX], path[PATH_MAX];
 
-			if (sscanf(l, "K %lu %4095s", &e->offset, mod) != 2)
+			if (sscanf(l, "K %lu %4095s %4095s %lx", &e->offset, mod, path,
+				   &e->link_addr) != 4)
 				goto bad;
 			e->kprobe = true;
 			if (strcmp(mod, "-") && !(e->module = strdup(mod)))
+				goto bad;
+			if (strcmp(path, "-") && !(e->path = strdup(path)))
 				goto bad;
 		} else if (l[0] == 'T' && e && l[1] == ' ') {
 			const char **nt = realloc(e->targets, (e->nr_targets + 1) * sizeof(*nt));
@@ -1903,6 +1938,7 @@ static void free_events(void)
 		free(e->args);
 		free(e->symbol);
 		free(e->module);
+		free(e->path);
 		for (k = 0; k < e->nr_targets; k++)
 			free((char *)e->targets[k]);
 		free(e->targets);
