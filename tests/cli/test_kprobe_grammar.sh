@@ -4,20 +4,9 @@
 # prints it (the kernel's dynamic_events form), and for every refused one
 # the kernel's message with its caret, exactly (kprobe_grammar.expected:
 # "## DEFINITION" and what the command prints for it).  Then removing a
-# kprobe event, and a definition whose offset is inside an instruction.
+# kprobe event, and a name used twice.
 set -o pipefail
-cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
-. tests/check.sh
-B=${FHOOK_BUILD:-build}
-FHOOK=$B/fhook
-PROG=$B/tests/events/kp_prog
-[ -x "$PROG" ] || make -s "$PROG" >/dev/null 2>&1
-if [ ! -x "$FHOOK" ] || [ ! -x "$PROG" ]; then
-	echo "SKIP kprobe_grammar: $FHOOK or $PROG not built"
-	exit 0
-fi
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "${FHOOK_ROOT:-$(dirname "$0")/../..}/tests/events/kp_setup.sh" kprobe_grammar
 
 n=0
 while IFS= read -r spec; do

@@ -5,21 +5,7 @@
 # summary as on a site.  The program's own sums and counts prove which
 # calls ran what.
 set -o pipefail
-cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
-. tests/check.sh
-B=${FHOOK_BUILD:-build}
-FHOOK=$B/fhook
-D=$B/tests/events
-PROG=$D/kp_prog
-for f in "$PROG" "$D/kp_repl.so"; do
-	[ -e "$f" ] || make -s "$f" >/dev/null 2>&1
-done
-if [ ! -x "$FHOOK" ] || [ ! -x "$PROG" ]; then
-	echo "SKIP kprobe_patch: $FHOOK or $PROG not built"
-	exit 0
-fi
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "${FHOOK_ROOT:-$(dirname "$0")/../..}/tests/events/kp_setup.sh" kprobe_patch kp_repl.so
 
 # untouched: kp_add(i, 10i) for i < 3 is 33, kp_asm(i, 100) 306, kp_name 5
 check plain eq "$("$PROG" 3)" "kp_add 3 kp_asm 3 kp_name 1 sum 344"

@@ -8,21 +8,7 @@
 # Debian program (xz, through liblzma): its output unchanged and its
 # events equal to an independent count (interposition).
 set -o pipefail
-cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
-. tests/check.sh
-B=${FHOOK_BUILD:-build}
-FHOOK=$B/fhook
-D=$B/tests/events
-PROG=$D/kp_prog
-for f in "$PROG" "$D/kp_prog_stripped" "$D/kp_lib.so" "$D/kp_count.so"; do
-	[ -e "$f" ] || make -s "$f" >/dev/null 2>&1
-done
-if [ ! -x "$FHOOK" ] || [ ! -x "$PROG" ]; then
-	echo "SKIP kprobe_events: $FHOOK or $PROG not built"
-	exit 0
-fi
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "${FHOOK_ROOT:-$(dirname "$0")/../..}/tests/events/kp_setup.sh" kprobe_events kp_prog_stripped kp_lib.so kp_count.so
 
 # times, tids and cpus vary; so does where main calls from
 normalize() {
@@ -90,6 +76,7 @@ fhook: trace: $D/kp_prog_stripped is stripped: no function in .symtab or .dynsym
 addr=0x$(nm "$PROG" | awk '$2 == "T" && $3 == "kp_add" { print $1 }')
 timeout 60 "$FHOOK" trace -e "p:s/add $addr %di %si" -o "$T/addr" -- "$D/kp_prog_stripped" 2 \
 	> "$T/out" 2> "$T/err"
+check stripped_addr_status eq "$?: $(grep -v ' events, ' "$T/err")" "0: "
 check stripped_addr eq "$(sed -E 's/.*: add: \(0x[0-9a-f]+\)/add:/' "$T/addr")" \
 "add: arg1=0x0 arg2=0x0
 add: arg1=0x1 arg2=0xa"
