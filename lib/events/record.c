@@ -1212,13 +1212,8 @@ static unsigned long kp_event_addr(const struct rec_event *e)
  */
 static void rec_kp_arm(FILE *err)
 {
-	/* registering may dlopen (capstone), which calls here again: once is enough */
-	static bool busy;
 	int i, ret;
 
-	if (busy)
-		return;
-	busy = true;
 	if (!rec_kprobes)
 		rec_kprobes = calloc(rec_nr_events ? rec_nr_events : 1, sizeof(*rec_kprobes));
 	for (i = 0; rec_kprobes && i < rec_nr_events; i++) {
@@ -1263,7 +1258,6 @@ static void rec_kp_arm(FILE *err)
 			rec_untraced("cannot probe %s+%lu: %s", e->symbol, e->offset, why);
 		}
 	}
-	busy = false;
 }
 
 static bool rec_kp_pending(void)
@@ -1618,6 +1612,13 @@ static void register_process(void)
 /* dlopen or dlclose returned: the same image, its objects again. */
 static int rec_arm(FILE *err);
 
+/*
+ * Registering probes may dlopen() (capstone, libgcc_s), which calls
+ * rec_objects_changed() back while the locks of that registration are
+ * held: no arming from there.
+ */
+static bool rec_arming;
+
 static void rec_objects_changed(void)
 {
 	unsigned int old;
@@ -1628,10 +1629,14 @@ static void rec_objects_changed(void)
 	old = fhook_internal_enter();
 	if (rec_proc_seq)
 		announce_objects(rec_proc_seq);
-	if (rec_deferred && fhook_objects_have_sites())
-		rec_arm(stderr);
-	if (rec_kp_pending())
-		rec_kp_arm(stderr);
+	if (!rec_arming) {
+		rec_arming = true;
+		if (rec_deferred && fhook_objects_have_sites())
+			rec_arm(stderr);
+		if (rec_kp_pending())
+			rec_kp_arm(stderr);
+		rec_arming = false;
+	}
 	fhook_internal_leave(old);
 }
 
@@ -1881,15 +1886,17 @@ static int rec_setup(const char *v, bool attached, FILE *err)
 	 * make of a test suite) has nothing to probe: it resolves no symbol
 	 * and registers nothing until a dlopen() brings an object that has.
 	 */
+	rec_arming = true;
 	if (fhook_objects_have_sites())
 		ret = rec_arm(err);
 	else
 		rec_deferred = true;
+	/* kprobe events need no site: any object, the executable's too, now */
+	if (!ret && rec_kp_pending())
+		rec_kp_arm(err);
+	rec_arming = false;
 	if (ret)
 		return ret;
-	/* kprobe events need no site: any object, the executable's too, now */
-	if (rec_kp_pending())
-		rec_kp_arm(err);
 	/*
 	 * After the probes: thread-exit destructors run in the order their
 	 * keys were made, and the return hooks report the frames a thread

@@ -100,3 +100,15 @@ if command -v xz >/dev/null; then
 else
 	echo "SKIP kprobe_events_xz: xz is not installed"
 fi
+
+# ---- beside fprobe events, on a function with a site: both kinds, both hooks of the return
+EPROG=$D/prog
+[ -x "$EPROG" ] || make -s "$EPROG" >/dev/null 2>&1
+timeout 60 "$FHOOK" trace -e 'f add%return $retval' -e 'r add $retval' -e 'f add $arg1' \
+	-e 'p add %di' -o "$T/mixed" -- "$EPROG" > "$T/out" 2> "$T/err"
+check mixed_status eq "$?" 0
+check mixed_lines eq "$(normalize < "$T/mixed" | sed -E 's/run\+0x[0-9a-f]+\/0x[0-9a-f]+/run+OFF/')" \
+"prog: p_add_0: (add+0x0/0x9) arg1=0x2
+prog: add__entry: (add+0x0/0x9) arg1=2
+prog: add__exit: (run+OFF <- add) arg1=42
+prog: r_add_0: (run+OFF <- add) arg1=0x2a"
