@@ -158,7 +158,8 @@ static bool is_kprobe_spec(const char *spec)
 
 /*
  * A kprobe event's symbol was not found: if the program has no function
- * symbol at all, say that it is stripped, and what still works.
+ * symbol at all, say that it is stripped, and what still works; else,
+ * how to reach a program it starts (a harness: sh, make).
  */
 static void stripped_hint(struct cli_ev *c)
 {
@@ -166,11 +167,15 @@ static void stripped_hint(struct cli_ev *c)
 	char *names = NULL;
 	size_t nr = 0;
 
-	if (fhook_elf_read_syms(c->libs[0], 0, &syms, &nr, &names) || nr)
+	if (fhook_elf_read_syms(c->libs[0], 0, &syms, &nr, &names))
 		goto out;
-	fprintf(stderr, "fhook: %s: %s is stripped: no function in .symtab or .dynsym; "
-		"probe its libraries' functions (MOD:SYM) or an address (p ADDR)\n", c->cmd,
-		c->libs[0]);
+	if (!nr)
+		fprintf(stderr, "fhook: %s: %s is stripped: no function in .symtab or .dynsym; "
+			"probe its libraries' functions (MOD:SYM) or an address (p ADDR)\n",
+			c->cmd, c->libs[0]);
+	if (c->follow && !c->dry_run && !c->pid)
+		fprintf(stderr, "fhook: %s: for a program %s starts, name its file: "
+			"p NAME:SYM\n", c->cmd, c->argv[0]);
 out:
 	free(syms);
 	free(names);

@@ -72,7 +72,8 @@ got=$(timeout 20 "$FHOOK" trace -e 'p kp_add' -- "$D/kp_prog_stripped" 2>&1)
 check stripped_message eq "$got" "fhook: error: Invalid probed address or symbol
   Command: p kp_add
              ^
-fhook: trace: $D/kp_prog_stripped is stripped: no function in .symtab or .dynsym; probe its libraries' functions (MOD:SYM) or an address (p ADDR)"
+fhook: trace: $D/kp_prog_stripped is stripped: no function in .symtab or .dynsym; probe its libraries' functions (MOD:SYM) or an address (p ADDR)
+fhook: trace: for a program $D/kp_prog_stripped starts, name its file: p NAME:SYM"
 addr=0x$(nm "$PROG" | awk '$2 == "T" && $3 == "kp_add" { print $1 }')
 timeout 60 "$FHOOK" trace -e "p:s/add $addr %di %si" -o "$T/addr" -- "$D/kp_prog_stripped" 2 \
 	> "$T/out" 2> "$T/err"
@@ -112,3 +113,11 @@ check mixed_lines eq "$(normalize < "$T/mixed" | sed -E 's/run\+0x[0-9a-f]+\/0x[
 prog: add__entry: (add+0x0/0x9) arg1=2
 prog: add__exit: (run+OFF <- add) arg1=42
 prog: r_add_0: (run+OFF <- add) arg1=0x2a"
+
+# ---- a program a harness starts: named by its file
+timeout 60 "$FHOOK" trace -e 'p kp_prog:kp_add %di' -o "$T/harness" -- sh -c "$PROG 2; true" \
+	> "$T/out" 2> "$T/err"
+check harness_status eq "$?" 0
+check harness_lines eq "$(normalize < "$T/harness")" \
+"kp_prog: p_kp_prog_kp_add_0: (kp_add+0x0/0xc) arg1=0x0
+kp_prog: p_kp_prog_kp_add_0: (kp_add+0x0/0xc) arg1=0x1"
