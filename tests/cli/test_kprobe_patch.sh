@@ -3,9 +3,10 @@
 # the target has no site, so a kprobe on its entry redirects (or returns
 # the value at once), with the same caller ranges, fault attributes and
 # summary as on a site.  The program's own sums and counts prove which
-# calls ran what.
+# calls ran what.  Then fhook inject -p on a running program without
+# sites, and fhook unpatch.
 set -o pipefail
-. "${FHOOK_ROOT:-$(dirname "$0")/../..}/tests/events/kp_setup.sh" kprobe_patch kp_repl.so
+. "${FHOOK_ROOT:-$(dirname "$0")/../..}/tests/events/kp_setup.sh" kprobe_patch kp_repl.so kp_loop
 
 # untouched: kp_add(i, 10i) for i < 3 is 33, kp_asm(i, 100) 306, kp_name 5
 check plain eq "$("$PROG" 3)" "kp_add 3 kp_asm 3 kp_name 1 sum 344"
@@ -48,3 +49,33 @@ timeout 60 "$FHOOK" inject --func kp_nosuch --retval 1 -- "$PROG" 3 > "$T/out" 2
 check unknown_status eq "$?" 125
 check unknown_not_run eq "$(cat "$T/out")" ""
 check unknown_message grep -q "no function named 'kp_nosuch'" "$T/err"
+
+# ---- attached to a running program without sites: inject, then unpatch
+mkfifo "$T/in"
+"$D/kp_loop" < "$T/in" > "$T/loop" &
+pid=$!
+exec 3> "$T/in"
+# LINES: wait (bounded) until the program has printed that many lines
+lines() {
+	local i
+	for i in $(seq 1 200); do
+		[ "$(wc -l < "$T/loop")" -ge "$1" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+echo one >&3
+lines 1
+timeout 60 "$FHOOK" inject -p $pid --func kp_add --retval 7 > "$T/out" 2> "$T/err"
+check attach_inject_status eq "$?: $(cat "$T/err")" \
+	"0: fhook: inject: 'kp_add' applied in process $pid; \`fhook unpatch -p $pid kp_add\` removes it"
+echo two >&3
+lines 2
+timeout 60 "$FHOOK" unpatch -p $pid kp_add > "$T/out" 2> "$T/err"
+check attach_unpatch_status eq "$?" 0
+echo three >&3
+exec 3>&-
+wait $pid
+check attach_results eq "$(cat "$T/loop")" "3
+7
+3"
