@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The fprobe-event grammar, its error messages and their positions, after
- * the kernel's trace_fprobe.c and trace_probe.c (6.12): the same order of
- * checks, so that a definition the kernel refuses is refused here with the
- * same message at the same column.
+ * The fprobe-event and kprobe-event grammars, their error messages and
+ * their positions, after the kernel's trace_fprobe.c, trace_kprobe.c and
+ * trace_probe.c (6.12): the same order of checks, so that a definition the
+ * kernel refuses is refused here with the same message at the same column.
  *
  * A definition is split into words (argv) as the kernel's argv_split()
  * does; an error is logged against a word (the log index) and an offset in
