@@ -659,6 +659,8 @@ static bool quiet_syscall(long nr)
 	case SYS_pause: case SYS_rt_sigsuspend: case SYS_rt_sigtimedwait: case SYS_wait4:
 	case SYS_waitid: case SYS_accept: case SYS_accept4: case SYS_recvfrom: case SYS_recvmsg:
 	case SYS_sendto: case SYS_sendmsg: case SYS_connect: case SYS_msgrcv:
+	/* a sleep that an earlier attach interrupted goes on in restart_syscall */
+	case SYS_restart_syscall:
 		return true;
 	}
 	return false;
