@@ -259,8 +259,11 @@ int cli_ev_resolve(struct cli_ev *c)
 			return 1;
 		}
 		if (ev.is_remove) {
+			/* "-:EVENT" without a group: the event of that name in any group */
+			bool any = !strchr(c->specs[i], '/') && !strchr(c->specs[i], '.');
+
 			for (j = 0; j < c->nr_evs; j++)
-				if (!strcmp(c->evs[j].group, ev.group) &&
+				if ((any || !strcmp(c->evs[j].group, ev.group)) &&
 				    !strcmp(c->evs[j].event, ev.event))
 					break;
 			if (j == c->nr_evs) {

@@ -21,6 +21,9 @@ done < tests/cli/kprobe_grammar.specs
 got=$(timeout 20 "$FHOOK" trace --dry-run -e 'p kp_add' -e 'r kp_add' \
 	-e '-:kprobes/p_kp_add_0' -- "$PROG" 2>&1)
 check remove eq "$got" "r:kprobes/r_kp_add_0 kp_add"
+got=$(timeout 20 "$FHOOK" trace --dry-run -e 'p kp_add' -e 'r kp_add' -e '-:r_kp_add_0' \
+	-- "$PROG" 2>&1)
+check remove_any_group eq "$got" "p:kprobes/p_kp_add_0 kp_add"
 got=$(timeout 20 "$FHOOK" trace --dry-run -e 'p kp_add' -e 'p:kprobes/p_kp_add_0 kp_name' \
 	-- "$PROG" 2>&1)
 check event_exists eq "$got" "fhook: error: Given group/event name is already used by another event
