@@ -6,9 +6,11 @@
 # record and report, a library loaded later by dlopen(), an address in a
 # stripped program and a stripped program's message, and an unmodified
 # Debian program (xz, through liblzma): its output unchanged and its
-# events equal to an independent count (interposition).
+# events equal to an independent count (interposition); events beside
+# fprobe events; a program a harness starts; fhook trace -p on a running
+# program without sites.
 set -o pipefail
-. "${FHOOK_ROOT:-$(dirname "$0")/../..}/tests/events/kp_setup.sh" kprobe_events kp_prog_stripped kp_lib.so kp_count.so
+. "${FHOOK_ROOT:-$(dirname "$0")/../..}/tests/events/kp_setup.sh" kprobe_events kp_prog_stripped kp_lib.so kp_count.so kp_loop
 
 # times, tids and cpus vary; so does where main calls from
 normalize() {
@@ -121,3 +123,42 @@ check harness_status eq "$?" 0
 check harness_lines eq "$(normalize < "$T/harness")" \
 "kp_prog: p_kp_prog_kp_add_0: (kp_add+0x0/0xc) arg1=0x0
 kp_prog: p_kp_prog_kp_add_0: (kp_add+0x0/0xc) arg1=0x1"
+
+# ---- fhook trace -p: a running program without sites, until Ctrl-C
+mkfifo "$T/fifo"
+"$D/kp_loop" < "$T/fifo" > "$T/loop" &
+pid=$!
+exec 3> "$T/fifo"
+timeout 60 "$FHOOK" trace -p $pid -e 'p kp_add %di %si' -e 'r kp_add $retval' -o "$T/att" \
+	2> "$T/atterr" &
+tpid=$!
+# UNTIL FILE TEXT: wait (bounded) until FILE holds TEXT
+until_has() {
+	local i
+	for i in $(seq 1 400); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+until_has "$T/atterr" 'attached to process'
+echo one >&3
+echo two >&3
+# both lines answered: their events are in the ring before Ctrl-C
+for i in $(seq 1 400); do
+	[ "$(wc -l < "$T/loop")" -ge 2 ] && break
+	sleep 0.05
+done
+kill -INT $tpid
+wait $tpid
+check attach_status eq "$?: $(grep -v 'attached to\|detached from\| events, ' "$T/atterr")" \
+	"0: fhook: trace: stopped by signal 2 (Interrupt)"
+exec 3>&-
+wait $pid
+check attach_output eq "$(cat "$T/loop")" "3
+3"
+check attach_lines eq "$(normalize < "$T/att")" \
+"kp_loop: p_kp_add_0: (kp_add+0x0/0x5) arg1=0x1 arg2=0x2
+kp_loop: r_kp_add_0: (main+OFF <- kp_add) arg1=0x3
+kp_loop: p_kp_add_0: (kp_add+0x0/0x5) arg1=0x1 arg2=0x2
+kp_loop: r_kp_add_0: (main+OFF <- kp_add) arg1=0x3"
