@@ -253,7 +253,9 @@ int cli_ev_resolve(struct cli_ev *c)
 				c->no_sites = ev_prog_match_glob(c->prog, "*") <= 0;
 			if (c->no_sites)
 				fprintf(stderr, "fhook: %s: %s has no patchable sites: rebuild it "
-					"with `cc $(fhook cflags) ...` (-fpatchable-function-entry=5)%s\n",
+					"with `cc $(fhook cflags) ...` (-fpatchable-function-entry=5)%s, "
+					"or use kprobe events, which need none (-e 'p SYM', "
+					"-e 'r SYM $retval')\n",
 					c->cmd, c->argv[0], c->follow ? "" :
 					", or trace the programs it starts (leave out --no-follow)");
 			return 1;
@@ -462,7 +464,8 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	if (!end->events && c->no_sites && !*failed)
 		fprintf(stderr, "fhook: %s: no events: %s has no patchable sites%s; rebuild "
 			"what you want traced with `cc $(fhook cflags) ...` "
-			"(-fpatchable-function-entry=5)\n", c->cmd, c->argv[0],
+			"(-fpatchable-function-entry=5), or use kprobe events, which need none "
+			"(-e 'p SYM', -e 'r SYM $retval')\n", c->cmd, c->argv[0],
 			c->follow ? ", nor had the programs it started" : "");
 	return status;
 }
