@@ -659,6 +659,8 @@ static bool quiet_syscall(long nr)
 	case SYS_pause: case SYS_rt_sigsuspend: case SYS_rt_sigtimedwait: case SYS_wait4:
 	case SYS_waitid: case SYS_accept: case SYS_accept4: case SYS_recvfrom: case SYS_recvmsg:
 	case SYS_sendto: case SYS_sendmsg: case SYS_connect: case SYS_msgrcv:
+	/* a sleep that an earlier attach interrupted goes on in restart_syscall */
+	case SYS_restart_syscall:
 		return true;
 	}
 	return false;
@@ -1322,6 +1324,8 @@ static bool has_sites(struct cli_attach *a)
 	return false;
 }
 
+bool cli_attach_no_sites_ok;
+
 /*
  * What loading libfhook needs, found while the threads still run: the
  * process's dlopen(), that it has sites at all, and those sites.
@@ -1349,7 +1353,7 @@ static int prep_load(struct cli_attach *a)
 			"(statically linked, or not glibc)\n", a->cmd, a->pid);
 		return -ENOEXEC;
 	}
-	if (!has_sites(a)) {
+	if (!cli_attach_no_sites_ok && !has_sites(a)) {
 		fprintf(stderr, "fhook: %s: process %d has no patchable sites: rebuild the program "
 			"with `cc $(fhook cflags) ...` (-fpatchable-function-entry=5); nothing was "
 			"changed\n", a->cmd, a->pid);

@@ -27,6 +27,8 @@ struct cli_attach_times {
  * "fhook: @cmd: ".  Returns 0, or a negative errno with the reason printed.
  */
 int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out);
+/* Set: a process without patchable sites is attached to too (kprobes need none). */
+extern bool cli_attach_no_sites_ok;
 
 /*
  * Send one request (fhook_attach_ctl(), include/fhook/attach.h) and get

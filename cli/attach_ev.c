@@ -76,8 +76,11 @@ static int ctl_or_say(struct cli_ev *c, const char *req, char **reply)
 int cli_ev_attach_begin(struct cli_ev *c, struct ev_session_opts *so)
 {
 	char *reply = NULL;
-	int fd;
+	int fd, i;
 
+	for (i = 0; i < c->nr_evs; i++)
+		if (c->evs[i].kprobe)
+			cli_attach_no_sites_ok = true;
 	if (cli_attach_open(c->cmd, c->pid, &ev_att))
 		return 1;
 	if (ctl_or_say(c, "memfd", &reply)) {

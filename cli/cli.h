@@ -10,6 +10,13 @@ int cmd_prepare(int argc, char **argv);
 int cmd_funcs(int argc, char **argv);
 /* fhook funcs --why: how each function of @path would be kprobed (funcs_why.c) */
 int cli_funcs_why(const char *path);
+/*
+ * Is link-time address @addr of @path, in the function [@start, +@size),
+ * the first byte of an instruction (decoded from @start)?  0, -EILSEQ, or
+ * another negative errno when it cannot tell.
+ */
+int cli_insn_boundary(const char *path, unsigned long start, unsigned long size,
+		      unsigned long addr);
 
 /* Commands built from other layers' fragments (cli/ *.mk files); weak until then. */
 int cmd_patch(int argc, char **argv) __attribute__((weak));

@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "attach.h"
 #include "evcli.h"
+#include <fhook/internal/elf.h>
 #include "../lib/events/ev.h"
 #include "../lib/events/ring.h"
 
@@ -148,10 +149,43 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 	return 0;
 }
 
+/* A 'p' or 'r' definition: a kprobe event */
+static bool is_kprobe_spec(const char *spec)
+{
+	spec += strspn(spec, " \t");
+	return *spec == 'p' || *spec == 'r';
+}
+
+/*
+ * A kprobe event's symbol was not found: if the program has no function
+ * symbol at all, say that it is stripped, and what still works; else,
+ * how to reach a program it starts (a harness: sh, make).
+ */
+static void stripped_hint(struct cli_ev *c)
+{
+	struct fhook_sym *syms = NULL;
+	char *names = NULL;
+	size_t nr = 0;
+
+	if (fhook_elf_read_syms(c->libs[0], 0, &syms, &nr, &names))
+		goto out;
+	if (!nr)
+		fprintf(stderr, "fhook: %s: %s is stripped: no function in .symtab or .dynsym; "
+			"probe its libraries' functions (MOD:SYM) or an address (p ADDR)\n",
+			c->cmd, c->libs[0]);
+	if (c->follow && !c->dry_run && !c->pid)
+		fprintf(stderr, "fhook: %s: for a program %s starts, name its file: "
+			"p NAME:SYM\n", c->cmd, c->argv[0]);
+out:
+	free(syms);
+	free(names);
+}
+
 int cli_ev_resolve(struct cli_ev *c)
 {
 	struct fhook_event_prog *resolve;
 	char **paths, *path = c->argv[0], *found = NULL;
+	bool kprobes = false;
 	int nr, i, j;
 
 	/* the program's own reasons first, not "no patchable sites" */
@@ -176,6 +210,7 @@ int cli_ev_resolve(struct cli_ev *c)
 		return 1;
 	}
 	free(found);
+	c->prog->insn_check = cli_insn_boundary;
 	c->evs = calloc(c->nr_specs, sizeof(*c->evs));
 	if (!c->evs)
 		return 1;
@@ -191,7 +226,11 @@ int cli_ev_resolve(struct cli_ev *c)
 	 * against it is all there is: whether it has sites at all (which
 	 * reads every symbol table whole) is asked only when one fails.
 	 */
-	if (!c->pid && ev_prog_match_glob(c->prog, "*") <= 0) {
+	/* kprobe events need no site: they resolve against the program as it is */
+	for (i = 0; i < c->nr_specs; i++)
+		if (is_kprobe_spec(c->specs[i]))
+			kprobes = true;
+	if (!c->pid && !kprobes && ev_prog_match_glob(c->prog, "*") <= 0) {
 		c->no_sites = true;
 		if (c->follow && !c->dry_run) {
 			fprintf(stderr, "fhook: %s: %s has no patchable sites: events are resolved "
@@ -206,18 +245,27 @@ int cli_ev_resolve(struct cli_ev *c)
 
 		if (r) {
 			fhook_event_print_error(stderr, &err);
+			if (is_kprobe_spec(c->specs[i])) {
+				stripped_hint(c);
+				return 1;
+			}
 			if (c->pid)
 				c->no_sites = ev_prog_match_glob(c->prog, "*") <= 0;
 			if (c->no_sites)
 				fprintf(stderr, "fhook: %s: %s has no patchable sites: rebuild it "
-					"with `cc $(fhook cflags) ...` (-fpatchable-function-entry=5)%s\n",
+					"with `cc $(fhook cflags) ...` (-fpatchable-function-entry=5)%s, "
+					"or use kprobe events, which need none (-e 'p SYM', "
+					"-e 'r SYM $retval')\n",
 					c->cmd, c->argv[0], c->follow ? "" :
 					", or trace the programs it starts (leave out --no-follow)");
 			return 1;
 		}
 		if (ev.is_remove) {
+			/* "-:EVENT" without a group: the event of that name in any group */
+			bool any = !strchr(c->specs[i], '/') && !strchr(c->specs[i], '.');
+
 			for (j = 0; j < c->nr_evs; j++)
-				if (!strcmp(c->evs[j].group, ev.group) &&
+				if ((any || !strcmp(c->evs[j].group, ev.group)) &&
 				    !strcmp(c->evs[j].event, ev.event))
 					break;
 			if (j == c->nr_evs) {
@@ -416,7 +464,8 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	if (!end->events && c->no_sites && !*failed)
 		fprintf(stderr, "fhook: %s: no events: %s has no patchable sites%s; rebuild "
 			"what you want traced with `cc $(fhook cflags) ...` "
-			"(-fpatchable-function-entry=5)\n", c->cmd, c->argv[0],
+			"(-fpatchable-function-entry=5), or use kprobe events, which need none "
+			"(-e 'p SYM', -e 'r SYM $retval')\n", c->cmd, c->argv[0],
 			c->follow ? ", nor had the programs it started" : "");
 	return status;
 }

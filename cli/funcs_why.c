@@ -170,6 +170,33 @@ static int method_of(const struct image *im, unsigned long addr, unsigned long s
 	return ret ? M_NONE : M_TRAP;
 }
 
+int cli_insn_boundary(const char *path, unsigned long start, unsigned long size,
+		      unsigned long addr)
+{
+	struct kprobe_reloc_req req = {
+		.addr = addr, .start = start, .size = size, .prefix_len = KPROBE_PREFIX,
+		.dest = addr, .read = image_read, .min_len = 1,
+	};
+	static struct kprobe_reloc out;
+	struct image im = { 0 };
+	char why[96];
+	int ret;
+
+	if (!size || addr >= start + size)
+		return -ERANGE;
+	ret = image_load(path, &im);
+	req.ctx = &im;
+	req.code = ret ? NULL : image_at(&im, start, size);
+	if (!req.code) {
+		free(im.data);
+		return ret ? ret : -EFAULT;
+	}
+	ret = fhook_kprobe_relocate(&req, &out, why, sizeof(why));
+	free(im.data);
+	/* only the first instruction's start matters: one it cannot move is the library's to say */
+	return ret == -EILSEQ && strstr(why, "is not the start of an instruction") ? -EILSEQ : 0;
+}
+
 int cli_funcs_why(const char *path)
 {
 	static const char *const names_of[] = { "site", "jump", "trap", "none" };

@@ -43,6 +43,13 @@ struct fhook_event_prog {
 	/* the files' DWARF is opened when a definition first needs it (ev_prog_dwarf()) */
 	bool dwarf_opened;
 	bool has_dwarf;
+	/*
+	 * Set by the command: is link-time address @addr of file @path, in
+	 * the function [@start, +@size), the first byte of an instruction?
+	 * 0, -EILSEQ, or another negative errno when it cannot tell.
+	 */
+	int (*insn_check)(const char *path, unsigned long start, unsigned long size,
+			  unsigned long addr);
 };
 
 /* prog.c */
@@ -50,6 +57,11 @@ struct fhook_event_prog {
 bool ev_prog_dwarf(struct fhook_event_prog *prog);
 const struct ev_sym *ev_prog_find(struct fhook_event_prog *prog, const char *name,
 				  bool func, int *file);
+/* The same among the files that @mod names (a path, or a file name), or among all for NULL. */
+const struct ev_sym *ev_prog_find_in(struct fhook_event_prog *prog, const char *mod,
+				     const char *name, bool func, int *file);
+/* Does a file of @prog go by @mod? */
+bool ev_prog_has_mod(struct fhook_event_prog *prog, const char *mod);
 int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob);
 /*
  * The mangled names of the sited functions whose C++ name matches @pattern

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The fprobe-event grammar, its error messages and their positions, after
- * the kernel's trace_fprobe.c and trace_probe.c (6.12): the same order of
- * checks, so that a definition the kernel refuses is refused here with the
- * same message at the same column.
+ * The fprobe-event and kprobe-event grammars, their error messages and
+ * their positions, after the kernel's trace_fprobe.c, trace_kprobe.c and
+ * trace_probe.c (6.12): the same order of checks, so that a definition the
+ * kernel refuses is refused here with the same message at the same column.
  *
  * A definition is split into words (argv) as the kernel's argv_split()
  * does; an error is logged against a word (the log index) and an offset in
@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <fhook/ftrace.h>
 
 #include "ev.h"
 
@@ -39,6 +41,7 @@ enum {
 	E_NO_BTF_ENTRY, E_BAD_VAR_ARGS, E_DOUBLE_ARGS, E_ARGS_2LONG,
 	E_ARGIDX_2BIG, E_NO_PTR_STRCT, E_NOSUP_DAT_ARG, E_BAD_HYPHEN,
 	E_NO_BTF_FIELD, E_BAD_TYPE4STR, E_NEED_STRING_TYPE, E_TOO_MANY_ARGS,
+	E_BAD_RETPROBE, E_BAD_INSN_BNDRY, E_NOFENTRY_ARGS,
 	E_NOT_FPROBE, E_NO_SUCH_EVENT,
 };
 
@@ -100,8 +103,11 @@ static const char *const ev_err_text[] = {
 	[E_BAD_TYPE4STR]	= "This type does not fit for string.",
 	[E_NEED_STRING_TYPE]	= "$comm and immediate-string only accepts string type",
 	[E_TOO_MANY_ARGS]	= "Too many arguments are specified",
+	[E_BAD_RETPROBE]	= "Retprobe address must be an function entry",
+	[E_BAD_INSN_BNDRY]	= "Probe point is not an instruction boundary",
+	[E_NOFENTRY_ARGS]	= "$arg* can be used only on function entry or exit",
 	/* fhook's own: the kernel hands these to another dynamic event type */
-	[E_NOT_FPROBE]		= "Only fprobe events ('f') are supported",
+	[E_NOT_FPROBE]		= "Only fprobe ('f') and kprobe ('p', 'r') events are supported",
 	[E_NO_SUCH_EVENT]	= "No such event to remove",
 };
 
@@ -119,6 +125,8 @@ struct ev_ctx {
 	struct fhook_event_prog *prog;
 	struct fhook_event *ev;
 	bool is_return;
+	bool kprobe;		/* a 'p' or 'r' event: registers, no DWARF */
+	bool fentry;		/* a kprobe on a function's first byte: $argN reads */
 	int offset;		/* of the current sub-expression in its word */
 	/* DWARF state, like the kernel's BTF fields of traceprobe_parse_context */
 	bool fn_looked_up;
@@ -128,6 +136,15 @@ struct ev_ctx {
 	Dwarf_Die last_type;
 	unsigned int last_bitoffs, last_bitsize;
 };
+
+/*
+ * Kprobe events read registers as they are, as the kernel's do without
+ * BTF: DWARF names are for fprobe events.
+ */
+static bool use_dwarf(struct ev_ctx *c)
+{
+	return c->prog && !c->kprobe && ev_prog_dwarf(c->prog);
+}
 
 static void log_err(struct ev_ctx *c, int offset, int e)
 {
@@ -243,7 +260,7 @@ static int query_dwarf(struct ev_ctx *c)
 {
 	if (!c->fn_looked_up) {
 		c->fn_looked_up = true;
-		if (!c->prog || !ev_prog_dwarf(c->prog))
+		if (!use_dwarf(c))
 			c->fn_status = E_NOSUP_BTFARG;
 		else if ((c->ev->nr_targets != 1 && c->ev->is_glob) ||
 			 ev_dw_find_func(c->prog, c->ev->nr_targets == 1 ? c->ev->targets[0] :
@@ -475,7 +492,7 @@ static int parse_probe_vars(struct ev_ctx *c, char *orig, struct fhook_fetch_ins
 			e = E_RETVAL_ON_PROBE;
 			goto inval;
 		}
-		if (!c->prog || !ev_prog_dwarf(c->prog)) {
+		if (!use_dwarf(c)) {
 			code->op = FHOOK_FOP_RETVAL;
 			return 0;
 		}
@@ -509,7 +526,7 @@ static int parse_probe_vars(struct ev_ctx *c, char *orig, struct fhook_fetch_ins
 		int slot;
 
 		/* "$argN->field": a DWARF walk from parameter N */
-		if (f && c->prog && ev_prog_dwarf(c->prog))
+		if (f && use_dwarf(c))
 			return parse_dw_arg(c, orig, pcode, end);
 		if (k_strtoul(arg + 3, 10, &param))
 			goto inval;
@@ -517,8 +534,13 @@ static int parse_probe_vars(struct ev_ctx *c, char *orig, struct fhook_fetch_ins
 			e = E_BAD_ARG_NUM;
 			goto inval;
 		}
+		/* a kprobe inside a function: the registers no longer hold them */
+		if (c->kprobe && !c->is_return && !c->fentry) {
+			e = E_NOFENTRY_ARGS;
+			goto inval;
+		}
 		/* with DWARF, the parameter must exist and gives the type */
-		if (c->prog && ev_prog_dwarf(c->prog) && !query_dwarf(c))
+		if (use_dwarf(c) && !query_dwarf(c))
 			return parse_dw_arg(c, orig, pcode, end);
 		if (c->is_return) {
 			slot = add_entry_arg(c, param - 1);
@@ -536,6 +558,26 @@ static int parse_probe_vars(struct ev_ctx *c, char *orig, struct fhook_fetch_ins
 	}
 inval:
 	log_err(c, c->offset, e);
+	return -EINVAL;
+}
+
+/* The names of struct pt_regs' words, in its order (the kernel's x86-64 table). */
+static const char *const reg_names[] = {
+	"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8",
+	"ax", "cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss",
+};
+
+_Static_assert(sizeof(reg_names) / sizeof(reg_names[0]) * sizeof(long) ==
+	       sizeof(struct pt_regs), "a name for every word of struct pt_regs");
+
+/* regs_query_register_offset(), as an index of words; -EINVAL for no such name */
+static int reg_offset(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(reg_names) / sizeof(reg_names[0]); i++)
+		if (!strcmp(name, reg_names[i]))
+			return (int)i;
 	return -EINVAL;
 }
 
@@ -567,8 +609,15 @@ static int parse_probe_arg(struct ev_ctx *c, char *arg, struct fhook_fetch_insn 
 		break;
 	case '%':
 		/* fprobes take no registers: the kernel's regs_query_register_offset() fails */
-		log_err(c, c->offset, E_BAD_REG_NAME);
-		return -EINVAL;
+		ret = c->kprobe ? reg_offset(arg + 1) : -EINVAL;
+		if (ret < 0) {
+			log_err(c, c->offset, E_BAD_REG_NAME);
+			return -EINVAL;
+		}
+		code->op = FHOOK_FOP_REG;
+		code->param = ret;
+		ret = 0;
+		break;
 	case '@':
 		if (isdigit((unsigned char)arg[1])) {
 			if (k_strtoul(arg + 1, 0, &param)) {
@@ -662,7 +711,7 @@ static int parse_probe_arg(struct ev_ctx *c, char *arg, struct fhook_fetch_insn 
 	default:
 		if (isalpha((unsigned char)arg[0]) || arg[0] == '_') {
 			/* a parameter name: DWARF, where the kernel has BTF */
-			if (!c->prog || !ev_prog_dwarf(c->prog)) {
+			if (!use_dwarf(c)) {
 				log_err(c, c->offset, E_NOSUP_BTFARG);
 				return -EINVAL;
 			}
@@ -1121,6 +1170,179 @@ static int check_mem_symbols(struct ev_ctx *c, char **argv)
 	return 0;
 }
 
+/* "MAXACTIVE" of "r16:..." / "f16:...", ending at @event's ':' */
+static int parse_maxactive(struct ev_ctx *c, const char *event)
+{
+	const char *argv0 = c->argv[0];
+	size_t len = event ? (size_t)(event - &argv0[1] - 1) : strlen(&argv0[1]);
+	char num[FHOOK_EV_MAX_EVENT_NAME_LEN];
+
+	if (len > FHOOK_EV_MAX_EVENT_NAME_LEN - 1) {
+		log_err(c, 1, E_BAD_MAXACT);
+		return -EINVAL;
+	}
+	memcpy(num, &argv0[1], len);
+	num[len] = 0;
+	if (k_strtouint(num, 0, &c->ev->maxactive) || !c->ev->maxactive) {
+		log_err(c, 1, E_BAD_MAXACT);
+		return -EINVAL;
+	}
+	if (c->ev->maxactive > FHOOK_EV_MAXACTIVE_MAX) {
+		log_err(c, 1, E_MAXACT_TOO_BIG);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* sanitize_event_name(): anything but a C identifier character becomes '_' */
+static void sanitize_event_name(char *p)
+{
+	for (; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			*p = '_';
+}
+
+/* A kprobe event at an address: its symbol is the number as written. */
+static bool kprobe_at_addr(const struct fhook_event *ev)
+{
+	return ev->kprobe && !ev->module && isdigit((unsigned char)ev->symbol[0]);
+}
+
+/*
+ * "p[:[GRP/][EVENT]] [MOD:]SYM[+OFFS]|ADDR" and "r[MAXACTIVE][:...]
+ * [MOD:]SYM[+0]": the kernel's __trace_kprobe_create() up to the fetch
+ * arguments, in its order of checks.  MOD is the file name or the path of
+ * an object, and is split at the last ':' (a library's name may hold '+'
+ * or '-': "libstdc++.so.6:SYM").
+ */
+static int parse_kprobe_head(struct ev_ctx *c)
+{
+	struct fhook_event *ev = c->ev;
+	char **argv = c->argv, *sym, *base, *colon, *off;
+	const char *event;
+	unsigned long addr;
+	long offset = 0;
+
+	ev->kprobe = c->kprobe = true;
+	ev->is_return = argv[0][0] == 'r';
+	if (c->argc < 2) {
+		c->index = 1;
+		log_err(c, 0, E_BAD_PROBE_ADDR);
+		return -EINVAL;
+	}
+	event = strchr(&argv[0][1], ':');
+	if (event)
+		event++;
+	if (isdigit((unsigned char)argv[0][1])) {
+		if (!ev->is_return) {
+			log_err(c, 1, E_BAD_MAXACT_TYPE);
+			return -EINVAL;
+		}
+		if (parse_maxactive(c, event))
+			return -EINVAL;
+	}
+
+	c->index = 1;
+	if (!k_strtoul(argv[1], 0, &addr)) {
+		ev->symbol = strdup(argv[1]);
+		if (!ev->symbol)
+			return -ENOMEM;
+	} else {
+		sym = strdup(argv[1]);
+		if (!sym)
+			return -ENOMEM;
+		ev->symbol = sym;
+		off = strchr(sym, '%');
+		if (off) {
+			if (strcmp(off, "%return")) {
+				log_err(c, off - sym, E_BAD_ADDR_SUFFIX);
+				return -EINVAL;
+			}
+			*off = 0;
+			ev->is_return = true;
+		}
+		colon = strrchr(sym, ':');
+		base = colon ? colon + 1 : sym;
+		off = strpbrk(base, "+-");
+		if (off) {
+			if (k_strtol(off + (*off == '+'), 0, &offset) || offset < 0 ||
+			    offset > UINT_MAX) {
+				log_err(c, 0, E_BAD_PROBE_ADDR);
+				return -EINVAL;
+			}
+			*off = 0;
+		}
+		if (!*base || colon == sym) {
+			log_err(c, 0, E_BAD_PROBE_ADDR);
+			return -EINVAL;
+		}
+		if (colon) {
+			*colon = 0;
+			ev->module = sym;
+			ev->symbol = strdup(base);
+			if (!ev->symbol)
+				return -ENOMEM;
+		}
+		ev->offset = offset;
+		if (ev->is_return && offset) {
+			log_err(c, 0, E_BAD_RETPROBE);
+			return -EINVAL;
+		}
+		c->fentry = !ev->is_return && !offset;
+	}
+	c->is_return = ev->is_return;
+
+	c->index = 0;
+	strcpy(ev->group, FHOOK_EV_KPROBE_GROUP);
+	if (event && parse_event_name(c, event, event - argv[0], true))
+		return -EINVAL;
+	if (!ev->event[0]) {
+		if (kprobe_at_addr(ev))
+			snprintf(ev->event, sizeof(ev->event), "%c_0x%lx",
+				 ev->is_return ? 'r' : 'p', addr);
+		else
+			snprintf(ev->event, sizeof(ev->event), "%c_%s%s%s_%lu",
+				 ev->is_return ? 'r' : 'p', ev->module ? ev->module : "",
+				 ev->module ? ":" : "", ev->symbol, ev->offset);
+		sanitize_event_name(ev->event);
+	}
+	return 0;
+}
+
+/*
+ * The kprobe's function must be in the program: the kernel checks the
+ * symbol when the event is defined.  A MOD the program does not load at
+ * start is an object it may dlopen: resolved when that comes, as the
+ * kernel defers a probe on a module not loaded yet.
+ */
+static int check_kprobe_symbol(struct ev_ctx *c)
+{
+	struct fhook_event *ev = c->ev;
+	const struct ev_sym *s;
+	int file = 0, r;
+
+	if (!c->prog || kprobe_at_addr(ev))
+		return 0;
+	s = ev_prog_find_in(c->prog, ev->module, ev->symbol, true, &file);
+	if (!s) {
+		if (ev->module && !ev_prog_has_mod(c->prog, ev->module))
+			return 0;
+		c->index = 1;
+		log_err(c, 0, E_BAD_PROBE_ADDR);
+		return -ENOENT;
+	}
+	if (ev->offset && c->prog->insn_check) {
+		r = c->prog->insn_check(c->prog->files[file].path, s->addr, s->size,
+					s->addr + ev->offset);
+		if (r == -EILSEQ) {
+			c->index = 1;
+			log_err(c, 0, E_BAD_INSN_BNDRY);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int fhook_event_parse(const char *spec, struct fhook_event_prog *prog,
 		      struct fhook_event *ev, struct fhook_event_error *err)
 {
@@ -1158,6 +1380,13 @@ int fhook_event_parse(const char *spec, struct fhook_event_prog *prog,
 		ret = parse_event_name(&c, argv[0] + 2, 2, false);
 		goto out;
 	}
+	if (argv[0][0] == 'p' || argv[0][0] == 'r') {
+		ret = parse_kprobe_head(&c);
+		if (ret)
+			goto out;
+		ret = -EINVAL;
+		goto fetchargs;
+	}
 	if (argv[0][0] != 'f') {
 		log_err(&c, 0, E_NOT_FPROBE);
 		goto out;
@@ -1172,25 +1401,8 @@ int fhook_event_parse(const char *spec, struct fhook_event_prog *prog,
 	event = strchr(&argv[0][1], ':');
 	if (event)
 		event++;
-	if (isdigit((unsigned char)argv[0][1])) {
-		size_t len = event ? (size_t)(event - &argv[0][1] - 1) : strlen(&argv[0][1]);
-		char num[FHOOK_EV_MAX_EVENT_NAME_LEN];
-
-		if (len > FHOOK_EV_MAX_EVENT_NAME_LEN - 1) {
-			log_err(&c, 1, E_BAD_MAXACT);
-			goto out;
-		}
-		memcpy(num, &argv[0][1], len);
-		num[len] = 0;
-		if (k_strtouint(num, 0, &ev->maxactive) || !ev->maxactive) {
-			log_err(&c, 1, E_BAD_MAXACT);
-			goto out;
-		}
-		if (ev->maxactive > FHOOK_EV_MAXACTIVE_MAX) {
-			log_err(&c, 1, E_MAXACT_TOO_BIG);
-			goto out;
-		}
-	}
+	if (isdigit((unsigned char)argv[0][1]) && parse_maxactive(&c, event))
+		goto out;
 
 	/* SYM[%return]; a $retval among the arguments makes it a return event */
 	c.index = 1;
@@ -1241,17 +1453,13 @@ int fhook_event_parse(const char *spec, struct fhook_event_prog *prog,
 	if (event && parse_event_name(&c, event, event - argv[0], true))
 		goto out;
 	if (!ev->event[0]) {
-		char *p;
-
 		snprintf(ev->event, sizeof(ev->event), "%s__%s", ev->symbol,
 			 ev->is_return ? "exit" : "entry");
-		/* sanitize_event_name(): anything but a C identifier character becomes '_' */
-		for (p = ev->event; *p; p++)
-			if (!isalnum((unsigned char)*p) && *p != '_')
-				*p = '_';
+		sanitize_event_name(ev->event);
 	}
 
 	/* FETCHARGS */
+fetchargs:
 	args = argv + 2;
 	nargs = argc - 2;
 	ret = expand_meta_args(&c, args, nargs, &new_argv, &new_argc, abuf);
@@ -1280,7 +1488,7 @@ int fhook_event_parse(const char *spec, struct fhook_event_prog *prog,
 		if (ret)
 			goto out;
 	}
-	ret = check_symbol(&c);
+	ret = ev->kprobe ? check_kprobe_symbol(&c) : check_symbol(&c);
 	if (!ret)
 		ret = check_mem_symbols(&c, argv);
 out:
@@ -1308,6 +1516,8 @@ void fhook_event_free(struct fhook_event *ev)
 	}
 	free(ev->args);
 	free(ev->symbol);
+	free(ev->module);
+	ev->module = NULL;
 	for (i = 0; i < ev->nr_targets; i++)
 		free(ev->targets[i]);
 	free(ev->targets);
@@ -1332,10 +1542,22 @@ int fhook_event_snprint(char *buf, size_t size, const struct fhook_event *ev)
 		OUT("-:%s/%s", ev->group, ev->event);
 		return n;
 	}
-	OUT("f");
-	if (ev->is_return && ev->maxactive)
-		OUT("%u", ev->maxactive);
-	OUT(":%s/%s %s%s", ev->group, ev->event, ev->symbol, ev->is_return ? "%return" : "");
+	if (ev->kprobe) {
+		/* as the kernel shows one: a return probe is 'r', an offset only if not 0 */
+		OUT("%c", ev->is_return ? 'r' : 'p');
+		if (ev->is_return && ev->maxactive)
+			OUT("%u", ev->maxactive);
+		OUT(":%s/%s %s%s%s", ev->group, ev->event, ev->module ? ev->module : "",
+		    ev->module ? ":" : "", ev->symbol);
+		if (ev->offset)
+			OUT("+%lu", ev->offset);
+	} else {
+		OUT("f");
+		if (ev->is_return && ev->maxactive)
+			OUT("%u", ev->maxactive);
+		OUT(":%s/%s %s%s", ev->group, ev->event, ev->symbol,
+		    ev->is_return ? "%return" : "");
+	}
 	for (i = 0; i < ev->nr_args; i++)
 		OUT(" %s=%s", ev->args[i].name, ev->args[i].comm);
 #undef OUT

@@ -285,8 +285,32 @@ void fhook_event_prog_close(struct fhook_event_prog *prog)
 	free(prog);
 }
 
+/* Is @f the file @mod names: its path, or its file name? */
+static bool file_is(const struct ev_file *f, const char *mod)
+{
+	const char *base = strrchr(f->path, '/');
+
+	return !strcmp(f->path, mod) || !strcmp(base ? base + 1 : f->path, mod);
+}
+
+bool ev_prog_has_mod(struct fhook_event_prog *prog, const char *mod)
+{
+	int i;
+
+	for (i = 0; i < prog->nr_files; i++)
+		if (file_is(&prog->files[i], mod))
+			return true;
+	return false;
+}
+
 const struct ev_sym *ev_prog_find(struct fhook_event_prog *prog, const char *name,
 				  bool func, int *file)
+{
+	return ev_prog_find_in(prog, NULL, name, func, file);
+}
+
+const struct ev_sym *ev_prog_find_in(struct fhook_event_prog *prog, const char *mod,
+				     const char *name, bool func, int *file)
 {
 	const struct ev_sym *best = NULL;
 	int i;
@@ -297,6 +321,8 @@ const struct ev_sym *ev_prog_find(struct fhook_event_prog *prog, const char *nam
 		const struct ev_sym *syms = f->syms;
 		size_t nr = f->nr_syms;
 
+		if (mod && !file_is(f, mod))
+			continue;
 		if (__atomic_load_n(&f->unread, __ATOMIC_ACQUIRE)) {
 			struct ev_found *fd = find_unread(f, name);
 

@@ -38,6 +38,7 @@
 
 #include <fhook/fprobe.h>
 #include <fhook/kallsyms.h>
+#include <fhook/kprobes.h>
 #include <fhook/internal/events.h>
 #include <fhook/internal/attach.h>
 
@@ -66,6 +67,20 @@ struct rec_event {
 	char *symbol;
 	const char **targets;	/* a C++ name: the symbols the command matched */
 	int nr_targets;
+	/* a 'p' or 'r' event: symbol (or address) + offset, in module if set */
+	bool kprobe;
+	char *module;
+	unsigned long offset;
+	char *path;		/* the file SYM is in, as the command found it, or NULL */
+	unsigned long link_addr;	/* and its link-time address there */
+};
+
+/* A 'p' or 'r' event's own kprobe (kretprobe), as each is in the kernel. */
+struct rec_kprobe {
+	struct kretprobe rp;		/* rp.kp alone for a 'p' event */
+	struct rec_event *e;
+	bool registered;
+	bool failed;			/* refused: not tried again */
 };
 
 /*
@@ -165,6 +180,7 @@ _Static_assert(offsetof(struct rec_global, mask) == REC_G_MASK, "REC_G_MASK");
 _Static_assert(offsetof(struct rec_global, cpu_off) == REC_G_CPU, "REC_G_CPU");
 static struct rec_event *rec_events;
 static int rec_nr_events;
+static struct rec_kprobe *rec_kprobes;	/* one per event; only kprobe events' are used */
 static struct rec_range *rec_callers;
 static int rec_nr_callers;
 static __thread struct rec_thread rec_thr;
@@ -811,6 +827,7 @@ static int run_fetch(struct rec_arg *a, struct ftrace_regs *fregs, unsigned long
 				val = ftrace_regs_get_return_value(fregs);
 			break;
 		case FHOOK_FOP_STACKP: val = ftrace_regs_get_stack_pointer(fregs); break;
+		case FHOOK_FOP_REG: val = ((unsigned long *)&fregs->regs)[in->param]; break;
 		case FHOOK_FOP_STACK:
 			fault = safe_read(&val, ftrace_regs_get_stack_pointer(fregs) + 8 * in->param,
 					  sizeof(val));
@@ -1045,6 +1062,241 @@ static void rec_exit_slow(struct rec_probe *p, unsigned long entry_ip,
 	}
 }
 
+/* ---- kprobe events ('p', 'r'): the same records, from a struct pt_regs ---- */
+
+static int resolve_symbols(struct rec_event *e);
+
+/* What run_fetch() reads: every register of a kprobe's @regs, no SSE one. */
+static void kp_fregs(struct ftrace_regs *fr, const struct pt_regs *regs)
+{
+	fr->regs = *regs;
+	fr->fhook_full = 1;
+	memset(fr->fhook_xmm, 0, sizeof(fr->fhook_xmm));
+}
+
+static int rec_kp_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct rec_kprobe *k = (struct rec_kprobe *)((char *)p - offsetof(struct rec_kprobe, rp.kp));
+	struct rec_event *e = k->e;
+	uint64_t w1 = ev_w1((unsigned long)p->addr, 0);
+	struct ftrace_regs fr;
+
+	/* a caller is known at a function's first byte only: the word at the stack pointer */
+	if (__builtin_expect(rec_nr_callers != 0, 0) && !e->offset &&
+	    !caller_ok(*(unsigned long *)regs->sp))
+		return 0;
+	if (!e->nr_args) {
+		record_plain(e->id, w1);
+		return 0;
+	}
+	kp_fregs(&fr, regs);
+	record(e, 0, w1, &fr, NULL);
+	return 0;
+}
+
+/* A return event's entry: the caller test, and the $argN it prints saved. */
+static int rec_kp_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct rec_kprobe *k = (struct rec_kprobe *)ri->rp;
+	unsigned long *saved = (unsigned long *)ri->data;
+	struct ftrace_regs fr;
+	int i;
+
+	if (__builtin_expect(rec_nr_callers != 0, 0) && !caller_ok(ri->ret_addr))
+		return 1;
+	if (k->e->nr_entry) {
+		kp_fregs(&fr, regs);
+		for (i = 0; i < k->e->nr_entry; i++)
+			saved[i] = fetch_arg(&fr, k->e->entry_args[i]);
+	}
+	return 0;
+}
+
+/* The exit carries the function's address: the reader pairs nothing. */
+static int rec_kp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct rec_kprobe *k = (struct rec_kprobe *)ri->rp;
+	struct ftrace_regs fr;
+
+	kp_fregs(&fr, regs);
+	record(k->e, (unsigned long)k->rp.kp.addr, ev_w1(ri->ret_addr, 0), &fr,
+	       (unsigned long *)ri->data);
+	return 0;
+}
+
+struct kp_find {
+	const char *mod, *name;
+	const char *exe;		/* the executable's file name */
+	unsigned long addr;
+};
+
+static int kp_find_cb(void *data, const struct fhook_symbol *sym)
+{
+	struct kp_find *f = data;
+	const char *obj = sym->object ? sym->object : f->exe;
+
+	if (strcmp(sym->name, f->name) || !obj || strcmp(obj, f->mod))
+		return 0;
+	f->addr = sym->addr;
+	return 1;
+}
+
+static int exe_base_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	*(unsigned long *)arg = info->dlpi_addr;
+	return 1;	/* the first object is the executable */
+}
+
+struct kp_file {
+	struct stat st;
+	unsigned long base;
+	bool found;
+};
+
+/* The loaded object that is file @arg->st (by inode: /lib and /usr/lib are one). */
+static int kp_file_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct kp_file *f = arg;
+	const char *name = info->dlpi_name;
+	struct stat st;
+
+	if (!name || !*name)
+		name = "/proc/self/exe";
+	if (stat(name, &st) || st.st_ino != f->st.st_ino || st.st_dev != f->st.st_dev)
+		return 0;
+	f->base = info->dlpi_addr;
+	f->found = true;
+	return 1;
+}
+
+/*
+ * Where kprobe event @e probes in this process: SYM by kallsyms, MOD:SYM
+ * in the object of that file name (MOD may be a path), an address in the
+ * executable (a link-time address: its load base added).  0 while absent.
+ */
+static unsigned long kp_event_addr(const struct rec_event *e)
+{
+	struct kp_find f = { .name = e->symbol };
+	char exe[PATH_MAX];
+	unsigned long base = 0;
+	ssize_t n;
+
+	if (!e->module && e->symbol[0] >= '0' && e->symbol[0] <= '9') {
+		dl_iterate_phdr(exe_base_cb, &base);
+		return base + strtoul(e->symbol, NULL, 0);
+	}
+	if (e->path) {
+		struct kp_file kf = { .found = false };
+
+		if (!stat(e->path, &kf.st))
+			dl_iterate_phdr(kp_file_cb, &kf);
+		if (kf.found)
+			return kf.base + e->link_addr + e->offset;
+	}
+	if (!e->module) {
+		base = kallsyms_lookup_name(e->symbol);
+		return base ? base + e->offset : 0;
+	}
+	f.mod = strrchr(e->module, '/') ? strrchr(e->module, '/') + 1 : e->module;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	f.exe = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : NULL;
+	fhook_kallsyms_for_each(kp_find_cb, &f);
+	return f.addr ? f.addr + e->offset : 0;
+}
+
+/*
+ * Register the kprobe events whose code is loaded now and that are not
+ * yet: at start-up, and after each dlopen() (an object the program loads
+ * later, as the kernel probes a module that comes later).
+ */
+static void rec_kp_arm(FILE *err)
+{
+	int i, ret;
+
+	if (!rec_kprobes)
+		rec_kprobes = calloc(rec_nr_events ? rec_nr_events : 1, sizeof(*rec_kprobes));
+	for (i = 0; rec_kprobes && i < rec_nr_events; i++) {
+		struct rec_event *e = &rec_events[i];
+		struct rec_kprobe *k = &rec_kprobes[i];
+		unsigned long addr;
+
+		if (!e->kprobe || k->registered || k->failed)
+			continue;
+		addr = kp_event_addr(e);
+		if (!addr)
+			continue;
+		if (resolve_symbols(e)) {
+			fprintf(err, "fhook: record: a symbol of event %u is not in this process\n",
+				e->id);
+			k->failed = true;
+			continue;
+		}
+		memset(k, 0, sizeof(*k));
+		k->e = e;
+		k->rp.kp.addr = (kprobe_opcode_t *)addr;
+		__atomic_store_n(&rec_disabled, 0, __ATOMIC_RELAXED);
+		if (e->is_return) {
+			k->rp.entry_handler = rec_kp_ret_entry;
+			k->rp.handler = rec_kp_ret;
+			k->rp.maxactive = e->nr_maxactive;
+			k->rp.data_size = e->nr_entry * sizeof(unsigned long);
+			ret = register_kretprobe(&k->rp);
+		} else {
+			k->rp.kp.pre_handler = rec_kp_pre;
+			ret = register_kprobe(&k->rp.kp);
+		}
+		k->registered = !ret;
+		k->failed = ret != 0;
+		if (ret) {
+			const char *why = ret == -EILSEQ ? "not the first byte of an instruction, or "
+				"an instruction that cannot be moved" : strerror(-ret);
+
+			fprintf(err, "fhook: record: cannot probe %s%s%s+%lu: %s\n",
+				e->module ? e->module : "", e->module ? ":" : "", e->symbol,
+				e->offset, why);
+			rec_untraced("cannot probe %s+%lu: %s", e->symbol, e->offset, why);
+		}
+	}
+}
+
+static bool rec_kp_pending(void)
+{
+	int i;
+
+	for (i = 0; i < rec_nr_events; i++)
+		if (rec_events[i].kprobe && (!rec_kprobes ||
+		    (!rec_kprobes[i].registered && !rec_kprobes[i].failed)))
+			return true;
+	return false;
+}
+
+static unsigned long kp_nmissed(const struct rec_kprobe *k)
+{
+	return k->rp.kp.nmissed + (unsigned long)k->rp.nmissed;
+}
+
+/* Remove the kprobe events' probes; their misses are returned. */
+static unsigned long rec_kp_disarm(void)
+{
+	unsigned long missed = 0;
+	int i;
+
+	for (i = 0; rec_kprobes && i < rec_nr_events; i++) {
+		struct rec_kprobe *k = &rec_kprobes[i];
+
+		if (!k->registered)
+			continue;
+		if (k->e->is_return)
+			unregister_kretprobe(&k->rp);
+		else
+			unregister_kprobe(&k->rp.kp);
+		k->registered = false;
+		missed += kp_nmissed(k);
+	}
+	return missed;
+}
+
 /* Group the events by SYM, one probe each. */
 static int build_probes(void)
 {
@@ -1057,7 +1309,7 @@ static int build_probes(void)
 		struct rec_event *e = &rec_events[i];
 		struct rec_probe *p = NULL;
 
-		if (e->unresolved)
+		if (e->unresolved || e->kprobe)
 			continue;
 		for (j = 0; j < rec_nr_probes; j++)
 			if (!strcmp(rec_probes[j].symbol, e->symbol))
@@ -1161,6 +1413,17 @@ static int parse_desc(const char *d)
 					in->data[dl] = 0;
 				}
 			}
+		} else if (l[0] == 'K' && e) {
+			char mod[PATH_MAX], path[PATH_MAX];
+
+			if (sscanf(l, "K %lu %4095s %4095s %lx", &e->offset, mod, path,
+				   &e->link_addr) != 4)
+				goto bad;
+			e->kprobe = true;
+			if (strcmp(mod, "-") && !(e->module = strdup(mod)))
+				goto bad;
+			if (strcmp(path, "-") && !(e->path = strdup(path)))
+				goto bad;
 		} else if (l[0] == 'T' && e && l[1] == ' ') {
 			const char **nt = realloc(e->targets, (e->nr_targets + 1) * sizeof(*nt));
 
@@ -1349,6 +1612,13 @@ static void register_process(void)
 /* dlopen or dlclose returned: the same image, its objects again. */
 static int rec_arm(FILE *err);
 
+/*
+ * Registering probes may dlopen() (capstone, libgcc_s), which calls
+ * rec_objects_changed() back while the locks of that registration are
+ * held: no arming from there.
+ */
+static bool rec_arming;
+
 static void rec_objects_changed(void)
 {
 	unsigned int old;
@@ -1359,8 +1629,14 @@ static void rec_objects_changed(void)
 	old = fhook_internal_enter();
 	if (rec_proc_seq)
 		announce_objects(rec_proc_seq);
-	if (rec_deferred && fhook_objects_have_sites())
-		rec_arm(stderr);
+	if (!rec_arming) {
+		rec_arming = true;
+		if (rec_deferred && fhook_objects_have_sites())
+			rec_arm(stderr);
+		if (rec_kp_pending())
+			rec_kp_arm(stderr);
+		rec_arming = false;
+	}
 	fhook_internal_leave(old);
 }
 
@@ -1519,6 +1795,8 @@ static int rec_arm(FILE *err)
 	for (i = 0; i < rec_nr_events; i++) {
 		struct rec_event *e = &rec_events[i];
 
+		if (e->kprobe)
+			continue;
 		if (resolve_symbols(e)) {
 			fprintf(err, "fhook: record: a symbol of event %u is not in this process\n",
 				e->id);
@@ -1608,10 +1886,15 @@ static int rec_setup(const char *v, bool attached, FILE *err)
 	 * make of a test suite) has nothing to probe: it resolves no symbol
 	 * and registers nothing until a dlopen() brings an object that has.
 	 */
+	rec_arming = true;
 	if (fhook_objects_have_sites())
 		ret = rec_arm(err);
 	else
 		rec_deferred = true;
+	/* kprobe events need no site: any object, the executable's too, now */
+	if (!ret && rec_kp_pending())
+		rec_kp_arm(err);
+	rec_arming = false;
 	if (ret)
 		return ret;
 	/*
@@ -1641,6 +1924,8 @@ __attribute__((destructor(210))) static void fhook_ev_preload_exit(void)
 		return;
 	for (i = 0; i < rec_nr_probes; i++)
 		missed += fprobe_nmissed(&rec_probes[i].fp);
+	for (i = 0; rec_kprobes && i < rec_nr_events; i++)
+		missed += kp_nmissed(&rec_kprobes[i]);
 	__atomic_fetch_add(&rec_shm->nmissed, missed, __ATOMIC_RELAXED);
 	retire_ring(rec_thr.ring);
 }
@@ -1659,6 +1944,8 @@ static void free_events(void)
 				free(e->args[k].code[j].data);
 		free(e->args);
 		free(e->symbol);
+		free(e->module);
+		free(e->path);
 		for (k = 0; k < e->nr_targets; k++)
 			free((char *)e->targets[k]);
 		free(e->targets);
@@ -1666,6 +1953,8 @@ static void free_events(void)
 	free(rec_events);
 	rec_events = NULL;
 	rec_nr_events = 0;
+	free(rec_kprobes);
+	rec_kprobes = NULL;
 	for (i = 0; i < rec_nr_probes; i++) {
 		free(rec_probes[i].entry);
 		free(rec_probes[i].ret);
@@ -1701,6 +1990,7 @@ static int rec_teardown(FILE *out)
 			unregister_fprobe(&rec_probes[i].fp);
 		missed += fprobe_nmissed(&rec_probes[i].fp);
 	}
+	missed += rec_kp_disarm();
 	__atomic_add_fetch(&rec_gen, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < EV_MAX_RINGS; i++) {
 		if (!rec_maps[i])

@@ -7,6 +7,7 @@
  * written straight from the shared memory.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -140,6 +141,28 @@ static void sb_printf(struct strbuf *b, const char *fmt, ...)
 	}
 }
 
+/*
+ * A kprobe event's place: OFFSET MOD, and the file and link-time address
+ * the command found SYM at (aliases included, which the process's
+ * kallsyms keeps one of), or "- 0" to look SYM up in the process (a
+ * library it loads later).
+ */
+static void kprobe_write(struct strbuf *b, const struct ev_session_opts *o,
+			 const struct fhook_event *ev)
+{
+	const struct ev_sym *s = NULL;
+	char rp[PATH_MAX];
+	int file = 0;
+
+	if (o->prog && !isdigit((unsigned char)ev->symbol[0]))
+		s = ev_prog_find_in(o->prog, ev->module, ev->symbol, true, &file);
+	if (s && realpath(o->prog->files[file].path, rp))
+		sb_printf(b, "K %lu %s %s %lx\n", ev->offset, ev->module ? ev->module : "-", rp,
+			  s->addr);
+	else
+		sb_printf(b, "K %lu %s - 0\n", ev->offset, ev->module ? ev->module : "-");
+}
+
 /* The fetch programs for the traced processes (parsed by record.c). */
 static void desc_write(struct strbuf *b, const struct ev_session_opts *o)
 {
@@ -152,6 +175,8 @@ static void desc_write(struct strbuf *b, const struct ev_session_opts *o)
 		for (j = 0; j < ev->nr_entry_args; j++)
 			sb_printf(b, "%d ", ev->entry_args[j]);
 		sb_printf(b, "%u %s\n", ev->maxactive, ev->symbol);
+		if (ev->kprobe)
+			kprobe_write(b, o, ev);
 		for (j = 0; j < ev->nr_targets; j++)
 			sb_printf(b, "T %s\n", ev->targets[j]);
 		for (j = 0; j < ev->nr_args; j++) {
@@ -206,8 +231,12 @@ static void events_write(struct strbuf *b, const struct ev_session_opts *o)
 	for (i = 0; i < o->nr_evs; i++) {
 		struct fhook_event *ev = &o->evs[i];
 
-		sb_printf(b, "E %d %d %d %s %s %s\n", i, ev->is_return, ev->nr_args, ev->group,
+		/* a probe inside a function makes no slice with its function's exit */
+		sb_printf(b, "E %d %d %d %s %s %s", i, ev->is_return, ev->nr_args, ev->group,
 			  ev->event, ev->symbol);
+		if (ev->kprobe && ev->offset)
+			sb_printf(b, "+%lu", ev->offset);
+		sb_printf(b, "\n");
 		for (j = 0; j < ev->nr_args; j++)
 			sb_printf(b, "A %d %u %s\n", ev->args[j].type, ev->args[j].count,
 				  ev->args[j].name);

@@ -107,14 +107,11 @@ static inline bool in_range(unsigned long addr, unsigned long start, unsigned lo
 	return addr - start < size;
 }
 
-static void lp_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
-		       struct ftrace_regs *fregs)
+int fhook_lp_route_call(struct fhook_lp *lp, unsigned long parent_ip, unsigned long *to)
 {
-	struct fhook_lp *lp = container_of(op, struct fhook_lp, ops);
 	struct lp_route *r = NULL;
 	unsigned int i;
 
-	(void)ip;
 	/* a replacement calling the target reaches the original */
 	for (i = 0; i < lp->nr_routes; i++)
 		if (lp->routes[i].new_func &&
@@ -130,10 +127,10 @@ static void lp_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_
 	__atomic_add_fetch(&r->seen, 1, __ATOMIC_RELAXED);
 	if (!r->new_func) {
 		if (!lp_should_fail(lp))
-			return;
+			return LP_CALL_RUN;
 		__atomic_add_fetch(&r->hit, 1, __ATOMIC_RELAXED);
-		ftrace_override_function_with_return(fregs, r->retval);
-		return;
+		*to = r->retval;
+		return LP_CALL_RETURN;
 	}
 	__atomic_add_fetch(&r->hit, 1, __ATOMIC_RELAXED);
 	if (fhook_redirect_tls.depth < FHOOK_REDIRECT_DEPTH) {
@@ -145,14 +142,40 @@ static void lp_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_
 		/* the entry is complete before a signal handler can see it pushed */
 		__asm__ __volatile__("" ::: "memory");
 		fhook_redirect_tls.depth++;
-		ftrace_regs_set_instruction_pointer(fregs, (unsigned long)fhook_redirect_thunk);
+		*to = (unsigned long)fhook_redirect_thunk;
 	} else {
 		/* nested eight deep in signal handlers: go straight there */
-		ftrace_regs_set_instruction_pointer(fregs, r->new_func);
+		*to = r->new_func;
 	}
-	return;
+	return LP_CALL_REDIRECT;
 other:
 	__atomic_add_fetch(&lp->other_seen, 1, __ATOMIC_RELAXED);
+	return LP_CALL_RUN;
+}
+
+static void lp_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
+		       struct ftrace_regs *fregs)
+{
+	struct fhook_lp *lp = container_of(op, struct fhook_lp, ops);
+	unsigned long to;
+
+	(void)ip;
+	switch (fhook_lp_route_call(lp, parent_ip, &to)) {
+	case LP_CALL_RETURN:
+		ftrace_override_function_with_return(fregs, to);
+		break;
+	case LP_CALL_REDIRECT:
+		ftrace_regs_set_instruction_pointer(fregs, to);
+		break;
+	}
+}
+
+/* How a function without a site is patched (set by lib/kprobes), or NULL. */
+static const struct fhook_lp_nosite *lp_nosite;
+
+void fhook_lp_set_nosite(const struct fhook_lp_nosite *ops)
+{
+	lp_nosite = ops;
 }
 
 /* ---- building a patch ---- */
@@ -189,6 +212,11 @@ struct fhook_lp *fhook_lp_new(const char *target, const struct fhook_lp_opts *op
 		goto err;
 	}
 	lp->site = ftrace_location(lp->addr);
+	if (!lp->site && lp_nosite) {
+		/* a kprobe at its entry does the handler's work (lp_nosite->apply) */
+		fhook_lp_set_fault_attr(lp, NULL);
+		return lp;
+	}
 	if (!lp->site) {
 		fhook_lp_err(lp, "'%s' is not traceable: it has no patchable site "
 			     "(build its object with `fhook cflags`)", target);
@@ -384,6 +412,13 @@ int fhook_lp_apply(struct fhook_lp *lp)
 		fhook_lp_err(lp, "nothing to do for '%s': no caller routes", lp->target);
 		return fhook_ret_errno(-EINVAL);
 	}
+	if (!lp->site) {
+		ret = lp_nosite->apply(lp);
+		if (ret)
+			return fhook_ret_errno(ret);
+		lp->applied = true;
+		return 0;
+	}
 	lp->ops.direct = lp_direct(lp);
 	ret = register_ftrace_function(&lp->ops);
 	if (ret == -EBUSY)
@@ -410,7 +445,10 @@ int fhook_lp_remove(struct fhook_lp *lp)
 	if (!lp || !lp->applied)
 		return fhook_ret_errno(-ENODEV);
 	/* waits until no thread is inside the handler */
-	ret = unregister_ftrace_function(&lp->ops);
+	if (lp->site)
+		ret = unregister_ftrace_function(&lp->ops);
+	else
+		ret = lp_nosite->remove(lp);
 	if (lp->direct) {
 		/* no site leads to it now: a thread still inside goes to the original */
 		fhook_direct_retire(lp->direct);

@@ -39,6 +39,7 @@ struct fhook_lp {
 	unsigned long site;		/* its patchable site */
 	long inflight;			/* threads between handler and replacement */
 	unsigned long other_seen;	/* calls no route took */
+	void *nosite;			/* without a site: lp_nosite's state */
 	/* the generated code of an applied patch (NULL: the handler path) */
 	struct fhook_direct *direct;
 	/* fault attribute and its state */
@@ -58,5 +59,27 @@ extern __thread FILE *fhook_lp_err_file __lp_hidden;
 void *fhook_lp_replacement(struct fhook_lp *lp, const char *with) __lp_hidden;
 void fhook_lp_err(const struct fhook_lp *lp, const char *fmt, ...) __lp_hidden
 	__attribute__((format(printf, 2, 3)));
+
+/* What a call of the target from @parent_ip does (the handler's decision, counted). */
+enum {
+	LP_CALL_RUN,		/* the target runs */
+	LP_CALL_REDIRECT,	/* *to: where the thread goes instead, with the call's registers */
+	LP_CALL_RETURN,		/* *to: the value the call returns at once */
+};
+int fhook_lp_route_call(struct fhook_lp *lp, unsigned long parent_ip, unsigned long *to)
+	__lp_hidden;
+
+/*
+ * A target with no patchable site: lib/kprobes puts a kprobe on its entry
+ * whose pre_handler asks fhook_lp_route_call() (the kernel's livepatch and
+ * bpf_override_return on a kprobe).  @apply places it, @remove takes it
+ * off and returns once no thread is in the pre_handler; 0 or a negative
+ * errno, said through fhook_lp_err().
+ */
+struct fhook_lp_nosite {
+	int (*apply)(struct fhook_lp *lp);
+	int (*remove)(struct fhook_lp *lp);
+};
+void fhook_lp_set_nosite(const struct fhook_lp_nosite *ops) __lp_hidden;
 
 #endif /* FHOOK_LP_H */

@@ -65,15 +65,16 @@ fi
 expect still_answers "$(ask 'call 3')" "ping 3 -> 4"
 expect still_correct "$(stop_prog)" "calls ok, bad 0"
 
-# ---- a program without sites ----
+# ---- a program without sites: no refusal, a kprobe takes the function ----
 sleep 30 &
 spid=$!
 PIDS+=("$spid")
-sbefore=$(state "$spid")
 "$FHOOK" patch -p "$spid" --func nanosleep --with "$R:ping_new" 2>"$TMP/err"
 expect no_sites "$?:$(cat "$TMP/err")" \
-	"1:fhook: patch: process $spid has no patchable sites: rebuild the program with \`cc \$(fhook cflags) ...\` (-fpatchable-function-entry=5); nothing was changed"
-expect no_sites_unchanged "$(state "$spid")" "$sbefore"
+	"0:fhook: patch: 'nanosleep' applied in process $spid; \`fhook unpatch -p $spid nanosleep\` removes it"
+"$FHOOK" unpatch -p "$spid" nanosleep 2>"$TMP/err"
+expect no_sites_unpatched "$?:$(cat "$TMP/err")" \
+	"0:fhook: unpatch: 'nanosleep' removed from process $spid"
 kill "$spid"
 wait "$spid" 2>/dev/null
 

@@ -56,8 +56,9 @@ check bad_unknown_caller 125 "" "no function named 'no_such_caller'" -- \
 	--caller no_such_caller -- "$P" greet
 check bad_missing_symbol 125 "" "lp_repl.so has no symbol 'nope'" -- \
 	"$FHOOK" patch --func greeting --with "$R:nope" -- "$P" greet
-check bad_not_instrumented 125 "" "'not_traceable' is not traceable" -- \
-	"$FHOOK" patch --func not_traceable --with "$R:greeting_new" -- "$P" greet
+# no site: a kprobe on its entry makes the call return the value
+check inject_not_instrumented 0 "41" '\(all callers\) +1 +1$' -- \
+	"$FHOOK" inject --func not_traceable --retval 41 -- "$P"
 check bad_missing_library 2 "" "no-such-lib.so: No such file" -- \
 	"$FHOOK" patch --func greeting --with "/no-such-lib.so:x" -- "$P" greet
 check bad_with_syntax 2 "" "--with needs LIB.so:SYMBOL" -- \

@@ -301,9 +301,11 @@ static void case_bad_names(void)
 	errno = 0;
 	CHECK(!fhook_lp_new("no_such_function_xyz", &quiet) && errno == ENOENT,
 	      "unknown_target_enoent", "errno %d", errno);
-	errno = 0;
-	CHECK(!fhook_lp_new("t_plain", &quiet) && errno == ENOENT, "uninstrumented_enoent",
-	      "errno %d", errno);
+	/* no site: a kprobe on its entry takes the handler's place */
+	lp = fhook_lp_new("t_plain", &quiet);
+	CHECK(lp && !fhook_lp_fail(lp, NULL, 41) && !fhook_lp_apply(lp) && t_plain(1) == 41 &&
+	      !fhook_lp_remove(lp) && t_plain(1) == 2, "uninstrumented_kprobe", "errno %d", errno);
+	fhook_lp_free(lp);
 	lp = fhook_lp_new("t_fill", &quiet);
 	CHECK_EQ(fhook_lp_redirect(lp, "no_such_caller_xyz", r_neg), -ENOENT,
 		 "unknown_caller_enoent");

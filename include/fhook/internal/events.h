@@ -3,7 +3,12 @@
  * fhook: fprobe events, with the kernel's dynamic_events grammar.
  *
  *   f[MAXACTIVE][:[GRP/][EVENT]] SYM[%return] [FETCHARGS]
+ *   p[:[GRP/][EVENT]] [MOD:]SYM[+OFFS]|ADDR [FETCHARGS]
+ *   r[MAXACTIVE][:[GRP/][EVENT]] [MOD:]SYM[+0] [FETCHARGS]
  *   -:[GRP/]EVENT
+ *
+ * 'f' events are fprobes (functions with an fhook site); 'p' and 'r' are
+ * the kernel's kprobe events, on any instruction of any loaded object.
  *
  * An event definition is parsed (and its DWARF names resolved) by the
  * `fhook` command, which turns it into a small fetch program: a list of
@@ -42,6 +47,7 @@ extern "C" {
 #define FHOOK_EV_MAXACTIVE_MAX		4096
 #define FHOOK_EV_MAX_ENTRY_ARGS		16	/* $argN a return event may use */
 #define FHOOK_EV_DEFAULT_GROUP		"fprobes"
+#define FHOOK_EV_KPROBE_GROUP		"kprobes"
 
 /* FHOOK_FOP_ARG's parameter for an argument in SSE register n (ABI order). */
 #define FHOOK_EV_ARG_XMM		0x100
@@ -64,6 +70,7 @@ enum fhook_fetch_op {
 	FHOOK_FOP_ADD,		/* param: offset; value += offset (char array fields) */
 	FHOOK_FOP_MOD_BF,	/* lshift, rshift: extract a bitfield */
 	FHOOK_FOP_END,
+	FHOOK_FOP_REG,		/* param: index of the register's word in struct pt_regs */
 };
 
 struct fhook_fetch_insn {
@@ -116,6 +123,10 @@ struct fhook_event_arg {
  *		its $argN read, saved at entry (FHOOK_FOP_EDATA's slots)
  * @targets, @nr_targets: when @symbol is a C++ name or glob as a programmer
  *		writes it ("YAML::Parser::*"), the (mangled) symbols it matched
+ * @kprobe:   a 'p' or 'r' event: a kprobe (kretprobe) on @symbol + @offset
+ * @module:   its MOD (an object's file name or path), or NULL
+ * @offset:   bytes into @symbol; with no @symbol, the address (link-time,
+ *		in the program's executable)
  */
 struct fhook_event {
 	char group[FHOOK_EV_MAX_EVENT_NAME_LEN];
@@ -131,6 +142,9 @@ struct fhook_event {
 	int nr_entry_args;
 	char **targets;		/* a C++ name or glob: the symbols it matched */
 	int nr_targets;
+	bool kprobe;
+	char *module;
+	unsigned long offset;
 };
 
 /**

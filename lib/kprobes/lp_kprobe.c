@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * `fhook patch` and `fhook inject` on a function with no fhook site: a
+ * kprobe on its entry does what the livepatch handler does on a site, as
+ * the kernel redirects from a kprobe (regs->ip moved, pre_handler returns
+ * 1) and overrides a return (bpf_override_return: the value in ax, the
+ * return address popped into ip).  The caller ranges, fault attributes
+ * and counters are livepatch's own (fhook_lp_route_call()).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fhook/kprobes.h>
+
+#include "livepatch/lp.h"
+
+struct lp_kprobe {
+	struct kprobe kp;
+	struct fhook_lp *lp;
+};
+
+static int lp_kprobe_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct lp_kprobe *k = (struct lp_kprobe *)((char *)p - offsetof(struct lp_kprobe, kp));
+	/* at the entry, the word at the stack pointer is the return address */
+	unsigned long ret = *(unsigned long *)regs->sp, to;
+
+	switch (fhook_lp_route_call(k->lp, ret, &to)) {
+	case LP_CALL_REDIRECT:
+		regs->ip = to;
+		return 1;
+	case LP_CALL_RETURN:
+		regs->ax = to;
+		regs->ip = ret;
+		regs->sp += sizeof(long);
+		return 1;
+	}
+	return 0;
+}
+
+static int lp_kprobe_apply(struct fhook_lp *lp)
+{
+	struct lp_kprobe *k = calloc(1, sizeof(*k));
+	char why[96];
+	int ret;
+
+	if (!k)
+		return -ENOMEM;
+	k->lp = lp;
+	k->kp.addr = (kprobe_opcode_t *)lp->addr;
+	k->kp.pre_handler = lp_kprobe_pre;
+	ret = register_kprobe(&k->kp);
+	if (ret) {
+		fhook_lp_err(lp, "cannot probe '%s' (it has no patchable site): %s", lp->target,
+			     strerror(-ret));
+		free(k);
+		return ret;
+	}
+	kprobe_method(&k->kp, why, sizeof(why));
+	lp->nosite = k;
+	return 0;
+}
+
+static int lp_kprobe_remove(struct fhook_lp *lp)
+{
+	struct lp_kprobe *k = lp->nosite;
+
+	if (!k)
+		return -ENODEV;
+	unregister_kprobe(&k->kp);	/* returns once no thread is in the pre_handler */
+	lp->nosite = NULL;
+	free(k);
+	return 0;
+}
+
+/* before the preloaded patch (lib/livepatch/preload.c, constructor 200) */
+__attribute__((constructor(150))) static void lp_kprobe_init(void)
+{
+	static const struct fhook_lp_nosite ops = {
+		.apply = lp_kprobe_apply,
+		.remove = lp_kprobe_remove,
+	};
+
+	fhook_lp_set_nosite(&ops);
+}
