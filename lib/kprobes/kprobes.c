@@ -94,7 +94,8 @@ static struct kp_addr *kp_addr_find(unsigned long addr)
 /* ---- what the probed code calls ---- */
 
 /* The pre_handlers of @pp, under the recursion lock: 1 if one moved the ip. */
-static int call_pre(struct kprobe **pp, struct pt_regs *regs)
+static inline __attribute__((always_inline)) int call_pre(struct kprobe **pp,
+							  struct pt_regs *regs)
 {
 	for (; *pp; pp++) {
 		struct kprobe *p = *pp;

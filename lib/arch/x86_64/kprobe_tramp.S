@@ -20,7 +20,7 @@
 
 	.text
 
-.macro SAVE_REGS
+.macro SAVE_REGS entry
 	pushq	$0x2b			/* ss */
 	pushq	$0			/* sp, below */
 	pushfq
@@ -42,7 +42,9 @@
 	pushq	%r13
 	pushq	%r14
 	pushq	%r15
-	cld
+	.if !\entry
+	cld				/* the ABI's direction flag, for C (clear at an entry) */
+	.endif
 	leaq	(PT_SIZE + 8 + KPROBE_RED_ZONE)(%rsp), %rax
 	movq	%rax, PT_SP(%rsp)
 	movq	%rsp, %rbx			/* pt_regs, kept across the call */
@@ -134,7 +136,7 @@ fhook_kprobe_setregs:
 	.hidden	fhook_kprobe_tramp_entry
 	.type	fhook_kprobe_tramp_entry, @function
 fhook_kprobe_tramp_entry:
-	SAVE_REGS
+	SAVE_REGS 1
 	andq	$-16, %rsp
 	subq	$128, %rsp
 	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7
@@ -151,7 +153,7 @@ fhook_kprobe_tramp_entry:
 	.hidden	fhook_kprobe_tramp_full
 	.type	fhook_kprobe_tramp_full, @function
 fhook_kprobe_tramp_full:
-	SAVE_REGS
+	SAVE_REGS 0
 	subq	fhook_kprobe_xsave_size(%rip), %rsp
 	andq	$-64, %rsp
 	/* xrstor refuses a header with reserved bytes set: start it at zero */
