@@ -145,24 +145,31 @@ static void run_post(struct kp_addr *a, struct pt_regs *regs)
 }
 
 /* The arch hooks: a detour's or an int3's hit, and the int3 after a copy. */
-static int kp_hit(void *cookie, struct pt_regs *regs)
+/* A hit nested in something of ours, or on a thread not known yet. */
+static int __attribute__((noinline)) kp_hit_slow(void *cookie, struct pt_regs *regs)
 {
-	struct kp_addr *a = cookie;
-	int ret = 0;
+	int ret;
 
-	/* the usual case: the section and the recursion lock in one store */
-	if (fhook_fast_enter()) {
-		struct kprobe **pp = __atomic_load_n(&a->probes, __ATOMIC_ACQUIRE);
-
-		if (pp)
-			ret = call_pre(pp, regs);
-		fhook_fast_leave();
-		return ret;
-	}
 	if (!fhook_tasks_enter())
 		return 0;
 	ret = run_pre(cookie, regs);
 	fhook_tasks_leave();
+	return ret;
+}
+
+static int kp_hit(void *cookie, struct pt_regs *regs)
+{
+	struct kp_addr *a = cookie;
+	struct kprobe **pp;
+	int ret = 0;
+
+	/* the usual case: the section and the recursion lock in one store */
+	if (!fhook_fast_enter())
+		return kp_hit_slow(cookie, regs);
+	pp = __atomic_load_n(&a->probes, __ATOMIC_ACQUIRE);
+	if (pp)
+		ret = call_pre(pp, regs);
+	fhook_fast_leave();
 	return ret;
 }
 

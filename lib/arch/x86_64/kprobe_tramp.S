@@ -22,7 +22,7 @@
 
 .macro SAVE_REGS entry
 	pushq	$0x2b			/* ss */
-	pushq	$0			/* sp, below */
+	pushq	%rsp			/* sp: the ss slot's address, made the code's below */
 	pushfq
 	pushq	$0x33			/* cs */
 	pushq	$0			/* ip, set by the C side */
@@ -45,8 +45,7 @@
 	.if !\entry
 	cld				/* the ABI's direction flag, for C (clear at an entry) */
 	.endif
-	leaq	(PT_SIZE + 8 + KPROBE_RED_ZONE)(%rsp), %rax
-	movq	%rax, PT_SP(%rsp)
+	addq	$(16 + KPROBE_RED_ZONE), PT_SP(%rsp)	/* past the ss slot, the return, the red zone */
 	movq	%rsp, %rbx			/* pt_regs, kept across the call */
 .endm
 
@@ -94,13 +93,13 @@
 	testl	%eax, %eax
 	jnz	1f
 	POP_GPRS
-	addq	$24, %rsp			/* orig_ax, ip, cs */
 	.if \flags
+	addq	$24, %rsp			/* orig_ax, ip, cs */
 	popfq
-	.else
-	leaq	8(%rsp), %rsp
-	.endif
 	leaq	16(%rsp), %rsp			/* sp, ss (lea: the flags stay as popped) */
+	.else
+	leaq	48(%rsp), %rsp			/* orig_ax, ip, cs, flags, sp, ss */
+	.endif
 	ret
 1:	.if \flags
 	/*
