@@ -10,6 +10,7 @@
 #include <fhook/fhook.h>
 
 #include "hash.h"
+#include "util/startup.h"
 #include "util/recursion.h"
 #include <stddef.h>
 

@@ -42,6 +42,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -83,6 +84,31 @@ static const char *base_name(const char *s, size_t len, size_t *blen)
 	return b;
 }
 
+/*
+ * The length of the LD_PRELOAD entry at @s (up to a ':', a space or the
+ * end).  Not strcspn(): at start-up its code and table would be two more
+ * libc pages to fault in.
+ */
+static size_t entry_len(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] && s[n] != ':' && s[n] != ' ')
+		n++;
+	return n;
+}
+
+/* memcmp(), for the same reason */
+static bool same_bytes(const char *a, const char *b, size_t n)
+{
+	while (n && *a == *b) {
+		a++;
+		b++;
+		n--;
+	}
+	return !n;
+}
+
 /* Is the LD_PRELOAD list @list (up to its end) naming libfhook? */
 static bool names_libfhook(const char *list)
 {
@@ -94,7 +120,7 @@ static bool names_libfhook(const char *list)
 	plen = strlen(fh_preload);
 	pb = base_name(fh_preload, plen, &pblen);
 	while (*list) {
-		size_t n = strcspn(list, ": "), blen;
+		size_t n = entry_len(list), blen;
 		const char *b = base_name(list, n, &blen);
 
 		if ((n == plen && !memcmp(list, fh_preload, n)) ||
@@ -222,8 +248,37 @@ static int with_env(char *const *envp, int (*fn)(void *ctx, char *const *env), v
 	return ret;
 }
 
+static int __fhook_startup own_path_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	unsigned long self = (unsigned long)own_path_cb;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && self - (info->dlpi_addr + ph->p_vaddr) < ph->p_memsz) {
+			*(const char **)data = info->dlpi_name;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The file libfhook was loaded from, as the loader names it.  Not
+ * dladdr(): its code is a libc page that nothing else at start-up touches.
+ */
+static const char *__fhook_startup own_path(void)
+{
+	const char *path = NULL;
+
+	dl_iterate_phdr(own_path_cb, &path);
+	return path && *path ? path : NULL;
+}
+
 /* The functions resolved before anything can run in a vfork child. */
-static void *resolve(void **slot, const char *name)
+static void *__fhook_startup resolve(void **slot, const char *name)
 {
 	void *f = __atomic_load_n(slot, __ATOMIC_RELAXED);
 
@@ -240,9 +295,8 @@ static void *resolve(void **slot, const char *name)
 __attribute__((constructor(101))) static void exec_env_init(void)
 {
 	fhook_internal_guard();
-	const char *pre = secure_getenv("LD_PRELOAD");
+	const char *pre = secure_getenv("LD_PRELOAD"), *self;
 	char **e;
-	Dl_info di;
 
 	REAL(execve);
 	REAL(execvpe);
@@ -278,17 +332,17 @@ __attribute__((constructor(101))) static void exec_env_init(void)
 	while (fh_nr && !fh_vars[fh_nr - 1])
 		fh_nr--;	/* out of memory: what was captured */
 	/* libfhook's own entry: the one that names this object */
-	if (pre && dladdr((void *)exec_env_init, &di) && di.dli_fname) {
+	if (pre && (self = own_path())) {
 		size_t flen, fblen;
-		const char *fb = base_name(di.dli_fname, strlen(di.dli_fname), &fblen);
+		const char *fb = base_name(self, strlen(self), &fblen);
 
-		flen = strlen(di.dli_fname);
+		flen = strlen(self);
 		while (*pre) {
-			size_t n = strcspn(pre, ": "), blen;
+			size_t n = entry_len(pre), blen;
 			const char *b = base_name(pre, n, &blen);
 
-			if (n && ((n == flen && !memcmp(pre, di.dli_fname, n)) ||
-				  (blen == fblen && !memcmp(b, fb, blen)))) {
+			if (n && ((n == flen && same_bytes(pre, self, n)) ||
+				  (blen == fblen && same_bytes(b, fb, blen)))) {
 				fh_preload = strndup(pre, n);
 				break;
 			}

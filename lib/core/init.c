@@ -33,9 +33,18 @@ static void after_fork_child(void)
 	pthread_mutex_unlock(&ftrace_lock);
 }
 
+/*
+ * What pthread_atfork() does: that one is a stub in libc_nonshared.a that
+ * passes this object's __dso_handle on, linked at the very end of
+ * libfhook's text, one more page for every process to fault in.
+ */
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+			     void *dso_handle);
+extern void *__dso_handle;
+
 __attribute__((constructor(101))) static void fhook_core_init(void)
 {
-	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+	__register_atfork(before_fork, after_fork_parent, after_fork_child, &__dso_handle);
 	fhook_sites_init();
 	/*
 	 * The SIGTRAP handler is installed by the first batch that writes an

@@ -131,7 +131,8 @@ _Static_assert(EV_TS_BITS == REC_TS_BITS, "REC_TS_BITS");
 static struct rec_probe *rec_probes;
 static int rec_nr_probes;
 
-static struct ev_shm *rec_shm;
+/* in .data: the exit path of every process reads it (util/startup.h) */
+static struct ev_shm *rec_shm __fhook_startup_data;
 static int rec_fd = -1;
 /* which file rec_fd must be, and where the command holds it (FHOOK_EV_SHM) */
 static dev_t rec_dev;
