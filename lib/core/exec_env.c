@@ -358,7 +358,7 @@ __attribute__((constructor(101))) static void exec_env_init(void)
 
 static void (*exec_hook)(const char *path, bool search);
 
-void fhook_exec_notify(void (*fn)(const char *path, bool search))
+void __fhook_startup fhook_exec_notify(void (*fn)(const char *path, bool search))
 {
 	__atomic_store_n(&exec_hook, fn, __ATOMIC_RELEASE);
 }

@@ -401,7 +401,7 @@ static const struct fhook_objects_ops objects_ops = {
 	.release = object_release,
 };
 
-bool fhook_objects_have_sites(void)
+bool __fhook_startup fhook_objects_have_sites(void)
 {
 	struct fhook_object *obj;
 	bool ret = false;
