@@ -185,6 +185,12 @@ static bool rec_deferred;
 static int rec_desc_state;	/* descriptions: 0 not read yet, 1 read, -1 bad */
 /* This process's mapping of each ring it holds, to unmap in a forked child. */
 static struct ev_ring *rec_maps[EV_MAX_RINGS];
+/*
+ * One past the highest ring index this process ever mapped: a forked
+ * child looks at no more of rec_maps, 8 KiB its parent may never have
+ * touched, two pages each child would fault in to read zeros.
+ */
+static uint32_t rec_maps_hi;
 
 static int safe_read(void *dst, unsigned long src, size_t len)
 {
@@ -333,6 +339,11 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 	t->events = 0;
 	t->idx = idx;
 	rec_maps[idx] = r;
+	hw = __atomic_load_n(&rec_maps_hi, __ATOMIC_RELAXED);
+	while (hw < idx + 1 &&
+	       !__atomic_compare_exchange_n(&rec_maps_hi, &hw, idx + 1, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
 	__atomic_store_n(&rec_shm->ring_state[idx], EV_SLOT_READY, __ATOMIC_RELEASE);
 	/* the key was made first thing in the process: a slot of the static block */
 	if (rec_have_key)
@@ -1390,10 +1401,11 @@ static void rec_atfork_child(void)
 	if (!rec_shm)
 		return;
 	/* the parent's threads' rings: mapped here, but not this process's to write */
-	for (i = 0; i < EV_MAX_RINGS; i++) {
-		if (rec_maps[i])
+	for (i = 0; i < rec_maps_hi; i++) {
+		if (rec_maps[i]) {
 			munmap(rec_maps[i], ev_ring_stride(rec_ring_size));
-		rec_maps[i] = NULL;
+			rec_maps[i] = NULL;
+		}
 	}
 	zero_if_set(&rec_thr, sizeof(rec_thr));
 	if (!rec_follow) {
