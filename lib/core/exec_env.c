@@ -72,7 +72,7 @@ static int (*real_posix_spawn)(pid_t *, const char *, const posix_spawn_file_act
 static int (*real_posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
 				const posix_spawnattr_t *, char *const[], char *const[]);
 
-static const char *base_name(const char *s, size_t len, size_t *blen)
+static const char *__fhook_startup base_name(const char *s, size_t len, size_t *blen)
 {
 	const char *b = s;
 	size_t i;
@@ -89,7 +89,7 @@ static const char *base_name(const char *s, size_t len, size_t *blen)
  * end).  Not strcspn(): at start-up its code and table would be two more
  * libc pages to fault in.
  */
-static size_t entry_len(const char *s)
+static size_t __fhook_startup entry_len(const char *s)
 {
 	size_t n = 0;
 
@@ -98,8 +98,12 @@ static size_t entry_len(const char *s)
 	return n;
 }
 
-/* memcmp(), for the same reason */
-static bool same_bytes(const char *a, const char *b, size_t n)
+/*
+ * memcmp(), for the same reason, and because it is the one libc call of
+ * the exec path that a shell's start-up never made: every child it forks
+ * would bind it (lazy binding) before the exec, eight more pages.
+ */
+static bool __fhook_startup same_bytes(const char *a, const char *b, size_t n)
 {
 	while (n && *a == *b) {
 		a++;
@@ -110,7 +114,7 @@ static bool same_bytes(const char *a, const char *b, size_t n)
 }
 
 /* Is the LD_PRELOAD list @list (up to its end) naming libfhook? */
-static bool names_libfhook(const char *list)
+static bool __fhook_startup names_libfhook(const char *list)
 {
 	size_t plen, pblen;
 	const char *pb;
@@ -123,8 +127,8 @@ static bool names_libfhook(const char *list)
 		size_t n = entry_len(list), blen;
 		const char *b = base_name(list, n, &blen);
 
-		if ((n == plen && !memcmp(list, fh_preload, n)) ||
-		    (blen == pblen && !memcmp(b, pb, blen)))
+		if ((n == plen && same_bytes(list, fh_preload, n)) ||
+		    (blen == pblen && same_bytes(b, pb, blen)))
 			return true;
 		list += n;
 		if (*list)
@@ -134,7 +138,7 @@ static bool names_libfhook(const char *list)
 }
 
 /* The value of @name (@len bytes, no '=') in @env, or NULL; no locks, no libc state. */
-static const char *env_value(char *const *env, const char *name, size_t len)
+static const char *__fhook_startup env_value(char *const *env, const char *name, size_t len)
 {
 	for (; env && *env; env++)
 		if (!strncmp(*env, name, len) && (*env)[len] == '=')
@@ -156,7 +160,7 @@ struct env_plan {
 	size_t bytes;			/* pointers and the new LD_PRELOAD string */
 };
 
-static bool env_plan(char *const *envp, struct env_plan *p)
+static bool __fhook_startup env_plan(char *const *envp, struct env_plan *p)
 {
 	int i;
 
@@ -187,7 +191,7 @@ static bool env_plan(char *const *envp, struct env_plan *p)
 }
 
 /* Lay the new environment out in @mem (p->bytes long). */
-static char **env_fill(const struct env_plan *p, char *const *envp, void *mem)
+static char **__fhook_startup env_fill(const struct env_plan *p, char *const *envp, void *mem)
 {
 	char **out = mem, *str = (char *)(out + p->nr_env + p->nr_add + 2);
 	size_t i, n = 0;
@@ -224,7 +228,8 @@ static char **env_fill(const struct env_plan *p, char *const *envp, void *mem)
  * lives in this frame while @fn runs (an exec, or a spawn that has read it
  * when it returns).  errno is @fn's.
  */
-static int with_env(char *const *envp, int (*fn)(void *ctx, char *const *env), void *ctx)
+static int __fhook_startup with_env(char *const *envp, int (*fn)(void *ctx, char *const *env),
+				    void *ctx)
 {
 	struct env_plan plan;
 	void *mem;
@@ -364,7 +369,7 @@ void __fhook_startup fhook_exec_notify(void (*fn)(const char *path, bool search)
 }
 
 /* Tell the layer above what is about to run (it says when that runs untraced). */
-static void notify(const char *path, bool search)
+static void __fhook_startup notify(const char *path, bool search)
 {
 	void (*fn)(const char *, bool) = __atomic_load_n(&exec_hook, __ATOMIC_ACQUIRE);
 
@@ -373,7 +378,7 @@ static void notify(const char *path, bool search)
 }
 
 /* A C library without the call (execveat before glibc 2.34). */
-static int missing(void)
+static int __fhook_startup missing(void)
 {
 	errno = ENOSYS;
 	return -1;
@@ -388,7 +393,7 @@ struct exec_args {
 	const posix_spawnattr_t *attr;
 };
 
-static int do_execve(void *ctx, char *const *env)
+static int __fhook_startup do_execve(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
@@ -397,7 +402,7 @@ static int do_execve(void *ctx, char *const *env)
 	return REAL(execve)(a->path, a->argv, env);
 }
 
-int execve(const char *path, char *const argv[], char *const envp[])
+int __fhook_startup execve(const char *path, char *const argv[], char *const envp[])
 {
 	struct exec_args a = { .path = path, .argv = argv };
 
@@ -405,7 +410,7 @@ int execve(const char *path, char *const argv[], char *const envp[])
 	return with_env(envp, do_execve, &a);
 }
 
-static int do_execvpe(void *ctx, char *const *env)
+static int __fhook_startup do_execvpe(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
@@ -414,7 +419,7 @@ static int do_execvpe(void *ctx, char *const *env)
 	return REAL(execvpe)(a->path, a->argv, env);
 }
 
-int execvpe(const char *file, char *const argv[], char *const envp[])
+int __fhook_startup execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	struct exec_args a = { .path = file, .argv = argv };
 
@@ -422,7 +427,7 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 	return with_env(envp, do_execvpe, &a);
 }
 
-static int do_fexecve(void *ctx, char *const *env)
+static int __fhook_startup do_fexecve(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
@@ -431,14 +436,14 @@ static int do_fexecve(void *ctx, char *const *env)
 	return REAL(fexecve)(a->fd, a->argv, env);
 }
 
-int fexecve(int fd, char *const argv[], char *const envp[])
+int __fhook_startup fexecve(int fd, char *const argv[], char *const envp[])
 {
 	struct exec_args a = { .fd = fd, .argv = argv };
 
 	return with_env(envp, do_fexecve, &a);
 }
 
-static int do_execveat(void *ctx, char *const *env)
+static int __fhook_startup do_execveat(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
@@ -447,7 +452,8 @@ static int do_execveat(void *ctx, char *const *env)
 	return REAL(execveat)(a->fd, a->path, a->argv, env, a->flags);
 }
 
-int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+int __fhook_startup execveat(int dirfd, const char *path, char *const argv[],
+			     char *const envp[], int flags)
 {
 	struct exec_args a = { .fd = dirfd, .path = path, .argv = argv, .flags = flags };
 
@@ -462,7 +468,8 @@ int execveat(int dirfd, const char *path, char *const argv[], char *const envp[]
  * the stack (this may be a vfork child), and @call made with them and the
  * environment that follows them (@with_env) or environ.
  */
-static int exec_list(int (*call)(const char *, char *const[], char *const[]), const char *path,
+static int __fhook_startup exec_list(int (*call)(const char *, char *const[], char *const[]),
+				     const char *path,
 		     const char *arg, va_list ap, bool with_env)
 {
 	size_t argc = 1, i;
@@ -483,7 +490,7 @@ static int exec_list(int (*call)(const char *, char *const[], char *const[]), co
 	}
 }
 
-int execle(const char *path, const char *arg, ...)
+int __fhook_startup execle(const char *path, const char *arg, ...)
 {
 	va_list ap;
 	int ret;
@@ -501,17 +508,17 @@ int execle(const char *path, const char *arg, ...)
  * they start (a set-id or static program would run untraced, unnamed).
  * They are the calls above with environ, as glibc defines them.
  */
-int execv(const char *path, char *const argv[])
+int __fhook_startup execv(const char *path, char *const argv[])
 {
 	return execve(path, argv, environ);
 }
 
-int execvp(const char *file, char *const argv[])
+int __fhook_startup execvp(const char *file, char *const argv[])
 {
 	return execvpe(file, argv, environ);
 }
 
-int execl(const char *path, const char *arg, ...)
+int __fhook_startup execl(const char *path, const char *arg, ...)
 {
 	va_list ap;
 	int ret;
@@ -522,7 +529,7 @@ int execl(const char *path, const char *arg, ...)
 	return ret;
 }
 
-int execlp(const char *file, const char *arg, ...)
+int __fhook_startup execlp(const char *file, const char *arg, ...)
 {
 	va_list ap;
 	int ret;
@@ -533,7 +540,7 @@ int execlp(const char *file, const char *arg, ...)
 	return ret;
 }
 
-static int do_posix_spawn(void *ctx, char *const *env)
+static int __fhook_startup do_posix_spawn(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
@@ -542,7 +549,7 @@ static int do_posix_spawn(void *ctx, char *const *env)
 	return REAL(posix_spawn)(a->pid, a->path, a->fa, a->attr, a->argv, env);
 }
 
-int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+int __fhook_startup posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 		const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	struct exec_args a = { .pid = pid, .path = path, .fa = fa, .attr = attr, .argv = argv };
@@ -551,7 +558,7 @@ int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *
 	return with_env(envp, do_posix_spawn, &a);
 }
 
-static int do_posix_spawnp(void *ctx, char *const *env)
+static int __fhook_startup do_posix_spawnp(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
@@ -560,7 +567,7 @@ static int do_posix_spawnp(void *ctx, char *const *env)
 	return REAL(posix_spawnp)(a->pid, a->path, a->fa, a->attr, a->argv, env);
 }
 
-int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+int __fhook_startup posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 		 const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	struct exec_args a = { .pid = pid, .path = file, .fa = fa, .attr = attr, .argv = argv };

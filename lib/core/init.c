@@ -25,7 +25,7 @@ static void after_fork_parent(void)
 	pthread_mutex_unlock(&ftrace_lock);
 }
 
-static void after_fork_child(void)
+static void __fhook_startup after_fork_child(void)
 {
 	/* the child keeps the patched text and only this thread */
 	fhook_rcu_after_fork_child();

@@ -308,7 +308,8 @@ static bool object_same(struct fhook_object *obj)
 }
 
 /* The first site of @m in @obj's text, or 0. */
-static unsigned long __fhook_startup first_site(struct fhook_object *obj, const struct fhook_elf_site_map *m)
+static unsigned long __fhook_startup first_site(struct fhook_object *obj,
+						const struct fhook_elf_site_map *m)
 {
 	unsigned int s;
 	size_t i;

@@ -169,14 +169,16 @@ static int rec_nr_events;
 static struct rec_range *rec_callers;
 static int rec_nr_callers;
 static __thread struct rec_thread rec_thr;
-static uint64_t rec_proc_seq;			/* this image's ev_proc */
-/* a forked child announces its objects with its first ring (get_ring) */
-static bool rec_announce_pending;
 /*
- * shm->follow, kept here: a forked child reads it before it execs, and
- * the shared page would cost it a fault.
+ * What a forked child resets or reads before it most likely execs: in
+ * .data (util/startup.h), the page that holds libfhook's locks, which it
+ * writes anyway; each other page it wrote would be one more copied.
  */
-static bool rec_follow;
+static uint64_t rec_proc_seq __fhook_startup_data;	/* this image's ev_proc */
+/* a forked child announces its objects with its first ring (get_ring) */
+static bool rec_announce_pending __fhook_startup_data;
+/* shm->follow, kept here: the shared page would cost the child a fault */
+static bool rec_follow __fhook_startup_data;
 static void register_process(void);
 static pthread_key_t rec_ring_key;
 static bool rec_have_key;
@@ -404,7 +406,7 @@ static void rec_untraced(const char *fmt, ...)
  * Will the program at @path load libfhook?  NULL if it will, as far as
  * its file tells; else why not.  Async-signal-safe (a vfork child).
  */
-static const char *exec_untraced_why(const char *path)
+static const char *__fhook_startup exec_untraced_why(const char *path)
 {
 	unsigned char e[64];
 	Elf64_Phdr ph;
@@ -416,8 +418,13 @@ static const char *exec_untraced_why(const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;	/* the exec fails too, or cannot be looked at */
-	if (fstat(fd, &st) || pread(fd, e, sizeof(e), 0) != sizeof(e) ||
-	    memcmp(e, ELFMAG, SELFMAG))
+	/*
+	 * Not memcmp(): nothing else binds it in a shell, so each child it
+	 * forks would look it up (lazy binding), eight pages of the loader's
+	 * and libc's tables to fault in before the exec.
+	 */
+	if (fstat(fd, &st) || pread(fd, e, sizeof(e), 0) != sizeof(e) || e[EI_MAG0] != ELFMAG0 ||
+	    e[EI_MAG1] != ELFMAG1 || e[EI_MAG2] != ELFMAG2 || e[EI_MAG3] != ELFMAG3)
 		goto out;	/* a script: its interpreter is what is preloaded */
 	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
 	    ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) && st.st_gid != getgid())) {
@@ -432,8 +439,11 @@ static const char *exec_untraced_why(const char *path)
 		if (pread(fd, &ph, sizeof(ph), (off_t)(((Elf64_Ehdr *)e)->e_phoff +
 						       (uint64_t)i * sizeof(ph))) != sizeof(ph))
 			break;
-		if (ph.p_type == PT_INTERP)
+		/* right after PT_PHDR in a linked program: one read, not one a header */
+		if (ph.p_type == PT_INTERP) {
 			interp = true;
+			break;
+		}
 	}
 	if (!interp)
 		why = "statically linked: no loader to preload libfhook into";
@@ -443,7 +453,7 @@ out:
 }
 
 /* An interposed exec or spawn: name the program in the summary if it runs untraced. */
-static void rec_exec(const char *path, bool search)
+static void __fhook_startup rec_exec(const char *path, bool search)
 {
 	char buf[PATH_MAX];
 	const char *why, *dirs = "/usr/local/bin:/usr/bin:/bin", *env;
@@ -1382,7 +1392,7 @@ static void rec_objects_changed(void)
 }
 
 /* Zero @p, writing only if it is not: a forked child copies every page it writes. */
-static void zero_if_set(void *p, size_t len)
+static void __fhook_startup zero_if_set(void *p, size_t len)
 {
 	const unsigned char *b = p;
 	size_t i;
@@ -1394,7 +1404,7 @@ static void zero_if_set(void *p, size_t len)
 		}
 }
 
-static void rec_atfork_child(void)
+static void __fhook_startup rec_atfork_child(void)
 {
 	uint32_t i;
 

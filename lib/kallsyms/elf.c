@@ -49,7 +49,8 @@ static bool __fhook_startup in_file(const struct elf_file *f, unsigned long off,
 	return off <= f->size && len <= f->size - off;
 }
 
-static int __fhook_startup read_at(const struct elf_file *f, void *buf, unsigned long len, unsigned long off)
+static int __fhook_startup read_at(const struct elf_file *f, void *buf, unsigned long len,
+				   unsigned long off)
 {
 	unsigned long done = 0;
 
@@ -233,7 +234,8 @@ static bool __fhook_startup sites_have_zero(const unsigned long *addrs, size_t n
 }
 
 /* The file's bytes at link-time address @addr, from the loadable segment holding it. */
-static int __fhook_startup read_vaddr(const struct elf_file *f, unsigned long addr, void *buf, size_t len)
+static int __fhook_startup read_vaddr(const struct elf_file *f, unsigned long addr, void *buf,
+				      size_t len)
 {
 	Elf64_Phdr ph[32];
 	unsigned int i, n = f->eh.e_phnum;
@@ -249,7 +251,8 @@ static int __fhook_startup read_vaddr(const struct elf_file *f, unsigned long ad
 	return -ENOEXEC;
 }
 
-int __fhook_startup fhook_elf_map_sites(const char *path, unsigned int flags, struct fhook_elf_site_map *m)
+int __fhook_startup fhook_elf_map_sites(const char *path, unsigned int flags,
+					struct fhook_elf_site_map *m)
 {
 	unsigned long psz = fhook_page_size();
 	struct elf_file f;

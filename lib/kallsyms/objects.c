@@ -291,7 +291,8 @@ static void object_free(struct fhook_object *obj)
  * unloaded and another (or the same one, freshly mapped) loaded at the
  * same base must not inherit the old one's sites.
  */
-static bool __fhook_startup object_is(struct fhook_object *obj, struct dl_phdr_info *info, bool first)
+static bool __fhook_startup object_is(struct fhook_object *obj, struct dl_phdr_info *info,
+				      bool first)
 {
 	struct stat st;
 

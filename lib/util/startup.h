@@ -8,7 +8,9 @@
  * 64 KiB around it, so the functions of that path sit in .text.startup,
  * where GCC puts the constructors and the linker puts it before the rest
  * of .text; a short process then touches one or two windows of libfhook's
- * text, not one per file it calls into.  The few variables the start-up
+ * text, not one per file it calls into.  So do the fork handlers a child
+ * runs before it execs: a forked child has no text mapped, and faults in
+ * again every window it runs.  The few variables the start-up
  * and exit paths read in a process fhook does nothing in sit in .data,
  * on the page the loader writes anyway, not each on a zero page of .bss
  * of its own.

@@ -28,7 +28,8 @@ if grep -qE ' U __(asan|tsan)_' <<< "$syms"; then
 fi
 lo= hi= missing=
 for f in $FUNCS; do
-	line=$(awk -v f="$f" '$4 == f && ($3 == "t" || $3 == "T") { print $1, $2; exit }' <<< "$syms")
+	line=$(awk -v f="$f" '$4 == f && ($3 == "t" || $3 == "T") { print $1, $2; exit }' \
+		<<< "$syms")
 	if [ -z "$line" ]; then
 		missing="$missing $f"
 		continue
