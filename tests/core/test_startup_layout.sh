@@ -44,8 +44,6 @@ if [ -n "$missing" ]; then
 	exit 1
 fi
 span=$((hi - lo))
-if [ "$span" -le "$BOUND" ]; then
-	echo "PASS startup_layout: the start-up path spans $span bytes of text (bound $BOUND)"
-else
-	echo "FAIL startup_layout: the start-up path spans $span bytes of text (bound $BOUND)"
-fi
+. tests/faults.sh
+bounded startup_layout "$span" "$BOUND" \
+	"the start-up path spans $span bytes of text (bound $BOUND)"

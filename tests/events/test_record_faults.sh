@@ -46,11 +46,8 @@ measure() {
 	fi
 	plain=$(( (p2 - p1) / (N2 - N1) ))
 	added=$(( (r2 - r1) / (N2 - N1) - plain ))
-	if [ "$added" -le "$bound" ]; then
-		echo "PASS $name: a child of $sh: $plain faults, +$added recorded (bound +$bound)"
-	else
-		echo "FAIL $name: a child of $sh: $plain faults, +$added recorded (bound +$bound)"
-	fi
+	bounded "$name" "$added" "$bound" \
+		"a child of $sh: $plain faults, +$added recorded (bound +$bound)"
 }
 
 measure record_faults /bin/sh 22
