@@ -35,7 +35,7 @@ static void __fhook_startup after_fork_child(void)
 
 extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
 			     void *dso_handle);
-extern void *__dso_handle;
+extern void *__dso_handle __attribute__((weak, visibility("hidden")));
 
 /*
  * What pthread_atfork() does.  That one is a stub in libc_nonshared.a
