@@ -26,7 +26,7 @@ static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *ctl_reply;
 static char ctl_oom[] = "error\nfhook: out of memory\n";
 
-int fhook_attach_register(const struct fhook_attach_verb *verb)
+int __fhook_startup fhook_attach_register(const struct fhook_attach_verb *verb)
 {
 	int ret = -ENOSPC;
 

@@ -10,6 +10,7 @@
 #include <fhook/fhook.h>
 
 #include "hash.h"
+#include "util/startup.h"
 #include "util/recursion.h"
 #include <stddef.h>
 
@@ -132,5 +133,7 @@ int fhook_loader_dlclose(void *handle) __hidden;
 /* Wait until no thread can be inside a handler that began before. */
 void fhook_synchronize(void) __hidden;
 void *fhook_libc_sym(const char *name) __hidden;
+/* pthread_atfork() for libfhook's own handlers (init.c) */
+int fhook_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)) __hidden;
 
 #endif /* FHOOK_CORE_H */

@@ -47,7 +47,7 @@ static void *loader_sym(const char *name, void *ours)
 
 static void (*loader_notify[LOADER_NOTIFY_MAX])(void);
 
-int fhook_loader_notify(void (*fn)(void))
+int __fhook_startup fhook_loader_notify(void (*fn)(void))
 {
 	int i;
 

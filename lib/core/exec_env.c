@@ -42,6 +42,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -71,7 +72,7 @@ static int (*real_posix_spawn)(pid_t *, const char *, const posix_spawn_file_act
 static int (*real_posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
 				const posix_spawnattr_t *, char *const[], char *const[]);
 
-static const char *base_name(const char *s, size_t len, size_t *blen)
+static const char *__fhook_startup base_name(const char *s, size_t len, size_t *blen)
 {
 	const char *b = s;
 	size_t i;
@@ -83,8 +84,37 @@ static const char *base_name(const char *s, size_t len, size_t *blen)
 	return b;
 }
 
+/*
+ * The length of the LD_PRELOAD entry at @s (up to a ':', a space or the
+ * end).  Not strcspn(): at start-up its code and table would be two more
+ * libc pages to fault in.
+ */
+static size_t __fhook_startup entry_len(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] && s[n] != ':' && s[n] != ' ')
+		n++;
+	return n;
+}
+
+/*
+ * memcmp(), for the same reason, and because it is the one libc call of
+ * the exec path that a shell's start-up never made: every child it forks
+ * would bind it (lazy binding) before the exec, eight more pages.
+ */
+static bool __fhook_startup same_bytes(const char *a, const char *b, size_t n)
+{
+	while (n && *a == *b) {
+		a++;
+		b++;
+		n--;
+	}
+	return !n;
+}
+
 /* Is the LD_PRELOAD list @list (up to its end) naming libfhook? */
-static bool names_libfhook(const char *list)
+static bool __fhook_startup names_libfhook(const char *list)
 {
 	size_t plen, pblen;
 	const char *pb;
@@ -94,11 +124,11 @@ static bool names_libfhook(const char *list)
 	plen = strlen(fh_preload);
 	pb = base_name(fh_preload, plen, &pblen);
 	while (*list) {
-		size_t n = strcspn(list, ": "), blen;
+		size_t n = entry_len(list), blen;
 		const char *b = base_name(list, n, &blen);
 
-		if ((n == plen && !memcmp(list, fh_preload, n)) ||
-		    (blen == pblen && !memcmp(b, pb, blen)))
+		if ((n == plen && same_bytes(list, fh_preload, n)) ||
+		    (blen == pblen && same_bytes(b, pb, blen)))
 			return true;
 		list += n;
 		if (*list)
@@ -108,7 +138,7 @@ static bool names_libfhook(const char *list)
 }
 
 /* The value of @name (@len bytes, no '=') in @env, or NULL; no locks, no libc state. */
-static const char *env_value(char *const *env, const char *name, size_t len)
+static const char *__fhook_startup env_value(char *const *env, const char *name, size_t len)
 {
 	for (; env && *env; env++)
 		if (!strncmp(*env, name, len) && (*env)[len] == '=')
@@ -130,7 +160,7 @@ struct env_plan {
 	size_t bytes;			/* pointers and the new LD_PRELOAD string */
 };
 
-static bool env_plan(char *const *envp, struct env_plan *p)
+static bool __fhook_startup env_plan(char *const *envp, struct env_plan *p)
 {
 	int i;
 
@@ -161,7 +191,7 @@ static bool env_plan(char *const *envp, struct env_plan *p)
 }
 
 /* Lay the new environment out in @mem (p->bytes long). */
-static char **env_fill(const struct env_plan *p, char *const *envp, void *mem)
+static char **__fhook_startup env_fill(const struct env_plan *p, char *const *envp, void *mem)
 {
 	char **out = mem, *str = (char *)(out + p->nr_env + p->nr_add + 2);
 	size_t i, n = 0;
@@ -198,7 +228,8 @@ static char **env_fill(const struct env_plan *p, char *const *envp, void *mem)
  * lives in this frame while @fn runs (an exec, or a spawn that has read it
  * when it returns).  errno is @fn's.
  */
-static int with_env(char *const *envp, int (*fn)(void *ctx, char *const *env), void *ctx)
+static int __fhook_startup with_env(char *const *envp, int (*fn)(void *ctx, char *const *env),
+				    void *ctx)
 {
 	struct env_plan plan;
 	void *mem;
@@ -222,8 +253,37 @@ static int with_env(char *const *envp, int (*fn)(void *ctx, char *const *env), v
 	return ret;
 }
 
+static int __fhook_startup own_path_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	unsigned long self = (unsigned long)own_path_cb;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && self - (info->dlpi_addr + ph->p_vaddr) < ph->p_memsz) {
+			*(const char **)data = info->dlpi_name;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The file libfhook was loaded from, as the loader names it.  Not
+ * dladdr(): its code is a libc page that nothing else at start-up touches.
+ */
+static const char *__fhook_startup own_path(void)
+{
+	const char *path = NULL;
+
+	dl_iterate_phdr(own_path_cb, &path);
+	return path && *path ? path : NULL;
+}
+
 /* The functions resolved before anything can run in a vfork child. */
-static void *resolve(void **slot, const char *name)
+static void *__fhook_startup resolve(void **slot, const char *name)
 {
 	void *f = __atomic_load_n(slot, __ATOMIC_RELAXED);
 
@@ -240,9 +300,8 @@ static void *resolve(void **slot, const char *name)
 __attribute__((constructor(101))) static void exec_env_init(void)
 {
 	fhook_internal_guard();
-	const char *pre = secure_getenv("LD_PRELOAD");
+	const char *pre = secure_getenv("LD_PRELOAD"), *self;
 	char **e;
-	Dl_info di;
 
 	REAL(execve);
 	REAL(execvpe);
@@ -278,17 +337,17 @@ __attribute__((constructor(101))) static void exec_env_init(void)
 	while (fh_nr && !fh_vars[fh_nr - 1])
 		fh_nr--;	/* out of memory: what was captured */
 	/* libfhook's own entry: the one that names this object */
-	if (pre && dladdr((void *)exec_env_init, &di) && di.dli_fname) {
+	if (pre && (self = own_path())) {
 		size_t flen, fblen;
-		const char *fb = base_name(di.dli_fname, strlen(di.dli_fname), &fblen);
+		const char *fb = base_name(self, strlen(self), &fblen);
 
-		flen = strlen(di.dli_fname);
+		flen = strlen(self);
 		while (*pre) {
-			size_t n = strcspn(pre, ": "), blen;
+			size_t n = entry_len(pre), blen;
 			const char *b = base_name(pre, n, &blen);
 
-			if (n && ((n == flen && !memcmp(pre, di.dli_fname, n)) ||
-				  (blen == fblen && !memcmp(b, fb, blen)))) {
+			if (n && ((n == flen && same_bytes(pre, self, n)) ||
+				  (blen == fblen && same_bytes(b, fb, blen)))) {
 				fh_preload = strndup(pre, n);
 				break;
 			}
@@ -304,13 +363,13 @@ __attribute__((constructor(101))) static void exec_env_init(void)
 
 static void (*exec_hook)(const char *path, bool search);
 
-void fhook_exec_notify(void (*fn)(const char *path, bool search))
+void __fhook_startup fhook_exec_notify(void (*fn)(const char *path, bool search))
 {
 	__atomic_store_n(&exec_hook, fn, __ATOMIC_RELEASE);
 }
 
 /* Tell the layer above what is about to run (it says when that runs untraced). */
-static void notify(const char *path, bool search)
+static void __fhook_startup notify(const char *path, bool search)
 {
 	void (*fn)(const char *, bool) = __atomic_load_n(&exec_hook, __ATOMIC_ACQUIRE);
 
@@ -319,7 +378,7 @@ static void notify(const char *path, bool search)
 }
 
 /* A C library without the call (execveat before glibc 2.34). */
-static int missing(void)
+static int __fhook_startup missing(void)
 {
 	errno = ENOSYS;
 	return -1;
@@ -334,7 +393,7 @@ struct exec_args {
 	const posix_spawnattr_t *attr;
 };
 
-static int do_execve(void *ctx, char *const *env)
+static int __fhook_startup do_execve(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
@@ -343,7 +402,7 @@ static int do_execve(void *ctx, char *const *env)
 	return REAL(execve)(a->path, a->argv, env);
 }
 
-int execve(const char *path, char *const argv[], char *const envp[])
+int __fhook_startup execve(const char *path, char *const argv[], char *const envp[])
 {
 	struct exec_args a = { .path = path, .argv = argv };
 
@@ -351,7 +410,7 @@ int execve(const char *path, char *const argv[], char *const envp[])
 	return with_env(envp, do_execve, &a);
 }
 
-static int do_execvpe(void *ctx, char *const *env)
+static int __fhook_startup do_execvpe(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
@@ -360,7 +419,7 @@ static int do_execvpe(void *ctx, char *const *env)
 	return REAL(execvpe)(a->path, a->argv, env);
 }
 
-int execvpe(const char *file, char *const argv[], char *const envp[])
+int __fhook_startup execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	struct exec_args a = { .path = file, .argv = argv };
 
@@ -368,7 +427,7 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 	return with_env(envp, do_execvpe, &a);
 }
 
-static int do_fexecve(void *ctx, char *const *env)
+static int __fhook_startup do_fexecve(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
@@ -377,14 +436,14 @@ static int do_fexecve(void *ctx, char *const *env)
 	return REAL(fexecve)(a->fd, a->argv, env);
 }
 
-int fexecve(int fd, char *const argv[], char *const envp[])
+int __fhook_startup fexecve(int fd, char *const argv[], char *const envp[])
 {
 	struct exec_args a = { .fd = fd, .argv = argv };
 
 	return with_env(envp, do_fexecve, &a);
 }
 
-static int do_execveat(void *ctx, char *const *env)
+static int __fhook_startup do_execveat(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
@@ -393,7 +452,8 @@ static int do_execveat(void *ctx, char *const *env)
 	return REAL(execveat)(a->fd, a->path, a->argv, env, a->flags);
 }
 
-int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+int __fhook_startup execveat(int dirfd, const char *path, char *const argv[],
+			     char *const envp[], int flags)
 {
 	struct exec_args a = { .fd = dirfd, .path = path, .argv = argv, .flags = flags };
 
@@ -408,7 +468,8 @@ int execveat(int dirfd, const char *path, char *const argv[], char *const envp[]
  * the stack (this may be a vfork child), and @call made with them and the
  * environment that follows them (@with_env) or environ.
  */
-static int exec_list(int (*call)(const char *, char *const[], char *const[]), const char *path,
+static int __fhook_startup exec_list(int (*call)(const char *, char *const[], char *const[]),
+				     const char *path,
 		     const char *arg, va_list ap, bool with_env)
 {
 	size_t argc = 1, i;
@@ -429,7 +490,7 @@ static int exec_list(int (*call)(const char *, char *const[], char *const[]), co
 	}
 }
 
-int execle(const char *path, const char *arg, ...)
+int __fhook_startup execle(const char *path, const char *arg, ...)
 {
 	va_list ap;
 	int ret;
@@ -447,17 +508,17 @@ int execle(const char *path, const char *arg, ...)
  * they start (a set-id or static program would run untraced, unnamed).
  * They are the calls above with environ, as glibc defines them.
  */
-int execv(const char *path, char *const argv[])
+int __fhook_startup execv(const char *path, char *const argv[])
 {
 	return execve(path, argv, environ);
 }
 
-int execvp(const char *file, char *const argv[])
+int __fhook_startup execvp(const char *file, char *const argv[])
 {
 	return execvpe(file, argv, environ);
 }
 
-int execl(const char *path, const char *arg, ...)
+int __fhook_startup execl(const char *path, const char *arg, ...)
 {
 	va_list ap;
 	int ret;
@@ -468,7 +529,7 @@ int execl(const char *path, const char *arg, ...)
 	return ret;
 }
 
-int execlp(const char *file, const char *arg, ...)
+int __fhook_startup execlp(const char *file, const char *arg, ...)
 {
 	va_list ap;
 	int ret;
@@ -479,7 +540,7 @@ int execlp(const char *file, const char *arg, ...)
 	return ret;
 }
 
-static int do_posix_spawn(void *ctx, char *const *env)
+static int __fhook_startup do_posix_spawn(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
@@ -488,7 +549,7 @@ static int do_posix_spawn(void *ctx, char *const *env)
 	return REAL(posix_spawn)(a->pid, a->path, a->fa, a->attr, a->argv, env);
 }
 
-int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+int __fhook_startup posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 		const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	struct exec_args a = { .pid = pid, .path = path, .fa = fa, .attr = attr, .argv = argv };
@@ -497,7 +558,7 @@ int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *
 	return with_env(envp, do_posix_spawn, &a);
 }
 
-static int do_posix_spawnp(void *ctx, char *const *env)
+static int __fhook_startup do_posix_spawnp(void *ctx, char *const *env)
 {
 	struct exec_args *a = ctx;
 
@@ -506,7 +567,7 @@ static int do_posix_spawnp(void *ctx, char *const *env)
 	return REAL(posix_spawnp)(a->pid, a->path, a->fa, a->attr, a->argv, env);
 }
 
-int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+int __fhook_startup posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 		 const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	struct exec_args a = { .pid = pid, .path = file, .fa = fa, .attr = attr, .argv = argv };

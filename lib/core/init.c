@@ -25,7 +25,7 @@ static void after_fork_parent(void)
 	pthread_mutex_unlock(&ftrace_lock);
 }
 
-static void after_fork_child(void)
+static void __fhook_startup after_fork_child(void)
 {
 	/* the child keeps the patched text and only this thread */
 	fhook_rcu_after_fork_child();
@@ -33,9 +33,24 @@ static void after_fork_child(void)
 	pthread_mutex_unlock(&ftrace_lock);
 }
 
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+			     void *dso_handle);
+extern void *__dso_handle __attribute__((weak, visibility("hidden")));
+
+/*
+ * What pthread_atfork() does.  That one is a stub in libc_nonshared.a
+ * that passes this object's __dso_handle on, linked at the very end of
+ * libfhook's text: one more page for a process that never reaches the
+ * destructors there (a shell's child that execs).
+ */
+int __fhook_startup fhook_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+	return __register_atfork(prepare, parent, child, &__dso_handle);
+}
+
 __attribute__((constructor(101))) static void fhook_core_init(void)
 {
-	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+	fhook_atfork(before_fork, after_fork_parent, after_fork_child);
 	fhook_sites_init();
 	/*
 	 * The SIGTRAP handler is installed by the first batch that writes an

@@ -308,7 +308,8 @@ static bool object_same(struct fhook_object *obj)
 }
 
 /* The first site of @m in @obj's text, or 0. */
-static unsigned long first_site(struct fhook_object *obj, const struct fhook_elf_site_map *m)
+static unsigned long __fhook_startup first_site(struct fhook_object *obj,
+						const struct fhook_elf_site_map *m)
 {
 	unsigned int s;
 	size_t i;
@@ -330,7 +331,7 @@ static unsigned long first_site(struct fhook_object *obj, const struct fhook_elf
  * kallsyms, a report).  Only an object whose sites hold something else
  * (-pg calls, foreign bytes) has its records read now.
  */
-static void objects_added(struct fhook_object *list)
+static void __fhook_startup objects_added(struct fhook_object *list)
 {
 	struct fhook_object *obj;
 
@@ -401,7 +402,7 @@ static const struct fhook_objects_ops objects_ops = {
 	.release = object_release,
 };
 
-bool fhook_objects_have_sites(void)
+bool __fhook_startup fhook_objects_have_sites(void)
 {
 	struct fhook_object *obj;
 	bool ret = false;

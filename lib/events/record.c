@@ -146,7 +146,8 @@ _Static_assert(EV_TS_BITS == REC_TS_BITS, "REC_TS_BITS");
 static struct rec_probe *rec_probes;
 static int rec_nr_probes;
 
-static struct ev_shm *rec_shm;
+/* in .data: the exit path of every process reads it (util/startup.h) */
+static struct ev_shm *rec_shm __fhook_startup_data;
 static int rec_fd = -1;
 /* which file rec_fd must be, and where the command holds it (FHOOK_EV_SHM) */
 static dev_t rec_dev;
@@ -184,21 +185,30 @@ static struct rec_kprobe *rec_kprobes;	/* one per event; only kprobe events' are
 static struct rec_range *rec_callers;
 static int rec_nr_callers;
 static __thread struct rec_thread rec_thr;
-static uint64_t rec_proc_seq;			/* this image's ev_proc */
-/* a forked child announces its objects with its first ring (get_ring) */
-static bool rec_announce_pending;
 /*
- * shm->follow, kept here: a forked child reads it before it execs, and
- * the shared page would cost it a fault.
+ * What a forked child resets or reads before it most likely execs: in
+ * .data (util/startup.h), the page that holds libfhook's locks, which it
+ * writes anyway; each other page it wrote would be one more copied.
  */
-static bool rec_follow;
+static uint64_t rec_proc_seq __fhook_startup_data;	/* this image's ev_proc */
+/* a forked child announces its objects with its first ring (get_ring) */
+static bool rec_announce_pending __fhook_startup_data;
+/* shm->follow, kept here: the shared page would cost the child a fault */
+static bool rec_follow __fhook_startup_data;
 static void register_process(void);
 static pthread_key_t rec_ring_key;
 static bool rec_have_key;
 /* no object had sites at start-up: armed when a dlopen() brings one */
 static bool rec_deferred;
+static int rec_desc_state;	/* descriptions: 0 not read yet, 1 read, -1 bad */
 /* This process's mapping of each ring it holds, to unmap in a forked child. */
 static struct ev_ring *rec_maps[EV_MAX_RINGS];
+/*
+ * One past the highest ring index this process ever mapped: a forked
+ * child looks at no more of rec_maps, 8 KiB its parent may never have
+ * touched, two pages each child would fault in to read zeros.
+ */
+static uint32_t rec_maps_hi;
 
 static int safe_read(void *dst, unsigned long src, size_t len)
 {
@@ -347,6 +357,11 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 	t->events = 0;
 	t->idx = idx;
 	rec_maps[idx] = r;
+	hw = __atomic_load_n(&rec_maps_hi, __ATOMIC_RELAXED);
+	while (hw < idx + 1 &&
+	       !__atomic_compare_exchange_n(&rec_maps_hi, &hw, idx + 1, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
 	__atomic_store_n(&rec_shm->ring_state[idx], EV_SLOT_READY, __ATOMIC_RELEASE);
 	/* the key was made first thing in the process: a slot of the static block */
 	if (rec_have_key)
@@ -407,7 +422,7 @@ static void rec_untraced(const char *fmt, ...)
  * Will the program at @path load libfhook?  NULL if it will, as far as
  * its file tells; else why not.  Async-signal-safe (a vfork child).
  */
-static const char *exec_untraced_why(const char *path)
+static const char *__fhook_startup exec_untraced_why(const char *path)
 {
 	unsigned char e[64];
 	Elf64_Phdr ph;
@@ -419,8 +434,13 @@ static const char *exec_untraced_why(const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;	/* the exec fails too, or cannot be looked at */
-	if (fstat(fd, &st) || pread(fd, e, sizeof(e), 0) != sizeof(e) ||
-	    memcmp(e, ELFMAG, SELFMAG))
+	/*
+	 * Not memcmp(): nothing else binds it in a shell, so each child it
+	 * forks would look it up (lazy binding), eight pages of the loader's
+	 * and libc's tables to fault in before the exec.
+	 */
+	if (fstat(fd, &st) || pread(fd, e, sizeof(e), 0) != sizeof(e) || e[EI_MAG0] != ELFMAG0 ||
+	    e[EI_MAG1] != ELFMAG1 || e[EI_MAG2] != ELFMAG2 || e[EI_MAG3] != ELFMAG3)
 		goto out;	/* a script: its interpreter is what is preloaded */
 	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
 	    ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) && st.st_gid != getgid())) {
@@ -435,8 +455,11 @@ static const char *exec_untraced_why(const char *path)
 		if (pread(fd, &ph, sizeof(ph), (off_t)(((Elf64_Ehdr *)e)->e_phoff +
 						       (uint64_t)i * sizeof(ph))) != sizeof(ph))
 			break;
-		if (ph.p_type == PT_INTERP)
+		/* right after PT_PHDR in a linked program: one read, not one a header */
+		if (ph.p_type == PT_INTERP) {
 			interp = true;
+			break;
+		}
 	}
 	if (!interp)
 		why = "statically linked: no loader to preload libfhook into";
@@ -446,7 +469,7 @@ out:
 }
 
 /* An interposed exec or spawn: name the program in the summary if it runs untraced. */
-static void rec_exec(const char *path, bool search)
+static void __fhook_startup rec_exec(const char *path, bool search)
 {
 	char buf[PATH_MAX];
 	const char *why, *dirs = "/usr/local/bin:/usr/bin:/bin", *env;
@@ -1542,7 +1565,7 @@ static int resolve_symbols(struct rec_event *e)
 	return 0;
 }
 
-static int obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
+static int __fhook_startup obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct ev_proc *p = arg;
 	struct ev_obj *o;
@@ -1556,7 +1579,11 @@ static int obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 		o->path[n > 0 ? n : 0] = 0;
 	} else if (info->dlpi_name && info->dlpi_name[0] == '/') {
-		snprintf(o->path, sizeof(o->path), "%s", info->dlpi_name);
+		/* not snprintf(): three libc pages a process fault in for nothing else */
+		size_t n = strnlen(info->dlpi_name, sizeof(o->path) - 1);
+
+		memcpy(o->path, info->dlpi_name, n);
+		o->path[n] = 0;
 	} else if (info->dlpi_name && info->dlpi_name[0]) {
 		/* dlopen("./lib.so") or a relative RPATH: the command needs the whole path */
 		char rp[PATH_MAX];
@@ -1576,7 +1603,7 @@ static int obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * symbolizes with them.  A mailbox is waited for (the command empties them
  * at every drain), but not for long: without one, addresses print as numbers.
  */
-static void announce_objects(uint64_t seq)
+static void __fhook_startup announce_objects(uint64_t seq)
 {
 	struct ev_proc *p = NULL;
 	int tries, i;
@@ -1602,7 +1629,7 @@ static void announce_objects(uint64_t seq)
 }
 
 /* A new process image (start-up, a forked child): a new number. */
-static void register_process(void)
+static void __fhook_startup register_process(void)
 {
 	rec_proc_seq = 0;
 	rec_announce_pending = false;
@@ -1641,7 +1668,7 @@ static void rec_objects_changed(void)
 }
 
 /* Zero @p, writing only if it is not: a forked child copies every page it writes. */
-static void zero_if_set(void *p, size_t len)
+static void __fhook_startup zero_if_set(void *p, size_t len)
 {
 	const unsigned char *b = p;
 	size_t i;
@@ -1653,17 +1680,18 @@ static void zero_if_set(void *p, size_t len)
 		}
 }
 
-static void rec_atfork_child(void)
+static void __fhook_startup rec_atfork_child(void)
 {
 	uint32_t i;
 
 	if (!rec_shm)
 		return;
 	/* the parent's threads' rings: mapped here, but not this process's to write */
-	for (i = 0; i < EV_MAX_RINGS; i++) {
-		if (rec_maps[i])
+	for (i = 0; i < rec_maps_hi; i++) {
+		if (rec_maps[i]) {
 			munmap(rec_maps[i], ev_ring_stride(rec_ring_size));
-		rec_maps[i] = NULL;
+			rec_maps[i] = NULL;
+		}
 	}
 	zero_if_set(&rec_thr, sizeof(rec_thr));
 	if (!rec_follow) {
@@ -1687,30 +1715,68 @@ static void rec_atfork_child(void)
  * memfd, the inode, a size the header agrees with), reopened from the
  * command if the number now is another file.
  */
-static struct ev_shm *map_shm(const char *v, const char **why)
+/*
+ * The decimal number at *@s, *@s moved past it; false if there is none or
+ * it exceeds @max.  Not strtoul(): in every recorded process, its code and
+ * the locale's table would be two more libc pages to fault in.
+ */
+static bool __fhook_startup parse_num(const char **s, unsigned long long max,
+				      unsigned long long *out)
+{
+	const char *p = *s;
+	unsigned long long v = 0;
+
+	if (*p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (max - (unsigned long long)(*p - '0')) / 10)
+			return false;
+		v = v * 10 + (unsigned long long)(*p - '0');
+	}
+	*s = p;
+	*out = v;
+	return true;
+}
+
+/* "/proc/self/fd/" and @fd in @buf (64 bytes), without snprintf()'s pages. */
+static void __fhook_startup fd_link(char *buf, unsigned long fd)
+{
+	static const char dir[] = "/proc/self/fd/";
+	char digits[24];
+	int n = 0;
+
+	memcpy(buf, dir, sizeof(dir) - 1);
+	buf += sizeof(dir) - 1;
+	do
+		digits[n++] = (char)('0' + fd % 10);
+	while ((fd /= 10));
+	while (n)
+		*buf++ = digits[--n];
+	*buf = 0;
+}
+
+static struct ev_shm *__fhook_startup map_shm(const char *v, const char **why)
 {
 	char link[64], target[64];
-	struct ev_shm *hdr, *shm;
-	unsigned long long ino = 0;
-	long fd, pid = 0;
+	struct ev_shm hdr, *shm;
+	unsigned long long nfd, ino = 0, npid = 0;
+	const char *end = v;
 	struct stat st;
-	char *end;
+	long fd, pid;
 	ssize_t n;
 
-	errno = 0;
-	fd = strtol(v, &end, 10);
-	if (*end == ':') {
-		ino = strtoull(end + 1, &end, 10);
-		if (*end == ':')
-			pid = strtol(end + 1, &end, 10);
-	}
 	*why = "is malformed";
-	if (errno || *end || end == v || fd < 0 || fd > INT_MAX || pid < 0 || pid > INT_MAX)
+	if (!parse_num(&end, INT_MAX, &nfd) ||
+	    (*end == ':' && (end++, !parse_num(&end, ~0ULL, &ino) ||
+			     (*end == ':' && (end++, !parse_num(&end, INT_MAX, &npid))))) ||
+	    *end)
 		return NULL;
+	fd = (long)nfd;
+	pid = (long)npid;
 	rec_tracer_fd = (int)fd;
 	rec_tracer_pid = (pid_t)pid;
 	*why = "is not fhook's trace buffer";
-	snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
+	fd_link(link, (unsigned long)fd);
 	n = readlink(link, target, sizeof(target) - 1);
 	target[n > 0 ? n : 0] = 0;
 	if (n <= 0 || strncmp(target, "/memfd:fhook-trace", 18) || fstat((int)fd, &st) ||
@@ -1735,23 +1801,19 @@ static struct ev_shm *map_shm(const char *v, const char **why)
 	*why = "is not fhook's trace buffer";
 	if ((uint64_t)st.st_size < sizeof(struct ev_shm))
 		goto not_ours;
-	hdr = mmap(NULL, sizeof(struct ev_shm), PROT_READ, MAP_SHARED, (int)fd, 0);
-	if (hdr == MAP_FAILED) {
-		*why = "cannot be mapped (address space)";
+	/* the fields checked, read: no mapping of their own to fault in */
+	if (pread((int)fd, &hdr, offsetof(struct ev_shm, untraced), 0) !=
+	    (ssize_t)offsetof(struct ev_shm, untraced))
 		goto not_ours;
-	}
-	if (hdr->magic != EV_SHM_MAGIC || hdr->size != (uint64_t)st.st_size ||
-	    hdr->rings_off > hdr->size || hdr->desc_off + hdr->desc_len > hdr->rings_off ||
-	    hdr->procs_off + EV_MAX_PROCS * sizeof(struct ev_proc) > hdr->desc_off ||
-	    hdr->ring_size < EV_RING_MIN || hdr->ring_size > EV_RING_MAX ||
-	    (hdr->ring_size & (hdr->ring_size - 1)) ||
-	    hdr->rings_off + EV_MAX_RINGS * ev_ring_stride(hdr->ring_size) > hdr->size ||
-	    (pid && hdr->tracer_pid != (uint32_t)pid)) {
-		munmap(hdr, sizeof(struct ev_shm));
+	if (hdr.magic != EV_SHM_MAGIC || hdr.size != (uint64_t)st.st_size ||
+	    hdr.rings_off > hdr.size || hdr.desc_off + hdr.desc_len > hdr.rings_off ||
+	    hdr.procs_off + EV_MAX_PROCS * sizeof(struct ev_proc) > hdr.desc_off ||
+	    hdr.ring_size < EV_RING_MIN || hdr.ring_size > EV_RING_MAX ||
+	    (hdr.ring_size & (hdr.ring_size - 1)) ||
+	    hdr.rings_off + EV_MAX_RINGS * ev_ring_stride(hdr.ring_size) > hdr.size ||
+	    (pid && hdr.tracer_pid != (uint32_t)pid))
 		goto not_ours;
-	}
-	shm = mmap(NULL, hdr->rings_off, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
-	munmap(hdr, sizeof(struct ev_shm));
+	shm = mmap(NULL, hdr.rings_off, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 	if (shm == MAP_FAILED) {
 		*why = "cannot be mapped (address space)";
 		goto not_ours;
@@ -1787,11 +1849,42 @@ static void rec_graph(struct rec_probe *p)
 			 p->nr_ret ? (unsigned long)p->plain_ret << EV_TS_BITS : 0);
 }
 
+static void free_events(void);
+
+/*
+ * The event descriptions the command wrote, parsed when the probes are
+ * first built: a process none of whose objects has a site (a suite's
+ * shell, make, rm) never needs them, and parsing costs it sscanf()'s and
+ * malloc()'s pages.
+ */
+static int read_desc(FILE *err)
+{
+	char *desc;
+
+	if (rec_desc_state)
+		return rec_desc_state < 0 ? -EINVAL : 0;
+	desc = strndup((char *)rec_shm + rec_shm->desc_off, rec_shm->desc_len);
+	if (!desc || parse_desc(desc)) {
+		fprintf(err, "fhook: record: bad event descriptions\n");
+		rec_untraced("bad event descriptions");
+		free(desc);
+		free_events();
+		rec_desc_state = -1;
+		return -EINVAL;
+	}
+	free(desc);
+	rec_desc_state = 1;
+	return 0;
+}
+
 static int rec_arm(FILE *err)
 {
 	int i, ret;
 
 	rec_deferred = false;
+	ret = read_desc(err);
+	if (ret)
+		return ret;
 	for (i = 0; i < rec_nr_events; i++) {
 		struct rec_event *e = &rec_events[i];
 
@@ -1834,12 +1927,11 @@ static int rec_arm(FILE *err)
 	return 0;
 }
 
-static int rec_setup(const char *v, bool attached, FILE *err)
+static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
 {
 	static bool once;
 	struct ev_shm *shm;
 	const char *why;
-	char *desc;
 	int ret = 0;
 
 	shm = map_shm(v, &why);
@@ -1867,17 +1959,10 @@ static int rec_setup(const char *v, bool attached, FILE *err)
 		fcntl(rec_fd, F_SETFD, FD_CLOEXEC);
 	}
 	register_process();
-	desc = strndup((char *)shm + shm->desc_off, shm->desc_len);
-	if (!desc || parse_desc(desc)) {
-		fprintf(err, "fhook: record: bad event descriptions\n");
-		rec_untraced("bad event descriptions");
-		free(desc);
-		return -EINVAL;
-	}
-	free(desc);
+	rec_desc_state = 0;
 	if (!once) {
 		once = true;
-		pthread_atfork(NULL, NULL, rec_atfork_child);
+		fhook_atfork(NULL, NULL, rec_atfork_child);
 		fhook_loader_notify(rec_objects_changed);
 		fhook_exec_notify(rec_exec);
 	}
@@ -1927,7 +2012,8 @@ __attribute__((destructor(210))) static void fhook_ev_preload_exit(void)
 	for (i = 0; rec_kprobes && i < rec_nr_events; i++)
 		missed += kp_nmissed(&rec_kprobes[i]);
 	__atomic_fetch_add(&rec_shm->nmissed, missed, __ATOMIC_RELAXED);
-	retire_ring(rec_thr.ring);
+	if (rec_thr.ring)
+		retire_ring(rec_thr.ring);
 }
 
 /* ---- fhook trace -p / fhook record -p: the attach channel's verbs ---- */

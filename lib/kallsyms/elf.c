@@ -29,6 +29,7 @@
 #include <fhook/internal/elf.h>
 
 #include "util/sort.h"
+#include "util/startup.h"
 
 /* Section headers beyond this are not believed (a corrupt e_shnum). */
 #define MAX_SECTIONS	(1u << 20)
@@ -43,12 +44,13 @@ struct elf_file {
 	unsigned long shstr_size;
 };
 
-static bool in_file(const struct elf_file *f, unsigned long off, unsigned long len)
+static bool __fhook_startup in_file(const struct elf_file *f, unsigned long off, unsigned long len)
 {
 	return off <= f->size && len <= f->size - off;
 }
 
-static int read_at(const struct elf_file *f, void *buf, unsigned long len, unsigned long off)
+static int __fhook_startup read_at(const struct elf_file *f, void *buf, unsigned long len,
+				   unsigned long off)
 {
 	unsigned long done = 0;
 
@@ -67,7 +69,7 @@ static int read_at(const struct elf_file *f, void *buf, unsigned long len, unsig
 }
 
 /* A copy of section @s's bytes (NUL-terminated for string tables). */
-static void *read_section(const struct elf_file *f, const Elf64_Shdr *s)
+static void *__fhook_startup read_section(const struct elf_file *f, const Elf64_Shdr *s)
 {
 	char *buf;
 
@@ -84,7 +86,7 @@ static void *read_section(const struct elf_file *f, const Elf64_Shdr *s)
 	return buf;
 }
 
-static void elf_close(struct elf_file *f)
+static void __fhook_startup elf_close(struct elf_file *f)
 {
 	free(f->sh);
 	free(f->shstr);
@@ -92,7 +94,7 @@ static void elf_close(struct elf_file *f)
 }
 
 /* Open @path and read its header, section headers and section names. */
-static int elf_open(const char *path, struct elf_file *f)
+static int __fhook_startup elf_open(const char *path, struct elf_file *f)
 {
 	static const unsigned char ident[] = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3,
 					       ELFCLASS64, ELFDATA2LSB };
@@ -153,7 +155,7 @@ int fhook_elf_check(const char *path)
 	return ret;
 }
 
-static const char *sec_name(const struct elf_file *f, const Elf64_Shdr *s)
+static const char *__fhook_startup sec_name(const struct elf_file *f, const Elf64_Shdr *s)
 {
 	if (!f->shstr || s->sh_name >= f->shstr_size)
 		return "";
@@ -161,7 +163,7 @@ static const char *sec_name(const struct elf_file *f, const Elf64_Shdr *s)
 }
 
 /* 1 for __mcount_loc, 0 for __patchable_function_entries, -1 for neither. */
-static int site_section(const struct elf_file *f, const Elf64_Shdr *s)
+static int __fhook_startup site_section(const struct elf_file *f, const Elf64_Shdr *s)
 {
 	const char *name = sec_name(f, s);
 
@@ -174,14 +176,14 @@ static int site_section(const struct elf_file *f, const Elf64_Shdr *s)
 	return -1;
 }
 
-static bool sites_elf_type(const struct elf_file *f)
+static bool __fhook_startup sites_elf_type(const struct elf_file *f)
 {
 	return f->eh.e_machine == EM_X86_64 &&
 	       (f->eh.e_type == ET_EXEC || f->eh.e_type == ET_DYN);
 }
 
 /* How many non-empty site sections @f has, and are they all marked prepared? */
-static void scan_sections(const struct elf_file *f, struct fhook_elf_scan *out)
+static void __fhook_startup scan_sections(const struct elf_file *f, struct fhook_elf_scan *out)
 {
 	unsigned int i;
 
@@ -221,7 +223,7 @@ out:
  * and so is one whose value a linker left in a relocation's addend: only
  * the copying reader tells them apart.
  */
-static bool sites_have_zero(const unsigned long *addrs, size_t nr)
+static bool __fhook_startup sites_have_zero(const unsigned long *addrs, size_t nr)
 {
 	size_t i;
 
@@ -232,7 +234,8 @@ static bool sites_have_zero(const unsigned long *addrs, size_t nr)
 }
 
 /* The file's bytes at link-time address @addr, from the loadable segment holding it. */
-static int read_vaddr(const struct elf_file *f, unsigned long addr, void *buf, size_t len)
+static int __fhook_startup read_vaddr(const struct elf_file *f, unsigned long addr, void *buf,
+				      size_t len)
 {
 	Elf64_Phdr ph[32];
 	unsigned int i, n = f->eh.e_phnum;
@@ -248,9 +251,10 @@ static int read_vaddr(const struct elf_file *f, unsigned long addr, void *buf, s
 	return -ENOEXEC;
 }
 
-int fhook_elf_map_sites(const char *path, unsigned int flags, struct fhook_elf_site_map *m)
+int __fhook_startup fhook_elf_map_sites(const char *path, unsigned int flags,
+					struct fhook_elf_site_map *m)
 {
-	unsigned long psz = (unsigned long)sysconf(_SC_PAGESIZE);
+	unsigned long psz = fhook_page_size();
 	struct elf_file f;
 	unsigned int i;
 	int ret;
@@ -307,7 +311,7 @@ out:
 	return ret;
 }
 
-void fhook_elf_unmap_sites(struct fhook_elf_site_map *m)
+void __fhook_startup fhook_elf_unmap_sites(struct fhook_elf_site_map *m)
 {
 	unsigned int i;
 

@@ -24,6 +24,7 @@
 
 #include "objects.h"
 #include "util/bsearch.h"
+#include "util/startup.h"
 
 struct fhook_object *fhook_objects;
 unsigned long fhook_objects_gen, fhook_objects_epoch;
@@ -34,7 +35,7 @@ static unsigned long long seen_adds = ~0ULL, seen_subs = ~0ULL;
 static int syncing;		/* syncs under way */
 static const struct fhook_objects_ops *owner_ops;
 
-void fhook_objects_set_ops(const struct fhook_objects_ops *ops)
+void __fhook_startup fhook_objects_set_ops(const struct fhook_objects_ops *ops)
 {
 	owner_ops = ops;
 }
@@ -199,11 +200,11 @@ int fhook_object_format(struct fhook_object *obj, unsigned long ip, char *buf, s
 
 /* ---- building an object ---- */
 
-static struct fhook_object *object_new(struct dl_phdr_info *info, bool first)
+static struct fhook_object *__fhook_startup object_new(struct dl_phdr_info *info, bool first)
 {
 	struct fhook_object *obj;
 	char path[PATH_MAX];
-	long psz = sysconf(_SC_PAGESIZE);
+	long psz = (long)fhook_page_size();
 	struct stat st;
 	int i;
 
@@ -216,8 +217,11 @@ static struct fhook_object *object_new(struct dl_phdr_info *info, bool first)
 	} else {
 		size_t len = strlen(info->dlpi_name);
 
-		/* no file: the vdso ("linux-vdso.so.1"); a name without a slash is none */
-		if (!len || len >= sizeof(path) || !memchr(info->dlpi_name, '/', len))
+		/*
+		 * no file: the vdso ("linux-vdso.so.1"); a name without a slash
+		 * is none (strrchr(), not memchr(): libc's start-up ran that one)
+		 */
+		if (!len || len >= sizeof(path) || !strrchr(info->dlpi_name, '/'))
 			return NULL;
 		/* not snprintf: its code is pages a short process never touches otherwise */
 		memcpy(path, info->dlpi_name, len + 1);
@@ -287,7 +291,8 @@ static void object_free(struct fhook_object *obj)
  * unloaded and another (or the same one, freshly mapped) loaded at the
  * same base must not inherit the old one's sites.
  */
-static bool object_is(struct fhook_object *obj, struct dl_phdr_info *info, bool first)
+static bool __fhook_startup object_is(struct fhook_object *obj, struct dl_phdr_info *info,
+				      bool first)
 {
 	struct stat st;
 
@@ -305,7 +310,7 @@ struct sync_state {
 	int changed;
 };
 
-static int sync_cb(struct dl_phdr_info *info, size_t size, void *data)
+static int __fhook_startup sync_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct sync_state *st = data;
 	struct fhook_object *obj;
@@ -338,7 +343,7 @@ static int sync_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-int fhook_objects_sync(void)
+int __fhook_startup fhook_objects_sync(void)
 {
 	struct sync_state st = { 0 };
 	struct fhook_object **pp, *obj;
@@ -436,7 +441,7 @@ struct locked_call {
 	int done;
 };
 
-static int locked_cb(struct dl_phdr_info *info, size_t size, void *data)
+static int __fhook_startup locked_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct locked_call *c = data;
 
@@ -447,7 +452,7 @@ static int locked_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
-int fhook_loader_locked(int (*fn)(void *arg), void *arg)
+int __fhook_startup fhook_loader_locked(int (*fn)(void *arg), void *arg)
 {
 	struct locked_call c = { fn, arg, 0, 0 };
 
@@ -457,13 +462,13 @@ int fhook_loader_locked(int (*fn)(void *arg), void *arg)
 	return c.ret;
 }
 
-static int sync_fn(void *arg)
+static int __fhook_startup sync_fn(void *arg)
 {
 	(void)arg;
 	return fhook_objects_sync();
 }
 
-int fhook_objects_refresh(void)
+int __fhook_startup fhook_objects_refresh(void)
 {
 	return fhook_loader_locked(sync_fn, NULL);
 }

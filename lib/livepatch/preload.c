@@ -35,11 +35,13 @@
 #include <fhook/livepatch.h>
 
 #include "lp.h"
+#include "util/startup.h"
 
 #define FHOOK_LP_EXIT_SETUP	125
 
-static struct fhook_lp *preload_lp;
-static char *preload_report;
+/* in .data: the exit path of every process reads them (util/startup.h) */
+static struct fhook_lp *preload_lp __fhook_startup_data;
+static char *preload_report __fhook_startup_data;
 
 static const char *const lp_vars[] = {
 	"FHOOK_LP_MODE", "FHOOK_LP_FUNC", "FHOOK_LP_WITH", "FHOOK_LP_CALLERS",
@@ -47,7 +49,7 @@ static const char *const lp_vars[] = {
 	"FHOOK_LP_SEED", "FHOOK_LP_REPORT",
 };
 
-static char *take(const char *name)
+static char *__fhook_startup take(const char *name)
 {
 	const char *v = secure_getenv(name);
 

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "util/rcu.h"
+#include "util/startup.h"
 
 #ifdef __SANITIZE_THREAD__
 char fhook_rcu_token;
@@ -49,7 +50,7 @@ void fhook_rcu_synchronize(void)
 	fhook_rcu_tsan_acquire();
 }
 
-void fhook_rcu_after_fork_child(void)
+void __fhook_startup fhook_rcu_after_fork_child(void)
 {
 	/* not written when right: a forked child copies every page it writes */
 	if (__atomic_load_n(&fhook_rcu_strays, __ATOMIC_RELAXED) != fhook_rcu_stray_depth)

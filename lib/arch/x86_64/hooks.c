@@ -10,7 +10,7 @@ void *fhook_arch_list_func;
 void *fhook_arch_rethook_handler;
 void (*fhook_arch_before_longjmp)(unsigned long target_sp);
 
-void fhook_arch_init(const struct fhook_arch_hooks *hooks)
+void __fhook_startup fhook_arch_init(const struct fhook_arch_hooks *hooks)
 {
 	fhook_arch_hooks = *hooks;
 	__atomic_store_n(&fhook_arch_list_func, (void *)hooks->list_func, __ATOMIC_RELEASE);

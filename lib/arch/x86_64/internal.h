@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "arch/arch.h"
+#include "util/startup.h"
 
 #define __arch_hidden __attribute__((visibility("hidden")))
 

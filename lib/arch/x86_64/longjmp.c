@@ -30,7 +30,7 @@ static unsigned long jmp_buf_sp(struct __jmp_buf_tag *env)
 	return v ^ guard;
 }
 
-void fhook_arch_longjmp_init(void (*before_jump)(unsigned long target_sp),
+void __fhook_startup fhook_arch_longjmp_init(void (*before_jump)(unsigned long target_sp),
 			     void *(*libc_sym)(const char *name))
 {
 	int i;

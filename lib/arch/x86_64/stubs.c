@@ -107,6 +107,17 @@ static void write_stub(unsigned char *code, struct fhook_stub *slot)
 	memset(code + 13, INT3_INSN_OPCODE, STUB_SIZE - 13);
 }
 
+/* Slot @i of @r as it is handed out: to the list function until bound. */
+static struct fhook_stub *slot_init(struct fhook_stub_region *r, unsigned int i)
+{
+	struct fhook_stub *s = &r->slots[i];
+
+	s->code = r->code + i * STUB_SIZE;
+	s->tramp = stub_tramp(FHOOK_TRAMP_REGS, 0);
+	s->func = fhook_arch_hooks.list_func;
+	return s;
+}
+
 static struct fhook_stub_region *region_new(unsigned long lo, unsigned long hi)
 {
 	struct fhook_stub_region *r;
@@ -123,12 +134,15 @@ static struct fhook_stub_region *region_new(unsigned long lo, unsigned long hi)
 	}
 	r->code = (unsigned long)p;
 	r->slots = (struct fhook_stub *)(p + REGION_CODE);
-	for (i = 0; i < STUBS_PER_REGION; i++) {
-		r->slots[i].code = r->code + i * STUB_SIZE;
-		r->slots[i].tramp = stub_tramp(FHOOK_TRAMP_REGS, 0);
-		r->slots[i].func = fhook_arch_hooks.list_func;
+	/*
+	 * Every stub's code now (one page), but a slot's data only when it is
+	 * handed out (fhook_stub_get()): no site jumps to an idle stub, and a
+	 * process that hooks a few functions touches one of the four pages of
+	 * slots, not all of them (a fault each, 10-20 us in a virtual machine).
+	 */
+	for (i = 0; i < STUBS_PER_REGION; i++)
 		write_stub(p + i * STUB_SIZE, &r->slots[i]);
-	}
+	slot_init(r, 0);
 	if (mprotect(p, REGION_CODE, PROT_READ | PROT_EXEC)) {
 		munmap(p, REGION_SIZE);
 		free(r);
@@ -260,7 +274,7 @@ struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner
 				return &r->slots[i];
 	for (r = last; r; r = r->more) {
 		if (r->nr_used < STUBS_PER_REGION) {
-			struct fhook_stub *s = &r->slots[r->nr_used];
+			struct fhook_stub *s = slot_init(r, r->nr_used);
 
 			s->owner = owner;
 			r->nr_used++;

@@ -188,7 +188,7 @@ static int page_prot(unsigned long page, int *prot)
 	return maps_prot(page, prot);
 }
 
-static bool use_procmem(void)
+static bool __fhook_startup use_procmem(void)
 {
 	if (force_procmem < 0) {
 		const char *e = secure_getenv("FHOOK_TEXT_POKE");
@@ -277,7 +277,7 @@ static int ranges_add_pages(struct wranges *w, unsigned long addr, size_t len)
 	return 0;
 }
 
-static inline int ranges_add(struct wranges *w, unsigned long addr, size_t len)
+static inline int __fhook_startup ranges_add(struct wranges *w, unsigned long addr, size_t len)
 {
 	if (w->n && addr >= w->r[w->n - 1].start && addr + len <= w->r[w->n - 1].end)
 		return 0;
@@ -351,7 +351,7 @@ static void unmap_file_pages(int fd, unsigned long start, unsigned long end, uns
  * them, and /proc is not read).  Returns their number, or -EPERM when
  * mprotect is refused (the caller then writes through /proc/self/mem).
  */
-static int ranges_open(struct wranges *w, bool mapped)
+static int __fhook_startup ranges_open(struct wranges *w, bool mapped)
 {
 	struct wrange *r = w->r;
 	int fd = -1;
@@ -404,7 +404,7 @@ fail:
 	return -EPERM;
 }
 
-static void close_ranges(struct wrange *r, int n)
+static void __fhook_startup close_ranges(struct wrange *r, int n)
 {
 	int i;
 
@@ -423,7 +423,7 @@ __attribute__((noinline, no_sanitize_thread, no_sanitize_address))
 #else
 __attribute__((always_inline)) inline
 #endif
-static void code_copy(unsigned long addr, const void *buf, size_t len)
+static void __fhook_startup code_copy(unsigned long addr, const void *buf, size_t len)
 {
 	const unsigned char *b = buf;
 	size_t i;
@@ -834,7 +834,7 @@ out:
 }
 
 /* The segment holding @a into @seg; false (and @seg empty) if none. */
-static bool init_find_seg(unsigned long a, struct fhook_text_seg *seg)
+static bool __fhook_startup init_find_seg(unsigned long a, struct fhook_text_seg *seg)
 {
 	if (fhook_arch_hooks.text_seg && fhook_arch_hooks.text_seg(a, seg))
 		return true;
@@ -853,10 +853,10 @@ static inline bool init_site_in_text(unsigned long a, struct fhook_text_seg *seg
 	return (seg->prot & PROT_EXEC) && a + FHOOK_SITE_MAX <= seg->end;
 }
 
-long fhook_text_init_pads(const unsigned long *addrs, size_t stride, size_t nr,
+long __fhook_startup fhook_text_init_pads(const unsigned long *addrs, size_t stride, size_t nr,
 			  unsigned long bias, bool expect_pads)
 {
-	struct wranges w = { .psz = (unsigned long)sysconf(_SC_PAGESIZE) };
+	struct wranges w = { .psz = fhook_page_size() };
 	struct fhook_text_seg seg = { 0, 0, 0 };
 	size_t i, pads = 0;
 	long others = 0;
