@@ -351,7 +351,7 @@ bool fhook_kprobe_arch_ready(void);
  * (@size 0: unknown; @pad bytes after it belong to no symbol, which a
  * short function's jump may cover when they are padding), made if
  * needed: a jump when @jump and the bytes allow it, else a trap (@post:
- * single-stepped for a post_handler).  @cookie is what the hit hook gets.
+ * int3s at its exits for a post_handler).  @cookie is what the hit hook gets.
  * No jump covers another probe in use (that probe would be skipped): a
  * probe whose jump covers @addr becomes a trap, as the kernel unoptimizes
  * it, and its new slot is in @retrapped (its cookie says whose).  Call
