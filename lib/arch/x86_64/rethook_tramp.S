@@ -174,12 +174,12 @@ rethook_trampoline:
 	 * TOP = 6); the handler may use the x87 unit only if it is empty.
 	 * Such returns take the C path, out of line.
 	 */
-	fnstsw	%ax
-	testl	$0x3800, %eax		/* TOP 0: the stack is empty, as usual */
-	jnz	10f
 	leaq	16(%rbp), %rax		/* the caller's %rsp */
 	movq	%rax, RSP(%rsp)
 	movq	$0, FULL(%rsp)
+	fnstsw	%ax
+	testl	$0x3800, %eax		/* TOP 0: the stack is empty, as usual */
+	jnz	10f
 #ifndef __SANITIZE_THREAD__
 	GRAPH_RETURN
 #endif
@@ -218,10 +218,7 @@ rethook_trampoline:
 	fstpt	X87+16(%rsp)
 	jmp	2f
 1:	fstpt	X87(%rsp)
-2:	leaq	16(%rbp), %rax
-	movq	%rax, RSP(%rsp)
-	movq	$0, FULL(%rsp)
-	jmp	11b
+2:	jmp	11b
 	.cfi_endproc
 	.size	rethook_trampoline, .-rethook_trampoline
 
