@@ -254,6 +254,39 @@ static bool fd_is_shm(int fd)
 }
 
 /*
+ * "/proc/PID/fd/FD" in @buf (64 bytes; PID 0 is "self"), without
+ * snprintf(): its pages would be faulted in by every recorded process,
+ * and a vfork child about to exec may build it (async-signal-safe).
+ */
+static void __fhook_startup proc_fd_path(char *buf, unsigned long pid, unsigned long fd)
+{
+	unsigned long nums[2] = { pid, fd };
+	char digits[24];
+	int i, n;
+
+	memcpy(buf, "/proc/", 6);
+	buf += 6;
+	for (i = 0; i < 2; i++) {
+		if (!i && !pid) {
+			memcpy(buf, "self", 4);
+			buf += 4;
+		} else {
+			n = 0;
+			do
+				digits[n++] = (char)('0' + nums[i] % 10);
+			while ((nums[i] /= 10));
+			while (n)
+				*buf++ = digits[--n];
+		}
+		if (!i) {
+			memcpy(buf, "/fd/", 4);
+			buf += 4;
+		}
+	}
+	*buf = 0;
+}
+
+/*
  * The trace buffer's memfd, by a descriptor that still is it.  A program
  * may close descriptors it did not open (closefrom(3) before it execs a
  * daemon) and open files that get the number: mapping those instead of
@@ -269,7 +302,7 @@ static int reopen_shm(pid_t tracer, int tracer_fd)
 
 	if (tracer <= 0 || tracer_fd < 0)
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tracer, tracer_fd);
+	proc_fd_path(path, (unsigned long)tracer, (unsigned long)tracer_fd);
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd >= 0 && !fd_is_shm(fd)) {
 		close(fd);
@@ -500,6 +533,21 @@ static void __fhook_startup rec_exec(const char *path, bool search)
 		path = buf;
 	}
 	why = exec_untraced_why(path);
+	if (!why && !fd_is_shm(rec_tracer_fd)) {
+		/*
+		 * The program reused the number FHOOK_EV_SHM names: the new
+		 * program must reopen the buffer from the command, and has
+		 * the credentials this process has now.  If that fails here,
+		 * it fails there, where nothing could tell the command.
+		 */
+		int fd = reopen_shm(rec_tracer_pid, rec_tracer_fd);
+
+		if (fd < 0)
+			why = "the program reused the trace buffer's descriptor and fhook's "
+			      "copy cannot be reopened (a process of another user?)";
+		else
+			close(fd);
+	}
 	if (why)
 		rec_untraced("started %.80s: untraced, %s", path, why);
 }
@@ -1738,23 +1786,6 @@ static bool __fhook_startup parse_num(const char **s, unsigned long long max,
 	return true;
 }
 
-/* "/proc/self/fd/" and @fd in @buf (64 bytes), without snprintf()'s pages. */
-static void __fhook_startup fd_link(char *buf, unsigned long fd)
-{
-	static const char dir[] = "/proc/self/fd/";
-	char digits[24];
-	int n = 0;
-
-	memcpy(buf, dir, sizeof(dir) - 1);
-	buf += sizeof(dir) - 1;
-	do
-		digits[n++] = (char)('0' + fd % 10);
-	while ((fd /= 10));
-	while (n)
-		*buf++ = digits[--n];
-	*buf = 0;
-}
-
 static struct ev_shm *__fhook_startup map_shm(const char *v, const char **why)
 {
 	char link[64], target[64];
@@ -1776,7 +1807,7 @@ static struct ev_shm *__fhook_startup map_shm(const char *v, const char **why)
 	rec_tracer_fd = (int)fd;
 	rec_tracer_pid = (pid_t)pid;
 	*why = "is not fhook's trace buffer";
-	fd_link(link, (unsigned long)fd);
+	proc_fd_path(link, 0, (unsigned long)fd);
 	n = readlink(link, target, sizeof(target) - 1);
 	target[n > 0 ? n : 0] = 0;
 	if (n <= 0 || strncmp(target, "/memfd:fhook-trace", 18) || fstat((int)fd, &st) ||
@@ -1786,7 +1817,7 @@ static struct ev_shm *__fhook_startup map_shm(const char *v, const char **why)
 			goto not_ours;
 		rec_ino = (ino_t)ino;
 		rec_dev = 0;
-		snprintf(link, sizeof(link), "/proc/%ld/fd/%ld", pid, fd);
+		proc_fd_path(link, (unsigned long)pid, (unsigned long)fd);
 		fd = open(link, O_RDWR | O_CLOEXEC);
 		if (fd < 0 || fstat((int)fd, &st) || st.st_ino != (ino_t)ino) {
 			if (fd >= 0)

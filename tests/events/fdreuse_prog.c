@@ -5,8 +5,12 @@
  * files read-write that take their numbers, then forks and execs itself
  * and starts a thread: none of them may map those files as the trace
  * buffer (SIGBUS past their end, or records written into them).
- *   fdreuse_prog DIR     the parent
- *   fdreuse_prog child   the child
+ *   fdreuse_prog DIR [drop]  the parent; with "drop", run as root, it
+ *                            becomes user nobody before it forks (as a
+ *                            daemon drops its privileges): neither it nor
+ *                            its child can reopen the buffer from the
+ *                            command (root's) any more
+ *   fdreuse_prog child       the child
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -64,6 +68,8 @@ int main(int argc, char **argv)
 		if (fds[i] < 0 || write(fds[i], "data\n", 5) != 5)
 			return 3;
 	}
+	if (argc > 2 && !strcmp(argv[2], "drop") && (setgid(65534) || setuid(65534)))
+		return 4;
 	fflush(stdout);
 	pid = fork();
 	if (!pid) {

@@ -11,6 +11,7 @@ cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 F=$PWD/build/fhook
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+chmod 755 $T	# the "drop" case runs it as user nobody
 CHECK_PREFIX=fd_reuse
 . tests/check.sh
 
@@ -28,6 +29,27 @@ rm -f $T/files/*
 out=$(timeout 60 $F record -o $T/r.rec -- $T/fdreuse_prog $T/files 2>&1); st=$?
 check record_runs eq "$st:$(grep -c -E '^fhook: record: [0-9]+ events, 0 nmissed, 0 lost' <<< "$out")" "0:1"
 check record_files_untouched eq "$(cat $T/files/f* | sort -u):$(stat -c %s $T/files/f* | sort -u)" "data:5"
+
+# A daemon that drops its privileges after closing the buffer's
+# descriptor: neither it (a new thread) nor the child it execs can reopen
+# the buffer from the command (root's).  Both are named in the summary;
+# the child by its parent at the exec, since the child itself has no
+# buffer to write the summary into.
+if [ "$(id -u)" = 0 ]; then
+	rm -f $T/files/*
+	timeout 60 $F trace -e 'f work $arg1' -o $T/t -- $T/fdreuse_prog $T/files drop \
+		>$T/out 2>$T/err; st=$?
+	check drop_runs eq "$st:$(cat $T/out)" "0:child 4
+parent 2, child status 0"
+	check drop_summary eq "$(grep '^fhook: trace' $T/err | sed -E 's/pid [0-9]+/pid N/')" \
+"fhook: trace: 1 events, 0 nmissed, 1 lost
+fhook: trace: 2 processes ran untraced, or partly:
+fhook: trace:   pid N (fdreuse_prog): started /proc/self/exe: untraced, the program reused the trace buffer's descriptor and fhook's copy cannot be reopened (a process of another user?)
+fhook: trace:   pid N (fdreuse_prog): the program closed the trace buffer's descriptor and fhook's copy cannot be reopened"
+	check drop_files_untouched eq "$(cat $T/files/f* | sort -u):$(stat -c %s $T/files/f* | sort -u)" "data:5"
+else
+	echo "SKIP fd_reuse/drop_*: needs root (a program that drops to user nobody)"
+fi
 
 # a number that is not the buffer, and no command to reopen it from
 exec 7<>$T/files/f0
