@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,17 @@
 struct lp_kprobe {
 	struct kprobe kp;
 	struct fhook_lp *lp;
+	struct lp_kprobe *next;
 };
+
+/*
+ * The entries this file redirects.  Two of them on one function would
+ * both move the ip, and which one wins would depend on the order of the
+ * probe's handlers: the one-IPMODIFY-user rule of a site's ftrace_ops
+ * holds here too.
+ */
+static struct lp_kprobe *lp_kprobes;
+static pthread_mutex_t lp_kprobes_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int lp_kprobe_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -52,16 +63,31 @@ static int lp_kprobe_apply(struct fhook_lp *lp)
 	k->lp = lp;
 	k->kp.addr = (kprobe_opcode_t *)lp->addr;
 	k->kp.pre_handler = lp_kprobe_pre;
+	pthread_mutex_lock(&lp_kprobes_lock);
+	for (struct lp_kprobe *o = lp_kprobes; o; o = o->next)
+		if (o->kp.addr == k->kp.addr) {
+			fhook_lp_err(lp, "'%s' is already redirected by another IPMODIFY user "
+				     "(another patch or fault injection); nothing changed",
+				     lp->target);
+			ret = -EBUSY;
+			goto err;
+		}
 	ret = register_kprobe(&k->kp);
 	if (ret) {
 		fhook_lp_err(lp, "cannot probe '%s' (it has no patchable site): %s", lp->target,
 			     strerror(-ret));
-		free(k);
-		return ret;
+		goto err;
 	}
+	k->next = lp_kprobes;
+	lp_kprobes = k;
+	pthread_mutex_unlock(&lp_kprobes_lock);
 	kprobe_method(&k->kp, why, sizeof(why));
 	lp->nosite = k;
 	return 0;
+err:
+	pthread_mutex_unlock(&lp_kprobes_lock);
+	free(k);
+	return ret;
 }
 
 static int lp_kprobe_remove(struct fhook_lp *lp)
@@ -71,6 +97,13 @@ static int lp_kprobe_remove(struct fhook_lp *lp)
 	if (!k)
 		return -ENODEV;
 	unregister_kprobe(&k->kp);	/* returns once no thread is in the pre_handler */
+	pthread_mutex_lock(&lp_kprobes_lock);
+	for (struct lp_kprobe **pp = &lp_kprobes; *pp; pp = &(*pp)->next)
+		if (*pp == k) {
+			*pp = k->next;
+			break;
+		}
+	pthread_mutex_unlock(&lp_kprobes_lock);
 	lp->nosite = NULL;
 	free(k);
 	return 0;

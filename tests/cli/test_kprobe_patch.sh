@@ -69,6 +69,11 @@ lines 1
 timeout 60 "$FHOOK" inject -p $pid --func kp_add --retval 7 > "$T/out" 2> "$T/err"
 check attach_inject_status eq "$?: $(cat "$T/err")" \
 	"0: fhook: inject: 'kp_add' applied in process $pid; \`fhook unpatch -p $pid kp_add\` removes it"
+# a second redirect of the same entry: refused, as on a site (one IPMODIFY user)
+timeout 60 "$FHOOK" inject -p $pid --name again --func kp_add --retval 9 > "$T/out" 2> "$T/err"
+check attach_second_refused eq "$?: $(cat "$T/err")" \
+	"1: fhook: inject: 'kp_add' is already redirected by another IPMODIFY user (another patch or fault injection); nothing changed
+fhook: inject: nothing was changed in process $pid"
 echo two >&3
 lines 2
 timeout 60 "$FHOOK" unpatch -p $pid kp_add > "$T/out" 2> "$T/err"
