@@ -13,6 +13,8 @@
  *   dlopen P  a new thread dlopens P (att_slow.so: its constructor takes a
  *             second, the loader's lock held); print "dlopen started"
  *   dlwait    wait for it; print "dlopen done"
+ *   fork      a child that calls ping() every 10 ms until killed; print
+ *             "child PID"
  *   quit/EOF  stop the workers, print "calls ok, bad N", exit 1 if N > 0
  *
  * Usage: att_prog [THREADS]
@@ -146,6 +148,16 @@ int main(int argc, char **argv)
 
 			pthread_join(dth, &h);
 			printf("dlopen %s\n", h ? "done" : "failed");
+		} else if (!strncmp(line, "fork", 4)) {
+			pid_t child = fork();
+
+			if (!child) {
+				for (;;) {
+					ping(1);
+					usleep(10000);
+				}
+			}
+			printf("child %d\n", (int)child);
 		} else if (!strncmp(line, "quit", 4)) {
 			break;
 		}
