@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -43,8 +44,23 @@
 #define CTL_RECV_TIMEOUT_S	30	/* a command that stops talking mid-request */
 
 static pthread_mutex_t ctl_thread_lock = PTHREAD_MUTEX_INITIALIZER;
-static int ctl_lfd = -1;		/* the listening socket; >= 0 once the thread runs */
+static int ctl_lfd = -1;		/* the listening socket; >= 0 while the thread runs */
+static dev_t ctl_dev;			/* and which file it is */
+static ino_t ctl_ino;
 static bool ctl_atfork_done;
+
+/*
+ * Is @fd still our socket?  A daemon may close every descriptor it did not
+ * open, and open its own under the same number: then the thread leaves
+ * (the next attach starts another), and neither it nor a fork child
+ * touches the program's descriptor.
+ */
+static bool ctl_fd_ours(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && st.st_dev == ctl_dev && st.st_ino == ctl_ino;
+}
 
 /* A number from a "Name:\tvalue" line of a /proc status file; -1 if none. */
 static long status_number(const char *path, const char *name)
@@ -170,12 +186,10 @@ static void *ctl_thread_main(void *arg)
 	prctl(PR_SET_NAME, FHOOK_CTL_THREAD_NAME);
 	if (!buf)
 		return NULL;
-	for (;;) {
+	while (ctl_fd_ours(lfd)) {
 		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
 		if (c < 0) {
-			if (errno == EBADF || errno == EINVAL)
-				break;
 			if (errno != EINTR && errno != ECONNABORTED)
 				usleep(10000);	/* out of descriptors: not a busy loop */
 			continue;
@@ -184,6 +198,10 @@ static void *ctl_thread_main(void *arg)
 		close(c);
 	}
 	free(buf);
+	pthread_mutex_lock(&ctl_thread_lock);
+	if (ctl_lfd == lfd)
+		ctl_lfd = -1;
+	pthread_mutex_unlock(&ctl_thread_lock);
 	return NULL;
 }
 
@@ -191,7 +209,7 @@ static void *ctl_thread_main(void *arg)
 static void ctl_atfork_child(void)
 {
 	pthread_mutex_init(&ctl_thread_lock, NULL);
-	if (ctl_lfd >= 0)
+	if (ctl_lfd >= 0 && ctl_fd_ours(ctl_lfd))
 		close(ctl_lfd);
 	ctl_lfd = -1;
 }
@@ -201,6 +219,7 @@ void fhook_ctl_thread_start(void)
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	sigset_t all, old;
 	pthread_attr_t attr;
+	struct stat st;
 	pthread_t th;
 	socklen_t len;
 	int lfd, n;
@@ -218,8 +237,10 @@ void fhook_ctl_thread_start(void)
 		     (int)getpid());
 	len = offsetof(struct sockaddr_un, sun_path) + 1 + n;
 	/* the name taken (by another process): no thread, the ptrace call goes on */
-	if (bind(lfd, (struct sockaddr *)&addr, len) || listen(lfd, CTL_BACKLOG))
+	if (bind(lfd, (struct sockaddr *)&addr, len) || listen(lfd, CTL_BACKLOG) || fstat(lfd, &st))
 		goto fail;
+	ctl_dev = st.st_dev;
+	ctl_ino = st.st_ino;
 	/* the thread inherits this mask: every signal but those a thread raises itself */
 	sigfillset(&all);
 	sigdelset(&all, SIGTRAP);
@@ -230,13 +251,13 @@ void fhook_ctl_thread_start(void)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	ctl_lfd = lfd;
 	n = pthread_create(&th, &attr, ctl_thread_main, (void *)(long)lfd);
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (n)
-		goto fail;
-	ctl_lfd = lfd;
-	goto out;
+	if (!n)
+		goto out;
+	ctl_lfd = -1;
 fail:
 	close(lfd);
 out:

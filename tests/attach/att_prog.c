@@ -15,6 +15,8 @@
  *   dlwait    wait for it; print "dlopen done"
  *   fork      a child that calls ping() every 10 ms until killed; print
  *             "child PID"
+ *   closefds  close every descriptor past stdout and stderr and open
+ *             /dev/null in their place, as daemons do; print "closed"
  *   quit/EOF  stop the workers, print "calls ok, bad N", exit 1 if N > 0
  *
  * Usage: att_prog [THREADS]
@@ -22,6 +24,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <pthread.h>
 #include <signal.h>
@@ -158,6 +161,12 @@ int main(int argc, char **argv)
 				}
 			}
 			printf("child %d\n", (int)child);
+		} else if (!strncmp(line, "closefds", 8)) {
+			for (i = 3; i < 64; i++)
+				close(i);
+			for (i = 3; i < 64; i++)
+				open("/dev/null", O_RDONLY);
+			printf("closed\n");
 		} else if (!strncmp(line, "quit", 4)) {
 			break;
 		}

@@ -103,6 +103,22 @@ expect fork_child_later "$?:$(channel "$TMP/err")" "0:$SOCK"
 expect fork_parent_unchanged "$(ask 'call 6')" "ping 6 -> 7"
 kill -KILL "$child"
 
+# ---- a daemon closes every descriptor: the thread serves what it was
+# accepting, leaves, and the next ptrace call starts another ----
+expect closefds "$(ask closefds)" closed
+FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --list >"$TMP/out" 2>"$TMP/err"
+expect closefds_last_request "$?:$(cat "$TMP/out"):$(channel "$TMP/err")" \
+	"0:no patches in process $pid:$SOCK"
+chans=
+for i in 1 2 3; do
+	FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --list >/dev/null 2>"$TMP/err"
+	chans="$chans$(channel "$TMP/err" | cut -d';' -f1 | cut -d' ' -f2);"
+	[ "${chans%control;}" != "$chans" ] && break
+done
+# the program's /dev/null under the old number was not touched
+expect closefds_restarted "$chans:$(ctl_threads "$pid")" "ptrace;control;:1"
+expect closefds_program_fds "$(ls -l /proc/"$pid"/fd | grep -c ' -> /dev/null$')" 61
+
 # ---- a stopped process: its control thread cannot answer, the ptrace call does ----
 kill -STOP "$pid"
 sleep 0.1
