@@ -39,6 +39,8 @@
 #include <fhook/internal/attach.h>
 
 #include "core.h"
+#include "util/procfile.h"
+#include "util/sync_signals.h"
 
 #define CTL_BACKLOG		8
 #define CTL_RECV_TIMEOUT_S	30	/* a command that stops talking mid-request */
@@ -67,17 +69,9 @@ static long status_number(const char *path, const char *name)
 {
 	char buf[4096], *p;
 	size_t n = strlen(name);
-	ssize_t len;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fhook_read_small_file(path, buf, sizeof(buf)) <= 0)
 		return -1;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return -1;
-	buf[len] = 0;
 	for (p = buf; p; p = strchr(p, '\n')) {
 		p += *p == '\n';
 		if (!strncmp(p, name, n) && p[n] == ':')
@@ -242,12 +236,7 @@ void fhook_ctl_thread_start(void)
 	ctl_dev = st.st_dev;
 	ctl_ino = st.st_ino;
 	/* the thread inherits this mask: every signal but those a thread raises itself */
-	sigfillset(&all);
-	sigdelset(&all, SIGTRAP);
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	sigdelset(&all, SIGILL);
-	sigdelset(&all, SIGFPE);
+	fhook_sigfill_async(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
