@@ -174,10 +174,13 @@ static void ctl_connection(int c, char *buf)
 static void *ctl_thread_main(void *arg)
 {
 	int lfd = (int)(long)arg;
-	char *buf = malloc(FHOOK_CTL_REQ_MAX);
+	char *buf;
 
+	/* none of its calls are the program's: no handler sees them, ever */
+	fhook_internal_enter();
 	/* how the command finds the thread to seize */
 	prctl(PR_SET_NAME, FHOOK_CTL_THREAD_NAME);
+	buf = malloc(FHOOK_CTL_REQ_MAX);
 	if (!buf)
 		return NULL;
 	while (ctl_fd_ours(lfd)) {

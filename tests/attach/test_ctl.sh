@@ -55,6 +55,17 @@ expect later_trace "$?:$(channel "$TMP/err" | sort -u):$(grep -c 'detached from'
 expect later_thread_not_woken "$(switches "$pid" "$pid")" "$before"
 expect later_answers "$(ask 'call 5')" "ping 5 -> 6"
 
+# ---- commands at once: each proves its permission in turn (a thread has one tracer) ----
+jobs=()
+for i in 1 2 3 4; do
+	FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --list >"$TMP/par$i" 2>"$TMP/pare$i" &
+	jobs+=($!)
+done
+wait "${jobs[@]}"
+par=
+for i in 1 2 3 4; do par="$par$(cat "$TMP/par$i"):$(channel "$TMP/pare$i")|"; done
+expect parallel "$par" "no patches in process $pid:$SOCK|no patches in process $pid:$SOCK|no patches in process $pid:$SOCK|no patches in process $pid:$SOCK|"
+
 # ---- a connection that did not seize the control thread: refused, nothing done ----
 "$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>/dev/null
 "$C" connect "$pid" unpatch >"$TMP/out" 2>&1
