@@ -17,6 +17,10 @@
  * between two of those nops, then libc's dlopen() loads libfhook on the
  * chosen thread, errno saved around it.  After that, and for a process
  * that had libfhook, each request is one call of fhook_attach_ctl().
+ *
+ * That first call starts the process's control thread: every later
+ * attach goes to its socket instead and stops nothing, the permission
+ * proven by seizing that thread (ctl_sock_open(), lib/core/ctl_thread.c).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -55,7 +59,7 @@
 #define ATT_CALL_TIMEOUT_MS	30000
 #define ATT_SAFE_TRIES		400	/* times every thread is let run and looked at again */
 #define ATT_XSTATE_MAX		(64 << 10)
-#define ATT_CTL_BUSY_MS		5000	/* another command proving its permission meanwhile */
+#define ATT_CTL_BUSY_MS		5000	/* another command's proof on the control thread */
 
 struct att_thread {
 	pid_t tid;
@@ -1689,8 +1693,8 @@ static int ctl_sock_connect(struct cli_attach *a)
 		return -errno;
 	if (cr.pid != a->pid) {
 		if (verbose())
-			fprintf(stderr, "fhook: %s: the control socket's name is held by process %d, "
-				"not %d\n", a->cmd, (int)cr.pid, a->pid);
+			fprintf(stderr, "fhook: %s: the control socket's name is held by process "
+				"%d, not %d\n", a->cmd, (int)cr.pid, a->pid);
 		return -EPERM;
 	}
 	return 0;
@@ -1904,14 +1908,16 @@ void cli_attach_close(struct cli_attach *a)
 		fprintf(stderr, "fhook: %s: channel: control socket (thread %d); 0 threads "
 			"stopped for 0.00 ms; last call %.2f ms\n", a->cmd, a->ctl_tid,
 			a->times.call_ms);
-	else if (getenv("FHOOK_ATTACH_VERBOSE") && a->world_threads)
-		fprintf(stderr, "fhook: %s: channel: ptrace call; %d threads stopped for %.2f ms%s, "
-			"then 1 for %.2f ms%s; last call %.2f ms\n", a->cmd, a->world_threads, a->world_ms,
+	else if (verbose() && a->world_threads)
+		fprintf(stderr, "fhook: %s: channel: ptrace call; %d threads stopped for %.2f "
+			"ms%s, then 1 for %.2f ms%s; last call %.2f ms\n", a->cmd, a->world_threads,
+			a->world_ms,
 			a->pads_done ? " (pads rewritten)" : "", a->times.stopped_ms,
 			a->times.loaded ? " (libfhook loaded)" : "", a->times.call_ms);
-	else if (getenv("FHOOK_ATTACH_VERBOSE") && a->times.threads)
+	else if (verbose() && a->times.threads)
 		fprintf(stderr, "fhook: %s: channel: ptrace call; %d threads stopped for %.2f ms; "
-			"last call %.2f ms\n", a->cmd, a->times.threads, a->times.stopped_ms, a->times.call_ms);
+			"last call %.2f ms\n", a->cmd, a->times.threads, a->times.stopped_ms,
+			a->times.call_ms);
 	free_maps(a);
 	free_pads(a);
 	free(a->th);
