@@ -17,6 +17,8 @@
  *             "child PID"
  *   closefds  close every descriptor past stdout and stderr and open
  *             /dev/null in their place, as daemons do; print "closed"
+ *   exec      become a new att_prog without worker threads (same pid,
+ *             same stdin); it prints "ready PID"
  *   quit/EOF  stop the workers, print "calls ok, bad N", exit 1 if N > 0
  *
  * Usage: att_prog [THREADS]
@@ -167,6 +169,9 @@ int main(int argc, char **argv)
 			for (i = 3; i < 64; i++)
 				open("/dev/null", O_RDONLY);
 			printf("closed\n");
+		} else if (!strncmp(line, "exec", 4)) {
+			execl("/proc/self/exe", argv[0], "0", (char *)NULL);
+			printf("exec failed\n");
 		} else if (!strncmp(line, "quit", 4)) {
 			break;
 		}

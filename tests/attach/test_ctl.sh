@@ -4,8 +4,9 @@
 # blocked in read() is never woken); a connection that has not proven the
 # ptrace permission is refused with nothing done; a squatter on the
 # socket's name leaves the ptrace call as the channel; a fork child has no
-# control thread and can itself be attached to; a stopped process is
-# reached with the ptrace call.
+# control thread and can itself be attached to; commands at once take
+# turns; a daemon that closes its descriptors, a stopped process and an
+# exec are reached with the ptrace call, which starts a thread again.
 . "$(dirname "$0")/lib.sh"
 C=$ROOT/build/tests/attach/att_ctl_client
 [ -e "$C" ] || { echo "FAIL attach_built: $C missing (make test builds it)"; exit 1; }
@@ -138,6 +139,15 @@ expect stopped_list "$?:$(cat "$TMP/out"):$(channel "$TMP/err" | cut -d';' -f1)"
 	"0:no patches in process $pid:channel: ptrace call"
 expect stopped_stays_stopped "$(awk '{ print $3 }' /proc/"$pid"/stat)" T
 kill -CONT "$pid"
+
+# ---- an exec: the new image has neither the thread nor the socket ----
+expect exec_ready "$(ask exec)" "ready $pid"
+expect exec_no_thread "$(ctl_threads "$pid"):$(grep -c "@fhook-ctl-$pid\$" /proc/net/unix)" "0:0"
+FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --list >"$TMP/out" 2>"$TMP/err"
+expect exec_first "$?:$(cat "$TMP/out"):$(channel "$TMP/err" | cut -d';' -f1):$(ctl_threads "$pid")" \
+	"0:no patches in process $pid:channel: ptrace call:1"
+FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --list >/dev/null 2>"$TMP/err"
+expect exec_later "$(channel "$TMP/err")" "$SOCK"
 expect squatter_exit "$(stop_prog)" "calls ok, bad 0"
 
 # ---- cycles on 8 busy threads, every later attach through the socket ----
