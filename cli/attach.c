@@ -1559,6 +1559,7 @@ static pid_t find_ctl_thread(pid_t pid)
  */
 struct ctl_seizer {
 	pid_t tid;
+	pid_t tracer;		/* the seizing thread */
 	int ret;
 	int ready[2];		/* written once the seize is done or refused */
 	int done[2];		/* closed when the proof is over */
@@ -1573,6 +1574,7 @@ static void *ctl_seize(void *arg)
 	char buf[32];
 	int st;
 
+	s->tracer = (pid_t)syscall(SYS_gettid);
 	for (;;) {
 		if (!ptrace(PTRACE_SEIZE, s->tid, NULL, NULL)) {
 			s->ret = 0;
@@ -1750,6 +1752,15 @@ static int ctl_sock_open(struct cli_attach *a)
 	close(s.done[1]);
 	s.done[1] = -1;
 	pthread_join(th, NULL);
+	/*
+	 * Joined once its stack is free; the thread is let go a little later.
+	 * A ptrace call that follows must not find it still ours.
+	 */
+	for (int n = 0; ret && !s.ret && n < 2000; n++) {
+		if (!status_field(s.tid, "TracerPid", st, sizeof(st)) || atoi(st) != s.tracer)
+			break;
+		sleep_ms(0.05);
+	}
 out_done:
 	if (s.done[1] >= 0)
 		close(s.done[1]);
