@@ -16,7 +16,9 @@
  * int3 of fhook's on its way, a fault): a seized thread would stop at the
  * delivery of any other, and a blocked synchronous one kills the process.
  * It holds no lock while it waits, and is in no read-side section, so
- * the requests that wait for a grace period (unpatch) are fine here.
+ * the requests that wait for a grace period (unpatch) are fine here.  It
+ * asks for a short time slice, to be served soon when woken among busy
+ * threads.
  * A fork child has no thread (its first attach starts its own); an exec
  * closes the socket.  If the name is taken, there is no thread, and the
  * command keeps using its ptrace call.
@@ -31,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -171,6 +175,34 @@ static void ctl_connection(int c, char *buf)
 	}
 }
 
+/* struct sched_attr of sched_setattr(2), which glibc does not declare */
+struct ctl_sched_attr {
+	unsigned int size, policy;
+	unsigned long long flags;
+	int nice;
+	unsigned int priority;
+	unsigned long long runtime, deadline, period;
+};
+
+/*
+ * A short time slice (EEVDF's per-task slice, Linux 6.12; older kernels
+ * ignore it): the thread's share of the CPU stays that of any thread, but
+ * woken among busy ones, its earlier deadline gets it the CPU first.
+ */
+static void ctl_short_slice(void)
+{
+	struct ctl_sched_attr attr = {
+		.size = sizeof(attr),
+		.policy = SCHED_OTHER,
+		.runtime = 100 * 1000,	/* ns: the smallest the kernel takes */
+	};
+
+	errno = 0;
+	attr.nice = getpriority(PRIO_PROCESS, 0);
+	if (!errno)
+		syscall(SYS_sched_setattr, 0, &attr, 0);
+}
+
 static void *ctl_thread_main(void *arg)
 {
 	int lfd = (int)(long)arg;
@@ -180,6 +212,7 @@ static void *ctl_thread_main(void *arg)
 	fhook_internal_enter();
 	/* how the command finds the thread to seize */
 	prctl(PR_SET_NAME, FHOOK_CTL_THREAD_NAME);
+	ctl_short_slice();
 	buf = malloc(FHOOK_CTL_REQ_MAX);
 	if (!buf)
 		return NULL;
