@@ -5,7 +5,7 @@
 # 20,000 functions and 8 busy threads, started without fhook.
 #   - threads stopped per attach: how long every thread is stopped at once
 #     (FHOOK_ATTACH_VERBOSE reports it), the first attach (libfhook loaded,
-#     pads rewritten) and later ones;
+#     pads rewritten) and later ones (the control thread's socket: none);
 #   - first event: from starting `fhook trace -p` to its first event line;
 #   - detach: from Ctrl-C to `fhook trace -p` having removed every probe
 #     and exited; and `fhook unpatch -p`.
@@ -41,12 +41,16 @@ for i in $(seq 200); do grep -q ready "$TMP/out" && break; sleep 0.01; done
 # attach cost: first (libfhook loaded) and later attaches, by patch/unpatch
 first=$(FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p $PID --list 2>&1 >/dev/null |
 	grep -o '[0-9]* threads stopped for [0-9.]* ms.*' | head -1)
-later=()
+# later attaches: the channel each one used (the control thread's socket, or a ptrace call)
+later=() chans=()
 for i in 1 2 3 4 5; do
-	later+=("$(FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p $PID --list 2>&1 >/dev/null |
-		grep -o 'stopped for [0-9.]* ms' | grep -o '[0-9.]*')")
+	FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p $PID --list 2>"$TMP/verbose" >/dev/null
+	later+=("$(grep -o 'stopped for [0-9.]* ms' "$TMP/verbose" | grep -o '[0-9.]*')")
+	chans+=("$(grep -o 'channel: [a-z ]*' "$TMP/verbose" | head -1 | cut -d' ' -f2-)")
 done
 later_sorted=$(printf '%s\n' "${later[@]}" | sort -n | tr '\n' ' ')
+later_chans=$(printf '%s\n' "${chans[@]}" | sort | uniq -c |
+	awk '{ n = $1; $1 = ""; printf "%s%s x%d", sep, substr($0, 2), n; sep = ", " }')
 
 # first event and detach, trace -p on a function the threads call: the
 # first event's time stamp (CLOCK_MONOTONIC) against the command's start
@@ -69,7 +73,7 @@ done
 echo "| attach (process with $N functions, 8 busy threads) | this run | target |"
 echo "|---|---|---|"
 echo "| threads stopped, first attach (libfhook loaded, pads rewritten) | $first | 10 ms |"
-echo "| threads stopped, later attaches (ms, sorted) | $later_sorted | 10 ms |"
+echo "| threads stopped, later attaches (ms, sorted; channel) | $later_sorted($later_chans) | 10 ms |"
 echo "| first event after \`fhook trace -p\` starts (ms) | ${lat[*]} | 100 ms |"
 echo "| detach: Ctrl-C to every probe removed and the process let go (ms) | ${det[*]} | 50 ms |"
 # the times are mostly waits for a CPU: how busy the machine was says how to read them

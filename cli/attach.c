@@ -17,6 +17,10 @@
  * between two of those nops, then libc's dlopen() loads libfhook on the
  * chosen thread, errno saved around it.  After that, and for a process
  * that had libfhook, each request is one call of fhook_attach_ctl().
+ *
+ * That first call starts the process's control thread: every later
+ * attach goes to its socket instead and stops nothing, the permission
+ * proven by seizing that thread (ctl_sock_open(), lib/core/ctl_thread.c).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -27,20 +31,24 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <fhook/internal/attach.h>
 #include <fhook/internal/elf.h>
 #include <fhook/internal/site.h>
 
@@ -51,6 +59,7 @@
 #define ATT_CALL_TIMEOUT_MS	30000
 #define ATT_SAFE_TRIES		400	/* times every thread is let run and looked at again */
 #define ATT_XSTATE_MAX		(64 << 10)
+#define ATT_CTL_BUSY_MS		5000	/* another command's proof on the control thread */
 
 struct att_thread {
 	pid_t tid;
@@ -105,6 +114,9 @@ struct cli_attach {
 	unsigned long dlopen_fn, errno_fn, dlerror_fn;
 	char lib[PATH_MAX];
 	struct cli_attach_times times;
+	/* the control thread's socket, when the process has one: no thread stopped */
+	int sock;
+	pid_t ctl_tid;
 	/* the world stop (stop_world()) */
 	pid_t preferred;		/* a thread it found at a safe point */
 	pid_t world_tid;		/* the thread of ours that stopped them */
@@ -1500,6 +1512,284 @@ static int world_stop(struct cli_attach *a)
 	return a->world_ret;
 }
 
+/* ---- the control thread's socket (lib/core/ctl_thread.c) ---------------- */
+
+static bool verbose(void)
+{
+	return getenv("FHOOK_ATTACH_VERBOSE");
+}
+
+/* The thread of @pid that serves the control socket, by its name; 0 if none. */
+static pid_t find_ctl_thread(pid_t pid)
+{
+	char path[64], comm[32];
+	struct dirent *de;
+	pid_t found = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!found && (de = readdir(d))) {
+		pid_t tid = atoi(de->d_name);
+		FILE *f;
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) &&
+		    !strcmp(comm, FHOOK_CTL_THREAD_NAME "\n"))
+			found = tid;
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * The proof of the ptrace permission: a thread of ours seizes the control
+ * thread (which stops nothing) and holds it until the server has checked
+ * the connection; then it exits, which lets the thread go without a stop
+ * (PTRACE_DETACH would need one).  Meanwhile a signal the thread meets is
+ * passed on, and a stop of its group only noted: it stays stopped.
+ */
+struct ctl_seizer {
+	pid_t tid;
+	pid_t tracer;		/* the seizing thread */
+	int ret;
+	int ready[2];		/* written once the seize is done or refused */
+	int done[2];		/* closed when the proof is over */
+	volatile bool stopped;	/* stopped with its group (SIGSTOP): it cannot answer */
+};
+
+static void *ctl_seize(void *arg)
+{
+	struct ctl_seizer *s = arg;
+	double deadline = now_ms() + ATT_CTL_BUSY_MS;
+	struct pollfd pfd = { .fd = s->done[0], .events = POLLIN };
+	char buf[32];
+	int st;
+
+	s->tracer = (pid_t)syscall(SYS_gettid);
+	for (;;) {
+		if (!ptrace(PTRACE_SEIZE, s->tid, NULL, NULL)) {
+			s->ret = 0;
+			break;
+		}
+		s->ret = -errno;
+		/* a thread has one tracer: another command's proof, which is brief */
+		if (s->ret != -EPERM || !status_field(s->tid, "TracerPid", buf, sizeof(buf)) ||
+		    atoi(buf) <= 0 || now_ms() > deadline)
+			break;
+		sleep_ms(1);
+	}
+	if (write(s->ready[1], "", 1) != 1 || s->ret)
+		return NULL;
+	while (poll(&pfd, 1, 1) == 0) {
+		if (waitpid(s->tid, &st, __WALL | WNOHANG) <= 0 || !WIFSTOPPED(st))
+			continue;
+		if (st >> 16 == PTRACE_EVENT_STOP)
+			s->stopped = true;
+		else
+			ptrace(PTRACE_CONT, s->tid, NULL, (void *)(long)WSTOPSIG(st));
+	}
+	return NULL;
+}
+
+/*
+ * One NUL-terminated message from the control thread (malloc'd), waiting
+ * at most ATT_CALL_TIMEOUT_MS; -ETIMEDOUT, -EAGAIN when @s says the thread
+ * was stopped, -ESRCH when the process is gone, -EPIPE at the end.
+ */
+static int ctl_sock_recv(struct cli_attach *a, struct ctl_seizer *s, char **msg)
+{
+	double deadline = now_ms() + ATT_CALL_TIMEOUT_MS;
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+	int ret;
+
+	*msg = NULL;
+	for (;;) {
+		struct pollfd pfd = { .fd = a->sock, .events = POLLIN };
+		ssize_t n;
+
+		if (s && s->stopped) {
+			ret = -EAGAIN;
+			break;
+		}
+		if (now_ms() > deadline) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		if (poll(&pfd, 1, 10) <= 0) {
+			if (!s && !cli_attach_alive(a->pid)) {
+				ret = -ESRCH;
+				break;
+			}
+			continue;
+		}
+		if (len + 4096 > cap) {
+			char *nb = realloc(buf, cap = (len + 4096) * 2);
+
+			if (!nb) {
+				ret = -ENOMEM;
+				break;
+			}
+			buf = nb;
+		}
+		n = recv(a->sock, buf + len, cap - len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = cli_attach_alive(a->pid) ? -EPIPE : -ESRCH;
+			break;
+		}
+		len += n;
+		if (buf[len - 1] == 0) {
+			*msg = buf;
+			return 0;
+		}
+	}
+	free(buf);
+	return ret;
+}
+
+static int ctl_sock_send(struct cli_attach *a, const char *req)
+{
+	size_t len = strlen(req) + 1, off = 0;
+
+	while (off < len) {
+		ssize_t n = send(a->sock, req + off, len - off, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return cli_attach_alive(a->pid) ? -EPIPE : -ESRCH;
+		off += n;
+	}
+	return 0;
+}
+
+/* Connect to the control socket of a->pid and check that the process itself answers. */
+static int ctl_sock_connect(struct cli_attach *a)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	int n;
+
+	a->sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (a->sock < 0)
+		return -errno;
+	n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, FHOOK_CTL_SOCK_PREFIX "%d",
+		     a->pid);
+	if (connect(a->sock, (struct sockaddr *)&addr,
+		    offsetof(struct sockaddr_un, sun_path) + 1 + n))
+		return -errno;
+	/* a squatter on the name must not pass for the process */
+	if (getsockopt(a->sock, SOL_SOCKET, SO_PEERCRED, &cr, &len))
+		return -errno;
+	if (cr.pid != a->pid) {
+		if (verbose())
+			fprintf(stderr, "fhook: %s: the control socket's name is held by process "
+				"%d, not %d\n", a->cmd, (int)cr.pid, a->pid);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * Reach the process through its control thread: seize it, connect, get
+ * the server's word that the permission is proven, let the thread go.
+ * 0 with a->sock connected; otherwise the ptrace call is the channel.
+ */
+static int ctl_sock_open(struct cli_attach *a)
+{
+	struct ctl_seizer s = { .ready = { -1, -1 }, .done = { -1, -1 } };
+	char st[64], *greeting = NULL, c;
+	pthread_t th;
+	int ret;
+
+	s.tid = find_ctl_thread(a->pid);
+	if (!s.tid)
+		return -ENOENT;
+	a->ctl_tid = s.tid;
+	/* stopped with the process (SIGSTOP): it cannot answer */
+	if (!status_field(s.tid, "State", st, sizeof(st)) || st[0] == 'T' || st[0] == 't') {
+		if (verbose())
+			fprintf(stderr, "fhook: %s: the control thread %d is stopped\n", a->cmd,
+				s.tid);
+		return -EAGAIN;
+	}
+	if (pipe2(s.ready, O_CLOEXEC))
+		return -errno;
+	if (pipe2(s.done, O_CLOEXEC)) {
+		ret = -errno;
+		goto out_ready;
+	}
+	if (pthread_create(&th, NULL, ctl_seize, &s)) {
+		ret = -EAGAIN;
+		goto out_done;
+	}
+	ret = read(s.ready[0], &c, 1) == 1 ? s.ret : -EIO;
+	if (ret && verbose())
+		fprintf(stderr, "fhook: %s: cannot seize the control thread %d: %s\n", a->cmd,
+			s.tid, strerror(-ret));
+	if (!ret)
+		ret = ctl_sock_connect(a);
+	if (!ret)
+		ret = ctl_sock_recv(a, &s, &greeting);
+	if (!ret && strncmp(greeting, "ok\n", 3)) {
+		if (verbose())
+			fprintf(stderr, "fhook: %s: %s", a->cmd, greeting);
+		ret = -EPERM;
+	}
+	free(greeting);
+	close(s.done[1]);
+	s.done[1] = -1;
+	pthread_join(th, NULL);
+	/*
+	 * Joined once its stack is free; the thread is let go a little later.
+	 * A ptrace call that follows must not find it still ours.
+	 */
+	for (int n = 0; ret && !s.ret && n < 2000; n++) {
+		if (!status_field(s.tid, "TracerPid", st, sizeof(st)) || atoi(st) != s.tracer)
+			break;
+		sleep_ms(0.05);
+	}
+out_done:
+	if (s.done[1] >= 0)
+		close(s.done[1]);
+	close(s.done[0]);
+out_ready:
+	close(s.ready[0]);
+	close(s.ready[1]);
+	if (ret && a->sock >= 0) {
+		close(a->sock);
+		a->sock = -1;
+	}
+	return ret;
+}
+
+static int ctl_sock_request(struct cli_attach *a, const char *req, char **reply)
+{
+	double t0 = now_ms();
+	int ret;
+
+	ret = ctl_sock_send(a, req);
+	if (!ret)
+		ret = ctl_sock_recv(a, NULL, reply);
+	a->times.call_ms = now_ms() - t0;
+	if (ret == -ETIMEDOUT)
+		fprintf(stderr, "fhook: %s: process %d did not answer in %d s\n", a->cmd, a->pid,
+			ATT_CALL_TIMEOUT_MS / 1000);
+	return ret;
+}
+
 /* ---- the interface ----------------------------------------------------- */
 
 int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
@@ -1517,7 +1807,13 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 		return -ENOMEM;
 	a->cmd = cmd;
 	a->pid = pid;
+	a->sock = -1;
 	a->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	/* attached to before: its control thread answers, and no thread is stopped */
+	if (!ctl_sock_open(a)) {
+		*out = a;
+		return 0;
+	}
 	a->th = calloc(ATT_MAX_THREADS, sizeof(*a->th));
 	if (!a->th) {
 		ret = -ENOMEM;
@@ -1577,6 +1873,17 @@ int cli_attach_ctl(struct cli_attach *a, const char *req, char **reply)
 	int ret;
 
 	*reply = NULL;
+	if (a->sock >= 0) {
+		ret = ctl_sock_request(a, req, reply);
+		if (verbose())
+			fprintf(stderr, "fhook: %s: request '%.*s': %.2f ms in the process\n",
+				a->cmd, (int)strcspn(req, "\t"), req, a->times.call_ms);
+		if (ret == -ESRCH)
+			fprintf(stderr, "fhook: %s: process %d exited\n", a->cmd, a->pid);
+		if (ret)
+			return ret;
+		return strncmp(*reply, "ok\n", 3) ? 1 : 0;
+	}
 	if (!a->hijack || a->hijack->gone)
 		return -ESRCH;
 	ret = call(a, a->ctl, args, 1, req, strlen(req) + 1, 0, &r);
@@ -1608,17 +1915,25 @@ void cli_attach_close(struct cli_attach *a)
 		return;
 	for (i = 0; i < a->nr_th; i++)
 		release(&a->th[i]);
-	if (getenv("FHOOK_ATTACH_VERBOSE") && a->world_threads)
-		fprintf(stderr, "fhook: %s: %d threads stopped for %.2f ms%s, then 1 for %.2f ms%s; "
-			"last call %.2f ms\n", a->cmd, a->world_threads, a->world_ms,
+	if (verbose() && a->sock >= 0)
+		fprintf(stderr, "fhook: %s: channel: control socket (thread %d); 0 threads "
+			"stopped for 0.00 ms; last call %.2f ms\n", a->cmd, a->ctl_tid,
+			a->times.call_ms);
+	else if (verbose() && a->world_threads)
+		fprintf(stderr, "fhook: %s: channel: ptrace call; %d threads stopped for %.2f "
+			"ms%s, then 1 for %.2f ms%s; last call %.2f ms\n", a->cmd, a->world_threads,
+			a->world_ms,
 			a->pads_done ? " (pads rewritten)" : "", a->times.stopped_ms,
 			a->times.loaded ? " (libfhook loaded)" : "", a->times.call_ms);
-	else if (getenv("FHOOK_ATTACH_VERBOSE") && a->times.threads)
-		fprintf(stderr, "fhook: %s: %d threads stopped for %.2f ms; last call %.2f ms\n",
-			a->cmd, a->times.threads, a->times.stopped_ms, a->times.call_ms);
+	else if (verbose() && a->times.threads)
+		fprintf(stderr, "fhook: %s: channel: ptrace call; %d threads stopped for %.2f ms; "
+			"last call %.2f ms\n", a->cmd, a->times.threads, a->times.stopped_ms,
+			a->times.call_ms);
 	free_maps(a);
 	free_pads(a);
 	free(a->th);
+	if (a->sock >= 0)
+		close(a->sock);
 	if (a->pidfd >= 0)
 		close(a->pidfd);
 	free(a);

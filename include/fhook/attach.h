@@ -6,10 +6,10 @@
  * thread at a safe point, makes it call fhook_attach_ctl() with a request
  * written below that thread's stack, reads the reply, and puts the thread
  * back as it was (docs/attach.md).  A process without libfhook first gets
- * it with a dlopen() run the same way.  So this entry point is the whole
- * channel: no socket, no thread and no signal handler wait in every
- * process for a command that may never come, and who may use the channel
- * is decided by the kernel's ptrace rules.
+ * it with a dlopen() run the same way.  The first call starts a control
+ * thread that serves the later requests on a Unix socket, so that they
+ * stop no thread; nothing waits in a process that was never attached to,
+ * and who may use either channel is decided by the kernel's ptrace rules.
  *
  * The entry point is for fhook's command, not for programs; it is in a
  * public header so that the library's version script keeps it.  The verbs'
@@ -32,7 +32,8 @@ extern "C" {
  *
  * Context: called on a thread the command hijacked at a safe point (not
  * inside the loader, malloc, or a handler), with every asynchronous signal
- * blocked; errno is as it was on return.  Requests are serialized.
+ * blocked; errno is as it was on return.  Requests are serialized (with
+ * the control thread's too).  The first call starts the control thread.
  * Return: the reply, NUL-terminated, valid until the next call: "ok" or
  * "error" on the first line, then the verb's output (the messages, for an
  * error).

@@ -342,7 +342,8 @@ check kprobe-lookup-after "$ORIG" "$(cat $EV)"
 # the child of a shell that exits (so no process's descendant); fhook, as fh
 # too, is refused with scope 1 (only ancestors and CAP_SYS_PTRACE may
 # attach) with a message naming the rule, and the process is left as it was;
-# with scope 0 the same command is let in.
+# with scope 0 the same command is let in.  Then, the process having its
+# control thread, scope 1 refuses the same way and scope 0 uses the socket.
 YAMA=/proc/sys/kernel/yama/ptrace_scope
 if [ -x /u/fhook ] && [ -w $YAMA ]; then
 	chmod 1777 /tmp
@@ -367,6 +368,15 @@ if [ -x /u/fhook ] && [ -w $YAMA ]; then
 	# libfhook stays loaded, with its SIGTRAP handler (docs/attach.md)
 	check attach-yama0-unchanged "$(echo "$before" | grep -v SigCgt)" \
 		"$(status | grep -v SigCgt)"
+	# that attach started the process's control thread: its socket is no
+	# way around yama (the command must seize the thread to be served)
+	check attach-ctl-thread 1 "$(cat /proc/$apid/task/*/comm | grep -c '^fhook-ctl$')"
+	echo 1 > $YAMA
+	out=$(su fh -c "/u/fhook patch -p $apid --list" 2>&1)
+	check attach-ctl-yama1-refused "fhook: patch: not permitted to attach to process $apid: kernel.yama.ptrace_scope is 1, so only its ancestors (or a process it named with prctl(PR_SET_PTRACER)) and CAP_SYS_PTRACE may attach" "$out"
+	echo 0 > $YAMA
+	out=$(su fh -c "FHOOK_ATTACH_VERBOSE=1 /u/fhook patch -p $apid --list" 2>&1 | grep -c 'channel: control socket')
+	check attach-ctl-yama0-socket 1 "$out"
 	kill $apid
 else
 	say "# no user-space fhook in the initramfs, or no yama: attach checks left out"

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The in-process end of `fhook ... -p PID`: fhook_attach_ctl(), which the
- * command calls on a thread it stopped with ptrace (cli/attach.c), and the
- * table of verbs the layers above register (core never calls up: they
- * come to it).  See docs/attach.md.
+ * command calls on a thread it stopped with ptrace (cli/attach.c), the
+ * same requests served by the control thread (ctl_thread.c), and the table
+ * of verbs the layers above register (core never calls up: they come to
+ * it).  See docs/attach.md.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -87,20 +88,35 @@ static char *ctl_run(const char *req)
 	return reply;
 }
 
-const char *fhook_attach_ctl(const char *req)
+/* One request, as fhook_attach_ctl() runs it; the reply malloc'd, NULL without memory. */
+char *fhook_ctl_serve(const char *req)
 {
-	int saved_errno = errno;
 	unsigned int old;
 	char *reply;
 
 	/* our own calls into libc (malloc...) are no program calls: no handler sees them */
 	old = fhook_internal_enter();
 	pthread_mutex_lock(&ctl_lock);
-	free(ctl_reply);
-	ctl_reply = ctl_run(req);
-	reply = ctl_reply ? ctl_reply : ctl_oom;
+	reply = ctl_run(req);
 	pthread_mutex_unlock(&ctl_lock);
 	fhook_internal_leave(old);
-	errno = saved_errno;
 	return reply;
+}
+
+const char *fhook_attach_ctl(const char *req)
+{
+	int saved_errno = errno;
+	unsigned int old;
+	char *reply = fhook_ctl_serve(req);
+
+	old = fhook_internal_enter();
+	pthread_mutex_lock(&ctl_lock);
+	free(ctl_reply);
+	ctl_reply = reply;
+	pthread_mutex_unlock(&ctl_lock);
+	/* a process attached to once serves the later requests from a thread */
+	fhook_ctl_thread_start();
+	fhook_internal_leave(old);
+	errno = saved_errno;
+	return reply ? reply : ctl_oom;
 }

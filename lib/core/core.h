@@ -136,4 +136,12 @@ void *fhook_libc_sym(const char *name) __hidden;
 /* pthread_atfork() for libfhook's own handlers (init.c) */
 int fhook_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)) __hidden;
 
+/*
+ * The attach channel (control.c, ctl_thread.c): one request run as
+ * fhook_attach_ctl() runs it, the reply malloc'd (NULL without memory);
+ * and the control thread started, once, if it is not running.
+ */
+char *fhook_ctl_serve(const char *req) __hidden;
+void fhook_ctl_thread_start(void) __hidden;
+
 #endif /* FHOOK_CORE_H */

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "util/tasks.h"
+#include "util/sync_signals.h"
 
 __thread union fhook_tw fhook_tw __attribute__((tls_model("initial-exec"), aligned(8)));
 
@@ -122,12 +123,7 @@ bool fhook_tasks_register(void)
 	 * handlers of its own, as it would have a moment later); the ones
 	 * that report faults and the int3 of a site being patched cannot.
 	 */
-	sigfillset(&all);
-	sigdelset(&all, SIGTRAP);
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	sigdelset(&all, SIGILL);
-	sigdelset(&all, SIGFPE);
+	fhook_sigfill_async(&all);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &saved, _NSIG / 8);
 	/*
 	 * What registering calls (malloc, the key's block) may be traced:

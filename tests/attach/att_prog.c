@@ -13,6 +13,12 @@
  *   dlopen P  a new thread dlopens P (att_slow.so: its constructor takes a
  *             second, the loader's lock held); print "dlopen started"
  *   dlwait    wait for it; print "dlopen done"
+ *   fork      a child that calls ping() every 10 ms until killed; print
+ *             "child PID"
+ *   closefds  close every descriptor past stdout and stderr and open
+ *             /dev/null in their place, as daemons do; print "closed"
+ *   exec      become a new att_prog without worker threads (same pid,
+ *             same stdin); it prints "ready PID"
  *   quit/EOF  stop the workers, print "calls ok, bad N", exit 1 if N > 0
  *
  * Usage: att_prog [THREADS]
@@ -20,6 +26,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <pthread.h>
 #include <signal.h>
@@ -146,6 +153,25 @@ int main(int argc, char **argv)
 
 			pthread_join(dth, &h);
 			printf("dlopen %s\n", h ? "done" : "failed");
+		} else if (!strncmp(line, "fork", 4)) {
+			pid_t child = fork();
+
+			if (!child) {
+				for (;;) {
+					ping(1);
+					usleep(10000);
+				}
+			}
+			printf("child %d\n", (int)child);
+		} else if (!strncmp(line, "closefds", 8)) {
+			for (i = 3; i < 64; i++)
+				close(i);
+			for (i = 3; i < 64; i++)
+				open("/dev/null", O_RDONLY);
+			printf("closed\n");
+		} else if (!strncmp(line, "exec", 4)) {
+			execl("/proc/self/exe", argv[0], "0", (char *)NULL);
+			printf("exec failed\n");
 		} else if (!strncmp(line, "quit", 4)) {
 			break;
 		}

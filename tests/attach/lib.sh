@@ -63,6 +63,20 @@ stop_prog() {
 	tail -1 "$out"
 }
 
+# program_masks PID: every thread's SigBlk but that of fhook's control
+# thread (started by the first attach, it blocks what it does not raise itself)
+program_masks() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		[ "$(cat "$t/comm" 2>/dev/null)" = fhook-ctl ] || grep -h '^SigBlk' "$t/status"
+	done | sort | tr '\n' ' '
+}
+
+# ctl_threads PID: how many control threads the process has (0 or 1)
+ctl_threads() {
+	cat /proc/"$1"/task/*/comm 2>/dev/null | grep -c '^fhook-ctl$'
+}
+
 # expect NAME GOT WANT
 expect() {
 	if [ "$2" = "$3" ]; then

@@ -68,7 +68,7 @@ expect stopped_exit "$(stop_prog)" "calls ok, bad 0"
 
 # ---- cycles on 8 threads calling the patched function flat out ----
 start_prog 8
-mask_before=$(grep -h '^SigBlk' /proc/"$pid"/task/*/status | sort | tr '\n' ' ')
+mask_before=$(program_masks "$pid")
 ok=0
 for i in $(seq "$CYCLES"); do
 	"$FHOOK" patch -p "$pid" --func work --with "$R:work_new" 2>/dev/null &&
@@ -79,8 +79,7 @@ for i in $(seq "$CYCLES"); do
 done
 expect "cycles_${CYCLES}x_patch_unpatch" "$ok" "$CYCLES"
 expect cycles_threads_results "$(ask check)" "bad 0"
-expect cycles_signal_masks "$(grep -h '^SigBlk' /proc/"$pid"/task/*/status | sort | tr '\n' ' ')" \
-	"$mask_before"
+expect cycles_signal_masks "$(program_masks "$pid")" "$mask_before"
 expect cycles_exit "$(stop_prog)" "calls ok, bad 0"
 
 # ---- a thread inside a signal handler is not the one that runs the call ----

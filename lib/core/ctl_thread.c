@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The control thread: once a process has been attached to (its first
+ * fhook_attach_ctl() call), later requests of the fhook command come on a
+ * Unix socket in the abstract namespace named after the pid, and are
+ * served by a thread of libfhook's, so that no thread of the program is
+ * stopped for them (docs/attach.md).
+ *
+ * Who may use the socket is still decided by the kernel's ptrace rule.
+ * The command PTRACE_SEIZEs this thread (which stops nothing) from one of
+ * its threads before it connects; a connection is served only when this
+ * thread's tracer belongs to the connecting process (SO_PEERCRED).  Any
+ * other connection gets an error reply and is closed, nothing done.
+ *
+ * The thread blocks every signal but those a thread raises itself (an
+ * int3 of fhook's on its way, a fault): a seized thread would stop at the
+ * delivery of any other, and a blocked synchronous one kills the process.
+ * It holds no lock while it waits, and is in no read-side section, so
+ * the requests that wait for a grace period (unpatch) are fine here.  It
+ * asks for a short time slice, to be served soon when woken among busy
+ * threads.
+ * A fork child has no thread (its first attach starts its own); an exec
+ * closes the socket.  If the name is taken, there is no thread, and the
+ * command keeps using its ptrace call.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <fhook/internal/attach.h>
+
+#include "core.h"
+#include "util/procfile.h"
+#include "util/sync_signals.h"
+
+#define CTL_BACKLOG		8
+#define CTL_RECV_TIMEOUT_S	30	/* a command that stops talking mid-request */
+
+static pthread_mutex_t ctl_thread_lock = PTHREAD_MUTEX_INITIALIZER;
+static int ctl_lfd = -1;		/* the listening socket; >= 0 while the thread runs */
+static dev_t ctl_dev;			/* and which file it is */
+static ino_t ctl_ino;
+static bool ctl_atfork_done;
+
+/*
+ * Is @fd still our socket?  A daemon may close every descriptor it did not
+ * open, and open its own under the same number: then the thread leaves
+ * (the next attach starts another), and neither it nor a fork child
+ * touches the program's descriptor.
+ */
+static bool ctl_fd_ours(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && st.st_dev == ctl_dev && st.st_ino == ctl_ino;
+}
+
+/* A number from a "Name:\tvalue" line of a /proc status file; -1 if none. */
+static long status_number(const char *path, const char *name)
+{
+	char buf[4096], *p;
+	size_t n = strlen(name);
+
+	if (fhook_read_small_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	for (p = buf; p; p = strchr(p, '\n')) {
+		p += *p == '\n';
+		if (!strncmp(p, name, n) && p[n] == ':')
+			return strtol(p + n + 1, NULL, 10);
+	}
+	return -1;
+}
+
+/*
+ * The ptrace rule, proven for this connection: the thread tracing this
+ * one is a thread of the connecting process.  0, or -EPERM with @why set.
+ */
+static int ctl_peer_allowed(int c, char *why, size_t size)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	char path[64];
+	long tracer, tgid;
+
+	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len)) {
+		snprintf(why, size, "its credentials are unknown (%s)", strerror(errno));
+		return -EPERM;
+	}
+	tracer = status_number("/proc/thread-self/status", "TracerPid");
+	if (tracer <= 0) {
+		snprintf(why, size, "process %d has not seized the control thread "
+			 "(PTRACE_SEIZE first: the kernel's ptrace rule decides)", (int)cr.pid);
+		return -EPERM;
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/status", tracer);
+	tgid = status_number(path, "Tgid");
+	if (tgid != cr.pid) {
+		snprintf(why, size, "the control thread is traced by process %ld, not by "
+			 "the connecting process %d", tgid, (int)cr.pid);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int ctl_send(int c, const char *s)
+{
+	size_t len = strlen(s) + 1, off = 0;
+
+	while (off < len) {
+		ssize_t n = send(c, s + off, len - off, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EPIPE;
+		off += n;
+	}
+	return 0;
+}
+
+/* One NUL-terminated request into @buf; 0 at the connection's end, < 0 on error. */
+static ssize_t ctl_recv(int c, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	while (len < size) {
+		ssize_t n = recv(c, buf + len, size - len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return len ? -EPROTO : n;
+		if (memchr(buf + len, 0, n))
+			return len + n;
+		len += n;
+	}
+	return -E2BIG;
+}
+
+static void ctl_connection(int c, char *buf)
+{
+	struct timeval tv = { CTL_RECV_TIMEOUT_S, 0 };
+	char why[256], *reply;
+
+	if (ctl_peer_allowed(c, why, sizeof(why))) {
+		snprintf(buf, FHOOK_CTL_REQ_MAX, "error\nfhook: control connection refused: %s\n",
+			 why);
+		ctl_send(c, buf);
+		return;
+	}
+	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (ctl_send(c, "ok\n"))
+		return;
+	/* requests end with their NUL: one at a time, the command waits for each reply */
+	while (ctl_recv(c, buf, FHOOK_CTL_REQ_MAX) > 0) {
+		reply = fhook_ctl_serve(buf);
+		if (ctl_send(c, reply ? reply : "error\nfhook: out of memory\n")) {
+			free(reply);
+			return;
+		}
+		free(reply);
+	}
+}
+
+/* struct sched_attr of sched_setattr(2), which glibc does not declare */
+struct ctl_sched_attr {
+	unsigned int size, policy;
+	unsigned long long flags;
+	int nice;
+	unsigned int priority;
+	unsigned long long runtime, deadline, period;
+};
+
+/*
+ * A short time slice (EEVDF's per-task slice, Linux 6.12; older kernels
+ * ignore it): the thread's share of the CPU stays that of any thread, but
+ * woken among busy ones, its earlier deadline gets it the CPU first.
+ */
+static void ctl_short_slice(void)
+{
+	struct ctl_sched_attr attr = {
+		.size = sizeof(attr),
+		.policy = SCHED_OTHER,
+		.runtime = 100 * 1000,	/* ns: the smallest the kernel takes */
+	};
+
+	errno = 0;
+	attr.nice = getpriority(PRIO_PROCESS, 0);
+	if (!errno)
+		syscall(SYS_sched_setattr, 0, &attr, 0);
+}
+
+static void *ctl_thread_main(void *arg)
+{
+	int lfd = (int)(long)arg;
+	char *buf;
+
+	/* none of its calls are the program's: no handler sees them, ever */
+	fhook_internal_enter();
+	/* how the command finds the thread to seize */
+	prctl(PR_SET_NAME, FHOOK_CTL_THREAD_NAME);
+	ctl_short_slice();
+	buf = malloc(FHOOK_CTL_REQ_MAX);
+	if (!buf)
+		return NULL;
+	while (ctl_fd_ours(lfd)) {
+		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (c < 0) {
+			if (errno != EINTR && errno != ECONNABORTED)
+				usleep(10000);	/* out of descriptors: not a busy loop */
+			continue;
+		}
+		ctl_connection(c, buf);
+		close(c);
+	}
+	free(buf);
+	pthread_mutex_lock(&ctl_thread_lock);
+	if (ctl_lfd == lfd)
+		ctl_lfd = -1;
+	pthread_mutex_unlock(&ctl_thread_lock);
+	return NULL;
+}
+
+/* The child of a fork has none of the parent's threads: its first attach starts its own. */
+static void ctl_atfork_child(void)
+{
+	pthread_mutex_init(&ctl_thread_lock, NULL);
+	if (ctl_lfd >= 0 && ctl_fd_ours(ctl_lfd))
+		close(ctl_lfd);
+	ctl_lfd = -1;
+}
+
+void fhook_ctl_thread_start(void)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	sigset_t all, old;
+	pthread_attr_t attr;
+	struct stat st;
+	pthread_t th;
+	socklen_t len;
+	int lfd, n;
+
+	pthread_mutex_lock(&ctl_thread_lock);
+	if (ctl_lfd >= 0)
+		goto out;
+	if (!ctl_atfork_done && !fhook_atfork(NULL, NULL, ctl_atfork_child))
+		ctl_atfork_done = true;
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0)
+		goto out;
+	/* the abstract namespace: sun_path[0] is 0, the name is not NUL-terminated */
+	n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, FHOOK_CTL_SOCK_PREFIX "%d",
+		     (int)getpid());
+	len = offsetof(struct sockaddr_un, sun_path) + 1 + n;
+	/* the name taken (by another process): no thread, the ptrace call goes on */
+	if (bind(lfd, (struct sockaddr *)&addr, len) || listen(lfd, CTL_BACKLOG) || fstat(lfd, &st))
+		goto fail;
+	ctl_dev = st.st_dev;
+	ctl_ino = st.st_ino;
+	/* the thread inherits this mask: every signal but those a thread raises itself */
+	fhook_sigfill_async(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	ctl_lfd = lfd;
+	n = pthread_create(&th, &attr, ctl_thread_main, (void *)(long)lfd);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!n)
+		goto out;
+	ctl_lfd = -1;
+fail:
+	close(lfd);
+out:
+	pthread_mutex_unlock(&ctl_thread_lock);
+}
