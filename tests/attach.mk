@@ -1,6 +1,7 @@
 # Helpers of tests/attach/*.sh: a traceable 8-thread program that is not
 # linked with libfhook (fhook loads it when it attaches), replacements, and
-# a client of the control socket that does not prove its permission.
+# a client of the control socket that does not prove its permission, and
+# a wrapper that runs a program under a seccomp filter.
 $(B)/tests/attach/att_prog: tests/attach/att_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread -ldl
@@ -17,5 +18,9 @@ $(B)/tests/attach/att_ctl_client: tests/attach/att_ctl_client.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall $(SAN) -o $@ $<
 
+$(B)/tests/attach/att_seccomp: tests/attach/att_seccomp.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall $(SAN) -o $@ $<
+
 TEST_TARGETS += $(B)/tests/attach/att_prog $(B)/tests/attach/att_repl.so $(B)/tests/attach/att_slow.so \
-	$(B)/tests/attach/att_ctl_client
+	$(B)/tests/attach/att_ctl_client $(B)/tests/attach/att_seccomp

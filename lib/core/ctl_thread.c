@@ -255,7 +255,12 @@ void fhook_ctl_thread_start(void)
 	int lfd, n;
 
 	pthread_mutex_lock(&ctl_thread_lock);
-	if (ctl_lfd >= 0)
+	/*
+	 * Under a seccomp filter (a sandboxed service), system calls the
+	 * program never makes (socket, listen, sched_setattr) may be what the
+	 * filter kills it for: no thread, the ptrace call stays the channel.
+	 */
+	if (ctl_lfd >= 0 || status_number("/proc/thread-self/status", "Seccomp") > 0)
 		goto out;
 	if (!ctl_atfork_done && !fhook_atfork(NULL, NULL, ctl_atfork_child))
 		ctl_atfork_done = true;

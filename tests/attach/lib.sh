@@ -27,7 +27,7 @@ start_prog() {
 	mkfifo "$TMP/in.$$.$n.$RANDOM" 2>/dev/null
 	local fifo=$(ls -t "$TMP"/in.* | head -1)
 	# setsid: the program is nobody's child but init's, as a real service
-	setsid "$P" "$n" < "$fifo" > "$out" 2>&1 &
+	setsid $START_WRAP "$P" "$n" < "$fifo" > "$out" 2>&1 &
 	exec {in}> "$fifo"
 	for i in $(seq 100); do
 		grep -q '^ready' "$out" 2>/dev/null && break

@@ -6,7 +6,8 @@
 # socket's name leaves the ptrace call as the channel; a fork child has no
 # control thread and can itself be attached to; commands at once take
 # turns; a daemon that closes its descriptors, a stopped process and an
-# exec are reached with the ptrace call, which starts a thread again.
+# exec are reached with the ptrace call, which starts a thread again; a
+# process under a seccomp filter never gets one.
 . "$(dirname "$0")/lib.sh"
 C=$ROOT/build/tests/attach/att_ctl_client
 [ -e "$C" ] || { echo "FAIL attach_built: $C missing (make test builds it)"; exit 1; }
@@ -149,6 +150,19 @@ expect exec_first "$?:$(cat "$TMP/out"):$(channel "$TMP/err" | cut -d';' -f1):$(
 FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --list >/dev/null 2>"$TMP/err"
 expect exec_later "$(channel "$TMP/err")" "$SOCK"
 expect squatter_exit "$(stop_prog)" "calls ok, bad 0"
+
+# ---- under a seccomp filter (a sandboxed service): no control thread, the
+# system calls it would make may be what the filter kills for; every
+# attach is the ptrace call ----
+START_WRAP=$ROOT/build/tests/attach/att_seccomp start_prog 0
+expect seccomp_filtered "$(awk '/^Seccomp:/ { print $2 }' /proc/"$pid"/status)" 2
+"$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>/dev/null
+expect seccomp_first "$?:$(ctl_threads "$pid")" "0:0"
+FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --list >"$TMP/out" 2>"$TMP/err"
+expect seccomp_later "$?:$(channel "$TMP/err" | cut -d';' -f1):$(ctl_threads "$pid")" \
+	"0:channel: ptrace call:0"
+expect seccomp_patched "$(ask 'call 5')" "ping 5 -> -5"
+expect seccomp_exit "$(stop_prog)" "calls ok, bad 0"
 
 # ---- cycles on 8 busy threads, every later attach through the socket ----
 start_prog 8
