@@ -59,9 +59,8 @@
 #define FGRAPH_FLAGS		48
 
 #define FGRAPH_REC_TLS		56
-#define FGRAPH_REC_GLOBAL	64
-#define FGRAPH_REC_ENTRY	72
-#define FGRAPH_REC_EXIT		80
+#define FGRAPH_REC_ENTRY	64
+#define FGRAPH_REC_EXIT		72
 
 /* fhook_fgraph.flags */
 #define FGRAPH_FL_SLOW		1	/* every call takes the C path (a pool to count) */
@@ -75,25 +74,27 @@
  * straight into the thread's ring, in the events layer's format
  * (lib/events/ring.h): w0 = time (48 bits) | id << 48, w1 = address
  * (48 bits) | shadow-stack slot << 48.  The writer is a thread's (events'
- * struct rec_thread begins with it), the global part the recording's.
+ * struct rec_thread begins with it), the global part the recording's
+ * (struct fhook_rec_global, read rip-relative: one recording at a time).
  * The trampolines write only when the record fits below the writer's
- * limit, the cpu is the last record's (rseq) and the time is near the
- * last record's; everything else is the events layer's C.
+ * limit, the cpu is the last record's and the time is near the last
+ * record's; everything else is the events layer's C.
  */
 #define REC_W_HEAD		0	/* bytes written */
 #define REC_W_LIMIT		8	/* head may reach this */
 #define REC_W_DATA		16	/* the ring's bytes */
 #define REC_W_LAST_TS		24
-#define REC_W_EVENTS		32
-#define REC_W_RING		40	/* the ring's header: head at 0, events at 8 */
-#define REC_W_GEN		48	/* 64 bits: equal to REC_G_GEN, or C */
-#define REC_W_LAST_CPU		56	/* 32 bits */
+#define REC_W_RING		32	/* the ring's header: head at 0, events at 8 */
+#define REC_W_GEN		40	/* 64 bits: equal to REC_G_GEN, or C */
+#define REC_W_LAST_CPU		48	/* 32 bits */
 
 #define REC_G_GEN		0	/* generation | disabled << 32 */
 #define REC_G_CLOCK_BASE	8	/* subtracted from the TSC */
 #define REC_G_MASK		16	/* ring size - 1 */
-#define REC_G_CPU		24	/* rseq cpu_id's offset from the thread pointer; 0:
-					 * none, C looks at the cpu every 64 events */
+#define REC_G_CPU		24	/* the offset from the thread pointer of the cpu to
+					 * compare with the last record's: rseq's cpu_id, or
+					 * without rseq the writer's last cpu itself (its
+					 * limit then sends every 64th record to C) */
 
 #define REC_RING_HEAD		0
 #define REC_RING_EVENTS		8
@@ -120,7 +121,6 @@ struct fhook_fgraph {
 	unsigned long flags;		/* FGRAPH_FL_* */
 	/* FGRAPH_FL_REC: the writer's offset from the thread pointer, ... */
 	long rec_tls;
-	const void *rec_global;		/* ... the recording's part, */
 	unsigned long rec_entry;	/* ... and the events' ids << 48 */
 	unsigned long rec_exit;
 };
@@ -133,9 +133,31 @@ _Static_assert(offsetof(struct fhook_fgraph, flags_word) == FGRAPH_FLAGS_WORD, "
 _Static_assert(offsetof(struct fhook_fgraph, disabled) == FGRAPH_DISABLED, "FGRAPH_DISABLED");
 _Static_assert(offsetof(struct fhook_fgraph, flags) == FGRAPH_FLAGS, "FGRAPH_FLAGS");
 _Static_assert(offsetof(struct fhook_fgraph, rec_tls) == FGRAPH_REC_TLS, "FGRAPH_REC_TLS");
-_Static_assert(offsetof(struct fhook_fgraph, rec_global) == FGRAPH_REC_GLOBAL, "REC_GLOBAL");
 _Static_assert(offsetof(struct fhook_fgraph, rec_entry) == FGRAPH_REC_ENTRY, "REC_ENTRY");
 _Static_assert(offsetof(struct fhook_fgraph, rec_exit) == FGRAPH_REC_EXIT, "REC_EXIT");
+
+/*
+ * What every writer compares with (REC_G_*), the events layer's: a
+ * generation bumped when an attached recording ends (the rings that
+ * threads still name are gone), beside it the switch that stops all
+ * recording, so that one 64-bit compare tells both; the clock's base,
+ * the ring's mask, the cpu's offset.
+ */
+struct fhook_rec_global {
+	unsigned int gen;
+	int disabled;
+	unsigned long clock_base;
+	unsigned long mask;
+	long cpu_off;
+};
+
+_Static_assert(offsetof(struct fhook_rec_global, gen) == REC_G_GEN &&
+	       offsetof(struct fhook_rec_global, disabled) == REC_G_GEN + 4, "REC_G_GEN");
+_Static_assert(offsetof(struct fhook_rec_global, clock_base) == REC_G_CLOCK_BASE, "CLOCK_BASE");
+_Static_assert(offsetof(struct fhook_rec_global, mask) == REC_G_MASK, "REC_G_MASK");
+_Static_assert(offsetof(struct fhook_rec_global, cpu_off) == REC_G_CPU, "REC_G_CPU");
+
+extern struct fhook_rec_global fhook_rec_g __attribute__((visibility("hidden")));
 
 /* The reservation of every region (0 until the first return hook). */
 extern unsigned long fhook_shadow_base __attribute__((visibility("hidden")));

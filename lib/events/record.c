@@ -120,7 +120,6 @@ struct rec_thread {
 	uint64_t limit;
 	unsigned char *data;
 	uint64_t last_ts;
-	uint64_t events;
 	struct ev_ring *ring;
 	uint64_t gen;		/* rec_gen when the ring was claimed (64 bits: REC_W_GEN) */
 	uint32_t last_cpu;
@@ -135,7 +134,6 @@ _Static_assert(offsetof(struct rec_thread, head) == REC_W_HEAD, "REC_W_HEAD");
 _Static_assert(offsetof(struct rec_thread, limit) == REC_W_LIMIT, "REC_W_LIMIT");
 _Static_assert(offsetof(struct rec_thread, data) == REC_W_DATA, "REC_W_DATA");
 _Static_assert(offsetof(struct rec_thread, last_ts) == REC_W_LAST_TS, "REC_W_LAST_TS");
-_Static_assert(offsetof(struct rec_thread, events) == REC_W_EVENTS, "REC_W_EVENTS");
 _Static_assert(offsetof(struct rec_thread, ring) == REC_W_RING, "REC_W_RING");
 _Static_assert(offsetof(struct rec_thread, gen) == REC_W_GEN, "REC_W_GEN");
 _Static_assert(offsetof(struct rec_thread, last_cpu) == REC_W_LAST_CPU, "REC_W_LAST_CPU");
@@ -157,28 +155,18 @@ static pid_t rec_tracer_pid;
 static uint64_t rec_ring_size, rec_mark;
 static uint32_t rec_clock;
 /*
- * What every writer compares with (arch/shadow.h: REC_G_*): a generation
- * bumped when an attached recording ends (fhook trace -p: the rings that
- * threads still name in their rec_thr are gone, and a thread notices it
- * here at its next event; other threads' TLS cannot be reset from ours),
- * and beside it the switch that stops all recording, so that one 64-bit
- * compare tells both; the clock's base, the ring's mask, the rseq cpu.
+ * What every writer compares with (arch/shadow.h: struct fhook_rec_global):
+ * its generation is bumped when an attached recording ends (fhook trace -p:
+ * the rings that threads still name in their rec_thr are gone, and a
+ * thread notices it at its next event; other threads' TLS cannot be reset
+ * from ours).
  */
-static struct rec_global {
-	uint32_t gen;
-	int disabled;
-	uint64_t clock_base;
-	uint64_t mask;
-	long cpu_off;
-} rec_g;
+#define rec_g		fhook_rec_g
 #define rec_gen		rec_g.gen
 #define rec_disabled	rec_g.disabled
 #define rec_clock_base	rec_g.clock_base
-_Static_assert(offsetof(struct rec_global, gen) == REC_G_GEN &&
-	       offsetof(struct rec_global, disabled) == REC_G_GEN + 4, "REC_G_GEN");
-_Static_assert(offsetof(struct rec_global, clock_base) == REC_G_CLOCK_BASE, "REC_G_CLOCK_BASE");
-_Static_assert(offsetof(struct rec_global, mask) == REC_G_MASK, "REC_G_MASK");
-_Static_assert(offsetof(struct rec_global, cpu_off) == REC_G_CPU, "REC_G_CPU");
+/* glibc registered an rseq area: its cpu_id is rec_g.cpu_off from the thread pointer */
+static bool rec_has_rseq;
 static struct rec_event *rec_events;
 static int rec_nr_events;
 static struct rec_kprobe *rec_kprobes;	/* one per event; only kprobe events' are used */
@@ -354,7 +342,6 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 	t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 	t->last_ts = 1ULL << 63;	/* the ring's first record says the full time */
 	t->last_cpu = ~0U;
-	t->events = 0;
 	t->idx = idx;
 	rec_maps[idx] = r;
 	hw = __atomic_load_n(&rec_maps_hi, __ATOMIC_RELAXED);
@@ -591,7 +578,7 @@ static inline void commit(struct rec_thread *t, uint32_t len)
 	struct ev_ring *r = t->ring;
 
 	t->head += len;
-	__atomic_store_n(&r->events, ++t->events, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->events, r->events + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->head, t->head, __ATOMIC_RELEASE);
 	if (__builtin_expect(t->head - t->tail >= rec_mark, 0)) {
 		t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
@@ -624,7 +611,7 @@ static void drop(struct rec_thread *t)
 	__atomic_store_n(&t->ring->lost, t->ring->lost + 1, __ATOMIC_RELAXED);
 }
 
-/* The thread's rseq cpu_id, where glibc registered an rseq area (rec_g.cpu_off). */
+/* The thread's rseq cpu_id, when rec_has_rseq. */
 static inline int32_t rec_rseq_cpu(void)
 {
 	return *(volatile int32_t *)((char *)__builtin_thread_pointer() + rec_g.cpu_off);
@@ -632,7 +619,7 @@ static inline int32_t rec_rseq_cpu(void)
 
 static inline uint32_t rec_cpu(void)
 {
-	if (__builtin_expect(rec_g.cpu_off != 0, 1)) {
+	if (__builtin_expect(rec_has_rseq, 1)) {
 		int32_t cpu = rec_rseq_cpu();
 
 		if (cpu >= 0)
@@ -708,19 +695,23 @@ static uint64_t rec_limit(const struct rec_thread *t)
 	mark = t->tail + rec_mark;
 	if (room < lap_end)
 		lap_end = room;
-	return mark < lap_end ? mark : lap_end;
+	if (mark < lap_end)
+		lap_end = mark;
+	/* without rseq, the slow path looks at the cpu every 64 records */
+	if (!rec_has_rseq && t->head + 64 * 16 < lap_end)
+		lap_end = t->head + 64 * 16;
+	return lap_end;
 }
 
 /*
  * Is the thread still on the cpu of its last record?  From the rseq area
  * where glibc registered one; else sched_getcpu() costs a system call or
- * a vDSO call, and is asked every 64 events only.
+ * a vDSO call, and is asked only when the limit (rec_limit()) sends a
+ * record to the slow path, every 64 records.
  */
 static inline bool rec_cpu_same(const struct rec_thread *t)
 {
-	if (__builtin_expect(rec_g.cpu_off != 0, 1))
-		return rec_rseq_cpu() == (int32_t)t->last_cpu;
-	return t->events & 63;
+	return !rec_has_rseq || rec_rseq_cpu() == (int32_t)t->last_cpu;
 }
 
 static void record_plain_slow(uint32_t id, uint64_t w1);
@@ -749,7 +740,7 @@ static inline void record_plain(uint32_t id, uint64_t w1)
 	p[1] = w1;
 	t->last_ts = now;
 	t->head = head + 16;
-	__atomic_store_n(&t->ring->events, ++t->events, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->ring->events, t->ring->events + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->ring->head, head + 16, __ATOMIC_RELEASE);
 	return;
 slow:
@@ -1845,7 +1836,7 @@ static void rec_graph(struct rec_probe *p)
 	    p->plain_entry < 0 || (p->nr_ret && p->plain_ret < 0))
 		return;
 	fprobe_graph_rec(&p->fp, (long)((char *)&rec_thr - (char *)__builtin_thread_pointer()),
-			 &rec_g, (unsigned long)p->plain_entry << EV_TS_BITS,
+			 (unsigned long)p->plain_entry << EV_TS_BITS,
 			 p->nr_ret ? (unsigned long)p->plain_ret << EV_TS_BITS : 0);
 }
 
@@ -1966,9 +1957,12 @@ static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
 	rec_clock_base = shm->clock_base;
 	rec_g.mask = shm->ring_size - 1;
 	rec_follow = shm->follow;
-	/* cpu_id is at +4 of struct rseq; 0 (no offset is -4): none registered */
-	if (&__rseq_size && __rseq_size)
+	/* cpu_id is at +4 of struct rseq */
+	rec_has_rseq = &__rseq_size && __rseq_size;
+	if (rec_has_rseq)
 		rec_g.cpu_off = __rseq_offset + 4;
+	else
+		rec_g.cpu_off = (long)((char *)&rec_thr.last_cpu - (char *)__builtin_thread_pointer());
 	if (!shm->follow) {
 		/* programs this one starts are not traced; its own threads map rings later */
 		if (!attached)

@@ -234,19 +234,17 @@ static void fprobe_free_fgraph(struct fprobe *fp)
  *
  * For a registered probe whose entry and return events are plain (see
  * arch/shadow.h, graph records): @tls is the writer's offset from the
- * thread pointer, @global the recording's part, @entry and @exit the
- * first words' event ids (<< 48).  Its handlers still take every call
+ * thread pointer (the recording's part is fhook_rec_g), @entry and
+ * @exit the first words' event ids (<< 48).  Its handlers still take every call
  * the trampolines leave to C.  No effect on a probe with a pool.
  */
-void fprobe_graph_rec(struct fprobe *fp, long tls, const void *global, unsigned long entry,
-		      unsigned long exit)
+void fprobe_graph_rec(struct fprobe *fp, long tls, unsigned long entry, unsigned long exit)
 {
 	struct fhook_fgraph *fg = fp->ops.private;
 
 	if (!fg || (fg->flags & FGRAPH_FL_SLOW))
 		return;
 	fg->rec_tls = tls;
-	fg->rec_global = global;
 	fg->rec_entry = entry;
 	fg->rec_exit = exit;
 	__atomic_or_fetch(&fg->flags, FGRAPH_FL_REC, __ATOMIC_RELEASE);

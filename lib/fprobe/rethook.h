@@ -163,8 +163,8 @@ static inline unsigned long rethook_stub_ret_ip(unsigned long stub)
 int rethook_setup(void) __hidden;
 /* fprobe.c: graph records (arch/shadow.h) for a registered probe */
 struct fprobe;
-void fprobe_graph_rec(struct fprobe *fp, long tls, const void *global, unsigned long entry,
-		      unsigned long exit) __hidden;
+void fprobe_graph_rec(struct fprobe *fp, long tls, unsigned long entry, unsigned long exit)
+	__hidden;
 struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_size,
 			      bool unwind) __hidden;
 void rethook_free(struct rethook *rh) __hidden;

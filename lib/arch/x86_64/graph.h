@@ -115,38 +115,30 @@
 /*
  * The writer of @fgraph's records can take one more plain record: its
  * recording is live, there is room below its limit, and the thread is on
- * the last record's cpu (without rseq, C looks every 64 events).  Leaves
- * @w = the writer's offset from the thread pointer, @g = the recording's
- * part.
+ * the last record's cpu.  Leaves @w = the writer's offset from the
+ * thread pointer.
  */
-.macro REC_CHECK fgraph, w, g, tmp, tmp32, fail
+.macro REC_CHECK fgraph, w, tmp, tmp32, fail
 	movq	FGRAPH_REC_TLS(\fgraph), \w
-	movq	FGRAPH_REC_GLOBAL(\fgraph), \g
 	movq	%fs:REC_W_GEN(\w), \tmp
-	cmpq	REC_G_GEN(\g), \tmp
+	cmpq	fhook_rec_g+REC_G_GEN(%rip), \tmp
 	jne	\fail
 	movq	%fs:REC_W_HEAD(\w), \tmp
 	addq	$16, \tmp
 	cmpq	%fs:REC_W_LIMIT(\w), \tmp
 	ja	\fail
-	movq	REC_G_CPU(\g), \tmp
-	testq	\tmp, \tmp
-	jz	1002f
+	movq	fhook_rec_g+REC_G_CPU(%rip), \tmp
 	movl	%fs:(\tmp), \tmp32
 	cmpl	%fs:REC_W_LAST_CPU(\w), \tmp32
 	jne	\fail
-	jmp	1003f
-1002:	testq	$63, %fs:REC_W_EVENTS(\w)
-	jz	\fail
-1003:
 .endm
 
 /* %rax = the record's time, near the last record's (else @fail); clobbers %rdx */
-.macro REC_NOW w, g, fail
+.macro REC_NOW w, fail
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rdx, %rax
-	subq	REC_G_CLOCK_BASE(\g), %rax
+	subq	fhook_rec_g+REC_G_CLOCK_BASE(%rip), %rax
 	movq	%rax, %rdx
 	subq	%fs:REC_W_LAST_TS(\w), %rdx
 	shrq	$(REC_TS_BITS - 1), %rdx
@@ -158,27 +150,28 @@
  * (a memory operand, id << 48), at the head; %rdx = where the record is
  * (its second word goes to 8(%rdx)).
  */
-.macro REC_PUT w, g, id
+.macro REC_PUT w, id
 	movq	%rax, %fs:REC_W_LAST_TS(\w)
 	shlq	$(64 - REC_TS_BITS), %rax
 	shrq	$(64 - REC_TS_BITS), %rax
 	orq	\id, %rax
 	movq	%fs:REC_W_HEAD(\w), %rdx
-	andq	REC_G_MASK(\g), %rdx
+	andq	fhook_rec_g+REC_G_MASK(%rip), %rdx
 	addq	%fs:REC_W_DATA(\w), %rdx
 	movq	%rax, (%rdx)
 .endm
 
-/* The record is written: publish it (head with the ring's release, x86 stores). */
+/*
+ * The record is written: publish it (head with the ring's release, x86
+ * stores).  Only this thread writes its ring's header, and a signal
+ * handler's records meanwhile go to C, which refuses them: a plain add.
+ */
 .macro REC_PUBLISH w, tmp
 	movq	%fs:REC_W_HEAD(\w), %rax
 	addq	$16, %rax
 	movq	%rax, %fs:REC_W_HEAD(\w)
-	movq	%fs:REC_W_EVENTS(\w), %rdx
-	addq	$1, %rdx
-	movq	%rdx, %fs:REC_W_EVENTS(\w)
 	movq	%fs:REC_W_RING(\w), \tmp
-	movq	%rdx, REC_RING_EVENTS(\tmp)
+	addq	$1, REC_RING_EVENTS(\tmp)
 	movq	%rax, REC_RING_HEAD(\tmp)
 .endm
 

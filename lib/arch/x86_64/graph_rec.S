@@ -78,16 +78,16 @@ fhook_tramp_grec:
 	subq	fhook_shadow_base(%rip), %rax
 	cmpq	fhook_shadow_size(%rip), %rax
 	jb	89f
-	REC_CHECK %rcx, %rdi, %r11, %rax, %eax, 89f
+	REC_CHECK %rcx, %rdi, %rax, %eax, 89f
 	/* the shadow stack, if the return is hooked */
 	xorl	%esi, %esi			/* idx: 0 without one */
 	testq	$FGRAPH_FL_EXIT, FGRAPH_FLAGS(%rcx)
 	jz	30f
 	leaq	SLOT(%rsp), %rdx
 	SHADOW_NEXT %r8, %rsi, %rax, %rdx, 89f
-30:	REC_NOW %rdi, %r11, 89f
+30:	REC_NOW %rdi, 89f
 	/* everything holds: the record ... */
-	REC_PUT %rdi, %r11, FGRAPH_REC_ENTRY(%rcx)
+	REC_PUT %rdi, FGRAPH_REC_ENTRY(%rcx)
 	movq	%rsi, %r11
 	shlq	$REC_TS_BITS, %r11
 	addq	BODY(%rsp), %r11
@@ -102,9 +102,7 @@ fhook_tramp_grec:
 	movq	%rdx, SHADOW_N_RETHOOK(%rax)
 	movq	BODY(%rsp), %rdx
 	subq	$5, %rdx
-	movq	%rdx, SHADOW_N_ENTRY_IP(%rax)
-	movq	SLOT(%rsp), %rdx
-	movq	%rdx, SHADOW_N_PARENT_IP(%rax)
+	movq	%rdx, SHADOW_N_ENTRY_IP(%rax)	/* (no one reads entry_parent_ip) */
 	SHADOW_HOOK %rax, %r8, %rsi, SLOT(%rsp), %rdx
 32:	FAST_LEAVE %rdx
 	SCRATCH_POP

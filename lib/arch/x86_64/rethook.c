@@ -16,6 +16,8 @@ unsigned long fhook_shadow_size;
 int fhook_shadow_slow;
 int fhook_shadow_rec;
 __thread void *fhook_shadow_self __attribute__((tls_model("initial-exec")));
+/* what graph records compare with (arch/shadow.h), set by the events layer */
+struct fhook_rec_global fhook_rec_g;
 
 void fhook_rethook_stubs_write(unsigned char *code, size_t nr)
 {

@@ -113,10 +113,10 @@
 	cmpq	$0, FGRAPH_PROBE(%rdi)
 	je	17f				/* going away */
 	PROBE_DISABLED %rdi, %r8, %r8d, 17f
-	REC_CHECK %rdi, %r8, %r11, %r9, %r9d, 17f
+	REC_CHECK %rdi, %r8, %r9, %r9d, 17f
 	movq	%rax, -16(%rsp)			/* the return values, in the red zone */
 	movq	%rdx, -24(%rsp)
-	REC_NOW %r8, %r11, 15f
+	REC_NOW %r8, 15f
 	/* everything holds: the slot plain again, the entry free */
 	movq	SHADOW_N_NEXT(%rcx), %rdx
 	movq	%rdx, -8(%rsp)
@@ -124,7 +124,7 @@
 	movq	%rsi, %r9
 	shlq	$4, %r9
 	movq	$0, SHADOW_RET_OFF+SHADOW_R_SP(%r10,%r9)
-	REC_PUT %r8, %r11, FGRAPH_REC_EXIT(%rdi)
+	REC_PUT %r8, FGRAPH_REC_EXIT(%rdi)
 	movq	%rsi, %r11
 	shlq	$REC_TS_BITS, %r11
 	orq	%rcx, %r11			/* the return address | idx << 48 */
