@@ -14,11 +14,16 @@
  * Every thread that hooks a return has a region of 1 << SHADOW_SHIFT
  * bytes, aligned to its size:
  *
- *	+0			SHADOW_DEPTH code stubs (arch_insn.h's size)
- *	+SHADOW_RET_OFF		{real return address, slot address} per stub
- *	+SHADOW_NODE_OFF	a node (below) per stub
+ *	+0			SHADOW_DEPTH code stubs, one per SHADOW_LINE bytes
+ *	+SHADOW_NODE_OFF	a line of SHADOW_LINE bytes per stub: its node
+ *				(below), then its return entry
  *	+SHADOW_HDR_OFF		the thread's header: its top index first
  *	+SHADOW_DATA_OFF	SHADOW_DATA_MAX bytes of entry data per stub
+ *
+ * Stub i and line i are both i * SHADOW_LINE from their array's start,
+ * so a stub's offset in the region is its line's offset in the lines:
+ * one index computation finds everything of an entry, whose fields are
+ * then each one displacement from it.
  */
 #ifndef FHOOK_ARCH_SHADOW_H
 #define FHOOK_ARCH_SHADOW_H
@@ -29,24 +34,33 @@
 #define SHADOW_DATA_MAX		256
 #define SHADOW_SHIFT		22
 #define SHADOW_REGION		(1 << SHADOW_SHIFT)
-#define SHADOW_RET_SIZE		16
+#define SHADOW_LINE_SHIFT	6
+#define SHADOW_LINE		(1 << SHADOW_LINE_SHIFT)
 #define SHADOW_NODE_SIZE	48
-#define SHADOW_RET_OFF		(SHADOW_DEPTH * FHOOK_RETHOOK_STUB_SIZE)
-#define SHADOW_NODE_OFF		(2 * SHADOW_RET_OFF)
-#define SHADOW_HDR_OFF		(SHADOW_NODE_OFF + SHADOW_DEPTH * SHADOW_NODE_SIZE)
+#define SHADOW_NODE_OFF		(SHADOW_DEPTH * SHADOW_LINE)
+#define SHADOW_RET_OFF		(SHADOW_NODE_OFF + SHADOW_NODE_SIZE)	/* line 0's return entry */
+#define SHADOW_HDR_OFF		(SHADOW_NODE_OFF + SHADOW_DEPTH * SHADOW_LINE)
 #define SHADOW_DATA_OFF		(SHADOW_HDR_OFF + 4096)
+
+#if FHOOK_RETHOOK_STUB_SIZE != SHADOW_LINE
+#error "a stub per line"
+#endif
 
 /* a node */
 #define SHADOW_N_RETHOOK	0	/* its probe's rethook: a struct fhook_fgraph first */
 #define SHADOW_N_ENTRY_IP	8
 #define SHADOW_N_PARENT_IP	16
-#define SHADOW_N_RET_IP		24	/* the real return address */
+#define SHADOW_N_RET_IP		24	/* the real return address (the stubs' FDE reads it) */
 #define SHADOW_N_NEXT		32	/* where the return goes on */
 #define SHADOW_N_UNWOUND	40	/* int */
+#define SHADOW_N_SP		(SHADOW_NODE_SIZE + SHADOW_R_SP)	/* the line's return entry's */
 
-/* a return entry: {ret, sp}; sp | SHADOW_RETURNING while its return is handled */
-#define SHADOW_R_RET		0
-#define SHADOW_R_SP		8
+/*
+ * a return entry: {sp}, the slot's address; sp | SHADOW_RETURNING while
+ * its return is handled, 0: free.  Line 0's (no entry) is ~0: every slot
+ * is below it, so the push needs no test for an empty stack.
+ */
+#define SHADOW_R_SP		0
 #define SHADOW_RETURNING	1
 
 /* struct fhook_fgraph */

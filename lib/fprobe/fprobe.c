@@ -139,7 +139,6 @@ static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftr
 		node->next = parent_ip;
 		node->ret_ip = parent_ip;
 		node->unwound = 0;
-		r->ret = parent_ip;
 		r->sp = sp;
 		/* the entry is complete before the slot points at it */
 		__asm__ __volatile__("" ::: "memory");

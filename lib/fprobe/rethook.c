@@ -151,7 +151,8 @@ static void register_eh_frame(unsigned long start, unsigned long len)
 	void *h;
 
 	fhook_rethook_eh_frame(rethook_eh_frame, sizeof(rethook_eh_frame), start, len,
-			       rethook_personality_addr(), RETHOOK_RET_OFF);
+			       rethook_personality_addr(),
+			       RETHOOK_NODE_OFF + offsetof(struct rethook_node, ret_ip));
 	/*
 	 * Register with the libgcc_s every unwinder in the process uses
 	 * (glibc's backtrace() and pthread_cancel() dlopen the same one), not
@@ -314,24 +315,26 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 	base = rethook_base + (unsigned long)slot * RETHOOK_REGION_SIZE;
 	t = thread_of(base);
 	/* a region keeps its mappings when its thread exits */
-	if (mprotect((void *)(base + RETHOOK_RET_OFF), RETHOOK_REGION_SIZE - RETHOOK_RET_OFF,
+	if (mprotect((void *)(base + RETHOOK_CODE_SIZE), RETHOOK_REGION_SIZE - RETHOOK_CODE_SIZE,
 		     PROT_READ | PROT_WRITE))
 		goto fail;
 	__atomic_or_fetch(&rethook_mapped[slot / 64], 1UL << (slot % 64), __ATOMIC_RELEASE);
 	if (!t->prepared) {
-		code = mmap((void *)base, RETHOOK_RET_OFF, PROT_READ | PROT_WRITE,
+		code = mmap((void *)base, RETHOOK_CODE_SIZE, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 		if (code == MAP_FAILED)
 			goto fail;
 		/* stub 0 is never used: see fhook_rethook_stubs_write() */
 		fhook_rethook_stubs_write(code, RETHOOK_DEPTH);
-		if (mprotect(code, RETHOOK_RET_OFF, PROT_READ | PROT_EXEC))
+		if (mprotect(code, RETHOOK_CODE_SIZE, PROT_READ | PROT_EXEC))
 			goto fail;
 		t->prepared = 1;
 	}
 	t->slot = slot;
 	t->tid = gettid();
 	t->top = 0;
+	/* line 0 holds no entry: above every slot, for the trampolines' push */
+	ret_of(base, 0)->sp = ~0UL;
 	t->kept_idx = t->kept_sp = 0;
 	t->holes = 0;
 	t->full = 0;
@@ -655,7 +658,7 @@ void rethook_recycle(struct rethook_node *node)
 void rethook_hook(struct rethook_node *node, unsigned long sp)
 {
 	unsigned long base = region_of((unsigned long)node);
-	unsigned long idx = node - node_of(base, 0);
+	unsigned long idx = ((unsigned long)node - (unsigned long)node_of(base, 0)) / RETHOOK_LINE;
 	struct rethook_thread *t = thread_of(base);
 	struct rethook_ret *r = ret_of(base, idx);
 	unsigned long ret = *(unsigned long *)sp;
@@ -671,7 +674,6 @@ void rethook_hook(struct rethook_node *node, unsigned long sp)
 	node->next = ret;
 	node->ret_ip = real;
 	node->unwound = 0;
-	r->ret = real;
 	r->sp = sp;
 	/* the entry is complete before the slot points at it */
 	__asm__ __volatile__("" ::: "memory");

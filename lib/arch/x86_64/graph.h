@@ -11,86 +11,68 @@
 #include "arch/shadow.h"
 #include "util/thread_word.h"
 
-.if FHOOK_RETHOOK_STUB_SIZE != 16 || SHADOW_RET_SIZE != 16 || SHADOW_NODE_SIZE != 48
-.error "the graph macros scale indexes by 16 and 48"
-.endif
-
 /*
  * The next shadow-stack entry for a return whose slot's address is in
- * the register @slot: @region = the thread's region, @idx = the
- * entry's index; to @fail when the thread has no region yet, the top
- * entry is not a caller's (stale, or this very slot's), or it is full.
+ * the register @slot: @region = the thread's region, @idx = the entry's
+ * index, @node = its node (its line); to @fail when the thread has no
+ * region yet, the top entry is not a caller's (stale, or this very
+ * slot's), or it is full.
  */
-.macro SHADOW_NEXT region, idx, tmp, slot, fail
-	movq	fhook_shadow_self@gottpoff(%rip), \tmp
-	movq	%fs:(\tmp), \tmp		/* the thread's header */
-	testq	\tmp, \tmp
+.macro SHADOW_NEXT region, idx, node, slot, fail
+	movq	fhook_shadow_self@gottpoff(%rip), \node
+	movq	%fs:(\node), \node		/* the thread's header */
+	testq	\node, \node
 	jz	\fail
-	movq	(\tmp), \idx			/* top */
-	leaq	-SHADOW_HDR_OFF(\tmp), \region
-	testq	\idx, \idx
-	jz	1001f
-	movq	\idx, \tmp
-	shlq	$4, \tmp
-	addq	\region, \tmp
-	cmpq	SHADOW_RET_OFF+SHADOW_R_SP(\tmp), \slot
-	jae	\fail				/* the top entry is no caller's */
-1001:	addq	$1, \idx
+	movq	(\node), \idx			/* top */
+	leaq	-SHADOW_HDR_OFF(\node), \region
+	movq	\idx, \node
+	shlq	$SHADOW_LINE_SHIFT, \node
+	cmpq	SHADOW_NODE_OFF+SHADOW_N_SP(\region,\node), \slot
+	jae	\fail				/* the top entry is no caller's (line 0: none) */
+	addq	$1, \idx
 	cmpq	$SHADOW_DEPTH, \idx
 	jae	\fail
-.endm
-
-/* @node = the node of entry @idx */
-.macro SHADOW_NODE node, region, idx
-	leaq	(\idx,\idx,2), \node
-	shlq	$4, \node
-	leaq	SHADOW_NODE_OFF(\region,\node), \node
+	leaq	SHADOW_NODE_OFF+SHADOW_LINE(\region,\node), \node
 .endm
 
 /*
  * The entry a return through the stub in @stub is for, when it is this
  * thread's top entry and the slot whose address is in @slot holds it:
- * @region, @idx, @node and @ret (its return entry); else @fail.
+ * @region, @idx and @node; else @fail.  Clobbers @stub.
  */
-.macro SHADOW_TOP stub, region, idx, node, ret, slot, fail
+.macro SHADOW_TOP stub, region, idx, node, slot, fail
 	movq	\stub, \region
 	andq	$-SHADOW_REGION, \region
-	movq	fhook_shadow_self@gottpoff(%rip), \ret
+	movq	fhook_shadow_self@gottpoff(%rip), \idx
 	leaq	SHADOW_HDR_OFF(\region), \node
-	cmpq	%fs:(\ret), \node
+	cmpq	%fs:(\idx), \node
 	jne	\fail				/* another thread's entry (a coroutine) */
+	subq	\region, \stub			/* the line's offset */
 	movq	\stub, \idx
-	subq	\region, \idx
-	shrq	$4, \idx
+	shrq	$SHADOW_LINE_SHIFT, \idx
 	cmpq	(\node), \idx
 	jne	\fail				/* not the top */
-	movq	\idx, \ret
-	shlq	$4, \ret
-	leaq	SHADOW_RET_OFF(\region,\ret), \ret
-	cmpq	SHADOW_R_SP(\ret), \slot
+	leaq	SHADOW_NODE_OFF(\region,\stub), \node
+	cmpq	SHADOW_N_SP(\node), \slot
 	jne	\fail
-	SHADOW_NODE \node, \region, \idx
 .endm
 
 /*
  * Hook the return whose slot is at @slot_addr (a memory operand: the
  * slot) for entry @idx, whose node has its rethook and entry fields:
  * the rest of the node, the return entry, the new top, and the slot
- * holding the entry's stub.  Clobbers @node and @tmp.
+ * holding the entry's stub.  Clobbers @tmp.
  */
 .macro SHADOW_HOOK node, region, idx, slot, tmp
 	movq	\slot, \tmp			/* the real return address */
 	movq	\tmp, SHADOW_N_NEXT(\node)
 	movq	\tmp, SHADOW_N_RET_IP(\node)
 	movl	$0, SHADOW_N_UNWOUND(\node)
-	movq	\idx, \node
-	shlq	$4, \node
-	movq	\tmp, SHADOW_RET_OFF+SHADOW_R_RET(\region,\node)
 	leaq	\slot, \tmp
-	movq	\tmp, SHADOW_RET_OFF+SHADOW_R_SP(\region,\node)
+	movq	\tmp, SHADOW_N_SP(\node)
 	movq	\idx, SHADOW_HDR_OFF(\region)	/* top: the entry is complete */
-	addq	\region, \node			/* its stub */
-	movq	\node, \slot
+	leaq	-SHADOW_NODE_OFF(\node), \tmp	/* its stub: the same offset */
+	movq	\tmp, \slot
 .endm
 
 /* To @fail when the probe of @fgraph is disabled (its flags say so now). */

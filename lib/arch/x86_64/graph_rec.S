@@ -84,26 +84,25 @@ fhook_tramp_grec:
 	testq	$FGRAPH_FL_EXIT, FGRAPH_FLAGS(%rcx)
 	jz	30f
 	leaq	SLOT(%rsp), %rdx
-	SHADOW_NEXT %r8, %rsi, %rax, %rdx, 89f
+	SHADOW_NEXT %r8, %rsi, %r11, %rdx, 89f
 30:	REC_NOW %rdi, 89f
 	/* everything holds: the record ... */
 	REC_PUT %rdi, FGRAPH_REC_ENTRY(%rcx)
-	movq	%rsi, %r11
-	shlq	$REC_TS_BITS, %r11
-	addq	BODY(%rsp), %r11
-	subq	$5, %r11			/* the site | idx << 48 */
-	movq	%r11, 8(%rdx)
-	REC_PUBLISH %rdi, %r11
+	movq	%rsi, %rax
+	shlq	$REC_TS_BITS, %rax
+	addq	BODY(%rsp), %rax
+	subq	$5, %rax			/* the site | idx << 48 */
+	movq	%rax, 8(%rdx)
+	REC_PUBLISH %rdi, %rdx
 	/* ... and the shadow-stack entry */
 	testq	%rsi, %rsi
 	jz	32f
-	SHADOW_NODE %rax, %r8, %rsi
 	movq	FGRAPH_RETHOOK(%rcx), %rdx
-	movq	%rdx, SHADOW_N_RETHOOK(%rax)
+	movq	%rdx, SHADOW_N_RETHOOK(%r11)
 	movq	BODY(%rsp), %rdx
 	subq	$5, %rdx
-	movq	%rdx, SHADOW_N_ENTRY_IP(%rax)	/* (no one reads entry_parent_ip) */
-	SHADOW_HOOK %rax, %r8, %rsi, SLOT(%rsp), %rdx
+	movq	%rdx, SHADOW_N_ENTRY_IP(%r11)	/* (no one reads entry_parent_ip) */
+	SHADOW_HOOK %r11, %r8, %rsi, SLOT(%rsp), %rdx
 32:	FAST_LEAVE %rdx
 	SCRATCH_POP
 	leaq	8(%rsp), %rsp			/* the stub */

@@ -30,12 +30,12 @@ void fhook_rethook_stubs_write(unsigned char *code, size_t nr)
 	 * its first byte is where an unwinder looks up stub 1's "caller"
 	 * (stub - 1).
 	 */
+	memset(code, INT3_INSN_OPCODE, nr * FHOOK_RETHOOK_STUB_SIZE);
 	for (i = 0; i < nr; i++) {
 		unsigned char *s = code + i * FHOOK_RETHOOK_STUB_SIZE;
 
 		s[0] = 0xff; s[1] = 0x25;
 		s[2] = 2; s[3] = 0; s[4] = 0; s[5] = 0;
-		s[6] = INT3_INSN_OPCODE; s[7] = INT3_INSN_OPCODE;
 		memcpy(s + 8, &tramp, 8);
 	}
 	memset(code, INT3_INSN_OPCODE, FHOOK_RETHOOK_STUB_SIZE);

@@ -51,17 +51,17 @@
 .macro GRAPH_RETURN
 	movq	8(%rbp), %rdi			/* the stub */
 	leaq	8(%rbp), %rdx			/* the slot */
-	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %r8, %rdx, 9f
+	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %rdx, 9f
 	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
 	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%rdi)
 	jnz	9f
 	FAST_ENTER %r9, %rax, 9f
-	orq	$SHADOW_RETURNING, SHADOW_R_SP(%r8)
+	orq	$SHADOW_RETURNING, SHADOW_N_SP(%rcx)
 	movq	SHADOW_N_NEXT(%rcx), %rdx
 	movq	%rdx, 8(%rbp)			/* the slot plain again */
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
 	movq	%rdx, RIP(%rsp)
-	movq	%r8, R12(%rsp)
+	movq	%rcx, R12(%rsp)
 	movq	%rsi, R13(%rsp)
 	movq	%r10, R14(%rsp)
 	movq	FGRAPH_PROBE(%rdi), %rax	/* NULL: going away */
@@ -81,7 +81,7 @@
 	movq	R12(%rsp), %r8
 	movq	R13(%rsp), %rsi
 	movq	R14(%rsp), %r10
-	movq	$0, SHADOW_R_SP(%r8)		/* the entry is free */
+	movq	$0, SHADOW_N_SP(%r8)		/* the entry is free */
 	subq	$1, %rsi
 	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* popped */
 	jmp	4f				/* (the x87 stack was empty) */
@@ -105,7 +105,7 @@
 	je	19f				/* no probe's records are written here */
 	movq	-8(%rsp), %rdi			/* the stub */
 	leaq	-8(%rsp), %r9			/* the slot */
-	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %r8, %r9, 19f
+	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %r9, 19f
 	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
 	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rdi)
 	jz	19f
@@ -120,10 +120,8 @@
 	/* everything holds: the slot plain again, the entry free */
 	movq	SHADOW_N_NEXT(%rcx), %rdx
 	movq	%rdx, -8(%rsp)
+	movq	$0, SHADOW_N_SP(%rcx)
 	movq	SHADOW_N_RET_IP(%rcx), %rcx	/* what the record reports */
-	movq	%rsi, %r9
-	shlq	$4, %r9
-	movq	$0, SHADOW_RET_OFF+SHADOW_R_SP(%r10,%r9)
 	REC_PUT %r8, FGRAPH_REC_EXIT(%rdi)
 	movq	%rsi, %r11
 	shlq	$REC_TS_BITS, %r11

@@ -198,7 +198,6 @@
 	jz	26f
 	leaq	16(%rbp), %rdx			/* our return slot */
 	SHADOW_NEXT %r10, %rcx, %rax, %rdx, 25f
-	SHADOW_NODE %rax, %r10, %rcx
 	movq	FGRAPH_RETHOOK(%r8), %rdx
 	movq	%rdx, SHADOW_N_RETHOOK(%rax)
 	movq	%rdi, SHADOW_N_ENTRY_IP(%rax)
