@@ -108,7 +108,7 @@
 #define REC_G_CPU		24	/* the offset from the thread pointer of the cpu to
 					 * compare with the last record's: rseq's cpu_id, or
 					 * without rseq the writer's last cpu itself (its
-					 * limit then sends every 64th record to C) */
+					 * limit then sends every 256th record to C) */
 
 #define REC_RING_HEAD		0
 #define REC_RING_EVENTS		8
@@ -129,7 +129,7 @@ struct fhook_fgraph {
 	void *exit;
 	void *probe;			/* NULL once it is going away */
 	void *rethook;			/* what a node records; NULL: entry only */
-	unsigned int *flags_word;	/* the probe's flags ... */
+	unsigned int *flags_word;	/* the probe's flags (all ones once going) ... */
 	unsigned int disabled;		/* ... and the bits that mean "disabled" */
 	unsigned int pad;
 	unsigned long flags;		/* FGRAPH_FL_* */

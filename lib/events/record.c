@@ -167,6 +167,12 @@ static uint32_t rec_clock;
 #define rec_clock_base	rec_g.clock_base
 /* glibc registered an rseq area: its cpu_id is rec_g.cpu_off from the thread pointer */
 static bool rec_has_rseq;
+/*
+ * Without rseq, how many plain records may pass between two looks at the
+ * cpu (a vDSO call or a system call each): the cpu a record names may be
+ * stale by that many records after a migration.
+ */
+#define REC_CPU_EVERY	256
 static struct rec_event *rec_events;
 static int rec_nr_events;
 static struct rec_kprobe *rec_kprobes;	/* one per event; only kprobe events' are used */
@@ -697,9 +703,9 @@ static uint64_t rec_limit(const struct rec_thread *t)
 		lap_end = room;
 	if (mark < lap_end)
 		lap_end = mark;
-	/* without rseq, the slow path looks at the cpu every 64 records */
-	if (!rec_has_rseq && t->head + 64 * 16 < lap_end)
-		lap_end = t->head + 64 * 16;
+	/* without rseq, the slow path looks at the cpu every REC_CPU_EVERY records */
+	if (!rec_has_rseq && t->head + REC_CPU_EVERY * 16 < lap_end)
+		lap_end = t->head + REC_CPU_EVERY * 16;
 	return lap_end;
 }
 
@@ -707,7 +713,7 @@ static uint64_t rec_limit(const struct rec_thread *t)
  * Is the thread still on the cpu of its last record?  From the rseq area
  * where glibc registered one; else sched_getcpu() costs a system call or
  * a vDSO call, and is asked only when the limit (rec_limit()) sends a
- * record to the slow path, every 64 records.
+ * record to the slow path, every REC_CPU_EVERY records.
  */
 static inline bool rec_cpu_same(const struct rec_thread *t)
 {

@@ -397,7 +397,7 @@ int unregister_fprobe(struct fprobe *fp)
 	 * that read it before (they read it inside a tasks section, util/tasks.h).
 	 */
 	if (fp->rethook)
-		__atomic_store_n(&fp->rethook->fgraph.probe, NULL, __ATOMIC_RELEASE);
+		rethook_going(fp->rethook);
 	ret = unregister_ftrace_function(&fp->ops);
 	fprobe_free_fgraph(fp);
 	if (fp->rethook) {

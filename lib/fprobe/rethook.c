@@ -509,6 +509,22 @@ struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_s
 	return rh;
 }
 
+/* What a going rethook's flags word becomes: every "disabled" bit set. */
+static const unsigned int rethook_gone_word = ~0U;
+
+/**
+ * rethook_going - exits in flight through @rh's nodes see no owner from
+ * here on: its probe NULL, and to the trampolines, which test only the
+ * flags word on the path of graph records, disabled (its owner's flags
+ * may be freed after the grace period, the word stays).
+ */
+void rethook_going(struct rethook *rh)
+{
+	__atomic_store_n(&rh->fgraph.flags_word, (unsigned int *)&rethook_gone_word,
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&rh->fgraph.probe, NULL, __ATOMIC_RELEASE);
+}
+
 /*
  * rethook_free - detach @rh from its owner.  The caller then waits for a
  * grace period before freeing the owner; nodes still in flight see
@@ -518,7 +534,7 @@ void rethook_free(struct rethook *rh)
 {
 	if (rh->unwind)
 		__atomic_sub_fetch(&rethook_unwind_users, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&rh->fgraph.probe, NULL, __ATOMIC_RELEASE);
+	rethook_going(rh);
 	if (rh->capped && __atomic_sub_fetch(&rh->ref, 1, __ATOMIC_ACQ_REL) == 0) {
 		free(rh);
 	} else {

@@ -6,7 +6,7 @@
  *
  * A stub's "jmp *tramp" lands here with %r11 = the stub's data slot,
  * (%rsp) = the function's body (site + 5) and 8(%rsp) = the caller's
- * return address.  We push the scratch registers we use (every argument
+ * return address.  We keep the scratch registers we use (every argument
  * register, %rax and %r10 reach the function unchanged), enter a tasks
  * section with the recursion lock (a signal handler that records
  * meanwhile goes to C, which refuses it: the ring's head and the shadow
@@ -15,7 +15,7 @@
  * return (as the graph entry of trampoline.S does) and write the entry
  * record.  Anything else (disabled, nested, no region or no ring yet, a
  * full ring, another cpu, a long gap, a tail call from a hooked
- * function, a stale top entry) undoes the pushes and continues in the
+ * function, a stale top entry) restores the registers and continues in the
  * ordinary graph trampoline, which takes the C path.
  *
  * The return side is GRAPH_RETURN_REC in rethook_tramp.S.
@@ -24,23 +24,30 @@
 
 #define STUB_DATA	8
 #define OPS_PRIVATE	16
-#define SAVED		56		/* seven registers pushed */
-#define BODY		(SAVED)		/* site + 5 */
-#define SLOT		(SAVED + 8)	/* the return address */
+#define BODY		0		/* site + 5 */
+#define SLOT		8		/* the return address */
 
-.macro SCRATCH_POP
-	popq	%r8
-	.cfi_adjust_cfa_offset -8
-	popq	%rdi
-	.cfi_adjust_cfa_offset -8
-	popq	%rsi
-	.cfi_adjust_cfa_offset -8
-	popq	%rdx
-	.cfi_adjust_cfa_offset -8
-	popq	%rcx
-	.cfi_adjust_cfa_offset -8
-	popq	%rax
-	.cfi_adjust_cfa_offset -8
+/*
+ * The scratch registers are kept below %rsp, in the red zone: nothing of
+ * the caller's is live there across its call, signal delivery skips it,
+ * and the function's own use of it begins after we return to its body.
+ * So the CFA stays %rsp + 8 throughout.
+ */
+#define SAVE_R11	-8
+#define SAVE_RAX	-16
+#define SAVE_RCX	-24
+#define SAVE_RDX	-32
+#define SAVE_RSI	-40
+#define SAVE_RDI	-48
+#define SAVE_R8		-56
+
+.macro SCRATCH_RESTORE
+	movq	SAVE_RAX(%rsp), %rax
+	movq	SAVE_RCX(%rsp), %rcx
+	movq	SAVE_RDX(%rsp), %rdx
+	movq	SAVE_RSI(%rsp), %rsi
+	movq	SAVE_RDI(%rsp), %rdi
+	movq	SAVE_R8(%rsp), %r8
 .endm
 
 	.text
@@ -50,20 +57,13 @@
 	.p2align 4
 fhook_tramp_grec:
 	.cfi_startproc
-	pushq	%r11				/* the stub, for the way back */
-	.cfi_adjust_cfa_offset 8
-	pushq	%rax
-	.cfi_adjust_cfa_offset 8
-	pushq	%rcx
-	.cfi_adjust_cfa_offset 8
-	pushq	%rdx
-	.cfi_adjust_cfa_offset 8
-	pushq	%rsi
-	.cfi_adjust_cfa_offset 8
-	pushq	%rdi
-	.cfi_adjust_cfa_offset 8
-	pushq	%r8
-	.cfi_adjust_cfa_offset 8
+	movq	%r11, SAVE_R11(%rsp)		/* the stub, for the way back */
+	movq	%rax, SAVE_RAX(%rsp)
+	movq	%rcx, SAVE_RCX(%rsp)
+	movq	%rdx, SAVE_RDX(%rsp)
+	movq	%rsi, SAVE_RSI(%rsp)
+	movq	%rdi, SAVE_RDI(%rsp)
+	movq	%r8, SAVE_R8(%rsp)
 	/* first: the ops and its fgraph are read inside (an unregister waits) */
 	FAST_ENTER %rdx, %rax, 90f
 	movq	STUB_DATA(%r11), %rcx
@@ -104,16 +104,12 @@ fhook_tramp_grec:
 	movq	%rdx, SHADOW_N_ENTRY_IP(%r11)	/* (no one reads entry_parent_ip) */
 	SHADOW_HOOK %r11, %r8, %rsi, SLOT(%rsp), %rdx
 32:	FAST_LEAVE %rdx
-	SCRATCH_POP
-	leaq	8(%rsp), %rsp			/* the stub */
-	.cfi_adjust_cfa_offset -8
+	SCRATCH_RESTORE
 	ret					/* into the function's body */
-	.cfi_adjust_cfa_offset SAVED
 89:	FAST_LEAVE %rdx
 90:	/* the ordinary graph trampoline, as if the stub had jumped there */
-	SCRATCH_POP
-	popq	%r11
-	.cfi_adjust_cfa_offset -8
+	SCRATCH_RESTORE
+	movq	SAVE_R11(%rsp), %r11
 	jmp	fhook_tramp_fgraph
 	.cfi_endproc
 	.size	fhook_tramp_grec, .-fhook_tramp_grec

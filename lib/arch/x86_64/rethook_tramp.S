@@ -110,9 +110,7 @@
 	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rdi)
 	jz	19f
 	FAST_ENTER %r11, %r8, 19f
-	cmpq	$0, FGRAPH_PROBE(%rdi)
-	je	17f				/* going away */
-	PROBE_DISABLED %rdi, %r8, %r8d, 17f
+	PROBE_DISABLED %rdi, %r8, %r8d, 17f	/* (also when going away: rethook_going()) */
 	REC_CHECK %rdi, %r8, %r9, %r9d, 17f
 	movq	%rax, -16(%rsp)			/* the return values, in the red zone */
 	movq	%rdx, -24(%rsp)
