@@ -296,6 +296,38 @@ static int claim_slot(void)
 }
 
 /*
+ * The stubs, made once (rethook_setup()): they are position-independent,
+ * so every region maps these same pages, not a copy of its own.
+ */
+static void *rethook_stubs;
+
+static void *make_stubs(void *at, int flags)
+{
+	void *code = mmap(at, RETHOOK_CODE_SIZE, PROT_READ | PROT_WRITE,
+			  flags | MAP_ANONYMOUS, -1, 0);
+
+	if (code == MAP_FAILED)
+		return NULL;
+	/* stub 0 is never used: see fhook_rethook_stubs_write() */
+	fhook_rethook_stubs_write(code, RETHOOK_DEPTH);
+	if (mprotect(code, RETHOOK_CODE_SIZE, PROT_READ | PROT_EXEC)) {
+		munmap(code, RETHOOK_CODE_SIZE);
+		return NULL;
+	}
+	return code;
+}
+
+/* The stubs at @base: the shared pages, or a private copy if they cannot be. */
+static int map_stubs(unsigned long base)
+{
+	if (rethook_stubs &&
+	    mremap(rethook_stubs, 0, RETHOOK_CODE_SIZE, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   (void *)base) != MAP_FAILED)
+		return 0;
+	return make_stubs((void *)base, MAP_PRIVATE | MAP_FIXED) ? 0 : -1;
+}
+
+/*
  * Map this thread's region.  May run in a signal handler (the first hook
  * of a thread can be there), so only atomics and system calls here.
  */
@@ -303,7 +335,6 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 {
 	struct rethook_thread *t;
 	unsigned long base;
-	unsigned char *code;
 	unsigned int internal;
 	int slot;
 
@@ -320,13 +351,7 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 		goto fail;
 	__atomic_or_fetch(&rethook_mapped[slot / 64], 1UL << (slot % 64), __ATOMIC_RELEASE);
 	if (!t->prepared) {
-		code = mmap((void *)base, RETHOOK_CODE_SIZE, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-		if (code == MAP_FAILED)
-			goto fail;
-		/* stub 0 is never used: see fhook_rethook_stubs_write() */
-		fhook_rethook_stubs_write(code, RETHOOK_DEPTH);
-		if (mprotect(code, RETHOOK_CODE_SIZE, PROT_READ | PROT_EXEC))
+		if (map_stubs(base))
 			goto fail;
 		t->prepared = 1;
 	}
@@ -412,6 +437,7 @@ int rethook_setup(void)
 		goto out;
 	}
 	pthread_atfork(NULL, NULL, rethook_atfork_child);
+	rethook_stubs = make_stubs(NULL, MAP_SHARED);
 	fhook_arch_rethook_init(rethook_trampoline_handler);
 	register_eh_frame((region_of((unsigned long)p) + RETHOOK_REGION_SIZE), size);
 	__atomic_store_n(&rethook_size, size, __ATOMIC_RELAXED);
