@@ -156,6 +156,7 @@ struct fhook_stub *fhook_stub_of_code(unsigned long code);
 #define FHOOK_TRAMP_FGRAPH	0x4	/* the handler's data is a struct fhook_fgraph */
 #define FHOOK_TRAMP_GRAPH_REC	0x8	/* ... whose records the trampolines write */
 #define FHOOK_TRAMP_GEN		0x10	/* a trampoline made for this handler (no IPMODIFY) */
+#define FHOOK_TRAMP_GRAPH_EXIT	0x20	/* ... whose returns are hooked (FGRAPH_FL_EXIT) */
 
 /*
  * Point @s at @func with @data, through a trampoline of @kind; with @func

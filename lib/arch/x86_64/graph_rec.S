@@ -50,12 +50,13 @@
 	movq	SAVE_R8(%rsp), %r8
 .endm
 
-	.text
-	.globl	fhook_tramp_grec
-	.hidden	fhook_tramp_grec
-	.type	fhook_tramp_grec, @function
-	.p2align 4
-fhook_tramp_grec:
+/*
+ * The entry of a probe that hooks returns (@exit 1: the shadow-stack
+ * entry and the record's slot) or not (0).  Which one a stub jumps to is
+ * fixed when it is bound (FHOOK_TRAMP_GRAPH_EXIT): a probe hooks returns
+ * or not for its whole life.
+ */
+.macro GRAPH_REC_ENTRY exit
 	.cfi_startproc
 	movq	%r11, SAVE_R11(%rsp)		/* the stub, for the way back */
 	movq	%rax, SAVE_RAX(%rsp)
@@ -70,8 +71,16 @@ fhook_tramp_grec:
 	testq	%rcx, %rcx
 	jz	89f				/* unbound: the list function */
 	movq	OPS_PRIVATE(%rcx), %rcx		/* the fgraph */
+.if \exit
+	/* (the stub was bound for its flags, but they are checked where they are used) */
+	movl	FGRAPH_FLAGS(%rcx), %eax
+	notl	%eax
+	testl	$(FGRAPH_FL_REC | FGRAPH_FL_EXIT), %eax
+	jnz	89f
+.else
 	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rcx)
 	jz	89f
+.endif
 	PROBE_DISABLED %rcx, %rax, %eax, 89f
 	/* a tail call from a hooked function: C */
 	movq	SLOT(%rsp), %rax
@@ -79,31 +88,30 @@ fhook_tramp_grec:
 	cmpq	fhook_shadow_size(%rip), %rax
 	jb	89f
 	REC_CHECK %rcx, %rdi, %rax, %eax, 89f
-	/* the shadow stack, if the return is hooked */
-	xorl	%esi, %esi			/* idx: 0 without one */
-	testq	$FGRAPH_FL_EXIT, FGRAPH_FLAGS(%rcx)
-	jz	30f
+.if \exit
 	leaq	SLOT(%rsp), %rdx
 	SHADOW_NEXT %r8, %rsi, %r11, %rdx, 89f
-30:	REC_NOW %rdi, 89f
+.endif
+	REC_NOW %rdi, 89f
 	/* everything holds: the record ... */
 	REC_PUT %rdi, FGRAPH_REC_ENTRY(%rcx)
-	movq	%rsi, %rax
-	shlq	$REC_TS_BITS, %rax
-	addq	BODY(%rsp), %rax
-	subq	$5, %rax			/* the site | idx << 48 */
+	movq	BODY(%rsp), %rax
+	subq	$5, %rax			/* the site */
+.if \exit
+	movq	%rax, SHADOW_N_ENTRY_IP(%r11)	/* (no one reads entry_parent_ip) */
+	shlq	$REC_TS_BITS, %rsi
+	orq	%rsi, %rax			/* | idx << 48 */
+	shrq	$REC_TS_BITS, %rsi
+.endif
 	movq	%rax, 8(%rdx)
 	REC_PUBLISH %rdi, %rdx
+.if \exit
 	/* ... and the shadow-stack entry */
-	testq	%rsi, %rsi
-	jz	32f
 	movq	FGRAPH_RETHOOK(%rcx), %rdx
 	movq	%rdx, SHADOW_N_RETHOOK(%r11)
-	movq	BODY(%rsp), %rdx
-	subq	$5, %rdx
-	movq	%rdx, SHADOW_N_ENTRY_IP(%r11)	/* (no one reads entry_parent_ip) */
 	SHADOW_HOOK %r11, %r8, %rsi, SLOT(%rsp), %rdx
-32:	FAST_LEAVE %rdx
+.endif
+	FAST_LEAVE %rdx
 	SCRATCH_RESTORE
 	ret					/* into the function's body */
 89:	FAST_LEAVE %rdx
@@ -112,6 +120,23 @@ fhook_tramp_grec:
 	movq	SAVE_R11(%rsp), %r11
 	jmp	fhook_tramp_fgraph
 	.cfi_endproc
+.endm
+
+	.text
+	.globl	fhook_tramp_grec
+	.hidden	fhook_tramp_grec
+	.type	fhook_tramp_grec, @function
+	.p2align 4
+fhook_tramp_grec:
+	GRAPH_REC_ENTRY 0
 	.size	fhook_tramp_grec, .-fhook_tramp_grec
+
+	.globl	fhook_tramp_grec_exit
+	.hidden	fhook_tramp_grec_exit
+	.type	fhook_tramp_grec_exit, @function
+	.p2align 4
+fhook_tramp_grec_exit:
+	GRAPH_REC_ENTRY 1
+	.size	fhook_tramp_grec_exit, .-fhook_tramp_grec_exit
 
 	.section .note.GNU-stack,"",@progbits
