@@ -99,10 +99,19 @@
 #define REC_W_DATA		16	/* the ring's bytes */
 #define REC_W_LAST_TS		24
 #define REC_W_RING		32	/* the ring's header: head at 0, events at 8 */
-#define REC_W_GEN		40	/* 64 bits: equal to REC_G_GEN, or C */
-#define REC_W_LAST_CPU		48	/* 32 bits */
+#define REC_W_LAST_CPU		40	/* 32 bits, then ... */
+#define REC_W_GEN		44	/* ... 32 bits: REC_G_GEN's when its ring was claimed */
+#define REC_W_TAG		REC_W_LAST_CPU	/* both in one 64-bit word */
 
-#define REC_G_GEN		0	/* generation | disabled << 32 */
+/*
+ * The recording is live and the thread on its last record's cpu when
+ * that cpu | REC_G_TAG's word (stopped | gen << 32) equals REC_W_TAG's
+ * (last cpu | gen << 32): stopped is 0 or REC_G_STOPPED, a bit no cpu
+ * number has, so one compare tells all three.
+ */
+#define REC_G_TAG		0	/* 64 bits: stopped, then ... */
+#define REC_G_GEN		4	/* ... the generation */
+#define REC_G_STOPPED		0x80000000
 #define REC_G_CLOCK_BASE	8	/* subtracted from the TSC */
 #define REC_G_MASK		16	/* ring size - 1 */
 #define REC_G_CPU		24	/* the offset from the thread pointer of the cpu to
@@ -154,19 +163,18 @@ _Static_assert(offsetof(struct fhook_fgraph, rec_exit) == FGRAPH_REC_EXIT, "REC_
  * What every writer compares with (REC_G_*), the events layer's: a
  * generation bumped when an attached recording ends (the rings that
  * threads still name are gone), beside it the switch that stops all
- * recording, so that one 64-bit compare tells both; the clock's base,
- * the ring's mask, the cpu's offset.
+ * recording; the clock's base, the ring's mask, the cpu's offset.
  */
 struct fhook_rec_global {
+	unsigned int stopped;		/* 0 or REC_G_STOPPED */
 	unsigned int gen;
-	int disabled;
 	unsigned long clock_base;
 	unsigned long mask;
 	long cpu_off;
 };
 
-_Static_assert(offsetof(struct fhook_rec_global, gen) == REC_G_GEN &&
-	       offsetof(struct fhook_rec_global, disabled) == REC_G_GEN + 4, "REC_G_GEN");
+_Static_assert(offsetof(struct fhook_rec_global, stopped) == REC_G_TAG &&
+	       offsetof(struct fhook_rec_global, gen) == REC_G_GEN, "REC_G_TAG");
 _Static_assert(offsetof(struct fhook_rec_global, clock_base) == REC_G_CLOCK_BASE, "CLOCK_BASE");
 _Static_assert(offsetof(struct fhook_rec_global, mask) == REC_G_MASK, "REC_G_MASK");
 _Static_assert(offsetof(struct fhook_rec_global, cpu_off) == REC_G_CPU, "REC_G_CPU");

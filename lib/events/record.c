@@ -121,8 +121,8 @@ struct rec_thread {
 	unsigned char *data;
 	uint64_t last_ts;
 	struct ev_ring *ring;
-	uint64_t gen;		/* rec_gen when the ring was claimed (64 bits: REC_W_GEN) */
 	uint32_t last_cpu;
+	uint32_t gen;		/* rec_gen when the ring was claimed */
 	uint32_t idx;
 	uint64_t tail;		/* last tail seen: refreshed only when room looks short */
 	uint64_t lost_pending;	/* dropped since the last record written */
@@ -135,8 +135,8 @@ _Static_assert(offsetof(struct rec_thread, limit) == REC_W_LIMIT, "REC_W_LIMIT")
 _Static_assert(offsetof(struct rec_thread, data) == REC_W_DATA, "REC_W_DATA");
 _Static_assert(offsetof(struct rec_thread, last_ts) == REC_W_LAST_TS, "REC_W_LAST_TS");
 _Static_assert(offsetof(struct rec_thread, ring) == REC_W_RING, "REC_W_RING");
-_Static_assert(offsetof(struct rec_thread, gen) == REC_W_GEN, "REC_W_GEN");
 _Static_assert(offsetof(struct rec_thread, last_cpu) == REC_W_LAST_CPU, "REC_W_LAST_CPU");
+_Static_assert(offsetof(struct rec_thread, gen) == REC_W_GEN, "REC_W_GEN");
 _Static_assert(offsetof(struct ev_ring, head) == REC_RING_HEAD, "REC_RING_HEAD");
 _Static_assert(offsetof(struct ev_ring, events) == REC_RING_EVENTS, "REC_RING_EVENTS");
 _Static_assert(EV_TS_BITS == REC_TS_BITS, "REC_TS_BITS");
@@ -163,7 +163,7 @@ static uint32_t rec_clock;
  */
 #define rec_g		fhook_rec_g
 #define rec_gen		rec_g.gen
-#define rec_disabled	rec_g.disabled
+#define rec_disabled	rec_g.stopped	/* 0 or REC_G_STOPPED */
 #define rec_clock_base	rec_g.clock_base
 /* glibc registered an rseq area: its cpu_id is rec_g.cpu_off from the thread pointer */
 static bool rec_has_rseq;
@@ -499,7 +499,7 @@ static void __fhook_startup rec_exec(const char *path, bool search)
 
 static void detach(const char *why)
 {
-	if (__atomic_exchange_n(&rec_disabled, 1, __ATOMIC_RELAXED))
+	if (__atomic_exchange_n(&rec_disabled, REC_G_STOPPED, __ATOMIC_RELAXED))
 		return;
 	fprintf(stderr, "fhook: record: %s: process %d continues untraced\n", why, getpid());
 	rec_untraced("%s", why);
@@ -1692,7 +1692,7 @@ static void __fhook_startup rec_atfork_child(void)
 	}
 	zero_if_set(&rec_thr, sizeof(rec_thr));
 	if (!rec_follow) {
-		__atomic_store_n(&rec_disabled, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&rec_disabled, REC_G_STOPPED, __ATOMIC_RELAXED);
 		return;
 	}
 	/*
@@ -2089,7 +2089,7 @@ static int rec_teardown(FILE *out)
 		fprintf(out, "fhook: record: this process is not being recorded\n");
 		return -ENOENT;
 	}
-	__atomic_store_n(&rec_disabled, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&rec_disabled, REC_G_STOPPED, __ATOMIC_RELAXED);
 	for (i = 0; i < rec_nr_probes; i++) {
 		if (rec_probes[i].registered)
 			unregister_fprobe(&rec_probes[i].fp);

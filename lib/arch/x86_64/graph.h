@@ -95,23 +95,16 @@
 .endm
 
 /*
- * The writer of @fgraph's records can take one more plain record: its
- * recording is live, there is room below its limit, and the thread is on
- * the last record's cpu.  Leaves @w = the writer's offset from the
- * thread pointer.
+ * The recording of @fgraph's records is live, and the thread on its last
+ * record's cpu (REC_G_TAG); else @fail.  Leaves @w = the writer's offset
+ * from the thread pointer.
  */
-.macro REC_CHECK fgraph, w, tmp, tmp32, fail
+.macro REC_LIVE fgraph, w, tmp, tmp32, fail
 	movq	FGRAPH_REC_TLS(\fgraph), \w
-	movq	%fs:REC_W_GEN(\w), \tmp
-	cmpq	fhook_rec_g+REC_G_GEN(%rip), \tmp
-	jne	\fail
-	movq	%fs:REC_W_HEAD(\w), \tmp
-	addq	$16, \tmp
-	cmpq	%fs:REC_W_LIMIT(\w), \tmp
-	ja	\fail
 	movq	fhook_rec_g+REC_G_CPU(%rip), \tmp
 	movl	%fs:(\tmp), \tmp32
-	cmpl	%fs:REC_W_LAST_CPU(\w), \tmp32
+	orq	fhook_rec_g+REC_G_TAG(%rip), \tmp
+	cmpq	%fs:REC_W_TAG(\w), \tmp
 	jne	\fail
 .endm
 
@@ -127,20 +120,28 @@
 	jnz	\fail
 .endm
 
+/* @head = the writer's head after one more record, which fits below its limit; else @fail */
+.macro REC_ROOM w, head, fail
+	movq	%fs:REC_W_HEAD(\w), \head
+	addq	$16, \head
+	cmpq	%fs:REC_W_LIMIT(\w), \head
+	ja	\fail
+.endm
+
 /*
  * The record's first word, from the time in %rax and the event id @id
- * (a memory operand, id << 48), at the head; %rdx = where the record is
- * (its second word goes to 8(%rdx)).
+ * (a memory operand, id << 48, read before @pos is written), just below
+ * @head; @pos = where the record is (its second word goes to 8(@pos)).
  */
-.macro REC_PUT w, id
+.macro REC_PUT w, head, pos, id
 	movq	%rax, %fs:REC_W_LAST_TS(\w)
 	shlq	$(64 - REC_TS_BITS), %rax
 	shrq	$(64 - REC_TS_BITS), %rax
 	orq	\id, %rax
-	movq	%fs:REC_W_HEAD(\w), %rdx
-	andq	fhook_rec_g+REC_G_MASK(%rip), %rdx
-	addq	%fs:REC_W_DATA(\w), %rdx
-	movq	%rax, (%rdx)
+	leaq	-16(\head), \pos
+	andq	fhook_rec_g+REC_G_MASK(%rip), \pos
+	addq	%fs:REC_W_DATA(\w), \pos
+	movq	%rax, (\pos)
 .endm
 
 /*
@@ -148,13 +149,11 @@
  * stores).  Only this thread writes its ring's header, and a signal
  * handler's records meanwhile go to C, which refuses them: a plain add.
  */
-.macro REC_PUBLISH w, tmp
-	movq	%fs:REC_W_HEAD(\w), %rax
-	addq	$16, %rax
-	movq	%rax, %fs:REC_W_HEAD(\w)
+.macro REC_PUBLISH w, head, tmp
+	movq	\head, %fs:REC_W_HEAD(\w)
 	movq	%fs:REC_W_RING(\w), \tmp
 	addq	$1, REC_RING_EVENTS(\tmp)
-	movq	%rax, REC_RING_HEAD(\tmp)
+	movq	\head, REC_RING_HEAD(\tmp)
 .endm
 
 /*

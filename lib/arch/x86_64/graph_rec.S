@@ -87,14 +87,17 @@
 	subq	fhook_shadow_base(%rip), %rax
 	cmpq	fhook_shadow_size(%rip), %rax
 	jb	89f
-	REC_CHECK %rcx, %rdi, %rax, %eax, 89f
+	REC_LIVE %rcx, %rdi, %rax, %eax, 89f
 .if \exit
 	leaq	SLOT(%rsp), %rdx
 	SHADOW_NEXT %r8, %rsi, %r11, %rdx, 89f
+	movq	FGRAPH_RETHOOK(%rcx), %rdx	/* (the entry is not live before its top) */
+	movq	%rdx, SHADOW_N_RETHOOK(%r11)
 .endif
 	REC_NOW %rdi, 89f
+	REC_ROOM %rdi, %rdx, 89f
 	/* everything holds: the record ... */
-	REC_PUT %rdi, FGRAPH_REC_ENTRY(%rcx)
+	REC_PUT %rdi, %rdx, %rcx, FGRAPH_REC_ENTRY(%rcx)
 	movq	BODY(%rsp), %rax
 	subq	$5, %rax			/* the site */
 .if \exit
@@ -103,12 +106,10 @@
 	orq	%rsi, %rax			/* | idx << 48 */
 	shrq	$REC_TS_BITS, %rsi
 .endif
-	movq	%rax, 8(%rdx)
-	REC_PUBLISH %rdi, %rdx
+	movq	%rax, 8(%rcx)
+	REC_PUBLISH %rdi, %rdx, %rcx
 .if \exit
 	/* ... and the shadow-stack entry */
-	movq	FGRAPH_RETHOOK(%rcx), %rdx
-	movq	%rdx, SHADOW_N_RETHOOK(%r11)
 	SHADOW_HOOK %r11, %r8, %rsi, SLOT(%rsp), %rdx
 .endif
 	FAST_LEAVE %rdx

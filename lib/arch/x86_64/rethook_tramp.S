@@ -94,8 +94,8 @@
  * with only the registers a return leaves dead, and the caller's red zone
  * (nothing is live there across a call) for %rax and %rdx while rdtsc
  * needs them.  This thread's top entry, in order, the same checks as the
- * entry; then the slot gets the real return address back, the entry is
- * freed and popped, the record written, and we jump on.  Inside a tasks
+ * entry; then the record is written, the slot gets the real return
+ * address back, the entry is freed and popped, and we jump on.  Inside a tasks
  * section (the recording's rings are unmapped only after a grace period)
  * and under the recursion lock (a signal handler's records go to C).
  * Anything else goes on into the trampoline below.
@@ -111,24 +111,25 @@
 	jz	19f
 	FAST_ENTER %r11, %r8, 19f
 	PROBE_DISABLED %rdi, %r8, %r8d, 17f	/* (also when going away: rethook_going()) */
-	REC_CHECK %rdi, %r8, %r9, %r9d, 17f
+	REC_LIVE %rdi, %r8, %r9, %r9d, 17f
 	movq	%rax, -16(%rsp)			/* the return values, in the red zone */
 	movq	%rdx, -24(%rsp)
 	REC_NOW %r8, 15f
-	/* everything holds: the slot plain again, the entry free */
-	movq	SHADOW_N_NEXT(%rcx), %rdx
-	movq	%rdx, -8(%rsp)
+	REC_ROOM %r8, %r9, 15f
+	/* everything holds: the record, ... */
+	REC_PUT %r8, %r9, %rdx, FGRAPH_REC_EXIT(%rdi)
+	movq	%rsi, %rax
+	shlq	$REC_TS_BITS, %rax
+	orq	SHADOW_N_RET_IP(%rcx), %rax	/* the return address | idx << 48 */
+	movq	%rax, 8(%rdx)
+	/* ... the slot plain again, the entry free, ... */
+	movq	SHADOW_N_NEXT(%rcx), %rax
+	movq	%rax, -8(%rsp)
 	movq	$0, SHADOW_N_SP(%rcx)
-	movq	SHADOW_N_RET_IP(%rcx), %rcx	/* what the record reports */
-	REC_PUT %r8, FGRAPH_REC_EXIT(%rdi)
-	movq	%rsi, %r11
-	shlq	$REC_TS_BITS, %r11
-	orq	%rcx, %r11			/* the return address | idx << 48 */
-	movq	%r11, 8(%rdx)
-	REC_PUBLISH %r8, %r11
+	REC_PUBLISH %r8, %r9, %rdx
 	subq	$1, %rsi
-	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* popped */
-	FAST_LEAVE %r11
+	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* ... popped */
+	movq	$FHOOK_TW_IDLE, %fs:(%r11)	/* FAST_LEAVE: %r11 holds its offset */
 	movq	-16(%rsp), %rax
 	movq	-24(%rsp), %rdx
 	jmp	*-8(%rsp)			/* to the caller */
