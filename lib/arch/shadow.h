@@ -69,7 +69,7 @@
 #define FGRAPH_PROBE		16
 #define FGRAPH_RETHOOK		24
 #define FGRAPH_FLAGS_WORD	32
-#define FGRAPH_DISABLED		40
+#define FGRAPH_DISABLED_BITS	1	/* of *flags_word: FPROBE_FL_DISABLED */
 #define FGRAPH_FLAGS		48
 
 #define FGRAPH_REC_TLS		56
@@ -138,9 +138,9 @@ struct fhook_fgraph {
 	void *exit;
 	void *probe;			/* NULL once it is going away */
 	void *rethook;			/* what a node records; NULL: entry only */
-	unsigned int *flags_word;	/* the probe's flags (all ones once going) ... */
-	unsigned int disabled;		/* ... and the bits that mean "disabled" */
-	unsigned int pad;
+	/* the probe's flags, FGRAPH_DISABLED_BITS "disabled"; all ones once going */
+	unsigned int *flags_word;
+	unsigned long pad;
 	unsigned long flags;		/* FGRAPH_FL_* */
 	/* FGRAPH_FL_REC: the writer's offset from the thread pointer, ... */
 	long rec_tls;
@@ -153,7 +153,6 @@ _Static_assert(offsetof(struct fhook_fgraph, exit) == FGRAPH_EXIT, "FGRAPH_EXIT"
 _Static_assert(offsetof(struct fhook_fgraph, probe) == FGRAPH_PROBE, "FGRAPH_PROBE");
 _Static_assert(offsetof(struct fhook_fgraph, rethook) == FGRAPH_RETHOOK, "FGRAPH_RETHOOK");
 _Static_assert(offsetof(struct fhook_fgraph, flags_word) == FGRAPH_FLAGS_WORD, "FLAGS_WORD");
-_Static_assert(offsetof(struct fhook_fgraph, disabled) == FGRAPH_DISABLED, "FGRAPH_DISABLED");
 _Static_assert(offsetof(struct fhook_fgraph, flags) == FGRAPH_FLAGS, "FGRAPH_FLAGS");
 _Static_assert(offsetof(struct fhook_fgraph, rec_tls) == FGRAPH_REC_TLS, "FGRAPH_REC_TLS");
 _Static_assert(offsetof(struct fhook_fgraph, rec_entry) == FGRAPH_REC_ENTRY, "REC_ENTRY");

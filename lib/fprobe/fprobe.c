@@ -199,6 +199,8 @@ static int fprobe_init_rethook(struct fprobe *fp, int num)
  * it there), else on its own.  The trampoline takes the common cases; a
  * pool, which counts in a shared word, leaves every call to C.
  */
+_Static_assert(FPROBE_FL_DISABLED == FGRAPH_DISABLED_BITS, "the trampolines' disabled bit");
+
 static int fprobe_init_fgraph(struct fprobe *fp)
 {
 	struct fhook_fgraph *fg = fp->rethook ? &fp->rethook->fgraph : calloc(1, sizeof(*fg));
@@ -209,7 +211,6 @@ static int fprobe_init_fgraph(struct fprobe *fp)
 	fg->exit = (void *)fp->exit_handler;
 	fg->rethook = fp->rethook;
 	fg->flags_word = &fp->flags;
-	fg->disabled = FPROBE_FL_DISABLED;
 	fg->flags = (fp->rethook ? FGRAPH_FL_EXIT : 0) |
 		    (fp->entry_data_size ? FGRAPH_FL_DATA : 0) |
 		    (fp->rethook && fp->rethook->capped ? FGRAPH_FL_SLOW : 0);

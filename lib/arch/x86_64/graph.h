@@ -13,26 +13,25 @@
 
 /*
  * The next shadow-stack entry for a return whose slot's address is in
- * the register @slot: @region = the thread's region, @idx = the entry's
- * index, @node = its node (its line); to @fail when the thread has no
- * region yet, the top entry is not a caller's (stale, or this very
- * slot's), or it is full.
+ * the register @slot: @hdr = the thread's header (its top first), @idx =
+ * the entry's index, @node = its node (its line); to @fail when the
+ * thread has no region yet, the top entry is not a caller's (stale, or
+ * this very slot's), or it is full.
  */
-.macro SHADOW_NEXT region, idx, node, slot, fail
+.macro SHADOW_NEXT hdr, idx, node, slot, fail
 	movq	fhook_shadow_self@gottpoff(%rip), \node
-	movq	%fs:(\node), \node		/* the thread's header */
-	testq	\node, \node
+	movq	%fs:(\node), \hdr
+	testq	\hdr, \hdr
 	jz	\fail
-	movq	(\node), \idx			/* top */
-	leaq	-SHADOW_HDR_OFF(\node), \region
+	movq	(\hdr), \idx			/* top */
 	movq	\idx, \node
 	shlq	$SHADOW_LINE_SHIFT, \node
-	cmpq	SHADOW_NODE_OFF+SHADOW_N_SP(\region,\node), \slot
+	cmpq	SHADOW_NODE_OFF-SHADOW_HDR_OFF+SHADOW_N_SP(\hdr,\node), \slot
 	jae	\fail				/* the top entry is no caller's (line 0: none) */
 	addq	$1, \idx
 	cmpq	$SHADOW_DEPTH, \idx
 	jae	\fail
-	leaq	SHADOW_NODE_OFF+SHADOW_LINE(\region,\node), \node
+	leaq	SHADOW_NODE_OFF-SHADOW_HDR_OFF+SHADOW_LINE(\hdr,\node), \node
 .endm
 
 /*
@@ -63,34 +62,36 @@
  * the rest of the node, the return entry, the new top, and the slot
  * holding the entry's stub.  Clobbers @tmp.
  */
-.macro SHADOW_HOOK node, region, idx, slot, tmp
+.macro SHADOW_HOOK node, hdr, idx, slot, tmp
 	movq	\slot, \tmp			/* the real return address */
 	movq	\tmp, SHADOW_N_NEXT(\node)
 	movq	\tmp, SHADOW_N_RET_IP(\node)
 	movl	$0, SHADOW_N_UNWOUND(\node)
 	leaq	\slot, \tmp
 	movq	\tmp, SHADOW_N_SP(\node)
-	movq	\idx, SHADOW_HDR_OFF(\region)	/* top: the entry is complete */
+	movq	\idx, (\hdr)			/* top: the entry is complete */
 	leaq	-SHADOW_NODE_OFF(\node), \tmp	/* its stub: the same offset */
 	movq	\tmp, \slot
 .endm
 
 /* To @fail when the probe of @fgraph is disabled (its flags say so now). */
-.macro PROBE_DISABLED fgraph, tmp, tmp32, fail
+.macro PROBE_DISABLED fgraph, tmp, fail
 	movq	FGRAPH_FLAGS_WORD(\fgraph), \tmp
-	movl	(\tmp), \tmp32
-	andl	FGRAPH_DISABLED(\fgraph), \tmp32
+	testl	$FGRAPH_DISABLED_BITS, (\tmp)
 	jnz	\fail
 .endm
 
-/* @data = the entry data of entry @idx if @fgraph's handlers take it, else 0 */
-.macro ENTRY_DATA data, fgraph, region, idx
+/*
+ * @data = the entry data of entry @idx if @fgraph's handlers take it,
+ * else 0; @base is the region, or what is @off before the data
+ */
+.macro ENTRY_DATA data, fgraph, base, idx, off=SHADOW_DATA_OFF
 	xorl	\data\()d, \data\()d
 	testq	$FGRAPH_FL_DATA, FGRAPH_FLAGS(\fgraph)
 	jz	1004f
 	movq	\idx, \data
 	shlq	$8, \data
-	leaq	SHADOW_DATA_OFF(\region,\data), \data
+	leaq	\off(\base,\data), \data
 1004:
 .endm
 

@@ -81,7 +81,7 @@
 	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rcx)
 	jz	89f
 .endif
-	PROBE_DISABLED %rcx, %rax, %eax, 89f
+	PROBE_DISABLED %rcx, %rax, 89f
 	/* a tail call from a hooked function: C */
 	movq	SLOT(%rsp), %rax
 	subq	fhook_shadow_base(%rip), %rax

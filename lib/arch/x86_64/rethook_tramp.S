@@ -67,7 +67,7 @@
 	movq	FGRAPH_PROBE(%rdi), %rax	/* NULL: going away */
 	testq	%rax, %rax
 	jz	8f
-	PROBE_DISABLED %rdi, %r9, %r9d, 8f
+	PROBE_DISABLED %rdi, %r9, 8f
 	movq	FGRAPH_EXIT(%rdi), %r11
 	testq	%r11, %r11
 	jz	8f
@@ -110,7 +110,7 @@
 	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rdi)
 	jz	19f
 	FAST_ENTER %r11, %r8, 19f
-	PROBE_DISABLED %rdi, %r8, %r8d, 17f	/* (also when going away: rethook_going()) */
+	PROBE_DISABLED %rdi, %r8, 17f	/* (also when going away: rethook_going()) */
 	REC_LIVE %rdi, %r8, %r9, %r9d, 17f
 	movq	%rax, -16(%rsp)			/* the return values, in the red zone */
 	movq	%rdx, -24(%rsp)
