@@ -234,10 +234,13 @@ extern char fhook_just_return[];
  * the address it gives back.
  */
 extern char rethook_trampoline[];
+/* ... and the one of entries the graph trampolines made for graph records */
+extern char rethook_rec_trampoline[];
 
 /*
- * Fill @code with @nr stubs of FHOOK_RETHOOK_STUB_SIZE bytes, each going
- * to rethook_trampoline; stub 0 is never entered.
+ * Fill @code with @nr lines of FHOOK_RETHOOK_STUB_SIZE bytes, each with
+ * a stub going to rethook_trampoline and one to rethook_rec_trampoline
+ * (arch/shadow.h); stub 0 is never entered.
  */
 void fhook_rethook_stubs_write(unsigned char *code, size_t nr);
 

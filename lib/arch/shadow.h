@@ -46,6 +46,14 @@
 #error "a stub per line"
 #endif
 
+/*
+ * A line's stub is two: at +0 the one C and the graph entry hook returns
+ * with, at +SHADOW_REC_STUB the one of entries whose record the
+ * trampolines write (graph records): its return needs no test for that.
+ * Either leads to the same entry (its offset rounded down to the line).
+ */
+#define SHADOW_REC_STUB		16
+
 /* a node */
 #define SHADOW_N_RETHOOK	0	/* its probe's rethook: a struct fhook_fgraph first */
 #define SHADOW_N_ENTRY_IP	8
@@ -185,8 +193,6 @@ extern unsigned long fhook_shadow_base __attribute__((visibility("hidden")));
 extern unsigned long fhook_shadow_size __attribute__((visibility("hidden")));
 /* Non-zero: entry-only probes take the C path (frames are being unwound). */
 extern int fhook_shadow_slow __attribute__((visibility("hidden")));
-/* Non-zero once a probe has graph records: returns look for them. */
-extern int fhook_shadow_rec __attribute__((visibility("hidden")));
 /* The calling thread's region header; NULL until it hooks a return. */
 extern __thread void *fhook_shadow_self __attribute__((visibility("hidden")))
 	__attribute__((tls_model("initial-exec")));

@@ -248,7 +248,6 @@ void fprobe_graph_rec(struct fprobe *fp, long tls, unsigned long entry, unsigned
 	fg->rec_entry = entry;
 	fg->rec_exit = exit;
 	__atomic_or_fetch(&fg->flags, FGRAPH_FL_REC, __ATOMIC_RELEASE);
-	__atomic_store_n(&fhook_shadow_rec, 1, __ATOMIC_RELEASE);
 	fhook_ops_retramp(&fp->ops);
 }
 

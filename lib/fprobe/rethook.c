@@ -95,13 +95,13 @@ static bool slot_holds(unsigned long addr, unsigned long want)
 		rethook_pid = getpid();
 	if (process_vm_readv(rethook_pid, &local, 1, &remote, 1, 0) != sizeof(v))
 		return false;
-	for (n = 0; v != want && n < 64 && is_stub(v); n++) {
+	for (n = 0; rethook_stub_canon(v) != want && n < 64 && is_stub(v); n++) {
 		unsigned long base = region_of(v);
 
 		v = __atomic_load_n(&node_of(base, (v - base) / RETHOOK_STUB_SIZE)->next,
 				    __ATOMIC_RELAXED);
 	}
-	return v == want;
+	return rethook_stub_canon(v) == want;
 }
 
 /*
@@ -317,13 +317,28 @@ static void *make_stubs(void *at, int flags)
 	return code;
 }
 
-/* The stubs at @base: the shared pages, or a private copy if they cannot be. */
+/*
+ * The stubs at @base: the shared pages, or a private copy if they cannot
+ * be.  The first page, all that a shallow stack uses, is a private copy
+ * all the same: a forked child gets the parent's private pages mapped,
+ * but takes a fault at its first touch of a shared one.
+ */
 static int map_stubs(unsigned long base)
 {
+	const size_t first = 4096;
+	unsigned char *code;
+
 	if (rethook_stubs &&
 	    mremap(rethook_stubs, 0, RETHOOK_CODE_SIZE, MREMAP_MAYMOVE | MREMAP_FIXED,
-		   (void *)base) != MAP_FAILED)
-		return 0;
+		   (void *)base) != MAP_FAILED) {
+		code = mmap((void *)base, first, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		if (code != MAP_FAILED) {
+			memcpy(code, rethook_stubs, first);
+			if (!mprotect(code, first, PROT_READ | PROT_EXEC))
+				return 0;
+		}
+	}
 	return make_stubs((void *)base, MAP_PRIVATE | MAP_FIXED) ? 0 : -1;
 }
 
@@ -653,7 +668,7 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 			break;			/* a caller's frame, another stack's, or returning */
 		if (rsp == sp) {
 			/* our own slot: a tail call, or another fprobe's hook */
-			if (*(unsigned long *)sp == stub_of(base, top))
+			if (rethook_stub_canon(*(unsigned long *)sp) == stub_of(base, top))
 				break;
 			continue;
 		}

@@ -153,6 +153,16 @@ static inline bool rethook_is_stub(unsigned long addr)
 		(addr & (RETHOOK_REGION_SIZE - 1)) < RETHOOK_CODE_SIZE;
 }
 
+/*
+ * What a slot's value @v is to compare with rethook_stub_of(): a stub's
+ * line's first stub (the graph trampolines hook returns with the line's
+ * other one, arch/shadow.h: both lead to the same entry), else @v.
+ */
+static inline unsigned long rethook_stub_canon(unsigned long v)
+{
+	return rethook_is_stub(v) ? v & ~(unsigned long)(RETHOOK_STUB_SIZE - 1) : v;
+}
+
 /* The real return address a stub stands for (the one its entry reports). */
 static inline unsigned long rethook_stub_ret_ip(unsigned long stub)
 {

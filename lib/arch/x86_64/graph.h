@@ -35,11 +35,12 @@
 .endm
 
 /*
- * The entry a return through the stub in @stub is for, when it is this
- * thread's top entry and the slot whose address is in @slot holds it:
- * @region, @idx and @node; else @fail.  Clobbers @stub.
+ * The entry a return through the stub in @stub (its line's at
+ * @stub_off) is for, when it is this thread's top entry and the slot
+ * whose address is in @slot holds it: @region, @idx and @node; else
+ * @fail.  Clobbers @stub.
  */
-.macro SHADOW_TOP stub, region, idx, node, slot, fail
+.macro SHADOW_TOP stub, region, idx, node, slot, fail, stub_off=0
 	movq	\stub, \region
 	andq	$-SHADOW_REGION, \region
 	movq	fhook_shadow_self@gottpoff(%rip), \idx
@@ -51,7 +52,7 @@
 	shrq	$SHADOW_LINE_SHIFT, \idx
 	cmpq	(\node), \idx
 	jne	\fail				/* not the top */
-	leaq	SHADOW_NODE_OFF(\region,\stub), \node
+	leaq	SHADOW_NODE_OFF-\stub_off(\region,\stub), \node
 	cmpq	SHADOW_N_SP(\node), \slot
 	jne	\fail
 .endm
@@ -60,9 +61,9 @@
  * Hook the return whose slot is at @slot_addr (a memory operand: the
  * slot) for entry @idx, whose node has its rethook and entry fields:
  * the rest of the node, the return entry, the new top, and the slot
- * holding the entry's stub.  Clobbers @tmp.
+ * holding the entry's stub (its line's at @stub_off).  Clobbers @tmp.
  */
-.macro SHADOW_HOOK node, hdr, idx, slot, tmp
+.macro SHADOW_HOOK node, hdr, idx, slot, tmp, stub_off=0
 	movq	\slot, \tmp			/* the real return address */
 	movq	\tmp, SHADOW_N_NEXT(\node)
 	movq	\tmp, SHADOW_N_RET_IP(\node)
@@ -70,7 +71,7 @@
 	leaq	\slot, \tmp
 	movq	\tmp, SHADOW_N_SP(\node)
 	movq	\idx, (\hdr)			/* top: the entry is complete */
-	leaq	-SHADOW_NODE_OFF(\node), \tmp	/* its stub: the same offset */
+	leaq	-SHADOW_NODE_OFF+\stub_off(\node), \tmp	/* its stub: the same offset */
 	movq	\tmp, \slot
 .endm
 

@@ -18,7 +18,8 @@
  * function, a stale top entry) restores the registers and continues in the
  * ordinary graph trampoline, which takes the C path.
  *
- * The return side is GRAPH_RETURN_REC in rethook_tramp.S.
+ * The return side is rethook_rec_trampoline in rethook_tramp.S, where the
+ * entry's stub (SHADOW_REC_STUB) leads.
  */
 #include "graph.h"
 
@@ -110,7 +111,7 @@
 	REC_PUBLISH %rdi, %rdx, %rcx
 .if \exit
 	/* ... and the shadow-stack entry */
-	SHADOW_HOOK %r11, %r8, %rsi, SLOT(%rsp), %rdx
+	SHADOW_HOOK %r11, %r8, %rsi, SLOT(%rsp), %rdx, SHADOW_REC_STUB
 .endif
 	FAST_LEAVE %rdx
 	SCRATCH_RESTORE

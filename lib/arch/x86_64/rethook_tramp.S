@@ -101,14 +101,10 @@
  * Anything else goes on into the trampoline below.
  */
 .macro GRAPH_RETURN_REC
-	cmpl	$0, fhook_shadow_rec(%rip)
-	je	19f				/* no probe's records are written here */
 	movq	-8(%rsp), %rdi			/* the stub */
 	leaq	-8(%rsp), %r9			/* the slot */
-	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %r9, 19f
+	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %r9, 19f, SHADOW_REC_STUB
 	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
-	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rdi)
-	jz	19f
 	FAST_ENTER %r11, %r8, 19f
 	PROBE_DISABLED %rdi, %r8, 17f	/* (also when going away: rethook_going()) */
 	REC_LIVE %rdi, %r8, %r9, %r9d, 17f
@@ -140,6 +136,24 @@
 .endm
 
 	.text
+	.globl	rethook_rec_trampoline
+	.hidden	rethook_rec_trampoline
+	.type	rethook_rec_trampoline, @function
+	.p2align 4
+rethook_rec_trampoline:
+	.cfi_startproc
+	.cfi_def_cfa %rsp, 0
+	.cfi_offset %rip, -8
+#ifndef __SANITIZE_THREAD__
+	/* ThreadSanitizer sees no ordering in assembly: its builds take the C path */
+	GRAPH_RETURN_REC
+#endif
+	/* everything else as for any entry: through the line's first stub */
+	andq	$-SHADOW_LINE, -8(%rsp)
+	jmp	rethook_trampoline
+	.cfi_endproc
+	.size	rethook_rec_trampoline, .-rethook_rec_trampoline
+
 	.globl	rethook_trampoline
 	.hidden	rethook_trampoline
 	.type	rethook_trampoline, @function
@@ -148,10 +162,6 @@ rethook_trampoline:
 	.cfi_startproc
 	.cfi_def_cfa %rsp, 0
 	.cfi_offset %rip, -8
-#ifndef __SANITIZE_THREAD__
-	/* ThreadSanitizer sees no ordering in assembly: its builds take the C path */
-	GRAPH_RETURN_REC
-#endif
 	subq	$8, %rsp		/* the slot, holding the stub */
 	.cfi_def_cfa_offset 8
 	pushq	%rbp
