@@ -89,6 +89,7 @@
 #define FGRAPH_FL_DATA		2	/* handlers get the entry data */
 #define FGRAPH_FL_EXIT		4	/* returns are hooked */
 #define FGRAPH_FL_REC		8	/* the trampolines write plain records (rec_*) */
+#define FGRAPH_FL_REC_EXIT	16	/* both: one bit for the records' entry to test */
 
 /*
  * Graph records: a probe whose events are plain (an entry and a return

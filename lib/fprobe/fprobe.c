@@ -247,7 +247,9 @@ void fprobe_graph_rec(struct fprobe *fp, long tls, unsigned long entry, unsigned
 	fg->rec_tls = tls;
 	fg->rec_entry = entry;
 	fg->rec_exit = exit;
-	__atomic_or_fetch(&fg->flags, FGRAPH_FL_REC, __ATOMIC_RELEASE);
+	__atomic_or_fetch(&fg->flags,
+			  FGRAPH_FL_REC | ((fg->flags & FGRAPH_FL_EXIT) ? FGRAPH_FL_REC_EXIT : 0),
+			  __ATOMIC_RELEASE);
 	fhook_ops_retramp(&fp->ops);
 }
 

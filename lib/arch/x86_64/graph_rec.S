@@ -74,10 +74,8 @@
 	movq	OPS_PRIVATE(%rcx), %rcx		/* the fgraph */
 .if \exit
 	/* (the stub was bound for its flags, but they are checked where they are used) */
-	movl	FGRAPH_FLAGS(%rcx), %eax
-	notl	%eax
-	testl	$(FGRAPH_FL_REC | FGRAPH_FL_EXIT), %eax
-	jnz	89f
+	testq	$FGRAPH_FL_REC_EXIT, FGRAPH_FLAGS(%rcx)
+	jz	89f
 .else
 	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rcx)
 	jz	89f
