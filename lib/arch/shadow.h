@@ -121,7 +121,7 @@
 #define REC_G_TAG		0	/* 64 bits: stopped, then ... */
 #define REC_G_GEN		4	/* ... the generation */
 #define REC_G_STOPPED		0x80000000
-#define REC_G_CLOCK_BASE	8	/* subtracted from the TSC */
+#define REC_G_CLOCK_BASE	8	/* subtracted from the clock: 0 for graph records */
 #define REC_G_MASK		16	/* ring size - 1 */
 #define REC_G_CPU		24	/* the offset from the thread pointer of the cpu to
 					 * compare with the last record's: rseq's cpu_id, or

@@ -1833,12 +1833,12 @@ not_ours:
  * A probe of plain events only (`fhook record`'s every function, or an
  * entry and a return event without arguments) has its records written by
  * the trampolines (arch/shadow.h: graph records), when the clock is the
- * TSC; rec_entry() and rec_exit() still take
+ * TSC with no base; rec_entry() and rec_exit() still take
  * whatever the trampolines leave to C.
  */
 static void rec_graph(struct rec_probe *p)
 {
-	if (rec_clock != EV_CLOCK_TSC || rec_nr_callers || p->nr_saved ||
+	if (rec_clock != EV_CLOCK_TSC || rec_clock_base || rec_nr_callers || p->nr_saved ||
 	    p->plain_entry < 0 || (p->nr_ret && p->plain_ret < 0))
 		return;
 	fprobe_graph_rec(&p->fp, (long)((char *)&rec_thr - (char *)__builtin_thread_pointer()),

@@ -114,8 +114,7 @@
 .macro REC_NOW w, fail
 	rdtsc
 	shlq	$32, %rdx
-	orq	%rdx, %rax
-	subq	fhook_rec_g+REC_G_CLOCK_BASE(%rip), %rax
+	orq	%rdx, %rax			/* the TSC: graph records' clock has no base */
 	movq	%rax, %rdx
 	subq	%fs:REC_W_LAST_TS(\w), %rdx
 	shrq	$(REC_TS_BITS - 1), %rdx
