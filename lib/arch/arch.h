@@ -156,6 +156,7 @@ struct fhook_stub *fhook_stub_of_code(unsigned long code);
 #define FHOOK_TRAMP_FGRAPH	0x4	/* the handler's data is a struct fhook_fgraph */
 #define FHOOK_TRAMP_GRAPH_REC	0x8	/* ... whose records the trampolines write */
 #define FHOOK_TRAMP_GEN		0x10	/* a trampoline made for this handler (no IPMODIFY) */
+#define FHOOK_TRAMP_GRAPH_EXIT	0x20	/* ... whose returns are hooked (FGRAPH_FL_EXIT) */
 
 /*
  * Point @s at @func with @data, through a trampoline of @kind; with @func
@@ -233,10 +234,13 @@ extern char fhook_just_return[];
  * the address it gives back.
  */
 extern char rethook_trampoline[];
+/* ... and the one of entries the graph trampolines made for graph records */
+extern char rethook_rec_trampoline[];
 
 /*
- * Fill @code with @nr stubs of FHOOK_RETHOOK_STUB_SIZE bytes, each going
- * to rethook_trampoline; stub 0 is never entered.
+ * Fill @code with @nr lines of FHOOK_RETHOOK_STUB_SIZE bytes, each with
+ * a stub going to rethook_trampoline and one to rethook_rec_trampoline
+ * (arch/shadow.h); stub 0 is never entered.
  */
 void fhook_rethook_stubs_write(unsigned char *code, size_t nr);
 

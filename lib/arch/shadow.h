@@ -14,11 +14,16 @@
  * Every thread that hooks a return has a region of 1 << SHADOW_SHIFT
  * bytes, aligned to its size:
  *
- *	+0			SHADOW_DEPTH code stubs (arch_insn.h's size)
- *	+SHADOW_RET_OFF		{real return address, slot address} per stub
- *	+SHADOW_NODE_OFF	a node (below) per stub
+ *	+0			SHADOW_DEPTH code stubs, one per SHADOW_LINE bytes
+ *	+SHADOW_NODE_OFF	a line of SHADOW_LINE bytes per stub: its node
+ *				(below), then its return entry
  *	+SHADOW_HDR_OFF		the thread's header: its top index first
  *	+SHADOW_DATA_OFF	SHADOW_DATA_MAX bytes of entry data per stub
+ *
+ * Stub i and line i are both i * SHADOW_LINE from their array's start,
+ * so a stub's offset in the region is its line's offset in the lines:
+ * one index computation finds everything of an entry, whose fields are
+ * then each one displacement from it.
  */
 #ifndef FHOOK_ARCH_SHADOW_H
 #define FHOOK_ARCH_SHADOW_H
@@ -29,24 +34,41 @@
 #define SHADOW_DATA_MAX		256
 #define SHADOW_SHIFT		22
 #define SHADOW_REGION		(1 << SHADOW_SHIFT)
-#define SHADOW_RET_SIZE		16
+#define SHADOW_LINE_SHIFT	6
+#define SHADOW_LINE		(1 << SHADOW_LINE_SHIFT)
 #define SHADOW_NODE_SIZE	48
-#define SHADOW_RET_OFF		(SHADOW_DEPTH * FHOOK_RETHOOK_STUB_SIZE)
-#define SHADOW_NODE_OFF		(2 * SHADOW_RET_OFF)
-#define SHADOW_HDR_OFF		(SHADOW_NODE_OFF + SHADOW_DEPTH * SHADOW_NODE_SIZE)
+#define SHADOW_NODE_OFF		(SHADOW_DEPTH * SHADOW_LINE)
+#define SHADOW_RET_OFF		(SHADOW_NODE_OFF + SHADOW_NODE_SIZE)	/* line 0's return entry */
+#define SHADOW_HDR_OFF		(SHADOW_NODE_OFF + SHADOW_DEPTH * SHADOW_LINE)
 #define SHADOW_DATA_OFF		(SHADOW_HDR_OFF + 4096)
+
+#if FHOOK_RETHOOK_STUB_SIZE != SHADOW_LINE
+#error "a stub per line"
+#endif
+
+/*
+ * A line's stub is two: at +0 the one C and the graph entry hook returns
+ * with, at +SHADOW_REC_STUB the one of entries whose record the
+ * trampolines write (graph records): its return needs no test for that.
+ * Either leads to the same entry (its offset rounded down to the line).
+ */
+#define SHADOW_REC_STUB		16
 
 /* a node */
 #define SHADOW_N_RETHOOK	0	/* its probe's rethook: a struct fhook_fgraph first */
 #define SHADOW_N_ENTRY_IP	8
 #define SHADOW_N_PARENT_IP	16
-#define SHADOW_N_RET_IP		24	/* the real return address */
+#define SHADOW_N_RET_IP		24	/* the real return address (the stubs' FDE reads it) */
 #define SHADOW_N_NEXT		32	/* where the return goes on */
 #define SHADOW_N_UNWOUND	40	/* int */
+#define SHADOW_N_SP		(SHADOW_NODE_SIZE + SHADOW_R_SP)	/* the line's return entry's */
 
-/* a return entry: {ret, sp}; sp | SHADOW_RETURNING while its return is handled */
-#define SHADOW_R_RET		0
-#define SHADOW_R_SP		8
+/*
+ * a return entry: {sp}, the slot's address; sp | SHADOW_RETURNING while
+ * its return is handled, 0: free.  Line 0's (no entry) is ~0: every slot
+ * is below it, so the push needs no test for an empty stack.
+ */
+#define SHADOW_R_SP		0
 #define SHADOW_RETURNING	1
 
 /* struct fhook_fgraph */
@@ -55,19 +77,19 @@
 #define FGRAPH_PROBE		16
 #define FGRAPH_RETHOOK		24
 #define FGRAPH_FLAGS_WORD	32
-#define FGRAPH_DISABLED		40
+#define FGRAPH_DISABLED_BITS	1	/* of *flags_word: FPROBE_FL_DISABLED */
 #define FGRAPH_FLAGS		48
 
 #define FGRAPH_REC_TLS		56
-#define FGRAPH_REC_GLOBAL	64
-#define FGRAPH_REC_ENTRY	72
-#define FGRAPH_REC_EXIT		80
+#define FGRAPH_REC_ENTRY	64
+#define FGRAPH_REC_EXIT		72
 
 /* fhook_fgraph.flags */
 #define FGRAPH_FL_SLOW		1	/* every call takes the C path (a pool to count) */
 #define FGRAPH_FL_DATA		2	/* handlers get the entry data */
 #define FGRAPH_FL_EXIT		4	/* returns are hooked */
 #define FGRAPH_FL_REC		8	/* the trampolines write plain records (rec_*) */
+#define FGRAPH_FL_REC_EXIT	16	/* both: one bit for the records' entry to test */
 
 /*
  * Graph records: a probe whose events are plain (an entry and a return
@@ -75,25 +97,36 @@
  * straight into the thread's ring, in the events layer's format
  * (lib/events/ring.h): w0 = time (48 bits) | id << 48, w1 = address
  * (48 bits) | shadow-stack slot << 48.  The writer is a thread's (events'
- * struct rec_thread begins with it), the global part the recording's.
+ * struct rec_thread begins with it), the global part the recording's
+ * (struct fhook_rec_global, read rip-relative: one recording at a time).
  * The trampolines write only when the record fits below the writer's
- * limit, the cpu is the last record's (rseq) and the time is near the
- * last record's; everything else is the events layer's C.
+ * limit, the cpu is the last record's and the time is near the last
+ * record's; everything else is the events layer's C.
  */
 #define REC_W_HEAD		0	/* bytes written */
 #define REC_W_LIMIT		8	/* head may reach this */
 #define REC_W_DATA		16	/* the ring's bytes */
 #define REC_W_LAST_TS		24
-#define REC_W_EVENTS		32
-#define REC_W_RING		40	/* the ring's header: head at 0, events at 8 */
-#define REC_W_GEN		48	/* 64 bits: equal to REC_G_GEN, or C */
-#define REC_W_LAST_CPU		56	/* 32 bits */
+#define REC_W_RING		32	/* the ring's header: head at 0, events at 8 */
+#define REC_W_LAST_CPU		40	/* 32 bits, then ... */
+#define REC_W_GEN		44	/* ... 32 bits: REC_G_GEN's when its ring was claimed */
+#define REC_W_TAG		REC_W_LAST_CPU	/* both in one 64-bit word */
 
-#define REC_G_GEN		0	/* generation | disabled << 32 */
-#define REC_G_CLOCK_BASE	8	/* subtracted from the TSC */
+/*
+ * The recording is live and the thread on its last record's cpu when
+ * that cpu | REC_G_TAG's word (stopped | gen << 32) equals REC_W_TAG's
+ * (last cpu | gen << 32): stopped is 0 or REC_G_STOPPED, a bit no cpu
+ * number has, so one compare tells all three.
+ */
+#define REC_G_TAG		0	/* 64 bits: stopped, then ... */
+#define REC_G_GEN		4	/* ... the generation */
+#define REC_G_STOPPED		0x80000000
+#define REC_G_CLOCK_BASE	8	/* subtracted from the clock: 0 for graph records */
 #define REC_G_MASK		16	/* ring size - 1 */
-#define REC_G_CPU		24	/* rseq cpu_id's offset from the thread pointer; 0:
-					 * none, C looks at the cpu every 64 events */
+#define REC_G_CPU		24	/* the offset from the thread pointer of the cpu to
+					 * compare with the last record's: rseq's cpu_id, or
+					 * without rseq the writer's last cpu itself (its
+					 * limit then sends every 256th record to C) */
 
 #define REC_RING_HEAD		0
 #define REC_RING_EVENTS		8
@@ -114,13 +147,12 @@ struct fhook_fgraph {
 	void *exit;
 	void *probe;			/* NULL once it is going away */
 	void *rethook;			/* what a node records; NULL: entry only */
-	unsigned int *flags_word;	/* the probe's flags ... */
-	unsigned int disabled;		/* ... and the bits that mean "disabled" */
-	unsigned int pad;
+	/* the probe's flags, FGRAPH_DISABLED_BITS "disabled"; all ones once going */
+	unsigned int *flags_word;
+	unsigned long pad;
 	unsigned long flags;		/* FGRAPH_FL_* */
 	/* FGRAPH_FL_REC: the writer's offset from the thread pointer, ... */
 	long rec_tls;
-	const void *rec_global;		/* ... the recording's part, */
 	unsigned long rec_entry;	/* ... and the events' ids << 48 */
 	unsigned long rec_exit;
 };
@@ -130,20 +162,38 @@ _Static_assert(offsetof(struct fhook_fgraph, exit) == FGRAPH_EXIT, "FGRAPH_EXIT"
 _Static_assert(offsetof(struct fhook_fgraph, probe) == FGRAPH_PROBE, "FGRAPH_PROBE");
 _Static_assert(offsetof(struct fhook_fgraph, rethook) == FGRAPH_RETHOOK, "FGRAPH_RETHOOK");
 _Static_assert(offsetof(struct fhook_fgraph, flags_word) == FGRAPH_FLAGS_WORD, "FLAGS_WORD");
-_Static_assert(offsetof(struct fhook_fgraph, disabled) == FGRAPH_DISABLED, "FGRAPH_DISABLED");
 _Static_assert(offsetof(struct fhook_fgraph, flags) == FGRAPH_FLAGS, "FGRAPH_FLAGS");
 _Static_assert(offsetof(struct fhook_fgraph, rec_tls) == FGRAPH_REC_TLS, "FGRAPH_REC_TLS");
-_Static_assert(offsetof(struct fhook_fgraph, rec_global) == FGRAPH_REC_GLOBAL, "REC_GLOBAL");
 _Static_assert(offsetof(struct fhook_fgraph, rec_entry) == FGRAPH_REC_ENTRY, "REC_ENTRY");
 _Static_assert(offsetof(struct fhook_fgraph, rec_exit) == FGRAPH_REC_EXIT, "REC_EXIT");
+
+/*
+ * What every writer compares with (REC_G_*), the events layer's: a
+ * generation bumped when an attached recording ends (the rings that
+ * threads still name are gone), beside it the switch that stops all
+ * recording; the clock's base, the ring's mask, the cpu's offset.
+ */
+struct fhook_rec_global {
+	unsigned int stopped;		/* 0 or REC_G_STOPPED */
+	unsigned int gen;
+	unsigned long clock_base;
+	unsigned long mask;
+	long cpu_off;
+};
+
+_Static_assert(offsetof(struct fhook_rec_global, stopped) == REC_G_TAG &&
+	       offsetof(struct fhook_rec_global, gen) == REC_G_GEN, "REC_G_TAG");
+_Static_assert(offsetof(struct fhook_rec_global, clock_base) == REC_G_CLOCK_BASE, "CLOCK_BASE");
+_Static_assert(offsetof(struct fhook_rec_global, mask) == REC_G_MASK, "REC_G_MASK");
+_Static_assert(offsetof(struct fhook_rec_global, cpu_off) == REC_G_CPU, "REC_G_CPU");
+
+extern struct fhook_rec_global fhook_rec_g __attribute__((visibility("hidden")));
 
 /* The reservation of every region (0 until the first return hook). */
 extern unsigned long fhook_shadow_base __attribute__((visibility("hidden")));
 extern unsigned long fhook_shadow_size __attribute__((visibility("hidden")));
 /* Non-zero: entry-only probes take the C path (frames are being unwound). */
 extern int fhook_shadow_slow __attribute__((visibility("hidden")));
-/* Non-zero once a probe has graph records: returns look for them. */
-extern int fhook_shadow_rec __attribute__((visibility("hidden")));
 /* The calling thread's region header; NULL until it hooks a return. */
 extern __thread void *fhook_shadow_self __attribute__((visibility("hidden")))
 	__attribute__((tls_model("initial-exec")));

@@ -94,6 +94,8 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 		flags |= FHOOK_TRAMP_FGRAPH;
 		if (__atomic_load_n(&fg->flags, __ATOMIC_ACQUIRE) & FGRAPH_FL_REC)
 			flags |= FHOOK_TRAMP_GRAPH_REC;
+		if (fg->flags & FGRAPH_FL_EXIT)
+			flags |= FHOOK_TRAMP_GRAPH_EXIT;
 	}
 	return flags;
 }

@@ -120,10 +120,9 @@ struct rec_thread {
 	uint64_t limit;
 	unsigned char *data;
 	uint64_t last_ts;
-	uint64_t events;
 	struct ev_ring *ring;
-	uint64_t gen;		/* rec_gen when the ring was claimed (64 bits: REC_W_GEN) */
 	uint32_t last_cpu;
+	uint32_t gen;		/* rec_gen when the ring was claimed */
 	uint32_t idx;
 	uint64_t tail;		/* last tail seen: refreshed only when room looks short */
 	uint64_t lost_pending;	/* dropped since the last record written */
@@ -135,10 +134,9 @@ _Static_assert(offsetof(struct rec_thread, head) == REC_W_HEAD, "REC_W_HEAD");
 _Static_assert(offsetof(struct rec_thread, limit) == REC_W_LIMIT, "REC_W_LIMIT");
 _Static_assert(offsetof(struct rec_thread, data) == REC_W_DATA, "REC_W_DATA");
 _Static_assert(offsetof(struct rec_thread, last_ts) == REC_W_LAST_TS, "REC_W_LAST_TS");
-_Static_assert(offsetof(struct rec_thread, events) == REC_W_EVENTS, "REC_W_EVENTS");
 _Static_assert(offsetof(struct rec_thread, ring) == REC_W_RING, "REC_W_RING");
-_Static_assert(offsetof(struct rec_thread, gen) == REC_W_GEN, "REC_W_GEN");
 _Static_assert(offsetof(struct rec_thread, last_cpu) == REC_W_LAST_CPU, "REC_W_LAST_CPU");
+_Static_assert(offsetof(struct rec_thread, gen) == REC_W_GEN, "REC_W_GEN");
 _Static_assert(offsetof(struct ev_ring, head) == REC_RING_HEAD, "REC_RING_HEAD");
 _Static_assert(offsetof(struct ev_ring, events) == REC_RING_EVENTS, "REC_RING_EVENTS");
 _Static_assert(EV_TS_BITS == REC_TS_BITS, "REC_TS_BITS");
@@ -157,28 +155,24 @@ static pid_t rec_tracer_pid;
 static uint64_t rec_ring_size, rec_mark;
 static uint32_t rec_clock;
 /*
- * What every writer compares with (arch/shadow.h: REC_G_*): a generation
- * bumped when an attached recording ends (fhook trace -p: the rings that
- * threads still name in their rec_thr are gone, and a thread notices it
- * here at its next event; other threads' TLS cannot be reset from ours),
- * and beside it the switch that stops all recording, so that one 64-bit
- * compare tells both; the clock's base, the ring's mask, the rseq cpu.
+ * What every writer compares with (arch/shadow.h: struct fhook_rec_global):
+ * its generation is bumped when an attached recording ends (fhook trace -p:
+ * the rings that threads still name in their rec_thr are gone, and a
+ * thread notices it at its next event; other threads' TLS cannot be reset
+ * from ours).
  */
-static struct rec_global {
-	uint32_t gen;
-	int disabled;
-	uint64_t clock_base;
-	uint64_t mask;
-	long cpu_off;
-} rec_g;
+#define rec_g		fhook_rec_g
 #define rec_gen		rec_g.gen
-#define rec_disabled	rec_g.disabled
+#define rec_disabled	rec_g.stopped	/* 0 or REC_G_STOPPED */
 #define rec_clock_base	rec_g.clock_base
-_Static_assert(offsetof(struct rec_global, gen) == REC_G_GEN &&
-	       offsetof(struct rec_global, disabled) == REC_G_GEN + 4, "REC_G_GEN");
-_Static_assert(offsetof(struct rec_global, clock_base) == REC_G_CLOCK_BASE, "REC_G_CLOCK_BASE");
-_Static_assert(offsetof(struct rec_global, mask) == REC_G_MASK, "REC_G_MASK");
-_Static_assert(offsetof(struct rec_global, cpu_off) == REC_G_CPU, "REC_G_CPU");
+/* glibc registered an rseq area: its cpu_id is rec_g.cpu_off from the thread pointer */
+static bool rec_has_rseq;
+/*
+ * Without rseq, how many plain records may pass between two looks at the
+ * cpu (a vDSO call or a system call each): the cpu a record names may be
+ * stale by that many records after a migration.
+ */
+#define REC_CPU_EVERY	256
 static struct rec_event *rec_events;
 static int rec_nr_events;
 static struct rec_kprobe *rec_kprobes;	/* one per event; only kprobe events' are used */
@@ -387,7 +381,6 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 	t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 	t->last_ts = 1ULL << 63;	/* the ring's first record says the full time */
 	t->last_cpu = ~0U;
-	t->events = 0;
 	t->idx = idx;
 	rec_maps[idx] = r;
 	hw = __atomic_load_n(&rec_maps_hi, __ATOMIC_RELAXED);
@@ -554,7 +547,7 @@ static void __fhook_startup rec_exec(const char *path, bool search)
 
 static void detach(const char *why)
 {
-	if (__atomic_exchange_n(&rec_disabled, 1, __ATOMIC_RELAXED))
+	if (__atomic_exchange_n(&rec_disabled, REC_G_STOPPED, __ATOMIC_RELAXED))
 		return;
 	fprintf(stderr, "fhook: record: %s: process %d continues untraced\n", why, getpid());
 	rec_untraced("%s", why);
@@ -639,7 +632,7 @@ static inline void commit(struct rec_thread *t, uint32_t len)
 	struct ev_ring *r = t->ring;
 
 	t->head += len;
-	__atomic_store_n(&r->events, ++t->events, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->events, r->events + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->head, t->head, __ATOMIC_RELEASE);
 	if (__builtin_expect(t->head - t->tail >= rec_mark, 0)) {
 		t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
@@ -672,7 +665,7 @@ static void drop(struct rec_thread *t)
 	__atomic_store_n(&t->ring->lost, t->ring->lost + 1, __ATOMIC_RELAXED);
 }
 
-/* The thread's rseq cpu_id, where glibc registered an rseq area (rec_g.cpu_off). */
+/* The thread's rseq cpu_id, when rec_has_rseq. */
 static inline int32_t rec_rseq_cpu(void)
 {
 	return *(volatile int32_t *)((char *)__builtin_thread_pointer() + rec_g.cpu_off);
@@ -680,7 +673,7 @@ static inline int32_t rec_rseq_cpu(void)
 
 static inline uint32_t rec_cpu(void)
 {
-	if (__builtin_expect(rec_g.cpu_off != 0, 1)) {
+	if (__builtin_expect(rec_has_rseq, 1)) {
 		int32_t cpu = rec_rseq_cpu();
 
 		if (cpu >= 0)
@@ -756,19 +749,23 @@ static uint64_t rec_limit(const struct rec_thread *t)
 	mark = t->tail + rec_mark;
 	if (room < lap_end)
 		lap_end = room;
-	return mark < lap_end ? mark : lap_end;
+	if (mark < lap_end)
+		lap_end = mark;
+	/* without rseq, the slow path looks at the cpu every REC_CPU_EVERY records */
+	if (!rec_has_rseq && t->head + REC_CPU_EVERY * 16 < lap_end)
+		lap_end = t->head + REC_CPU_EVERY * 16;
+	return lap_end;
 }
 
 /*
  * Is the thread still on the cpu of its last record?  From the rseq area
  * where glibc registered one; else sched_getcpu() costs a system call or
- * a vDSO call, and is asked every 64 events only.
+ * a vDSO call, and is asked only when the limit (rec_limit()) sends a
+ * record to the slow path, every REC_CPU_EVERY records.
  */
 static inline bool rec_cpu_same(const struct rec_thread *t)
 {
-	if (__builtin_expect(rec_g.cpu_off != 0, 1))
-		return rec_rseq_cpu() == (int32_t)t->last_cpu;
-	return t->events & 63;
+	return !rec_has_rseq || rec_rseq_cpu() == (int32_t)t->last_cpu;
 }
 
 static void record_plain_slow(uint32_t id, uint64_t w1);
@@ -797,7 +794,7 @@ static inline void record_plain(uint32_t id, uint64_t w1)
 	p[1] = w1;
 	t->last_ts = now;
 	t->head = head + 16;
-	__atomic_store_n(&t->ring->events, ++t->events, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->ring->events, t->ring->events + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->ring->head, head + 16, __ATOMIC_RELEASE);
 	return;
 slow:
@@ -1743,7 +1740,7 @@ static void __fhook_startup rec_atfork_child(void)
 	}
 	zero_if_set(&rec_thr, sizeof(rec_thr));
 	if (!rec_follow) {
-		__atomic_store_n(&rec_disabled, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&rec_disabled, REC_G_STOPPED, __ATOMIC_RELAXED);
 		return;
 	}
 	/*
@@ -1867,16 +1864,16 @@ not_ours:
  * A probe of plain events only (`fhook record`'s every function, or an
  * entry and a return event without arguments) has its records written by
  * the trampolines (arch/shadow.h: graph records), when the clock is the
- * TSC; rec_entry() and rec_exit() still take
+ * TSC with no base; rec_entry() and rec_exit() still take
  * whatever the trampolines leave to C.
  */
 static void rec_graph(struct rec_probe *p)
 {
-	if (rec_clock != EV_CLOCK_TSC || rec_nr_callers || p->nr_saved ||
+	if (rec_clock != EV_CLOCK_TSC || rec_clock_base || rec_nr_callers || p->nr_saved ||
 	    p->plain_entry < 0 || (p->nr_ret && p->plain_ret < 0))
 		return;
 	fprobe_graph_rec(&p->fp, (long)((char *)&rec_thr - (char *)__builtin_thread_pointer()),
-			 &rec_g, (unsigned long)p->plain_entry << EV_TS_BITS,
+			 (unsigned long)p->plain_entry << EV_TS_BITS,
 			 p->nr_ret ? (unsigned long)p->plain_ret << EV_TS_BITS : 0);
 }
 
@@ -1997,9 +1994,12 @@ static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
 	rec_clock_base = shm->clock_base;
 	rec_g.mask = shm->ring_size - 1;
 	rec_follow = shm->follow;
-	/* cpu_id is at +4 of struct rseq; 0 (no offset is -4): none registered */
-	if (&__rseq_size && __rseq_size)
+	/* cpu_id is at +4 of struct rseq */
+	rec_has_rseq = &__rseq_size && __rseq_size;
+	if (rec_has_rseq)
 		rec_g.cpu_off = __rseq_offset + 4;
+	else
+		rec_g.cpu_off = (long)((char *)&rec_thr.last_cpu - (char *)__builtin_thread_pointer());
 	if (!shm->follow) {
 		/* programs this one starts are not traced; its own threads map rings later */
 		if (!attached)
@@ -2120,7 +2120,7 @@ static int rec_teardown(FILE *out)
 		fprintf(out, "fhook: record: this process is not being recorded\n");
 		return -ENOENT;
 	}
-	__atomic_store_n(&rec_disabled, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&rec_disabled, REC_G_STOPPED, __ATOMIC_RELAXED);
 	for (i = 0; i < rec_nr_probes; i++) {
 		if (rec_probes[i].registered)
 			unregister_fprobe(&rec_probes[i].fp);

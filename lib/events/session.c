@@ -621,7 +621,8 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	s->clock.kind = o->clock >= 0 ? o->clock : best_clock();
 	if (s->clock.kind == EV_CLOCK_TSC) {
 		clock_pair(&s->clock.tsc0, &s->clock.mono0);
-		s->clock.base = s->clock.tsc0;
+		/* the TSC as it is: the trampolines that write records subtract nothing */
+		s->clock.base = 0;
 	} else {
 		s->clock.base = s->clock.mono0 = now_ns();
 	}

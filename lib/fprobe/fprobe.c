@@ -139,7 +139,6 @@ static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftr
 		node->next = parent_ip;
 		node->ret_ip = parent_ip;
 		node->unwound = 0;
-		r->ret = parent_ip;
 		r->sp = sp;
 		/* the entry is complete before the slot points at it */
 		__asm__ __volatile__("" ::: "memory");
@@ -200,6 +199,8 @@ static int fprobe_init_rethook(struct fprobe *fp, int num)
  * it there), else on its own.  The trampoline takes the common cases; a
  * pool, which counts in a shared word, leaves every call to C.
  */
+_Static_assert(FPROBE_FL_DISABLED == FGRAPH_DISABLED_BITS, "the trampolines' disabled bit");
+
 static int fprobe_init_fgraph(struct fprobe *fp)
 {
 	struct fhook_fgraph *fg = fp->rethook ? &fp->rethook->fgraph : calloc(1, sizeof(*fg));
@@ -210,7 +211,6 @@ static int fprobe_init_fgraph(struct fprobe *fp)
 	fg->exit = (void *)fp->exit_handler;
 	fg->rethook = fp->rethook;
 	fg->flags_word = &fp->flags;
-	fg->disabled = FPROBE_FL_DISABLED;
 	fg->flags = (fp->rethook ? FGRAPH_FL_EXIT : 0) |
 		    (fp->entry_data_size ? FGRAPH_FL_DATA : 0) |
 		    (fp->rethook && fp->rethook->capped ? FGRAPH_FL_SLOW : 0);
@@ -234,23 +234,22 @@ static void fprobe_free_fgraph(struct fprobe *fp)
  *
  * For a registered probe whose entry and return events are plain (see
  * arch/shadow.h, graph records): @tls is the writer's offset from the
- * thread pointer, @global the recording's part, @entry and @exit the
- * first words' event ids (<< 48).  Its handlers still take every call
+ * thread pointer (the recording's part is fhook_rec_g), @entry and
+ * @exit the first words' event ids (<< 48).  Its handlers still take every call
  * the trampolines leave to C.  No effect on a probe with a pool.
  */
-void fprobe_graph_rec(struct fprobe *fp, long tls, const void *global, unsigned long entry,
-		      unsigned long exit)
+void fprobe_graph_rec(struct fprobe *fp, long tls, unsigned long entry, unsigned long exit)
 {
 	struct fhook_fgraph *fg = fp->ops.private;
 
 	if (!fg || (fg->flags & FGRAPH_FL_SLOW))
 		return;
 	fg->rec_tls = tls;
-	fg->rec_global = global;
 	fg->rec_entry = entry;
 	fg->rec_exit = exit;
-	__atomic_or_fetch(&fg->flags, FGRAPH_FL_REC, __ATOMIC_RELEASE);
-	__atomic_store_n(&fhook_shadow_rec, 1, __ATOMIC_RELEASE);
+	__atomic_or_fetch(&fg->flags,
+			  FGRAPH_FL_REC | ((fg->flags & FGRAPH_FL_EXIT) ? FGRAPH_FL_REC_EXIT : 0),
+			  __ATOMIC_RELEASE);
 	fhook_ops_retramp(&fp->ops);
 }
 
@@ -400,7 +399,7 @@ int unregister_fprobe(struct fprobe *fp)
 	 * that read it before (they read it inside a tasks section, util/tasks.h).
 	 */
 	if (fp->rethook)
-		__atomic_store_n(&fp->rethook->fgraph.probe, NULL, __ATOMIC_RELEASE);
+		rethook_going(fp->rethook);
 	ret = unregister_ftrace_function(&fp->ops);
 	fprobe_free_fgraph(fp);
 	if (fp->rethook) {

@@ -95,13 +95,13 @@ static bool slot_holds(unsigned long addr, unsigned long want)
 		rethook_pid = getpid();
 	if (process_vm_readv(rethook_pid, &local, 1, &remote, 1, 0) != sizeof(v))
 		return false;
-	for (n = 0; v != want && n < 64 && is_stub(v); n++) {
+	for (n = 0; rethook_stub_canon(v) != want && n < 64 && is_stub(v); n++) {
 		unsigned long base = region_of(v);
 
 		v = __atomic_load_n(&node_of(base, (v - base) / RETHOOK_STUB_SIZE)->next,
 				    __ATOMIC_RELAXED);
 	}
-	return v == want;
+	return rethook_stub_canon(v) == want;
 }
 
 /*
@@ -151,7 +151,8 @@ static void register_eh_frame(unsigned long start, unsigned long len)
 	void *h;
 
 	fhook_rethook_eh_frame(rethook_eh_frame, sizeof(rethook_eh_frame), start, len,
-			       rethook_personality_addr(), RETHOOK_RET_OFF);
+			       rethook_personality_addr(),
+			       RETHOOK_NODE_OFF + offsetof(struct rethook_node, ret_ip));
 	/*
 	 * Register with the libgcc_s every unwinder in the process uses
 	 * (glibc's backtrace() and pthread_cancel() dlopen the same one), not
@@ -295,6 +296,53 @@ static int claim_slot(void)
 }
 
 /*
+ * The stubs, made once (rethook_setup()): they are position-independent,
+ * so every region maps these same pages, not a copy of its own.
+ */
+static void *rethook_stubs;
+
+static void *make_stubs(void *at, int flags)
+{
+	void *code = mmap(at, RETHOOK_CODE_SIZE, PROT_READ | PROT_WRITE,
+			  flags | MAP_ANONYMOUS, -1, 0);
+
+	if (code == MAP_FAILED)
+		return NULL;
+	/* stub 0 is never used: see fhook_rethook_stubs_write() */
+	fhook_rethook_stubs_write(code, RETHOOK_DEPTH);
+	if (mprotect(code, RETHOOK_CODE_SIZE, PROT_READ | PROT_EXEC)) {
+		munmap(code, RETHOOK_CODE_SIZE);
+		return NULL;
+	}
+	return code;
+}
+
+/*
+ * The stubs at @base: the shared pages, or a private copy if they cannot
+ * be.  The first page, all that a shallow stack uses, is a private copy
+ * all the same: a forked child gets the parent's private pages mapped,
+ * but takes a fault at its first touch of a shared one.
+ */
+static int map_stubs(unsigned long base)
+{
+	const size_t first = 4096;
+	unsigned char *code;
+
+	if (rethook_stubs &&
+	    mremap(rethook_stubs, 0, RETHOOK_CODE_SIZE, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   (void *)base) != MAP_FAILED) {
+		code = mmap((void *)base, first, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		if (code != MAP_FAILED) {
+			memcpy(code, rethook_stubs, first);
+			if (!mprotect(code, first, PROT_READ | PROT_EXEC))
+				return 0;
+		}
+	}
+	return make_stubs((void *)base, MAP_PRIVATE | MAP_FIXED) ? 0 : -1;
+}
+
+/*
  * Map this thread's region.  May run in a signal handler (the first hook
  * of a thread can be there), so only atomics and system calls here.
  */
@@ -302,7 +350,6 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 {
 	struct rethook_thread *t;
 	unsigned long base;
-	unsigned char *code;
 	unsigned int internal;
 	int slot;
 
@@ -314,24 +361,20 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 	base = rethook_base + (unsigned long)slot * RETHOOK_REGION_SIZE;
 	t = thread_of(base);
 	/* a region keeps its mappings when its thread exits */
-	if (mprotect((void *)(base + RETHOOK_RET_OFF), RETHOOK_REGION_SIZE - RETHOOK_RET_OFF,
+	if (mprotect((void *)(base + RETHOOK_CODE_SIZE), RETHOOK_REGION_SIZE - RETHOOK_CODE_SIZE,
 		     PROT_READ | PROT_WRITE))
 		goto fail;
 	__atomic_or_fetch(&rethook_mapped[slot / 64], 1UL << (slot % 64), __ATOMIC_RELEASE);
 	if (!t->prepared) {
-		code = mmap((void *)base, RETHOOK_RET_OFF, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-		if (code == MAP_FAILED)
-			goto fail;
-		/* stub 0 is never used: see fhook_rethook_stubs_write() */
-		fhook_rethook_stubs_write(code, RETHOOK_DEPTH);
-		if (mprotect(code, RETHOOK_RET_OFF, PROT_READ | PROT_EXEC))
+		if (map_stubs(base))
 			goto fail;
 		t->prepared = 1;
 	}
 	t->slot = slot;
 	t->tid = gettid();
 	t->top = 0;
+	/* line 0 holds no entry: above every slot, for the trampolines' push */
+	ret_of(base, 0)->sp = ~0UL;
 	t->kept_idx = t->kept_sp = 0;
 	t->holes = 0;
 	t->full = 0;
@@ -409,6 +452,7 @@ int rethook_setup(void)
 		goto out;
 	}
 	pthread_atfork(NULL, NULL, rethook_atfork_child);
+	rethook_stubs = make_stubs(NULL, MAP_SHARED);
 	fhook_arch_rethook_init(rethook_trampoline_handler);
 	register_eh_frame((region_of((unsigned long)p) + RETHOOK_REGION_SIZE), size);
 	__atomic_store_n(&rethook_size, size, __ATOMIC_RELAXED);
@@ -506,6 +550,22 @@ struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_s
 	return rh;
 }
 
+/* What a going rethook's flags word becomes: every "disabled" bit set. */
+static const unsigned int rethook_gone_word = ~0U;
+
+/**
+ * rethook_going - exits in flight through @rh's nodes see no owner from
+ * here on: its probe NULL, and to the trampolines, which test only the
+ * flags word on the path of graph records, disabled (its owner's flags
+ * may be freed after the grace period, the word stays).
+ */
+void rethook_going(struct rethook *rh)
+{
+	__atomic_store_n(&rh->fgraph.flags_word, (unsigned int *)&rethook_gone_word,
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&rh->fgraph.probe, NULL, __ATOMIC_RELEASE);
+}
+
 /*
  * rethook_free - detach @rh from its owner.  The caller then waits for a
  * grace period before freeing the owner; nodes still in flight see
@@ -515,7 +575,7 @@ void rethook_free(struct rethook *rh)
 {
 	if (rh->unwind)
 		__atomic_sub_fetch(&rethook_unwind_users, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&rh->fgraph.probe, NULL, __ATOMIC_RELEASE);
+	rethook_going(rh);
 	if (rh->capped && __atomic_sub_fetch(&rh->ref, 1, __ATOMIC_ACQ_REL) == 0) {
 		free(rh);
 	} else {
@@ -608,7 +668,7 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 			break;			/* a caller's frame, another stack's, or returning */
 		if (rsp == sp) {
 			/* our own slot: a tail call, or another fprobe's hook */
-			if (*(unsigned long *)sp == stub_of(base, top))
+			if (rethook_stub_canon(*(unsigned long *)sp) == stub_of(base, top))
 				break;
 			continue;
 		}
@@ -655,7 +715,7 @@ void rethook_recycle(struct rethook_node *node)
 void rethook_hook(struct rethook_node *node, unsigned long sp)
 {
 	unsigned long base = region_of((unsigned long)node);
-	unsigned long idx = node - node_of(base, 0);
+	unsigned long idx = ((unsigned long)node - (unsigned long)node_of(base, 0)) / RETHOOK_LINE;
 	struct rethook_thread *t = thread_of(base);
 	struct rethook_ret *r = ret_of(base, idx);
 	unsigned long ret = *(unsigned long *)sp;
@@ -671,7 +731,6 @@ void rethook_hook(struct rethook_node *node, unsigned long sp)
 	node->next = ret;
 	node->ret_ip = real;
 	node->unwound = 0;
-	r->ret = real;
 	r->sp = sp;
 	/* the entry is complete before the slot points at it */
 	__asm__ __volatile__("" ::: "memory");

@@ -4,9 +4,9 @@
  *
  * Every thread that hooks a return gets a region of a large reservation:
  *
- *	+0		RETHOOK_DEPTH code stubs of 16 bytes, read+exec
- *	+RET_OFF	{real return address, slot address} per stub
- *	+NODE_OFF	struct rethook_node per stub
+ *	+0		RETHOOK_DEPTH code stubs, one per 64 bytes, read+exec
+ *	+NODE_OFF	a line of 64 bytes per stub: struct rethook_node, then
+ *			struct rethook_ret (the slot address)
  *	+HDR_OFF	struct rethook_thread
  *	+DATA_OFF	RETHOOK_DATA_MAX bytes of entry data per stub
  *
@@ -14,7 +14,7 @@
  * holds the address of its stub, so the entry is found from the slot
  * alone, and one FDE registered with libgcc describes every stub of every
  * thread position-independently: "the return address is saved at
- * (*(CFA - 8)) + RET_OFF".  An unwinder that meets a stub address (C++
+ * (*(CFA - 8)) + NODE_OFF + the node's ret_ip".  An unwinder that meets a stub address (C++
  * exceptions, pthread_exit and cancellation, backtrace()) steps through a
  * one-instruction pseudo-frame to the real caller without our help.
  */
@@ -36,6 +36,8 @@
 #define RETHOOK_REGION_SIZE	(1UL << RETHOOK_REGION_SHIFT)
 #define RETHOOK_MAX_THREADS	512
 #define RETHOOK_STUB_SIZE	FHOOK_RETHOOK_STUB_SIZE
+#define RETHOOK_LINE		SHADOW_LINE	/* an entry's node and return entry */
+#define RETHOOK_CODE_SIZE	SHADOW_NODE_OFF	/* the stubs */
 #define RETHOOK_RET_OFF		SHADOW_RET_OFF
 #define RETHOOK_NODE_OFF	SHADOW_NODE_OFF
 #define RETHOOK_HDR_OFF		SHADOW_HDR_OFF
@@ -72,8 +74,8 @@ struct rethook_node {
 };
 
 struct rethook_ret {
-	unsigned long ret;	/* the real return address, for unwinders (the FDE) */
 	unsigned long sp;	/* the slot's address (| RETHOOK_RETURNING); 0: a hole */
+	unsigned long pad;
 };
 
 /* In rethook_ret.sp (slots are 8-aligned): the return is being handled. */
@@ -87,7 +89,7 @@ _Static_assert(offsetof(struct rethook_node, entry_parent_ip) == SHADOW_N_PARENT
 _Static_assert(offsetof(struct rethook_node, ret_ip) == SHADOW_N_RET_IP, "N_RET_IP");
 _Static_assert(offsetof(struct rethook_node, next) == SHADOW_N_NEXT, "N_NEXT");
 _Static_assert(offsetof(struct rethook_node, unwound) == SHADOW_N_UNWOUND, "N_UNWOUND");
-_Static_assert(sizeof(struct rethook_ret) == SHADOW_RET_SIZE, "SHADOW_RET_SIZE");
+_Static_assert(sizeof(struct rethook_node) + sizeof(struct rethook_ret) == SHADOW_LINE, "a line");
 _Static_assert(offsetof(struct rethook_ret, sp) == SHADOW_R_SP, "SHADOW_R_SP");
 _Static_assert(RETHOOK_RETURNING == SHADOW_RETURNING, "SHADOW_RETURNING");
 _Static_assert(offsetof(struct rethook, fgraph) == 0, "a node's rethook is its fgraph");
@@ -129,12 +131,12 @@ static inline struct rethook_thread *rethook_thread_of(unsigned long base)
 
 static inline struct rethook_ret *rethook_ret_of(unsigned long base, unsigned long idx)
 {
-	return (struct rethook_ret *)(base + RETHOOK_RET_OFF) + idx;
+	return (struct rethook_ret *)(base + RETHOOK_RET_OFF + idx * RETHOOK_LINE);
 }
 
 static inline struct rethook_node *rethook_node_of(unsigned long base, unsigned long idx)
 {
-	return (struct rethook_node *)(base + RETHOOK_NODE_OFF) + idx;
+	return (struct rethook_node *)(base + RETHOOK_NODE_OFF + idx * RETHOOK_LINE);
 }
 
 static inline unsigned long rethook_stub_of(unsigned long base, unsigned long idx)
@@ -148,25 +150,35 @@ static inline bool rethook_is_stub(unsigned long addr)
 	unsigned long base = __atomic_load_n(&rethook_base, __ATOMIC_RELAXED);
 
 	return base && addr - base < __atomic_load_n(&rethook_size, __ATOMIC_RELAXED) &&
-		(addr & (RETHOOK_REGION_SIZE - 1)) < RETHOOK_RET_OFF;
+		(addr & (RETHOOK_REGION_SIZE - 1)) < RETHOOK_CODE_SIZE;
+}
+
+/*
+ * What a slot's value @v is to compare with rethook_stub_of(): a stub's
+ * line's first stub (the graph trampolines hook returns with the line's
+ * other one, arch/shadow.h: both lead to the same entry), else @v.
+ */
+static inline unsigned long rethook_stub_canon(unsigned long v)
+{
+	return rethook_is_stub(v) ? v & ~(unsigned long)(RETHOOK_STUB_SIZE - 1) : v;
 }
 
 /* The real return address a stub stands for (the one its entry reports). */
 static inline unsigned long rethook_stub_ret_ip(unsigned long stub)
 {
 	unsigned long base = stub & ~(RETHOOK_REGION_SIZE - 1);
-	struct rethook_node *nodes = (struct rethook_node *)(base + RETHOOK_NODE_OFF);
 
-	return nodes[(stub - base) / RETHOOK_STUB_SIZE].ret_ip;
+	return rethook_node_of(base, (stub - base) / RETHOOK_STUB_SIZE)->ret_ip;
 }
 
 int rethook_setup(void) __hidden;
 /* fprobe.c: graph records (arch/shadow.h) for a registered probe */
 struct fprobe;
-void fprobe_graph_rec(struct fprobe *fp, long tls, const void *global, unsigned long entry,
-		      unsigned long exit) __hidden;
+void fprobe_graph_rec(struct fprobe *fp, long tls, unsigned long entry, unsigned long exit)
+	__hidden;
 struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_size,
 			      bool unwind) __hidden;
+void rethook_going(struct rethook *rh) __hidden;
 void rethook_free(struct rethook *rh) __hidden;
 struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp) __hidden;
 void rethook_recycle(struct rethook_node *node) __hidden;
@@ -195,7 +207,7 @@ static inline unsigned long rethook_data_index(const void *data)
 static inline void *rethook_node_data(struct rethook_node *node)
 {
 	unsigned long base = (unsigned long)node & ~(RETHOOK_REGION_SIZE - 1);
-	unsigned long idx = ((unsigned long)node - base - RETHOOK_NODE_OFF) / sizeof(*node);
+	unsigned long idx = ((unsigned long)node - base - RETHOOK_NODE_OFF) / RETHOOK_LINE;
 
 	return (void *)(base + RETHOOK_DATA_OFF + idx * RETHOOK_DATA_MAX);
 }

@@ -19,8 +19,11 @@
 /* -pg in PIE: "call *__fentry__@GOTPCREL(%rip)", 6 bytes */
 #define FHOOK_SITE_MAX		6
 
-/* return-hook stubs: "jmp *8(%rip-relative)" and the target */
-#define FHOOK_RETHOOK_STUB_SIZE	16
+/*
+ * return-hook stubs: "jmp *8(%rip-relative)" and the target, one per
+ * shadow-stack line (arch/shadow.h), the rest int3
+ */
+#define FHOOK_RETHOOK_STUB_SIZE	64
 /* what fhook_rethook_eh_frame() may write */
 #define FHOOK_RETHOOK_EH_FRAME_MAX	128
 

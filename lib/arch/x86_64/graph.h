@@ -11,175 +11,150 @@
 #include "arch/shadow.h"
 #include "util/thread_word.h"
 
-.if FHOOK_RETHOOK_STUB_SIZE != 16 || SHADOW_RET_SIZE != 16 || SHADOW_NODE_SIZE != 48
-.error "the graph macros scale indexes by 16 and 48"
-.endif
-
 /*
  * The next shadow-stack entry for a return whose slot's address is in
- * the register @slot: @region = the thread's region, @idx = the
- * entry's index; to @fail when the thread has no region yet, the top
- * entry is not a caller's (stale, or this very slot's), or it is full.
+ * the register @slot: @hdr = the thread's header (its top first), @idx =
+ * the entry's index, @node = its node (its line); to @fail when the
+ * thread has no region yet, the top entry is not a caller's (stale, or
+ * this very slot's), or it is full.
  */
-.macro SHADOW_NEXT region, idx, tmp, slot, fail
-	movq	fhook_shadow_self@gottpoff(%rip), \tmp
-	movq	%fs:(\tmp), \tmp		/* the thread's header */
-	testq	\tmp, \tmp
+.macro SHADOW_NEXT hdr, idx, node, slot, fail
+	movq	fhook_shadow_self@gottpoff(%rip), \node
+	movq	%fs:(\node), \hdr
+	testq	\hdr, \hdr
 	jz	\fail
-	movq	(\tmp), \idx			/* top */
-	leaq	-SHADOW_HDR_OFF(\tmp), \region
-	testq	\idx, \idx
-	jz	1001f
-	movq	\idx, \tmp
-	shlq	$4, \tmp
-	addq	\region, \tmp
-	cmpq	SHADOW_RET_OFF+SHADOW_R_SP(\tmp), \slot
-	jae	\fail				/* the top entry is no caller's */
-1001:	addq	$1, \idx
+	movq	(\hdr), \idx			/* top */
+	movq	\idx, \node
+	shlq	$SHADOW_LINE_SHIFT, \node
+	cmpq	SHADOW_NODE_OFF-SHADOW_HDR_OFF+SHADOW_N_SP(\hdr,\node), \slot
+	jae	\fail				/* the top entry is no caller's (line 0: none) */
+	addq	$1, \idx
 	cmpq	$SHADOW_DEPTH, \idx
 	jae	\fail
-.endm
-
-/* @node = the node of entry @idx */
-.macro SHADOW_NODE node, region, idx
-	leaq	(\idx,\idx,2), \node
-	shlq	$4, \node
-	leaq	SHADOW_NODE_OFF(\region,\node), \node
+	leaq	SHADOW_NODE_OFF-SHADOW_HDR_OFF+SHADOW_LINE(\hdr,\node), \node
 .endm
 
 /*
- * The entry a return through the stub in @stub is for, when it is this
- * thread's top entry and the slot whose address is in @slot holds it:
- * @region, @idx, @node and @ret (its return entry); else @fail.
+ * The entry a return through the stub in @stub (its line's at
+ * @stub_off) is for, when it is this thread's top entry and the slot
+ * whose address is in @slot holds it: @region, @idx and @node; else
+ * @fail.  Clobbers @stub.
  */
-.macro SHADOW_TOP stub, region, idx, node, ret, slot, fail
+.macro SHADOW_TOP stub, region, idx, node, slot, fail, stub_off=0
 	movq	\stub, \region
 	andq	$-SHADOW_REGION, \region
-	movq	fhook_shadow_self@gottpoff(%rip), \ret
+	movq	fhook_shadow_self@gottpoff(%rip), \idx
 	leaq	SHADOW_HDR_OFF(\region), \node
-	cmpq	%fs:(\ret), \node
+	cmpq	%fs:(\idx), \node
 	jne	\fail				/* another thread's entry (a coroutine) */
+	subq	\region, \stub			/* the line's offset */
 	movq	\stub, \idx
-	subq	\region, \idx
-	shrq	$4, \idx
+	shrq	$SHADOW_LINE_SHIFT, \idx
 	cmpq	(\node), \idx
 	jne	\fail				/* not the top */
-	movq	\idx, \ret
-	shlq	$4, \ret
-	leaq	SHADOW_RET_OFF(\region,\ret), \ret
-	cmpq	SHADOW_R_SP(\ret), \slot
+	leaq	SHADOW_NODE_OFF-\stub_off(\region,\stub), \node
+	cmpq	SHADOW_N_SP(\node), \slot
 	jne	\fail
-	SHADOW_NODE \node, \region, \idx
 .endm
 
 /*
  * Hook the return whose slot is at @slot_addr (a memory operand: the
  * slot) for entry @idx, whose node has its rethook and entry fields:
  * the rest of the node, the return entry, the new top, and the slot
- * holding the entry's stub.  Clobbers @node and @tmp.
+ * holding the entry's stub (its line's at @stub_off).  Clobbers @tmp.
  */
-.macro SHADOW_HOOK node, region, idx, slot, tmp
+.macro SHADOW_HOOK node, hdr, idx, slot, tmp, stub_off=0
 	movq	\slot, \tmp			/* the real return address */
 	movq	\tmp, SHADOW_N_NEXT(\node)
 	movq	\tmp, SHADOW_N_RET_IP(\node)
 	movl	$0, SHADOW_N_UNWOUND(\node)
-	movq	\idx, \node
-	shlq	$4, \node
-	movq	\tmp, SHADOW_RET_OFF+SHADOW_R_RET(\region,\node)
 	leaq	\slot, \tmp
-	movq	\tmp, SHADOW_RET_OFF+SHADOW_R_SP(\region,\node)
-	movq	\idx, SHADOW_HDR_OFF(\region)	/* top: the entry is complete */
-	addq	\region, \node			/* its stub */
-	movq	\node, \slot
+	movq	\tmp, SHADOW_N_SP(\node)
+	movq	\idx, (\hdr)			/* top: the entry is complete */
+	leaq	-SHADOW_NODE_OFF+\stub_off(\node), \tmp	/* its stub: the same offset */
+	movq	\tmp, \slot
 .endm
 
 /* To @fail when the probe of @fgraph is disabled (its flags say so now). */
-.macro PROBE_DISABLED fgraph, tmp, tmp32, fail
+.macro PROBE_DISABLED fgraph, tmp, fail
 	movq	FGRAPH_FLAGS_WORD(\fgraph), \tmp
-	movl	(\tmp), \tmp32
-	andl	FGRAPH_DISABLED(\fgraph), \tmp32
+	testl	$FGRAPH_DISABLED_BITS, (\tmp)
 	jnz	\fail
 .endm
 
-/* @data = the entry data of entry @idx if @fgraph's handlers take it, else 0 */
-.macro ENTRY_DATA data, fgraph, region, idx
+/*
+ * @data = the entry data of entry @idx if @fgraph's handlers take it,
+ * else 0; @base is the region, or what is @off before the data
+ */
+.macro ENTRY_DATA data, fgraph, base, idx, off=SHADOW_DATA_OFF
 	xorl	\data\()d, \data\()d
 	testq	$FGRAPH_FL_DATA, FGRAPH_FLAGS(\fgraph)
 	jz	1004f
 	movq	\idx, \data
 	shlq	$8, \data
-	leaq	SHADOW_DATA_OFF(\region,\data), \data
+	leaq	\off(\base,\data), \data
 1004:
 .endm
 
 /*
- * The writer of @fgraph's records can take one more plain record: its
- * recording is live, there is room below its limit, and the thread is on
- * the last record's cpu (without rseq, C looks every 64 events).  Leaves
- * @w = the writer's offset from the thread pointer, @g = the recording's
- * part.
+ * The recording of @fgraph's records is live, and the thread on its last
+ * record's cpu (REC_G_TAG); else @fail.  Leaves @w = the writer's offset
+ * from the thread pointer.
  */
-.macro REC_CHECK fgraph, w, g, tmp, tmp32, fail
+.macro REC_LIVE fgraph, w, tmp, tmp32, fail
 	movq	FGRAPH_REC_TLS(\fgraph), \w
-	movq	FGRAPH_REC_GLOBAL(\fgraph), \g
-	movq	%fs:REC_W_GEN(\w), \tmp
-	cmpq	REC_G_GEN(\g), \tmp
-	jne	\fail
-	movq	%fs:REC_W_HEAD(\w), \tmp
-	addq	$16, \tmp
-	cmpq	%fs:REC_W_LIMIT(\w), \tmp
-	ja	\fail
-	movq	REC_G_CPU(\g), \tmp
-	testq	\tmp, \tmp
-	jz	1002f
+	movq	fhook_rec_g+REC_G_CPU(%rip), \tmp
 	movl	%fs:(\tmp), \tmp32
-	cmpl	%fs:REC_W_LAST_CPU(\w), \tmp32
+	orq	fhook_rec_g+REC_G_TAG(%rip), \tmp
+	cmpq	%fs:REC_W_TAG(\w), \tmp
 	jne	\fail
-	jmp	1003f
-1002:	testq	$63, %fs:REC_W_EVENTS(\w)
-	jz	\fail
-1003:
 .endm
 
 /* %rax = the record's time, near the last record's (else @fail); clobbers %rdx */
-.macro REC_NOW w, g, fail
+.macro REC_NOW w, fail
 	rdtsc
 	shlq	$32, %rdx
-	orq	%rdx, %rax
-	subq	REC_G_CLOCK_BASE(\g), %rax
+	orq	%rdx, %rax			/* the TSC: graph records' clock has no base */
 	movq	%rax, %rdx
 	subq	%fs:REC_W_LAST_TS(\w), %rdx
 	shrq	$(REC_TS_BITS - 1), %rdx
 	jnz	\fail
 .endm
 
+/* @head = the writer's head after one more record, which fits below its limit; else @fail */
+.macro REC_ROOM w, head, fail
+	movq	%fs:REC_W_HEAD(\w), \head
+	addq	$16, \head
+	cmpq	%fs:REC_W_LIMIT(\w), \head
+	ja	\fail
+.endm
+
 /*
  * The record's first word, from the time in %rax and the event id @id
- * (a memory operand, id << 48), at the head; %rdx = where the record is
- * (its second word goes to 8(%rdx)).
+ * (a memory operand, id << 48, read before @pos is written), just below
+ * @head; @pos = where the record is (its second word goes to 8(@pos)).
  */
-.macro REC_PUT w, g, id
+.macro REC_PUT w, head, pos, id
 	movq	%rax, %fs:REC_W_LAST_TS(\w)
 	shlq	$(64 - REC_TS_BITS), %rax
 	shrq	$(64 - REC_TS_BITS), %rax
 	orq	\id, %rax
-	movq	%fs:REC_W_HEAD(\w), %rdx
-	andq	REC_G_MASK(\g), %rdx
-	addq	%fs:REC_W_DATA(\w), %rdx
-	movq	%rax, (%rdx)
+	leaq	-16(\head), \pos
+	andq	fhook_rec_g+REC_G_MASK(%rip), \pos
+	addq	%fs:REC_W_DATA(\w), \pos
+	movq	%rax, (\pos)
 .endm
 
-/* The record is written: publish it (head with the ring's release, x86 stores). */
-.macro REC_PUBLISH w, tmp
-	movq	%fs:REC_W_HEAD(\w), %rax
-	addq	$16, %rax
-	movq	%rax, %fs:REC_W_HEAD(\w)
-	movq	%fs:REC_W_EVENTS(\w), %rdx
-	addq	$1, %rdx
-	movq	%rdx, %fs:REC_W_EVENTS(\w)
+/*
+ * The record is written: publish it (head with the ring's release, x86
+ * stores).  Only this thread writes its ring's header, and a signal
+ * handler's records meanwhile go to C, which refuses them: a plain add.
+ */
+.macro REC_PUBLISH w, head, tmp
+	movq	\head, %fs:REC_W_HEAD(\w)
 	movq	%fs:REC_W_RING(\w), \tmp
-	movq	%rdx, REC_RING_EVENTS(\tmp)
-	movq	%rax, REC_RING_HEAD(\tmp)
+	addq	$1, REC_RING_EVENTS(\tmp)
+	movq	\head, REC_RING_HEAD(\tmp)
 .endm
 
 /*

@@ -6,7 +6,7 @@
  *
  * A stub's "jmp *tramp" lands here with %r11 = the stub's data slot,
  * (%rsp) = the function's body (site + 5) and 8(%rsp) = the caller's
- * return address.  We push the scratch registers we use (every argument
+ * return address.  We keep the scratch registers we use (every argument
  * register, %rax and %r10 reach the function unchanged), enter a tasks
  * section with the recursion lock (a signal handler that records
  * meanwhile goes to C, which refuses it: the ring's head and the shadow
@@ -15,32 +15,111 @@
  * return (as the graph entry of trampoline.S does) and write the entry
  * record.  Anything else (disabled, nested, no region or no ring yet, a
  * full ring, another cpu, a long gap, a tail call from a hooked
- * function, a stale top entry) undoes the pushes and continues in the
+ * function, a stale top entry) restores the registers and continues in the
  * ordinary graph trampoline, which takes the C path.
  *
- * The return side is GRAPH_RETURN_REC in rethook_tramp.S.
+ * The return side is rethook_rec_trampoline in rethook_tramp.S, where the
+ * entry's stub (SHADOW_REC_STUB) leads.
  */
 #include "graph.h"
 
 #define STUB_DATA	8
 #define OPS_PRIVATE	16
-#define SAVED		56		/* seven registers pushed */
-#define BODY		(SAVED)		/* site + 5 */
-#define SLOT		(SAVED + 8)	/* the return address */
+#define BODY		0		/* site + 5 */
+#define SLOT		8		/* the return address */
 
-.macro SCRATCH_POP
-	popq	%r8
-	.cfi_adjust_cfa_offset -8
-	popq	%rdi
-	.cfi_adjust_cfa_offset -8
-	popq	%rsi
-	.cfi_adjust_cfa_offset -8
-	popq	%rdx
-	.cfi_adjust_cfa_offset -8
-	popq	%rcx
-	.cfi_adjust_cfa_offset -8
-	popq	%rax
-	.cfi_adjust_cfa_offset -8
+/*
+ * The scratch registers are kept below %rsp, in the red zone: nothing of
+ * the caller's is live there across its call, signal delivery skips it,
+ * and the function's own use of it begins after we return to its body.
+ * So the CFA stays %rsp + 8 throughout.
+ */
+#define SAVE_R11	-8
+#define SAVE_RAX	-16
+#define SAVE_RCX	-24
+#define SAVE_RDX	-32
+#define SAVE_RSI	-40
+#define SAVE_RDI	-48
+#define SAVE_R8		-56
+
+.macro SCRATCH_RESTORE
+	movq	SAVE_RAX(%rsp), %rax
+	movq	SAVE_RCX(%rsp), %rcx
+	movq	SAVE_RDX(%rsp), %rdx
+	movq	SAVE_RSI(%rsp), %rsi
+	movq	SAVE_RDI(%rsp), %rdi
+	movq	SAVE_R8(%rsp), %r8
+.endm
+
+/*
+ * The entry of a probe that hooks returns (@exit 1: the shadow-stack
+ * entry and the record's slot) or not (0).  Which one a stub jumps to is
+ * fixed when it is bound (FHOOK_TRAMP_GRAPH_EXIT): a probe hooks returns
+ * or not for its whole life.
+ */
+.macro GRAPH_REC_ENTRY exit
+	.cfi_startproc
+	movq	%r11, SAVE_R11(%rsp)		/* the stub, for the way back */
+	movq	%rax, SAVE_RAX(%rsp)
+	movq	%rcx, SAVE_RCX(%rsp)
+	movq	%rdx, SAVE_RDX(%rsp)
+	movq	%rsi, SAVE_RSI(%rsp)
+	movq	%rdi, SAVE_RDI(%rsp)
+	movq	%r8, SAVE_R8(%rsp)
+	/* first: the ops and its fgraph are read inside (an unregister waits) */
+	FAST_ENTER %rdx, %rax, 90f
+	movq	STUB_DATA(%r11), %rcx
+	testq	%rcx, %rcx
+	jz	89f				/* unbound: the list function */
+	movq	OPS_PRIVATE(%rcx), %rcx		/* the fgraph */
+.if \exit
+	/* (the stub was bound for its flags, but they are checked where they are used) */
+	testq	$FGRAPH_FL_REC_EXIT, FGRAPH_FLAGS(%rcx)
+	jz	89f
+.else
+	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rcx)
+	jz	89f
+.endif
+	PROBE_DISABLED %rcx, %rax, 89f
+	/* a tail call from a hooked function: C */
+	movq	SLOT(%rsp), %rax
+	subq	fhook_shadow_base(%rip), %rax
+	cmpq	fhook_shadow_size(%rip), %rax
+	jb	89f
+	REC_LIVE %rcx, %rdi, %rax, %eax, 89f
+.if \exit
+	leaq	SLOT(%rsp), %rdx
+	SHADOW_NEXT %r8, %rsi, %r11, %rdx, 89f
+	movq	FGRAPH_RETHOOK(%rcx), %rdx	/* (the entry is not live before its top) */
+	movq	%rdx, SHADOW_N_RETHOOK(%r11)
+.endif
+	REC_NOW %rdi, 89f
+	REC_ROOM %rdi, %rdx, 89f
+	/* everything holds: the record ... */
+	REC_PUT %rdi, %rdx, %rcx, FGRAPH_REC_ENTRY(%rcx)
+	movq	BODY(%rsp), %rax
+	subq	$5, %rax			/* the site */
+.if \exit
+	movq	%rax, SHADOW_N_ENTRY_IP(%r11)	/* (no one reads entry_parent_ip) */
+	shlq	$REC_TS_BITS, %rsi
+	orq	%rsi, %rax			/* | idx << 48 */
+	shrq	$REC_TS_BITS, %rsi
+.endif
+	movq	%rax, 8(%rcx)
+	REC_PUBLISH %rdi, %rdx, %rcx
+.if \exit
+	/* ... and the shadow-stack entry */
+	SHADOW_HOOK %r11, %r8, %rsi, SLOT(%rsp), %rdx, SHADOW_REC_STUB
+.endif
+	FAST_LEAVE %rdx
+	SCRATCH_RESTORE
+	ret					/* into the function's body */
+89:	FAST_LEAVE %rdx
+90:	/* the ordinary graph trampoline, as if the stub had jumped there */
+	SCRATCH_RESTORE
+	movq	SAVE_R11(%rsp), %r11
+	jmp	fhook_tramp_fgraph
+	.cfi_endproc
 .endm
 
 	.text
@@ -49,76 +128,15 @@
 	.type	fhook_tramp_grec, @function
 	.p2align 4
 fhook_tramp_grec:
-	.cfi_startproc
-	pushq	%r11				/* the stub, for the way back */
-	.cfi_adjust_cfa_offset 8
-	pushq	%rax
-	.cfi_adjust_cfa_offset 8
-	pushq	%rcx
-	.cfi_adjust_cfa_offset 8
-	pushq	%rdx
-	.cfi_adjust_cfa_offset 8
-	pushq	%rsi
-	.cfi_adjust_cfa_offset 8
-	pushq	%rdi
-	.cfi_adjust_cfa_offset 8
-	pushq	%r8
-	.cfi_adjust_cfa_offset 8
-	/* first: the ops and its fgraph are read inside (an unregister waits) */
-	FAST_ENTER %rdx, %rax, 90f
-	movq	STUB_DATA(%r11), %rcx
-	testq	%rcx, %rcx
-	jz	89f				/* unbound: the list function */
-	movq	OPS_PRIVATE(%rcx), %rcx		/* the fgraph */
-	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rcx)
-	jz	89f
-	PROBE_DISABLED %rcx, %rax, %eax, 89f
-	/* a tail call from a hooked function: C */
-	movq	SLOT(%rsp), %rax
-	subq	fhook_shadow_base(%rip), %rax
-	cmpq	fhook_shadow_size(%rip), %rax
-	jb	89f
-	REC_CHECK %rcx, %rdi, %r11, %rax, %eax, 89f
-	/* the shadow stack, if the return is hooked */
-	xorl	%esi, %esi			/* idx: 0 without one */
-	testq	$FGRAPH_FL_EXIT, FGRAPH_FLAGS(%rcx)
-	jz	30f
-	leaq	SLOT(%rsp), %rdx
-	SHADOW_NEXT %r8, %rsi, %rax, %rdx, 89f
-30:	REC_NOW %rdi, %r11, 89f
-	/* everything holds: the record ... */
-	REC_PUT %rdi, %r11, FGRAPH_REC_ENTRY(%rcx)
-	movq	%rsi, %r11
-	shlq	$REC_TS_BITS, %r11
-	addq	BODY(%rsp), %r11
-	subq	$5, %r11			/* the site | idx << 48 */
-	movq	%r11, 8(%rdx)
-	REC_PUBLISH %rdi, %r11
-	/* ... and the shadow-stack entry */
-	testq	%rsi, %rsi
-	jz	32f
-	SHADOW_NODE %rax, %r8, %rsi
-	movq	FGRAPH_RETHOOK(%rcx), %rdx
-	movq	%rdx, SHADOW_N_RETHOOK(%rax)
-	movq	BODY(%rsp), %rdx
-	subq	$5, %rdx
-	movq	%rdx, SHADOW_N_ENTRY_IP(%rax)
-	movq	SLOT(%rsp), %rdx
-	movq	%rdx, SHADOW_N_PARENT_IP(%rax)
-	SHADOW_HOOK %rax, %r8, %rsi, SLOT(%rsp), %rdx
-32:	FAST_LEAVE %rdx
-	SCRATCH_POP
-	leaq	8(%rsp), %rsp			/* the stub */
-	.cfi_adjust_cfa_offset -8
-	ret					/* into the function's body */
-	.cfi_adjust_cfa_offset SAVED
-89:	FAST_LEAVE %rdx
-90:	/* the ordinary graph trampoline, as if the stub had jumped there */
-	SCRATCH_POP
-	popq	%r11
-	.cfi_adjust_cfa_offset -8
-	jmp	fhook_tramp_fgraph
-	.cfi_endproc
+	GRAPH_REC_ENTRY 0
 	.size	fhook_tramp_grec, .-fhook_tramp_grec
+
+	.globl	fhook_tramp_grec_exit
+	.hidden	fhook_tramp_grec_exit
+	.type	fhook_tramp_grec_exit, @function
+	.p2align 4
+fhook_tramp_grec_exit:
+	GRAPH_REC_ENTRY 1
+	.size	fhook_tramp_grec_exit, .-fhook_tramp_grec_exit
 
 	.section .note.GNU-stack,"",@progbits

@@ -14,27 +14,34 @@
 unsigned long fhook_shadow_base;
 unsigned long fhook_shadow_size;
 int fhook_shadow_slow;
-int fhook_shadow_rec;
 __thread void *fhook_shadow_self __attribute__((tls_model("initial-exec")));
+/* what graph records compare with (arch/shadow.h), set by the events layer */
+struct fhook_rec_global fhook_rec_g;
+
+/* "jmp *2(%rip)", two int3, and the target: position-independent */
+static void put_stub(unsigned char *s, unsigned long target)
+{
+	s[0] = 0xff; s[1] = 0x25;
+	s[2] = 2; s[3] = 0; s[4] = 0; s[5] = 0;
+	s[6] = INT3_INSN_OPCODE; s[7] = INT3_INSN_OPCODE;
+	memcpy(s + 8, &target, 8);
+}
 
 void fhook_rethook_stubs_write(unsigned char *code, size_t nr)
 {
-	unsigned long tramp = (unsigned long)rethook_trampoline;
 	size_t i;
 
 	/*
-	 * Stub i: jmp *8(stub) -- the trampoline's address is stored in the
-	 * stub itself, so the region can be anywhere.  Stub 0 is never used:
-	 * its first byte is where an unwinder looks up stub 1's "caller"
-	 * (stub - 1).
+	 * Line i's stubs (arch/shadow.h): jmp *8(stub) -- the trampoline's
+	 * address is stored in the stub itself, so the region can be
+	 * anywhere.  Stub 0 is never used: its first byte is where an
+	 * unwinder looks up stub 1's "caller" (stub - 1).
 	 */
 	for (i = 0; i < nr; i++) {
 		unsigned char *s = code + i * FHOOK_RETHOOK_STUB_SIZE;
 
-		s[0] = 0xff; s[1] = 0x25;
-		s[2] = 2; s[3] = 0; s[4] = 0; s[5] = 0;
-		s[6] = INT3_INSN_OPCODE; s[7] = INT3_INSN_OPCODE;
-		memcpy(s + 8, &tramp, 8);
+		put_stub(s, (unsigned long)rethook_trampoline);
+		put_stub(s + SHADOW_REC_STUB, (unsigned long)rethook_rec_trampoline);
 	}
 	memset(code, INT3_INSN_OPCODE, FHOOK_RETHOOK_STUB_SIZE);
 }
@@ -43,8 +50,9 @@ void fhook_rethook_stubs_write(unsigned char *code, size_t nr)
  * A CIE and one FDE over the whole reservation.  At a stub the "frame" is
  * the caller's state right after the hooked function returned: %rsp and
  * every other register unchanged, and the return address saved at
- * *(slot) + @ret_off, i.e. entry i's real return address, found from the
- * stub address still in the slot.
+ * (*(slot) & -SHADOW_LINE) + @ret_off, i.e. entry i's real return
+ * address, found from the stub address still in the slot (either of its
+ * line's).
  *
  * The CFA is %rsp + 1, not %rsp: libgcc identifies a frame by the CFA of
  * the frame it returns from, and with CFA = %rsp the caller's identity
@@ -89,6 +97,9 @@ size_t fhook_rethook_eh_frame(unsigned char *buf, size_t size, unsigned long sta
 	*p++ = 0x39;			/* DW_OP_lit9 (on top of the CFA) */
 	*p++ = 0x1c;			/* DW_OP_minus: the slot */
 	*p++ = 0x06;			/* DW_OP_deref: the stub */
+	*p++ = 0x09;			/* DW_OP_const1s -SHADOW_LINE ... */
+	*p++ = (unsigned char)-SHADOW_LINE;
+	*p++ = 0x1a;			/* DW_OP_and: ... its line's first */
 	*p++ = 0x10;			/* DW_OP_constu ret_off */
 	p = fhook_put_uleb(p, ret_off);
 	*p++ = 0x22;			/* DW_OP_plus: where the real one is */

@@ -51,23 +51,23 @@
 .macro GRAPH_RETURN
 	movq	8(%rbp), %rdi			/* the stub */
 	leaq	8(%rbp), %rdx			/* the slot */
-	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %r8, %rdx, 9f
+	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %rdx, 9f
 	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
 	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%rdi)
 	jnz	9f
 	FAST_ENTER %r9, %rax, 9f
-	orq	$SHADOW_RETURNING, SHADOW_R_SP(%r8)
+	orq	$SHADOW_RETURNING, SHADOW_N_SP(%rcx)
 	movq	SHADOW_N_NEXT(%rcx), %rdx
 	movq	%rdx, 8(%rbp)			/* the slot plain again */
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
 	movq	%rdx, RIP(%rsp)
-	movq	%r8, R12(%rsp)
+	movq	%rcx, R12(%rsp)
 	movq	%rsi, R13(%rsp)
 	movq	%r10, R14(%rsp)
 	movq	FGRAPH_PROBE(%rdi), %rax	/* NULL: going away */
 	testq	%rax, %rax
 	jz	8f
-	PROBE_DISABLED %rdi, %r9, %r9d, 8f
+	PROBE_DISABLED %rdi, %r9, 8f
 	movq	FGRAPH_EXIT(%rdi), %r11
 	testq	%r11, %r11
 	jz	8f
@@ -81,7 +81,7 @@
 	movq	R12(%rsp), %r8
 	movq	R13(%rsp), %rsi
 	movq	R14(%rsp), %r10
-	movq	$0, SHADOW_R_SP(%r8)		/* the entry is free */
+	movq	$0, SHADOW_N_SP(%r8)		/* the entry is free */
 	subq	$1, %rsi
 	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* popped */
 	jmp	4f				/* (the x87 stack was empty) */
@@ -94,45 +94,38 @@
  * with only the registers a return leaves dead, and the caller's red zone
  * (nothing is live there across a call) for %rax and %rdx while rdtsc
  * needs them.  This thread's top entry, in order, the same checks as the
- * entry; then the slot gets the real return address back, the entry is
- * freed and popped, the record written, and we jump on.  Inside a tasks
+ * entry; then the record is written, the slot gets the real return
+ * address back, the entry is freed and popped, and we jump on.  Inside a tasks
  * section (the recording's rings are unmapped only after a grace period)
  * and under the recursion lock (a signal handler's records go to C).
  * Anything else goes on into the trampoline below.
  */
 .macro GRAPH_RETURN_REC
-	cmpl	$0, fhook_shadow_rec(%rip)
-	je	19f				/* no probe's records are written here */
 	movq	-8(%rsp), %rdi			/* the stub */
 	leaq	-8(%rsp), %r9			/* the slot */
-	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %r8, %r9, 19f
+	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %r9, 19f, SHADOW_REC_STUB
 	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
-	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rdi)
-	jz	19f
 	FAST_ENTER %r11, %r8, 19f
-	cmpq	$0, FGRAPH_PROBE(%rdi)
-	je	17f				/* going away */
-	PROBE_DISABLED %rdi, %r8, %r8d, 17f
-	REC_CHECK %rdi, %r8, %r11, %r9, %r9d, 17f
+	PROBE_DISABLED %rdi, %r8, 17f	/* (also when going away: rethook_going()) */
+	REC_LIVE %rdi, %r8, %r9, %r9d, 17f
 	movq	%rax, -16(%rsp)			/* the return values, in the red zone */
 	movq	%rdx, -24(%rsp)
-	REC_NOW %r8, %r11, 15f
-	/* everything holds: the slot plain again, the entry free */
-	movq	SHADOW_N_NEXT(%rcx), %rdx
-	movq	%rdx, -8(%rsp)
-	movq	SHADOW_N_RET_IP(%rcx), %rcx	/* what the record reports */
-	movq	%rsi, %r9
-	shlq	$4, %r9
-	movq	$0, SHADOW_RET_OFF+SHADOW_R_SP(%r10,%r9)
-	REC_PUT %r8, %r11, FGRAPH_REC_EXIT(%rdi)
-	movq	%rsi, %r11
-	shlq	$REC_TS_BITS, %r11
-	orq	%rcx, %r11			/* the return address | idx << 48 */
-	movq	%r11, 8(%rdx)
-	REC_PUBLISH %r8, %r11
+	REC_NOW %r8, 15f
+	REC_ROOM %r8, %r9, 15f
+	/* everything holds: the record, ... */
+	REC_PUT %r8, %r9, %rdx, FGRAPH_REC_EXIT(%rdi)
+	movq	%rsi, %rax
+	shlq	$REC_TS_BITS, %rax
+	orq	SHADOW_N_RET_IP(%rcx), %rax	/* the return address | idx << 48 */
+	movq	%rax, 8(%rdx)
+	/* ... the slot plain again, the entry free, ... */
+	movq	SHADOW_N_NEXT(%rcx), %rax
+	movq	%rax, -8(%rsp)
+	movq	$0, SHADOW_N_SP(%rcx)
+	REC_PUBLISH %r8, %r9, %rdx
 	subq	$1, %rsi
-	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* popped */
-	FAST_LEAVE %r11
+	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* ... popped */
+	movq	$FHOOK_TW_IDLE, %fs:(%r11)	/* FAST_LEAVE: %r11 holds its offset */
 	movq	-16(%rsp), %rax
 	movq	-24(%rsp), %rdx
 	jmp	*-8(%rsp)			/* to the caller */
@@ -143,6 +136,24 @@
 .endm
 
 	.text
+	.globl	rethook_rec_trampoline
+	.hidden	rethook_rec_trampoline
+	.type	rethook_rec_trampoline, @function
+	.p2align 4
+rethook_rec_trampoline:
+	.cfi_startproc
+	.cfi_def_cfa %rsp, 0
+	.cfi_offset %rip, -8
+#ifndef __SANITIZE_THREAD__
+	/* ThreadSanitizer sees no ordering in assembly: its builds take the C path */
+	GRAPH_RETURN_REC
+#endif
+	/* everything else as for any entry: through the line's first stub */
+	andq	$-SHADOW_LINE, -8(%rsp)
+	jmp	rethook_trampoline
+	.cfi_endproc
+	.size	rethook_rec_trampoline, .-rethook_rec_trampoline
+
 	.globl	rethook_trampoline
 	.hidden	rethook_trampoline
 	.type	rethook_trampoline, @function
@@ -151,10 +162,6 @@ rethook_trampoline:
 	.cfi_startproc
 	.cfi_def_cfa %rsp, 0
 	.cfi_offset %rip, -8
-#ifndef __SANITIZE_THREAD__
-	/* ThreadSanitizer sees no ordering in assembly: its builds take the C path */
-	GRAPH_RETURN_REC
-#endif
 	subq	$8, %rsp		/* the slot, holding the stub */
 	.cfi_def_cfa_offset 8
 	pushq	%rbp

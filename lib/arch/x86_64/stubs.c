@@ -194,7 +194,8 @@ static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags)
 	if (flags & FHOOK_TRAMP_C)
 		return regs ? (void *)fhook_tramp_regs_c : (void *)fhook_tramp_args_c;
 	if ((flags & FHOOK_TRAMP_GRAPH_REC) && !regs)
-		return (void *)fhook_tramp_grec;
+		return (flags & FHOOK_TRAMP_GRAPH_EXIT) ? (void *)fhook_tramp_grec_exit
+							: (void *)fhook_tramp_grec;
 	if ((flags & FHOOK_TRAMP_FGRAPH) && !regs)
 		return (flags & FHOOK_TRAMP_NOSSE) ? (void *)fhook_tramp_fgraph_nosse
 						   : (void *)fhook_tramp_fgraph;
@@ -210,6 +211,7 @@ static bool is_generated(const void *tramp)
 		fhook_tramp_args, fhook_tramp_regs, fhook_tramp_args_nosse,
 		fhook_tramp_regs_nosse, fhook_tramp_args_c, fhook_tramp_regs_c,
 		fhook_tramp_fgraph, fhook_tramp_fgraph_nosse, fhook_tramp_grec,
+		fhook_tramp_grec_exit,
 	};
 	size_t i;
 

@@ -189,7 +189,7 @@
 	movq	OPS_PRIVATE(%rdx), %r8		/* the fgraph */
 	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%r8)
 	jnz	25f
-	PROBE_DISABLED %r8, %rax, %eax, 24f	/* disabled: no handler at all */
+	PROBE_DISABLED %r8, %rax, 24f	/* disabled: no handler at all */
 	movq	%rsi, %rax			/* a stub's address: a tail call */
 	subq	fhook_shadow_base(%rip), %rax
 	cmpq	fhook_shadow_size(%rip), %rax
@@ -198,7 +198,6 @@
 	jz	26f
 	leaq	16(%rbp), %rdx			/* our return slot */
 	SHADOW_NEXT %r10, %rcx, %rax, %rdx, 25f
-	SHADOW_NODE %rax, %r10, %rcx
 	movq	FGRAPH_RETHOOK(%r8), %rdx
 	movq	%rdx, SHADOW_N_RETHOOK(%rax)
 	movq	%rdi, SHADOW_N_ENTRY_IP(%rax)
@@ -210,7 +209,7 @@
 	movq	%rax, R12(%rsp)
 	movq	%rcx, R13(%rsp)
 	movq	%r10, R14(%rsp)
-	ENTRY_DATA %r9, %r8, %r10, %rcx
+	ENTRY_DATA %r9, %r8, %r10, %rcx, SHADOW_DATA_OFF-SHADOW_HDR_OFF
 	movq	%rdx, %rax
 	movq	%rsi, %rdx			/* entry(probe, ip, parent_ip, fregs, data) */
 	movq	%rdi, %rsi
