@@ -143,19 +143,23 @@ _Static_assert(offsetof(struct ev_ring, head) == REC_RING_HEAD, "REC_RING_HEAD")
 _Static_assert(offsetof(struct ev_ring, events) == REC_RING_EVENTS, "REC_RING_EVENTS");
 _Static_assert(EV_TS_BITS == REC_TS_BITS, "REC_TS_BITS");
 
-static struct rec_probe *rec_probes;
-static int rec_nr_probes;
+/*
+ * In .data (util/startup.h): the set-up of every recorded process writes
+ * or reads these, and the exit path reads them; in .bss they were a zero
+ * page of their own, one more fault for each process of a suite.
+ */
+static struct rec_probe *rec_probes __fhook_startup_data;
+static int rec_nr_probes __fhook_startup_data;
 
-/* in .data: the exit path of every process reads it (util/startup.h) */
 static struct ev_shm *rec_shm __fhook_startup_data;
 static int rec_fd = -1;
 /* which file rec_fd must be, and where the command holds it (FHOOK_EV_SHM) */
-static dev_t rec_dev;
-static ino_t rec_ino;
+static dev_t rec_dev __fhook_startup_data;
+static ino_t rec_ino __fhook_startup_data;
 static int rec_tracer_fd = -1;
-static pid_t rec_tracer_pid;
-static uint64_t rec_ring_size, rec_mark;
-static uint32_t rec_clock;
+static pid_t rec_tracer_pid __fhook_startup_data;
+static uint64_t rec_ring_size __fhook_startup_data, rec_mark __fhook_startup_data;
+static uint32_t rec_clock __fhook_startup_data;
 /*
  * What every writer compares with (arch/shadow.h: REC_G_*): a generation
  * bumped when an attached recording ends (fhook trace -p: the rings that
@@ -170,7 +174,7 @@ static struct rec_global {
 	uint64_t clock_base;
 	uint64_t mask;
 	long cpu_off;
-} rec_g;
+} rec_g __fhook_startup_data;
 #define rec_gen		rec_g.gen
 #define rec_disabled	rec_g.disabled
 #define rec_clock_base	rec_g.clock_base
@@ -179,9 +183,10 @@ _Static_assert(offsetof(struct rec_global, gen) == REC_G_GEN &&
 _Static_assert(offsetof(struct rec_global, clock_base) == REC_G_CLOCK_BASE, "REC_G_CLOCK_BASE");
 _Static_assert(offsetof(struct rec_global, mask) == REC_G_MASK, "REC_G_MASK");
 _Static_assert(offsetof(struct rec_global, cpu_off) == REC_G_CPU, "REC_G_CPU");
-static struct rec_event *rec_events;
-static int rec_nr_events;
-static struct rec_kprobe *rec_kprobes;	/* one per event; only kprobe events' are used */
+static struct rec_event *rec_events __fhook_startup_data;
+static int rec_nr_events __fhook_startup_data;
+/* one per event; only kprobe events' are used */
+static struct rec_kprobe *rec_kprobes __fhook_startup_data;
 static struct rec_range *rec_callers;
 static int rec_nr_callers;
 static __thread struct rec_thread rec_thr;
@@ -196,11 +201,12 @@ static bool rec_announce_pending __fhook_startup_data;
 /* shm->follow, kept here: the shared page would cost the child a fault */
 static bool rec_follow __fhook_startup_data;
 static void register_process(void);
-static pthread_key_t rec_ring_key;
-static bool rec_have_key;
+static pthread_key_t rec_ring_key __fhook_startup_data;
+static bool rec_have_key __fhook_startup_data;
 /* no object had sites at start-up: armed when a dlopen() brings one */
-static bool rec_deferred;
-static int rec_desc_state;	/* descriptions: 0 not read yet, 1 read, -1 bad */
+static bool rec_deferred __fhook_startup_data;
+/* descriptions: 0 not read yet, 1 read, -1 bad */
+static int rec_desc_state __fhook_startup_data;
 /* This process's mapping of each ring it holds, to unmap in a forked child. */
 static struct ev_ring *rec_maps[EV_MAX_RINGS];
 /*
@@ -208,7 +214,7 @@ static struct ev_ring *rec_maps[EV_MAX_RINGS];
  * child looks at no more of rec_maps, 8 KiB its parent may never have
  * touched, two pages each child would fault in to read zeros.
  */
-static uint32_t rec_maps_hi;
+static uint32_t rec_maps_hi __fhook_startup_data;
 
 static int safe_read(void *dst, unsigned long src, size_t len)
 {
@@ -1283,7 +1289,8 @@ static void rec_kp_arm(FILE *err)
 	}
 }
 
-static bool rec_kp_pending(void)
+/* asked by every recorded process at start-up: with that code (util/startup.h) */
+static bool __fhook_startup rec_kp_pending(void)
 {
 	int i;
 
@@ -1644,7 +1651,7 @@ static int rec_arm(FILE *err);
  * rec_objects_changed() back while the locks of that registration are
  * held: no arming from there.
  */
-static bool rec_arming;
+static bool rec_arming __fhook_startup_data;
 
 static void rec_objects_changed(void)
 {
