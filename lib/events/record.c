@@ -1982,7 +1982,20 @@ static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
 			unsetenv("FHOOK_EV_SHM");
 		fcntl(rec_fd, F_SETFD, FD_CLOEXEC);
 	}
-	register_process();
+	/*
+	 * A program the command or a traced process started announces its
+	 * objects with its first ring, as a forked child does: most of a
+	 * suite's programs (rm, cmp, the shell) record nothing, and the
+	 * announcement cost each a mailbox page, four system calls and the
+	 * command the symbols of files no event names.  An attached process
+	 * may already have events pending in its threads: at once.
+	 */
+	if (attached) {
+		register_process();
+	} else {
+		rec_proc_seq = 0;
+		rec_announce_pending = true;
+	}
 	rec_desc_state = 0;
 	if (!once) {
 		once = true;
