@@ -1884,23 +1884,6 @@ static int read_desc(FILE *err)
 	return 0;
 }
 
-/*
- * Are there kprobe events (a "K" line after their "E" line)?  They need no
- * site, so a process without any parses the descriptions for them.  A
- * loop of our own: libc's string functions would be pages to fault in
- * for every shell of a suite.
- */
-static bool __fhook_startup desc_has_kprobes(void)
-{
-	const char *d = (const char *)rec_shm + rec_shm->desc_off;
-	uint32_t i;
-
-	for (i = 0; i + 1 < rec_shm->desc_len; i++)
-		if (d[i] == 'K' && d[i + 1] == ' ' && (!i || d[i - 1] == '\n'))
-			return true;
-	return false;
-}
-
 static int rec_arm(FILE *err)
 {
 	int i, ret;
@@ -2014,7 +1997,7 @@ static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
 	else
 		rec_deferred = true;
 	/* kprobe events need no site: any object, the executable's too, now */
-	if (!ret && !rec_desc_state && desc_has_kprobes())
+	if (!ret && !rec_desc_state && rec_shm->desc_kprobes)
 		ret = read_desc(err);
 	if (!ret && rec_kp_pending())
 		rec_kp_arm(err);
