@@ -430,11 +430,14 @@ static void rec_untraced(const char *fmt, ...)
  */
 static const char *__fhook_startup exec_untraced_why(const char *path)
 {
-	unsigned char e[64];
+	/* the header and the first program headers, with one read */
+	unsigned char e[512] __attribute__((aligned(8)));
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)e;
 	Elf64_Phdr ph;
 	struct stat st;
 	bool interp = false;
 	const char *why = NULL;
+	ssize_t got;
 	int fd, i;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -445,21 +448,25 @@ static const char *__fhook_startup exec_untraced_why(const char *path)
 	 * forks would look it up (lazy binding), eight pages of the loader's
 	 * and libc's tables to fault in before the exec.
 	 */
-	if (fstat(fd, &st) || pread(fd, e, sizeof(e), 0) != sizeof(e) || e[EI_MAG0] != ELFMAG0 ||
-	    e[EI_MAG1] != ELFMAG1 || e[EI_MAG2] != ELFMAG2 || e[EI_MAG3] != ELFMAG3)
+	if (fstat(fd, &st) || (got = pread(fd, e, sizeof(e), 0)) < (ssize_t)sizeof(*eh) ||
+	    e[EI_MAG0] != ELFMAG0 || e[EI_MAG1] != ELFMAG1 || e[EI_MAG2] != ELFMAG2 ||
+	    e[EI_MAG3] != ELFMAG3)
 		goto out;	/* a script: its interpreter is what is preloaded */
 	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
 	    ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) && st.st_gid != getgid())) {
 		why = "set-id: the loader ignores LD_PRELOAD there";
 		goto out;
 	}
-	if (e[EI_CLASS] != ELFCLASS64 || ((Elf64_Ehdr *)e)->e_machine != EM_X86_64) {
+	if (e[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64) {
 		why = "not an x86-64 program";
 		goto out;
 	}
-	for (i = 0; i < ((Elf64_Ehdr *)e)->e_phnum && i < 64; i++) {
-		if (pread(fd, &ph, sizeof(ph), (off_t)(((Elf64_Ehdr *)e)->e_phoff +
-						       (uint64_t)i * sizeof(ph))) != sizeof(ph))
+	for (i = 0; i < eh->e_phnum && i < 64; i++) {
+		uint64_t off = eh->e_phoff + (uint64_t)i * sizeof(ph);
+
+		if (off <= (uint64_t)got && sizeof(ph) <= (uint64_t)got - off)
+			memcpy(&ph, e + off, sizeof(ph));
+		else if (pread(fd, &ph, sizeof(ph), (off_t)off) != sizeof(ph))
 			break;
 		/* right after PT_PHDR in a linked program: one read, not one a header */
 		if (ph.p_type == PT_INTERP) {
