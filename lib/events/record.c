@@ -1389,7 +1389,93 @@ static int hexval(int c)
 	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
 }
 
-/* The descriptions the command wrote (lib/events/trace.c, ev_desc_write()). */
+/*
+ * The fields of a description line, each after a space: not sscanf(),
+ * whose code (vfscanf, strtoull, the locale's tables) was five pages of
+ * libc that each recorded process with sites faulted in for it alone.
+ * Each moves *@s past what it took and is false when there is none.
+ */
+static bool parse_num(const char **s, unsigned long long max, unsigned long long *out);
+
+static bool desc_skip(const char **s)
+{
+	while (**s == ' ')
+		(*s)++;
+	return **s && **s != '\n';
+}
+
+static bool desc_long(const char **s, long min, long max, long *out)
+{
+	unsigned long long v;
+	bool neg;
+
+	if (!desc_skip(s))
+		return false;
+	neg = **s == '-';
+	*s += neg;
+	if (!parse_num(s, neg ? (unsigned long long)max + 1 : (unsigned long long)max, &v))
+		return false;
+	*out = neg ? (long)(0 - v) : (long)v;
+	return *out >= min;
+}
+
+static bool desc_int(const char **s, int *out)
+{
+	long v;
+
+	if (!desc_long(s, INT_MIN, INT_MAX, &v))
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+static bool desc_uint(const char **s, unsigned int *out)
+{
+	long v;
+
+	if (!desc_long(s, 0, UINT_MAX, &v))
+		return false;
+	*out = (unsigned int)v;
+	return true;
+}
+
+static bool desc_hex(const char **s, unsigned long *out)
+{
+	unsigned long v = 0;
+	const char *p;
+
+	if (!desc_skip(s))
+		return false;
+	for (p = *s; (*p >= '0' && *p <= '9') || ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f'); p++) {
+		if (v >> 60)
+			return false;
+		v = v << 4 | (unsigned long)hexval(*p);
+	}
+	if (p == *s)
+		return false;
+	*s = p;
+	*out = v;
+	return true;
+}
+
+/* A word of at most @size - 1 bytes, NUL-terminated in @buf. */
+static bool desc_word(const char **s, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	if (!desc_skip(s))
+		return false;
+	while ((*s)[n] && (*s)[n] != ' ' && (*s)[n] != '\n')
+		n++;
+	if (n >= size)
+		return false;
+	memcpy(buf, *s, n);
+	buf[n] = 0;
+	*s += n;
+	return true;
+}
+
+/* The descriptions the command wrote (lib/events/session.c, desc_write()). */
 static int parse_desc(const char *d)
 {
 	const char *line = d;
@@ -1399,45 +1485,48 @@ static int parse_desc(const char *d)
 	while (*line) {
 		const char *nl = strchr(line, '\n');
 		char *l = strndup(line, nl ? (size_t)(nl - line) : strlen(line));
-		int n, pos, i;
+		const char *p = l + 1;
+		int i;
 
 		if (!l)
 			return -ENOMEM;
 		if (l[0] == 'E') {
-			unsigned int id, ret, nargs, nentry;
+			unsigned int id, ret, nargs, nentry, maxactive;
 			char sym[1024];
 
 			rec_events = realloc(rec_events, (rec_nr_events + 1) * sizeof(*rec_events));
 			e = &rec_events[rec_nr_events++];
 			memset(e, 0, sizeof(*e));
-			if (sscanf(l, "E %u %u %u %u %n", &id, &ret, &nargs, &nentry, &pos) != 4)
+			if (!desc_uint(&p, &id) || !desc_uint(&p, &ret) || !desc_uint(&p, &nargs) ||
+			    !desc_uint(&p, &nentry))
 				goto bad;
 			e->id = id;
 			e->is_return = ret;
 			e->nr_entry = nentry;
-			for (i = 0; i < (int)nentry && i < FHOOK_EV_MAX_ENTRY_ARGS; i++) {
-				if (sscanf(l + pos, "%d %n", &e->entry_args[i], &n) != 1)
+			for (i = 0; i < (int)nentry && i < FHOOK_EV_MAX_ENTRY_ARGS; i++)
+				if (!desc_int(&p, &e->entry_args[i]))
 					goto bad;
-				pos += n;
-			}
-			if (sscanf(l + pos, "%u %1023s", &e->nr_maxactive, sym) != 2)
+			if (!desc_uint(&p, &maxactive) || !desc_word(&p, sym, sizeof(sym)))
 				goto bad;
+			e->nr_maxactive = (int)maxactive;
 			e->symbol = strdup(sym);
 			e->args = calloc(nargs ? nargs : 1, sizeof(*e->args));
 		} else if (l[0] == 'A' && e) {
 			a = &e->args[e->nr_args++];
-			if (sscanf(l, "A %d %u %d %n", &a->type, &a->count, &a->nops, &pos) != 3 ||
-			    a->nops > FHOOK_EV_FETCH_INSN_MAX)
+			if (!desc_int(&p, &a->type) || !desc_uint(&p, &a->count) ||
+			    !desc_int(&p, &a->nops) || a->nops < 0 || a->nops > FHOOK_EV_FETCH_INSN_MAX)
 				goto bad;
 			for (i = 0; i < a->nops; i++) {
 				struct fhook_fetch_insn *in = &a->code[i];
 				unsigned int lsh, rsh, bs;
 				char data[2 * 4096 + 2];
+				int op;
 
-				if (sscanf(l + pos, "%d %ld %u %u %u %8193s %n", &in->op, &in->param,
-					   &lsh, &rsh, &bs, data, &n) != 6)
+				if (!desc_int(&p, &op) || !desc_long(&p, LONG_MIN, LONG_MAX, &in->param) ||
+				    !desc_uint(&p, &lsh) || !desc_uint(&p, &rsh) || !desc_uint(&p, &bs) ||
+				    !desc_word(&p, data, sizeof(data)))
 					goto bad;
-				pos += n;
+				in->op = op;
 				in->lshift = lsh;
 				in->rshift = rsh;
 				in->basesize = bs;
@@ -1452,10 +1541,12 @@ static int parse_desc(const char *d)
 			}
 		} else if (l[0] == 'K' && e) {
 			char mod[PATH_MAX], path[PATH_MAX];
+			long off;
 
-			if (sscanf(l, "K %lu %4095s %4095s %lx", &e->offset, mod, path,
-				   &e->link_addr) != 4)
+			if (!desc_long(&p, 0, LONG_MAX, &off) || !desc_word(&p, mod, sizeof(mod)) ||
+			    !desc_word(&p, path, sizeof(path)) || !desc_hex(&p, &e->link_addr))
 				goto bad;
+			e->offset = (unsigned long)off;
 			e->kprobe = true;
 			if (strcmp(mod, "-") && !(e->module = strdup(mod)))
 				goto bad;
