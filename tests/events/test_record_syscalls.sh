@@ -12,12 +12,12 @@
 # the exec check read each program header with a pread of its own).  The
 # bound is the measurement and a few calls of slack.
 set -o pipefail
+BOUND=40
+N=5
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 F=$PWD/build/fhook
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-BOUND=40
-N=5
 
 if ! command -v strace >/dev/null; then
 	echo "SKIP record_syscalls: no strace"
