@@ -42,6 +42,8 @@ struct elf_file {
 	unsigned int nr_sh;
 	char *shstr;
 	unsigned long shstr_size;
+	char *tail;		/* holds sh, and shstr if shstr_in_tail (read_tail()) */
+	bool shstr_in_tail;
 };
 
 static bool __fhook_startup in_file(const struct elf_file *f, unsigned long off, unsigned long len)
@@ -88,9 +90,55 @@ static void *__fhook_startup read_section(const struct elf_file *f, const Elf64_
 
 static void __fhook_startup elf_close(struct elf_file *f)
 {
-	free(f->sh);
-	free(f->shstr);
+	if (!f->tail)
+		free(f->sh);
+	if (!f->shstr_in_tail)
+		free(f->shstr);
+	free(f->tail);
 	close(f->fd);
+}
+
+/*
+ * The section headers and, when it lies just before them (where linkers
+ * put it), the section-name table, with one read: every process reads the
+ * executable's and libc's at start-up, a system call each less.  False
+ * when they could not be read so: then one by one, as before.
+ */
+static bool __fhook_startup read_tail(struct elf_file *f, unsigned long nr)
+{
+	unsigned long bytes = nr * sizeof(Elf64_Shdr), shoff = f->eh.e_shoff, lead, start;
+	const Elf64_Shdr *ss;
+	unsigned int si;
+	char *buf;
+
+	if (shoff % 8)
+		return false;
+	/* the names of a few dozen sections; a longer table is read by itself */
+	lead = shoff < 2048 ? shoff & ~7UL : 2048;
+	start = shoff - lead;
+	buf = malloc(lead + bytes);
+	if (!buf)
+		return false;
+	if (read_at(f, buf, lead + bytes, start)) {
+		free(buf);
+		return false;
+	}
+	f->tail = buf;
+	f->sh = (Elf64_Shdr *)(buf + lead);
+	f->nr_sh = (unsigned int)nr;
+	si = f->eh.e_shstrndx == SHN_XINDEX ? f->sh[0].sh_link : f->eh.e_shstrndx;
+	if (!si || si >= nr)
+		return true;
+	ss = &f->sh[si];
+	/* in the bytes read, and ending in a NUL: every name in it ends there */
+	if (ss->sh_type != SHT_NOBITS && ss->sh_size && ss->sh_offset >= start &&
+	    ss->sh_offset <= shoff && ss->sh_size <= shoff - ss->sh_offset &&
+	    !buf[ss->sh_offset - start + ss->sh_size - 1]) {
+		f->shstr = buf + (ss->sh_offset - start);
+		f->shstr_size = ss->sh_size - 1;
+		f->shstr_in_tail = true;
+	}
+	return true;
 }
 
 /* Open @path and read its header, section headers and section names. */
@@ -125,6 +173,11 @@ static int __fhook_startup elf_open(const char *path, struct elf_file *f)
 	}
 	if (!n || n > MAX_SECTIONS || !in_file(f, f->eh.e_shoff, n * sizeof(Elf64_Shdr)))
 		goto fail;
+	if (read_tail(f, n)) {
+		if (f->shstr)
+			return 0;
+		goto names;
+	}
 	f->nr_sh = (unsigned int)n;
 	f->sh = malloc(n * sizeof(Elf64_Shdr));
 	if (!f->sh) {
@@ -133,6 +186,7 @@ static int __fhook_startup elf_open(const char *path, struct elf_file *f)
 	}
 	if (read_at(f, f->sh, n * sizeof(Elf64_Shdr), f->eh.e_shoff))
 		goto fail;
+names:
 	n = f->eh.e_shstrndx == SHN_XINDEX ? f->sh[0].sh_link : f->eh.e_shstrndx;
 	if (n && n < f->nr_sh) {
 		f->shstr = read_section(f, &f->sh[n]);
