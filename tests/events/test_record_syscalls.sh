@@ -7,12 +7,12 @@
 # averaged.  A count, not a time: it does not depend on the load of the
 # machine.  On this VM a system call costs 1-2 us with its mitigations.
 #
-# Measured (Debian 12, x86-64): 31 system calls a child untraced, +36
+# Measured (Debian 12, x86-64): 31 system calls a child untraced, +34
 # recorded (+44 while each program announced its objects at start-up, and
 # the exec check read each program header with a pread of its own).  The
 # bound is the measurement and a few calls of slack.
 set -o pipefail
-BOUND=40
+BOUND=38
 N=5
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 F=$PWD/build/fhook
