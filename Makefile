@@ -86,8 +86,16 @@ $(B)/lib/%.o: lib/%.S $(HEADERS)
 
 # Exports: lib/libfhook.map (the public headers' functions, and the C
 # library functions libfhook interposes); everything else stays local.
+# No DT_FINI: crti's _fini is an empty function at the far end of the
+# text, a page every exiting process would fault in only to call it (the
+# destructors are in .fini_array, next to the start-up code); -fini names
+# a symbol that does not exist, and ld then writes no DT_FINI.
+# The default -z separate-code stays: -z noseparate-code would save the
+# loader two mmap() calls and a fault in every process, but would make the
+# ELF headers and .rodata executable in every process fhook is loaded into.
 $(B)/libfhook.so: $(LIB_OBJS) lib/libfhook.map
 	$(CC) -shared $(SAN) -Wl,-soname,libfhook.so -Wl,-z,defs -Wl,-z,nodelete -Wl,-Bsymbolic-functions \
+		-Wl,-fini=fhook_no_fini \
 		-Wl,--version-script=lib/libfhook.map -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
 
 $(B)/libfhook.a: $(LIB_OBJS)

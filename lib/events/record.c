@@ -141,19 +141,23 @@ _Static_assert(offsetof(struct ev_ring, head) == REC_RING_HEAD, "REC_RING_HEAD")
 _Static_assert(offsetof(struct ev_ring, events) == REC_RING_EVENTS, "REC_RING_EVENTS");
 _Static_assert(EV_TS_BITS == REC_TS_BITS, "REC_TS_BITS");
 
-static struct rec_probe *rec_probes;
-static int rec_nr_probes;
+/*
+ * In .data (util/startup.h): the set-up of every recorded process writes
+ * or reads these, and the exit path reads them; in .bss they were a zero
+ * page of their own, one more fault for each process of a suite.
+ */
+static struct rec_probe *rec_probes __fhook_startup_data;
+static int rec_nr_probes __fhook_startup_data;
 
-/* in .data: the exit path of every process reads it (util/startup.h) */
 static struct ev_shm *rec_shm __fhook_startup_data;
 static int rec_fd = -1;
 /* which file rec_fd must be, and where the command holds it (FHOOK_EV_SHM) */
-static dev_t rec_dev;
-static ino_t rec_ino;
+static dev_t rec_dev __fhook_startup_data;
+static ino_t rec_ino __fhook_startup_data;
 static int rec_tracer_fd = -1;
-static pid_t rec_tracer_pid;
-static uint64_t rec_ring_size, rec_mark;
-static uint32_t rec_clock;
+static pid_t rec_tracer_pid __fhook_startup_data;
+static uint64_t rec_ring_size __fhook_startup_data, rec_mark __fhook_startup_data;
+static uint32_t rec_clock __fhook_startup_data;
 /*
  * What every writer compares with (arch/shadow.h: struct fhook_rec_global):
  * its generation is bumped when an attached recording ends (fhook trace -p:
@@ -166,16 +170,17 @@ static uint32_t rec_clock;
 #define rec_disabled	rec_g.stopped	/* 0 or REC_G_STOPPED */
 #define rec_clock_base	rec_g.clock_base
 /* glibc registered an rseq area: its cpu_id is rec_g.cpu_off from the thread pointer */
-static bool rec_has_rseq;
+static bool rec_has_rseq __fhook_startup_data;
 /*
  * Without rseq, how many plain records may pass between two looks at the
  * cpu (a vDSO call or a system call each): the cpu a record names may be
  * stale by that many records after a migration.
  */
 #define REC_CPU_EVERY	256
-static struct rec_event *rec_events;
-static int rec_nr_events;
-static struct rec_kprobe *rec_kprobes;	/* one per event; only kprobe events' are used */
+static struct rec_event *rec_events __fhook_startup_data;
+static int rec_nr_events __fhook_startup_data;
+/* one per event; only kprobe events' are used */
+static struct rec_kprobe *rec_kprobes __fhook_startup_data;
 static struct rec_range *rec_callers;
 static int rec_nr_callers;
 static __thread struct rec_thread rec_thr;
@@ -190,11 +195,12 @@ static bool rec_announce_pending __fhook_startup_data;
 /* shm->follow, kept here: the shared page would cost the child a fault */
 static bool rec_follow __fhook_startup_data;
 static void register_process(void);
-static pthread_key_t rec_ring_key;
-static bool rec_have_key;
+static pthread_key_t rec_ring_key __fhook_startup_data;
+static bool rec_have_key __fhook_startup_data;
 /* no object had sites at start-up: armed when a dlopen() brings one */
-static bool rec_deferred;
-static int rec_desc_state;	/* descriptions: 0 not read yet, 1 read, -1 bad */
+static bool rec_deferred __fhook_startup_data;
+/* descriptions: 0 not read yet, 1 read, -1 bad */
+static int rec_desc_state __fhook_startup_data;
 /* This process's mapping of each ring it holds, to unmap in a forked child. */
 static struct ev_ring *rec_maps[EV_MAX_RINGS];
 /*
@@ -202,7 +208,7 @@ static struct ev_ring *rec_maps[EV_MAX_RINGS];
  * child looks at no more of rec_maps, 8 KiB its parent may never have
  * touched, two pages each child would fault in to read zeros.
  */
-static uint32_t rec_maps_hi;
+static uint32_t rec_maps_hi __fhook_startup_data;
 
 static int safe_read(void *dst, unsigned long src, size_t len)
 {
@@ -450,11 +456,14 @@ static void rec_untraced(const char *fmt, ...)
  */
 static const char *__fhook_startup exec_untraced_why(const char *path)
 {
-	unsigned char e[64];
+	/* the header and the first program headers, with one read */
+	unsigned char e[512] __attribute__((aligned(8)));
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)e;
 	Elf64_Phdr ph;
 	struct stat st;
 	bool interp = false;
 	const char *why = NULL;
+	ssize_t got;
 	int fd, i;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -465,21 +474,25 @@ static const char *__fhook_startup exec_untraced_why(const char *path)
 	 * forks would look it up (lazy binding), eight pages of the loader's
 	 * and libc's tables to fault in before the exec.
 	 */
-	if (fstat(fd, &st) || pread(fd, e, sizeof(e), 0) != sizeof(e) || e[EI_MAG0] != ELFMAG0 ||
-	    e[EI_MAG1] != ELFMAG1 || e[EI_MAG2] != ELFMAG2 || e[EI_MAG3] != ELFMAG3)
+	if (fstat(fd, &st) || (got = pread(fd, e, sizeof(e), 0)) < (ssize_t)sizeof(*eh) ||
+	    e[EI_MAG0] != ELFMAG0 || e[EI_MAG1] != ELFMAG1 || e[EI_MAG2] != ELFMAG2 ||
+	    e[EI_MAG3] != ELFMAG3)
 		goto out;	/* a script: its interpreter is what is preloaded */
 	if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
 	    ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) && st.st_gid != getgid())) {
 		why = "set-id: the loader ignores LD_PRELOAD there";
 		goto out;
 	}
-	if (e[EI_CLASS] != ELFCLASS64 || ((Elf64_Ehdr *)e)->e_machine != EM_X86_64) {
+	if (e[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64) {
 		why = "not an x86-64 program";
 		goto out;
 	}
-	for (i = 0; i < ((Elf64_Ehdr *)e)->e_phnum && i < 64; i++) {
-		if (pread(fd, &ph, sizeof(ph), (off_t)(((Elf64_Ehdr *)e)->e_phoff +
-						       (uint64_t)i * sizeof(ph))) != sizeof(ph))
+	for (i = 0; i < eh->e_phnum && i < 64; i++) {
+		uint64_t off = eh->e_phoff + (uint64_t)i * sizeof(ph);
+
+		if (off <= (uint64_t)got && sizeof(ph) <= (uint64_t)got - off)
+			memcpy(&ph, e + off, sizeof(ph));
+		else if (pread(fd, &ph, sizeof(ph), (off_t)off) != sizeof(ph))
 			break;
 		/* right after PT_PHDR in a linked program: one read, not one a header */
 		if (ph.p_type == PT_INTERP) {
@@ -1328,7 +1341,8 @@ static void rec_kp_arm(FILE *err)
 	}
 }
 
-static bool rec_kp_pending(void)
+/* asked by every recorded process at start-up: with that code (util/startup.h) */
+static bool __fhook_startup rec_kp_pending(void)
 {
 	int i;
 
@@ -1420,7 +1434,93 @@ static int hexval(int c)
 	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
 }
 
-/* The descriptions the command wrote (lib/events/trace.c, ev_desc_write()). */
+/*
+ * The fields of a description line, each after a space: not sscanf(),
+ * whose code (vfscanf, strtoull, the locale's tables) was five pages of
+ * libc that each recorded process with sites faulted in for it alone.
+ * Each moves *@s past what it took and is false when there is none.
+ */
+static bool parse_num(const char **s, unsigned long long max, unsigned long long *out);
+
+static bool desc_skip(const char **s)
+{
+	while (**s == ' ')
+		(*s)++;
+	return **s && **s != '\n';
+}
+
+static bool desc_long(const char **s, long min, long max, long *out)
+{
+	unsigned long long v;
+	bool neg;
+
+	if (!desc_skip(s))
+		return false;
+	neg = **s == '-';
+	*s += neg;
+	if (!parse_num(s, neg ? (unsigned long long)max + 1 : (unsigned long long)max, &v))
+		return false;
+	*out = neg ? (long)(0 - v) : (long)v;
+	return *out >= min;
+}
+
+static bool desc_int(const char **s, int *out)
+{
+	long v;
+
+	if (!desc_long(s, INT_MIN, INT_MAX, &v))
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+static bool desc_uint(const char **s, unsigned int *out)
+{
+	long v;
+
+	if (!desc_long(s, 0, UINT_MAX, &v))
+		return false;
+	*out = (unsigned int)v;
+	return true;
+}
+
+static bool desc_hex(const char **s, unsigned long *out)
+{
+	unsigned long v = 0;
+	const char *p;
+
+	if (!desc_skip(s))
+		return false;
+	for (p = *s; (*p >= '0' && *p <= '9') || ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f'); p++) {
+		if (v >> 60)
+			return false;
+		v = v << 4 | (unsigned long)hexval(*p);
+	}
+	if (p == *s)
+		return false;
+	*s = p;
+	*out = v;
+	return true;
+}
+
+/* A word of at most @size - 1 bytes, NUL-terminated in @buf. */
+static bool desc_word(const char **s, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	if (!desc_skip(s))
+		return false;
+	while ((*s)[n] && (*s)[n] != ' ' && (*s)[n] != '\n')
+		n++;
+	if (n >= size)
+		return false;
+	memcpy(buf, *s, n);
+	buf[n] = 0;
+	*s += n;
+	return true;
+}
+
+/* The descriptions the command wrote (lib/events/session.c, desc_write()). */
 static int parse_desc(const char *d)
 {
 	const char *line = d;
@@ -1430,45 +1530,48 @@ static int parse_desc(const char *d)
 	while (*line) {
 		const char *nl = strchr(line, '\n');
 		char *l = strndup(line, nl ? (size_t)(nl - line) : strlen(line));
-		int n, pos, i;
+		const char *p = l + 1;
+		int i;
 
 		if (!l)
 			return -ENOMEM;
 		if (l[0] == 'E') {
-			unsigned int id, ret, nargs, nentry;
+			unsigned int id, ret, nargs, nentry, maxactive;
 			char sym[1024];
 
 			rec_events = realloc(rec_events, (rec_nr_events + 1) * sizeof(*rec_events));
 			e = &rec_events[rec_nr_events++];
 			memset(e, 0, sizeof(*e));
-			if (sscanf(l, "E %u %u %u %u %n", &id, &ret, &nargs, &nentry, &pos) != 4)
+			if (!desc_uint(&p, &id) || !desc_uint(&p, &ret) || !desc_uint(&p, &nargs) ||
+			    !desc_uint(&p, &nentry))
 				goto bad;
 			e->id = id;
 			e->is_return = ret;
 			e->nr_entry = nentry;
-			for (i = 0; i < (int)nentry && i < FHOOK_EV_MAX_ENTRY_ARGS; i++) {
-				if (sscanf(l + pos, "%d %n", &e->entry_args[i], &n) != 1)
+			for (i = 0; i < (int)nentry && i < FHOOK_EV_MAX_ENTRY_ARGS; i++)
+				if (!desc_int(&p, &e->entry_args[i]))
 					goto bad;
-				pos += n;
-			}
-			if (sscanf(l + pos, "%u %1023s", &e->nr_maxactive, sym) != 2)
+			if (!desc_uint(&p, &maxactive) || !desc_word(&p, sym, sizeof(sym)))
 				goto bad;
+			e->nr_maxactive = (int)maxactive;
 			e->symbol = strdup(sym);
 			e->args = calloc(nargs ? nargs : 1, sizeof(*e->args));
 		} else if (l[0] == 'A' && e) {
 			a = &e->args[e->nr_args++];
-			if (sscanf(l, "A %d %u %d %n", &a->type, &a->count, &a->nops, &pos) != 3 ||
-			    a->nops > FHOOK_EV_FETCH_INSN_MAX)
+			if (!desc_int(&p, &a->type) || !desc_uint(&p, &a->count) ||
+			    !desc_int(&p, &a->nops) || a->nops < 0 || a->nops > FHOOK_EV_FETCH_INSN_MAX)
 				goto bad;
 			for (i = 0; i < a->nops; i++) {
 				struct fhook_fetch_insn *in = &a->code[i];
 				unsigned int lsh, rsh, bs;
 				char data[2 * 4096 + 2];
+				int op;
 
-				if (sscanf(l + pos, "%d %ld %u %u %u %8193s %n", &in->op, &in->param,
-					   &lsh, &rsh, &bs, data, &n) != 6)
+				if (!desc_int(&p, &op) || !desc_long(&p, LONG_MIN, LONG_MAX, &in->param) ||
+				    !desc_uint(&p, &lsh) || !desc_uint(&p, &rsh) || !desc_uint(&p, &bs) ||
+				    !desc_word(&p, data, sizeof(data)))
 					goto bad;
-				pos += n;
+				in->op = op;
 				in->lshift = lsh;
 				in->rshift = rsh;
 				in->basesize = bs;
@@ -1483,10 +1586,12 @@ static int parse_desc(const char *d)
 			}
 		} else if (l[0] == 'K' && e) {
 			char mod[PATH_MAX], path[PATH_MAX];
+			long off;
 
-			if (sscanf(l, "K %lu %4095s %4095s %lx", &e->offset, mod, path,
-				   &e->link_addr) != 4)
+			if (!desc_long(&p, 0, LONG_MAX, &off) || !desc_word(&p, mod, sizeof(mod)) ||
+			    !desc_word(&p, path, sizeof(path)) || !desc_hex(&p, &e->link_addr))
 				goto bad;
+			e->offset = (unsigned long)off;
 			e->kprobe = true;
 			if (strcmp(mod, "-") && !(e->module = strdup(mod)))
 				goto bad;
@@ -1689,7 +1794,7 @@ static int rec_arm(FILE *err);
  * rec_objects_changed() back while the locks of that registration are
  * held: no arming from there.
  */
-static bool rec_arming;
+static bool rec_arming __fhook_startup_data;
 
 static void rec_objects_changed(void)
 {
@@ -1905,23 +2010,6 @@ static int read_desc(FILE *err)
 	return 0;
 }
 
-/*
- * Are there kprobe events (a "K" line after their "E" line)?  They need no
- * site, so a process without any parses the descriptions for them.  A
- * loop of our own: libc's string functions would be pages to fault in
- * for every shell of a suite.
- */
-static bool __fhook_startup desc_has_kprobes(void)
-{
-	const char *d = (const char *)rec_shm + rec_shm->desc_off;
-	uint32_t i;
-
-	for (i = 0; i + 1 < rec_shm->desc_len; i++)
-		if (d[i] == 'K' && d[i + 1] == ' ' && (!i || d[i - 1] == '\n'))
-			return true;
-	return false;
-}
-
 static int rec_arm(FILE *err)
 {
 	int i, ret;
@@ -2006,7 +2094,20 @@ static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
 			unsetenv("FHOOK_EV_SHM");
 		fcntl(rec_fd, F_SETFD, FD_CLOEXEC);
 	}
-	register_process();
+	/*
+	 * A program the command or a traced process started announces its
+	 * objects with its first ring, as a forked child does: most of a
+	 * suite's programs (rm, cmp, the shell) record nothing, and the
+	 * announcement cost each a mailbox page, four system calls and the
+	 * command the symbols of files no event names.  An attached process
+	 * may already have events pending in its threads: at once.
+	 */
+	if (attached) {
+		register_process();
+	} else {
+		rec_proc_seq = 0;
+		rec_announce_pending = true;
+	}
 	rec_desc_state = 0;
 	if (!once) {
 		once = true;
@@ -2025,7 +2126,7 @@ static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
 	else
 		rec_deferred = true;
 	/* kprobe events need no site: any object, the executable's too, now */
-	if (!ret && !rec_desc_state && desc_has_kprobes())
+	if (!ret && !rec_desc_state && rec_shm->desc_kprobes)
 		ret = read_desc(err);
 	if (!ret && rec_kp_pending())
 		rec_kp_arm(err);

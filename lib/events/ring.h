@@ -205,7 +205,12 @@ struct ev_shm {
 	uint32_t stopped;	/* the command stopped recording: producers drop */
 	uint64_t heartbeat;	/* the consumer's rounds: a waiting producer checks it */
 	uint32_t tracer_pid;	/* the fhook process, and when it started (/proc/PID/stat) */
-	uint32_t pad;
+	/*
+	 * The descriptions hold kprobe events (a "K" line): they need no
+	 * site, so a process without any parses them.  Here, so that the
+	 * others do not read the descriptions' page to find out.
+	 */
+	uint32_t desc_kprobes;
 	uint64_t tracer_start;
 	uint32_t nr_untraced;	/* reports claimed (may exceed EV_MAX_UNTRACED) */
 	uint32_t pad2;

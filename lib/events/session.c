@@ -564,6 +564,17 @@ static int sink_err(struct ev_session *s, int ret)
 	return ret;
 }
 
+/* A "K" line (a kprobe event, after its "E" line) in the descriptions? */
+static bool desc_has_kprobes(const char *d, size_t len)
+{
+	size_t i;
+
+	for (i = 0; d && i + 1 < len; i++)
+		if (d[i] == 'K' && d[i + 1] == ' ' && (!i || d[i - 1] == '\n'))
+			return true;
+	return false;
+}
+
 int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 		   struct ev_session **out)
 {
@@ -614,6 +625,7 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	s->shm->rings_off = rings_off;
 	s->shm->desc_len = desc.len;
 	memcpy((char *)s->shm + desc_off, desc.s ? desc.s : "", desc.len);
+	s->shm->desc_kprobes = desc_has_kprobes(desc.s, desc.len);
 	s->shm->follow = o->follow;
 	s->shm->lossy = o->lossy;
 	s->shm->tracer_pid = getpid();

@@ -42,6 +42,8 @@ struct elf_file {
 	unsigned int nr_sh;
 	char *shstr;
 	unsigned long shstr_size;
+	char *tail;		/* holds sh, and shstr if shstr_in_tail (read_tail()) */
+	bool shstr_in_tail;
 };
 
 static bool __fhook_startup in_file(const struct elf_file *f, unsigned long off, unsigned long len)
@@ -88,9 +90,55 @@ static void *__fhook_startup read_section(const struct elf_file *f, const Elf64_
 
 static void __fhook_startup elf_close(struct elf_file *f)
 {
-	free(f->sh);
-	free(f->shstr);
+	if (!f->tail)
+		free(f->sh);
+	if (!f->shstr_in_tail)
+		free(f->shstr);
+	free(f->tail);
 	close(f->fd);
+}
+
+/*
+ * The section headers and, when it lies just before them (where linkers
+ * put it), the section-name table, with one read: every process reads the
+ * executable's and libc's at start-up, a system call each less.  False
+ * when they could not be read so: then one by one, as before.
+ */
+static bool __fhook_startup read_tail(struct elf_file *f, unsigned long nr)
+{
+	unsigned long bytes = nr * sizeof(Elf64_Shdr), shoff = f->eh.e_shoff, lead, start;
+	const Elf64_Shdr *ss;
+	unsigned int si;
+	char *buf;
+
+	if (shoff % 8)
+		return false;
+	/* the names of a few dozen sections; a longer table is read by itself */
+	lead = shoff < 2048 ? shoff & ~7UL : 2048;
+	start = shoff - lead;
+	buf = malloc(lead + bytes);
+	if (!buf)
+		return false;
+	if (read_at(f, buf, lead + bytes, start)) {
+		free(buf);
+		return false;
+	}
+	f->tail = buf;
+	f->sh = (Elf64_Shdr *)(buf + lead);
+	f->nr_sh = (unsigned int)nr;
+	si = f->eh.e_shstrndx == SHN_XINDEX ? f->sh[0].sh_link : f->eh.e_shstrndx;
+	if (!si || si >= nr)
+		return true;
+	ss = &f->sh[si];
+	/* in the bytes read, and ending in a NUL: every name in it ends there */
+	if (ss->sh_type != SHT_NOBITS && ss->sh_size && ss->sh_offset >= start &&
+	    ss->sh_offset <= shoff && ss->sh_size <= shoff - ss->sh_offset &&
+	    !buf[ss->sh_offset - start + ss->sh_size - 1]) {
+		f->shstr = buf + (ss->sh_offset - start);
+		f->shstr_size = ss->sh_size - 1;
+		f->shstr_in_tail = true;
+	}
+	return true;
 }
 
 /* Open @path and read its header, section headers and section names. */
@@ -125,6 +173,11 @@ static int __fhook_startup elf_open(const char *path, struct elf_file *f)
 	}
 	if (!n || n > MAX_SECTIONS || !in_file(f, f->eh.e_shoff, n * sizeof(Elf64_Shdr)))
 		goto fail;
+	if (read_tail(f, n)) {
+		if (f->shstr)
+			return 0;
+		goto names;
+	}
 	f->nr_sh = (unsigned int)n;
 	f->sh = malloc(n * sizeof(Elf64_Shdr));
 	if (!f->sh) {
@@ -133,6 +186,7 @@ static int __fhook_startup elf_open(const char *path, struct elf_file *f)
 	}
 	if (read_at(f, f->sh, n * sizeof(Elf64_Shdr), f->eh.e_shoff))
 		goto fail;
+names:
 	n = f->eh.e_shstrndx == SHN_XINDEX ? f->sh[0].sh_link : f->eh.e_shstrndx;
 	if (n && n < f->nr_sh) {
 		f->shstr = read_section(f, &f->sh[n]);
@@ -251,10 +305,83 @@ static int __fhook_startup read_vaddr(const struct elf_file *f, unsigned long ad
 	return -ENOEXEC;
 }
 
+/*
+ * A range of the file, read-only: a small one copied to the heap, a larger
+ * one mapped from the page cache.  On this kind of virtual machine an
+ * munmap() of pages that were mapped costs 50-80 us (the page-table
+ * teardown and the TLB flush), a pread() of a few KiB 1-2 us: a traced
+ * process read its site lists and symbol tables this way several times
+ * before main().  A copy costs its heap pages instead (a fault each the
+ * first time), which beyond a few pages outweighs the teardown.  map_len
+ * 0: map is a heap copy.
+ */
+#define ELF_COPY_MAX	(16 * 1024)
+
+struct sec_map {
+	void *map;
+	size_t len;
+	const char *p;
+};
+
+static int __fhook_startup map_range(const struct elf_file *f, unsigned long off,
+				     unsigned long size, int mflags, struct sec_map *m)
+{
+	unsigned long start = off & ~4095UL;
+
+	m->map = NULL;
+	m->len = 0;
+	if (!size || !in_file(f, off, size))
+		return -ENOEXEC;
+	if (size <= ELF_COPY_MAX) {
+		m->map = malloc(size);
+		if (!m->map)
+			return -ENOMEM;
+		if (read_at(f, m->map, size, off)) {
+			free(m->map);
+			m->map = NULL;
+			return -EIO;
+		}
+		m->p = m->map;
+		return 0;
+	}
+	m->map = mmap(NULL, off - start + size, PROT_READ, MAP_PRIVATE | mflags, f->fd,
+		      (off_t)start);
+	if (m->map == MAP_FAILED) {
+		m->map = NULL;
+		return -errno;
+	}
+	m->len = off - start + size;
+	m->p = (const char *)m->map + (off - start);
+	return 0;
+}
+
+static void __fhook_startup unmap_range(void *map, size_t len)
+{
+	if (len)
+		munmap(map, len);
+	else
+		free(map);
+}
+
+static int map_section(const struct elf_file *f, const Elf64_Shdr *s, struct sec_map *m)
+{
+	if (s->sh_type == SHT_NOBITS) {
+		m->map = NULL;
+		return -ENOEXEC;
+	}
+	return map_range(f, s->sh_offset, s->sh_size, MAP_POPULATE, m);
+}
+
+static void unmap_section(struct sec_map *m)
+{
+	if (m->map)
+		unmap_range(m->map, m->len);
+	m->map = NULL;
+}
+
 int __fhook_startup fhook_elf_map_sites(const char *path, unsigned int flags,
 					struct fhook_elf_site_map *m)
 {
-	unsigned long psz = fhook_page_size();
 	struct elf_file f;
 	unsigned int i;
 	int ret;
@@ -273,8 +400,7 @@ int __fhook_startup fhook_elf_map_sites(const char *path, unsigned int flags,
 	for (i = 0; i < f.nr_sh; i++) {
 		const Elf64_Shdr *sh = &f.sh[i];
 		int mcount = site_section(&f, sh);
-		unsigned long off;
-		void *p;
+		struct sec_map sm;
 
 		if (mcount < 0 || !sh->sh_size)
 			continue;
@@ -286,16 +412,13 @@ int __fhook_startup fhook_elf_map_sites(const char *path, unsigned int flags,
 			m->copy_needed = true;
 			break;
 		}
-		off = sh->sh_offset & ~(psz - 1);
-		p = mmap(NULL, sh->sh_offset - off + sh->sh_size, PROT_READ, MAP_PRIVATE, f.fd,
-			 (off_t)off);
-		if (p == MAP_FAILED) {
+		if (map_range(&f, sh->sh_offset, sh->sh_size, 0, &sm)) {
 			m->copy_needed = true;
 			break;
 		}
-		m->sec[m->nr].map = p;
-		m->sec[m->nr].map_len = sh->sh_offset - off + sh->sh_size;
-		m->sec[m->nr].addrs = (const unsigned long *)((char *)p + (sh->sh_offset - off));
+		m->sec[m->nr].map = sm.map;
+		m->sec[m->nr].map_len = sm.len;
+		m->sec[m->nr].addrs = (const unsigned long *)sm.p;
 		m->sec[m->nr].nr = sh->sh_size / 8;
 		m->sec[m->nr].mcount = mcount;
 		if (sites_have_zero(m->sec[m->nr].addrs, m->sec[m->nr].nr))
@@ -316,7 +439,7 @@ void __fhook_startup fhook_elf_unmap_sites(struct fhook_elf_site_map *m)
 	unsigned int i;
 
 	for (i = 0; i < m->nr; i++)
-		munmap(m->sec[i].map, m->sec[i].map_len);
+		unmap_range(m->sec[i].map, m->sec[i].map_len);
 	m->nr = 0;
 }
 
@@ -577,37 +700,6 @@ int fhook_elf_read_syms(const char *path, unsigned int flags, struct fhook_sym *
 	}
 	elf_close(&f);
 	return ret;
-}
-
-/* A section mapped read-only from the page cache. */
-struct sec_map {
-	void *map;
-	size_t len;
-	const char *p;
-};
-
-static int map_section(const struct elf_file *f, const Elf64_Shdr *s, struct sec_map *m)
-{
-	unsigned long off = s->sh_offset & ~4095UL;
-
-	m->map = NULL;
-	if (s->sh_type == SHT_NOBITS || !s->sh_size || !in_file(f, s->sh_offset, s->sh_size))
-		return -ENOEXEC;
-	m->len = s->sh_offset - off + s->sh_size;
-	m->map = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, f->fd, (off_t)off);
-	if (m->map == MAP_FAILED) {
-		m->map = NULL;
-		return -errno;
-	}
-	m->p = (const char *)m->map + (s->sh_offset - off);
-	return 0;
-}
-
-static void unmap_section(struct sec_map *m)
-{
-	if (m->map)
-		munmap(m->map, m->len);
-	m->map = NULL;
 }
 
 /*

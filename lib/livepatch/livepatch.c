@@ -39,6 +39,7 @@
 #include "util/errno.h"
 #include "lp.h"
 #include "util/recursion.h"
+#include "util/startup.h"
 #include "arch/arch.h"
 
 #define container_of(ptr, type, member) \
@@ -170,10 +171,14 @@ static void lp_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_
 	}
 }
 
-/* How a function without a site is patched (set by lib/kprobes), or NULL. */
-static const struct fhook_lp_nosite *lp_nosite;
+/*
+ * How a function without a site is patched (set by lib/kprobes), or NULL.
+ * Set by a constructor of every process: with the start-up code and data
+ * (util/startup.h), not a text window and a zero page of its own.
+ */
+static const struct fhook_lp_nosite *lp_nosite __fhook_startup_data;
 
-void fhook_lp_set_nosite(const struct fhook_lp_nosite *ops)
+void __fhook_startup fhook_lp_set_nosite(const struct fhook_lp_nosite *ops)
 {
 	lp_nosite = ops;
 }

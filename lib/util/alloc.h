@@ -37,16 +37,19 @@ static inline void *fhook_malloc_whole(size_t size)
 
 /*
  * Make the pages of the next entries of an array present, 64 KiB at a
- * time: of the @left entries of @size bytes from @p (page-aligned), how
- * many are now.
+ * time: of the @left entries of @size bytes from @p (in a page-aligned
+ * array), how many are now.  madvise() wants a page-aligned start, and
+ * after the first call @p is one only if @size divides 64 KiB: from the
+ * page that holds @p (present already, and passed over).
  */
 static inline size_t fhook_populate(void *p, size_t left, size_t size)
 {
 	size_t n = FHOOK_ALLOC_POPULATE_MIN / size;
+	unsigned long lo = (unsigned long)p & ~4095UL;
 
 	if (n > left)
 		n = left;
-	madvise(p, n * size, MADV_POPULATE_WRITE);
+	madvise((void *)lo, (unsigned long)p + n * size - lo, MADV_POPULATE_WRITE);
 	return n;
 }
 

@@ -4,8 +4,11 @@
 # program without it.  A count, not a time: it does not depend on the load
 # of the machine.
 #
-# Measured (Debian 12, x86-64): 65 faults without libfhook, +15 to +18
-# with it, the child that tests/minflt.c forks included (+21 or +22 while
+# Measured (Debian 12, x86-64): 65 faults without libfhook, +14 to +17
+# with it, the child that tests/minflt.c forks included (+15 to +19 while
+# crti's _fini was a page faulted in at exit, fhook_lp_set_nosite() and
+# its pointer a text window and a zero page, and libfhook three segments;
+# +21 or +22 while
 # the start-up and fork code was spread over libfhook's text and libc was
 # read with dlsym, +73 when it still linked libdw, libelf, libz, liblzma
 # and libbz2, +28 to +30 while it needed liburcu-bp).  The bound is the

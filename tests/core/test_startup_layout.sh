@@ -5,7 +5,9 @@
 # than its instructions.  The constructors and what they call in a
 # process with nothing to do, in one with pads to rewrite and in one
 # under `fhook record` must lie within BOUND bytes of each other; a
-# function of that path added elsewhere in .text fails this.
+# function of that path added elsewhere in .text fails this.  Nor may the
+# library have a DT_FINI: crti's _fini sits at the far end of the text, a
+# window every exiting process would fault in for an empty function.
 set -o pipefail
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 B=${FHOOK_BUILD:-build}
@@ -16,7 +18,8 @@ rethook_longjmp_init fhook_ev_preload fhook_lp_preload rec_attach_init
 lp_attach_init fhook_atfork fhook_objects_refresh fhook_objects_sync sync_cb
 object_new objects_added fhook_elf_map_sites elf_open fhook_libc_sym
 fhook_arch_init fhook_arch_longjmp_init fhook_text_init_pads rec_setup
-map_shm announce_objects"
+map_shm announce_objects lp_kprobe_init fhook_lp_set_nosite
+fhook_ev_preload_exit fhook_lp_preload_exit"
 
 if ! syms=$(nm -S "$LIB"); then
 	echo "FAIL startup_layout_nm: nm $LIB failed"
@@ -47,3 +50,12 @@ span=$((hi - lo))
 . tests/faults.sh
 bounded startup_layout "$span" "$BOUND" \
 	"the start-up path spans $span bytes of text (bound $BOUND)"
+if ! dyn=$(readelf -dW "$LIB"); then
+	echo "FAIL startup_layout_readelf: readelf -d $LIB failed"
+	exit 1
+fi
+if grep -q '(FINI)' <<< "$dyn"; then
+	echo "FAIL startup_layout_fini: $LIB has a DT_FINI (link it with -Wl,-fini=...)"
+else
+	echo "PASS startup_layout_fini: no DT_FINI, the exit path stays in the start-up text"
+fi

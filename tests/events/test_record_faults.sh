@@ -8,9 +8,12 @@
 # not depend on the load of the machine.
 #
 # Measured (Debian 12, x86-64), each child of the shell:
-#   dash: 49 faults untraced, +17 or +18 recorded
-#   bash: 93 faults untraced, +25 to +32 recorded (run to run)
-# (dash +25, bash +37 while every process parsed the event descriptions
+#   dash: 49 faults untraced, +13 to +15 recorded
+#   bash: 93 faults untraced, +19 to +26 recorded
+# (dash +17 to +20, bash +27 to +30 while each program announced its
+# objects at start-up, read the descriptions' page for kprobe events,
+# faulted in crti's _fini at exit and mapped libfhook in three segments;
+# dash +25, bash +37 while every process parsed the event descriptions
 # at start-up, a forked child bound memcmp() lazily before its exec and
 # wrote 8 KiB of ring pointers, and the set-up and fork code was spread
 # over libfhook's text; dash +30 when a forked child still announced its
@@ -50,9 +53,9 @@ measure() {
 		"a child of $sh: $plain faults, +$added recorded (bound +$bound)"
 }
 
-measure record_faults /bin/sh 22
+measure record_faults /bin/sh 20
 if [ -x /bin/bash ]; then
-	measure record_faults_bash /bin/bash 35
+	measure record_faults_bash /bin/bash 31
 else
 	echo "SKIP record_faults_bash: no /bin/bash"
 fi

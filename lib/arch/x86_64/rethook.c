@@ -9,14 +9,19 @@
 
 #include "internal.h"
 #include "arch/shadow.h"
+#include "util/startup.h"
 
 /* the anchors of the shadow stack (arch/shadow.h), set by the fprobe layer */
 unsigned long fhook_shadow_base;
 unsigned long fhook_shadow_size;
 int fhook_shadow_slow;
 __thread void *fhook_shadow_self __attribute__((tls_model("initial-exec")));
-/* what graph records compare with (arch/shadow.h), set by the events layer */
-struct fhook_rec_global fhook_rec_g;
+/*
+ * What graph records compare with (arch/shadow.h), set by the events
+ * layer at start-up: beside its other start-up variables, not on a zero
+ * page of its own.
+ */
+struct fhook_rec_global fhook_rec_g __fhook_startup_data;
 
 /* "jmp *2(%rip)", two int3, and the target: position-independent */
 static void put_stub(unsigned char *s, unsigned long target)

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -738,6 +739,14 @@ static int check_trap_blocked(void)
 	return 0;
 #endif
 
+	/*
+	 * No other thread (glibc clears this at the first pthread_create()
+	 * and never sets it again): nothing to look for in /proc/self/task,
+	 * whose opendir() was five system calls and the heap pages of a DIR
+	 * buffer in each traced process that patches before main().
+	 */
+	if (__libc_single_threaded)
+		return 0;
 	for (waited = 0;; waited += 1000) {
 		tid = trap_blocked_thread(name, sizeof(name));
 		if (!tid)
