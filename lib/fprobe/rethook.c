@@ -262,7 +262,13 @@ static int reclaim_exited(void)
 			b = __builtin_ctzl(bits);
 			slot = w * 64 + b;
 			t = thread_of(rethook_base + (unsigned long)slot * RETHOOK_REGION_SIZE);
-			if (syscall(SYS_tgkill, pid, t->tid, 0) == 0 || errno != ESRCH)
+			/*
+			 * Atomic: another thread that reclaimed this slot a
+			 * moment ago may be writing its own id (rethook_thread_
+			 * get_slow()); either id gives the right answer here.
+			 */
+			if (syscall(SYS_tgkill, pid, __atomic_load_n(&t->tid, __ATOMIC_RELAXED), 0) == 0 ||
+			    errno != ESRCH)
 				continue;
 			if (__atomic_fetch_and(&rethook_exiting[w], ~(1UL << b), __ATOMIC_ACQ_REL) &
 			    (1UL << b)) {
@@ -371,7 +377,7 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 		t->prepared = 1;
 	}
 	t->slot = slot;
-	t->tid = gettid();
+	__atomic_store_n(&t->tid, gettid(), __ATOMIC_RELAXED);	/* read by reclaim_exited() */
 	t->top = 0;
 	/* line 0 holds no entry: above every slot, for the trampolines' push */
 	ret_of(base, 0)->sp = ~0UL;
