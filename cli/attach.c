@@ -126,6 +126,12 @@ struct cli_attach {
 	double world_ms;
 };
 
+/* FHOOK_ATTACH_VERBOSE: every thread's verdict, the channel, the times stopped */
+static bool verbose(void)
+{
+	return getenv("FHOOK_ATTACH_VERBOSE");
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -787,7 +793,6 @@ static bool in_signal_handler(struct cli_attach *a, struct att_thread *t)
 
 static struct att_thread *pick_safe(struct cli_attach *a)
 {
-	bool verbose = getenv("FHOOK_ATTACH_VERBOSE");
 	struct att_thread *pick = NULL;
 	const char *why;
 	int i;
@@ -797,7 +802,7 @@ static struct att_thread *pick_safe(struct cli_attach *a)
 			continue;
 		if (safe_point(a, &a->th[i], &why) && !pick)
 			pick = &a->th[i];
-		if (verbose)
+		if (verbose())
 			fprintf(stderr, "fhook: %s: thread %d: %s\n", a->cmd, a->th[i].tid, why);
 		else if (pick)
 			break;
@@ -871,7 +876,7 @@ static int try_thread(struct cli_attach *a, pid_t tid, bool recheck_maps)
 		a->times.stopped_ms = now_ms() - t0;
 		return 1;
 	}
-	if (getenv("FHOOK_ATTACH_VERBOSE"))
+	if (verbose())
 		fprintf(stderr, "fhook: %s: thread %d: %s\n", a->cmd, tid, why);
 	release(t);
 	a->nr_th = 0;
@@ -1475,7 +1480,7 @@ static void *stop_world(void *arg)
 			release(&a->th[i]);
 	a->world_ms = now_ms() - t0;
 	a->world_ret = ret;
-	if (getenv("FHOOK_ATTACH_VERBOSE") && !ret)
+	if (verbose() && !ret)
 		fprintf(stderr, "fhook: %s: stopping %d threads took %.2f ms, the pads %.2f ms\n",
 			a->cmd, a->world_threads, t1 - t0, now_ms() - t1);
 	return NULL;
@@ -1513,11 +1518,6 @@ static int world_stop(struct cli_attach *a)
 }
 
 /* ---- the control thread's socket (lib/core/ctl_thread.c) ---------------- */
-
-static bool verbose(void)
-{
-	return getenv("FHOOK_ATTACH_VERBOSE");
-}
 
 /* The thread of @pid that serves the control socket, by its name; 0 if none. */
 static pid_t find_ctl_thread(pid_t pid)
@@ -1887,7 +1887,7 @@ int cli_attach_ctl(struct cli_attach *a, const char *req, char **reply)
 	if (!a->hijack || a->hijack->gone)
 		return -ESRCH;
 	ret = call(a, a->ctl, args, 1, req, strlen(req) + 1, 0, &r);
-	if (getenv("FHOOK_ATTACH_VERBOSE"))
+	if (verbose())
 		fprintf(stderr, "fhook: %s: request '%.*s': %.2f ms in the process\n", a->cmd,
 			(int)strcspn(req, "\t"), req, a->times.call_ms);
 	if (ret == -ESRCH)

@@ -253,6 +253,20 @@ static bool fd_is_shm(int fd)
 	return fd >= 0 && !fstat(fd, &st) && st.st_dev == rec_dev && st.st_ino == rec_ino;
 }
 
+/* @v in decimal at @p; the end of it */
+static char *__fhook_startup put_decimal(char *p, unsigned long v)
+{
+	char digits[24];
+	int n = 0;
+
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
 /*
  * "/proc/PID/fd/FD" in @buf (64 bytes; PID 0 is "self"), without
  * snprintf(): its pages would be faulted in by every recorded process,
@@ -260,30 +274,18 @@ static bool fd_is_shm(int fd)
  */
 static void __fhook_startup proc_fd_path(char *buf, unsigned long pid, unsigned long fd)
 {
-	unsigned long nums[2] = { pid, fd };
-	char digits[24];
-	int i, n;
+	char *p = buf + 6;
 
 	memcpy(buf, "/proc/", 6);
-	buf += 6;
-	for (i = 0; i < 2; i++) {
-		if (!i && !pid) {
-			memcpy(buf, "self", 4);
-			buf += 4;
-		} else {
-			n = 0;
-			do
-				digits[n++] = (char)('0' + nums[i] % 10);
-			while ((nums[i] /= 10));
-			while (n)
-				*buf++ = digits[--n];
-		}
-		if (!i) {
-			memcpy(buf, "/fd/", 4);
-			buf += 4;
-		}
+	if (pid) {
+		p = put_decimal(p, pid);
+	} else {
+		memcpy(p, "self", 4);
+		p += 4;
 	}
-	*buf = 0;
+	memcpy(p, "/fd/", 4);
+	p = put_decimal(p + 4, fd);
+	*p = 0;
 }
 
 /*
