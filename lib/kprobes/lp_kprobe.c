@@ -55,7 +55,6 @@ static int lp_kprobe_pre(struct kprobe *p, struct pt_regs *regs)
 static int lp_kprobe_apply(struct fhook_lp *lp)
 {
 	struct lp_kprobe *k = calloc(1, sizeof(*k));
-	char why[96];
 	int ret;
 
 	if (!k)
@@ -81,7 +80,6 @@ static int lp_kprobe_apply(struct fhook_lp *lp)
 	k->next = lp_kprobes;
 	lp_kprobes = k;
 	pthread_mutex_unlock(&lp_kprobes_lock);
-	kprobe_method(&k->kp, why, sizeof(why));
 	lp->nosite = k;
 	return 0;
 err:
