@@ -17,6 +17,7 @@ export FHOOK_ROOT=$ROOT
 TIMEOUT=${FHOOK_TEST_TIMEOUT:-300}
 pattern=${1:-}
 pass=0 fail=0 skip=0
+failed=()
 log=$ROOT/build/test-log.txt
 : > "$log"
 
@@ -30,11 +31,14 @@ run_one() {
 	f=$(grep -c '^FAIL ' <<< "$out")
 	s=$(grep -c '^SKIP ' <<< "$out")
 	grep -E '^(FAIL|SKIP) ' <<< "$out" | sed "s|^|  [$name] |"
+	mapfile -t -O "${#failed[@]}" failed < <(grep -E '^FAIL ' <<< "$out" | sed "s|^|  [$name] |")
 	if [ "$status" != 0 ] && [ "$f" = 0 ]; then
 		if [ "$status" = 124 ] || [ "$status" = 137 ]; then
 			echo "  [$name] FAIL: timed out after ${TIMEOUT}s"
+			failed+=("  [$name] FAIL: timed out after ${TIMEOUT}s")
 		else
 			echo "  [$name] FAIL: exit status $status"
+			failed+=("  [$name] FAIL: exit status $status")
 			tail -5 <<< "$out" | sed "s|^|  [$name]   |"
 		fi
 		f=$((f + 1))
@@ -64,5 +68,7 @@ if [ -z "$FHOOK_SKIP_KERNEL" ] && [ -f kernel/Makefile ] &&
 	fi
 fi
 echo
+# the failures again, where a log's last lines show them
+[ "${#failed[@]}" != 0 ] && printf 'failed:\n' && printf '%s\n' "${failed[@]}"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]
