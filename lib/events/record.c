@@ -752,6 +752,9 @@ static inline uint64_t ev_w1(unsigned long addr, unsigned long depth)
 	return (addr & EV_ADDR_MASK) | (uint64_t)(depth & EV_DEPTH_MASK) << 48;
 }
 
+/* past the mark, how far apart the slow path looks at the reader's progress */
+#define REC_MARK_STEP	(rec_mark / 8)
+
 /* How far the fast path of record_plain() may take head (struct rec_thread.limit). */
 static uint64_t rec_limit(const struct rec_thread *t)
 {
@@ -762,6 +765,14 @@ static uint64_t rec_limit(const struct rec_thread *t)
 	lap_end = (t->head & ~(rec_ring_size - 1)) + rec_ring_size;
 	room = t->tail + rec_ring_size;
 	mark = t->tail + rec_mark;
+	/*
+	 * Past the mark the command has been woken (commit()): the slow path
+	 * looks at its progress again a step on, not at every record, which
+	 * made a writer whose reader lags (text formatted on one cpu of two)
+	 * pay the slow path for half the ring.
+	 */
+	if (mark <= t->head)
+		mark = t->head + REC_MARK_STEP;
 	if (room < lap_end)
 		lap_end = room;
 	if (mark < lap_end)
