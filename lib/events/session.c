@@ -57,6 +57,7 @@ struct ev_session {
 	char **paths;		/* files whose symbols are written */
 	int nr_paths;
 	struct rf_clock clock;
+	bool clock_written;	/* an RF_CLOCK with a rate is in the recording */
 	int err;		/* the sink's first error */
 };
 
@@ -340,6 +341,31 @@ static void clock_calibrate(struct ev_session *s)
 		nanosleep(&ts, NULL);
 		clock_pair(&s->clock.tsc1, &s->clock.mono1);
 	}
+}
+
+/*
+ * The first rate goes into the recording just before the first records
+ * that need it, not when the session is made: by then the two readings
+ * are usually far enough apart, and a program started or attached to is
+ * not held up while they become so (a live reader formats nothing
+ * before it).
+ */
+static int clock_first(struct ev_session *s)
+{
+	struct rf_clock c = s->clock;
+	int ret;
+
+	if (s->clock_written)
+		return 0;
+	if (c.kind == EV_CLOCK_TSC) {
+		clock_calibrate(s);
+		c.tsc1 = s->clock.tsc1;
+		c.mono1 = s->clock.mono1;
+	}
+	ret = ev_write_block(s->sink, RF_CLOCK, &c, sizeof(c), NULL, 0);
+	if (!ret)
+		s->clock_written = true;
+	return ret;
 }
 
 /* ---- processes and symbols --------------------------------------------- */
@@ -648,17 +674,6 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	ret = sink->write(sink, &iov, 1);
 	if (!ret)
 		ret = ev_write_block(sink, RF_EVENTS, evtext.s ? evtext.s : "", evtext.len, NULL, 0);
-	if (!ret && s->clock.kind == EV_CLOCK_TSC) {
-		/* a first rate, good enough for a recording cut short */
-		struct rf_clock c = s->clock;
-
-		clock_calibrate(s);
-		c.tsc1 = s->clock.tsc1;
-		c.mono1 = s->clock.mono1;
-		ret = ev_write_block(sink, RF_CLOCK, &c, sizeof(c), NULL, 0);
-	} else if (!ret) {
-		ret = ev_write_block(sink, RF_CLOCK, &s->clock, sizeof(s->clock), NULL, 0);
-	}
 	if (ret)
 		goto fail;
 	free(desc.s);
@@ -800,6 +815,8 @@ long ev_session_drain(struct ev_session *s, int wait_ms)
 			 * in file order).
 			 */
 			ret = import_procs(s);
+			if (!ret)
+				ret = clock_first(s);
 			if (ret)
 				return sink_err(s, ret);
 			if (pos + n1 > size) {
@@ -942,7 +959,7 @@ int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_
 	end.status = status;
 	end.err = err;
 	if (!s->err) {
-		if (s->clock.kind == EV_CLOCK_TSC) {
+		if (s->clock.kind == EV_CLOCK_TSC || !s->clock_written) {
 			clock_calibrate(s);
 			ret = ev_write_block(s->sink, RF_CLOCK, &s->clock, sizeof(s->clock), NULL, 0);
 		}

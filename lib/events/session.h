@@ -44,7 +44,8 @@ struct ev_session;
 /*
  * Create the shared memory, write the events into it, and set
  * FHOOK_EV_SHM for the program about to be started.  The recording's
- * first blocks (header, events, clock) go to @sink at once.
+ * first blocks (header, events) go to @sink at once, its clock before the
+ * first data.
  */
 int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 		   struct ev_session **out);
