@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -54,6 +55,7 @@
 
 #include "cli.h"
 #include "attach.h"
+#include "util/sched_slice.h"
 
 #define ATT_MAX_THREADS		4096
 #define ATT_CALL_TIMEOUT_MS	30000
@@ -93,6 +95,12 @@ struct att_pads {
 	 * did not change meanwhile, and written.
 	 */
 	unsigned char *orig, *img;
+	/*
+	 * Where they are read again, allocated and touched beforehand: a
+	 * fresh buffer's page faults (hundreds, for a large program) would
+	 * be taken with every thread stopped.
+	 */
+	unsigned char *now;
 	struct att_split *split;
 	size_t nr_split;
 };
@@ -1078,6 +1086,7 @@ static void free_pads(struct cli_attach *a)
 	for (i = 0; i < a->nr_pads; i++) {
 		free(a->pads[i].addrs);
 		free(a->pads[i].orig);
+		free(a->pads[i].now);
 		free(a->pads[i].split);
 	}
 	free(a->pads);
@@ -1135,6 +1144,13 @@ static int cmp_split(const void *x, const void *y)
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
+static int cmp_addr(const void *x, const void *y)
+{
+	unsigned long a = *(const unsigned long *)x, b = *(const unsigned long *)y;
+
+	return a < b ? -1 : a > b;
+}
+
 /* Read @pd's pages through @fd (/proc/PID/mem) and plan them. */
 static int read_and_plan(struct att_pads *pd, int fd)
 {
@@ -1146,9 +1162,13 @@ static int read_and_plan(struct att_pads *pd, int fd)
 		ret = plan_pads(pd, cur);
 	else if (!cur)
 		ret = -ENOMEM;
-	free(cur);
-	if (!ret)
+	if (!ret) {
 		qsort(pd->split, pd->nr_split, sizeof(*pd->split), cmp_split);
+		/* the buffer itself, already touched, is the one read into later */
+		pd->now = cur;
+		return 0;
+	}
+	free(cur);
 	return ret;
 }
 
@@ -1228,9 +1248,12 @@ static int collect_pads(struct cli_attach *a)
 			p->hi = s + 5 > p->hi ? s + 5 : p->hi;
 		}
 		free(sites.from_mcount);
+		/* in address order: a page's sites are found together (precow_pads()) */
+		qsort(p->addrs, p->nr, sizeof(*p->addrs), cmp_addr);
 		p->lo &= ~4095UL;
 		p->hi = (p->hi + 4095) & ~4095UL;
 		p->orig = NULL;
+		p->now = NULL;
 		p->split = NULL;
 		p->nr_split = 0;
 		if (!p->nr) {
@@ -1239,6 +1262,37 @@ static int collect_pads(struct cli_attach *a)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Each page that the rewrite will change is made the process's own copy
+ * now, while its threads run, by writing back one byte of it as it is:
+ * the copy (a page fault in the process, hundreds for a large program)
+ * is then not made with every thread stopped.  The byte is one of no
+ * site: the only text that anything (a libfhook another attach is
+ * loading meanwhile) may be changing is a site's, and the process has
+ * no debugger (checked first).  The bytes a thread executes stay what
+ * they were.
+ */
+static void precow_pads(const struct att_pads *pd, int fd)
+{
+	size_t len = pd->hi - pd->lo, k, j = 0, jj;
+
+	for (k = 0; k < len; k += 4096) {
+		unsigned long c = pd->lo + k;
+		unsigned char b;
+
+		if (!memcmp(pd->orig + k, pd->img + k, 4096))
+			continue;
+		while (j < pd->nr && pd->addrs[j] + 5 <= c)
+			j++;
+		for (jj = j; jj < pd->nr && pd->addrs[jj] <= c; jj++)
+			if (c < pd->addrs[jj] + 5)
+				c = pd->addrs[jj] + 5;
+		/* (a page left out is copied later, in the stopped window) */
+		if (c < pd->lo + k + 4096 && pread(fd, &b, 1, c) == 1 && pwrite(fd, &b, 1, c) != 1)
+			break;
+	}
 }
 
 /*
@@ -1252,12 +1306,14 @@ static void plan_all_pads(struct cli_attach *a)
 	int i, fd;
 
 	snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", a->pid);
-	fd = open(mem_path, O_RDONLY | O_CLOEXEC);
+	fd = open(mem_path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	for (i = 0; i < a->nr_pads; i++)
+	for (i = 0; i < a->nr_pads; i++) {
 		if (read_and_plan(&a->pads[i], fd))
 			break;
+		precow_pads(&a->pads[i], fd);
+	}
 	close(fd);
 }
 
@@ -1281,21 +1337,24 @@ static int rewrite_pads(struct cli_attach *a)
 	for (i = 0; i < a->nr_pads && !ret; i++) {
 		struct att_pads *pd = &a->pads[i];
 		unsigned long len = pd->hi - pd->lo, k, run;
-		unsigned char *now = malloc(len);
+		unsigned char *now = pd->now ? pd->now : malloc(len);
 
 		if (!now || pread(fd, now, len, pd->lo) != (ssize_t)len) {
-			free(now);
+			if (now != pd->now)
+				free(now);
 			continue;
 		}
 		if (!pd->orig || memcmp(now, pd->orig, len)) {
-			if (plan_pads(pd, now)) {
-				free(now);
-				ret = -ENOMEM;
+			ret = plan_pads(pd, now);
+			if (ret) {
+				if (now != pd->now)
+					free(now);
 				break;
 			}
 			qsort(pd->split, pd->nr_split, sizeof(*pd->split), cmp_split);
 		}
-		free(now);
+		if (now != pd->now)
+			free(now);
 		/* nobody may be between two of these nops when they become one */
 		for (j = 0; j < a->nr_th; j++) {
 			struct att_thread *t = &a->th[j];
@@ -1455,9 +1514,12 @@ static void *stop_world(void *arg)
 	struct cli_attach *a = arg;
 	const struct att_thread *pick;
 	double t0 = now_ms(), t1 = t0;
+	struct rusage ru0 = { 0 }, ru1;
 	int ret, i;
 
 	a->world_tid = (pid_t)syscall(SYS_gettid);
+	/* every thread of the process waits for this one: it takes the CPU first */
+	fhook_short_slice();
 	ret = stop_all(a);
 	if (!ret)
 		ret = read_maps(a);
@@ -1467,6 +1529,8 @@ static void *stop_world(void *arg)
 		a->preferred = pick ? pick->tid : 0;
 		unblock_sigtrap(a);
 		t1 = now_ms();
+		/* the faults (ours and the process's copies of its pages) are this thread's */
+		getrusage(RUSAGE_THREAD, &ru0);
 		if (!object_named(a, "libfhook.so") && a->dlopen_fn) {
 			ret = rewrite_pads(a);
 			if (ret)
@@ -1480,9 +1544,12 @@ static void *stop_world(void *arg)
 			release(&a->th[i]);
 	a->world_ms = now_ms() - t0;
 	a->world_ret = ret;
-	if (verbose() && !ret)
-		fprintf(stderr, "fhook: %s: stopping %d threads took %.2f ms, the pads %.2f ms\n",
-			a->cmd, a->world_threads, t1 - t0, now_ms() - t1);
+	if (verbose() && !ret) {
+		getrusage(RUSAGE_THREAD, &ru1);
+		fprintf(stderr, "fhook: %s: stopping %d threads took %.2f ms, the pads %.2f ms "
+			"(%ld page faults)\n", a->cmd, a->world_threads, t1 - t0, now_ms() - t1,
+			ru1.ru_minflt - ru0.ru_minflt);
+	}
 	return NULL;
 }
 
@@ -1802,6 +1869,12 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 	ret = check_target(cmd, pid);
 	if (ret)
 		return ret;
+	/*
+	 * A process of busy threads waits for every step of ours (and its
+	 * stopped threads for all of them): each is served first when it
+	 * wakes, though the command gets no more of the CPU than any thread.
+	 */
+	fhook_short_slice();
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;

@@ -7,14 +7,14 @@
 # non-zero without printing a FAIL counts as one failure.
 #
 #   tests/run.sh [PATTERN]      only tests whose path contains PATTERN
-#   FHOOK_TEST_TIMEOUT=secs     per-test limit (default 300)
+#   FHOOK_TEST_TIMEOUT=secs     per-test limit (default 600)
 #   FHOOK_SKIP_KERNEL=1         leave out the QEMU kernel tests
 #   FHOOK_BUILD=dir             test programs from dir/tests (sanitizer builds)
 #   FHOOK_ONLY_PROGRAMS=1       only the test programs, no scripts
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
 export FHOOK_ROOT=$ROOT
-TIMEOUT=${FHOOK_TEST_TIMEOUT:-300}
+TIMEOUT=${FHOOK_TEST_TIMEOUT:-600}
 pattern=${1:-}
 pass=0 fail=0 skip=0
 failed=()

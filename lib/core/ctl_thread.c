@@ -44,6 +44,7 @@
 
 #include "core.h"
 #include "util/procfile.h"
+#include "util/sched_slice.h"
 #include "util/sync_signals.h"
 
 #define CTL_BACKLOG		8
@@ -175,34 +176,6 @@ static void ctl_connection(int c, char *buf)
 	}
 }
 
-/* struct sched_attr of sched_setattr(2), which glibc does not declare */
-struct ctl_sched_attr {
-	unsigned int size, policy;
-	unsigned long long flags;
-	int nice;
-	unsigned int priority;
-	unsigned long long runtime, deadline, period;
-};
-
-/*
- * A short time slice (EEVDF's per-task slice, Linux 6.12; older kernels
- * ignore it): the thread's share of the CPU stays that of any thread, but
- * woken among busy ones, its earlier deadline gets it the CPU first.
- */
-static void ctl_short_slice(void)
-{
-	struct ctl_sched_attr attr = {
-		.size = sizeof(attr),
-		.policy = SCHED_OTHER,
-		.runtime = 100 * 1000,	/* ns: the smallest the kernel takes */
-	};
-
-	errno = 0;
-	attr.nice = getpriority(PRIO_PROCESS, 0);
-	if (!errno)
-		syscall(SYS_sched_setattr, 0, &attr, 0);
-}
-
 static void *ctl_thread_main(void *arg)
 {
 	int lfd = (int)(long)arg;
@@ -212,7 +185,7 @@ static void *ctl_thread_main(void *arg)
 	fhook_internal_enter();
 	/* how the command finds the thread to seize */
 	prctl(PR_SET_NAME, FHOOK_CTL_THREAD_NAME);
-	ctl_short_slice();
+	fhook_short_slice();
 	buf = malloc(FHOOK_CTL_REQ_MAX);
 	if (!buf)
 		return NULL;

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A short time slice for a thread that must answer soon among busy ones
+ * (EEVDF's per-task slice, Linux 6.12; older kernels ignore it): its
+ * share of the CPU stays that of any thread, but woken, its earlier
+ * deadline gets it the CPU first.
+ */
+#ifndef FHOOK_UTIL_SCHED_SLICE_H
+#define FHOOK_UTIL_SCHED_SLICE_H
+
+#include <errno.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* struct sched_attr of sched_setattr(2), which glibc does not declare */
+struct fhook_sched_attr {
+	unsigned int size, policy;
+	unsigned long long flags;
+	int nice;
+	unsigned int priority;
+	unsigned long long runtime, deadline, period;
+};
+
+/* The calling thread's slice: the smallest the kernel takes.  Its nice value is kept. */
+static inline void fhook_short_slice(void)
+{
+	struct fhook_sched_attr attr = {
+		.size = sizeof(attr),
+		.policy = SCHED_OTHER,
+		.runtime = 100 * 1000,	/* ns */
+	};
+	int saved = errno;
+
+	errno = 0;
+	attr.nice = getpriority(PRIO_PROCESS, 0);
+	if (!errno)
+		syscall(SYS_sched_setattr, 0, &attr, 0);
+	errno = saved;
+}
+
+#endif
