@@ -1518,9 +1518,11 @@ static void *stop_world(void *arg)
 	int ret, i;
 
 	a->world_tid = (pid_t)syscall(SYS_gettid);
-	/* every thread of the process waits for this one: it takes the CPU first */
+	/* every thread of the process waits for this one: it takes the CPU first ... */
 	fhook_short_slice();
 	ret = stop_all(a);
+	/* ... and, once they are stopped, keeps it for the work (a slice of the default length) */
+	fhook_set_slice(0);
 	if (!ret)
 		ret = read_maps(a);
 	if (!ret) {

@@ -23,13 +23,13 @@ struct fhook_sched_attr {
 	unsigned long long runtime, deadline, period;
 };
 
-/* The calling thread's slice: the smallest the kernel takes.  Its nice value is kept. */
-static inline void fhook_short_slice(void)
+/* The calling thread's slice: @ns, or the kernel's default for 0.  Its nice value is kept. */
+static inline void fhook_set_slice(unsigned long long ns)
 {
 	struct fhook_sched_attr attr = {
 		.size = sizeof(attr),
 		.policy = SCHED_OTHER,
-		.runtime = 100 * 1000,	/* ns */
+		.runtime = ns,
 	};
 	int saved = errno;
 
@@ -38,6 +38,16 @@ static inline void fhook_short_slice(void)
 	if (!errno)
 		syscall(SYS_sched_setattr, 0, &attr, 0);
 	errno = saved;
+}
+
+/*
+ * The smallest slice the kernel takes: served first when woken, but
+ * preempted as soon: for a thread that mostly waits, not for a burst of
+ * work.
+ */
+static inline void fhook_short_slice(void)
+{
+	fhook_set_slice(100 * 1000);
 }
 
 #endif
