@@ -87,6 +87,9 @@ struct att_split {
 struct att_pads {
 	unsigned long *addrs;
 	size_t nr;
+	/* the object's other sites (calls to __fentry__), sorted: no pads, but sites */
+	unsigned long *calls;
+	size_t nr_calls;
 	unsigned long lo, hi;		/* the pages they are on */
 	/*
 	 * Worked out while the threads run: the pages as they were (@orig)
@@ -1085,6 +1088,7 @@ static void free_pads(struct cli_attach *a)
 
 	for (i = 0; i < a->nr_pads; i++) {
 		free(a->pads[i].addrs);
+		free(a->pads[i].calls);
 		free(a->pads[i].orig);
 		free(a->pads[i].now);
 		free(a->pads[i].split);
@@ -1236,13 +1240,21 @@ static int collect_pads(struct cli_attach *a)
 		p = &a->pads[a->nr_pads++];
 		p->addrs = sites.addrs;
 		p->nr = 0;
+		p->calls = NULL;
+		p->nr_calls = 0;
 		p->lo = ~0UL;
 		p->hi = 0;
 		for (k = 0; k < sites.nr; k++) {
 			unsigned long s = sites.addrs[k] + bias;
 
-			if (sites.from_mcount[k])
-				continue;	/* a call, not a pad */
+			if (sites.from_mcount[k]) {
+				/* a call, not a pad */
+				if (!p->calls)
+					p->calls = malloc(sites.nr * sizeof(*p->calls));
+				if (p->calls)
+					p->calls[p->nr_calls++] = s;
+				continue;
+			}
 			p->addrs[p->nr++] = s;
 			p->lo = s < p->lo ? s : p->lo;
 			p->hi = s + 5 > p->hi ? s + 5 : p->hi;
@@ -1250,6 +1262,8 @@ static int collect_pads(struct cli_attach *a)
 		free(sites.from_mcount);
 		/* in address order: a page's sites are found together (precow_pads()) */
 		qsort(p->addrs, p->nr, sizeof(*p->addrs), cmp_addr);
+		if (p->calls)
+			qsort(p->calls, p->nr_calls, sizeof(*p->calls), cmp_addr);
 		p->lo &= ~4095UL;
 		p->hi = (p->hi + 4095) & ~4095UL;
 		p->orig = NULL;
@@ -1258,6 +1272,7 @@ static int collect_pads(struct cli_attach *a)
 		p->nr_split = 0;
 		if (!p->nr) {
 			free(p->addrs);
+			free(p->calls);
 			a->nr_pads--;
 		}
 	}
@@ -1274,21 +1289,34 @@ static int collect_pads(struct cli_attach *a)
  * no debugger (checked first).  The bytes a thread executes stay what
  * they were.
  */
+/* The first address from @c on that is in none of the 5-byte sites @s (sorted, from *@j on). */
+static unsigned long past_sites(const unsigned long *s, size_t n, size_t *j, unsigned long c)
+{
+	size_t i;
+
+	while (*j < n && s[*j] + 5 <= c)
+		(*j)++;
+	for (i = *j; i < n && s[i] <= c; i++)
+		if (c < s[i] + 5)
+			c = s[i] + 5;
+	return c;
+}
+
 static void precow_pads(const struct att_pads *pd, int fd)
 {
-	size_t len = pd->hi - pd->lo, k, j = 0, jj;
+	size_t len = pd->hi - pd->lo, k, j = 0, jc = 0;
 
 	for (k = 0; k < len; k += 4096) {
-		unsigned long c = pd->lo + k;
+		unsigned long c = pd->lo + k, c0;
 		unsigned char b;
 
 		if (!memcmp(pd->orig + k, pd->img + k, 4096))
 			continue;
-		while (j < pd->nr && pd->addrs[j] + 5 <= c)
-			j++;
-		for (jj = j; jj < pd->nr && pd->addrs[jj] <= c; jj++)
-			if (c < pd->addrs[jj] + 5)
-				c = pd->addrs[jj] + 5;
+		do {
+			c0 = c;
+			c = past_sites(pd->addrs, pd->nr, &j, c);
+			c = past_sites(pd->calls, pd->nr_calls, &jc, c);
+		} while (c != c0);
 		/* (a page left out is copied later, in the stopped window) */
 		if (c < pd->lo + k + 4096 && pread(fd, &b, 1, c) == 1 && pwrite(fd, &b, 1, c) != 1)
 			break;
