@@ -192,6 +192,8 @@ static __thread struct rec_thread rec_thr;
 static uint64_t rec_proc_seq __fhook_startup_data;	/* this image's ev_proc */
 /* a forked child announces its objects with its first ring (get_ring) */
 static bool rec_announce_pending __fhook_startup_data;
+/* a thread is announcing them: the others wait for the number it gets */
+static int rec_announcing __fhook_startup_data;
 /* shm->follow, kept here: the shared page would cost the child a fault */
 static bool rec_follow __fhook_startup_data;
 static void register_process(void);
@@ -325,6 +327,28 @@ static int shm_fd(void)
 	return fd;
 }
 
+static void register_process(void);
+
+/*
+ * The process's objects announced by the first thread that claims a ring;
+ * another thread claiming one meanwhile waits for the image's number, or
+ * its records would name none (their addresses printed as numbers).  The
+ * wait is bounded: announcing waits at most 200 ms for a mailbox.
+ */
+static void announce_first(void)
+{
+	int i;
+
+	if (!__atomic_exchange_n(&rec_announcing, 1, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&rec_announce_pending, __ATOMIC_ACQUIRE))
+			register_process();
+		__atomic_store_n(&rec_announcing, 0, __ATOMIC_RELEASE);
+		return;
+	}
+	for (i = 0; i < 4000 && __atomic_load_n(&rec_announce_pending, __ATOMIC_ACQUIRE); i++)
+		usleep(100);
+}
+
 /*
  * A free ring for this thread, mapped.  When none is free, the thread
  * retries only after the command has freed one (rings_freed moved), not
@@ -377,11 +401,11 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 	       !__atomic_compare_exchange_n(&rec_shm->nr_rings, &hw, idx + 1, false,
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
-	if (rec_announce_pending)
-		register_process();
+	if (__atomic_load_n(&rec_announce_pending, __ATOMIC_ACQUIRE))
+		announce_first();
 	r->pid = getpid();
 	r->tid = syscall(SYS_gettid);
-	r->proc_seq = rec_proc_seq;
+	r->proc_seq = __atomic_load_n(&rec_proc_seq, __ATOMIC_ACQUIRE);
 	prctl(PR_GET_NAME, r->comm);
 	t->ring = r;
 	t->data = ev_ring_data(r);
@@ -1787,16 +1811,21 @@ static void __fhook_startup announce_objects(uint64_t seq)
 	p->nr_objs = 0;
 	dl_iterate_phdr(obj_cb, p);
 	p->seq = seq ? seq : __atomic_add_fetch(&rec_shm->proc_seq, 1, __ATOMIC_RELAXED);
-	rec_proc_seq = p->seq;
 	__atomic_store_n(&p->state, EV_SLOT_READY, __ATOMIC_RELEASE);
+	/* after the mailbox: a ring that names the image is read after it */
+	__atomic_store_n(&rec_proc_seq, p->seq, __ATOMIC_RELEASE);
 }
 
-/* A new process image (start-up, a forked child): a new number. */
+/*
+ * A new process image (start-up, a forked child): a new number.  Pending
+ * until announced (get_ring()'s other threads wait for it), and not again
+ * if no mailbox was free.
+ */
 static void __fhook_startup register_process(void)
 {
 	rec_proc_seq = 0;
-	rec_announce_pending = false;
 	announce_objects(0);
+	__atomic_store_n(&rec_announce_pending, false, __ATOMIC_RELEASE);
 }
 
 /* dlopen or dlclose returned: the same image, its objects again. */
@@ -1868,6 +1897,7 @@ static void __fhook_startup rec_atfork_child(void)
 	 */
 	rec_proc_seq = 0;
 	rec_announce_pending = true;
+	rec_announcing = 0;
 }
 
 /*
