@@ -100,17 +100,20 @@
  * struct rec_thread begins with it), the global part the recording's
  * (struct fhook_rec_global, read rip-relative: one recording at a time).
  * The trampolines write only when the record fits below the writer's
- * limit, the cpu is the last record's and the time is near the last
- * record's; everything else is the events layer's C.
+ * limit (wptr < wlim), the cpu is the last record's and the time's high
+ * 32 bits are those of the last record the events layer's C wrote; they
+ * advance wptr and head by 16 and publish the ring's head.  Everything
+ * else is the events layer's C, which keeps wptr at the ring's bytes +
+ * (head modulo its size) while wlim is not 0.
  */
 #define REC_W_HEAD		0	/* bytes written */
-#define REC_W_LIMIT		8	/* head may reach this */
-#define REC_W_DATA		16	/* the ring's bytes */
-#define REC_W_LAST_TS		24
+#define REC_W_LAST_TS		24	/* the time of the last record C wrote */
 #define REC_W_RING		32	/* the ring's header: head at 0, events at 8 */
 #define REC_W_LAST_CPU		40	/* 32 bits, then ... */
 #define REC_W_GEN		44	/* ... 32 bits: REC_G_GEN's when its ring was claimed */
 #define REC_W_TAG		REC_W_LAST_CPU	/* both in one 64-bit word */
+#define REC_W_WPTR		48	/* where the next record goes */
+#define REC_W_WLIM		56	/* a record fits while wptr is below this; 0: none */
 
 /*
  * The recording is live and the thread on its last record's cpu when

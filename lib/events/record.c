@@ -123,6 +123,13 @@ struct rec_thread {
 	struct ev_ring *ring;
 	uint32_t last_cpu;
 	uint32_t gen;		/* rec_gen when the ring was claimed */
+	/*
+	 * The trampolines' view of head and limit: wptr = data + head modulo
+	 * the ring's size, moved with head (rec_head_add()); a record fits
+	 * while wptr < wlim (rec_set_limit()), 0 when none does.
+	 */
+	unsigned char *wptr;
+	unsigned char *wlim;
 	uint32_t idx;
 	uint64_t tail;		/* last tail seen: refreshed only when room looks short */
 	uint64_t lost_pending;	/* dropped since the last record written */
@@ -131,12 +138,12 @@ struct rec_thread {
 };
 
 _Static_assert(offsetof(struct rec_thread, head) == REC_W_HEAD, "REC_W_HEAD");
-_Static_assert(offsetof(struct rec_thread, limit) == REC_W_LIMIT, "REC_W_LIMIT");
-_Static_assert(offsetof(struct rec_thread, data) == REC_W_DATA, "REC_W_DATA");
 _Static_assert(offsetof(struct rec_thread, last_ts) == REC_W_LAST_TS, "REC_W_LAST_TS");
 _Static_assert(offsetof(struct rec_thread, ring) == REC_W_RING, "REC_W_RING");
 _Static_assert(offsetof(struct rec_thread, last_cpu) == REC_W_LAST_CPU, "REC_W_LAST_CPU");
 _Static_assert(offsetof(struct rec_thread, gen) == REC_W_GEN, "REC_W_GEN");
+_Static_assert(offsetof(struct rec_thread, wptr) == REC_W_WPTR, "REC_W_WPTR");
+_Static_assert(offsetof(struct rec_thread, wlim) == REC_W_WLIM, "REC_W_WLIM");
 _Static_assert(offsetof(struct ev_ring, head) == REC_RING_HEAD, "REC_RING_HEAD");
 _Static_assert(offsetof(struct ev_ring, events) == REC_RING_EVENTS, "REC_RING_EVENTS");
 _Static_assert(EV_TS_BITS == REC_TS_BITS, "REC_TS_BITS");
@@ -326,6 +333,32 @@ static int shm_fd(void)
 }
 
 /*
+ * A gap in time from t->last_ts that takes a record of the full time.
+ * The trampolines' records since are less than 2^32 from last_ts (the
+ * same high word, arch/shadow.h), so the reader, which extends 48 bits
+ * from the record before, sees no gap of 2^47 without that record.
+ */
+#define REC_GAP		(1ULL << (EV_TS_BITS - 2))
+
+/* Head moves by @n bytes, and the trampolines' write pointer with it. */
+static inline void rec_head_add(struct rec_thread *t, uint64_t n)
+{
+	t->head += n;
+	t->wptr += n;
+}
+
+/*
+ * Head may grow to @limit with plain records: for the trampolines, a
+ * record fits while wptr < wlim, i.e. head + 16 <= limit.
+ */
+static void rec_set_limit(struct rec_thread *t, uint64_t limit)
+{
+	t->limit = limit;
+	t->wptr = t->data + (t->head & (rec_ring_size - 1));
+	t->wlim = limit >= t->head + 16 ? t->wptr + (limit - t->head) - 15 : NULL;
+}
+
+/*
  * A free ring for this thread, mapped.  When none is free, the thread
  * retries only after the command has freed one (rings_freed moved), not
  * on every event.
@@ -415,7 +448,7 @@ static void retire_ring(void *arg)
 	if (!r || r != t->ring || t->gen != __atomic_load_n(&rec_gen, __ATOMIC_ACQUIRE))
 		return;
 	t->ring = NULL;
-	t->limit = 0;
+	rec_set_limit(t, 0);
 	rec_maps[t->idx] = NULL;
 	__atomic_store_n(&r->exited, 1, __ATOMIC_RELEASE);
 	munmap(r, ev_ring_stride(rec_ring_size));
@@ -635,7 +668,7 @@ static inline uint64_t *reserve(struct rec_thread *t, uint32_t len)
 	}
 	if (__builtin_expect(pos + len > rec_ring_size, 0)) {
 		*(uint64_t *)(t->data + pos) = ev_w0(rec_ring_size - pos, EV_ID_PAD);
-		t->head += rec_ring_size - pos;
+		rec_head_add(t, rec_ring_size - pos);
 		pos = 0;
 	}
 	return (uint64_t *)(t->data + pos);
@@ -646,7 +679,7 @@ static inline void commit(struct rec_thread *t, uint32_t len)
 {
 	struct ev_ring *r = t->ring;
 
-	t->head += len;
+	rec_head_add(t, len);
 	__atomic_store_n(&r->events, r->events + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->head, t->head, __ATOMIC_RELEASE);
 	if (__builtin_expect(t->head - t->tail >= rec_mark, 0)) {
@@ -675,7 +708,7 @@ static inline struct rec_thread *rec_thread(void)
 
 static void drop(struct rec_thread *t)
 {
-	t->limit = 0;
+	rec_set_limit(t, 0);
 	t->lost_pending++;
 	__atomic_store_n(&t->ring->lost, t->ring->lost + 1, __ATOMIC_RELAXED);
 }
@@ -707,7 +740,7 @@ static inline uint64_t *begin_event(struct rec_thread *t, uint32_t id, uint64_t 
 {
 	uint64_t now = ev_clock_read(rec_clock) - rec_clock_base;
 	uint32_t cpu = rec_cpu(), len = 16 + ext, pre = 0;
-	bool new_time = now - t->last_ts >= (1ULL << (EV_TS_BITS - 1));
+	bool new_time = now - t->last_ts >= REC_GAP;
 	uint64_t *p;
 
 	if (__builtin_expect(new_time, 0))
@@ -739,7 +772,7 @@ static inline uint64_t *begin_event(struct rec_thread *t, uint32_t id, uint64_t 
 			t->last_cpu = cpu;
 			p += 2;
 		}
-		t->head += pre;
+		rec_head_add(t, pre);
 	}
 	t->last_ts = now;
 	p[0] = ev_w0(now, id);
@@ -813,13 +846,13 @@ static inline void record_plain(uint32_t id, uint64_t w1)
 			     rec_clock != EV_CLOCK_TSC || !rec_cpu_same(t), 0))
 		goto slow;
 	now = ev_clock_tsc() - rec_clock_base;
-	if (__builtin_expect(now - t->last_ts >= (1ULL << (EV_TS_BITS - 1)), 0))
+	if (__builtin_expect(now - t->last_ts >= REC_GAP, 0))
 		goto slow;
 	p = (uint64_t *)(t->data + (head & (rec_ring_size - 1)));
 	p[0] = ev_w0(now, id);
 	p[1] = w1;
 	t->last_ts = now;
-	t->head = head + 16;
+	rec_head_add(t, 16);
 	__atomic_store_n(&t->ring->events, t->ring->events + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->ring->head, head + 16, __ATOMIC_RELEASE);
 	return;
@@ -841,7 +874,7 @@ static void __attribute__((noinline)) record_plain_slow(uint32_t id, uint64_t w1
 	now = ev_clock_read(rec_clock) - rec_clock_base;
 	cpu = rec_cpu();
 	pos = t->head & (rec_ring_size - 1);
-	if (__builtin_expect(now - t->last_ts >= (1ULL << (EV_TS_BITS - 1)) || cpu != t->last_cpu ||
+	if (__builtin_expect(now - t->last_ts >= REC_GAP || cpu != t->last_cpu ||
 			     t->lost_pending || t->head + 16 - t->tail > rec_ring_size ||
 			     pos + 16 > rec_ring_size ||
 			     __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED), 0)) {
@@ -849,7 +882,7 @@ static void __attribute__((noinline)) record_plain_slow(uint32_t id, uint64_t w1
 			return;
 		if (begin_event(t, id, w1, 0))
 			commit(t, 16);
-		t->limit = rec_limit(t);
+		rec_set_limit(t, rec_limit(t));
 		return;
 	}
 	p = (uint64_t *)(t->data + pos);
@@ -857,7 +890,7 @@ static void __attribute__((noinline)) record_plain_slow(uint32_t id, uint64_t w1
 	p[1] = w1;
 	t->last_ts = now;
 	commit(t, 16);
-	t->limit = rec_limit(t);
+	rec_set_limit(t, rec_limit(t));
 }
 
 static unsigned long fetch_arg(struct ftrace_regs *fregs, unsigned int n)
@@ -1035,7 +1068,7 @@ static void record(struct rec_event *e, unsigned long ip, uint64_t w1,
 		return;
 	memcpy(p + 2, buf, len);
 	commit(t, (uint32_t)len + 16);
-	t->limit = rec_limit(t);
+	rec_set_limit(t, rec_limit(t));
 }
 
 static bool caller_ok(unsigned long parent_ip)

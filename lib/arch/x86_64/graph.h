@@ -110,51 +110,41 @@
 	jne	\fail
 .endm
 
-/* %rax = the record's time, near the last record's (else @fail); clobbers %rdx */
-.macro REC_NOW w, fail
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rdx, %rax			/* the TSC: graph records' clock has no base */
-	movq	%rax, %rdx
-	subq	%fs:REC_W_LAST_TS(\w), %rdx
-	shrq	$(REC_TS_BITS - 1), %rdx
-	jnz	\fail
-.endm
-
-/* @head = the writer's head after one more record, which fits below its limit; else @fail */
-.macro REC_ROOM w, head, fail
-	movq	%fs:REC_W_HEAD(\w), \head
-	addq	$16, \head
-	cmpq	%fs:REC_W_LIMIT(\w), \head
-	ja	\fail
+/* @pos = where the record goes, when it fits below the writer's limit; else @fail */
+.macro REC_ROOM w, pos, fail
+	movq	%fs:REC_W_WPTR(\w), \pos
+	cmpq	%fs:REC_W_WLIM(\w), \pos
+	jae	\fail
 .endm
 
 /*
- * The record's first word, from the time in %rax and the event id @id
- * (a memory operand, id << 48, read before @pos is written), just below
- * @head; @pos = where the record is (its second word goes to 8(@pos)).
+ * The record's time (the TSC: graph records' clock has no base) into its
+ * first word at @pos, when the time's high 32 bits are those of the last
+ * record C wrote: the reader extends 48 bits of time from the record
+ * before, which is then less than 2^32 away (C takes a gap from that
+ * record of 2^46 as one).  Else @fail, having written only bytes past the
+ * head, which are ours.  Clobbers %rax and %rdx; the id's 16 bits are the
+ * caller's.
  */
-.macro REC_PUT w, head, pos, id
-	movq	%rax, %fs:REC_W_LAST_TS(\w)
-	shlq	$(64 - REC_TS_BITS), %rax
-	shrq	$(64 - REC_TS_BITS), %rax
-	orq	\id, %rax
-	leaq	-16(\head), \pos
-	andq	fhook_rec_g+REC_G_MASK(%rip), \pos
-	addq	%fs:REC_W_DATA(\w), \pos
-	movq	%rax, (\pos)
+.macro REC_TIME w, pos, fail
+	rdtsc
+	cmpl	%fs:REC_W_LAST_TS+4(\w), %edx
+	jne	\fail
+	movl	%eax, (\pos)
+	movw	%dx, 4(\pos)
 .endm
 
 /*
  * The record is written: publish it (head with the ring's release, x86
  * stores).  Only this thread writes its ring's header, and a signal
- * handler's records meanwhile go to C, which refuses them: a plain add.
+ * handler's records meanwhile go to C, which refuses them: plain adds.
  */
-.macro REC_PUBLISH w, head, tmp
-	movq	\head, %fs:REC_W_HEAD(\w)
+.macro REC_PUBLISH w, tmp
+	addq	$16, %fs:REC_W_WPTR(\w)
+	addq	$16, %fs:REC_W_HEAD(\w)
 	movq	%fs:REC_W_RING(\w), \tmp
 	addq	$1, REC_RING_EVENTS(\tmp)
-	movq	\head, REC_RING_HEAD(\tmp)
+	addq	$16, REC_RING_HEAD(\tmp)
 .endm
 
 /*

@@ -93,20 +93,21 @@
 	movq	FGRAPH_RETHOOK(%rcx), %rdx	/* (the entry is not live before its top) */
 	movq	%rdx, SHADOW_N_RETHOOK(%r11)
 .endif
-	REC_NOW %rdi, 89f
-	REC_ROOM %rdi, %rdx, 89f
-	/* everything holds: the record ... */
-	REC_PUT %rdi, %rdx, %rcx, FGRAPH_REC_ENTRY(%rcx)
+	movzwl	FGRAPH_REC_ENTRY+6(%rcx), %edx	/* the event's id */
+	REC_ROOM %rdi, %rcx, 89f
+	/* everything but the time holds: the record ... */
+	movw	%dx, 6(%rcx)
+	REC_TIME %rdi, %rcx, 89f
 	movq	BODY(%rsp), %rax
 	subq	$5, %rax			/* the site */
 .if \exit
 	movq	%rax, SHADOW_N_ENTRY_IP(%r11)	/* (no one reads entry_parent_ip) */
-	shlq	$REC_TS_BITS, %rsi
-	orq	%rsi, %rax			/* | idx << 48 */
-	shrq	$REC_TS_BITS, %rsi
 .endif
 	movq	%rax, 8(%rcx)
-	REC_PUBLISH %rdi, %rdx, %rcx
+.if \exit
+	movw	%si, 14(%rcx)			/* | idx << 48 (a site is below 2^47) */
+.endif
+	REC_PUBLISH %rdi, %rcx
 .if \exit
 	/* ... and the shadow-stack entry */
 	SHADOW_HOOK %r11, %r8, %rsi, SLOT(%rsp), %rdx, SHADOW_REC_STUB

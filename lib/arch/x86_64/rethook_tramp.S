@@ -108,21 +108,21 @@
 	FAST_ENTER %r11, %r8, 19f
 	PROBE_DISABLED %rdi, %r8, 17f	/* (also when going away: rethook_going()) */
 	REC_LIVE %rdi, %r8, %r9, %r9d, 17f
+	movzwl	FGRAPH_REC_EXIT+6(%rdi), %edi	/* the event's id */
+	REC_ROOM %r8, %r9, 17f
+	movw	%di, 6(%r9)
 	movq	%rax, -16(%rsp)			/* the return values, in the red zone */
 	movq	%rdx, -24(%rsp)
-	REC_NOW %r8, 15f
-	REC_ROOM %r8, %r9, 15f
+	REC_TIME %r8, %r9, 15f
 	/* everything holds: the record, ... */
-	REC_PUT %r8, %r9, %rdx, FGRAPH_REC_EXIT(%rdi)
-	movq	%rsi, %rax
-	shlq	$REC_TS_BITS, %rax
-	orq	SHADOW_N_RET_IP(%rcx), %rax	/* the return address | idx << 48 */
-	movq	%rax, 8(%rdx)
+	movq	SHADOW_N_RET_IP(%rcx), %rax
+	movq	%rax, 8(%r9)
+	movw	%si, 14(%r9)			/* | idx << 48 (the address is below 2^47) */
 	/* ... the slot plain again, the entry free, ... */
 	movq	SHADOW_N_NEXT(%rcx), %rax
 	movq	%rax, -8(%rsp)
 	movq	$0, SHADOW_N_SP(%rcx)
-	REC_PUBLISH %r8, %r9, %rdx
+	REC_PUBLISH %r8, %rdx
 	subq	$1, %rsi
 	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* ... popped */
 	movq	$FHOOK_TW_IDLE, %fs:(%r11)	/* FAST_LEAVE: %r11 holds its offset */
