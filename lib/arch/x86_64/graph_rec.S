@@ -23,8 +23,7 @@
  */
 #include "graph.h"
 
-#define STUB_DATA	8
-#define OPS_PRIVATE	16
+#define STUB_GREC	40		/* checked in stubs.c */
 #define BODY		0		/* site + 5 */
 #define SLOT		8		/* the return address */
 
@@ -68,18 +67,8 @@
 	movq	%r8, SAVE_R8(%rsp)
 	/* first: the ops and its fgraph are read inside (an unregister waits) */
 	FAST_ENTER %rdx, %rax, 90f
-	movq	STUB_DATA(%r11), %rcx
-	testq	%rcx, %rcx
-	jz	89f				/* unbound: the list function */
-	movq	OPS_PRIVATE(%rcx), %rcx		/* the fgraph */
-.if \exit
-	/* (the stub was bound for its flags, but they are checked where they are used) */
-	testq	$FGRAPH_FL_REC_EXIT, FGRAPH_FLAGS(%rcx)
-	jz	89f
-.else
-	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rcx)
-	jz	89f
-.endif
+	/* the fgraph the stub is bound for, or one that is disabled (struct fhook_stub) */
+	movq	STUB_GREC(%r11), %rcx
 	PROBE_DISABLED %rcx, %rax, 89f
 	/* a tail call from a hooked function: C */
 	movq	SLOT(%rsp), %rax
