@@ -102,13 +102,12 @@
  * The trampolines write only when the record fits below the writer's
  * limit (wptr < wlim), the cpu is the last record's and the time's high
  * 32 bits are those of the last record the events layer's C wrote; they
- * advance wptr and head by 16 and publish the ring's head.  Everything
- * else is the events layer's C, which keeps wptr at the ring's bytes +
- * (head modulo its size) while wlim is not 0.
+ * advance the write pointer wptr by 16 and publish the ring's head.
+ * Everything else is the events layer's C, which keeps wptr at the
+ * ring's bytes + (head modulo its size) while wlim is not 0.
  */
-#define REC_W_HEAD		0	/* bytes written */
 #define REC_W_LAST_TS		24	/* the time of the last record C wrote */
-#define REC_W_RING		32	/* the ring's header: head at 0, events at 8 */
+#define REC_W_RING		32	/* the ring's header: head at 0 */
 #define REC_W_LAST_CPU		40	/* 32 bits, then ... */
 #define REC_W_GEN		44	/* ... 32 bits: REC_G_GEN's when its ring was claimed */
 #define REC_W_TAG		REC_W_LAST_CPU	/* both in one 64-bit word */
@@ -132,7 +131,6 @@
 					 * limit then sends every 256th record to C) */
 
 #define REC_RING_HEAD		0
-#define REC_RING_EVENTS		8
 #define REC_TS_BITS		48
 
 #ifndef __ASSEMBLER__

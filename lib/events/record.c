@@ -111,7 +111,12 @@ struct rec_range {
  * (arch/shadow.h: REC_W_*), in that order.
  */
 struct rec_thread {
-	uint64_t head;		/* this thread's copy: published with a release store */
+	/*
+	 * The bytes written (published as the ring's head with a release
+	 * store) are hbase + wptr (rec_head()): the trampolines move only
+	 * wptr, the write pointer.
+	 */
+	uint64_t hbase;
 	/*
 	 * head may grow to this with plain records and no other check: room
 	 * in the ring, before its end, below the mark that wakes the command,
@@ -124,12 +129,12 @@ struct rec_thread {
 	uint32_t last_cpu;
 	uint32_t gen;		/* rec_gen when the ring was claimed */
 	/*
-	 * The trampolines' view of head and limit: wptr = data + head modulo
-	 * the ring's size, moved with head (rec_head_add()); a record fits
-	 * while wptr < wlim (rec_set_limit()), 0 when none does.
+	 * The trampolines' view of head and limit: wptr is data + head modulo
+	 * the ring's size, and a record fits while wptr < wlim, which is
+	 * head + 16 <= limit (rec_set_limit()); 0 when none does.
 	 */
-	unsigned char *wptr;
-	unsigned char *wlim;
+	uintptr_t wptr;
+	uintptr_t wlim;
 	uint32_t idx;
 	uint64_t tail;		/* last tail seen: refreshed only when room looks short */
 	uint64_t lost_pending;	/* dropped since the last record written */
@@ -137,7 +142,6 @@ struct rec_thread {
 	uint32_t no_ring_gen;	/* rings_freed when none was free */
 };
 
-_Static_assert(offsetof(struct rec_thread, head) == REC_W_HEAD, "REC_W_HEAD");
 _Static_assert(offsetof(struct rec_thread, last_ts) == REC_W_LAST_TS, "REC_W_LAST_TS");
 _Static_assert(offsetof(struct rec_thread, ring) == REC_W_RING, "REC_W_RING");
 _Static_assert(offsetof(struct rec_thread, last_cpu) == REC_W_LAST_CPU, "REC_W_LAST_CPU");
@@ -145,7 +149,6 @@ _Static_assert(offsetof(struct rec_thread, gen) == REC_W_GEN, "REC_W_GEN");
 _Static_assert(offsetof(struct rec_thread, wptr) == REC_W_WPTR, "REC_W_WPTR");
 _Static_assert(offsetof(struct rec_thread, wlim) == REC_W_WLIM, "REC_W_WLIM");
 _Static_assert(offsetof(struct ev_ring, head) == REC_RING_HEAD, "REC_RING_HEAD");
-_Static_assert(offsetof(struct ev_ring, events) == REC_RING_EVENTS, "REC_RING_EVENTS");
 _Static_assert(EV_TS_BITS == REC_TS_BITS, "REC_TS_BITS");
 
 /*
@@ -340,22 +343,50 @@ static int shm_fd(void)
  */
 #define REC_GAP		(1ULL << (EV_TS_BITS - 2))
 
-/* Head moves by @n bytes, and the trampolines' write pointer with it. */
+static inline uint64_t rec_head(const struct rec_thread *t)
+{
+	return t->hbase + t->wptr;
+}
+
 static inline void rec_head_add(struct rec_thread *t, uint64_t n)
 {
-	t->head += n;
 	t->wptr += n;
 }
 
 /*
- * Head may grow to @limit with plain records: for the trampolines, a
- * record fits while wptr < wlim, i.e. head + 16 <= limit.
+ * Before this thread's C writes: the records the trampolines wrote since
+ * its last are plain events (struct ev_ring.events_head).
+ */
+static inline void rec_count_tramp(struct rec_thread *t)
+{
+	struct ev_ring *r = t->ring;
+	uint64_t head = rec_head(t);
+
+	if (head != r->events_head) {
+		__atomic_store_n(&r->events, r->events + (head - r->events_head) / 16,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&r->events_head, head, __ATOMIC_RELAXED);
+	}
+}
+
+static void rec_set_head(struct rec_thread *t, uint64_t head)
+{
+	t->wptr = (uintptr_t)t->data + (head & (rec_ring_size - 1));
+	t->hbase = head - t->wptr;
+}
+
+/*
+ * Head may grow to @limit with plain records; the trampolines' bound of
+ * wptr for that (a record fits while wptr < wlim), with wptr back in the
+ * ring's bytes after a lap.
  */
 static void rec_set_limit(struct rec_thread *t, uint64_t limit)
 {
+	uint64_t head = rec_head(t);
+
 	t->limit = limit;
-	t->wptr = t->data + (t->head & (rec_ring_size - 1));
-	t->wlim = limit >= t->head + 16 ? t->wptr + (limit - t->head) - 15 : NULL;
+	rec_set_head(t, head);
+	t->wlim = limit >= head + 16 ? t->wptr + (limit - head) - 15 : 0;
 }
 
 /*
@@ -418,7 +449,7 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 	prctl(PR_GET_NAME, r->comm);
 	t->ring = r;
 	t->data = ev_ring_data(r);
-	t->head = r->head;
+	rec_set_head(t, r->head);
 	t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 	t->last_ts = 1ULL << 63;	/* the ring's first record says the full time */
 	t->last_cpu = ~0U;
@@ -628,12 +659,12 @@ static bool wait_room(struct rec_thread *t, uint64_t need)
 		/* pairs with the command's store of tail, then load of waiting */
 		__atomic_store_n(&r->waiting, 1, __ATOMIC_SEQ_CST);
 		t->tail = __atomic_load_n(&r->tail, __ATOMIC_SEQ_CST);
-		if (t->head + need - t->tail <= rec_ring_size)
+		if (rec_head(t) + need - t->tail <= rec_ring_size)
 			break;
 		kick(r, true);
 		futex(&r->space_seq, FUTEX_WAIT, seq, &slice);
 		t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		if (t->head + need - t->tail <= rec_ring_size)
+		if (rec_head(t) + need - t->tail <= rec_ring_size)
 			break;
 		now_beat = __atomic_load_n(&rec_shm->heartbeat, __ATOMIC_RELAXED);
 		if (now_beat != beat) {
@@ -657,13 +688,13 @@ static bool wait_room(struct rec_thread *t, uint64_t need)
  */
 static inline uint64_t *reserve(struct rec_thread *t, uint32_t len)
 {
-	uint64_t pos = t->head & (rec_ring_size - 1), need = len;
+	uint64_t pos = rec_head(t) & (rec_ring_size - 1), need = len;
 
 	if (pos + len > rec_ring_size)
 		need += rec_ring_size - pos;
-	if (__builtin_expect(t->head + need - t->tail > rec_ring_size, 0)) {
+	if (__builtin_expect(rec_head(t) + need - t->tail > rec_ring_size, 0)) {
 		t->tail = __atomic_load_n(&t->ring->tail, __ATOMIC_ACQUIRE);
-		if (t->head + need - t->tail > rec_ring_size && !wait_room(t, need))
+		if (rec_head(t) + need - t->tail > rec_ring_size && !wait_room(t, need))
 			return NULL;
 	}
 	if (__builtin_expect(pos + len > rec_ring_size, 0)) {
@@ -681,10 +712,11 @@ static inline void commit(struct rec_thread *t, uint32_t len)
 
 	rec_head_add(t, len);
 	__atomic_store_n(&r->events, r->events + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->head, t->head, __ATOMIC_RELEASE);
-	if (__builtin_expect(t->head - t->tail >= rec_mark, 0)) {
+	__atomic_store_n(&r->events_head, rec_head(t), __ATOMIC_RELAXED);
+	__atomic_store_n(&r->head, rec_head(t), __ATOMIC_RELEASE);
+	if (__builtin_expect(rec_head(t) - t->tail >= rec_mark, 0)) {
 		t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		if (t->head - t->tail >= rec_mark)
+		if (rec_head(t) - t->tail >= rec_mark)
 			kick(r, false);
 	}
 }
@@ -743,6 +775,7 @@ static inline uint64_t *begin_event(struct rec_thread *t, uint32_t id, uint64_t 
 	bool new_time = now - t->last_ts >= REC_GAP;
 	uint64_t *p;
 
+	rec_count_tramp(t);
 	if (__builtin_expect(new_time, 0))
 		pre += 16;
 	if (__builtin_expect(cpu != t->last_cpu, 0))
@@ -795,7 +828,7 @@ static uint64_t rec_limit(const struct rec_thread *t)
 
 	if (!t->ring || t->lost_pending)
 		return 0;
-	lap_end = (t->head & ~(rec_ring_size - 1)) + rec_ring_size;
+	lap_end = (rec_head(t) & ~(rec_ring_size - 1)) + rec_ring_size;
 	room = t->tail + rec_ring_size;
 	mark = t->tail + rec_mark;
 	/*
@@ -804,15 +837,15 @@ static uint64_t rec_limit(const struct rec_thread *t)
 	 * made a writer whose reader lags (text formatted on one cpu of two)
 	 * pay the slow path for half the ring.
 	 */
-	if (mark <= t->head)
-		mark = t->head + REC_MARK_STEP;
+	if (mark <= rec_head(t))
+		mark = rec_head(t) + REC_MARK_STEP;
 	if (room < lap_end)
 		lap_end = room;
 	if (mark < lap_end)
 		lap_end = mark;
 	/* without rseq, the slow path looks at the cpu every REC_CPU_EVERY records */
-	if (!rec_has_rseq && t->head + REC_CPU_EVERY * 16 < lap_end)
-		lap_end = t->head + REC_CPU_EVERY * 16;
+	if (!rec_has_rseq && rec_head(t) + REC_CPU_EVERY * 16 < lap_end)
+		lap_end = rec_head(t) + REC_CPU_EVERY * 16;
 	return lap_end;
 }
 
@@ -838,7 +871,7 @@ static void record_plain_slow(uint32_t id, uint64_t w1);
 static inline void record_plain(uint32_t id, uint64_t w1)
 {
 	struct rec_thread *t = &rec_thr;
-	uint64_t head = t->head, now, *p;
+	uint64_t head = rec_head(t), now, *p;
 
 	/* CLOCK_MONOTONIC is a call (the vDSO's): that clock takes the slow path */
 	if (__builtin_expect(head + 16 > t->limit || t->gen != rec_gen ||
@@ -852,8 +885,10 @@ static inline void record_plain(uint32_t id, uint64_t w1)
 	p[0] = ev_w0(now, id);
 	p[1] = w1;
 	t->last_ts = now;
+	rec_count_tramp(t);
 	rec_head_add(t, 16);
 	__atomic_store_n(&t->ring->events, t->ring->events + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->ring->events_head, head + 16, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->ring->head, head + 16, __ATOMIC_RELEASE);
 	return;
 slow:
@@ -871,11 +906,12 @@ static void __attribute__((noinline)) record_plain_slow(uint32_t id, uint64_t w1
 		if (__atomic_load_n(&rec_disabled, __ATOMIC_RELAXED) || !rec_thread())
 			return;
 	}
+	rec_count_tramp(t);
 	now = ev_clock_read(rec_clock) - rec_clock_base;
 	cpu = rec_cpu();
-	pos = t->head & (rec_ring_size - 1);
+	pos = rec_head(t) & (rec_ring_size - 1);
 	if (__builtin_expect(now - t->last_ts >= REC_GAP || cpu != t->last_cpu ||
-			     t->lost_pending || t->head + 16 - t->tail > rec_ring_size ||
+			     t->lost_pending || rec_head(t) + 16 - t->tail > rec_ring_size ||
 			     pos + 16 > rec_ring_size ||
 			     __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED), 0)) {
 		if (__atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))

@@ -141,10 +141,8 @@
  */
 .macro REC_PUBLISH w, tmp
 	addq	$16, %fs:REC_W_WPTR(\w)
-	addq	$16, %fs:REC_W_HEAD(\w)
 	movq	%fs:REC_W_RING(\w), \tmp
-	addq	$1, REC_RING_EVENTS(\tmp)
-	addq	$16, REC_RING_HEAD(\tmp)
+	addq	$16, REC_RING_HEAD(\tmp)	/* (events counts it: ev_ring_events()) */
 .endm
 
 /*
