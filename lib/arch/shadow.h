@@ -124,8 +124,7 @@
 #define REC_G_GEN		4	/* ... the generation */
 #define REC_G_STOPPED		0x80000000
 #define REC_G_CLOCK_BASE	8	/* subtracted from the clock: 0 for graph records */
-#define REC_G_MASK		16	/* ring size - 1 */
-#define REC_G_CPU		24	/* the offset from the thread pointer of the cpu to
+#define REC_G_CPU		16	/* the offset from the thread pointer of the cpu to
 					 * compare with the last record's: rseq's cpu_id, or
 					 * without rseq the writer's last cpu itself (its
 					 * limit then sends every 256th record to C) */
@@ -172,20 +171,18 @@ _Static_assert(offsetof(struct fhook_fgraph, rec_exit) == FGRAPH_REC_EXIT, "REC_
  * What every writer compares with (REC_G_*), the events layer's: a
  * generation bumped when an attached recording ends (the rings that
  * threads still name are gone), beside it the switch that stops all
- * recording; the clock's base, the ring's mask, the cpu's offset.
+ * recording; the clock's base, the cpu's offset.
  */
 struct fhook_rec_global {
 	unsigned int stopped;		/* 0 or REC_G_STOPPED */
 	unsigned int gen;
 	unsigned long clock_base;
-	unsigned long mask;
 	long cpu_off;
 };
 
 _Static_assert(offsetof(struct fhook_rec_global, stopped) == REC_G_TAG &&
 	       offsetof(struct fhook_rec_global, gen) == REC_G_GEN, "REC_G_TAG");
 _Static_assert(offsetof(struct fhook_rec_global, clock_base) == REC_G_CLOCK_BASE, "CLOCK_BASE");
-_Static_assert(offsetof(struct fhook_rec_global, mask) == REC_G_MASK, "REC_G_MASK");
 _Static_assert(offsetof(struct fhook_rec_global, cpu_off) == REC_G_CPU, "REC_G_CPU");
 
 extern struct fhook_rec_global fhook_rec_g __attribute__((visibility("hidden")));

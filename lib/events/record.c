@@ -2162,7 +2162,6 @@ static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
 	rec_mark = shm->ring_size / 2;
 	rec_clock = shm->clock;
 	rec_clock_base = shm->clock_base;
-	rec_g.mask = shm->ring_size - 1;
 	rec_follow = shm->follow;
 	/* cpu_id is at +4 of struct rseq */
 	rec_has_rseq = &__rseq_size && __rseq_size;

@@ -35,24 +35,24 @@
 .endm
 
 /*
- * The entry a return through the stub in @stub (its line's at
- * @stub_off) is for, when it is this thread's top entry and the slot
- * whose address is in @slot holds it: @region, @idx and @node; else
- * @fail.  Clobbers @stub.
+ * The entry a return through the stub in the slot whose address is in
+ * @slot is for, when that is the stub (its line's at @stub_off) of this
+ * thread's top entry, hooked at this slot: @hdr = the thread's header,
+ * @idx = the entry's index, @node = its node; else @fail.  Another
+ * thread's stub (a coroutine) is not this thread's top entry's.
  */
-.macro SHADOW_TOP stub, region, idx, node, slot, fail, stub_off=0
-	movq	\stub, \region
-	andq	$-SHADOW_REGION, \region
+.macro SHADOW_TOP hdr, idx, node, slot, fail, stub_off=0
 	movq	fhook_shadow_self@gottpoff(%rip), \idx
-	leaq	SHADOW_HDR_OFF(\region), \node
-	cmpq	%fs:(\idx), \node
-	jne	\fail				/* another thread's entry (a coroutine) */
-	subq	\region, \stub			/* the line's offset */
-	movq	\stub, \idx
-	shrq	$SHADOW_LINE_SHIFT, \idx
-	cmpq	(\node), \idx
-	jne	\fail				/* not the top */
-	leaq	SHADOW_NODE_OFF-\stub_off(\region,\stub), \node
+	movq	%fs:(\idx), \hdr
+	testq	\hdr, \hdr
+	jz	\fail
+	movq	(\hdr), \idx			/* top */
+	movq	\idx, \node
+	shlq	$SHADOW_LINE_SHIFT, \node
+	leaq	\stub_off-SHADOW_HDR_OFF(\hdr,\node), \node	/* its stub */
+	cmpq	(\slot), \node
+	jne	\fail
+	leaq	SHADOW_NODE_OFF-\stub_off(\node), \node
 	cmpq	SHADOW_N_SP(\node), \slot
 	jne	\fail
 .endm

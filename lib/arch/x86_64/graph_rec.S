@@ -79,8 +79,8 @@
 .if \exit
 	leaq	SLOT(%rsp), %rdx
 	SHADOW_NEXT %r8, %rsi, %r11, %rdx, 89f
-	movq	FGRAPH_RETHOOK(%rcx), %rdx	/* (the entry is not live before its top) */
-	movq	%rdx, SHADOW_N_RETHOOK(%r11)
+	/* its rethook, which begins with the fgraph (the entry is not live before its top) */
+	movq	%rcx, SHADOW_N_RETHOOK(%r11)
 .endif
 	movzwl	FGRAPH_REC_ENTRY+6(%rcx), %edx	/* the event's id */
 	REC_ROOM %rdi, %rcx, 89f

@@ -49,9 +49,8 @@
  * ftrace_regs, which no exit handler reads.
  */
 .macro GRAPH_RETURN
-	movq	8(%rbp), %rdi			/* the stub */
 	leaq	8(%rbp), %rdx			/* the slot */
-	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %rdx, 9f
+	SHADOW_TOP %r10, %rsi, %rcx, %rdx, 9f
 	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
 	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%rdi)
 	jnz	9f
@@ -71,7 +70,7 @@
 	movq	FGRAPH_EXIT(%rdi), %r11
 	testq	%r11, %r11
 	jz	8f
-	ENTRY_DATA %r8, %rdi, %r10, %rsi
+	ENTRY_DATA %r8, %rdi, %r10, %rsi, SHADOW_DATA_OFF-SHADOW_HDR_OFF
 	movq	%rax, %rdi			/* exit(probe, entry_ip, ret_ip, fregs, data) */
 	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
@@ -83,7 +82,7 @@
 	movq	R14(%rsp), %r10
 	movq	$0, SHADOW_N_SP(%r8)		/* the entry is free */
 	subq	$1, %rsi
-	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* popped */
+	movq	%rsi, (%r10)			/* popped */
 	jmp	4f				/* (the x87 stack was empty) */
 9:
 .endm
@@ -101,9 +100,8 @@
  * Anything else goes on into the trampoline below.
  */
 .macro GRAPH_RETURN_REC
-	movq	-8(%rsp), %rdi			/* the stub */
 	leaq	-8(%rsp), %r9			/* the slot */
-	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %r9, 19f, SHADOW_REC_STUB
+	SHADOW_TOP %r10, %rsi, %rcx, %r9, 19f, SHADOW_REC_STUB
 	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
 	FAST_ENTER %r11, %r8, 19f
 	PROBE_DISABLED %rdi, %r8, 17f	/* (also when going away: rethook_going()) */
@@ -124,7 +122,7 @@
 	movq	$0, SHADOW_N_SP(%rcx)
 	REC_PUBLISH %r8, %rdx
 	subq	$1, %rsi
-	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* ... popped */
+	movq	%rsi, (%r10)			/* ... popped */
 	movq	$FHOOK_TW_IDLE, %fs:(%r11)	/* FAST_LEAVE: %r11 holds its offset */
 	movq	-16(%rsp), %rax
 	movq	-24(%rsp), %rdx
