@@ -192,7 +192,16 @@ extern unsigned long fhook_shadow_base __attribute__((visibility("hidden")));
 extern unsigned long fhook_shadow_size __attribute__((visibility("hidden")));
 /* Non-zero: entry-only probes take the C path (frames are being unwound). */
 extern int fhook_shadow_slow __attribute__((visibility("hidden")));
-/* The calling thread's region header; NULL until it hooks a return. */
+/*
+ * What a thread's fhook_shadow_self names until it has a region: a header
+ * whose top is 0 and whose line 0's return entry is 0, below every slot,
+ * so that the trampolines' push fails on it with no test of its own, and
+ * no stub is its top entry's.  Only those two words are ever read.
+ */
+extern unsigned long fhook_shadow_none[(SHADOW_HDR_OFF - SHADOW_NODE_OFF) / 8 + 1]
+	__attribute__((visibility("hidden")));
+#define FHOOK_SHADOW_NONE	((void *)&fhook_shadow_none[(SHADOW_HDR_OFF - SHADOW_NODE_OFF) / 8])
+/* The calling thread's region header; FHOOK_SHADOW_NONE until it hooks a return. */
 extern __thread void *fhook_shadow_self __attribute__((visibility("hidden")))
 	__attribute__((tls_model("initial-exec")));
 #endif

@@ -15,14 +15,13 @@
  * The next shadow-stack entry for a return whose slot's address is in
  * the register @slot: @hdr = the thread's header (its top first), @idx =
  * the entry's index, @node = its node (its line); to @fail when the
- * thread has no region yet, the top entry is not a caller's (stale, or
+ * thread has no region yet (its header is FHOOK_SHADOW_NONE's, whose
+ * top entry is no caller's), the top entry is not a caller's (stale, or
  * this very slot's), or it is full.
  */
 .macro SHADOW_NEXT hdr, idx, node, slot, fail
 	movq	fhook_shadow_self@gottpoff(%rip), \node
 	movq	%fs:(\node), \hdr
-	testq	\hdr, \hdr
-	jz	\fail
 	movq	(\hdr), \idx			/* top */
 	movq	\idx, \node
 	shlq	$SHADOW_LINE_SHIFT, \node
@@ -39,13 +38,12 @@
  * @slot is for, when that is the stub (its line's at @stub_off) of this
  * thread's top entry, hooked at this slot: @hdr = the thread's header,
  * @idx = the entry's index, @node = its node; else @fail.  Another
- * thread's stub (a coroutine) is not this thread's top entry's.
+ * thread's stub (a coroutine) is not this thread's top entry's, nor
+ * any FHOOK_SHADOW_NONE's.
  */
 .macro SHADOW_TOP hdr, idx, node, slot, fail, stub_off=0
 	movq	fhook_shadow_self@gottpoff(%rip), \idx
 	movq	%fs:(\idx), \hdr
-	testq	\hdr, \hdr
-	jz	\fail
 	movq	(\hdr), \idx			/* top */
 	movq	\idx, \node
 	shlq	$SHADOW_LINE_SHIFT, \node
