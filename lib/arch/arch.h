@@ -130,7 +130,14 @@ struct fhook_stub {
 	ftrace_func_t func;
 	unsigned long code;		/* address of the stub's code */
 	const void *owner;		/* the owner of this slot, forever */
-	unsigned long pad[3];
+	/*
+	 * For the graph-record trampolines (graph_rec.S): the owner's struct
+	 * fhook_fgraph while bound to one of them, else one whose flags
+	 * word says "disabled", never NULL.  Stored before tramp, so a
+	 * thread that jumps through the new trampoline reads it.
+	 */
+	const void *grec;
+	unsigned long pad[2];
 };
 
 struct fhook_stub_region;

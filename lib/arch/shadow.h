@@ -100,17 +100,19 @@
  * struct rec_thread begins with it), the global part the recording's
  * (struct fhook_rec_global, read rip-relative: one recording at a time).
  * The trampolines write only when the record fits below the writer's
- * limit, the cpu is the last record's and the time is near the last
- * record's; everything else is the events layer's C.
+ * limit (wptr < wlim), the cpu is the last record's and the time's high
+ * 32 bits are those of the last record the events layer's C wrote; they
+ * advance the write pointer wptr by 16 and publish the ring's head.
+ * Everything else is the events layer's C, which keeps wptr at the
+ * ring's bytes + (head modulo its size) while wlim is not 0.
  */
-#define REC_W_HEAD		0	/* bytes written */
-#define REC_W_LIMIT		8	/* head may reach this */
-#define REC_W_DATA		16	/* the ring's bytes */
-#define REC_W_LAST_TS		24
-#define REC_W_RING		32	/* the ring's header: head at 0, events at 8 */
+#define REC_W_LAST_TS		24	/* the time of the last record C wrote */
+#define REC_W_RING		32	/* the ring's header: head at 0 */
 #define REC_W_LAST_CPU		40	/* 32 bits, then ... */
 #define REC_W_GEN		44	/* ... 32 bits: REC_G_GEN's when its ring was claimed */
 #define REC_W_TAG		REC_W_LAST_CPU	/* both in one 64-bit word */
+#define REC_W_WPTR		48	/* where the next record goes */
+#define REC_W_WLIM		56	/* a record fits while wptr is below this; 0: none */
 
 /*
  * The recording is live and the thread on its last record's cpu when
@@ -122,14 +124,12 @@
 #define REC_G_GEN		4	/* ... the generation */
 #define REC_G_STOPPED		0x80000000
 #define REC_G_CLOCK_BASE	8	/* subtracted from the clock: 0 for graph records */
-#define REC_G_MASK		16	/* ring size - 1 */
-#define REC_G_CPU		24	/* the offset from the thread pointer of the cpu to
+#define REC_G_CPU		16	/* the offset from the thread pointer of the cpu to
 					 * compare with the last record's: rseq's cpu_id, or
 					 * without rseq the writer's last cpu itself (its
 					 * limit then sends every 256th record to C) */
 
 #define REC_RING_HEAD		0
-#define REC_RING_EVENTS		8
 #define REC_TS_BITS		48
 
 #ifndef __ASSEMBLER__
@@ -171,20 +171,18 @@ _Static_assert(offsetof(struct fhook_fgraph, rec_exit) == FGRAPH_REC_EXIT, "REC_
  * What every writer compares with (REC_G_*), the events layer's: a
  * generation bumped when an attached recording ends (the rings that
  * threads still name are gone), beside it the switch that stops all
- * recording; the clock's base, the ring's mask, the cpu's offset.
+ * recording; the clock's base, the cpu's offset.
  */
 struct fhook_rec_global {
 	unsigned int stopped;		/* 0 or REC_G_STOPPED */
 	unsigned int gen;
 	unsigned long clock_base;
-	unsigned long mask;
 	long cpu_off;
 };
 
 _Static_assert(offsetof(struct fhook_rec_global, stopped) == REC_G_TAG &&
 	       offsetof(struct fhook_rec_global, gen) == REC_G_GEN, "REC_G_TAG");
 _Static_assert(offsetof(struct fhook_rec_global, clock_base) == REC_G_CLOCK_BASE, "CLOCK_BASE");
-_Static_assert(offsetof(struct fhook_rec_global, mask) == REC_G_MASK, "REC_G_MASK");
 _Static_assert(offsetof(struct fhook_rec_global, cpu_off) == REC_G_CPU, "REC_G_CPU");
 
 extern struct fhook_rec_global fhook_rec_g __attribute__((visibility("hidden")));
@@ -194,7 +192,16 @@ extern unsigned long fhook_shadow_base __attribute__((visibility("hidden")));
 extern unsigned long fhook_shadow_size __attribute__((visibility("hidden")));
 /* Non-zero: entry-only probes take the C path (frames are being unwound). */
 extern int fhook_shadow_slow __attribute__((visibility("hidden")));
-/* The calling thread's region header; NULL until it hooks a return. */
+/*
+ * What a thread's fhook_shadow_self names until it has a region: a header
+ * whose top is 0 and whose line 0's return entry is 0, below every slot,
+ * so that the trampolines' push fails on it with no test of its own, and
+ * no stub is its top entry's.  Only those two words are ever read.
+ */
+extern unsigned long fhook_shadow_none[(SHADOW_HDR_OFF - SHADOW_NODE_OFF) / 8 + 1]
+	__attribute__((visibility("hidden")));
+#define FHOOK_SHADOW_NONE	((void *)&fhook_shadow_none[(SHADOW_HDR_OFF - SHADOW_NODE_OFF) / 8])
+/* The calling thread's region header; FHOOK_SHADOW_NONE until it hooks a return. */
 extern __thread void *fhook_shadow_self __attribute__((visibility("hidden")))
 	__attribute__((tls_model("initial-exec")));
 #endif

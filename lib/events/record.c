@@ -111,7 +111,12 @@ struct rec_range {
  * (arch/shadow.h: REC_W_*), in that order.
  */
 struct rec_thread {
-	uint64_t head;		/* this thread's copy: published with a release store */
+	/*
+	 * The bytes written (published as the ring's head with a release
+	 * store) are hbase + wptr (rec_head()): the trampolines move only
+	 * wptr, the write pointer.
+	 */
+	uint64_t hbase;
 	/*
 	 * head may grow to this with plain records and no other check: room
 	 * in the ring, before its end, below the mark that wakes the command,
@@ -123,6 +128,13 @@ struct rec_thread {
 	struct ev_ring *ring;
 	uint32_t last_cpu;
 	uint32_t gen;		/* rec_gen when the ring was claimed */
+	/*
+	 * The trampolines' view of head and limit: wptr is data + head modulo
+	 * the ring's size, and a record fits while wptr < wlim, which is
+	 * head + 16 <= limit (rec_set_limit()); 0 when none does.
+	 */
+	uintptr_t wptr;
+	uintptr_t wlim;
 	uint32_t idx;
 	uint64_t tail;		/* last tail seen: refreshed only when room looks short */
 	uint64_t lost_pending;	/* dropped since the last record written */
@@ -130,15 +142,13 @@ struct rec_thread {
 	uint32_t no_ring_gen;	/* rings_freed when none was free */
 };
 
-_Static_assert(offsetof(struct rec_thread, head) == REC_W_HEAD, "REC_W_HEAD");
-_Static_assert(offsetof(struct rec_thread, limit) == REC_W_LIMIT, "REC_W_LIMIT");
-_Static_assert(offsetof(struct rec_thread, data) == REC_W_DATA, "REC_W_DATA");
 _Static_assert(offsetof(struct rec_thread, last_ts) == REC_W_LAST_TS, "REC_W_LAST_TS");
 _Static_assert(offsetof(struct rec_thread, ring) == REC_W_RING, "REC_W_RING");
 _Static_assert(offsetof(struct rec_thread, last_cpu) == REC_W_LAST_CPU, "REC_W_LAST_CPU");
 _Static_assert(offsetof(struct rec_thread, gen) == REC_W_GEN, "REC_W_GEN");
+_Static_assert(offsetof(struct rec_thread, wptr) == REC_W_WPTR, "REC_W_WPTR");
+_Static_assert(offsetof(struct rec_thread, wlim) == REC_W_WLIM, "REC_W_WLIM");
 _Static_assert(offsetof(struct ev_ring, head) == REC_RING_HEAD, "REC_RING_HEAD");
-_Static_assert(offsetof(struct ev_ring, events) == REC_RING_EVENTS, "REC_RING_EVENTS");
 _Static_assert(EV_TS_BITS == REC_TS_BITS, "REC_TS_BITS");
 
 /*
@@ -350,6 +360,60 @@ static void announce_first(void)
 }
 
 /*
+ * A gap in time from t->last_ts that takes a record of the full time.
+ * The trampolines' records since are less than 2^32 from last_ts (the
+ * same high word, arch/shadow.h), so the reader, which extends 48 bits
+ * from the record before, sees no gap of 2^47 without that record.
+ */
+#define REC_GAP		(1ULL << (EV_TS_BITS - 2))
+
+static inline uint64_t rec_head(const struct rec_thread *t)
+{
+	return t->hbase + t->wptr;
+}
+
+static inline void rec_head_add(struct rec_thread *t, uint64_t n)
+{
+	t->wptr += n;
+}
+
+/*
+ * Before this thread's C writes: the records the trampolines wrote since
+ * its last are plain events (struct ev_ring.events_head).
+ */
+static inline void rec_count_tramp(struct rec_thread *t)
+{
+	struct ev_ring *r = t->ring;
+	uint64_t head = rec_head(t);
+
+	if (head != r->events_head) {
+		__atomic_store_n(&r->events, r->events + (head - r->events_head) / 16,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&r->events_head, head, __ATOMIC_RELAXED);
+	}
+}
+
+static void rec_set_head(struct rec_thread *t, uint64_t head)
+{
+	t->wptr = (uintptr_t)t->data + (head & (rec_ring_size - 1));
+	t->hbase = head - t->wptr;
+}
+
+/*
+ * Head may grow to @limit with plain records; the trampolines' bound of
+ * wptr for that (a record fits while wptr < wlim), with wptr back in the
+ * ring's bytes after a lap.
+ */
+static void rec_set_limit(struct rec_thread *t, uint64_t limit)
+{
+	uint64_t head = rec_head(t);
+
+	t->limit = limit;
+	rec_set_head(t, head);
+	t->wlim = limit >= head + 16 ? t->wptr + (limit - head) - 15 : 0;
+}
+
+/*
  * A free ring for this thread, mapped.  When none is free, the thread
  * retries only after the command has freed one (rings_freed moved), not
  * on every event.
@@ -409,7 +473,7 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 	prctl(PR_GET_NAME, r->comm);
 	t->ring = r;
 	t->data = ev_ring_data(r);
-	t->head = r->head;
+	rec_set_head(t, r->head);
 	t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 	t->last_ts = 1ULL << 63;	/* the ring's first record says the full time */
 	t->last_cpu = ~0U;
@@ -439,7 +503,7 @@ static void retire_ring(void *arg)
 	if (!r || r != t->ring || t->gen != __atomic_load_n(&rec_gen, __ATOMIC_ACQUIRE))
 		return;
 	t->ring = NULL;
-	t->limit = 0;
+	rec_set_limit(t, 0);
 	rec_maps[t->idx] = NULL;
 	__atomic_store_n(&r->exited, 1, __ATOMIC_RELEASE);
 	munmap(r, ev_ring_stride(rec_ring_size));
@@ -619,12 +683,12 @@ static bool wait_room(struct rec_thread *t, uint64_t need)
 		/* pairs with the command's store of tail, then load of waiting */
 		__atomic_store_n(&r->waiting, 1, __ATOMIC_SEQ_CST);
 		t->tail = __atomic_load_n(&r->tail, __ATOMIC_SEQ_CST);
-		if (t->head + need - t->tail <= rec_ring_size)
+		if (rec_head(t) + need - t->tail <= rec_ring_size)
 			break;
 		kick(r, true);
 		futex(&r->space_seq, FUTEX_WAIT, seq, &slice);
 		t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		if (t->head + need - t->tail <= rec_ring_size)
+		if (rec_head(t) + need - t->tail <= rec_ring_size)
 			break;
 		now_beat = __atomic_load_n(&rec_shm->heartbeat, __ATOMIC_RELAXED);
 		if (now_beat != beat) {
@@ -648,18 +712,18 @@ static bool wait_room(struct rec_thread *t, uint64_t need)
  */
 static inline uint64_t *reserve(struct rec_thread *t, uint32_t len)
 {
-	uint64_t pos = t->head & (rec_ring_size - 1), need = len;
+	uint64_t pos = rec_head(t) & (rec_ring_size - 1), need = len;
 
 	if (pos + len > rec_ring_size)
 		need += rec_ring_size - pos;
-	if (__builtin_expect(t->head + need - t->tail > rec_ring_size, 0)) {
+	if (__builtin_expect(rec_head(t) + need - t->tail > rec_ring_size, 0)) {
 		t->tail = __atomic_load_n(&t->ring->tail, __ATOMIC_ACQUIRE);
-		if (t->head + need - t->tail > rec_ring_size && !wait_room(t, need))
+		if (rec_head(t) + need - t->tail > rec_ring_size && !wait_room(t, need))
 			return NULL;
 	}
 	if (__builtin_expect(pos + len > rec_ring_size, 0)) {
 		*(uint64_t *)(t->data + pos) = ev_w0(rec_ring_size - pos, EV_ID_PAD);
-		t->head += rec_ring_size - pos;
+		rec_head_add(t, rec_ring_size - pos);
 		pos = 0;
 	}
 	return (uint64_t *)(t->data + pos);
@@ -670,12 +734,13 @@ static inline void commit(struct rec_thread *t, uint32_t len)
 {
 	struct ev_ring *r = t->ring;
 
-	t->head += len;
+	rec_head_add(t, len);
 	__atomic_store_n(&r->events, r->events + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->head, t->head, __ATOMIC_RELEASE);
-	if (__builtin_expect(t->head - t->tail >= rec_mark, 0)) {
+	__atomic_store_n(&r->events_head, rec_head(t), __ATOMIC_RELAXED);
+	__atomic_store_n(&r->head, rec_head(t), __ATOMIC_RELEASE);
+	if (__builtin_expect(rec_head(t) - t->tail >= rec_mark, 0)) {
 		t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		if (t->head - t->tail >= rec_mark)
+		if (rec_head(t) - t->tail >= rec_mark)
 			kick(r, false);
 	}
 }
@@ -699,7 +764,7 @@ static inline struct rec_thread *rec_thread(void)
 
 static void drop(struct rec_thread *t)
 {
-	t->limit = 0;
+	rec_set_limit(t, 0);
 	t->lost_pending++;
 	__atomic_store_n(&t->ring->lost, t->ring->lost + 1, __ATOMIC_RELAXED);
 }
@@ -731,9 +796,10 @@ static inline uint64_t *begin_event(struct rec_thread *t, uint32_t id, uint64_t 
 {
 	uint64_t now = ev_clock_read(rec_clock) - rec_clock_base;
 	uint32_t cpu = rec_cpu(), len = 16 + ext, pre = 0;
-	bool new_time = now - t->last_ts >= (1ULL << (EV_TS_BITS - 1));
+	bool new_time = now - t->last_ts >= REC_GAP;
 	uint64_t *p;
 
+	rec_count_tramp(t);
 	if (__builtin_expect(new_time, 0))
 		pre += 16;
 	if (__builtin_expect(cpu != t->last_cpu, 0))
@@ -763,7 +829,7 @@ static inline uint64_t *begin_event(struct rec_thread *t, uint32_t id, uint64_t 
 			t->last_cpu = cpu;
 			p += 2;
 		}
-		t->head += pre;
+		rec_head_add(t, pre);
 	}
 	t->last_ts = now;
 	p[0] = ev_w0(now, id);
@@ -786,7 +852,7 @@ static uint64_t rec_limit(const struct rec_thread *t)
 
 	if (!t->ring || t->lost_pending)
 		return 0;
-	lap_end = (t->head & ~(rec_ring_size - 1)) + rec_ring_size;
+	lap_end = (rec_head(t) & ~(rec_ring_size - 1)) + rec_ring_size;
 	room = t->tail + rec_ring_size;
 	mark = t->tail + rec_mark;
 	/*
@@ -795,15 +861,15 @@ static uint64_t rec_limit(const struct rec_thread *t)
 	 * made a writer whose reader lags (text formatted on one cpu of two)
 	 * pay the slow path for half the ring.
 	 */
-	if (mark <= t->head)
-		mark = t->head + REC_MARK_STEP;
+	if (mark <= rec_head(t))
+		mark = rec_head(t) + REC_MARK_STEP;
 	if (room < lap_end)
 		lap_end = room;
 	if (mark < lap_end)
 		lap_end = mark;
 	/* without rseq, the slow path looks at the cpu every REC_CPU_EVERY records */
-	if (!rec_has_rseq && t->head + REC_CPU_EVERY * 16 < lap_end)
-		lap_end = t->head + REC_CPU_EVERY * 16;
+	if (!rec_has_rseq && rec_head(t) + REC_CPU_EVERY * 16 < lap_end)
+		lap_end = rec_head(t) + REC_CPU_EVERY * 16;
 	return lap_end;
 }
 
@@ -829,7 +895,7 @@ static void record_plain_slow(uint32_t id, uint64_t w1);
 static inline void record_plain(uint32_t id, uint64_t w1)
 {
 	struct rec_thread *t = &rec_thr;
-	uint64_t head = t->head, now, *p;
+	uint64_t head = rec_head(t), now, *p;
 
 	/* CLOCK_MONOTONIC is a call (the vDSO's): that clock takes the slow path */
 	if (__builtin_expect(head + 16 > t->limit || t->gen != rec_gen ||
@@ -837,14 +903,16 @@ static inline void record_plain(uint32_t id, uint64_t w1)
 			     rec_clock != EV_CLOCK_TSC || !rec_cpu_same(t), 0))
 		goto slow;
 	now = ev_clock_tsc() - rec_clock_base;
-	if (__builtin_expect(now - t->last_ts >= (1ULL << (EV_TS_BITS - 1)), 0))
+	if (__builtin_expect(now - t->last_ts >= REC_GAP, 0))
 		goto slow;
 	p = (uint64_t *)(t->data + (head & (rec_ring_size - 1)));
 	p[0] = ev_w0(now, id);
 	p[1] = w1;
 	t->last_ts = now;
-	t->head = head + 16;
+	rec_count_tramp(t);
+	rec_head_add(t, 16);
 	__atomic_store_n(&t->ring->events, t->ring->events + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->ring->events_head, head + 16, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->ring->head, head + 16, __ATOMIC_RELEASE);
 	return;
 slow:
@@ -862,18 +930,19 @@ static void __attribute__((noinline)) record_plain_slow(uint32_t id, uint64_t w1
 		if (__atomic_load_n(&rec_disabled, __ATOMIC_RELAXED) || !rec_thread())
 			return;
 	}
+	rec_count_tramp(t);
 	now = ev_clock_read(rec_clock) - rec_clock_base;
 	cpu = rec_cpu();
-	pos = t->head & (rec_ring_size - 1);
-	if (__builtin_expect(now - t->last_ts >= (1ULL << (EV_TS_BITS - 1)) || cpu != t->last_cpu ||
-			     t->lost_pending || t->head + 16 - t->tail > rec_ring_size ||
+	pos = rec_head(t) & (rec_ring_size - 1);
+	if (__builtin_expect(now - t->last_ts >= REC_GAP || cpu != t->last_cpu ||
+			     t->lost_pending || rec_head(t) + 16 - t->tail > rec_ring_size ||
 			     pos + 16 > rec_ring_size ||
 			     __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED), 0)) {
 		if (__atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
 			return;
 		if (begin_event(t, id, w1, 0))
 			commit(t, 16);
-		t->limit = rec_limit(t);
+		rec_set_limit(t, rec_limit(t));
 		return;
 	}
 	p = (uint64_t *)(t->data + pos);
@@ -881,7 +950,7 @@ static void __attribute__((noinline)) record_plain_slow(uint32_t id, uint64_t w1
 	p[1] = w1;
 	t->last_ts = now;
 	commit(t, 16);
-	t->limit = rec_limit(t);
+	rec_set_limit(t, rec_limit(t));
 }
 
 static unsigned long fetch_arg(struct ftrace_regs *fregs, unsigned int n)
@@ -1059,7 +1128,7 @@ static void record(struct rec_event *e, unsigned long ip, uint64_t w1,
 		return;
 	memcpy(p + 2, buf, len);
 	commit(t, (uint32_t)len + 16);
-	t->limit = rec_limit(t);
+	rec_set_limit(t, rec_limit(t));
 }
 
 static bool caller_ok(unsigned long parent_ip)
@@ -2123,7 +2192,6 @@ static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
 	rec_mark = shm->ring_size / 2;
 	rec_clock = shm->clock;
 	rec_clock_base = shm->clock_base;
-	rec_g.mask = shm->ring_size - 1;
 	rec_follow = shm->follow;
 	/* cpu_id is at +4 of struct rseq */
 	rec_has_rseq = &__rseq_size && __rseq_size;

@@ -158,7 +158,13 @@ struct ev_proc {
 struct ev_ring {
 	/* written by the producer */
 	uint64_t head __attribute__((aligned(64)));
-	uint64_t events;	/* event records written */
+	/*
+	 * Event records written: events, and the plain records of 16 bytes
+	 * the trampolines wrote in [events_head, head), which the producer
+	 * adds to events when it next writes one itself (ev_ring_events()).
+	 */
+	uint64_t events;
+	uint64_t events_head;
 	uint64_t lost;		/* event records dropped (lossy, or no consumer) */
 	uint64_t waits;		/* times the producer waited for room */
 	uint32_t waiting;	/* the producer sleeps on space_seq */
@@ -218,6 +224,18 @@ struct ev_shm {
 	/* EV_SLOT_* of each ring: here, so that claiming one maps only that ring */
 	uint32_t ring_state[EV_MAX_RINGS];
 };
+
+/*
+ * The event records of @r so far.  Exact once its producer is done; while
+ * it writes, off by the records it is adding to events.
+ */
+static inline uint64_t ev_ring_events(struct ev_ring *r)
+{
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	uint64_t from = __atomic_load_n(&r->events_head, __ATOMIC_RELAXED);
+
+	return __atomic_load_n(&r->events, __ATOMIC_RELAXED) + (head > from ? (head - from) / 16 : 0);
+}
 
 static inline uint64_t ev_ring_stride(uint64_t ring_size)
 {

@@ -734,12 +734,12 @@ static void free_ring(struct ev_session *s, uint32_t i)
 {
 	struct ev_ring *r = ring(s, i);
 
-	s->events_freed += __atomic_load_n(&r->events, __ATOMIC_RELAXED);
+	s->events_freed += ev_ring_events(r);
 	s->lost_freed += __atomic_load_n(&r->lost, __ATOMIC_RELAXED);
 	s->waits_freed += __atomic_load_n(&r->waits, __ATOMIC_RELAXED);
 	memset(&s->rings[i], 0, sizeof(s->rings[i]));
 	s->rings[i].map = r;	/* kept for the ring's next thread */
-	r->head = r->tail = r->lost = r->events = r->waits = 0;
+	r->head = r->tail = r->lost = r->events = r->events_head = r->waits = 0;
 	r->waiting = r->kicked = 0;
 	r->proc_seq = 0;
 	r->exited = 0;
@@ -885,7 +885,7 @@ void ev_session_counts(struct ev_session *s, struct rf_end *out)
 		if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY ||
 		    !(r = ring(s, i)))
 			continue;
-		out->events += __atomic_load_n(&r->events, __ATOMIC_RELAXED);
+		out->events += ev_ring_events(r);
 		out->lost += __atomic_load_n(&r->lost, __ATOMIC_RELAXED);
 		out->waits += __atomic_load_n(&r->waits, __ATOMIC_RELAXED);
 	}

@@ -210,7 +210,7 @@ static void rethook_thread_exit(void *arg)
 		elsewhere = true;
 	}
 	if (elsewhere) {
-		rethook_self = NULL;
+		rethook_self_set(NULL);
 		rethook_gone = 1;
 		return;
 	}
@@ -386,7 +386,7 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 	t->full = 0;
 	t->scan_every = 0;
 	t->stack_lo = t->stack_hi = 0;
-	rethook_self = t;
+	rethook_self_set(t);
 	/* may allocate the key's second-level block: fhook's own call */
 	internal = fhook_internal_enter();
 	pthread_setspecific(rethook_key, t);

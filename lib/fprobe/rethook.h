@@ -117,7 +117,20 @@ struct rethook_thread {
 #define rethook_base		fhook_shadow_base
 #define rethook_size		fhook_shadow_size
 #define rethook_unwind_users	fhook_shadow_slow
-#define rethook_self		(*(struct rethook_thread **)&fhook_shadow_self)
+#define rethook_self		rethook_self_get()
+
+/* The thread's header, NULL while the trampolines see none (arch/shadow.h). */
+static inline struct rethook_thread *rethook_self_get(void)
+{
+	void *t = fhook_shadow_self;
+
+	return t == FHOOK_SHADOW_NONE ? NULL : t;
+}
+
+static inline void rethook_self_set(struct rethook_thread *t)
+{
+	fhook_shadow_self = t ? (void *)t : FHOOK_SHADOW_NONE;
+}
 
 static inline unsigned long rethook_region_of(unsigned long addr)
 {

@@ -15,14 +15,13 @@
  * The next shadow-stack entry for a return whose slot's address is in
  * the register @slot: @hdr = the thread's header (its top first), @idx =
  * the entry's index, @node = its node (its line); to @fail when the
- * thread has no region yet, the top entry is not a caller's (stale, or
+ * thread has no region yet (its header is FHOOK_SHADOW_NONE's, whose
+ * top entry is no caller's), the top entry is not a caller's (stale, or
  * this very slot's), or it is full.
  */
 .macro SHADOW_NEXT hdr, idx, node, slot, fail
 	movq	fhook_shadow_self@gottpoff(%rip), \node
 	movq	%fs:(\node), \hdr
-	testq	\hdr, \hdr
-	jz	\fail
 	movq	(\hdr), \idx			/* top */
 	movq	\idx, \node
 	shlq	$SHADOW_LINE_SHIFT, \node
@@ -35,24 +34,23 @@
 .endm
 
 /*
- * The entry a return through the stub in @stub (its line's at
- * @stub_off) is for, when it is this thread's top entry and the slot
- * whose address is in @slot holds it: @region, @idx and @node; else
- * @fail.  Clobbers @stub.
+ * The entry a return through the stub in the slot whose address is in
+ * @slot is for, when that is the stub (its line's at @stub_off) of this
+ * thread's top entry, hooked at this slot: @hdr = the thread's header,
+ * @idx = the entry's index, @node = its node; else @fail.  Another
+ * thread's stub (a coroutine) is not this thread's top entry's, nor
+ * any FHOOK_SHADOW_NONE's.
  */
-.macro SHADOW_TOP stub, region, idx, node, slot, fail, stub_off=0
-	movq	\stub, \region
-	andq	$-SHADOW_REGION, \region
+.macro SHADOW_TOP hdr, idx, node, slot, fail, stub_off=0
 	movq	fhook_shadow_self@gottpoff(%rip), \idx
-	leaq	SHADOW_HDR_OFF(\region), \node
-	cmpq	%fs:(\idx), \node
-	jne	\fail				/* another thread's entry (a coroutine) */
-	subq	\region, \stub			/* the line's offset */
-	movq	\stub, \idx
-	shrq	$SHADOW_LINE_SHIFT, \idx
-	cmpq	(\node), \idx
-	jne	\fail				/* not the top */
-	leaq	SHADOW_NODE_OFF-\stub_off(\region,\stub), \node
+	movq	%fs:(\idx), \hdr
+	movq	(\hdr), \idx			/* top */
+	movq	\idx, \node
+	shlq	$SHADOW_LINE_SHIFT, \node
+	leaq	\stub_off-SHADOW_HDR_OFF(\hdr,\node), \node	/* its stub */
+	cmpq	(\slot), \node
+	jne	\fail
+	leaq	SHADOW_NODE_OFF-\stub_off(\node), \node
 	cmpq	SHADOW_N_SP(\node), \slot
 	jne	\fail
 .endm
@@ -110,51 +108,39 @@
 	jne	\fail
 .endm
 
-/* %rax = the record's time, near the last record's (else @fail); clobbers %rdx */
-.macro REC_NOW w, fail
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rdx, %rax			/* the TSC: graph records' clock has no base */
-	movq	%rax, %rdx
-	subq	%fs:REC_W_LAST_TS(\w), %rdx
-	shrq	$(REC_TS_BITS - 1), %rdx
-	jnz	\fail
-.endm
-
-/* @head = the writer's head after one more record, which fits below its limit; else @fail */
-.macro REC_ROOM w, head, fail
-	movq	%fs:REC_W_HEAD(\w), \head
-	addq	$16, \head
-	cmpq	%fs:REC_W_LIMIT(\w), \head
-	ja	\fail
+/* @pos = where the record goes, when it fits below the writer's limit; else @fail */
+.macro REC_ROOM w, pos, fail
+	movq	%fs:REC_W_WPTR(\w), \pos
+	cmpq	%fs:REC_W_WLIM(\w), \pos
+	jae	\fail
 .endm
 
 /*
- * The record's first word, from the time in %rax and the event id @id
- * (a memory operand, id << 48, read before @pos is written), just below
- * @head; @pos = where the record is (its second word goes to 8(@pos)).
+ * The record's time (the TSC: graph records' clock has no base) into its
+ * first word at @pos, when the time's high 32 bits are those of the last
+ * record C wrote: the reader extends 48 bits of time from the record
+ * before, which is then less than 2^32 away (C takes a gap from that
+ * record of 2^46 as one).  Else @fail, having written only bytes past the
+ * head, which are ours.  Clobbers %rax and %rdx; the id's 16 bits are the
+ * caller's.
  */
-.macro REC_PUT w, head, pos, id
-	movq	%rax, %fs:REC_W_LAST_TS(\w)
-	shlq	$(64 - REC_TS_BITS), %rax
-	shrq	$(64 - REC_TS_BITS), %rax
-	orq	\id, %rax
-	leaq	-16(\head), \pos
-	andq	fhook_rec_g+REC_G_MASK(%rip), \pos
-	addq	%fs:REC_W_DATA(\w), \pos
-	movq	%rax, (\pos)
+.macro REC_TIME w, pos, fail
+	rdtsc
+	cmpl	%fs:REC_W_LAST_TS+4(\w), %edx
+	jne	\fail
+	movl	%eax, (\pos)
+	movw	%dx, 4(\pos)
 .endm
 
 /*
  * The record is written: publish it (head with the ring's release, x86
  * stores).  Only this thread writes its ring's header, and a signal
- * handler's records meanwhile go to C, which refuses them: a plain add.
+ * handler's records meanwhile go to C, which refuses them: plain adds.
  */
-.macro REC_PUBLISH w, head, tmp
-	movq	\head, %fs:REC_W_HEAD(\w)
+.macro REC_PUBLISH w, tmp
+	addq	$16, %fs:REC_W_WPTR(\w)
 	movq	%fs:REC_W_RING(\w), \tmp
-	addq	$1, REC_RING_EVENTS(\tmp)
-	movq	\head, REC_RING_HEAD(\tmp)
+	addq	$16, REC_RING_HEAD(\tmp)	/* (events counts it: ev_ring_events()) */
 .endm
 
 /*

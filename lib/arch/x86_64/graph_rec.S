@@ -23,8 +23,7 @@
  */
 #include "graph.h"
 
-#define STUB_DATA	8
-#define OPS_PRIVATE	16
+#define STUB_GREC	40		/* checked in stubs.c */
 #define BODY		0		/* site + 5 */
 #define SLOT		8		/* the return address */
 
@@ -68,18 +67,8 @@
 	movq	%r8, SAVE_R8(%rsp)
 	/* first: the ops and its fgraph are read inside (an unregister waits) */
 	FAST_ENTER %rdx, %rax, 90f
-	movq	STUB_DATA(%r11), %rcx
-	testq	%rcx, %rcx
-	jz	89f				/* unbound: the list function */
-	movq	OPS_PRIVATE(%rcx), %rcx		/* the fgraph */
-.if \exit
-	/* (the stub was bound for its flags, but they are checked where they are used) */
-	testq	$FGRAPH_FL_REC_EXIT, FGRAPH_FLAGS(%rcx)
-	jz	89f
-.else
-	testq	$FGRAPH_FL_REC, FGRAPH_FLAGS(%rcx)
-	jz	89f
-.endif
+	/* the fgraph the stub is bound for, or one that is disabled (struct fhook_stub) */
+	movq	STUB_GREC(%r11), %rcx
 	PROBE_DISABLED %rcx, %rax, 89f
 	/* a tail call from a hooked function: C */
 	movq	SLOT(%rsp), %rax
@@ -90,23 +79,24 @@
 .if \exit
 	leaq	SLOT(%rsp), %rdx
 	SHADOW_NEXT %r8, %rsi, %r11, %rdx, 89f
-	movq	FGRAPH_RETHOOK(%rcx), %rdx	/* (the entry is not live before its top) */
-	movq	%rdx, SHADOW_N_RETHOOK(%r11)
+	/* its rethook, which begins with the fgraph (the entry is not live before its top) */
+	movq	%rcx, SHADOW_N_RETHOOK(%r11)
 .endif
-	REC_NOW %rdi, 89f
-	REC_ROOM %rdi, %rdx, 89f
-	/* everything holds: the record ... */
-	REC_PUT %rdi, %rdx, %rcx, FGRAPH_REC_ENTRY(%rcx)
+	movzwl	FGRAPH_REC_ENTRY+6(%rcx), %edx	/* the event's id */
+	REC_ROOM %rdi, %rcx, 89f
+	/* everything but the time holds: the record ... */
+	movw	%dx, 6(%rcx)
+	REC_TIME %rdi, %rcx, 89f
 	movq	BODY(%rsp), %rax
 	subq	$5, %rax			/* the site */
 .if \exit
 	movq	%rax, SHADOW_N_ENTRY_IP(%r11)	/* (no one reads entry_parent_ip) */
-	shlq	$REC_TS_BITS, %rsi
-	orq	%rsi, %rax			/* | idx << 48 */
-	shrq	$REC_TS_BITS, %rsi
 .endif
 	movq	%rax, 8(%rcx)
-	REC_PUBLISH %rdi, %rdx, %rcx
+.if \exit
+	movw	%si, 14(%rcx)			/* | idx << 48 (a site is below 2^47) */
+.endif
+	REC_PUBLISH %rdi, %rcx
 .if \exit
 	/* ... and the shadow-stack entry */
 	SHADOW_HOOK %r11, %r8, %rsi, SLOT(%rsp), %rdx, SHADOW_REC_STUB

@@ -49,9 +49,8 @@
  * ftrace_regs, which no exit handler reads.
  */
 .macro GRAPH_RETURN
-	movq	8(%rbp), %rdi			/* the stub */
 	leaq	8(%rbp), %rdx			/* the slot */
-	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %rdx, 9f
+	SHADOW_TOP %r10, %rsi, %rcx, %rdx, 9f
 	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
 	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%rdi)
 	jnz	9f
@@ -71,7 +70,7 @@
 	movq	FGRAPH_EXIT(%rdi), %r11
 	testq	%r11, %r11
 	jz	8f
-	ENTRY_DATA %r8, %rdi, %r10, %rsi
+	ENTRY_DATA %r8, %rdi, %r10, %rsi, SHADOW_DATA_OFF-SHADOW_HDR_OFF
 	movq	%rax, %rdi			/* exit(probe, entry_ip, ret_ip, fregs, data) */
 	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
@@ -83,7 +82,7 @@
 	movq	R14(%rsp), %r10
 	movq	$0, SHADOW_N_SP(%r8)		/* the entry is free */
 	subq	$1, %rsi
-	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* popped */
+	movq	%rsi, (%r10)			/* popped */
 	jmp	4f				/* (the x87 stack was empty) */
 9:
 .endm
@@ -101,30 +100,29 @@
  * Anything else goes on into the trampoline below.
  */
 .macro GRAPH_RETURN_REC
-	movq	-8(%rsp), %rdi			/* the stub */
 	leaq	-8(%rsp), %r9			/* the slot */
-	SHADOW_TOP %rdi, %r10, %rsi, %rcx, %r9, 19f, SHADOW_REC_STUB
+	SHADOW_TOP %r10, %rsi, %rcx, %r9, 19f, SHADOW_REC_STUB
 	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
 	FAST_ENTER %r11, %r8, 19f
 	PROBE_DISABLED %rdi, %r8, 17f	/* (also when going away: rethook_going()) */
 	REC_LIVE %rdi, %r8, %r9, %r9d, 17f
+	movzwl	FGRAPH_REC_EXIT+6(%rdi), %edi	/* the event's id */
+	REC_ROOM %r8, %r9, 17f
+	movw	%di, 6(%r9)
 	movq	%rax, -16(%rsp)			/* the return values, in the red zone */
 	movq	%rdx, -24(%rsp)
-	REC_NOW %r8, 15f
-	REC_ROOM %r8, %r9, 15f
+	REC_TIME %r8, %r9, 15f
 	/* everything holds: the record, ... */
-	REC_PUT %r8, %r9, %rdx, FGRAPH_REC_EXIT(%rdi)
-	movq	%rsi, %rax
-	shlq	$REC_TS_BITS, %rax
-	orq	SHADOW_N_RET_IP(%rcx), %rax	/* the return address | idx << 48 */
-	movq	%rax, 8(%rdx)
+	movq	SHADOW_N_RET_IP(%rcx), %rax
+	movq	%rax, 8(%r9)
+	movw	%si, 14(%r9)			/* | idx << 48 (the address is below 2^47) */
 	/* ... the slot plain again, the entry free, ... */
 	movq	SHADOW_N_NEXT(%rcx), %rax
 	movq	%rax, -8(%rsp)
 	movq	$0, SHADOW_N_SP(%rcx)
-	REC_PUBLISH %r8, %r9, %rdx
+	REC_PUBLISH %r8, %rdx
 	subq	$1, %rsi
-	movq	%rsi, SHADOW_HDR_OFF(%r10)	/* ... popped */
+	movq	%rsi, (%r10)			/* ... popped */
 	movq	$FHOOK_TW_IDLE, %fs:(%r11)	/* FAST_LEAVE: %r11 holds its offset */
 	movq	-16(%rsp), %rax
 	movq	-24(%rsp), %rdx
