@@ -111,6 +111,7 @@ struct att_pads {
 struct cli_attach {
 	const char *cmd;
 	pid_t pid;
+	sigset_t old_mask;	/* the attaching thread's before SIGCHLD was blocked */
 	int pidfd;
 	struct att_thread *th;
 	int nr_th;
@@ -544,17 +545,21 @@ static struct att_thread *find_thread(struct cli_attach *a, pid_t tid)
 }
 
 /*
- * Sleep until a tracee changes state, or at most a millisecond: the kernel
- * sends the tracer SIGCHLD at every stop, taken here with SIGCHLD blocked
- * for the while (it is ignored by default, and the mask is put back).
+ * Sleep until a tracee changes state, or at most a quarter of a
+ * millisecond: the kernel sends the tracer SIGCHLD at every stop, taken
+ * here.  SIGCHLD is blocked in the attaching thread for the whole attach
+ * (cli_attach_open()), and so in the threads it starts: ignored by
+ * default, a SIGCHLD that came while this thread was not blocking it was
+ * dropped, and the wait took its whole timeout (under load, when the
+ * thread was preempted between its waitpid() and the block, often).
  * Polling every few microseconds instead woke the command hundreds of
  * times per request, each time waiting for a CPU that the threads it waits
- * for needed too.  The signal may go to another thread of ours: then the
- * millisecond passes.
+ * for needed too.  The signal may still go to a thread of ours started
+ * before the attach: then the timeout passes.
  */
 static void wait_for_tracee(void)
 {
-	struct timespec ts = { 0, 1000000 };
+	struct timespec ts = { 0, 250000 };
 	sigset_t chld, old;
 
 	sigemptyset(&chld);
@@ -1893,6 +1898,7 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 {
 	struct cli_attach *a;
 	const struct att_map *lib;
+	sigset_t chld;
 	int ret;
 
 	*out = NULL;
@@ -1908,6 +1914,10 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
+	/* every stop's SIGCHLD kept for wait_for_tracee() (the mask is put back at close) */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, &a->old_mask);
 	a->cmd = cmd;
 	a->pid = pid;
 	a->sock = -1;
@@ -2039,5 +2049,6 @@ void cli_attach_close(struct cli_attach *a)
 		close(a->sock);
 	if (a->pidfd >= 0)
 		close(a->pidfd);
+	pthread_sigmask(SIG_SETMASK, &a->old_mask, NULL);
 	free(a);
 }
