@@ -560,13 +560,11 @@ static struct att_thread *find_thread(struct cli_attach *a, pid_t tid)
 static void wait_for_tracee(void)
 {
 	struct timespec ts = { 0, 250000 };
-	sigset_t chld, old;
+	sigset_t chld;
 
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
-	pthread_sigmask(SIG_BLOCK, &chld, &old);
 	sigtimedwait(&chld, NULL, &ts);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /*
@@ -1284,16 +1282,6 @@ static int collect_pads(struct cli_attach *a)
 	return 0;
 }
 
-/*
- * Each page that the rewrite will change is made the process's own copy
- * now, while its threads run, by writing back one byte of it as it is:
- * the copy (a page fault in the process, hundreds for a large program)
- * is then not made with every thread stopped.  The byte is one of no
- * site: the only text that anything (a libfhook another attach is
- * loading meanwhile) may be changing is a site's, and the process has
- * no debugger (checked first).  The bytes a thread executes stay what
- * they were.
- */
 /* The first address from @c on that is in none of the 5-byte sites @s (sorted, from *@j on). */
 static unsigned long past_sites(const unsigned long *s, size_t n, size_t *j, unsigned long c)
 {
@@ -1307,6 +1295,16 @@ static unsigned long past_sites(const unsigned long *s, size_t n, size_t *j, uns
 	return c;
 }
 
+/*
+ * Each page that the rewrite will change is made the process's own copy
+ * now, while its threads run, by writing back one byte of it as it is:
+ * the copy (a page fault in the process, hundreds for a large program)
+ * is then not made with every thread stopped.  The byte is one of no
+ * site: the only text that anything (a libfhook another attach is
+ * loading meanwhile) may be changing is a site's, and the process has
+ * no debugger (checked first).  The bytes a thread executes stay what
+ * they were.
+ */
 static void precow_pads(const struct att_pads *pd, int fd)
 {
 	size_t len = pd->hi - pd->lo, k, j = 0, jc = 0;
@@ -1370,24 +1368,19 @@ static int rewrite_pads(struct cli_attach *a)
 	for (i = 0; i < a->nr_pads && !ret; i++) {
 		struct att_pads *pd = &a->pads[i];
 		unsigned long len = pd->hi - pd->lo, k, run;
-		unsigned char *now = pd->now ? pd->now : malloc(len);
+		unsigned char *now;
 
-		if (!now || pread(fd, now, len, pd->lo) != (ssize_t)len) {
-			if (now != pd->now)
-				free(now);
+		if (!pd->now)
+			pd->now = malloc(len);	/* not planned beforehand (no permission then) */
+		now = pd->now;
+		if (!now || pread(fd, now, len, pd->lo) != (ssize_t)len)
 			continue;
-		}
 		if (!pd->orig || memcmp(now, pd->orig, len)) {
 			ret = plan_pads(pd, now);
-			if (ret) {
-				if (now != pd->now)
-					free(now);
+			if (ret)
 				break;
-			}
 			qsort(pd->split, pd->nr_split, sizeof(*pd->split), cmp_split);
 		}
-		if (now != pd->now)
-			free(now);
 		/* nobody may be between two of these nops when they become one */
 		for (j = 0; j < a->nr_th; j++) {
 			struct att_thread *t = &a->th[j];
@@ -1565,7 +1558,8 @@ static void *stop_world(void *arg)
 		unblock_sigtrap(a);
 		t1 = now_ms();
 		/* the faults (ours and the process's copies of its pages) are this thread's */
-		getrusage(RUSAGE_THREAD, &ru0);
+		if (verbose())
+			getrusage(RUSAGE_THREAD, &ru0);
 		if (!object_named(a, "libfhook.so") && a->dlopen_fn) {
 			ret = rewrite_pads(a);
 			if (ret)

@@ -343,6 +343,18 @@ static void clock_calibrate(struct ev_session *s)
 	}
 }
 
+/* The clock with its rate as of now: a later block replaces an earlier one. */
+static int clock_write(struct ev_session *s)
+{
+	int ret;
+
+	clock_calibrate(s);
+	ret = ev_write_block(s->sink, RF_CLOCK, &s->clock, sizeof(s->clock), NULL, 0);
+	if (!ret)
+		s->clock_written = true;
+	return ret;
+}
+
 /*
  * The first rate goes into the recording just before the first records
  * that need it, not when the session is made: by then the two readings
@@ -352,20 +364,7 @@ static void clock_calibrate(struct ev_session *s)
  */
 static int clock_first(struct ev_session *s)
 {
-	struct rf_clock c = s->clock;
-	int ret;
-
-	if (s->clock_written)
-		return 0;
-	if (c.kind == EV_CLOCK_TSC) {
-		clock_calibrate(s);
-		c.tsc1 = s->clock.tsc1;
-		c.mono1 = s->clock.mono1;
-	}
-	ret = ev_write_block(s->sink, RF_CLOCK, &c, sizeof(c), NULL, 0);
-	if (!ret)
-		s->clock_written = true;
-	return ret;
+	return s->clock_written ? 0 : clock_write(s);
 }
 
 /* ---- processes and symbols --------------------------------------------- */
@@ -959,10 +958,8 @@ int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_
 	end.status = status;
 	end.err = err;
 	if (!s->err) {
-		if (s->clock.kind == EV_CLOCK_TSC || !s->clock_written) {
-			clock_calibrate(s);
-			ret = ev_write_block(s->sink, RF_CLOCK, &s->clock, sizeof(s->clock), NULL, 0);
-		}
+		if (s->clock.kind == EV_CLOCK_TSC || !s->clock_written)
+			ret = clock_write(s);
 		if (!ret)
 			ret = ev_write_block(s->sink, RF_END, &end, sizeof(end), NULL, 0);
 		if (!ret && s->sink->round)
