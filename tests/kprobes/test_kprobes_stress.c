@@ -8,7 +8,8 @@
  * probe after unregister_kprobes() returned (it marks them dead).
  *
  * Bounded: 300 cycles or 2 seconds, whichever comes first; at least 10
- * cycles must have run.
+ * cycles must have run.  First, one thread that stays inside the bytes
+ * of a jump while it is placed.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -78,6 +79,51 @@ static void *caller(void *arg)
 	return NULL;
 }
 
+/*
+ * A thread that stays inside the bytes a jump would cover (a long loop in
+ * them): the probe must stay a trap, and the loop's result be right.
+ * Placing the jump over it would send it into the middle of the jump.
+ */
+#define SPIN_N	0x7fffffff
+
+static int spin_started;
+static int spin_result;
+
+static void *spinner(void *arg)
+{
+	__atomic_store_n(&spin_started, 1, __ATOMIC_RELEASE);
+	spin_result = kp_jcc_back(SPIN_N);
+	return NULL;
+}
+
+static void case_thread_inside(void)
+{
+	struct kprobe kp = { .symbol_name = "kp_jcc_back", .pre_handler = pre };
+	struct timespec ms5 = { 0, 5 * 1000 * 1000 };
+	unsigned int expect = (unsigned int)((unsigned long long)SPIN_N * (SPIN_N + 1ULL) / 2);
+	enum kprobe_method m;
+	char why[128] = "";
+	pthread_t th;
+	int ret;
+
+	pthread_create(&th, NULL, spinner, NULL);
+	while (!__atomic_load_n(&spin_started, __ATOMIC_ACQUIRE))
+		nanosleep(&ms5, NULL);
+	nanosleep(&ms5, NULL);
+	__atomic_store_n(&alive, 1, __ATOMIC_RELEASE);
+	ret = register_kprobe(&kp);
+	CHECK(!ret, "inside_registered", "register_kprobe: %d", ret);
+	m = kprobe_method(&kp, why, sizeof(why));
+	CHECK(m == KPROBE_METHOD_TRAP, "inside_kept_trap", "method %s (%s)",
+	      kprobe_method_name(m), why);
+	printf("# a thread inside: %s (%s)\n", kprobe_method_name(m), why);
+	pthread_join(th, NULL);
+	CHECK_EQ((unsigned int)spin_result, expect, "inside_result");
+	if (!ret)
+		unregister_kprobe(&kp);
+	__atomic_store_n(&alive, 0, __ATOMIC_RELEASE);
+}
+
 int main(void)
 {
 	static const char *const names[] = {
@@ -90,6 +136,7 @@ int main(void)
 	struct timespec t0, t;
 	int i, cycles, failed = 0;
 
+	case_thread_inside();
 	for (i = 0; i < THREADS; i++)
 		pthread_create(&th[i], NULL, caller, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);

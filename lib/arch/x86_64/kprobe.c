@@ -9,9 +9,10 @@
  * stopped inside the bytes the jump will cover (it would resume in the
  * middle of the jump), the jump with the int3 protocol.  The kernel waits
  * for that with synchronize_rcu_tasks(); here /proc/self/task/N/syscall
- * gives the user-space pc of every thread that is not running, and one
- * that is running gets a moment: it leaves a few straight-line
- * instructions at once, as no branch leads back into them.
+ * gives the user-space pc of every thread that sleeps, and one that runs
+ * or waits for a cpu is asked with a signal.  (A thread inside a signal
+ * handler of the program that interrupted it inside the bytes is not
+ * seen: its handler's pc is.)
  *
  * Slots are never freed or rewritten: a thread may be in one long after
  * its probe is gone (preempted between two relocated instructions), and
@@ -626,23 +627,105 @@ static bool jump_wanted(const struct fhook_kprobe_slot *s)
 /* ---- threads inside the bytes a jump replaces ---- */
 
 /*
- * The user-space pc of thread @tid if it is stopped (in a system call or
- * preempted), 0 if it is running or gone.
+ * The user-space pc of thread @tid if it sleeps (in a system call or a
+ * page fault), 0 if it is runnable (running, or preempted and waiting for
+ * a cpu: the kernel tells no pc then) or gone.
  */
-static unsigned long thread_pc(pid_t tid, bool *running)
+static unsigned long thread_pc(pid_t tid, bool *runnable)
 {
 	char path[64], buf[256], *last;
 
-	*running = false;
+	*runnable = false;
 	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
 	if (fhook_read_small_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	if (!strncmp(buf, "running", 7)) {
-		*running = true;
+		*runnable = true;
 		return 0;
 	}
 	last = strrchr(buf, ' ');
 	return last ? strtoul(last + 1, NULL, 16) : 0;
+}
+
+/*
+ * A runnable thread is asked where it is: a SIGURG queued to it (SI_QUEUE
+ * from this process, a tag in its value) is answered by where_handler()
+ * with the pc it interrupted.  Guessing is not enough: a thread preempted
+ * inside the bytes waits for a cpu for many milliseconds on a busy
+ * machine, and resumes in the middle of the jump.
+ *
+ * Not SIGTRAP, though its handler is ours: a signal of a kind already
+ * pending is dropped, so an int3 met while the question is on its way
+ * (a running thread sees it only at its next entry to the kernel) would
+ * be lost.  SIGURG's default is to be ignored, and it is asked with only
+ * while the program has no handler for it: a question it receives late,
+ * or one that takes the place of a real one, changes nothing for it.
+ * Only runnable threads are asked, so a signal meets no sleeping system
+ * call (and the handler restarts what can be).  A thread that does not
+ * answer (it blocks SIGURG, or waits for a cpu too long) is not known to
+ * be outside: its slots keep their traps.
+ *
+ * An answer is one word: the round's tag in the top 16 bits, the pc
+ * below, so a late answer of an earlier round is never read as this one's.
+ */
+#define WHERE_MAX	256		/* threads asked per round; more: unknown */
+#define WHERE_MAGIC	0xfb5eUL
+#define WHERE_WAIT_NS	(3 * 1000 * 1000)	/* for the answers of a round */
+
+static _Atomic unsigned long where_answer[WHERE_MAX];
+static _Atomic unsigned long where_round;
+
+static void where_handler(int sig, siginfo_t *info, void *ctx)
+{
+	unsigned long v = (unsigned long)info->si_value.sival_ptr;
+	unsigned long round = v >> 16 & 0xffff, idx = v & 0xffff;
+	const greg_t *g = ((ucontext_t *)ctx)->uc_mcontext.gregs;
+	int saved_errno = errno;
+
+	/* someone else's SIGURG: the default (ignore) was all it had */
+	if (info->si_code != SI_QUEUE || v >> 48 != WHERE_MAGIC || info->si_pid != getpid())
+		goto out;
+	if (idx < WHERE_MAX && round == atomic_load_explicit(&where_round, memory_order_relaxed))
+		atomic_store_explicit(&where_answer[idx],
+				      round << 48 | ((unsigned long)g[REG_RIP] & ((1UL << 48) - 1)),
+				      memory_order_release);
+out:
+	errno = saved_errno;
+}
+
+/*
+ * Is where_handler() SIGURG's handler, installed now if the program has
+ * none (it stays: a question may still be on its way)?
+ */
+static bool where_ready(void)
+{
+	struct sigaction sa, cur;
+
+	if (sigaction(SIGURG, NULL, &cur))
+		return false;
+	if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == where_handler)
+		return true;
+	if (cur.sa_handler != SIG_DFL && cur.sa_handler != SIG_IGN)
+		return false;	/* the program's: not ours to send it anything */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = where_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	return !sigaction(SIGURG, &sa, NULL);
+}
+
+/* Queue the question to @tid as the @idx-th of @round: false if it could not be. */
+static bool where_ask(pid_t tid, unsigned long round, unsigned long idx)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGURG;
+	si.si_code = SI_QUEUE;
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value.sival_ptr = (void *)(WHERE_MAGIC << 48 | round << 16 | idx);
+	return !syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, SIGURG, &si);
 }
 
 static int slot_cmp(const void *a, const void *b)
@@ -673,48 +756,122 @@ static struct fhook_kprobe_slot *slot_around(struct fhook_kprobe_slot **s, size_
 	return NULL;
 }
 
-#define INSIDE_TRIES	20	/* 1 ms apart */
+static void keep_trap(struct fhook_kprobe_slot *s, const char *why)
+{
+	if (!jump_wanted(s))
+		return;
+	s->keep_trap = true;
+	snprintf(s->why, sizeof(s->why), "%s", why);
+	kp_stats.kept_trap++;
+}
 
 /*
- * Mark (armed = TRAP, kept as one) the slots of @s (sorted) that a thread
- * is stopped inside of; a running thread is looked at again a few times.
+ * One look at every other thread (the int3s are in place: a thread
+ * outside the bytes now can only come in through the first one, which
+ * takes it to the slot).  Returns how many are inside a slot of @s or
+ * could not be located; on the last round those slots keep their traps
+ * (every slot, for a thread that did not answer).
  */
+static int where_round_once(struct fhook_kprobe_slot **s, size_t nr, bool last)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid), asked[WHERE_MAX];
+	unsigned long round, pcs[WHERE_MAX];
+	struct timespec t0, now, nap = { 0, 50 * 1000 };
+	size_t i, nasked = 0, nanswered = 0;
+	struct dirent *de;
+	bool unknown = false, can_ask = where_ready();
+	int busy = 0;
+	DIR *dir;
+
+	round = (atomic_load_explicit(&where_round, memory_order_relaxed) + 1) & 0xffff;
+	round += !round;
+	atomic_store_explicit(&where_round, round, memory_order_relaxed);
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		return 0;	/* no /proc: nothing to look at (start-up is one thread) */
+	while ((de = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		struct fhook_kprobe_slot *in;
+		bool runnable;
+		unsigned long pc;
+
+		if (tid <= 0 || tid == self)
+			continue;
+		pc = thread_pc(tid, &runnable);
+		if (runnable) {
+			if (!can_ask || nasked == WHERE_MAX) {
+				unknown = true;
+				continue;
+			}
+			atomic_store_explicit(&where_answer[nasked], 0, memory_order_relaxed);
+			if (where_ask(tid, round, nasked))
+				asked[nasked++] = tid;
+			else if (errno != ESRCH)
+				unknown = true;	/* gone meanwhile is fine */
+			continue;
+		}
+		in = pc ? slot_around(s, nr, pc) : NULL;
+		if (in) {
+			busy++;
+			if (last)
+				keep_trap(in, "a thread stayed inside its first bytes");
+		}
+	}
+	closedir(dir);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(pcs, 0, sizeof(pcs));
+	while (nanswered < nasked) {
+		for (i = 0; i < nasked; i++) {
+			unsigned long a = atomic_load_explicit(&where_answer[i],
+							      memory_order_acquire);
+
+			if (!pcs[i] && a >> 48 == round) {
+				pcs[i] = a & ((1UL << 48) - 1);
+				pcs[i] += !pcs[i];	/* pc 0: answered all the same */
+				nanswered++;
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (nanswered == nasked || (now.tv_sec - t0.tv_sec) * 1000000000L +
+		    now.tv_nsec - t0.tv_nsec > WHERE_WAIT_NS)
+			break;
+		nanosleep(&nap, NULL);
+	}
+	for (i = 0; i < nasked; i++) {
+		struct fhook_kprobe_slot *in;
+
+		if (!pcs[i]) {
+			/* exited meanwhile, or still waiting for a cpu */
+			if (!syscall(SYS_tgkill, getpid(), asked[i], 0))
+				unknown = true;
+			continue;
+		}
+		in = slot_around(s, nr, pcs[i]);
+		if (in) {
+			busy++;
+			if (last)
+				keep_trap(in, "a thread stayed inside its first bytes");
+		}
+	}
+	if (unknown) {
+		busy++;
+		for (i = 0; last && i < nr; i++)
+			keep_trap(s[i], "a thread did not say where it was");
+	}
+	return busy;
+}
+
+#define INSIDE_TRIES	20	/* 1 ms apart */
+
+/* Mark (kept as a trap) the slots of @s (sorted) a thread stays inside of. */
 static void keep_traps_for_threads_inside(struct fhook_kprobe_slot **s, size_t nr)
 {
-	pid_t self = (pid_t)syscall(SYS_gettid);
 	int try;
 
 	for (try = 0; try < INSIDE_TRIES; try++) {
 		struct timespec ts = { 0, 1000 * 1000 };
-		bool again = false;
-		struct dirent *de;
-		DIR *dir = opendir("/proc/self/task");
 
-		if (!dir)
-			return;
-		while ((de = readdir(dir))) {
-			pid_t tid = (pid_t)atoi(de->d_name);
-			struct fhook_kprobe_slot *in;
-			bool running;
-			unsigned long pc;
-
-			if (tid <= 0 || tid == self)
-				continue;
-			pc = thread_pc(tid, &running);
-			again |= running && try < 3;
-			in = pc ? slot_around(s, nr, pc) : NULL;
-			if (in) {
-				again = true;
-				if (try == INSIDE_TRIES - 1 && jump_wanted(in)) {
-					in->keep_trap = true;
-					snprintf(in->why, sizeof(in->why),
-						 "a thread stayed inside its first bytes");
-					kp_stats.kept_trap++;
-				}
-			}
-		}
-		closedir(dir);
-		if (!again)
+		if (!where_round_once(s, nr, try == INSIDE_TRIES - 1))
 			return;
 		nanosleep(&ts, NULL);
 	}
