@@ -1667,8 +1667,8 @@ static void *ctl_seize(void *arg)
 	struct ctl_seizer *s = arg;
 	double deadline = now_ms() + ATT_CTL_BUSY_MS;
 	struct pollfd pfd = { .fd = s->done[0], .events = POLLIN };
+	int st, untraced = 0;
 	char buf[32];
-	int st;
 
 	s->tracer = (pid_t)syscall(SYS_gettid);
 	for (;;) {
@@ -1677,9 +1677,14 @@ static void *ctl_seize(void *arg)
 			break;
 		}
 		s->ret = -errno;
-		/* a thread has one tracer: another command's proof, which is brief */
+		/*
+		 * A thread has one tracer: another command's proof, which is
+		 * brief.  No tracer when we look: it may have let go between
+		 * the seize and the look, so a few more tries before the
+		 * refusal is taken as ours.
+		 */
 		if (s->ret != -EPERM || !status_field(s->tid, "TracerPid", buf, sizeof(buf)) ||
-		    atoi(buf) <= 0 || now_ms() > deadline)
+		    (atoi(buf) <= 0 && ++untraced > 3) || now_ms() > deadline)
 			break;
 		sleep_ms(1);
 	}

@@ -402,4 +402,14 @@ struct fhook_kprobe_stats {
 };
 void fhook_kprobe_stats(struct fhook_kprobe_stats *st);
 
+/*
+ * Is the handler at @func known to leave the vector registers alone (a
+ * leaf that names none of them)?  fhook_arch_handler_scan() decodes it
+ * and remembers; call it before taking locks (it may open libcapstone).
+ * fhook_arch_handler_vec_free() only asks what was remembered: false for
+ * a handler never scanned, or in doubt.
+ */
+void fhook_arch_handler_scan(void *func);
+bool fhook_arch_handler_vec_free(void *func);
+
 #endif /* FHOOK_ARCH_H */

@@ -72,7 +72,7 @@ int ftrace_ops_test(struct ftrace_ops *ops, unsigned long ip)
 /*
  * Which trampoline an ops' stubs use: the C dispatcher only when asked
  * (FHOOK_SLOW_DISPATCH=1, for tests); xmm0-7 left unsaved when the
- * handler promises not to touch them.
+ * handler promises not to touch them, or was seen not to.
  */
 static unsigned int tramp_flags(const struct ftrace_ops *ops)
 {
@@ -83,7 +83,8 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 		slow = !!secure_getenv("FHOOK_SLOW_DISPATCH");
 	if (slow)
 		flags |= FHOOK_TRAMP_C;
-	if (ops->flags & FHOOK_OPS_FL_GENERAL_REGS_ONLY)
+	if ((ops->flags & FHOOK_OPS_FL_GENERAL_REGS_ONLY) ||
+	    fhook_arch_handler_vec_free((void *)ops->func))
 		flags |= FHOOK_TRAMP_NOSSE;
 	/* its own trampoline, unless its handler may move the ip */
 	if (!(ops->flags & FTRACE_OPS_FL_IPMODIFY))
@@ -560,6 +561,9 @@ int register_ftrace_function(struct ftrace_ops *ops)
 		return fhook_ret_errno(-EINVAL);
 	/* before any trampoline can run: its set-up may take milliseconds */
 	fhook_tasks_init();
+	/* a leaf handler that touches no vector register needs none saved */
+	if (!(ops->flags & (FHOOK_OPS_FL_GENERAL_REGS_ONLY | FHOOK_OPS_FL_FGRAPH)))
+		fhook_arch_handler_scan((void *)ops->func);
 	pthread_mutex_lock(&ftrace_lock);
 	if (ops->flags & FTRACE_OPS_FL_ENABLED)
 		ret = -EBUSY;
@@ -942,6 +946,13 @@ int ftrace_set_enabled(bool enabled)
 bool ftrace_is_enabled(void)
 {
 	return ftrace_enabled;
+}
+
+int fhook_ops_saves_vectors(const struct ftrace_ops *ops)
+{
+	if (!ops || !(__atomic_load_n(&ops->flags, __ATOMIC_RELAXED) & FTRACE_OPS_FL_ENABLED))
+		return fhook_ret_errno(-EINVAL);
+	return !(tramp_flags(ops) & FHOOK_TRAMP_NOSSE);
 }
 
 /* ---- misc ---- */

@@ -20,6 +20,7 @@
 #include <fhook/fprobe.h>
 #include <fhook/kallsyms.h>
 #include "util/errno.h"
+#include "arch/arch.h"
 #include "core/core.h"
 #include "rethook.h"
 
@@ -265,7 +266,16 @@ static int fprobe_register(struct fprobe *fp, int (*set_filter)(struct fprobe *f
 	memset(&fp->ops, 0, sizeof(fp->ops));
 	fp->nmissed = 0;
 	fp->ops.func = fprobe_handler;
-	if (fp->flags & FPROBE_FL_GENERAL_REGS_ONLY)
+	if (!(fp->flags & FPROBE_FL_GENERAL_REGS_ONLY)) {
+		/* handlers seen to leave the vector registers alone need no promise */
+		if (fp->entry_handler)
+			fhook_arch_handler_scan((void *)fp->entry_handler);
+		if (fp->exit_handler)
+			fhook_arch_handler_scan((void *)fp->exit_handler);
+	}
+	if ((fp->flags & FPROBE_FL_GENERAL_REGS_ONLY) ||
+	    ((!fp->entry_handler || fhook_arch_handler_vec_free((void *)fp->entry_handler)) &&
+	     (!fp->exit_handler || fhook_arch_handler_vec_free((void *)fp->exit_handler))))
 		fp->ops.flags |= FHOOK_OPS_FL_GENERAL_REGS_ONLY;
 	ret = set_filter(fp, arg);
 	if (ret)

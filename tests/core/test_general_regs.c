@@ -4,8 +4,14 @@
  * alone gets a trampoline that does not save them, and the traced
  * function's floating-point arguments still arrive intact.  An ops without
  * the flag whose handler clobbers every vector register stays safe too.
+ *
+ * Without the flag, a leaf handler that names no vector register is seen
+ * to need no save at registration (fhook_ops_saves_vectors() says which
+ * trampoline an ops got): one whose clobbering is behind a branch, or
+ * that calls anything, keeps the save.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 
 #include <fhook/fhook.h>
@@ -39,6 +45,52 @@ static void clobber_handler(unsigned long ip, unsigned long parent_ip, struct ft
 			 ::: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7");
 }
 
+/* a leaf of integer work, no promise made: seen not to need the save */
+static void leaf_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
+			 struct ftrace_regs *fregs)
+{
+	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+}
+
+/* the clobbering behind a branch the call takes: the scan must follow it */
+static void branch_clobber_handler(unsigned long ip, unsigned long parent_ip,
+				   struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+	if (ip == (unsigned long)fsum)
+		__asm__ volatile("pcmpeqd %%xmm0, %%xmm0\n\tpcmpeqd %%xmm7, %%xmm7"
+				 ::: "xmm0", "xmm7");
+}
+
+static NOINLINE void count_call(void)
+{
+	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+}
+
+/* a call: what it reaches is not looked at, so the save stays */
+static void calling_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
+			    struct ftrace_regs *fregs)
+{
+	count_call();
+	__asm__ volatile("");
+}
+
+static void run_saves(struct ftrace_ops *ops, const char *name, int saves)
+{
+	char n[64];
+	int got;
+
+	calls = 0;
+	snprintf(n, sizeof(n), "%s_register", name);
+	CHECK_EQ(ftrace_set_filter_ip(ops, (unsigned long)fsum, 0, 1) ||
+		 register_ftrace_function(ops), 0, n);
+	got = fhook_ops_saves_vectors(ops);
+	snprintf(n, sizeof(n), "%s_saves_vectors", name);
+	CHECK(got == saves, n, "%d, expected %d", got, saves);
+	unregister_ftrace_function(ops);
+	ftrace_free_filter(ops);
+}
+
 static void run(struct ftrace_ops *ops, const char *name)
 {
 	volatile double r;
@@ -62,7 +114,20 @@ int main(void)
 					.flags = FHOOK_OPS_FL_GENERAL_REGS_ONLY };
 	static struct ftrace_ops clob = { .func = clobber_handler };
 
+	static struct ftrace_ops leaf = { .func = leaf_handler };
+	static struct ftrace_ops branch = { .func = branch_clobber_handler };
+	static struct ftrace_ops calling = { .func = calling_handler };
+
 	run(&gp, "general_regs_only");
 	run(&clob, "vector_clobbering");
+	run(&leaf, "leaf");
+	run(&branch, "branch_clobbering");
+	run(&calling, "calling");
+	run_saves(&gp, "general_regs_only", 0);
+	run_saves(&clob, "vector_clobbering", 1);
+	run_saves(&leaf, "leaf", 0);
+	run_saves(&branch, "branch_clobbering", 1);
+	run_saves(&calling, "calling", 1);
+	CHECK_EQ(fhook_ops_saves_vectors(&leaf), -EINVAL, "unregistered_einval");
 	return check_exit();
 }

@@ -24,6 +24,7 @@
 struct fhook_cs fhook_cs;
 static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
 static bool cs_ok;
+static char cs_error[256];
 
 static void cs_load(void)
 {
@@ -31,8 +32,7 @@ static void cs_load(void)
 	void *h = dlopen("libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
 
 	if (!h) {
-		fprintf(stderr, "fhook: cannot load libcapstone.so.4 (%s); instructions "
-			"cannot be decoded\n", dlerror());
+		snprintf(cs_error, sizeof(cs_error), "%s", dlerror());
 		return;
 	}
 	*(void **)&cs.open = dlsym(h, "cs_open");
@@ -46,10 +46,22 @@ static void cs_load(void)
 		cs.free && cs.close;
 }
 
-bool fhook_cs_load(void)
+bool fhook_cs_try(void)
 {
 	pthread_once(&cs_once, cs_load);
 	return cs_ok;
+}
+
+bool fhook_cs_load(void)
+{
+	static bool said;
+
+	if (fhook_cs_try())
+		return true;
+	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+		fprintf(stderr, "fhook: cannot load libcapstone.so.4 (%s); instructions "
+			"cannot be decoded\n", cs_error);
+	return false;
 }
 
 int fhook_cs_open(csh *h, cs_insn **insn)
