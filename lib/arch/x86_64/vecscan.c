@@ -19,6 +19,7 @@
  * trampoline is chosen under them, from what the scan remembered.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -163,12 +164,27 @@ static bool scan(unsigned long func)
 	return ok;
 }
 
+/*
+ * Our own handlers (the recorder's, kprobes') are not scanned: their
+ * flags say what they do, and a traced process that only records must not
+ * open libcapstone.
+ */
+static bool ours(unsigned long f)
+{
+	Dl_info self, other;
+
+	return dladdr((void *)fhook_arch_handler_scan, &self) && dladdr((void *)f, &other) &&
+	       self.dli_fbase == other.dli_fbase;
+}
+
 void fhook_arch_handler_scan(void *func)
 {
 	unsigned long f = (unsigned long)func;
 	bool free_of_vec;
 	size_t i;
 
+	if (ours(f))
+		return;
 	pthread_mutex_lock(&scan_lock);
 	for (i = 0; i < nr_scanned; i++)
 		if (scanned[i].func == f)
