@@ -189,14 +189,21 @@ void fhook_arch_handler_scan(void *func)
 	for (i = 0; i < nr_scanned; i++)
 		if (scanned[i].func == f)
 			break;
-	if (i < nr_scanned || nr_scanned == SCAN_CACHE || !fhook_cs_try()) {
+	if ((i == nr_scanned && nr_scanned == SCAN_CACHE) || !fhook_cs_try()) {
 		pthread_mutex_unlock(&scan_lock);
 		return;
 	}
+	/*
+	 * Scanned again at every registration: the object of a handler seen
+	 * before may have been unloaded and another function loaded at its
+	 * address since (while an ops is registered, its handler stays).
+	 */
 	free_of_vec = scan(f);
-	scanned[nr_scanned].func = f;
-	scanned[nr_scanned].vec_free = free_of_vec;
-	__atomic_store_n(&nr_scanned, nr_scanned + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&scanned[i].vec_free, free_of_vec, __ATOMIC_RELAXED);
+	if (i == nr_scanned) {
+		scanned[i].func = f;
+		__atomic_store_n(&nr_scanned, nr_scanned + 1, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&scan_lock);
 }
 
@@ -206,6 +213,6 @@ bool fhook_arch_handler_vec_free(void *func)
 
 	for (i = 0; i < n; i++)
 		if (scanned[i].func == (unsigned long)func)
-			return scanned[i].vec_free;
+			return __atomic_load_n(&scanned[i].vec_free, __ATOMIC_RELAXED);
 	return false;
 }
