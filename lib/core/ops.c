@@ -74,6 +74,8 @@ int ftrace_ops_test(struct ftrace_ops *ops, unsigned long ip)
  * (FHOOK_SLOW_DISPATCH=1, for tests); xmm0-7 left unsaved when the
  * handler promises not to touch them, or was seen not to.
  */
+static unsigned long location_locked(unsigned long ip);
+
 static unsigned int tramp_flags(const struct ftrace_ops *ops)
 {
 	static int slow = -1;
@@ -83,8 +85,10 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 		slow = !!secure_getenv("FHOOK_SLOW_DISPATCH");
 	if (slow)
 		flags |= FHOOK_TRAMP_C;
+	/* (a handler with a site of its own may be redirected to anything) */
 	if ((ops->flags & FHOOK_OPS_FL_GENERAL_REGS_ONLY) ||
-	    fhook_arch_handler_vec_free((void *)ops->func))
+	    (fhook_arch_handler_vec_free((void *)ops->func) &&
+	     !location_locked((unsigned long)ops->func)))
 		flags |= FHOOK_TRAMP_NOSSE;
 	/* its own trampoline, unless its handler may move the ip */
 	if (!(ops->flags & FTRACE_OPS_FL_IPMODIFY))
@@ -950,9 +954,14 @@ bool ftrace_is_enabled(void)
 
 int fhook_ops_saves_vectors(const struct ftrace_ops *ops)
 {
+	int ret;
+
 	if (!ops || !(__atomic_load_n(&ops->flags, __ATOMIC_RELAXED) & FTRACE_OPS_FL_ENABLED))
 		return fhook_ret_errno(-EINVAL);
-	return !(tramp_flags(ops) & FHOOK_TRAMP_NOSSE);
+	pthread_mutex_lock(&ftrace_lock);
+	ret = !(tramp_flags(ops) & FHOOK_TRAMP_NOSSE);
+	pthread_mutex_unlock(&ftrace_lock);
+	return ret;
 }
 
 /* ---- misc ---- */

@@ -266,16 +266,15 @@ static int fprobe_register(struct fprobe *fp, int (*set_filter)(struct fprobe *f
 	memset(&fp->ops, 0, sizeof(fp->ops));
 	fp->nmissed = 0;
 	fp->ops.func = fprobe_handler;
-	if (!(fp->flags & FPROBE_FL_GENERAL_REGS_ONLY)) {
-		/* handlers seen to leave the vector registers alone need no promise */
-		if (fp->entry_handler)
-			fhook_arch_handler_scan((void *)fp->entry_handler);
-		if (fp->exit_handler)
-			fhook_arch_handler_scan((void *)fp->exit_handler);
-	}
-	if ((fp->flags & FPROBE_FL_GENERAL_REGS_ONLY) ||
-	    ((!fp->entry_handler || fhook_arch_handler_vec_free((void *)fp->entry_handler)) &&
-	     (!fp->exit_handler || fhook_arch_handler_vec_free((void *)fp->exit_handler))))
+	/*
+	 * An entry handler seen to leave the vector registers alone needs no
+	 * promise (the exit saves the return registers whatever its handler).
+	 */
+	if (!(fp->flags & FPROBE_FL_GENERAL_REGS_ONLY) && fp->entry_handler)
+		fhook_arch_handler_scan((void *)fp->entry_handler);
+	if ((fp->flags & FPROBE_FL_GENERAL_REGS_ONLY) || !fp->entry_handler ||
+	    (fhook_arch_handler_vec_free((void *)fp->entry_handler) &&
+	     !ftrace_location((unsigned long)fp->entry_handler)))
 		fp->ops.flags |= FHOOK_OPS_FL_GENERAL_REGS_ONLY;
 	ret = set_filter(fp, arg);
 	if (ret)

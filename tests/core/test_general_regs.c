@@ -13,12 +13,16 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <fhook/fhook.h>
 
 #include "../check.h"
 
 static long calls;
+
+/* no site of its own (the test is built with fhook's flags) */
+#define NOTRACE __attribute__((patchable_function_entry(0, 0)))
 
 NOINLINE double fsum(double a, double b, double c, double d, double e, double f, double g,
 		     double h)
@@ -46,14 +50,31 @@ static void clobber_handler(unsigned long ip, unsigned long parent_ip, struct ft
 }
 
 /* a leaf of integer work, no promise made: seen not to need the save */
-static void leaf_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
-			 struct ftrace_regs *fregs)
+static NOTRACE void leaf_handler(unsigned long ip, unsigned long parent_ip,
+				 struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
 	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
 }
 
+/* the same with a site of its own: a redirect of it could run anything */
+static void leaf_site_handler(unsigned long ip, unsigned long parent_ip,
+			      struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+}
+
+/* a leaf that reads its fregs (an integer load of the xmm part): the save stays */
+static NOTRACE void fregs_handler(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	unsigned long v;
+
+	memcpy(&v, (char *)fregs + 192, sizeof(v));
+	__atomic_add_fetch(&calls, v != 0, __ATOMIC_RELAXED);
+}
+
 /* the clobbering behind a branch the call takes: the scan must follow it */
-static void branch_clobber_handler(unsigned long ip, unsigned long parent_ip,
+static NOTRACE void branch_clobber_handler(unsigned long ip, unsigned long parent_ip,
 				   struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
 	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
@@ -117,6 +138,8 @@ int main(void)
 	static struct ftrace_ops leaf = { .func = leaf_handler };
 	static struct ftrace_ops branch = { .func = branch_clobber_handler };
 	static struct ftrace_ops calling = { .func = calling_handler };
+	static struct ftrace_ops leaf_site = { .func = leaf_site_handler };
+	static struct ftrace_ops fregs_ops = { .func = fregs_handler };
 
 	run(&gp, "general_regs_only");
 	run(&clob, "vector_clobbering");
@@ -128,6 +151,8 @@ int main(void)
 	run_saves(&leaf, "leaf", 0);
 	run_saves(&branch, "branch_clobbering", 1);
 	run_saves(&calling, "calling", 1);
+	run_saves(&leaf_site, "leaf_with_site", 1);
+	run_saves(&fregs_ops, "fregs_reading", 1);
 	CHECK_EQ(fhook_ops_saves_vectors(&leaf), -EINVAL, "unregistered_einval");
 	return check_exit();
 }

@@ -12,9 +12,9 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 #include "cs.h"
@@ -22,7 +22,8 @@
 #define cs fhook_cs
 
 struct fhook_cs fhook_cs;
-static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
+enum { CS_NONE, CS_LOADING, CS_DONE };
+static int cs_state;
 static bool cs_ok;
 static char cs_error[256];
 
@@ -46,17 +47,40 @@ static void cs_load(void)
 		cs.free && cs.close;
 }
 
+/*
+ * Load once: the first caller loads, the others wait for it if @wait
+ * (else they go on without: a thread that holds the loader's lock, in a
+ * constructor, must not wait for one that waits for that lock).
+ */
+static bool cs_once_run(bool wait)
+{
+	int st = CS_NONE;
+
+	if (__atomic_compare_exchange_n(&cs_state, &st, CS_LOADING, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		cs_load();
+		__atomic_store_n(&cs_state, CS_DONE, __ATOMIC_RELEASE);
+		return cs_ok;
+	}
+	while (wait && st != CS_DONE) {
+		struct timespec ts = { 0, 100 * 1000 };
+
+		nanosleep(&ts, NULL);
+		st = __atomic_load_n(&cs_state, __ATOMIC_ACQUIRE);
+	}
+	return st == CS_DONE && cs_ok;
+}
+
 bool fhook_cs_try(void)
 {
-	pthread_once(&cs_once, cs_load);
-	return cs_ok;
+	return cs_once_run(false);
 }
 
 bool fhook_cs_load(void)
 {
 	static bool said;
 
-	if (fhook_cs_try())
+	if (cs_once_run(true))
 		return true;
 	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
 		fprintf(stderr, "fhook: cannot load libcapstone.so.4 (%s); instructions "

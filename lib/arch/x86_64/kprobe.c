@@ -657,22 +657,29 @@ static unsigned long thread_pc(pid_t tid, bool *runnable)
  * Not SIGTRAP, though its handler is ours: a signal of a kind already
  * pending is dropped, so an int3 met while the question is on its way
  * (a running thread sees it only at its next entry to the kernel) would
- * be lost.  SIGURG's default is to be ignored, and it is asked with only
- * while the program has no handler for it: a question it receives late,
- * or one that takes the place of a real one, changes nothing for it.
- * Only runnable threads are asked, so a signal meets no sleeping system
- * call (and the handler restarts what can be).  A thread that does not
- * answer (it blocks SIGURG, or waits for a cpu too long) is not known to
- * be outside: its slots keep their traps.
+ * be lost.  SIGURG's default is to be ignored, and it is used only while
+ * the program leaves it so (SIG_DFL or SIG_IGN): our handler is installed
+ * for one round of questions and the program's disposition put back
+ * after it, which also discards a question still pending (a thread that
+ * blocks SIGURG is not asked: it is not known).  A thread is asked only
+ * when it was runnable at two looks in a row, and signals go to no thread
+ * the kernel shows sleeping; one that enters a system call just as it is
+ * asked may see it end with EINTR (as any signal may cause; the handler
+ * restarts what can be restarted).  (FHOOK_KPROBE_NOJUMP=1: no jumps, no
+ * questions.)
+ * A thread that does not answer is not known to be outside: its probes
+ * keep their traps.
  *
  * An answer is one word: the round's tag in the top 16 bits, the pc
- * below, so a late answer of an earlier round is never read as this one's.
+ * below; the handler answers only in its own place (by thread id) and in
+ * the current round.
  */
 #define WHERE_MAX	256		/* threads asked per round; more: unknown */
 #define WHERE_MAGIC	0xfb5eUL
 #define WHERE_WAIT_NS	(3 * 1000 * 1000)	/* for the answers of a round */
 
 static _Atomic unsigned long where_answer[WHERE_MAX];
+static _Atomic pid_t where_tid[WHERE_MAX];
 static _Atomic unsigned long where_round;
 
 static void where_handler(int sig, siginfo_t *info, void *ctx)
@@ -685,7 +692,10 @@ static void where_handler(int sig, siginfo_t *info, void *ctx)
 	/* someone else's SIGURG: the default (ignore) was all it had */
 	if (info->si_code != SI_QUEUE || v >> 48 != WHERE_MAGIC || info->si_pid != getpid())
 		goto out;
-	if (idx < WHERE_MAX && round == atomic_load_explicit(&where_round, memory_order_relaxed))
+	if (idx < WHERE_MAX &&
+	    round == atomic_load_explicit(&where_round, memory_order_relaxed) &&
+	    atomic_load_explicit(&where_tid[idx], memory_order_relaxed) ==
+	    (pid_t)syscall(SYS_gettid))
 		atomic_store_explicit(&where_answer[idx],
 				      round << 48 | ((unsigned long)g[REG_RIP] & ((1UL << 48) - 1)),
 				      memory_order_release);
@@ -694,24 +704,35 @@ out:
 }
 
 /*
- * Is where_handler() SIGURG's handler, installed now if the program has
- * none (it stays: a question may still be on its way)?
+ * Install where_handler() for a round; false (nothing changed) if the
+ * program has a handler of its own.  @old gets what to put back.
  */
-static bool where_ready(void)
+static bool where_install(struct sigaction *old)
 {
-	struct sigaction sa, cur;
+	struct sigaction sa;
 
-	if (sigaction(SIGURG, NULL, &cur))
+	if (sigaction(SIGURG, NULL, old))
 		return false;
-	if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == where_handler)
-		return true;
-	if (cur.sa_handler != SIG_DFL && cur.sa_handler != SIG_IGN)
+	if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN)
 		return false;	/* the program's: not ours to send it anything */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = where_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	return !sigaction(SIGURG, &sa, NULL);
+}
+
+/*
+ * Put @old back, which discards what is still pending: unless the
+ * program installed its own handler meanwhile, which stays.
+ */
+static void where_uninstall(const struct sigaction *old)
+{
+	struct sigaction cur;
+
+	if (!sigaction(SIGURG, NULL, &cur) && (cur.sa_flags & SA_SIGINFO) &&
+	    cur.sa_sigaction == where_handler)
+		sigaction(SIGURG, old, NULL);
 }
 
 /* Queue the question to @tid as the @idx-th of @round: false if it could not be. */
@@ -726,6 +747,22 @@ static bool where_ask(pid_t tid, unsigned long round, unsigned long idx)
 	si.si_uid = getuid();
 	si.si_value.sival_ptr = (void *)(WHERE_MAGIC << 48 | round << 16 | idx);
 	return !syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, SIGURG, &si);
+}
+
+/* Does thread @tid block SIGURG (or can that not be read)? */
+static bool blocks_urg(pid_t tid)
+{
+	char path[64], buf[2048], *p;
+	unsigned long long blk;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	if (fhook_read_small_file(path, buf, sizeof(buf)) <= 0)
+		return true;
+	p = strstr(buf, "\nSigBlk:\t");
+	if (!p)
+		return true;
+	blk = strtoull(p + 9, NULL, 16);
+	return blk & (1ULL << (SIGURG - 1));
 }
 
 static int slot_cmp(const void *a, const void *b)
@@ -768,18 +805,22 @@ static void keep_trap(struct fhook_kprobe_slot *s, const char *why)
 /*
  * One look at every other thread (the int3s are in place: a thread
  * outside the bytes now can only come in through the first one, which
- * takes it to the slot).  Returns how many are inside a slot of @s or
+ * takes it to the slot).  Runnable threads are asked where they are if
+ * @ask, and if they were runnable at the last look too (@runnable, by
+ * thread id, updated here).  Returns how many are inside a slot of @s or
  * could not be located; on the last round those slots keep their traps
- * (every slot, for a thread that did not answer).
+ * (every slot, for a thread that could not be located).
  */
-static int where_round_once(struct fhook_kprobe_slot **s, size_t nr, bool last)
+static int where_round_once(struct fhook_kprobe_slot **s, size_t nr, bool ask, bool last,
+			    pid_t *runnable, size_t *nr_runnable)
 {
-	pid_t self = (pid_t)syscall(SYS_gettid), asked[WHERE_MAX];
+	pid_t self = (pid_t)syscall(SYS_gettid), asked[WHERE_MAX], now_runnable[WHERE_MAX];
 	unsigned long round, pcs[WHERE_MAX];
 	struct timespec t0, now, nap = { 0, 50 * 1000 };
-	size_t i, nasked = 0, nanswered = 0;
+	size_t i, nasked = 0, nanswered = 0, nnow = 0;
+	struct sigaction old;
+	bool unknown = false, installed = false;
 	struct dirent *de;
-	bool unknown = false, can_ask = where_ready();
 	int busy = 0;
 	DIR *dir;
 
@@ -787,22 +828,37 @@ static int where_round_once(struct fhook_kprobe_slot **s, size_t nr, bool last)
 	round += !round;
 	atomic_store_explicit(&where_round, round, memory_order_relaxed);
 	dir = opendir("/proc/self/task");
-	if (!dir)
-		return 0;	/* no /proc: nothing to look at (start-up is one thread) */
+	if (!dir) {
+		/* no /proc at all: nothing can be seen (start-up is one thread) */
+		if (errno == ENOENT)
+			return 0;
+		unknown = true;
+		goto out;
+	}
 	while ((de = readdir(dir))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
 		struct fhook_kprobe_slot *in;
-		bool runnable;
+		bool was = false, is;
 		unsigned long pc;
 
 		if (tid <= 0 || tid == self)
 			continue;
-		pc = thread_pc(tid, &runnable);
-		if (runnable) {
-			if (!can_ask || nasked == WHERE_MAX) {
+		pc = thread_pc(tid, &is);
+		if (is) {
+			for (i = 0; i < *nr_runnable && !was; i++)
+				was = runnable[i] == tid;
+			if (nnow < WHERE_MAX)
+				now_runnable[nnow++] = tid;
+			if (!ask || !was || nasked == WHERE_MAX || blocks_urg(tid)) {
 				unknown = true;
 				continue;
 			}
+			if (!installed && !(installed = where_install(&old))) {
+				ask = false;
+				unknown = true;
+				continue;
+			}
+			atomic_store_explicit(&where_tid[nasked], tid, memory_order_relaxed);
 			atomic_store_explicit(&where_answer[nasked], 0, memory_order_relaxed);
 			if (where_ask(tid, round, nasked))
 				asked[nasked++] = tid;
@@ -818,6 +874,8 @@ static int where_round_once(struct fhook_kprobe_slot **s, size_t nr, bool last)
 		}
 	}
 	closedir(dir);
+	memcpy(runnable, now_runnable, nnow * sizeof(*runnable));
+	*nr_runnable = nnow;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(pcs, 0, sizeof(pcs));
 	while (nanswered < nasked) {
@@ -837,6 +895,8 @@ static int where_round_once(struct fhook_kprobe_slot **s, size_t nr, bool last)
 			break;
 		nanosleep(&nap, NULL);
 	}
+	if (installed)
+		where_uninstall(&old);
 	for (i = 0; i < nasked; i++) {
 		struct fhook_kprobe_slot *in;
 
@@ -853,6 +913,7 @@ static int where_round_once(struct fhook_kprobe_slot **s, size_t nr, bool last)
 				keep_trap(in, "a thread stayed inside its first bytes");
 		}
 	}
+out:
 	if (unknown) {
 		busy++;
 		for (i = 0; last && i < nr; i++)
@@ -866,15 +927,25 @@ static int where_round_once(struct fhook_kprobe_slot **s, size_t nr, bool last)
 /* Mark (kept as a trap) the slots of @s (sorted) a thread stays inside of. */
 static void keep_traps_for_threads_inside(struct fhook_kprobe_slot **s, size_t nr)
 {
+	pid_t *runnable = malloc(WHERE_MAX * sizeof(*runnable));
+	size_t nr_runnable = 0;
 	int try;
 
+	if (!runnable) {
+		for (try = 0; try < (int)nr; try++)
+			keep_trap(s[try], "no memory to look at the threads");
+		return;
+	}
+	/* the first look asks nothing: threads seen runnable then are asked at the next */
 	for (try = 0; try < INSIDE_TRIES; try++) {
 		struct timespec ts = { 0, 1000 * 1000 };
 
-		if (!where_round_once(s, nr, try == INSIDE_TRIES - 1))
-			return;
+		if (!where_round_once(s, nr, true, try == INSIDE_TRIES - 1, runnable,
+				      &nr_runnable))
+			break;
 		nanosleep(&ts, NULL);
 	}
+	free(runnable);
 }
 
 /* ---- placing and removing ---- */

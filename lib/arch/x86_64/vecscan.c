@@ -10,9 +10,11 @@
  * handler's entry is decoded (capstone), following direct branches, and
  * the handler qualifies only if none of them names a vector, MMX, x87 or
  * mask register, belongs to an instruction set extension that works on
- * them, or leaves the code we can see (a call, an indirect branch, a
- * system call).  So only small leaf handlers qualify; anything in doubt
- * keeps the save.
+ * them, touches its fregs argument, or leaves the code we can see (a
+ * call, an indirect branch, a system call).  So only small leaf handlers
+ * qualify; anything in doubt keeps the save.  A handler with a site of
+ * its own does not qualify either (ops.c): what a redirect of it would
+ * run is not known.
  *
  * The scan runs when an ops is registered, before its locks are taken
  * (it may have to open libcapstone, which takes the loader's lock); the
@@ -65,7 +67,19 @@ static bool plain_group(uint8_t g)
 	}
 }
 
-/* Does @insn leave xmm/ymm/zmm, mm, st and k registers alone, and stay in view? */
+/* %rcx in any of its sizes */
+static bool is_rcx(unsigned int r)
+{
+	return r == X86_REG_RCX || r == X86_REG_ECX || r == X86_REG_CX || r == X86_REG_CL ||
+	       r == X86_REG_CH;
+}
+
+/*
+ * Does @insn leave xmm/ymm/zmm, mm, st and k registers alone, and stay in
+ * view?  It must not touch %rcx either: the handler's fregs, whose xmm
+ * part is not filled in by a trampoline that saves none (a handler that
+ * reads it with integer loads would read garbage).
+ */
 static bool insn_plain(const cs_insn *insn)
 {
 	const cs_detail *d = insn->detail;
@@ -88,9 +102,17 @@ static bool insn_plain(const cs_insn *insn)
 	for (i = 0; i < d->regs_write_count; i++)
 		if (vector_reg(d->regs_write[i]))
 			return false;
-	for (i = 0; i < x->op_count; i++)
-		if (x->operands[i].type == X86_OP_REG && vector_reg(x->operands[i].reg))
+	for (i = 0; i < d->regs_read_count; i++)
+		if (is_rcx(d->regs_read[i]))
 			return false;
+	for (i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+
+		if (op->type == X86_OP_REG && (vector_reg(op->reg) || is_rcx(op->reg)))
+			return false;
+		if (op->type == X86_OP_MEM && (is_rcx(op->mem.base) || is_rcx(op->mem.index)))
+			return false;
+	}
 	return true;
 }
 
@@ -183,13 +205,14 @@ void fhook_arch_handler_scan(void *func)
 	bool free_of_vec;
 	size_t i;
 
-	if (ours(f))
+	/* not while another thread loads capstone: it may wait for our loader lock */
+	if (ours(f) || !fhook_cs_try())
 		return;
 	pthread_mutex_lock(&scan_lock);
 	for (i = 0; i < nr_scanned; i++)
 		if (scanned[i].func == f)
 			break;
-	if ((i == nr_scanned && nr_scanned == SCAN_CACHE) || !fhook_cs_try()) {
+	if (i == nr_scanned && nr_scanned == SCAN_CACHE) {
 		pthread_mutex_unlock(&scan_lock);
 		return;
 	}
