@@ -210,7 +210,17 @@ rethook_trampoline:
 	leave
 	.cfi_def_cfa %rsp, 8
 	.cfi_restore %rbp
-	ret				/* to the real return address, now in the slot */
+	/*
+	 * To the real return address, now in the slot, by a jump: the
+	 * function's own "ret" to the stub already took the return-stack
+	 * predictor's entry for it, so a "ret" here would take its caller's
+	 * and every return after it up the stack would be mispredicted.
+	 * The slot is in the red zone once %rsp is past it, which signal
+	 * delivery skips.
+	 */
+	leaq	8(%rsp), %rsp
+	.cfi_def_cfa %rsp, 0
+	jmp	*-8(%rsp)
 	.cfi_restore_state
 10:	shrl	$11, %eax
 	andl	$7, %eax
