@@ -98,7 +98,7 @@ for i in 1 2 3; do
 done
 echo "| attach (process with $N functions, 8 busy threads) | this run | target |"
 echo "|---|---|---|"
-echo "| threads stopped in all, first attach of 5 processes (pads rewritten, libfhook loaded; ms, sorted) | $first_sorted(each: stopping all + pads with all stopped (page faults then) + one thread stopped while it loads libfhook: $first_split) | 10 ms |"
+echo "| threads stopped in all, first attach of 5 processes (pads rewritten, libfhook loaded; ms, sorted) | $first_sorted(each: stopping all + pads with all stopped (page faults then) + the thread kept for the calls, from its stop until it is let go (libfhook loaded, the control thread started): $first_split) | 10 ms |"
 echo "| threads stopped, later attaches (ms, sorted; channel) | $later_sorted($later_chans) | 10 ms |"
 echo "| first event after \`fhook trace -p\` starts (ms) | ${lat[*]} | 100 ms |"
 echo "| detach: Ctrl-C to every probe removed and the process let go (ms) | ${det[*]} | 50 ms |"

@@ -256,8 +256,11 @@ void fhook_ctl_thread_start(void)
 	n = pthread_create(&th, &attr, ctl_thread_main, (void *)(long)lfd);
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!n)
+	if (!n) {
+		/* named at once: the command looks for it as soon as this returns */
+		pthread_setname_np(th, FHOOK_CTL_THREAD_NAME);
 		goto out;
+	}
 	ctl_lfd = -1;
 fail:
 	close(lfd);

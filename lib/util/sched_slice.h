@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -48,6 +49,52 @@ static inline void fhook_set_slice(unsigned long long ns)
 static inline void fhook_short_slice(void)
 {
 	fhook_set_slice(100 * 1000);
+}
+
+/*
+ * Thread @tid (another process's too, with the permission to change its
+ * scheduling) given slice @ns and nice value @nice for a while: its
+ * attributes before go to @old for fhook_restore_sched().  False, nothing
+ * changed, when it is not an ordinary thread (real-time, deadline) or the
+ * kernel refuses (a lower nice value needs CAP_SYS_NICE).
+ */
+static inline bool fhook_boost_thread(pid_t tid, unsigned long long ns, int nice,
+				      struct fhook_sched_attr *old)
+{
+	struct fhook_sched_attr attr;
+	int saved = errno;
+	bool ok = false;
+
+	if (!syscall(SYS_sched_getattr, tid, old, sizeof(*old), 0) &&
+	    (old->policy == SCHED_OTHER || old->policy == SCHED_BATCH)) {
+		attr = *old;
+		attr.size = sizeof(attr);
+		/* a thread it starts meanwhile does not inherit the boost */
+		attr.flags = 1;		/* SCHED_FLAG_RESET_ON_FORK */
+		attr.runtime = ns;
+		attr.nice = nice;
+		ok = !syscall(SYS_sched_setattr, tid, &attr, 0);
+		if (!ok) {
+			attr.nice = old->nice;
+			ok = !syscall(SYS_sched_setattr, tid, &attr, 0);
+		}
+	}
+	errno = saved;
+	return ok;
+}
+
+/*
+ * Put back what fhook_boost_thread() saved.  (The slice read then is put
+ * back as one set explicitly: the kernel does not say whether it was.)
+ */
+static inline void fhook_restore_sched(pid_t tid, struct fhook_sched_attr *old)
+{
+	int saved = errno;
+
+	old->size = sizeof(*old);
+	old->flags = 0;
+	syscall(SYS_sched_setattr, tid, old, 0);
+	errno = saved;
 }
 
 #endif

@@ -23,6 +23,8 @@ switches() {
 	awk '/ctxt_switches/ { printf "%s ", $2 }' /proc/"$1"/task/"$2"/status
 }
 SOCK="channel: control socket (thread T); 0 threads stopped"
+# a first attach: one ptrace call starts the control thread, the requests go to it
+FIRST="channel: control socket (thread T) after a ptrace call"
 
 # ---- never attached to: no thread; the first attach starts it ----
 start_prog 0
@@ -30,7 +32,7 @@ expect no_thread_before "$(ctl_threads "$pid")" 0
 expect no_socket_before "$(grep -c "@fhook-ctl-$pid\$" /proc/net/unix)" 0
 FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>"$TMP/err"
 expect first_status "$?" 0
-expect first_channel "$(channel "$TMP/err" | cut -d';' -f1)" "channel: ptrace call"
+expect first_channel "$(channel "$TMP/err" | cut -d';' -f1)" "$FIRST"
 expect thread_started "$(ctl_threads "$pid")" 1
 expect socket_bound "$(grep -c "@fhook-ctl-$pid\$" /proc/net/unix)" 1
 ctid=$(grep -l '^fhook-ctl$' /proc/"$pid"/task/*/comm | cut -d/ -f5)
@@ -110,7 +112,7 @@ PIDS+=("$child")
 expect fork_child_threads "$(ls /proc/"$child"/task | wc -l):$(ctl_threads "$child")" "1:0"
 FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$child" --func ping --with "$R:ping_new" 2>"$TMP/err"
 expect fork_child_first "$?:$(channel "$TMP/err" | cut -d';' -f1):$(ctl_threads "$child")" \
-	"0:channel: ptrace call:1"
+	"0:$FIRST:1"
 FHOOK_ATTACH_VERBOSE=1 "$FHOOK" unpatch -p "$child" ping 2>"$TMP/err"
 expect fork_child_later "$?:$(channel "$TMP/err")" "0:$SOCK"
 expect fork_parent_unchanged "$(ask 'call 6')" "ping 6 -> 7"
@@ -125,11 +127,12 @@ expect closefds_last_request "$?:$(cat "$TMP/out"):$(channel "$TMP/err")" \
 chans=
 for i in 1 2 3; do
 	FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --list >/dev/null 2>"$TMP/err"
-	chans="$chans$(channel "$TMP/err" | cut -d';' -f1 | cut -d' ' -f2);"
+	chans="$chans$(channel "$TMP/err" | cut -d';' -f1 |
+		sed 's/.*after a ptrace call$/ptrace+control/; s/^channel: \([a-z]*\).*/\1/');"
 	[ "${chans%control;}" != "$chans" ] && break
 done
 # the program's /dev/null under the old number was not touched
-expect closefds_restarted "$chans:$(ctl_threads "$pid")" "ptrace;control;:1"
+expect closefds_restarted "$chans:$(ctl_threads "$pid")" "ptrace+control;:1"
 expect closefds_program_fds "$(ls -l /proc/"$pid"/fd | grep -c ' -> /dev/null$')" 61
 
 # ---- a stopped process: its control thread cannot answer, the ptrace call does ----
@@ -146,7 +149,7 @@ expect exec_ready "$(ask exec)" "ready $pid"
 expect exec_no_thread "$(ctl_threads "$pid"):$(grep -c "@fhook-ctl-$pid\$" /proc/net/unix)" "0:0"
 FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --list >"$TMP/out" 2>"$TMP/err"
 expect exec_first "$?:$(cat "$TMP/out"):$(channel "$TMP/err" | cut -d';' -f1):$(ctl_threads "$pid")" \
-	"0:no patches in process $pid:channel: ptrace call:1"
+	"0:no patches in process $pid:$FIRST:1"
 FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --list >/dev/null 2>"$TMP/err"
 expect exec_later "$(channel "$TMP/err")" "$SOCK"
 expect squatter_exit "$(stop_prog)" "calls ok, bad 0"
