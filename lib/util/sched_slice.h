@@ -92,7 +92,7 @@ static inline void fhook_restore_sched(pid_t tid, struct fhook_sched_attr *old)
 	int saved = errno;
 
 	old->size = sizeof(*old);
-	old->flags = 0;
+	old->flags &= 1;	/* the thread's own SCHED_FLAG_RESET_ON_FORK, if it had it */
 	syscall(SYS_sched_setattr, tid, old, 0);
 	errno = saved;
 }
