@@ -6,9 +6,10 @@
  * the flag whose handler clobbers every vector register stays safe too.
  *
  * Without the flag, a leaf handler that names no vector register is seen
- * to need no save at registration (fhook_ops_saves_vectors() says which
- * trampoline an ops got): one whose clobbering is behind a branch, or
- * that calls anything, keeps the save.
+ * to need no save at registration, once libcapstone is loaded in the
+ * process (fhook_ops_saves_vectors() says which trampoline an ops got):
+ * one whose clobbering is behind a branch, that reads its fregs, that has
+ * a site or that calls anything keeps the save.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include <fhook/fhook.h>
+#include <fhook/kprobes.h>
 
 #include "../check.h"
 
@@ -145,6 +147,13 @@ int main(void)
 	static struct ftrace_ops leaf_site = { .func = leaf_site_handler };
 	static struct ftrace_ops fregs_ops = { .func = fregs_handler };
 
+	struct kprobe kp = { .symbol_name = "fsum" };
+
+	/* no libcapstone in the process yet: nothing is decoded, the save stays */
+	run_saves(&leaf, "leaf_no_capstone", 1);
+	/* a kprobe's registration loads it */
+	CHECK_EQ(register_kprobe(&kp), 0, "kprobe_loads_capstone");
+	unregister_kprobe(&kp);
 	run(&gp, "general_regs_only");
 	run(&clob, "vector_clobbering");
 	run(&leaf, "leaf");

@@ -47,12 +47,8 @@ static void cs_load(void)
 		cs.free && cs.close;
 }
 
-/*
- * Load once: the first caller loads, the others wait for it if @wait
- * (else they go on without: a thread that holds the loader's lock, in a
- * constructor, must not wait for one that waits for that lock).
- */
-static bool cs_once_run(bool wait)
+/* Load once: the first caller loads, the others wait for it. */
+static bool cs_once_run(void)
 {
 	int st = CS_NONE;
 
@@ -62,25 +58,25 @@ static bool cs_once_run(bool wait)
 		__atomic_store_n(&cs_state, CS_DONE, __ATOMIC_RELEASE);
 		return cs_ok;
 	}
-	while (wait && st != CS_DONE) {
+	while (st != CS_DONE) {
 		struct timespec ts = { 0, 100 * 1000 };
 
 		nanosleep(&ts, NULL);
 		st = __atomic_load_n(&cs_state, __ATOMIC_ACQUIRE);
 	}
-	return st == CS_DONE && cs_ok;
+	return cs_ok;
 }
 
-bool fhook_cs_try(void)
+bool fhook_cs_loaded(void)
 {
-	return cs_once_run(false);
+	return __atomic_load_n(&cs_state, __ATOMIC_ACQUIRE) == CS_DONE && cs_ok;
 }
 
 bool fhook_cs_load(void)
 {
 	static bool said;
 
-	if (cs_once_run(true))
+	if (cs_once_run())
 		return true;
 	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
 		fprintf(stderr, "fhook: cannot load libcapstone.so.4 (%s); instructions "

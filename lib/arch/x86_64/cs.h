@@ -28,8 +28,8 @@ extern struct fhook_cs fhook_cs __arch_hidden;
 /* Load libcapstone once; false (said on stderr, once) when it cannot be. */
 bool fhook_cs_load(void) __arch_hidden;
 
-/* The same, for what can do without it: nothing said. */
-bool fhook_cs_try(void) __arch_hidden;
+/* Is it loaded already (nothing loaded, nothing said)? */
+bool fhook_cs_loaded(void) __arch_hidden;
 
 /*
  * A handle for x86-64 with operand details, and one instruction to decode

@@ -16,8 +16,8 @@
  * its own does not qualify either (ops.c): what a redirect of it would
  * run is not known.
  *
- * The scan runs when an ops is registered, before its locks are taken
- * (it may have to open libcapstone, which takes the loader's lock); the
+ * The scan runs when an ops is registered, before its locks are taken,
+ * if libcapstone is loaded in the process already (below); the
  * trampoline is chosen under them, from what the scan remembered.
  */
 #define _GNU_SOURCE
@@ -205,8 +205,13 @@ void fhook_arch_handler_scan(void *func)
 	bool free_of_vec;
 	size_t i;
 
-	/* not while another thread loads capstone: it may wait for our loader lock */
-	if (ours(f) || !fhook_cs_try())
+	/*
+	 * Only with libcapstone loaded already (by kprobes, or a redirect by
+	 * caller): loading it costs about 10 ms of CPU and 380 page faults,
+	 * more than the save it spares costs most programs, and a process
+	 * that registers an ops at start-up would pay it every time.
+	 */
+	if (ours(f) || !fhook_cs_loaded())
 		return;
 	pthread_mutex_lock(&scan_lock);
 	for (i = 0; i < nr_scanned; i++)
