@@ -2084,6 +2084,38 @@ int cli_attach_getfd(struct cli_attach *a, int fd)
 	return r < 0 ? -errno : r;
 }
 
+/*
+ * FHOOK_ATTACH_VERBOSE: the channel, and how long threads were stopped
+ * (every thread together, then the one kept for the calls until it was let go).
+ */
+static void say_channel(const struct cli_attach *a)
+{
+	char chan[80], stops[160];
+	int kept;
+
+	if (a->sock >= 0)
+		snprintf(chan, sizeof(chan), "control socket (thread %d)%s", a->ctl_tid,
+			 a->ctl_missing ? " after a ptrace call" : "");
+	else
+		snprintf(chan, sizeof(chan), "ptrace call");
+	/* a thread kept for ptrace calls: whatever the channel became after them */
+	kept = a->sock >= 0 ? a->ctl_missing : a->times.threads;
+	if (a->world_threads)
+		snprintf(stops, sizeof(stops), "%d threads stopped for %.2f ms%s, then 1 for "
+			 "%.2f ms%s", a->world_threads, a->world_ms,
+			 a->pads_done ? " (pads rewritten)" : "", a->times.stopped_ms,
+			 a->times.loaded ? " (libfhook loaded)" : "");
+	else if (kept)
+		snprintf(stops, sizeof(stops), "%d threads stopped for %.2f ms", a->times.threads,
+			 a->times.stopped_ms);
+	else if (a->sock >= 0)
+		snprintf(stops, sizeof(stops), "0 threads stopped for 0.00 ms");
+	else
+		return;
+	fprintf(stderr, "fhook: %s: channel: %s; %s; last call %.2f ms\n", a->cmd, chan, stops,
+		a->times.call_ms);
+}
+
 void cli_attach_close(struct cli_attach *a)
 {
 	int i;
@@ -2093,30 +2125,8 @@ void cli_attach_close(struct cli_attach *a)
 	release_hijack(a);
 	for (i = 0; i < a->nr_th; i++)
 		release(&a->th[i]);
-	if (verbose() && a->sock >= 0 && a->world_threads)
-		fprintf(stderr, "fhook: %s: channel: control socket (thread %d) after a ptrace "
-			"call; %d threads stopped for %.2f ms%s, then 1 for %.2f ms%s; last call "
-			"%.2f ms\n", a->cmd, a->ctl_tid, a->world_threads, a->world_ms,
-			a->pads_done ? " (pads rewritten)" : "", a->times.stopped_ms,
-			a->times.loaded ? " (libfhook loaded)" : "", a->times.call_ms);
-	else if (verbose() && a->sock >= 0 && a->ctl_missing)
-		fprintf(stderr, "fhook: %s: channel: control socket (thread %d) after a ptrace "
-			"call; %d threads stopped for %.2f ms; last call %.2f ms\n", a->cmd,
-			a->ctl_tid, a->times.threads, a->times.stopped_ms, a->times.call_ms);
-	else if (verbose() && a->sock >= 0)
-		fprintf(stderr, "fhook: %s: channel: control socket (thread %d); 0 threads "
-			"stopped for 0.00 ms; last call %.2f ms\n", a->cmd, a->ctl_tid,
-			a->times.call_ms);
-	else if (verbose() && a->world_threads)
-		fprintf(stderr, "fhook: %s: channel: ptrace call; %d threads stopped for %.2f "
-			"ms%s, then 1 for %.2f ms%s; last call %.2f ms\n", a->cmd, a->world_threads,
-			a->world_ms,
-			a->pads_done ? " (pads rewritten)" : "", a->times.stopped_ms,
-			a->times.loaded ? " (libfhook loaded)" : "", a->times.call_ms);
-	else if (verbose() && a->times.threads)
-		fprintf(stderr, "fhook: %s: channel: ptrace call; %d threads stopped for %.2f ms; "
-			"last call %.2f ms\n", a->cmd, a->times.threads, a->times.stopped_ms,
-			a->times.call_ms);
+	if (verbose())
+		say_channel(a);
 	free_maps(a);
 	free_pads(a);
 	free(a->th);

@@ -12,9 +12,9 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 #include "cs.h"
@@ -22,10 +22,8 @@
 #define cs fhook_cs
 
 struct fhook_cs fhook_cs;
-enum { CS_NONE, CS_LOADING, CS_DONE };
-static int cs_state;
+static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
 static bool cs_ok;
-static char cs_error[256];
 
 static void cs_load(void)
 {
@@ -33,7 +31,8 @@ static void cs_load(void)
 	void *h = dlopen("libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
 
 	if (!h) {
-		snprintf(cs_error, sizeof(cs_error), "%s", dlerror());
+		fprintf(stderr, "fhook: cannot load libcapstone.so.4 (%s); instructions "
+			"cannot be decoded\n", dlerror());
 		return;
 	}
 	*(void **)&cs.open = dlsym(h, "cs_open");
@@ -43,45 +42,19 @@ static void cs_load(void)
 	*(void **)&cs.insn_group = dlsym(h, "cs_insn_group");
 	*(void **)&cs.free = dlsym(h, "cs_free");
 	*(void **)&cs.close = dlsym(h, "cs_close");
-	cs_ok = cs.open && cs.option && cs.malloc && cs.disasm_iter && cs.insn_group &&
-		cs.free && cs.close;
-}
-
-/* Load once: the first caller loads, the others wait for it. */
-static bool cs_once_run(void)
-{
-	int st = CS_NONE;
-
-	if (__atomic_compare_exchange_n(&cs_state, &st, CS_LOADING, false, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE)) {
-		cs_load();
-		__atomic_store_n(&cs_state, CS_DONE, __ATOMIC_RELEASE);
-		return cs_ok;
-	}
-	while (st != CS_DONE) {
-		struct timespec ts = { 0, 100 * 1000 };
-
-		nanosleep(&ts, NULL);
-		st = __atomic_load_n(&cs_state, __ATOMIC_ACQUIRE);
-	}
-	return cs_ok;
+	__atomic_store_n(&cs_ok, cs.open && cs.option && cs.malloc && cs.disasm_iter &&
+			 cs.insn_group && cs.free && cs.close, __ATOMIC_RELEASE);
 }
 
 bool fhook_cs_loaded(void)
 {
-	return __atomic_load_n(&cs_state, __ATOMIC_ACQUIRE) == CS_DONE && cs_ok;
+	return __atomic_load_n(&cs_ok, __ATOMIC_ACQUIRE);
 }
 
 bool fhook_cs_load(void)
 {
-	static bool said;
-
-	if (cs_once_run())
-		return true;
-	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
-		fprintf(stderr, "fhook: cannot load libcapstone.so.4 (%s); instructions "
-			"cannot be decoded\n", cs_error);
-	return false;
+	pthread_once(&cs_once, cs_load);
+	return cs_ok;
 }
 
 int fhook_cs_open(csh *h, cs_insn **insn)

@@ -25,7 +25,7 @@ struct fhook_cs {
 
 extern struct fhook_cs fhook_cs __arch_hidden;
 
-/* Load libcapstone once; false (said on stderr, once) when it cannot be. */
+/* Load libcapstone once; false (said on stderr) when it cannot be. */
 bool fhook_cs_load(void) __arch_hidden;
 
 /* Is it loaded already (nothing loaded, nothing said)? */

@@ -802,16 +802,26 @@ static void keep_trap(struct fhook_kprobe_slot *s, const char *why)
 	kp_stats.kept_trap++;
 }
 
+/* 1 if a thread at @pc is inside a slot of @s, which keeps its trap if @last. */
+static int inside(struct fhook_kprobe_slot **s, size_t nr, unsigned long pc, bool last)
+{
+	struct fhook_kprobe_slot *in = slot_around(s, nr, pc);
+
+	if (in && last)
+		keep_trap(in, "a thread stayed inside its first bytes");
+	return !!in;
+}
+
 /*
  * One look at every other thread (the int3s are in place: a thread
  * outside the bytes now can only come in through the first one, which
  * takes it to the slot).  Runnable threads are asked where they are if
- * @ask, and if they were runnable at the last look too (@runnable, by
- * thread id, updated here).  Returns how many are inside a slot of @s or
- * could not be located; on the last round those slots keep their traps
- * (every slot, for a thread that could not be located).
+ * they were runnable at the last look too (@runnable, by thread id,
+ * updated here).  Returns how many are inside a slot of @s or could not
+ * be located; on the last round those slots keep their traps (every slot,
+ * for a thread that could not be located).
  */
-static int where_round_once(struct fhook_kprobe_slot **s, size_t nr, bool ask, bool last,
+static int where_round_once(struct fhook_kprobe_slot **s, size_t nr, bool last,
 			    pid_t *runnable, size_t *nr_runnable)
 {
 	pid_t self = (pid_t)syscall(SYS_gettid), asked[WHERE_MAX], now_runnable[WHERE_MAX];
@@ -819,7 +829,7 @@ static int where_round_once(struct fhook_kprobe_slot **s, size_t nr, bool ask, b
 	struct timespec t0, now, nap = { 0, 50 * 1000 };
 	size_t i, nasked = 0, nanswered = 0, nnow = 0;
 	struct sigaction old;
-	bool unknown = false, installed = false;
+	bool unknown = false, installed = false, ask = true;
 	struct dirent *de;
 	int busy = 0;
 	DIR *dir;
@@ -837,7 +847,6 @@ static int where_round_once(struct fhook_kprobe_slot **s, size_t nr, bool ask, b
 	}
 	while ((de = readdir(dir))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
-		struct fhook_kprobe_slot *in;
 		bool was = false, is;
 		unsigned long pc;
 
@@ -866,12 +875,8 @@ static int where_round_once(struct fhook_kprobe_slot **s, size_t nr, bool ask, b
 				unknown = true;	/* gone meanwhile is fine */
 			continue;
 		}
-		in = pc ? slot_around(s, nr, pc) : NULL;
-		if (in) {
-			busy++;
-			if (last)
-				keep_trap(in, "a thread stayed inside its first bytes");
-		}
+		if (pc)
+			busy += inside(s, nr, pc, last);
 	}
 	closedir(dir);
 	memcpy(runnable, now_runnable, nnow * sizeof(*runnable));
@@ -898,20 +903,10 @@ static int where_round_once(struct fhook_kprobe_slot **s, size_t nr, bool ask, b
 	if (installed)
 		where_uninstall(&old);
 	for (i = 0; i < nasked; i++) {
-		struct fhook_kprobe_slot *in;
-
-		if (!pcs[i]) {
-			/* exited meanwhile, or still waiting for a cpu */
-			if (!syscall(SYS_tgkill, getpid(), asked[i], 0))
-				unknown = true;
-			continue;
-		}
-		in = slot_around(s, nr, pcs[i]);
-		if (in) {
-			busy++;
-			if (last)
-				keep_trap(in, "a thread stayed inside its first bytes");
-		}
+		if (pcs[i])
+			busy += inside(s, nr, pcs[i], last);
+		else if (!syscall(SYS_tgkill, getpid(), asked[i], 0))
+			unknown = true;	/* not exited: still waiting for a cpu */
 	}
 out:
 	if (unknown) {
@@ -927,25 +922,18 @@ out:
 /* Mark (kept as a trap) the slots of @s (sorted) a thread stays inside of. */
 static void keep_traps_for_threads_inside(struct fhook_kprobe_slot **s, size_t nr)
 {
-	pid_t *runnable = malloc(WHERE_MAX * sizeof(*runnable));
+	pid_t runnable[WHERE_MAX];
 	size_t nr_runnable = 0;
 	int try;
 
-	if (!runnable) {
-		for (try = 0; try < (int)nr; try++)
-			keep_trap(s[try], "no memory to look at the threads");
-		return;
-	}
 	/* the first look asks nothing: threads seen runnable then are asked at the next */
 	for (try = 0; try < INSIDE_TRIES; try++) {
 		struct timespec ts = { 0, 1000 * 1000 };
 
-		if (!where_round_once(s, nr, true, try == INSIDE_TRIES - 1, runnable,
-				      &nr_runnable))
+		if (!where_round_once(s, nr, try == INSIDE_TRIES - 1, runnable, &nr_runnable))
 			break;
 		nanosleep(&ts, NULL);
 	}
-	free(runnable);
 }
 
 /* ---- placing and removing ---- */

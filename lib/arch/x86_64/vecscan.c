@@ -97,13 +97,10 @@ static bool insn_plain(const cs_insn *insn)
 		if (!plain_group(d->groups[i]))
 			return false;
 	for (i = 0; i < d->regs_read_count; i++)
-		if (vector_reg(d->regs_read[i]))
+		if (vector_reg(d->regs_read[i]) || is_rcx(d->regs_read[i]))
 			return false;
 	for (i = 0; i < d->regs_write_count; i++)
 		if (vector_reg(d->regs_write[i]))
-			return false;
-	for (i = 0; i < d->regs_read_count; i++)
-		if (is_rcx(d->regs_read[i]))
 			return false;
 	for (i = 0; i < x->op_count; i++) {
 		const cs_x86_op *op = &x->operands[i];
@@ -211,7 +208,7 @@ void fhook_arch_handler_scan(void *func)
 	 * more than the save it spares costs most programs, and a process
 	 * that registers an ops at start-up would pay it every time.
 	 */
-	if (ours(f) || !fhook_cs_loaded())
+	if (!fhook_cs_loaded() || ours(f))
 		return;
 	pthread_mutex_lock(&scan_lock);
 	for (i = 0; i < nr_scanned; i++)
