@@ -69,6 +69,7 @@ struct att_thread {
 	int stop_sig;			/* the stop we saw: SIGTRAP, or a group-stop's signal */
 	bool stepped;			/* single-stepped out of a pad: its trap flag is set */
 	bool sched_saved;		/* boosted while kept: its scheduling put back */
+	bool loader;			/* ours, not the program's: start_loader() */
 	struct fhook_sched_attr sched;
 	struct user_regs_struct regs;
 };
@@ -126,6 +127,9 @@ struct cli_attach {
 	struct att_pads *pads;
 	int nr_pads;
 	unsigned long dlopen_fn, errno_fn, dlerror_fn;
+	unsigned long pcreate_fn, pdetach_fn, sleep_fn;	/* for start_loader() */
+	pid_t clone_tid;		/* the thread that pthread_create() made */
+	bool by_loader;			/* libfhook loaded by that thread */
 	char lib[PATH_MAX];
 	struct cli_attach_times times;
 	/* the control thread's socket, when the process has one: no thread stopped */
@@ -683,14 +687,34 @@ static void release(struct att_thread *t)
 	t->gone = true;
 }
 
-/* Let the kept thread go; how long it was stopped, in all, is noted. */
+/*
+ * start_loader()'s thread is let go returning 0 from its sleep instead of
+ * sleeping on: its start routine returns and the thread ends.
+ */
+static void end_loader(struct att_thread *t)
+{
+	struct user_regs_struct regs = t->regs;
+
+	if (!t->gone) {
+		regs.rax = 0;
+		regs.orig_rax = -1;	/* no restart */
+		ptrace(PTRACE_SETREGS, t->tid, NULL, &regs);
+	}
+	release(t);
+}
+
+/* Let the kept thread go; how long a thread of the program was stopped, in all, is noted. */
 static void release_hijack(struct cli_attach *a)
 {
 	if (!a->hijack)
 		return;
-	if (!a->hijack->gone)
-		a->times.stopped_ms = now_ms() - a->hijack_t0;
-	release(a->hijack);
+	if (a->hijack->loader) {
+		end_loader(a->hijack);
+	} else {
+		if (!a->hijack->gone)
+			a->times.stopped_ms = now_ms() - a->hijack_t0;
+		release(a->hijack);
+	}
 	a->hijack = NULL;
 }
 
@@ -895,21 +919,24 @@ static int try_thread(struct cli_attach *a, pid_t tid, bool recheck_maps)
 		return ret;
 	}
 	a->nr_th = 1;
+	/*
+	 * It runs our calls among the process's busy threads, for a share of
+	 * the CPU: the highest priority while it is kept, if we may give it
+	 * (CAP_SYS_NICE), and a short slice, put back when it is let go.
+	 * Given before it is stopped: even a thread asleep needs the CPU to
+	 * stop, and a thread of nice 0 waited for one up to a scheduler tick
+	 * (4 ms here) after the busy threads.
+	 */
+	t->sched_saved = fhook_boost_thread(tid, 100 * 1000, -20, &t->sched);
 	ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
 	if (wait_stop(t)) {
+		release(t);
 		a->nr_th = 0;
 		return 0;
 	}
 	if (recheck_maps)
 		read_maps(a);	/* a library loaded meanwhile */
 	if (safe_point(a, t, &why)) {
-		/*
-		 * It runs our calls among the process's busy threads, for a
-		 * share of the CPU: the highest priority while it is kept, if
-		 * we may give it (CAP_SYS_NICE), and a short slice, put back
-		 * when it is let go.
-		 */
-		t->sched_saved = fhook_boost_thread(tid, 100 * 1000, -20, &t->sched);
 		a->hijack = t;
 		a->hijack_t0 = t0;
 		a->times.threads = 1;
@@ -1082,6 +1109,15 @@ static int call(struct cli_attach *a, unsigned long fn, unsigned long *args, int
 			continue;
 		if (st >> 16 == PTRACE_EVENT_STOP) {
 			/* stopped with the group meanwhile: finish our call first */
+			ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+			continue;
+		}
+		if (st >> 16 == PTRACE_EVENT_CLONE) {
+			/* start_loader()'s thread, attached to us at birth */
+			unsigned long msg = 0;
+
+			if (!ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg))
+				a->clone_tid = (pid_t)msg;
 			ptrace(PTRACE_CONT, t->tid, NULL, NULL);
 			continue;
 		}
@@ -1454,6 +1490,20 @@ static bool has_sites(struct cli_attach *a)
 
 bool cli_attach_no_sites_ok;
 
+/* start_loader()'s functions: libc's since glibc 2.34, libpthread's before */
+static void find_loader_syms(struct cli_attach *a, const struct att_map *libc)
+{
+	const struct att_map *lp = object_named(a, "libpthread.so");
+
+	a->pcreate_fn = object_sym(libc, "pthread_create");
+	a->pdetach_fn = object_sym(libc, "pthread_detach");
+	if (lp && !a->pcreate_fn) {
+		a->pcreate_fn = object_sym(lp, "pthread_create");
+		a->pdetach_fn = object_sym(lp, "pthread_detach");
+	}
+	a->sleep_fn = object_sym(libc, "sleep");
+}
+
 /*
  * What loading libfhook needs, found while the threads still run: the
  * process's dlopen(), that it has sites at all, and those sites.
@@ -1489,6 +1539,7 @@ static int prep_load(struct cli_attach *a)
 	}
 	a->errno_fn = object_sym(libc, "__errno_location");
 	a->dlerror_fn = object_sym(libc, "dlerror");
+	find_loader_syms(a, libc);
 	ret = collect_pads(a);
 	if (ret)
 		fprintf(stderr, "fhook: %s: reading the sites of process %d: %s\n", a->cmd, a->pid,
@@ -1499,13 +1550,31 @@ static int prep_load(struct cli_attach *a)
 }
 
 /* libfhook loaded with the process's dlopen() on the hijacked thread, errno kept. */
+/* The kept thread's errno, for put_errno() after calls that may change it; 0 if unknown. */
+static unsigned long get_errno(struct cli_attach *a, int *saved)
+{
+	unsigned long addr = 0, args[1] = { 0 };
+
+	if (a->errno_fn && !call(a, a->errno_fn, args, 0, NULL, 0, 0, &addr) && addr &&
+	    !mem_read(a, addr, saved, sizeof(*saved)))
+		return addr;
+	return 0;
+}
+
+static void put_errno(struct cli_attach *a, unsigned long addr, int saved)
+{
+	if (addr)
+		mem_write(a, addr, &saved, sizeof(saved));
+}
+
 static int load_libfhook(struct cli_attach *a)
 {
 	unsigned long err_addr = 0, args[2] = { 0 }, h = 0;
 	int saved_errno = 0, ret;
 
-	if (a->errno_fn && !call(a, a->errno_fn, args, 0, NULL, 0, 0, &err_addr) && err_addr)
-		mem_read(a, err_addr, &saved_errno, sizeof(saved_errno));
+	/* the loader thread's own errno is nobody's */
+	if (!a->by_loader)
+		err_addr = get_errno(a, &saved_errno);
 	args[1] = RTLD_NOW;
 	ret = call(a, a->dlopen_fn, args, 2, a->lib, strlen(a->lib) + 1, 0, &h);
 	if (!ret && !h) {
@@ -1523,11 +1592,117 @@ static int load_libfhook(struct cli_attach *a)
 		fprintf(stderr, "fhook: %s: dlopen of libfhook: %.2f ms in the process (%.2f ms "
 			"since the thread was stopped)\n", a->cmd, a->times.call_ms,
 			now_ms() - a->hijack_t0);
-	if (err_addr)
-		mem_write(a, err_addr, &saved_errno, sizeof(saved_errno));
+	put_errno(a, err_addr, saved_errno);
 	if (!ret)
 		a->times.loaded = true;
 	return ret;
+}
+
+/*
+ * libfhook is loaded by a thread of ours, not of the program (as Frida
+ * does it): the kept thread of the program only starts it, with the
+ * process's pthread_create(), and is let go; its dlopen() then runs while
+ * every thread of the program runs (2-20 ms on a busy machine, where the
+ * kept thread was stopped for all of it before).  The new thread's start
+ * routine is libc's sleep(): it is taken in its sleep (a quiet system
+ * call, no lock held), detaches itself, loads libfhook and sends the first
+ * request, and end_loader() makes the sleep return 0, which ends it.  It
+ * is seen being made by PTRACE_O_TRACECLONE, which attaches it to us at
+ * birth; it has the signal mask of our call (asynchronous signals
+ * blocked), so that no signal of the process goes to it.  Not under a
+ * seccomp filter (as the control thread is not).  1 when the loader
+ * thread is now a->hijack; 0 when it is not, and a thread of the program
+ * is to load libfhook: the kept one still (pthread_create() missing or
+ * refused), or none (the loader thread lost); a negative errno when the
+ * process went away.
+ */
+#define ATT_LOADER_SLEEP	30	/* s: a loader thread we lost ends by itself */
+#define ATT_LOADER_TRIES	2000	/* looks for it in its sleep, 0.1 ms apart */
+
+static bool in_sleep(const struct att_thread *t)
+{
+	long nr = (long)t->regs.orig_rax, r = (long)t->regs.rax;
+
+	/* interrupted in it: -ERESTARTSYS, -ERESTARTNOINTR, -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK */
+	return (nr == SYS_clock_nanosleep || nr == SYS_nanosleep) && r <= -512 && r >= -516;
+}
+
+static int start_loader(struct cli_attach *a)
+{
+	unsigned long args[4] = { 0, 0, a->sleep_fn, ATT_LOADER_SLEEP }, r = ~0UL, ptid = 0;
+	struct att_thread *t = a->hijack, *h = &a->th[1];
+	int ret, tries, saved_errno = 0;
+	unsigned long err_addr;
+	char buf[32];
+
+	/* under a seccomp filter, a clone() may be what it kills for (as the control thread) */
+	if (!status_field(t->tid, "Seccomp", buf, sizeof(buf)) || atoi(buf)) {
+		if (verbose())
+			fprintf(stderr, "fhook: %s: no loader thread under a seccomp filter; "
+				"libfhook is loaded on thread %d\n", a->cmd, t->tid);
+		return 0;
+	}
+	if (!a->pcreate_fn || !a->pdetach_fn || !a->sleep_fn ||
+	    ptrace(PTRACE_SETOPTIONS, t->tid, NULL, (void *)PTRACE_O_TRACECLONE))
+		return 0;
+	a->clone_tid = 0;
+	/* a clone3() refused (ENOSYS in some containers) is retried as clone(), errno set */
+	err_addr = get_errno(a, &saved_errno);
+	ret = call(a, a->pcreate_fn, args, 4, &ptid, sizeof(ptid), 0, &r);
+	if (!t->gone) {
+		ptrace(PTRACE_SETOPTIONS, t->tid, NULL, NULL);
+		put_errno(a, err_addr, saved_errno);
+	}
+	if (!ret && (int)r == 0)
+		ret = mem_read(a, args[0], &ptid, sizeof(ptid));
+	if (ret || (int)r || !a->clone_tid) {
+		if (verbose())
+			fprintf(stderr, "fhook: %s: no loader thread (pthread_create: %s); libfhook "
+				"is loaded on thread %d\n", a->cmd, ret ? strerror(-ret) :
+				(int)r ? strerror((int)r) : "no clone seen", t->tid);
+		if (a->clone_tid && !ret)
+			ptrace(PTRACE_DETACH, a->clone_tid, NULL, NULL);
+		return ret == -EFAULT ? 0 : ret;
+	}
+	if (verbose())
+		fprintf(stderr, "fhook: %s: pthread_create: %.2f ms in the process (%.2f ms since the "
+			"thread was stopped)\n", a->cmd, a->times.call_ms, now_ms() - a->hijack_t0);
+	release_hijack(a);
+	memset(h, 0, sizeof(*h));
+	h->tid = a->clone_tid;
+	h->loader = true;
+	a->nr_th = 2;
+	/* born stopped (PTRACE_EVENT_STOP); then let run until it sleeps */
+	for (tries = 0; ; tries++) {
+		if (wait_stop(h) || tries == ATT_LOADER_TRIES) {
+			/* (a loader thread that sleeps on ends after ATT_LOADER_SLEEP) */
+			if (verbose())
+				fprintf(stderr, "fhook: %s: the loader thread %d %s; a thread of the "
+					"program loads libfhook\n", a->cmd, h->tid,
+					h->gone ? "is gone" : "did not come to its sleep");
+			release(h);
+			a->nr_th = 0;
+			return 0;
+		}
+		/* it inherited the option: the control thread it starts is not to be ours */
+		if (!tries)
+			ptrace(PTRACE_SETOPTIONS, h->tid, NULL, NULL);
+		if (in_sleep(h))
+			break;
+		ptrace(PTRACE_CONT, h->tid, NULL, NULL);
+		sleep_ms(0.1);
+		ptrace(PTRACE_INTERRUPT, h->tid, NULL, NULL);
+	}
+	a->hijack = h;
+	a->hijack_t0 = now_ms();
+	a->by_loader = true;
+	h->sched_saved = fhook_boost_thread(h->tid, 100 * 1000, -20, &h->sched);
+	args[0] = ptid;
+	call(a, a->pdetach_fn, args, 1, NULL, 0, 0, &r);
+	if (verbose())
+		fprintf(stderr, "fhook: %s: loader thread %d started (%s)\n", a->cmd, h->tid,
+			(int)r ? "not detached" : "detached");
+	return 1;
 }
 
 /*
@@ -1569,13 +1744,14 @@ static void *stop_world(void *arg)
 {
 	struct cli_attach *a = arg;
 	const struct att_thread *pick;
+	struct fhook_sched_attr old;
 	double t0 = now_ms(), t1 = t0;
 	struct rusage ru0 = { 0 }, ru1;
 	int ret, i;
 
 	a->world_tid = (pid_t)syscall(SYS_gettid);
 	/* every thread of the process waits for this one: it takes the CPU first ... */
-	fhook_short_slice();
+	fhook_boost_thread(0, 100 * 1000, -20, &old);
 	ret = stop_all(a);
 	/* ... and, once they are stopped, keeps it for the work (a slice of the default length) */
 	fhook_set_slice(0);
@@ -1950,7 +2126,7 @@ static int hello_then_socket(struct cli_attach *a)
 	return stop_one_safe(a);
 }
 
-int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
+static int attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 {
 	struct cli_attach *a;
 	const struct att_map *lib;
@@ -1961,12 +2137,6 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 	ret = check_target(cmd, pid);
 	if (ret)
 		return ret;
-	/*
-	 * A process of busy threads waits for every step of ours (and its
-	 * stopped threads for all of them): each is served first when it
-	 * wakes, though the command gets no more of the CPU than any thread.
-	 */
-	fhook_short_slice();
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
@@ -2016,7 +2186,11 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 	if (ret)
 		goto fail;
 	if (!object_named(a, "libfhook.so")) {
-		ret = a->pads_done ? load_libfhook(a) : -EAGAIN;	/* it went away? */
+		ret = a->pads_done ? start_loader(a) : -EAGAIN;	/* it went away? */
+		if (!ret && !a->hijack)		/* the kept thread let go, the loader lost */
+			ret = stop_one_safe(a);
+		if (ret >= 0)
+			ret = load_libfhook(a);
 		if (ret)
 			goto fail;
 		read_maps(a);
@@ -2041,6 +2215,31 @@ fail:
 	if (ret == -ESRCH && !cli_attach_alive(pid))
 		fprintf(stderr, "fhook: %s: process %d exited\n", cmd, pid);
 	cli_attach_close(a);
+	return ret;
+}
+
+/*
+ * While it keeps threads of the process stopped, the command runs at the
+ * highest priority it may have (CAP_SYS_NICE): every step waits for it,
+ * and on a machine whose CPUs the process's busy threads fill, each wake
+ * of the command waited for one (5 ms more for a two-call step, measured).
+ * Put back once attached: `trace -p` then reads events for as long as it
+ * runs.
+ */
+int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
+{
+	struct fhook_sched_attr old;
+	bool boosted = fhook_boost_thread(0, 100 * 1000, -20, &old);
+	int ret = attach_open(cmd, pid, out);
+
+	if (boosted)
+		fhook_restore_sched(0, &old);
+	/*
+	 * Later requests too are waited for by the process: each is served
+	 * first when it wakes, though the command gets no more of the CPU than
+	 * any thread.
+	 */
+	fhook_short_slice();
 	return ret;
 }
 
@@ -2104,7 +2303,8 @@ static void say_channel(const struct cli_attach *a)
 		snprintf(stops, sizeof(stops), "%d threads stopped for %.2f ms%s, then 1 for "
 			 "%.2f ms%s", a->world_threads, a->world_ms,
 			 a->pads_done ? " (pads rewritten)" : "", a->times.stopped_ms,
-			 a->times.loaded ? " (libfhook loaded)" : "");
+			 !a->times.loaded ? "" : a->by_loader ? " (it started the loader thread)" :
+			 " (libfhook loaded)");
 	else if (kept)
 		snprintf(stops, sizeof(stops), "%d threads stopped for %.2f ms", a->times.threads,
 			 a->times.stopped_ms);

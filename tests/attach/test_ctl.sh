@@ -34,6 +34,14 @@ FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new"
 expect first_status "$?" 0
 expect first_channel "$(channel "$TMP/err" | cut -d';' -f1)" "$FIRST"
 expect thread_started "$(ctl_threads "$pid")" 1
+# libfhook was loaded by a thread of fhook's, which the program's kept thread
+# only started, and which ended afterwards: the program's thread and the control thread
+expect loader_thread "$(grep -c 'then 1 for [0-9.]* ms (it started the loader thread)' "$TMP/err")" 1
+for i in $(seq 100); do
+	[ "$(ls /proc/"$pid"/task | wc -l)" = 2 ] && break
+	sleep 0.02
+done
+expect loader_thread_ended "$(ls /proc/"$pid"/task | wc -l)" 2
 expect socket_bound "$(grep -c "@fhook-ctl-$pid\$" /proc/net/unix)" 1
 ctid=$(grep -l '^fhook-ctl$' /proc/"$pid"/task/*/comm | cut -d/ -f5)
 # blocks every signal but those a thread raises itself (ILL TRAP BUS FPE SEGV)
@@ -159,8 +167,10 @@ expect squatter_exit "$(stop_prog)" "calls ok, bad 0"
 # attach is the ptrace call ----
 START_WRAP=$ROOT/build/tests/attach/att_seccomp start_prog 0
 expect seccomp_filtered "$(awk '/^Seccomp:/ { print $2 }' /proc/"$pid"/status)" 2
-"$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>/dev/null
+FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>"$TMP/err"
 expect seccomp_first "$?:$(ctl_threads "$pid")" "0:0"
+# nor a loader thread: the thread kept loads libfhook itself
+expect seccomp_no_loader "$(grep -c '^fhook: patch: no loader thread under a seccomp filter' "$TMP/err"):$(grep -c '(libfhook loaded)' "$TMP/err"):$(ls /proc/"$pid"/task | wc -l)" "1:1:1"
 FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --list >"$TMP/out" 2>"$TMP/err"
 expect seccomp_later "$?:$(channel "$TMP/err" | cut -d';' -f1):$(ctl_threads "$pid")" \
 	"0:channel: ptrace call:0"
