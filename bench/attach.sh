@@ -48,8 +48,8 @@ first_att() {
 	w=$(grep -o 'stopped for [0-9.]* ms' "$TMP/first" | head -1 | grep -o '[0-9.]*')
 	l=$(grep -o 'then 1 for [0-9.]* ms' "$TMP/first" | head -1 | grep -o '[0-9][0-9.]*' | tail -1)
 	awk -v w="${w:-0}" -v l="${l:-0}" 'BEGIN { printf "%.2f\n", w + l }'
-	grep -o 'took [0-9.]* ms, the pads [0-9.]* ms ([0-9]* page faults)' "$TMP/first" |
-		sed 's/took //; s/ ms, the pads / + /; s/ ms (/ (/; s/ page faults)/ faults)/' |
+	grep -o 'took [0-9.]* ms, the pads [0-9.]* ms ([0-9]* page faults; [0-9]* threads moved' "$TMP/first" |
+		sed 's/took //; s/ ms, the pads / + /; s/ ms (/ (/; s/ page faults; / faults, /; s/ threads moved$/ moved)/' |
 		tr -d '\n' >&2
 	echo " + ${l:-?}" >&2
 }
@@ -98,7 +98,7 @@ for i in 1 2 3; do
 done
 echo "| attach (process with $N functions, 8 busy threads) | this run | target |"
 echo "|---|---|---|"
-echo "| threads stopped in all, first attach of 5 processes (pads rewritten, libfhook loaded; ms, sorted) | $first_sorted(each: stopping all + pads with all stopped (page faults then) + the thread kept for the calls, from its stop until it is let go (it starts fhook's loader thread, which then loads libfhook and starts the control thread while every thread of the program runs): $first_split) | 10 ms |"
+echo "| threads stopped in all, first attach of 5 processes (pads rewritten, libfhook loaded; ms, sorted) | $first_sorted(each: stopping all + pads with all stopped (page faults then, threads moved past the rest of a pad) + the thread kept for the calls, from its stop until it is let go (it starts fhook's loader thread, which then loads libfhook and starts the control thread while every thread of the program runs): $first_split) | 10 ms |"
 echo "| threads stopped, later attaches (ms, sorted; channel) | $later_sorted($later_chans) | 10 ms |"
 echo "| first event after \`fhook trace -p\` starts (ms) | ${lat[*]} | 100 ms |"
 echo "| detach: Ctrl-C to every probe removed and the process let go (ms) | ${det[*]} | 50 ms |"
