@@ -136,7 +136,7 @@ struct cli_attach {
 	pid_t ctl_tid;
 	/* the world stop (stop_world()) */
 	pid_t preferred;		/* a thread it found at a safe point */
-	double hijack_t0;		/* when the kept thread was seized */
+	double hijack_t0;		/* when the kept thread stopped */
 	bool ctl_missing;		/* no control thread when we came */
 	pid_t world_tid;		/* the thread of ours that stopped them */
 	int world_ret;
@@ -901,8 +901,8 @@ static bool sigtrap_blocked(pid_t pid)
 static int try_thread(struct cli_attach *a, pid_t tid, bool recheck_maps)
 {
 	struct att_thread *t = &a->th[0];
-	double t0 = now_ms();
 	const char *why;
+	double t0;
 	int ret;
 
 	memset(t, 0, sizeof(*t));
@@ -934,6 +934,12 @@ static int try_thread(struct cli_attach *a, pid_t tid, bool recheck_maps)
 		a->nr_th = 0;
 		return 0;
 	}
+	/*
+	 * Stopped from here: until now it was runnable and waiting for a CPU
+	 * (up to a scheduler tick, 4 ms, after the busy threads), and ran
+	 * nothing of ours once it had one.
+	 */
+	t0 = now_ms();
 	if (recheck_maps)
 		read_maps(a);	/* a library loaded meanwhile */
 	if (safe_point(a, t, &why)) {
