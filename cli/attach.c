@@ -46,7 +46,9 @@
 #include <sys/un.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include <stddef.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <fhook/internal/attach.h>
@@ -62,6 +64,8 @@
 #define ATT_SAFE_TRIES		400	/* times every thread is let run and looked at again */
 #define ATT_XSTATE_MAX		(64 << 10)
 #define ATT_CTL_BUSY_MS		5000	/* another command's proof on the control thread */
+#define ATT_SIGSETXID		33	/* glibc's internal SIGRTMIN + 1 */
+#define ATT_MAX_FRAMES		8	/* nested signal frames looked at, per thread */
 
 struct att_thread {
 	pid_t tid;
@@ -69,6 +73,9 @@ struct att_thread {
 	int stop_sig;			/* the stop we saw: SIGTRAP, or a group-stop's signal */
 	bool sched_saved;		/* boosted while kept: its scheduling put back */
 	bool loader;			/* ours, not the program's: start_loader() */
+	/* its signal frames' saved pcs, and where they are (rewrite_pads()) */
+	int nr_frames;
+	unsigned long frame_pc[ATT_MAX_FRAMES], frame_at[ATT_MAX_FRAMES];
 	struct fhook_sched_attr sched;
 	struct user_regs_struct regs;
 };
@@ -127,6 +134,8 @@ struct cli_attach {
 	int nr_pads;
 	unsigned long dlopen_fn, errno_fn, dlerror_fn;
 	unsigned long pcreate_fn, pdetach_fn, sleep_fn;	/* for start_loader() */
+	const char *pcreate_why;	/* why there is none */
+	char pcreate_buf[96];
 	pid_t clone_tid;		/* the thread that pthread_create() made */
 	bool by_loader;			/* libfhook loaded by that thread */
 	char lib[PATH_MAX];
@@ -711,8 +720,9 @@ static void release_hijack(struct cli_attach *a)
 	if (a->hijack->loader) {
 		end_loader(a->hijack);
 	} else {
+		/* (a second kept thread, after a lost loader thread, adds its time) */
 		if (!a->hijack->gone)
-			a->times.stopped_ms = now_ms() - a->hijack_t0;
+			a->times.stopped_ms += now_ms() - a->hijack_t0;
 		release(a->hijack);
 	}
 	a->hijack = NULL;
@@ -930,6 +940,10 @@ static int try_thread(struct cli_attach *a, pid_t tid, bool recheck_maps)
 	t->sched_saved = fhook_boost_thread(tid, 100 * 1000, -20, &t->sched);
 	ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
 	if (wait_stop(t)) {
+		/* not stopped in time (in D state?), or gone: the boost goes either way */
+		if (t->sched_saved)
+			fhook_restore_sched(tid, &t->sched);
+		t->sched_saved = false;
 		release(t);
 		a->nr_th = 0;
 		return 0;
@@ -946,7 +960,6 @@ static int try_thread(struct cli_attach *a, pid_t tid, bool recheck_maps)
 		a->hijack = t;
 		a->hijack_t0 = t0;
 		a->times.threads = 1;
-		a->times.stopped_ms = now_ms() - t0;
 		return 1;
 	}
 	if (verbose())
@@ -1083,10 +1096,16 @@ static int call(struct cli_attach *a, unsigned long fn, unsigned long *args, int
 	regs.eflags &= ~0x400UL;	/* DF clear, as the ABI says */
 	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &regs))
 		return -errno;
-	/* asynchronous signals wait until the thread is back in its own code */
+	/*
+	 * Asynchronous signals wait until the thread is back in its own code,
+	 * but glibc's SIGSETXID (33): a setuid() of another thread waits until
+	 * every thread has run its handler (which only makes the system call),
+	 * and a thread pthread_create() makes here (start_loader()) has this
+	 * mask for its whole life.
+	 */
 	callmask = ~0UL;
 	callmask &= ~(1UL << (SIGTRAP - 1) | 1UL << (SIGSEGV - 1) | 1UL << (SIGBUS - 1) |
-		      1UL << (SIGILL - 1) | 1UL << (SIGFPE - 1));
+		      1UL << (SIGILL - 1) | 1UL << (SIGFPE - 1) | 1UL << (ATT_SIGSETXID - 1));
 	if (have_mask)
 		ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(callmask), &callmask);
 	if (ptrace(PTRACE_CONT, t->tid, NULL, NULL))
@@ -1417,6 +1436,41 @@ static void plan_all_pads(struct cli_attach *a)
 }
 
 /*
+ * A thread running a signal handler goes back, by its signal frame, to
+ * where the signal interrupted it, which may be between two nops of a pad:
+ * the pcs saved in its frames are noted, to be moved as its own pc is.
+ * Frames are found as in_signal_handler() finds them, by the handler's
+ * return address (__restore_rt) on the stack, and taken for frames only
+ * when they hold a 64-bit user code segment where the kernel puts it.
+ */
+static void find_frames(struct cli_attach *a, struct att_thread *t)
+{
+	static unsigned long words[8192];
+	const size_t gregs = (offsetof(ucontext_t, uc_mcontext) +
+			      offsetof(mcontext_t, gregs)) / 8 + 1;
+	const struct att_map *m = map_of(a, t->regs.rsp);
+	unsigned long len, i;
+
+	t->nr_frames = 0;
+	if (!a->restorer || !m)
+		return;
+	len = m->end - t->regs.rsp;
+	if (len > sizeof(words))
+		len = sizeof(words);
+	len &= ~7UL;
+	if (mem_read(a, t->regs.rsp, words, len))
+		return;
+	for (i = 0; i + gregs + NGREG <= len / 8 && t->nr_frames < ATT_MAX_FRAMES; i++) {
+		const unsigned long *g = &words[i + gregs];
+
+		if (words[i] != a->restorer || (g[REG_CSGSFS] & 0xffff) != 0x33)
+			continue;
+		t->frame_pc[t->nr_frames] = g[REG_RIP];
+		t->frame_at[t->nr_frames++] = t->regs.rsp + (i + gregs + REG_RIP) * 8;
+	}
+}
+
+/*
  * gcc's pads, five 1-byte nops, become one 5-byte nop in every object of
  * the process, with every thread stopped: a thread between two of those
  * nops is first moved past the rest of the pad.  What the pages become was
@@ -1433,6 +1487,9 @@ static int rewrite_pads(struct cli_attach *a)
 	fd = open(mem_path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	for (j = 0; j < a->nr_th; j++)
+		if (!a->th[j].gone)
+			find_frames(a, &a->th[j]);
 	for (i = 0; i < a->nr_pads && !ret; i++) {
 		struct att_pads *pd = &a->pads[i];
 		unsigned long len = pd->hi - pd->lo, k, run;
@@ -1460,7 +1517,17 @@ static int rewrite_pads(struct cli_attach *a)
 		for (j = 0; j < a->nr_th; j++) {
 			struct att_thread *t = &a->th[j];
 			const struct att_split *sp;
+			int f;
 
+			for (f = 0; !t->gone && f < t->nr_frames; f++) {
+				unsigned long pc = t->frame_pc[f];
+
+				if (!(sp = inside_split(pd, pc)) || pc == sp->addr)
+					continue;
+				pc = sp->addr + sp->len;
+				if (!mem_write(a, t->frame_at[f], &pc, sizeof(pc)))
+					a->pads_moved++;
+			}
 			if (t->gone || !(sp = inside_split(pd, t->regs.rip)) ||
 			    t->regs.rip == sp->addr)
 				continue;
@@ -1500,11 +1567,59 @@ static bool has_sites(struct cli_attach *a)
 
 bool cli_attach_no_sites_ok;
 
-/* start_loader()'s functions: libc's since glibc 2.34, libpthread's before */
+/* Does the ELF file @path export a function @name (a definition in .dynsym)? */
+static bool exports_func(const char *path, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	size_t i;
+	Elf *elf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize && !found; i++) {
+			GElf_Sym sym;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+				continue;
+			nm = elf_strptr(elf, sh.sh_link, sym.st_name);
+			found = nm && !strcmp(nm, name);
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/*
+ * start_loader()'s functions: libc's since glibc 2.34, libpthread's
+ * before.  Not when another object of the process exports its own
+ * pthread_create(), which the program's threads are made by: a
+ * sanitizer's runtime (ASan, TSan) or a preloaded library keeps a record
+ * of every thread and intercepts malloc() and dlopen() on it, and a thread
+ * made behind its back, running dlopen() through it, would break it.
+ */
 static void find_loader_syms(struct cli_attach *a, const struct att_map *libc)
 {
 	const struct att_map *lp = object_named(a, "libpthread.so");
+	int i;
 
+	if (!lp)
+		lp = object_named(a, "libpthread-");
 	a->pcreate_fn = object_sym(libc, "pthread_create");
 	a->pdetach_fn = object_sym(libc, "pthread_detach");
 	if (lp && !a->pcreate_fn) {
@@ -1512,6 +1627,18 @@ static void find_loader_syms(struct cli_attach *a, const struct att_map *libc)
 		a->pdetach_fn = object_sym(lp, "pthread_detach");
 	}
 	a->sleep_fn = object_sym(libc, "sleep");
+	a->pcreate_why = "no pthread_create(), pthread_detach() or sleep() in libc";
+	for (i = 0; i < a->nr_maps && a->pcreate_fn; i++) {
+		const struct att_map *m = &a->maps[i];
+
+		if (m->off || !m->path || !strcmp(m->path, libc->path) ||
+		    (lp && !strcmp(m->path, lp->path)) || !exports_func(m->path, "pthread_create"))
+			continue;
+		snprintf(a->pcreate_buf, sizeof(a->pcreate_buf), "%s has its own pthread_create()",
+			 base_name(m->path));
+		a->pcreate_why = a->pcreate_buf;
+		a->pcreate_fn = 0;
+	}
 }
 
 /*
@@ -1520,7 +1647,7 @@ static void find_loader_syms(struct cli_attach *a, const struct att_map *libc)
  */
 static int prep_load(struct cli_attach *a)
 {
-	const struct att_map *libc = object_named(a, "libc.so");
+	const struct att_map *libc = object_named(a, "libc.so") ?: object_named(a, "libc-");
 	char path[PATH_MAX];
 	int ret;
 
@@ -1627,7 +1754,7 @@ static int load_libfhook(struct cli_attach *a)
  * process went away.
  */
 #define ATT_LOADER_SLEEP	30	/* s: a loader thread we lost ends by itself */
-#define ATT_LOADER_TRIES	2000	/* looks for it in its sleep, 0.1 ms apart */
+#define ATT_LOADER_WAIT_MS	2000	/* for it to come to its sleep */
 
 static bool in_sleep(const struct att_thread *t)
 {
@@ -1637,24 +1764,67 @@ static bool in_sleep(const struct att_thread *t)
 	return (nr == SYS_clock_nanosleep || nr == SYS_nanosleep) && r <= -512 && r >= -516;
 }
 
+/*
+ * Let the loader thread run until it sleeps, and take it there: its
+ * system call is watched in /proc without stopping it (an interrupt sent
+ * while it waited for a CPU took it before it had run anything of its
+ * own), then it is interrupted and looked at.  0 when it is stopped in
+ * its sleep.
+ */
+static int loader_to_sleep(struct cli_attach *a, struct att_thread *h)
+{
+	double deadline = now_ms() + ATT_LOADER_WAIT_MS;
+	char path[64], buf[32];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", a->pid, h->tid);
+	while (!in_sleep(h)) {
+		if (now_ms() > deadline || ptrace(PTRACE_CONT, h->tid, NULL, NULL))
+			return -EAGAIN;
+		for (;;) {
+			ssize_t n = -1;
+
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				n = read(fd, buf, sizeof(buf) - 1);
+				close(fd);
+			}
+			if (n <= 0)
+				return -ESRCH;
+			buf[n] = 0;
+			if (atoi(buf) == SYS_clock_nanosleep || atoi(buf) == SYS_nanosleep)
+				break;
+			if (now_ms() > deadline)
+				break;
+			sleep_ms(0.05);
+		}
+		ptrace(PTRACE_INTERRUPT, h->tid, NULL, NULL);
+		if (wait_stop(h))
+			return -ESRCH;
+	}
+	return 0;
+}
+
 static int start_loader(struct cli_attach *a)
 {
 	unsigned long args[4] = { 0, 0, a->sleep_fn, ATT_LOADER_SLEEP }, r = ~0UL, ptid = 0;
 	struct att_thread *t = a->hijack, *h = &a->th[1];
-	int ret, tries, saved_errno = 0;
+	int ret, saved_errno = 0;
 	unsigned long err_addr;
+	const char *why;
 	char buf[32];
 
 	/* under a seccomp filter, a clone() may be what it kills for (as the control thread) */
 	if (!status_field(t->tid, "Seccomp", buf, sizeof(buf)) || atoi(buf)) {
-		if (verbose())
-			fprintf(stderr, "fhook: %s: no loader thread under a seccomp filter; "
-				"libfhook is loaded on thread %d\n", a->cmd, t->tid);
-		return 0;
+		why = "under a seccomp filter";
+		goto no_loader;
 	}
-	if (!a->pcreate_fn || !a->pdetach_fn || !a->sleep_fn ||
-	    ptrace(PTRACE_SETOPTIONS, t->tid, NULL, (void *)PTRACE_O_TRACECLONE))
-		return 0;
+	why = a->pcreate_why;
+	if (!a->pcreate_fn || !a->pdetach_fn || !a->sleep_fn)
+		goto no_loader;
+	why = "no PTRACE_O_TRACECLONE";
+	if (ptrace(PTRACE_SETOPTIONS, t->tid, NULL, (void *)PTRACE_O_TRACECLONE))
+		goto no_loader;
 	a->clone_tid = 0;
 	/* a clone3() refused (ENOSYS in some containers) is retried as clone(), errno set */
 	err_addr = get_errno(a, &saved_errno);
@@ -1663,17 +1833,13 @@ static int start_loader(struct cli_attach *a)
 		ptrace(PTRACE_SETOPTIONS, t->tid, NULL, NULL);
 		put_errno(a, err_addr, saved_errno);
 	}
-	if (!ret && (int)r == 0)
-		ret = mem_read(a, args[0], &ptid, sizeof(ptid));
-	if (ret || (int)r || !a->clone_tid) {
-		if (verbose())
-			fprintf(stderr, "fhook: %s: no loader thread (pthread_create: %s); libfhook "
-				"is loaded on thread %d\n", a->cmd, ret ? strerror(-ret) :
-				(int)r ? strerror((int)r) : "no clone seen", t->tid);
-		if (a->clone_tid && !ret)
-			ptrace(PTRACE_DETACH, a->clone_tid, NULL, NULL);
-		return ret == -EFAULT ? 0 : ret;
-	}
+	if (!ret && (int)r == 0 && mem_read(a, args[0], &ptid, sizeof(ptid)))
+		ptid = 0;
+	if (ret && !a->clone_tid)
+		return ret;
+	why = ret ? strerror(-ret) : (int)r ? strerror((int)r) : "no thread seen";
+	if (!a->clone_tid)
+		goto no_loader;
 	if (verbose())
 		fprintf(stderr, "fhook: %s: pthread_create: %.2f ms in the process (%.2f ms since the "
 			"thread was stopped)\n", a->cmd, a->times.call_ms, now_ms() - a->hijack_t0);
@@ -1682,37 +1848,49 @@ static int start_loader(struct cli_attach *a)
 	h->tid = a->clone_tid;
 	h->loader = true;
 	a->nr_th = 2;
-	/* born stopped (PTRACE_EVENT_STOP); then let run until it sleeps */
-	for (tries = 0; ; tries++) {
-		if (wait_stop(h) || tries == ATT_LOADER_TRIES) {
-			/* (a loader thread that sleeps on ends after ATT_LOADER_SLEEP) */
-			if (verbose())
-				fprintf(stderr, "fhook: %s: the loader thread %d %s; a thread of the "
-					"program loads libfhook\n", a->cmd, h->tid,
-					h->gone ? "is gone" : "did not come to its sleep");
-			release(h);
-			a->nr_th = 0;
-			return 0;
-		}
-		/* it inherited the option: the control thread it starts is not to be ours */
-		if (!tries)
-			ptrace(PTRACE_SETOPTIONS, h->tid, NULL, NULL);
-		if (in_sleep(h))
-			break;
-		ptrace(PTRACE_CONT, h->tid, NULL, NULL);
-		sleep_ms(0.1);
-		ptrace(PTRACE_INTERRUPT, h->tid, NULL, NULL);
+	/* born stopped (PTRACE_EVENT_STOP), before it ran anything */
+	if (wait_stop(h)) {
+		why = "gone";
+		goto lost;
 	}
+	/* it inherited the option: the control thread it starts is not to be ours */
+	ptrace(PTRACE_SETOPTIONS, h->tid, NULL, NULL);
+	h->sched_saved = fhook_boost_thread(h->tid, 100 * 1000, -20, &h->sched);
+	/*
+	 * Detached first, where it stands (an atomic store in its descriptor):
+	 * lost from here on, it ends by itself after its sleep and leaves
+	 * nothing behind.
+	 */
 	a->hijack = h;
+	args[0] = ptid;
+	r = ~0UL;
+	if (!ptid || call(a, a->pdetach_fn, args, 1, NULL, 0, 0, &r) || (int)r) {
+		why = "not detached";
+		goto lost;
+	}
+	if (loader_to_sleep(a, h)) {
+		why = h->gone ? "gone" : "did not come to its sleep";
+		goto lost;
+	}
 	a->hijack_t0 = now_ms();
 	a->by_loader = true;
-	h->sched_saved = fhook_boost_thread(h->tid, 100 * 1000, -20, &h->sched);
-	args[0] = ptid;
-	call(a, a->pdetach_fn, args, 1, NULL, 0, 0, &r);
 	if (verbose())
-		fprintf(stderr, "fhook: %s: loader thread %d started (%s)\n", a->cmd, h->tid,
-			(int)r ? "not detached" : "detached");
+		fprintf(stderr, "fhook: %s: loader thread %d started\n", a->cmd, h->tid);
 	return 1;
+lost:
+	/* a thread of the program loads libfhook after all (stop_one_safe()) */
+	if (verbose())
+		fprintf(stderr, "fhook: %s: the loader thread %d: %s; a thread of the program "
+			"loads libfhook\n", a->cmd, h->tid, why);
+	release(h);
+	a->hijack = NULL;
+	a->nr_th = 0;
+	return 0;
+no_loader:
+	if (verbose())
+		fprintf(stderr, "fhook: %s: no loader thread (%s); libfhook is loaded on thread %d\n",
+			a->cmd, why, t->tid);
+	return 0;
 }
 
 /*

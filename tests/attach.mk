@@ -1,7 +1,8 @@
 # Helpers of tests/attach/*.sh: a traceable 8-thread program that is not
 # linked with libfhook (fhook loads it when it attaches), replacements, and
-# a client of the control socket that does not prove its permission, and
-# a wrapper that runs a program under a seccomp filter.
+# a client of the control socket that does not prove its permission, a
+# wrapper that runs a program under a seccomp filter, and a library that
+# wraps pthread_create().
 $(B)/tests/attach/att_prog: tests/attach/att_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread -ldl
@@ -14,6 +15,10 @@ $(B)/tests/attach/att_slow.so: tests/attach/att_slow.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -fPIC -shared -fpatchable-function-entry=5 $(SAN) -o $@ $<
 
+$(B)/tests/attach/att_wrap.so: tests/attach/att_wrap.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -fPIC -shared $(SAN) -o $@ $< -ldl
+
 $(B)/tests/attach/att_ctl_client: tests/attach/att_ctl_client.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall $(SAN) -o $@ $<
@@ -23,4 +28,4 @@ $(B)/tests/attach/att_seccomp: tests/attach/att_seccomp.c
 	$(CC) -std=gnu11 -O2 -g -Wall $(SAN) -o $@ $<
 
 TEST_TARGETS += $(B)/tests/attach/att_prog $(B)/tests/attach/att_repl.so $(B)/tests/attach/att_slow.so \
-	$(B)/tests/attach/att_ctl_client $(B)/tests/attach/att_seccomp
+	$(B)/tests/attach/att_ctl_client $(B)/tests/attach/att_seccomp $(B)/tests/attach/att_wrap.so

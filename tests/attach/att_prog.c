@@ -9,6 +9,9 @@
  *   check     print "bad N" (wrong results so far)
  *   handler   a new thread enters a SIGUSR1 handler and sleeps there
  *   release   it leaves the handler; print "released"
+ *   padsig    a new thread calling work() in a loop is sent SIGUSR2 until
+ *             the signal finds it between two nops of work()'s pad, and its
+ *             handler sleeps there; print "in pad" ("release" lets it go on)
  *   masked    a new thread that blocks every signal calls work() in a loop
  *   dlopen P  a new thread dlopens P (att_slow.so: its constructor takes a
  *             second, the loader's lock held); print "dlopen started"
@@ -34,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define noinline __attribute__((noinline, noclone))
@@ -80,6 +84,22 @@ static void on_usr1(int sig)
 		nanosleep(&ts, NULL);
 }
 
+static volatile int pad_hit;
+
+/* (work()'s pad: -fpatchable-function-entry=5 puts its five nops at its address) */
+static void on_usr2(int sig, siginfo_t *si, void *ctx)
+{
+	unsigned long pc = ((ucontext_t *)ctx)->uc_mcontext.gregs[REG_RIP];
+	unsigned long w = (unsigned long)work;
+	struct timespec ts = { 0, 1000000 };
+
+	if (pad_hit || pc <= w || pc >= w + 5)
+		return;
+	pad_hit = 1;
+	while (!release)
+		nanosleep(&ts, NULL);
+}
+
 static void *handler_thread(void *arg)
 {
 	raise(SIGUSR1);
@@ -107,8 +127,8 @@ static void *dlopen_thread(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_t dth;
-	pthread_t hth, mth;
-	bool have_masked = false;
+	pthread_t hth, mth, pth;
+	bool have_masked = false, have_handler = false, have_pad = false;
 	int nr = argc > 1 ? atoi(argv[1]) : 8, i;
 	pthread_t th[64];
 	char line[256];
@@ -131,12 +151,25 @@ int main(int argc, char **argv)
 		} else if (!strncmp(line, "handler", 7)) {
 			signal(SIGUSR1, on_usr1);
 			pthread_create(&hth, NULL, handler_thread, NULL);
+			have_handler = true;
 			while (!in_handler)
 				usleep(1000);
 			printf("in handler\n");
+		} else if (!strncmp(line, "padsig", 6) && !have_pad) {
+			struct sigaction sa = { .sa_sigaction = on_usr2, .sa_flags = SA_SIGINFO };
+
+			sigaction(SIGUSR2, &sa, NULL);
+			pthread_create(&pth, NULL, worker, (void *)99L);
+			have_pad = true;
+			for (i = 0; i < 100000 && !pad_hit; i++) {
+				pthread_kill(pth, SIGUSR2);
+				usleep(50);
+			}
+			printf("%s\n", pad_hit ? "in pad" : "pad not hit");
 		} else if (!strncmp(line, "release", 7)) {
 			release = 1;
-			pthread_join(hth, NULL);
+			if (have_handler)
+				pthread_join(hth, NULL);
 			printf("released\n");
 		} else if (!strncmp(line, "masked", 6) && !have_masked) {
 			have_masked = true;
@@ -181,6 +214,8 @@ int main(int argc, char **argv)
 		pthread_join(th[i], NULL);
 	if (have_masked)
 		pthread_join(mth, NULL);
+	if (have_pad)
+		pthread_join(pth, NULL);
 	printf("calls %s, bad %lu\n", calls || !nr ? "ok" : "none", bad);
 	return bad ? 1 : 0;
 }

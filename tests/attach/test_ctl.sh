@@ -170,7 +170,7 @@ expect seccomp_filtered "$(awk '/^Seccomp:/ { print $2 }' /proc/"$pid"/status)" 
 FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>"$TMP/err"
 expect seccomp_first "$?:$(ctl_threads "$pid")" "0:0"
 # nor a loader thread: the thread kept loads libfhook itself
-expect seccomp_no_loader "$(grep -c '^fhook: patch: no loader thread under a seccomp filter' "$TMP/err"):$(grep -c '(libfhook loaded)' "$TMP/err"):$(ls /proc/"$pid"/task | wc -l)" "1:1:1"
+expect seccomp_no_loader "$(grep -c '^fhook: patch: no loader thread (under a seccomp filter); libfhook is loaded on thread' "$TMP/err"):$(grep -c '(libfhook loaded)' "$TMP/err"):$(ls /proc/"$pid"/task | wc -l)" "1:1:1"
 FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --list >"$TMP/out" 2>"$TMP/err"
 expect seccomp_later "$?:$(channel "$TMP/err" | cut -d';' -f1):$(ctl_threads "$pid")" \
 	"0:channel: ptrace call:0"

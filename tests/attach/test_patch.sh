@@ -99,6 +99,28 @@ done
 expect pads_first_attaches "$ok" 4
 expect pads_threads_moved "$((moved > 0))" 1
 
+# ---- a thread whose signal handler interrupted it between two nops of a
+# pad goes back there by its signal frame: the frame's pc is moved past the
+# rest of the pad too (else it would return into the middle of the 5-byte nop) ----
+start_prog 0
+expect padsig_in_pad "$(ask padsig)" "in pad"
+FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>"$TMP/err"
+expect padsig_first "$?:$(grep -o '; [0-9]* threads moved past the rest of a pad' "$TMP/err")" \
+	"0:; 1 threads moved past the rest of a pad"
+expect padsig_release "$(ask release)" "released"
+sleep 0.2
+expect padsig_patched "$(ask 'call 5'):$(ask check)" "ping 5 -> -5:bad 0"
+expect padsig_exit "$(stop_prog)" "calls ok, bad 0"
+
+# ---- a process whose threads are made by a pthread_create() of its own (a
+# sanitizer's runtime, a preloaded library): no thread is made behind its
+# back, a thread of the program loads libfhook ----
+START_WRAP="env LD_PRELOAD=$ROOT/build/tests/attach/att_wrap.so" start_prog 2
+FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>"$TMP/err"
+expect wrapped_first "$?:$(grep -c 'no loader thread (att_wrap.so has its own pthread_create()); libfhook is loaded on thread' "$TMP/err"):$(grep -c '(libfhook loaded)' "$TMP/err")" "0:1:1"
+expect wrapped_patched "$(ask 'call 5'):$(ask check)" "ping 5 -> -5:bad 0"
+expect wrapped_exit "$(stop_prog)" "calls ok, bad 0"
+
 # ---- a thread inside a signal handler is not the one that runs the call ----
 start_prog 0
 expect handler_entered "$(ask handler)" "in handler"
