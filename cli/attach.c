@@ -835,9 +835,16 @@ static unsigned long find_restorer(struct cli_attach *a)
  * malloc or the loader, and a call from there could wait for a lock it
  * holds itself.  A signal frame puts __restore_rt on the stack.
  */
+/*
+ * Where a stopped thread's stack is read (in_signal_handler(),
+ * find_frames()): touched before any thread is stopped, so that its page
+ * faults are not taken with every thread stopped.
+ */
+static unsigned long att_stack_words[8192];
+
 static bool in_signal_handler(struct cli_attach *a, struct att_thread *t)
 {
-	static unsigned long words[8192];
+	unsigned long *words = att_stack_words;
 	const struct att_map *m = map_of(a, t->regs.rsp);
 	unsigned long len, i;
 
@@ -846,8 +853,8 @@ static bool in_signal_handler(struct cli_attach *a, struct att_thread *t)
 	if (!a->restorer || !m)
 		return false;
 	len = m->end - t->regs.rsp;
-	if (len > sizeof(words))
-		len = sizeof(words);
+	if (len > sizeof(att_stack_words))
+		len = sizeof(att_stack_words);
 	len &= ~7UL;
 	if (mem_read(a, t->regs.rsp, words, len))
 		return false;
@@ -1445,7 +1452,7 @@ static void plan_all_pads(struct cli_attach *a)
  */
 static void find_frames(struct cli_attach *a, struct att_thread *t)
 {
-	static unsigned long words[8192];
+	unsigned long *words = att_stack_words;
 	const size_t gregs = (offsetof(ucontext_t, uc_mcontext) +
 			      offsetof(mcontext_t, gregs)) / 8 + 1;
 	const struct att_map *m = map_of(a, t->regs.rsp);
@@ -1455,8 +1462,8 @@ static void find_frames(struct cli_attach *a, struct att_thread *t)
 	if (!a->restorer || !m)
 		return;
 	len = m->end - t->regs.rsp;
-	if (len > sizeof(words))
-		len = sizeof(words);
+	if (len > sizeof(att_stack_words))
+		len = sizeof(att_stack_words);
 	len &= ~7UL;
 	if (mem_read(a, t->regs.rsp, words, len))
 		return;
@@ -2362,6 +2369,7 @@ static int attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 			goto fail;
 	}
 	/* every thread stopped together only for the pads and the masks */
+	memset(att_stack_words, 0, sizeof(att_stack_words));
 	ret = world_stop(a);
 	if (ret)
 		goto fail;
