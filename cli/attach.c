@@ -146,6 +146,8 @@ struct cli_attach {
 	/* the world stop (stop_world()) */
 	pid_t preferred;		/* a thread it found at a safe point */
 	double hijack_t0;		/* when the kept thread stopped */
+	bool self_boosted;		/* the command's thread, while one is kept */
+	struct fhook_sched_attr self_sched;
 	bool ctl_missing;		/* no control thread when we came */
 	pid_t world_tid;		/* the thread of ours that stopped them */
 	int world_ret;
@@ -717,6 +719,9 @@ static void release_hijack(struct cli_attach *a)
 {
 	if (!a->hijack)
 		return;
+	if (a->self_boosted)
+		fhook_restore_sched(0, &a->self_sched);
+	a->self_boosted = false;
 	if (a->hijack->loader) {
 		end_loader(a->hijack);
 	} else {
@@ -944,7 +949,7 @@ static int try_thread(struct cli_attach *a, pid_t tid, bool recheck_maps)
 	 * stop, and a thread of nice 0 waited for one up to a scheduler tick
 	 * (4 ms here) after the busy threads.
 	 */
-	t->sched_saved = fhook_boost_thread(tid, 100 * 1000, -20, &t->sched);
+	t->sched_saved = fhook_boost_rt(tid, &t->sched);
 	ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
 	if (wait_stop(t)) {
 		/* not stopped in time (in D state?), or gone: the boost goes either way */
@@ -964,6 +969,9 @@ static int try_thread(struct cli_attach *a, pid_t tid, bool recheck_maps)
 	if (recheck_maps)
 		read_maps(a);	/* a library loaded meanwhile */
 	if (safe_point(a, t, &why)) {
+		/* and the command, whom it waits for at every step, too */
+		if (!a->self_boosted)
+			a->self_boosted = fhook_boost_rt(0, &a->self_sched);
 		a->hijack = t;
 		a->hijack_t0 = t0;
 		a->times.threads = 1;
@@ -1944,10 +1952,11 @@ static void *stop_world(void *arg)
 
 	a->world_tid = (pid_t)syscall(SYS_gettid);
 	/* every thread of the process waits for this one: it takes the CPU first ... */
-	fhook_boost_thread(0, 100 * 1000, -20, &old);
+	fhook_boost_rt(0, &old);
 	ret = stop_all(a);
 	/* ... and, once they are stopped, keeps it for the work (a slice of the default length) */
-	fhook_set_slice(0);
+	if (sched_getscheduler(0) != SCHED_FIFO)
+		fhook_set_slice(0);
 	if (!ret)
 		ret = read_maps(a);
 	if (!ret) {

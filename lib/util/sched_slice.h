@@ -84,7 +84,38 @@ static inline bool fhook_boost_thread(pid_t tid, unsigned long long ns, int nice
 }
 
 /*
- * Put back what fhook_boost_thread() saved.  (The slice read then is put
+ * Thread @tid made a real-time thread of the lowest priority
+ * (SCHED_FIFO 1) for a short, bounded piece of work that other threads
+ * wait for, as the kernel's stop_machine() runs above every ordinary
+ * thread: a thread of nice -20 could still be preempted by busy threads
+ * of nice 0 for two scheduler ticks (EEVDF serves a thread that ran more
+ * than its share only after the others, whatever its weight).  Its
+ * attributes before go to @old for fhook_restore_sched(); a thread it
+ * starts meanwhile is an ordinary one (SCHED_FLAG_RESET_ON_FORK).  Where
+ * that is refused (no CAP_SYS_NICE, RLIMIT_RTPRIO 0), fhook_boost_thread()'s
+ * nice -20 and short slice instead.  Never for work that may wait for
+ * another thread of the process: that thread could wait for a CPU behind it.
+ */
+static inline bool fhook_boost_rt(pid_t tid, struct fhook_sched_attr *old)
+{
+	struct fhook_sched_attr attr = {
+		.size = sizeof(attr),
+		.policy = SCHED_FIFO,
+		.flags = 1,		/* SCHED_FLAG_RESET_ON_FORK */
+		.priority = 1,
+	};
+	int saved = errno;
+	bool ok = false;
+
+	if (!syscall(SYS_sched_getattr, tid, old, sizeof(*old), 0) &&
+	    (old->policy == SCHED_OTHER || old->policy == SCHED_BATCH))
+		ok = !syscall(SYS_sched_setattr, tid, &attr, 0);
+	errno = saved;
+	return ok || fhook_boost_thread(tid, 100 * 1000, -20, old);
+}
+
+/*
+ * Put back what fhook_boost_thread() or fhook_boost_rt() saved.  (The slice read then is put
  * back as one set explicitly: the kernel does not say whether it was.)
  */
 static inline void fhook_restore_sched(pid_t tid, struct fhook_sched_attr *old)

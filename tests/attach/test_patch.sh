@@ -91,6 +91,9 @@ for i in 1 2 3 4; do
 	FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" \
 		2>"$TMP/err"
 	st=$?
+	# the priority given to the kept thread while it was kept is put back: nice 0, SCHED_OTHER
+	[ "$(awk '{ print $19 ":" $41 }' /proc/"$pid"/task/*/stat | sort -u)" = "0:0" ] ||
+		echo "FAIL pads_sched_restored: $(awk '{ print $19 ":" $41 }' /proc/"$pid"/task/*/stat)"
 	n=$(grep -o '; [0-9]* threads moved past the rest of a pad' "$TMP/err" | grep -o '[0-9]*')
 	moved=$((moved + ${n:-0}))
 	[ "$st:$(ask 'call 3'):$(ask check)" = "0:ping 3 -> -3:bad 0" ] &&
