@@ -942,12 +942,14 @@ static int try_thread(struct cli_attach *a, pid_t tid, bool recheck_maps)
 	}
 	a->nr_th = 1;
 	/*
-	 * It runs our calls among the process's busy threads, for a share of
-	 * the CPU: the highest priority while it is kept, if we may give it
-	 * (CAP_SYS_NICE), and a short slice, put back when it is let go.
-	 * Given before it is stopped: even a thread asleep needs the CPU to
-	 * stop, and a thread of nice 0 waited for one up to a scheduler tick
-	 * (4 ms here) after the busy threads.
+	 * It runs our calls among the process's busy threads: while it is
+	 * kept, it runs above them (fhook_boost_rt(): a real-time thread of
+	 * the lowest priority, or nice -20 and a short slice), if we may
+	 * (CAP_SYS_NICE), put back when it is let go.  Given before it is
+	 * stopped: even a thread asleep needs the CPU to stop, and a thread
+	 * of nice 0 waited for one up to a scheduler tick (4 ms here) after
+	 * the busy threads.  Its calls are bounded and wait for no thread of
+	 * the process but through the kernel (a futex sleeps).
 	 */
 	t->sched_saved = fhook_boost_rt(tid, &t->sched);
 	ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
@@ -2420,8 +2422,9 @@ fail:
 }
 
 /*
- * While it keeps threads of the process stopped, the command runs at the
- * highest priority it may have (CAP_SYS_NICE): every step waits for it,
+ * While it attaches, the command runs at nice -20, and as a real-time
+ * thread while it keeps a thread of the process stopped (fhook_boost_rt(),
+ * when it may: CAP_SYS_NICE): every step waits for it,
  * and on a machine whose CPUs the process's busy threads fill, each wake
  * of the command waited for one (5 ms more for a two-call step, measured).
  * Put back once attached: `trace -p` then reads events for as long as it
@@ -2433,6 +2436,11 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 	bool boosted = fhook_boost_thread(0, 100 * 1000, -20, &old);
 	int ret = attach_open(cmd, pid, out);
 
+	/* (a thread still kept for later requests: the command is put back all the same) */
+	if (*out && (*out)->self_boosted) {
+		fhook_restore_sched(0, &(*out)->self_sched);
+		(*out)->self_boosted = false;
+	}
 	if (boosted)
 		fhook_restore_sched(0, &old);
 	/*
