@@ -152,6 +152,16 @@ test-asan:
 	FHOOK_BUILD=build/asan FHOOK_ONLY_PROGRAMS=1 \
 		ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		bash tests/run.sh
+	@# the fhook command itself (ptrace, attach) under the sanitizers, beside the plain
+	@# libfhook.so that it loads into the processes it attaches to
+	$(MAKE) all $(TEST_TARGETS)
+	$(MAKE) B=build/asan SAN="-fsanitize=address,undefined -fno-sanitize=alignment -fno-omit-frame-pointer" \
+		build/asan/fhook
+	mkdir -p build/asan-cli && cp build/asan/fhook build/asan-cli/fhook && \
+		ln -sf ../libfhook.so build/asan-cli/libfhook.so
+	FHOOK_CLI=$(CURDIR)/build/asan-cli/fhook \
+		ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		bash tests/run.sh attach/test_
 
 test-tsan:
 	@bash scripts/deps.sh

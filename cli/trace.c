@@ -80,6 +80,8 @@ static int live_write(struct ev_sink *sink, const struct iovec *iov, int n)
 		b->cap = cap;
 	}
 	for (i = 0; i < n; i++) {
+		if (!iov[i].iov_len)
+			continue;	/* (an empty part may have no base: memcpy's is never NULL) */
 		memcpy(b->data + b->len, iov[i].iov_base, iov[i].iov_len);
 		b->len += iov[i].iov_len;
 	}

@@ -2,7 +2,8 @@
 # (no libfhook, no fhook parent) with a FIFO as its stdin, talk to it.
 set -o pipefail
 ROOT=${FHOOK_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-FHOOK=$ROOT/build/fhook
+# (FHOOK_CLI: another build of the command, `make test-asan`'s)
+FHOOK=${FHOOK_CLI:-$ROOT/build/fhook}
 P=$ROOT/build/tests/attach/att_prog
 R=$ROOT/build/tests/attach/att_repl.so
 for f in "$FHOOK" "$P" "$R"; do
