@@ -62,6 +62,14 @@ sleep 0.1
 expect stopped_stays_stopped_2 "$(awk '{ print $3 }' "/proc/$pid/stat")" T
 kill -CONT "$pid"
 expect stopped_patched "$(ask 'call 7')" "ping 7 -> -7"
+# the loader thread, stopped with the process meanwhile, returns from its sleep and ends:
+# the program's three threads and the control thread are left
+for i in $(seq 100); do
+	[ "$(ls /proc/"$pid"/task | wc -l)" = 4 ] && break
+	sleep 0.02
+done
+expect stopped_loader_ended "$(cat /proc/"$pid"/task/*/comm | sort | uniq -c | tr -s ' ' | tr '\n' ';')" \
+	" 3 att_prog; 1 fhook-ctl;"
 "$FHOOK" unpatch -p "$pid" ping 2>/dev/null
 expect stopped_unpatched "$(ask 'call 7')" "ping 7 -> 8"
 expect stopped_exit "$(stop_prog)" "calls ok, bad 0"
