@@ -2433,8 +2433,21 @@ fail:
 int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 {
 	struct fhook_sched_attr old;
-	bool boosted = fhook_boost_thread(0, 100 * 1000, -20, &old);
-	int ret = attach_open(cmd, pid, out);
+	bool boosted;
+	int ret;
+
+	/*
+	 * (nice -20 without SCHED_FLAG_RESET_ON_FORK: the threads the command
+	 * starts for the attach, the stopping one and the one that seizes the
+	 * control thread, are born with it; at nice 0 each waited up to a
+	 * scheduler tick for its first instruction)
+	 */
+	boosted = !syscall(SYS_sched_getattr, 0, &old, sizeof(old), 0) &&
+		  (old.policy == SCHED_OTHER || old.policy == SCHED_BATCH) &&
+		  !setpriority(PRIO_PROCESS, 0, -20);
+	if (boosted)
+		fhook_short_slice();
+	ret = attach_open(cmd, pid, out);
 
 	/* (a thread still kept for later requests: the command is put back all the same) */
 	if (*out && (*out)->self_boosted) {
