@@ -2445,8 +2445,7 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 	boosted = !syscall(SYS_sched_getattr, 0, &old, sizeof(old), 0) &&
 		  (old.policy == SCHED_OTHER || old.policy == SCHED_BATCH) &&
 		  !setpriority(PRIO_PROCESS, 0, -20);
-	if (boosted)
-		fhook_short_slice();
+	fhook_short_slice();	/* (its nice kept) */
 	ret = attach_open(cmd, pid, out);
 
 	/* (a thread still kept for later requests: the command is put back all the same) */
