@@ -836,35 +836,44 @@ static unsigned long find_restorer(struct cli_attach *a)
 }
 
 /*
- * Is the thread running a signal handler?  Then it may have interrupted
- * malloc or the loader, and a call from there could wait for a lock it
- * holds itself.  A signal frame puts __restore_rt on the stack.
- */
-/*
- * Where a stopped thread's stack is read (in_signal_handler(),
- * find_frames()): touched before any thread is stopped, so that its page
- * faults are not taken with every thread stopped.
+ * Where a stopped thread's stack is read (read_stack()): touched before any
+ * thread is stopped, so that its page faults are not taken with every
+ * thread stopped.
  */
 static unsigned long att_stack_words[8192];
 
-static bool in_signal_handler(struct cli_attach *a, struct att_thread *t)
+/*
+ * The top of @t's stack (at most att_stack_words' size) read into
+ * att_stack_words, when libc's __restore_rt is known: how many words; 0
+ * if none.
+ */
+static size_t read_stack(struct cli_attach *a, const struct att_thread *t)
 {
-	unsigned long *words = att_stack_words;
 	const struct att_map *m = map_of(a, t->regs.rsp);
-	unsigned long len, i;
+	unsigned long len;
 
 	if (!a->restorer)
 		a->restorer = find_restorer(a);
 	if (!a->restorer || !m)
-		return false;
+		return 0;
 	len = m->end - t->regs.rsp;
 	if (len > sizeof(att_stack_words))
 		len = sizeof(att_stack_words);
 	len &= ~7UL;
-	if (mem_read(a, t->regs.rsp, words, len))
-		return false;
-	for (i = 0; i < len / 8; i++)
-		if (words[i] == a->restorer)
+	return mem_read(a, t->regs.rsp, att_stack_words, len) ? 0 : len / 8;
+}
+
+/*
+ * Is the thread running a signal handler?  Then it may have interrupted
+ * malloc or the loader, and a call from there could wait for a lock it
+ * holds itself.  A signal frame puts __restore_rt on the stack.
+ */
+static bool in_signal_handler(struct cli_attach *a, struct att_thread *t)
+{
+	size_t i, n = read_stack(a, t);
+
+	for (i = 0; i < n; i++)
+		if (att_stack_words[i] == a->restorer)
 			return true;
 	return false;
 }
@@ -1453,6 +1462,17 @@ static void plan_all_pads(struct cli_attach *a)
 }
 
 /*
+ * Where a thread at @pc, between two nops of a pad of @pd, is to go on:
+ * the pad's end (the nops left only move the pc); 0 when @pc is in none.
+ */
+static unsigned long past_pad(const struct att_pads *pd, unsigned long pc)
+{
+	const struct att_split *sp = inside_split(pd, pc);
+
+	return sp && pc != sp->addr ? sp->addr + sp->len : 0;
+}
+
+/*
  * A thread running a signal handler goes back, by its signal frame, to
  * where the signal interrupted it, which may be between two nops of a pad:
  * the pcs saved in its frames are noted, to be moved as its own pc is.
@@ -1462,22 +1482,13 @@ static void plan_all_pads(struct cli_attach *a)
  */
 static void find_frames(struct cli_attach *a, struct att_thread *t)
 {
-	unsigned long *words = att_stack_words;
 	const size_t gregs = (offsetof(ucontext_t, uc_mcontext) +
 			      offsetof(mcontext_t, gregs)) / 8 + 1;
-	const struct att_map *m = map_of(a, t->regs.rsp);
-	unsigned long len, i;
+	const unsigned long *words = att_stack_words;
+	size_t i, n = read_stack(a, t);
 
 	t->nr_frames = 0;
-	if (!a->restorer || !m)
-		return;
-	len = m->end - t->regs.rsp;
-	if (len > sizeof(att_stack_words))
-		len = sizeof(att_stack_words);
-	len &= ~7UL;
-	if (mem_read(a, t->regs.rsp, words, len))
-		return;
-	for (i = 0; i + gregs + NGREG <= len / 8 && t->nr_frames < ATT_MAX_FRAMES; i++) {
+	for (i = 0; i + gregs + NGREG <= n && t->nr_frames < ATT_MAX_FRAMES; i++) {
 		const unsigned long *g = &words[i + gregs];
 
 		if (words[i] != a->restorer || (g[REG_CSGSFS] & 0xffff) != 0x33)
@@ -1533,22 +1544,16 @@ static int rewrite_pads(struct cli_attach *a)
 		 */
 		for (j = 0; j < a->nr_th; j++) {
 			struct att_thread *t = &a->th[j];
-			const struct att_split *sp;
+			unsigned long pc;
 			int f;
 
-			for (f = 0; !t->gone && f < t->nr_frames; f++) {
-				unsigned long pc = t->frame_pc[f];
-
-				if (!(sp = inside_split(pd, pc)) || pc == sp->addr)
-					continue;
-				pc = sp->addr + sp->len;
-				if (!mem_write(a, t->frame_at[f], &pc, sizeof(pc)))
+			for (f = 0; !t->gone && f < t->nr_frames; f++)
+				if ((pc = past_pad(pd, t->frame_pc[f])) &&
+				    !mem_write(a, t->frame_at[f], &pc, sizeof(pc)))
 					a->pads_moved++;
-			}
-			if (t->gone || !(sp = inside_split(pd, t->regs.rip)) ||
-			    t->regs.rip == sp->addr)
+			if (t->gone || !(pc = past_pad(pd, t->regs.rip)))
 				continue;
-			t->regs.rip = sp->addr + sp->len;
+			t->regs.rip = pc;
 			if (ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs))
 				t->gone = true;		/* killed meanwhile */
 			else
@@ -1703,7 +1708,6 @@ static int prep_load(struct cli_attach *a)
 	return ret;
 }
 
-/* libfhook loaded with the process's dlopen() on the hijacked thread, errno kept. */
 /* The kept thread's errno, for put_errno() after calls that may change it; 0 if unknown. */
 static unsigned long get_errno(struct cli_attach *a, int *saved)
 {
@@ -1721,6 +1725,7 @@ static void put_errno(struct cli_attach *a, unsigned long addr, int saved)
 		mem_write(a, addr, &saved, sizeof(saved));
 }
 
+/* libfhook loaded with the process's dlopen() on the kept thread, its errno kept. */
 static int load_libfhook(struct cli_attach *a)
 {
 	unsigned long err_addr = 0, args[2] = { 0 }, h = 0;
@@ -1872,7 +1877,7 @@ static int start_loader(struct cli_attach *a)
 	}
 	/* it inherited the option: the control thread it starts is not to be ours */
 	ptrace(PTRACE_SETOPTIONS, h->tid, NULL, NULL);
-	h->sched_saved = fhook_boost_thread(h->tid, 100 * 1000, -20, &h->sched);
+	h->sched_saved = fhook_boost_thread(h->tid, 100 * 1000, -20, false, &h->sched);
 	/*
 	 * Detached first, where it stands (an atomic store in its descriptor):
 	 * lost from here on, it ends by itself after its sleep and leaves
@@ -2442,10 +2447,7 @@ int cli_attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 	 * control thread, are born with it; at nice 0 each waited up to a
 	 * scheduler tick for its first instruction)
 	 */
-	boosted = !syscall(SYS_sched_getattr, 0, &old, sizeof(old), 0) &&
-		  (old.policy == SCHED_OTHER || old.policy == SCHED_BATCH) &&
-		  !setpriority(PRIO_PROCESS, 0, -20);
-	fhook_short_slice();	/* (its nice kept) */
+	boosted = fhook_boost_thread(0, 100 * 1000, -20, true, &old);
 	ret = attach_open(cmd, pid, out);
 
 	/* (a thread still kept for later requests: the command is put back all the same) */

@@ -54,11 +54,13 @@ static inline void fhook_short_slice(void)
 /*
  * Thread @tid (another process's too, with the permission to change its
  * scheduling) given slice @ns and nice value @nice for a while: its
- * attributes before go to @old for fhook_restore_sched().  False, nothing
- * changed, when it is not an ordinary thread (real-time, deadline) or the
- * kernel refuses (a lower nice value needs CAP_SYS_NICE).
+ * attributes before go to @old for fhook_restore_sched().  Threads it
+ * starts meanwhile are ordinary ones unless @inherit.  Where the nice value
+ * is refused (a lower one needs CAP_SYS_NICE), the slice alone.  False,
+ * nothing changed, when it is not an ordinary thread (real-time, deadline)
+ * or the kernel refuses both.
  */
-static inline bool fhook_boost_thread(pid_t tid, unsigned long long ns, int nice,
+static inline bool fhook_boost_thread(pid_t tid, unsigned long long ns, int nice, bool inherit,
 				      struct fhook_sched_attr *old)
 {
 	struct fhook_sched_attr attr;
@@ -69,8 +71,7 @@ static inline bool fhook_boost_thread(pid_t tid, unsigned long long ns, int nice
 	    (old->policy == SCHED_OTHER || old->policy == SCHED_BATCH)) {
 		attr = *old;
 		attr.size = sizeof(attr);
-		/* a thread it starts meanwhile does not inherit the boost */
-		attr.flags = 1;		/* SCHED_FLAG_RESET_ON_FORK */
+		attr.flags = inherit ? 0 : 1;	/* SCHED_FLAG_RESET_ON_FORK */
 		attr.runtime = ns;
 		attr.nice = nice;
 		ok = !syscall(SYS_sched_setattr, tid, &attr, 0);
@@ -111,7 +112,7 @@ static inline bool fhook_boost_rt(pid_t tid, struct fhook_sched_attr *old)
 	    (old->policy == SCHED_OTHER || old->policy == SCHED_BATCH))
 		ok = !syscall(SYS_sched_setattr, tid, &attr, 0);
 	errno = saved;
-	return ok || fhook_boost_thread(tid, 100 * 1000, -20, old);
+	return ok || fhook_boost_thread(tid, 100 * 1000, -20, false, old);
 }
 
 /*
