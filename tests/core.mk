@@ -11,3 +11,9 @@ $(B)/tests/core/test_nosites: tests/core/nosites.c $(B)/libfhook.so
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Iinclude $(SAN) -o $@ $< $(TEST_LDFLAGS)
 $(B)/tests/core/test_dlopen_glob: $(B)/tests/core/libdltarget.so
+
+# Built with fhook's flags whole (its assembler front end proves handlers).
+$(B)/tests/core/test_vecnote: tests/core/test_vecnote.c tests/check.h $(B)/libfhook.so \
+			      $(B)/gcc-as/as
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)

@@ -404,8 +404,9 @@ void fhook_kprobe_stats(struct fhook_kprobe_stats *st);
 
 /*
  * Is the handler at @func known to leave the vector registers alone (a
- * leaf that names none of them)?  fhook_arch_handler_scan() decodes it
- * and remembers; call it before taking locks (it may open libcapstone).
+ * leaf that names none of them)?  fhook_arch_handler_scan() finds out
+ * (from its object's notes, or by decoding it when libcapstone is loaded)
+ * and remembers; call it before taking locks.
  * fhook_arch_handler_vec_free() only asks what was remembered: false for
  * a handler never scanned, or in doubt.
  */

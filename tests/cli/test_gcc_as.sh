@@ -5,6 +5,8 @@
 # functions links and runs traced (fhook record and report exiting 0).
 set -o pipefail
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
+. tests/check.sh
+CHECK_PREFIX=gcc_as
 B=${FHOOK_BUILD:-build}
 FHOOK=$B/fhook
 if [ ! -x "$FHOOK" ] || ! command -v g++ >/dev/null; then
@@ -59,3 +61,55 @@ if g++ -o "$tmp/p" "$tmp/a.o" "$tmp/b.o" && "$tmp/p"; then
 else
 	echo "FAIL gcc_as/link: the objects do not link or run"
 fi
+
+# The proof of handlers that leave the vector registers alone: a note in
+# the object lists the notrace leaves that do (by size and hash), not the
+# others; an object whose functions all have a site is left as `as` wrote it.
+cat >"$tmp/v.c" <<'C'
+#define NOTRACE __attribute__((patchable_function_entry(0, 0)))
+static long n;
+NOTRACE void leaf(void) { n++; }
+NOTRACE void leaf2(long x) { n += x; }
+NOTRACE double fp(double x) { return x * 3; }
+void ext(void);
+NOTRACE void calls(void) { ext(); __asm__ volatile(""); }
+void traced(void) { n--; }
+C
+gcc -O2 $flags -c -o "$tmp/v.o" "$tmp/v.c" || echo "FAIL gcc_as/vec_compile"
+gcc -O2 -fpatchable-function-entry=5 -c -o "$tmp/v.plain.o" "$tmp/v.c"
+# records: size, nmask, hash (2 words), masks: the sizes of leaf and leaf2
+want=$(for f in leaf leaf2; do
+	readelf -sW "$tmp/v.o" | awk -v f=$f '$8 == f { print $3 }'; done | sort -n | tr '\n' ' ')
+got=$(python3 - "$tmp/v.o" <<'PY'
+import subprocess, struct, sys
+p = sys.argv[1]
+d = open(p, "rb").read()
+for l in subprocess.run(["readelf", "-SW", p], capture_output=True, text=True).stdout.splitlines():
+    if ".note.fhook.vecfree" in l:
+        f = l.split("]")[1].split()
+        off, size = int(f[3], 16), int(f[4], 16)
+        namesz, descsz, typ = struct.unpack_from("<III", d, off)
+        desc, i, sizes = off + 12 + ((namesz + 3) & ~3), 0, []
+        while i < descsz:
+            sz, nm = struct.unpack_from("<II", d, desc + i)
+            sizes.append(sz)
+            i += 16 + 8 * nm
+        print(" ".join(str(s) for s in sorted(sizes)) + " " + hex(typ))
+PY
+)
+check vec_note_records eq "$got" "${want}0x76656366"
+check vec_note_alloc eq "$(readelf -SW "$tmp/v.o" | grep -c 'vecfree  *NOTE .* A ')" 1
+# the code is still GCC's, and the program links with the note in a PT_NOTE
+check vec_same_code eq "$(objdump -d "$tmp/v.o" | tail -n +4 | md5sum)" \
+	"$(objdump -d "$tmp/v.plain.o" | tail -n +4 | md5sum)"
+printf 'void leaf(void); void ext(void) {} int main(void) { leaf(); return 0; }\n' >"$tmp/vm.c"
+gcc -O2 -o "$tmp/vm" "$tmp/vm.c" "$tmp/v.o" -Wl,--gc-sections
+check vec_note_linked eq "$(readelf -nW "$tmp/vm" | grep -c '^ *fhook ')" 1
+# every function with a site: nothing to list, no note
+printf 'int a(int x) { return x + 1; }\n' >"$tmp/p.c"
+gcc -O2 $flags -c -o "$tmp/p1.o" "$tmp/p.c"
+check vec_no_candidates eq "$(readelf -SW "$tmp/p1.o" | grep -c vecfree)" 0
+# the assembler's failure is the front end's, and leaves no object behind
+printf 'void bad(void) { __asm__("no_such_insn"); }\n' >"$tmp/bad.c"
+gcc -O2 $flags -c -o "$tmp/bad.o" "$tmp/bad.c" 2>/dev/null
+check vec_as_failure eq "$?:$(ls "$tmp" | grep -c 'bad.o')" "1:0"

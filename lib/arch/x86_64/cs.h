@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * capstone, opened with dlopen() at first use (branches.c): a process
+ * capstone, opened with dlopen() at first use (cs.c): a process
  * that never decodes an instruction never maps it.
  */
 #ifndef FHOOK_ARCH_X86_64_CS_H
@@ -24,6 +24,9 @@ struct fhook_cs {
 };
 
 extern struct fhook_cs fhook_cs __arch_hidden;
+
+/* Nothing said when libcapstone cannot be loaded (the assembler front end). */
+extern bool fhook_cs_quiet __arch_hidden;
 
 /* Load libcapstone once; false (said on stderr) when it cannot be. */
 bool fhook_cs_load(void) __arch_hidden;

@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The assembler front end's proof (lib/arch/x86_64/vecnote.h): once the
+ * real `as` has written an object, each of its functions without a pad
+ * (a handler is built notrace) is decoded as the library would decode it
+ * at registration (lib/arch/x86_64/vecfree.c), and those that leave the
+ * vector registers alone are listed in a note section added to the
+ * object.  A handler the process registers later is then checked against
+ * that list by hashing its bytes, with no decoder loaded.
+ *
+ * Most objects built with fhook's flags have a pad in every function and
+ * never load libcapstone here.  Nothing of this may fail a build: in any
+ * doubt a function is left out, and on any error the object stays as
+ * `as` wrote it (the new one is written beside it and renamed over it).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "arch/x86_64/vecfree.h"
+#include "arch/x86_64/vecnote.h"
+#include "as_vecproof.h"
+
+/* What the linker may still write into one function: its relocations. */
+struct fn_relocs {
+	uint32_t masks[2 * VECNOTE_MAX_MASKS];	/* (off, len), function-relative, sorted */
+	uint32_t nmask;
+	bool unknown;				/* one we cannot account for */
+};
+
+struct fn_ctx {
+	const unsigned char *sec;	/* the section's bytes; addresses are its offsets */
+	unsigned long lo, hi;		/* the function */
+	const struct fn_relocs *r;
+};
+
+static size_t fn_read(void *ctx, unsigned long addr, void *buf, size_t len)
+{
+	const struct fn_ctx *c = ctx;
+
+	if (addr < c->lo || addr >= c->hi)
+		return 0;
+	if (len > c->hi - addr)
+		len = c->hi - addr;
+	memcpy(buf, c->sec + addr, len);
+	return len;
+}
+
+/* A branch whose target the linker fills in goes to no place we know. */
+static bool fn_insn_ok(void *ctx, const cs_insn *insn)
+{
+	const struct fn_ctx *c = ctx;
+	unsigned long off = insn->address - c->lo;
+	uint32_t i;
+
+	for (i = 0; i < insn->detail->groups_count; i++)
+		if (insn->detail->groups[i] == CS_GRP_JUMP ||
+		    insn->detail->groups[i] == CS_GRP_BRANCH_RELATIVE)
+			break;
+	if (i == insn->detail->groups_count)
+		return true;
+	for (i = 0; i < c->r->nmask; i++)
+		if (c->r->masks[2 * i] < off + insn->size &&
+		    c->r->masks[2 * i] + c->r->masks[2 * i + 1] > off)
+			return false;
+	return true;
+}
+
+/*
+ * The bytes a relocation of @type at @off lets the linker change: its
+ * field, and for the forms it may relax (a GOT load into an address or
+ * an immediate) the prefix, opcode and ModRM before it.  0: a type we do
+ * not know, or one of the TLS sequences the linker rewrites whole.
+ */
+static uint32_t reloc_span(uint32_t type, uint32_t *before)
+{
+	*before = 0;
+	switch (type) {
+	case R_X86_64_64: case R_X86_64_PC64: case R_X86_64_GOTOFF64: case R_X86_64_GOTPC64:
+	case R_X86_64_GOT64: case R_X86_64_GOTPCREL64: case R_X86_64_GOTPLT64:
+	case R_X86_64_PLTOFF64: case R_X86_64_DTPOFF64: case R_X86_64_TPOFF64:
+	case R_X86_64_SIZE64:
+		return 8;
+	case R_X86_64_GOTPCRELX: case R_X86_64_REX_GOTPCRELX: case R_X86_64_GOTTPOFF:
+		*before = 3;
+		return 4;
+	case R_X86_64_PC32: case R_X86_64_GOT32: case R_X86_64_PLT32: case R_X86_64_GOTPCREL:
+	case R_X86_64_32: case R_X86_64_32S: case R_X86_64_DTPOFF32: case R_X86_64_TPOFF32:
+	case R_X86_64_GOTPC32: case R_X86_64_SIZE32:
+		return 4;
+	default:
+		return 0;
+	}
+}
+
+/* Add [off, off + len) of a function of @size bytes to @r, kept sorted and merged. */
+static void mask_add(struct fn_relocs *r, int64_t off, int64_t len, uint64_t size)
+{
+	uint32_t i, j;
+
+	if (off < 0) {
+		len += off;
+		off = 0;
+	}
+	if (len <= 0 || (uint64_t)off >= size)
+		return;
+	if ((uint64_t)(off + len) > size)
+		len = (int64_t)size - off;
+	for (i = 0; i < r->nmask && r->masks[2 * i] < off; i++)
+		;
+	if (r->nmask == VECNOTE_MAX_MASKS) {
+		r->unknown = true;
+		return;
+	}
+	memmove(&r->masks[2 * i + 2], &r->masks[2 * i], (r->nmask - i) * 2 * sizeof(uint32_t));
+	r->masks[2 * i] = (uint32_t)off;
+	r->masks[2 * i + 1] = (uint32_t)len;
+	r->nmask++;
+	/* merge overlapping neighbours */
+	for (i = 0, j = 0; i < r->nmask; i++) {
+		if (j && r->masks[2 * (j - 1)] + r->masks[2 * (j - 1) + 1] >= r->masks[2 * i]) {
+			uint32_t end = r->masks[2 * i] + r->masks[2 * i + 1];
+			uint32_t *prev = &r->masks[2 * (j - 1)];
+
+			if (end > prev[0] + prev[1])
+				prev[1] = end - prev[0];
+			continue;
+		}
+		r->masks[2 * j] = r->masks[2 * i];
+		r->masks[2 * j + 1] = r->masks[2 * i + 1];
+		j++;
+	}
+	r->nmask = j;
+}
+
+/* The relocations of section @shndx inside [lo, lo + size). */
+static void fn_relocs_of(Elf *e, size_t shndx, uint64_t lo, uint64_t size, struct fn_relocs *r)
+{
+	Elf_Scn *scn = NULL;
+
+	memset(r, 0, sizeof(*r));
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_info != shndx)
+			continue;
+		if (sh.sh_type == SHT_REL) {
+			r->unknown = true;	/* addends in the code: not x86-64's way */
+			return;
+		}
+		if (sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		n = d ? sh.sh_size / sh.sh_entsize : 0;
+		for (i = 0; i < n; i++) {
+			GElf_Rela rela;
+			uint32_t type, span, before;
+
+			if (!gelf_getrela(d, (int)i, &rela)) {
+				r->unknown = true;
+				return;
+			}
+			if (rela.r_offset + 8 <= lo || rela.r_offset >= lo + size)
+				continue;
+			type = (uint32_t)GELF_R_TYPE(rela.r_info);
+			if (type == R_X86_64_NONE)
+				continue;
+			span = reloc_span(type, &before);
+			if (!span) {
+				r->unknown = true;
+				return;
+			}
+			mask_add(r, (int64_t)(rela.r_offset - lo) - before, span + before, size);
+		}
+	}
+}
+
+/* gcc's pad at a function's entry (after an endbr64): the function has a site. */
+static bool has_pad(const unsigned char *code, uint64_t size)
+{
+	static const unsigned char nops[5] = { 0x90, 0x90, 0x90, 0x90, 0x90 };
+	static const unsigned char endbr[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	if (size >= 4 && !memcmp(code, endbr, 4)) {
+		code += 4;
+		size -= 4;
+	}
+	return size >= 5 && !memcmp(code, nops, 5);
+}
+
+struct note_buf {
+	unsigned char *p;
+	size_t len, cap;
+};
+
+static int note_put(struct note_buf *b, const void *data, size_t len)
+{
+	if (b->len + len > b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 1024;
+		unsigned char *p;
+
+		while (cap < b->len + len)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+	return 0;
+}
+
+/* The records of @e's proven functions into @b (after the note's header). */
+static int prove_functions(Elf *e, struct note_buf *b, int *nr)
+{
+	Elf_Scn *scn = NULL;
+	bool decoder = false;
+
+	*nr = 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *syms;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		syms = elf_getdata(scn, NULL);
+		n = syms ? sh.sh_size / sh.sh_entsize : 0;
+		for (i = 0; i < n; i++) {
+			struct fhook_vecfree_src src = { fn_read, fn_insn_ok, 0, 0, NULL };
+			GElf_Shdr tsh;
+			GElf_Sym sym;
+			Elf_Scn *text;
+			Elf_Data *td;
+			struct fn_relocs r;
+			struct fn_ctx c;
+			struct vecnote_rec rec;
+			uint64_t h;
+
+			if (!gelf_getsym(syms, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_size || sym.st_size > VECNOTE_MAX_SIZE ||
+			    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
+				continue;
+			text = elf_getscn(e, sym.st_shndx);
+			if (!text || !gelf_getshdr(text, &tsh) || tsh.sh_type != SHT_PROGBITS ||
+			    !(tsh.sh_flags & SHF_EXECINSTR) || sym.st_value > tsh.sh_size ||
+			    sym.st_size > tsh.sh_size - sym.st_value)
+				continue;
+			td = elf_getdata(text, NULL);
+			if (!td || !td->d_buf || td->d_size < tsh.sh_size ||
+			    has_pad((unsigned char *)td->d_buf + sym.st_value, sym.st_size))
+				continue;
+			fn_relocs_of(e, sym.st_shndx, sym.st_value, sym.st_size, &r);
+			if (r.unknown)
+				continue;
+			if (!decoder) {
+				fhook_cs_quiet = true;
+				if (!fhook_cs_load())
+					return 0;	/* no decoder: nothing proven */
+				decoder = true;
+			}
+			c.sec = td->d_buf;
+			c.lo = sym.st_value;
+			c.hi = sym.st_value + sym.st_size;
+			c.r = &r;
+			src.lo = c.lo;
+			src.hi = c.hi;
+			src.ctx = &c;
+			if (!fhook_vec_free(sym.st_value, &src))
+				continue;
+			h = vecnote_hash((unsigned char *)td->d_buf + sym.st_value, sym.st_size,
+					 r.masks, r.nmask);
+			rec.size = (uint32_t)sym.st_size;
+			rec.nmask = r.nmask;
+			rec.hash_lo = (uint32_t)h;
+			rec.hash_hi = (uint32_t)(h >> 32);
+			if (note_put(b, &rec, sizeof(rec)) ||
+			    note_put(b, r.masks, r.nmask * 2 * sizeof(uint32_t)))
+				return -ENOMEM;
+			(*nr)++;
+		}
+	}
+	return 0;
+}
+
+/* Add the note section holding @desc to @e (opened for writing). */
+static int add_note(Elf *e, const struct note_buf *desc)
+{
+	static const char name[] = VECNOTE_SECTION;
+	size_t shstrndx, name_off;
+	Elf_Scn *strs, *scn;
+	GElf_Shdr ssh, sh;
+	Elf_Data *d;
+	struct note_buf note = { 0 };
+	GElf_Nhdr nh;
+	static const char owner[8] = VECNOTE_OWNER;
+
+	if (elf_getshdrstrndx(e, &shstrndx) || !(strs = elf_getscn(e, shstrndx)) ||
+	    !gelf_getshdr(strs, &ssh))
+		return -EINVAL;
+	nh.n_namesz = sizeof(VECNOTE_OWNER);
+	nh.n_descsz = (GElf_Word)desc->len;
+	nh.n_type = VECNOTE_TYPE;
+	if (note_put(&note, &nh, sizeof(nh)) || note_put(&note, owner, 8) ||
+	    note_put(&note, desc->p, desc->len))
+		goto nomem;
+	/* the section's name, after the names there are */
+	name_off = ssh.sh_size;
+	d = elf_newdata(strs);
+	if (!d)
+		goto nomem;
+	d->d_buf = (void *)name;
+	d->d_size = sizeof(name);
+	d->d_type = ELF_T_BYTE;
+	d->d_align = 1;
+	scn = elf_newscn(e);
+	d = scn ? elf_newdata(scn) : NULL;
+	if (!d || !gelf_getshdr(scn, &sh))
+		goto nomem;
+	d->d_buf = note.p;
+	d->d_size = note.len;
+	d->d_type = ELF_T_BYTE;
+	d->d_align = 4;
+	sh.sh_name = (GElf_Word)name_off;
+	sh.sh_type = SHT_NOTE;
+	sh.sh_flags = SHF_ALLOC;
+	sh.sh_addralign = 4;
+	if (!gelf_update_shdr(scn, &sh) || elf_update(e, ELF_C_WRITE) < 0) {
+		free(note.p);
+		return -EIO;
+	}
+	free(note.p);
+	return 0;
+nomem:
+	free(note.p);
+	return -ENOMEM;
+}
+
+static int copy_file(int from, int to)
+{
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = read(from, buf, sizeof(buf))) > 0)
+		if (write(to, buf, (size_t)n) != n)
+			return -EIO;
+	return n < 0 ? -EIO : 0;
+}
+
+int as_vecproof(const char *path)
+{
+	struct note_buf desc = { 0 };
+	char *tmp = NULL;
+	int fd = -1, out = -1, nr = 0, ret = 0;
+	struct stat st;
+	Elf *e = NULL;
+	GElf_Ehdr eh;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode))
+		goto out;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || eh.e_type != ET_REL ||
+	    eh.e_machine != EM_X86_64 || gelf_getclass(e) != ELFCLASS64)
+		goto out;
+	ret = prove_functions(e, &desc, &nr);
+	elf_end(e);
+	e = NULL;
+	if (ret || !nr)
+		goto out;
+	/* the new object beside the old one, renamed over it once complete */
+	if (asprintf(&tmp, "%s.fhook-XXXXXX", path) < 0) {
+		tmp = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
+	out = mkstemp(tmp);
+	if (out < 0 || lseek(fd, 0, SEEK_SET) || copy_file(fd, out) ||
+	    fchmod(out, st.st_mode & 07777)) {
+		ret = -EIO;
+		goto out;
+	}
+	e = elf_begin(out, ELF_C_RDWR, NULL);
+	if (!e || add_note(e, &desc)) {
+		ret = -EIO;
+		goto out;
+	}
+	elf_end(e);
+	e = NULL;
+	if (close(out) || rename(tmp, path)) {
+		out = -1;
+		ret = -EIO;
+		goto out;
+	}
+	out = -1;
+	free(tmp);
+	tmp = NULL;
+out:
+	if (e)
+		elf_end(e);
+	if (out >= 0)
+		close(out);
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(desc.p);
+	return ret;
+}

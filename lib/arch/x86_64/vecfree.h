@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Does a function leave the vector registers alone?  The decision, on
+ * bytes from wherever they are: the process's text when a handler is
+ * registered (vecscan.c), or an object the assembler just wrote
+ * (cli/as_vecproof.c), whose proof the library then checks (vecnote.h).
+ */
+#ifndef FHOOK_ARCH_X86_64_VECFREE_H
+#define FHOOK_ARCH_X86_64_VECFREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cs.h"
+
+#define VECFREE_INSNS		256	/* decoded per function at most */
+#define VECFREE_BRANCHES	32	/* direct branch targets followed */
+
+/* Where the bytes come from. */
+struct fhook_vecfree_src {
+	/* Copy up to @len bytes at @addr to @buf; how many could be (0: none). */
+	size_t (*read)(void *ctx, unsigned long addr, void *buf, size_t len);
+	/* May @insn be taken as decoded?  NULL: yes (build time: no relocated branch). */
+	bool (*insn_ok)(void *ctx, const cs_insn *insn);
+	/* Branch targets must be in [lo, hi); hi 0: anywhere. */
+	unsigned long lo, hi;
+	void *ctx;
+};
+
+/*
+ * True when every instruction reachable from @func, following direct
+ * branches, names no vector, MMX, x87 or mask register, belongs to no
+ * extension that works on them, touches no %rcx (a handler's fregs) and
+ * stays in view (no call, indirect branch or system call).  False too
+ * when it cannot be decoded (no libcapstone, past the limits above).
+ */
+bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src) __arch_hidden;
+
+#endif

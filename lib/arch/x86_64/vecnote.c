@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A handler proven at build time (vecnote.h): its object's notes list a
+ * function with its size and the hash of its bytes, and the bytes at the
+ * handler's address hash the same.  Read in place, under the loader's
+ * lock (dl_iterate_phdr()), so the object cannot go meanwhile.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+
+#include "internal.h"
+#include "vecnote.h"
+
+struct vecnote_find {
+	unsigned long func;
+	bool proven;
+};
+
+static bool proven_by(const unsigned char *desc, size_t len, unsigned long func,
+		      unsigned long text_end)
+{
+	size_t off = 0;
+
+	while (len - off >= sizeof(struct vecnote_rec)) {
+		struct vecnote_rec rec;
+		uint32_t masks[2 * VECNOTE_MAX_MASKS];
+		size_t mlen;
+		uint64_t h;
+
+		memcpy(&rec, desc + off, sizeof(rec));
+		off += sizeof(rec);
+		if (rec.nmask > VECNOTE_MAX_MASKS)
+			return false;	/* not a list we wrote: stop reading it */
+		mlen = (size_t)rec.nmask * 2 * sizeof(uint32_t);
+		if (len - off < mlen)
+			return false;
+		memcpy(masks, desc + off, mlen);
+		off += mlen;
+		if (!rec.size || rec.size > VECNOTE_MAX_SIZE || rec.size > text_end - func)
+			continue;
+		h = vecnote_hash((const unsigned char *)func, rec.size, masks, rec.nmask);
+		if (h == ((uint64_t)rec.hash_hi << 32 | rec.hash_lo))
+			return true;
+	}
+	return false;
+}
+
+static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct vecnote_find *f = data;
+	unsigned long text_end = 0;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		unsigned long start = info->dlpi_addr + p->p_vaddr;
+
+		if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && f->func >= start &&
+		    f->func - start < p->p_filesz)
+			text_end = start + p->p_filesz;
+	}
+	if (!text_end)
+		return 0;
+	for (i = 0; i < info->dlpi_phnum && !f->proven; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		const unsigned char *n = (const unsigned char *)(info->dlpi_addr + p->p_vaddr);
+		size_t off = 0, len = p->p_memsz;
+
+		if (p->p_type != PT_NOTE)
+			continue;
+		while (len - off >= sizeof(ElfW(Nhdr)) && !f->proven) {
+			ElfW(Nhdr) nh;
+			size_t name_len, desc_len;
+
+			memcpy(&nh, n + off, sizeof(nh));
+			off += sizeof(nh);
+			name_len = (nh.n_namesz + 3) & ~3UL;
+			desc_len = (nh.n_descsz + 3) & ~3UL;
+			if (name_len > len - off || desc_len > len - off - name_len)
+				break;
+			if (nh.n_type == VECNOTE_TYPE && nh.n_namesz == sizeof(VECNOTE_OWNER) &&
+			    !memcmp(n + off, VECNOTE_OWNER, sizeof(VECNOTE_OWNER)))
+				f->proven = proven_by(n + off + name_len, nh.n_descsz, f->func,
+						      text_end);
+			off += name_len + desc_len;
+		}
+	}
+	return 1;	/* the object of the function: no other */
+}
+
+bool fhook_vecnote_proven(unsigned long func)
+{
+	struct vecnote_find f = { func, false };
+
+	dl_iterate_phdr(find_in_object, &f);
+	return f.proven;
+}

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Handlers proven at build time: this program is built with fhook's flags
+ * (`fhook cflags`, the assembler front end), which lists the functions
+ * that leave the vector registers alone in a note of the object.  An ops
+ * whose handler is listed, and whose bytes in the process still hash as
+ * the note says, gets the trampoline that saves no xmm register, with no
+ * decoder loaded; every other handler keeps the save.  The traced
+ * function's floating-point arguments arrive intact either way.
+ *
+ * "test_vecnote tampered": tests/core/test_vecnote.sh changed an immediate
+ * of counting_handler in a copy of the program after it was built, so its
+ * bytes are no longer the proven ones: its save stays.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <fhook/fhook.h>
+
+#include "../check.h"
+
+/* no site of its own: a handler is built notrace */
+#define NOTRACE __attribute__((noinline, patchable_function_entry(0, 0), \
+			       no_sanitize("address", "thread", "undefined")))
+
+static long calls;
+
+NOINLINE double fsum(double a, double b, double c, double d, double e, double f, double g,
+		     double h)
+{
+	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
+}
+
+static NOTRACE void empty_handler(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	__asm__ volatile("");
+}
+
+/* a relocated field in it (the counter's address): masked in the hash */
+NOTRACE void counting_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
+			      struct ftrace_regs *fregs)
+{
+	__asm__ volatile("addq $0x5a5a5a, %0" : "+m"(calls));
+}
+
+/* a branch inside: both ways are looked at */
+static NOTRACE void branching_handler(unsigned long ip, unsigned long parent_ip,
+				      struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	if (ip == (unsigned long)fsum)
+		__asm__ volatile("addq $0x5a5a5a, %0" : "+m"(calls));
+	else
+		__asm__ volatile("subq $1, %0" : "+m"(calls));
+}
+
+/* floating point: never listed */
+static volatile double scale = 2.5;
+static NOTRACE void float_handler(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	calls += (long)(scale * 0x5a5a5a / 2.5);
+}
+
+/* the clobbering behind a branch the call takes */
+static NOTRACE void branch_clobber_handler(unsigned long ip, unsigned long parent_ip,
+					   struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	__asm__ volatile("addq $0x5a5a5a, %0" : "+m"(calls));
+	if (ip == (unsigned long)fsum)
+		__asm__ volatile("pcmpeqd %%xmm0, %%xmm0\n\tpcmpeqd %%xmm7, %%xmm7"
+				 ::: "xmm0", "xmm7");
+}
+
+static NOINLINE void count_call(void)
+{
+	__asm__ volatile("addq $0x5a5a5a, %0" : "+m"(calls));
+}
+
+/* a call: what it reaches is not looked at */
+static NOTRACE void calling_handler(unsigned long ip, unsigned long parent_ip,
+				    struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	count_call();
+	__asm__ volatile("");
+}
+
+/* vector-free, but with a site of its own: a redirect of it could run anything */
+static void site_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
+			 struct ftrace_regs *fregs)
+{
+	__asm__ volatile("addq $0x5a5a5a, %0" : "+m"(calls));
+}
+
+/* Registered on fsum: which trampoline, and the arguments still right. */
+static void run(ftrace_func_t func, const char *name, int saves, long per_call)
+{
+	struct ftrace_ops ops = { .func = func };
+	volatile double r;
+	char n[64];
+	int got;
+
+	calls = 0;
+	snprintf(n, sizeof(n), "%s_register", name);
+	CHECK_EQ(ftrace_set_filter_ip(&ops, (unsigned long)fsum, 0, 1) ||
+		 register_ftrace_function(&ops), 0, n);
+	got = fhook_ops_saves_vectors(&ops);
+	snprintf(n, sizeof(n), "%s_saves_vectors", name);
+	CHECK(got == saves, n, "%d, expected %d", got, saves);
+	r = fsum(1, 2, 3, 4, 5, 6, 7, 8);
+	snprintf(n, sizeof(n), "%s_args_intact", name);
+	CHECK(r == 204.0, n, "%g, expected 204", r);
+	snprintf(n, sizeof(n), "%s_handler_ran", name);
+	CHECK(calls == per_call, n, "%ld, expected %ld", calls, per_call);
+	unregister_ftrace_function(&ops);
+	ftrace_free_filter(&ops);
+}
+
+static bool capstone_mapped(void)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		found |= strstr(line, "libcapstone") != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+int main(int argc, char **argv)
+{
+	bool tampered = argc > 1 && !strcmp(argv[1], "tampered");
+
+	run(empty_handler, "empty", 0, 0);
+	run(counting_handler, tampered ? "tampered" : "relocated_field", tampered,
+	    tampered ? 0x5a5a5b : 0x5a5a5a);
+	run(branching_handler, "branching", 0, 0x5a5a5a);
+	run(float_handler, "floating_point", 1, 0x5a5a5a);
+	run(branch_clobber_handler, "branch_clobbering", 1, 0x5a5a5a);
+	run(calling_handler, "calling", 1, 0x5a5a5a);
+	run(site_handler, "with_site", 1, 0x5a5a5a);
+	CHECK(!capstone_mapped(), "no_decoder_loaded", "libcapstone was loaded");
+	return check_exit();
+}
