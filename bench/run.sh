@@ -112,6 +112,8 @@ T=bench/tight.c
 cc_q -O2 -g -o "$B/tight_plain" $T
 cc_q -O2 -g $CFLAGS_TRACE -o "$B/tight_pad" $T
 cc_q -O2 -g $CFLAGS_TRACE -DTIGHT_FHOOK -Iinclude -o "$B/tight_fhook" $T $LFH
+# the same without fhook's assembler front end: no handler proven at build time
+cc_q -O2 -g -fpatchable-function-entry=5 -DTIGHT_FHOOK -Iinclude -o "$B/tight_fhook_np" $T $LFH
 cc_q -O2 -g -pg -o "$B/tight_pg" $T
 cc_q -O2 -g -finstrument-functions -o "$B/tight_cyg" $T bench/cyg_hooks.c
 if echo '#include <lttng/tracepoint.h>' | "$CC" -E -x c - >/dev/null 2>&1; then
@@ -173,11 +175,12 @@ declare -A CGMATCH
 
 if want 1; then
 say "workload 1: the tight loop"
-ORDER="plain pad nop empty empty-gp direct redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-entry-gp fprobe-both fprobe-both-gp trace cyg uftrace-pg uftrace-P lttng uprobe"
+ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-entry-gp fprobe-both fprobe-both-gp trace cyg uftrace-pg uftrace-P lttng uprobe"
 LABEL[plain]="untraced (no pad, no libfhook)"
 LABEL[pad]="pad, no libfhook (five 1-byte nops)"
 LABEL[nop]="fhook: pad, no ops (one 5-byte nop)"
-LABEL[empty]="fhook: one ftrace_ops, empty handler"
+LABEL[empty]="fhook: one ftrace_ops, empty handler (notrace, proven by its build: xmm0-7 not saved)"
+LABEL[empty-np]="fhook: the same, built without fhook's assembler front end (not proven: xmm0-7 saved)"
 LABEL[empty-gp]="fhook: the same, FHOOK_OPS_FL_GENERAL_REGS_ONLY (xmm0-7 not saved)"
 LABEL[direct]="calling the replacement directly"
 LABEL[redirect-hit]="fhook: redirect, redirected caller"
@@ -198,6 +201,7 @@ LABEL[uprobe]="bpftrace uprobe on the 5-byte nop, empty action"
 CMD[plain]="$B/tight_plain run @N@"
 CMD[pad]="$B/tight_pad run @N@"
 CMD[direct]="$B/tight_plain direct @N@"
+CMD[empty-np]="$B/tight_fhook_np empty @N@"
 for m in nop empty empty-gp redirect-hit redirect-miss inject-hit inject-miss fprobe-entry \
 	 fprobe-entry-gp fprobe-both fprobe-both-gp; do
 	CMD[$m]="$B/tight_fhook $m @N@"
