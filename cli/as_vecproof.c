@@ -8,8 +8,14 @@
  * object.  A handler the process registers later is then checked against
  * that list by hashing its bytes, with no decoder loaded.
  *
- * Most objects built with fhook's flags have a pad in every function and
- * never load libcapstone here.  Nothing of this may fail a build: in any
+ * A relocated field counts as zero in the hash, and only where it is a
+ * displacement or an immediate of a decoded instruction, which decodes
+ * the same whatever the linker writes there; an instruction the linker
+ * may rewrite whole (a GOT load it relaxes) then no longer hashes as
+ * proven, and its function keeps the save.
+ *
+ * Most objects built with fhook's flags have a pad in every function (and
+ * GCC's .cold parts are never handlers) and never load libcapstone here.  Nothing of this may fail a build: in any
  * doubt a function is left out, and on any error the object stays as
  * `as` wrote it (the new one is written beside it and renamed over it).
  */
@@ -53,47 +59,59 @@ static size_t fn_read(void *ctx, unsigned long addr, void *buf, size_t len)
 	return len;
 }
 
-/* A branch whose target the linker fills in goes to no place we know. */
+/* Is [@off, @off + @len) inside the field at @at of @size bytes (at 0: none)? */
+static bool in_field(uint32_t off, uint32_t len, uint8_t at, uint8_t size)
+{
+	return at && off >= at && off + len <= (uint32_t)at + size;
+}
+
+/*
+ * The bytes the linker writes must be a displacement or an immediate of
+ * @insn, whose value does not change how it decodes; and not a branch's,
+ * whose target would be no place we know.
+ */
 static bool fn_insn_ok(void *ctx, const cs_insn *insn)
 {
 	const struct fn_ctx *c = ctx;
+	const cs_x86_encoding *enc = &insn->detail->x86.encoding;
 	unsigned long off = insn->address - c->lo;
+	bool branch = false;
 	uint32_t i;
 
 	for (i = 0; i < insn->detail->groups_count; i++)
-		if (insn->detail->groups[i] == CS_GRP_JUMP ||
-		    insn->detail->groups[i] == CS_GRP_BRANCH_RELATIVE)
-			break;
-	if (i == insn->detail->groups_count)
-		return true;
-	for (i = 0; i < c->r->nmask; i++)
-		if (c->r->masks[2 * i] < off + insn->size &&
-		    c->r->masks[2 * i] + c->r->masks[2 * i + 1] > off)
+		branch |= insn->detail->groups[i] == CS_GRP_JUMP ||
+			  insn->detail->groups[i] == CS_GRP_BRANCH_RELATIVE;
+	for (i = 0; i < c->r->nmask; i++) {
+		uint32_t m = c->r->masks[2 * i], len = c->r->masks[2 * i + 1];
+
+		if (m >= off + insn->size || m + len <= off)
+			continue;
+		if (branch || m < off ||
+		    (!in_field((uint32_t)(m - off), len, enc->disp_offset, enc->disp_size) &&
+		     !in_field((uint32_t)(m - off), len, enc->imm_offset, enc->imm_size)))
 			return false;
+	}
 	return true;
 }
 
 /*
- * The bytes a relocation of @type at @off lets the linker change: its
- * field, and for the forms it may relax (a GOT load into an address or
- * an immediate) the prefix, opcode and ModRM before it.  0: a type we do
- * not know, or one of the TLS sequences the linker rewrites whole.
+ * The bytes a relocation of @type lets the linker write: its field.  0: a
+ * type we do not know, or one of the TLS sequences the linker rewrites
+ * whole.  (The GOT loads it may relax change their opcode too: then the
+ * function no longer hashes as proven.)
  */
-static uint32_t reloc_span(uint32_t type, uint32_t *before)
+static uint32_t reloc_span(uint32_t type)
 {
-	*before = 0;
 	switch (type) {
 	case R_X86_64_64: case R_X86_64_PC64: case R_X86_64_GOTOFF64: case R_X86_64_GOTPC64:
 	case R_X86_64_GOT64: case R_X86_64_GOTPCREL64: case R_X86_64_GOTPLT64:
 	case R_X86_64_PLTOFF64: case R_X86_64_DTPOFF64: case R_X86_64_TPOFF64:
 	case R_X86_64_SIZE64:
 		return 8;
-	case R_X86_64_GOTPCRELX: case R_X86_64_REX_GOTPCRELX: case R_X86_64_GOTTPOFF:
-		*before = 3;
-		return 4;
 	case R_X86_64_PC32: case R_X86_64_GOT32: case R_X86_64_PLT32: case R_X86_64_GOTPCREL:
 	case R_X86_64_32: case R_X86_64_32S: case R_X86_64_DTPOFF32: case R_X86_64_TPOFF32:
-	case R_X86_64_GOTPC32: case R_X86_64_SIZE32:
+	case R_X86_64_GOTPC32: case R_X86_64_SIZE32: case R_X86_64_GOTPCRELX:
+	case R_X86_64_REX_GOTPCRELX: case R_X86_64_GOTTPOFF:
 		return 4;
 	default:
 		return 0;
@@ -140,47 +158,107 @@ static void mask_add(struct fn_relocs *r, int64_t off, int64_t len, uint64_t siz
 	r->nmask = j;
 }
 
-/* The relocations of section @shndx inside [lo, lo + size). */
-static void fn_relocs_of(Elf *e, size_t shndx, uint64_t lo, uint64_t size, struct fn_relocs *r)
+/* An object's relocations, by the section they apply to, sorted by offset. */
+struct obj_relocs {
+	struct sec_relocs {
+		GElf_Rela *r;
+		size_t nr;
+		bool unknown;		/* SHT_REL, or unreadable: prove nothing there */
+	} *sec;
+	size_t nr_sec;
+};
+
+static int rela_cmp(const void *a, const void *b)
+{
+	const GElf_Rela *x = a, *y = b;
+
+	return x->r_offset < y->r_offset ? -1 : x->r_offset > y->r_offset;
+}
+
+static int obj_relocs_read(Elf *e, struct obj_relocs *o)
 {
 	Elf_Scn *scn = NULL;
+	size_t i;
 
-	memset(r, 0, sizeof(*r));
+	if (elf_getshdrnum(e, &o->nr_sec))
+		return -EINVAL;
+	o->sec = calloc(o->nr_sec ? o->nr_sec : 1, sizeof(*o->sec));
+	if (!o->sec)
+		return -ENOMEM;
 	while ((scn = elf_nextscn(e, scn))) {
+		struct sec_relocs *sr;
 		GElf_Shdr sh;
 		Elf_Data *d;
-		size_t i, n;
+		GElf_Rela *grown;
+		size_t n;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_info != shndx)
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL) ||
+		    sh.sh_info >= o->nr_sec)
 			continue;
-		if (sh.sh_type == SHT_REL) {
-			r->unknown = true;	/* addends in the code: not x86-64's way */
+		sr = &o->sec[sh.sh_info];
+		d = elf_getdata(scn, NULL);
+		if (sh.sh_type == SHT_REL || !sh.sh_entsize || !d) {
+			sr->unknown = true;	/* addends in the code: not x86-64's way */
+			continue;
+		}
+		n = sh.sh_size / sh.sh_entsize;
+		grown = realloc(sr->r, (sr->nr + n) * sizeof(*sr->r) + 1);
+		if (!grown)
+			return -ENOMEM;
+		sr->r = grown;
+		for (i = 0; i < n; i++)
+			if (!gelf_getrela(d, (int)i, &sr->r[sr->nr++]))
+				sr->unknown = true;
+	}
+	for (i = 0; i < o->nr_sec; i++)
+		if (o->sec[i].nr)
+			qsort(o->sec[i].r, o->sec[i].nr, sizeof(GElf_Rela), rela_cmp);
+	return 0;
+}
+
+static void obj_relocs_free(struct obj_relocs *o)
+{
+	size_t i;
+
+	for (i = 0; o->sec && i < o->nr_sec; i++)
+		free(o->sec[i].r);
+	free(o->sec);
+}
+
+/* The relocations of section @shndx inside [lo, lo + size), as masks. */
+static void fn_relocs_of(const struct obj_relocs *o, size_t shndx, uint64_t lo, uint64_t size,
+			 struct fn_relocs *r)
+{
+	const struct sec_relocs *sr = &o->sec[shndx];
+	size_t a = 0, b = sr->nr;
+
+	memset(r, 0, sizeof(*r));
+	if (sr->unknown) {
+		r->unknown = true;
+		return;
+	}
+	/* the first that may reach into the function (a field is at most 8 bytes) */
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (sr->r[m].r_offset + 8 <= lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	for (; a < sr->nr && sr->r[a].r_offset < lo + size; a++) {
+		uint32_t type = (uint32_t)GELF_R_TYPE(sr->r[a].r_info), span;
+
+		if (type == R_X86_64_NONE)
+			continue;
+		span = reloc_span(type);
+		if (!span) {
+			r->unknown = true;
 			return;
 		}
-		if (sh.sh_type != SHT_RELA || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		n = d ? sh.sh_size / sh.sh_entsize : 0;
-		for (i = 0; i < n; i++) {
-			GElf_Rela rela;
-			uint32_t type, span, before;
-
-			if (!gelf_getrela(d, (int)i, &rela)) {
-				r->unknown = true;
-				return;
-			}
-			if (rela.r_offset + 8 <= lo || rela.r_offset >= lo + size)
-				continue;
-			type = (uint32_t)GELF_R_TYPE(rela.r_info);
-			if (type == R_X86_64_NONE)
-				continue;
-			span = reloc_span(type, &before);
-			if (!span) {
-				r->unknown = true;
-				return;
-			}
-			mask_add(r, (int64_t)(rela.r_offset - lo) - before, span + before, size);
-		}
+		mask_add(r, (int64_t)(sr->r[a].r_offset - lo), span, size);
+		if (r->unknown)
+			return;
 	}
 }
 
@@ -222,7 +300,7 @@ static int note_put(struct note_buf *b, const void *data, size_t len)
 }
 
 /* The records of @e's proven functions into @b (after the note's header). */
-static int prove_functions(Elf *e, struct note_buf *b, int *nr)
+static int prove_functions(Elf *e, const struct obj_relocs *o, struct note_buf *b, int *nr)
 {
 	Elf_Scn *scn = NULL;
 	bool decoder = false;
@@ -246,11 +324,17 @@ static int prove_functions(Elf *e, struct note_buf *b, int *nr)
 			struct fn_relocs r;
 			struct fn_ctx c;
 			struct vecnote_rec rec;
+			const char *name;
 			uint64_t h;
 
 			if (!gelf_getsym(syms, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 			    !sym.st_size || sym.st_size > VECNOTE_MAX_SIZE ||
-			    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
+			    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
+			    sym.st_shndx >= o->nr_sec)
+				continue;
+			/* GCC's cold part of a function: never an entry, never a handler */
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!name || strstr(name, ".cold"))
 				continue;
 			text = elf_getscn(e, sym.st_shndx);
 			if (!text || !gelf_getshdr(text, &tsh) || tsh.sh_type != SHT_PROGBITS ||
@@ -261,7 +345,7 @@ static int prove_functions(Elf *e, struct note_buf *b, int *nr)
 			if (!td || !td->d_buf || td->d_size < tsh.sh_size ||
 			    has_pad((unsigned char *)td->d_buf + sym.st_value, sym.st_size))
 				continue;
-			fn_relocs_of(e, sym.st_shndx, sym.st_value, sym.st_size, &r);
+			fn_relocs_of(o, sym.st_shndx, sym.st_value, sym.st_size, &r);
 			if (r.unknown)
 				continue;
 			if (!decoder) {
@@ -358,10 +442,30 @@ static int copy_file(int from, int to)
 	return n < 0 ? -EIO : 0;
 }
 
-int as_vecproof(const char *path)
+/* Has @e its note already (an object given to the front end twice)? */
+static bool has_note(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return true;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(e, shstrndx, sh.sh_name)) &&
+		    !strcmp(name, VECNOTE_SECTION))
+			return true;
+	}
+	return false;
+}
+
+int as_vecproof(const char *obj)
 {
 	struct note_buf desc = { 0 };
-	char *tmp = NULL;
+	struct obj_relocs relocs = { 0 };
+	char *tmp = NULL, *path;
 	int fd = -1, out = -1, nr = 0, ret = 0;
 	struct stat st;
 	Elf *e = NULL;
@@ -369,6 +473,10 @@ int as_vecproof(const char *path)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
+	/* a symbolic link's file gets the note, and the link stays */
+	path = realpath(obj, NULL);
+	if (!path)
+		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode))
 		goto out;
@@ -376,7 +484,11 @@ int as_vecproof(const char *path)
 	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || eh.e_type != ET_REL ||
 	    eh.e_machine != EM_X86_64 || gelf_getclass(e) != ELFCLASS64)
 		goto out;
-	ret = prove_functions(e, &desc, &nr);
+	if (has_note(e))
+		goto out;
+	ret = obj_relocs_read(e, &relocs);
+	if (!ret)
+		ret = prove_functions(e, &relocs, &desc, &nr);
 	elf_end(e);
 	e = NULL;
 	if (ret || !nr)
@@ -419,6 +531,8 @@ out:
 	}
 	if (fd >= 0)
 		close(fd);
+	obj_relocs_free(&relocs);
 	free(desc.p);
+	free(path);
 	return ret;
 }

@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 {
 	char tmp[] = "/tmp/fhook-as-XXXXXX.s", *as, **nargv;
 	int i, in_idx = -1, fd, status, ret;
-	const char *obj = "a.out";
+	const char *obj = NULL;
 	FILE *in, *out;
 	pid_t pid;
 
@@ -167,6 +167,8 @@ int main(int argc, char **argv)
 			i++;
 			continue;
 		}
+		if (!strncmp(argv[i], "-o", 2) && argv[i][2])
+			obj = argv[i] + 2;
 		if (argv[i][0] != '-' || !strcmp(argv[i], "-"))
 			in_idx = i;
 	}
@@ -216,6 +218,7 @@ int main(int argc, char **argv)
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 	/* an object whose proof could not be added is still the object `as` wrote */
-	as_vecproof(obj);
+	if (obj)
+		as_vecproof(obj);
 	return 0;
 }

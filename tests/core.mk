@@ -16,4 +16,5 @@ $(B)/tests/core/test_dlopen_glob: $(B)/tests/core/libdltarget.so
 $(B)/tests/core/test_vecnote: tests/core/test_vecnote.c tests/check.h $(B)/libfhook.so \
 			      $(B)/gcc-as/as
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)
+	$(CC) $(TEST_CFLAGS) -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS) \
+		-no-pie -Wl,--defsym,vecnote_magic=0xc3c0570f

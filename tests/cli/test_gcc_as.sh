@@ -99,9 +99,16 @@ PY
 )
 check vec_note_records eq "$got" "${want}0x76656366"
 check vec_note_alloc eq "$(readelf -SW "$tmp/v.o" | grep -c 'vecfree  *NOTE .* A ')" 1
-# the code is still GCC's, and the program links with the note in a PT_NOTE
-check vec_same_code eq "$(objdump -d "$tmp/v.o" | tail -n +4 | md5sum)" \
-	"$(objdump -d "$tmp/v.plain.o" | tail -n +4 | md5sum)"
+# the object is still the assembler's: code, relocations, symbols and
+# sections (but for the one added), and the program links with the note
+# in a PT_NOTE
+for what in "objdump -dr" "readelf -rW" "readelf -sW"; do
+	check "vec_same ($what)" eq \
+		"$($what "$tmp/v.o" | tail -n +4 | sed 's/ at offset 0x[0-9a-f]*//' | md5sum)" \
+		"$($what "$tmp/v.plain.o" | tail -n +4 | sed 's/ at offset 0x[0-9a-f]*//' | md5sum)"
+done
+sections() { readelf -SW "$1" | sed -n 's/^ *\[ *[0-9]*\] \([^ ]*\) *\([A-Z_]*\) .*/\1 \2/p'; }
+check vec_same_sections eq "$(sections "$tmp/v.o" | grep -v vecfree)" "$(sections "$tmp/v.plain.o")"
 printf 'void leaf(void); void ext(void) {} int main(void) { leaf(); return 0; }\n' >"$tmp/vm.c"
 gcc -O2 -o "$tmp/vm" "$tmp/vm.c" "$tmp/v.o" -Wl,--gc-sections
 check vec_note_linked eq "$(readelf -nW "$tmp/vm" | grep -c '^ *fhook ')" 1
@@ -109,6 +116,17 @@ check vec_note_linked eq "$(readelf -nW "$tmp/vm" | grep -c '^ *fhook ')" 1
 printf 'int a(int x) { return x + 1; }\n' >"$tmp/p.c"
 gcc -O2 $flags -c -o "$tmp/p1.o" "$tmp/p.c"
 check vec_no_candidates eq "$(readelf -SW "$tmp/p1.o" | grep -c vecfree)" 0
+# ... and no decoder is loaded for it, nor for GCC's cold parts (no site,
+# never a handler)
+printf 'int g(int x) { if (x < 0) throw x; return x * 2; }\n' >"$tmp/cold.cc"
+if command -v strace >/dev/null; then
+	strace -f -e trace=openat -o "$tmp/st" g++ -O2 $flags -c -o "$tmp/cold.o" "$tmp/cold.cc"
+	check vec_cold_part eq "$(readelf -sW "$tmp/cold.o" | grep -c '_Z1gi.cold'):$(grep -c capstone "$tmp/st")" "1:0"
+	strace -f -e trace=openat -o "$tmp/st" gcc -O2 $flags -c -o "$tmp/p1.o" "$tmp/p.c"
+	check vec_no_decoder eq "$(grep -c capstone "$tmp/st")" 0
+else
+	echo "SKIP gcc_as/vec_no_decoder: no strace"
+fi
 # the assembler's failure is the front end's, and leaves no object behind
 printf 'void bad(void) { __asm__("no_such_insn"); }\n' >"$tmp/bad.c"
 gcc -O2 $flags -c -o "$tmp/bad.o" "$tmp/bad.c" 2>/dev/null

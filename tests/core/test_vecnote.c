@@ -30,6 +30,7 @@ static long calls;
 NOINLINE double fsum(double a, double b, double c, double d, double e, double f, double g,
 		     double h)
 {
+	__asm__ volatile("");	/* not pure: every call is made */
 	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
 }
 
@@ -94,13 +95,55 @@ static void site_handler(unsigned long ip, unsigned long parent_ip, struct ftrac
 	__asm__ volatile("addq $0x5a5a5a, %0" : "+m"(calls));
 }
 
+/*
+ * Written by hand (an object's assembly may put a relocation anywhere):
+ * bytes the linker fills in that are no operand.  As assembled, ".long"
+ * of an undefined symbol is four zero bytes, which decode as two plain
+ * "add %al, (%rax)"; linked (--defsym vecnote_magic=0xc3c0570f), they are
+ * "xorps %xmm0, %xmm0; ret" (the program is linked -no-pie for an absolute
+ * 32-bit value).  It must not be proven.
+ */
+__asm__(".text\n"
+	".type vn_reloc_insn, @function\n"
+	"vn_reloc_insn:\n"
+	"	.long vecnote_magic\n"
+	"	ret\n"
+	".size vn_reloc_insn, .-vn_reloc_insn\n"
+	/*
+	 * A proven function whose relocated displacement the linker rewrites
+	 * with its opcode (a GOT load relaxed into an lea) ...
+	 */
+	".type vn_got_load, @function\n"
+	"vn_got_load:\n"
+	"	movq vn_global@GOTPCREL(%rip), %rax\n"
+	"	xorl %eax, %eax\n"
+	"	ret\n"
+	".size vn_got_load, .-vn_got_load\n"
+	/*
+	 * ... and one with the same bytes but the three before that field
+	 * (not proven itself): it clobbers xmm0.  Only an operand field may
+	 * differ from a proven function's bytes.
+	 */
+	".type vn_got_twin, @function\n"
+	"vn_got_twin:\n"
+	"	movq %rax, %xmm0\n"
+	"	xchg %ax, %ax\n"
+	"	xorl %eax, %eax\n"
+	"	ret\n"
+	".size vn_got_twin, .-vn_got_twin\n");
+void vn_reloc_insn(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
+		   struct ftrace_regs *fregs);
+void vn_got_twin(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
+		 struct ftrace_regs *fregs);
+long vn_global;
+
 /* Registered on fsum: which trampoline, and the arguments still right. */
 static void run(ftrace_func_t func, const char *name, int saves, long per_call)
 {
 	struct ftrace_ops ops = { .func = func };
 	volatile double r;
 	char n[64];
-	int got;
+	int got, i;
 
 	calls = 0;
 	snprintf(n, sizeof(n), "%s_register", name);
@@ -109,11 +152,14 @@ static void run(ftrace_func_t func, const char *name, int saves, long per_call)
 	got = fhook_ops_saves_vectors(&ops);
 	snprintf(n, sizeof(n), "%s_saves_vectors", name);
 	CHECK(got == saves, n, "%d, expected %d", got, saves);
-	r = fsum(1, 2, 3, 4, 5, 6, 7, 8);
-	snprintf(n, sizeof(n), "%s_args_intact", name);
-	CHECK(r == 204.0, n, "%g, expected 204", r);
+	/* more than once: a thread's first call may take another way */
+	for (i = 0; i < 3; i++) {
+		r = fsum(1, 2, 3, 4, 5, 6, 7, 8);
+		snprintf(n, sizeof(n), "%s_args_intact_%d", name, i);
+		CHECK(r == 204.0, n, "%g, expected 204", r);
+	}
 	snprintf(n, sizeof(n), "%s_handler_ran", name);
-	CHECK(calls == per_call, n, "%ld, expected %ld", calls, per_call);
+	CHECK(calls == 3 * per_call, n, "%ld, expected %ld", calls, 3 * per_call);
 	unregister_ftrace_function(&ops);
 	ftrace_free_filter(&ops);
 }
@@ -143,6 +189,8 @@ int main(int argc, char **argv)
 	run(branch_clobber_handler, "branch_clobbering", 1, 0x5a5a5a);
 	run(calling_handler, "calling", 1, 0x5a5a5a);
 	run(site_handler, "with_site", 1, 0x5a5a5a);
+	run(vn_reloc_insn, "relocated_opcode", 1, 0);
+	run(vn_got_twin, "operand_twin", 1, 0);
 	CHECK(!capstone_mapped(), "no_decoder_loaded", "libcapstone was loaded");
 	return check_exit();
 }

@@ -2,8 +2,8 @@
 # A handler whose bytes changed after its object was proven (here: an
 # immediate of counting_handler, in a copy of build/tests/core/test_vecnote)
 # no longer hashes as its note says: it keeps the vector registers' save,
-# and still runs right.  A note whose records are garbage proves nothing
-# and harms nothing.
+# and still runs right.  A note whose records or sizes are garbage proves
+# nothing and harms nothing.
 set -o pipefail
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 . tests/check.sh
@@ -42,21 +42,27 @@ rc=$?
 grep -E '^(PASS|FAIL|SKIP)' "$tmp/out" | sed 's/^\(PASS\|FAIL\|SKIP\) /\1 vecnote_tampered\//'
 [ $rc = 0 ] || echo "FAIL vecnote_tampered/exit: status $rc"
 
-# every record's mask count made huge: nothing proven, nothing read past the note
-python3 - "$P" "$tmp/garbage" <<'PY'
+# malformed notes prove nothing and read nothing past themselves: every
+# record's mask count made huge; the note's descriptor size near 4 GiB
+python3 - "$P" "$tmp" <<'PY'
 import subprocess, sys, struct
-p, out = sys.argv[1], sys.argv[2]
-data = bytearray(open(p, "rb").read())
-secs = subprocess.run(["readelf", "-SW", p], capture_output=True, text=True).stdout.splitlines()
-for l in secs:
+p, tmp = sys.argv[1], sys.argv[2]
+data = open(p, "rb").read()
+for l in subprocess.run(["readelf", "-SW", p], capture_output=True, text=True).stdout.splitlines():
     if ".note.fhook.vecfree" in l:
-        f = l.split("]")[1].split()
-        off = int(f[3], 16)
-        struct.pack_into("<I", data, off + 12 + 8 + 4, 0xffffffff)
-open(out, "wb").write(data)
+        off = int(l.split("]")[1].split()[3], 16)
+for name, at, val in (("masks", off + 12 + 8 + 4, 0xffffffff), ("descsz", off + 4, 0xfffffffd)):
+    d = bytearray(data)
+    struct.pack_into("<I", d, at, val)
+    open(tmp + "/" + name, "wb").write(d)
 PY
-chmod +x "$tmp/garbage"
-timeout 60 "$tmp/garbage" > "$tmp/out2" 2>&1
-rc=$?
-check garbage_note_empty_saves eq "$(grep -c '^FAIL empty_saves_vectors' "$tmp/out2")" 1
-check garbage_note_args_intact eq "$(grep -c '^PASS empty_args_intact' "$tmp/out2")" 1
+for g in masks descsz; do
+	chmod +x "$tmp/$g"
+	timeout 60 "$tmp/$g" > "$tmp/out.$g" 2>&1
+	check "garbage_${g}_exits" eq "$(grep -c '^FAIL' "$tmp/out.$g"):$(tail -1 "$tmp/out.$g")" \
+		"3:PASS no_decoder_loaded"
+	check "garbage_${g}_nothing_proven" eq \
+		"$(grep -o '^FAIL [a-z_]*_saves_vectors' "$tmp/out.$g" | tr '\n' ' ')" \
+		"FAIL empty_saves_vectors FAIL relocated_field_saves_vectors FAIL branching_saves_vectors "
+	check "garbage_${g}_args_intact" eq "$(grep -c '^PASS .*_args_intact_' "$tmp/out.$g")" 27
+done

@@ -76,8 +76,9 @@ static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
 
 			memcpy(&nh, n + off, sizeof(nh));
 			off += sizeof(nh);
-			name_len = (nh.n_namesz + 3) & ~3UL;
-			desc_len = (nh.n_descsz + 3) & ~3UL;
+			/* in size_t: a 32-bit size near 4 GiB must not round to 0 */
+			name_len = ((size_t)nh.n_namesz + 3) & ~(size_t)3;
+			desc_len = ((size_t)nh.n_descsz + 3) & ~(size_t)3;
 			if (name_len > len - off || desc_len > len - off - name_len)
 				break;
 			if (nh.n_type == VECNOTE_TYPE && nh.n_namesz == sizeof(VECNOTE_OWNER) &&
