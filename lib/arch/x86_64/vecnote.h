@@ -12,15 +12,18 @@
  *
  *	size	the function's bytes
  *	nmask	then the hash, two words, low first, then nmask pairs
- *	hash	(offset, length) of the bytes the linker may still change
- *		(relocated fields, and the instruction bytes before a field
- *		it may rewrite): they count as zero in the hash
+ *	hash	(offset, length) of the bytes the linker still writes: each
+ *		a displacement or an immediate of one of its instructions,
+ *		counted as zero in the hash
  *
  * The note names no address: the library proves a handler by hashing its
  * bytes in the process as the record says and finding the record's hash
- * (vecnote.c).  Equal bytes decode to equal instructions, wherever they
- * were linked: direct branches inside a function are relative, and a
- * branch that needed a relocation did not qualify.
+ * (vecnote.c).  Bytes equal but for operand values decode to the same
+ * instructions, wherever they were linked: direct branches inside a
+ * function are relative, a branch that needed a relocation did not
+ * qualify, and an instruction the linker rewrote whole (a relaxed GOT
+ * load) no longer hashes as proven.  So any function whose first bytes
+ * match a record is proven, its own or not.
  */
 #ifndef FHOOK_ARCH_X86_64_VECNOTE_H
 #define FHOOK_ARCH_X86_64_VECNOTE_H
