@@ -325,6 +325,7 @@ static int prove_functions(Elf *e, const struct obj_relocs *o, struct note_buf *
 			struct fn_ctx c;
 			struct vecnote_rec rec;
 			const char *name;
+			unsigned long end;
 			uint64_t h;
 
 			if (!gelf_getsym(syms, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
@@ -361,7 +362,7 @@ static int prove_functions(Elf *e, const struct obj_relocs *o, struct note_buf *
 			src.lo = c.lo;
 			src.hi = c.hi;
 			src.ctx = &c;
-			if (!fhook_vec_free(sym.st_value, &src))
+			if (!fhook_vec_free(sym.st_value, &src, &end))
 				continue;
 			h = vecnote_hash((unsigned char *)td->d_buf + sym.st_value, sym.st_size,
 					 r.masks, r.nmask);

@@ -407,10 +407,11 @@ void fhook_kprobe_stats(struct fhook_kprobe_stats *st);
  * leaf that names none of them)?  fhook_arch_handler_scan() finds out
  * (from its object's notes, or by decoding it when libcapstone is loaded)
  * and remembers; call it before taking locks.
- * fhook_arch_handler_vec_free() only asks what was remembered: false for
- * a handler never scanned, or in doubt.
+ * fhook_arch_handler_vec_free() only asks what was remembered: how many
+ * bytes from @func were proven (none of them may hold a site, which could
+ * call anything once enabled); 0 for a handler never scanned, or in doubt.
  */
 void fhook_arch_handler_scan(void *func);
-bool fhook_arch_handler_vec_free(void *func);
+size_t fhook_arch_handler_vec_free(void *func);
 
 #endif /* FHOOK_ARCH_H */

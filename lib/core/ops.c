@@ -74,7 +74,54 @@ int ftrace_ops_test(struct ftrace_ops *ops, unsigned long ip)
  * (FHOOK_SLOW_DISPATCH=1, for tests); xmm0-7 left unsaved when the
  * handler promises not to touch them, or was seen not to.
  */
-static unsigned long location_locked(unsigned long ip);
+/*
+ * Is any usable site in [@func, @func + @len)?  A handler with one may be
+ * redirected to anything once it is enabled.  ftrace_lock held.
+ */
+static bool sites_within(unsigned long func, size_t len)
+{
+	struct fhook_object *obj = fhook_object_of(func);
+	size_t i;
+
+	if (!obj)
+		return false;
+	fhook_object_load_sites(obj);
+	for (i = fhook_lower_bound(obj->nr_recs, k, obj->recs[k].ip, func);
+	     i < obj->nr_recs && obj->recs[i].ip < func + len; i++)
+		if (!(obj->recs[i].flags & FTRACE_FL_DISABLED))
+			return true;
+	return false;
+}
+
+/* The handler at @func leaves xmm0-7 alone, known for sure.  ftrace_lock held. */
+static bool handler_vec_free(void *func)
+{
+	size_t len = fhook_arch_handler_vec_free(func);
+
+	return len && !sites_within((unsigned long)func, len);
+}
+
+/*
+ * handler_vec_free() of the ops last asked about: stub_bind() asks for
+ * every site it binds, 20,000 times for an ops on every function.  Valid
+ * until the objects change or an ops is registered (its handler scanned).
+ */
+static struct {
+	const struct ftrace_ops *ops;
+	ftrace_func_t func;
+	bool valid, vec_free;
+} vec_memo;
+
+static bool ops_vec_free(const struct ftrace_ops *ops)
+{
+	if (!vec_memo.valid || vec_memo.ops != ops || vec_memo.func != ops->func) {
+		vec_memo.ops = ops;
+		vec_memo.func = ops->func;
+		vec_memo.vec_free = handler_vec_free((void *)ops->func);
+		vec_memo.valid = true;
+	}
+	return vec_memo.vec_free;
+}
 
 static unsigned int tramp_flags(const struct ftrace_ops *ops)
 {
@@ -85,10 +132,7 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 		slow = !!secure_getenv("FHOOK_SLOW_DISPATCH");
 	if (slow)
 		flags |= FHOOK_TRAMP_C;
-	/* (a handler with a site of its own may be redirected to anything) */
-	if ((ops->flags & FHOOK_OPS_FL_GENERAL_REGS_ONLY) ||
-	    (fhook_arch_handler_vec_free((void *)ops->func) &&
-	     !location_locked((unsigned long)ops->func)))
+	if ((ops->flags & FHOOK_OPS_FL_GENERAL_REGS_ONLY) || ops_vec_free(ops))
 		flags |= FHOOK_TRAMP_NOSSE;
 	/* its own trampoline, unless its handler may move the ip */
 	if (!(ops->flags & FTRACE_OPS_FL_IPMODIFY))
@@ -442,6 +486,7 @@ static int sync_objects(void *arg)
 {
 	(void)arg;
 	fhook_objects_sync();
+	vec_memo.valid = false;
 	return 0;
 }
 
@@ -569,6 +614,7 @@ int register_ftrace_function(struct ftrace_ops *ops)
 	if (!(ops->flags & (FHOOK_OPS_FL_GENERAL_REGS_ONLY | FHOOK_OPS_FL_FGRAPH)))
 		fhook_arch_handler_scan((void *)ops->func);
 	pthread_mutex_lock(&ftrace_lock);
+	vec_memo.valid = false;		/* its handler was scanned again */
 	if (ops->flags & FTRACE_OPS_FL_ENABLED)
 		ret = -EBUSY;
 	else if ((ops->flags & FTRACE_OPS_FL_PERMANENT) && !ftrace_enabled)
@@ -737,6 +783,17 @@ static unsigned long location_locked(unsigned long ip)
 	    obj->recs[lo].ip - sym->addr <= 16 && !(obj->recs[lo].flags & FTRACE_FL_DISABLED))
 		return obj->recs[lo].ip;
 	return 0;
+}
+
+bool fhook_handler_vec_free(void *func)
+{
+	bool ret;
+
+	pthread_mutex_lock(&ftrace_lock);
+	fhook_loader_locked(sync_objects, NULL);
+	ret = handler_vec_free(func);
+	pthread_mutex_unlock(&ftrace_lock);
+	return ret;
 }
 
 unsigned long ftrace_location(unsigned long ip)

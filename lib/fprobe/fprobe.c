@@ -273,8 +273,7 @@ static int fprobe_register(struct fprobe *fp, int (*set_filter)(struct fprobe *f
 	if (!(fp->flags & FPROBE_FL_GENERAL_REGS_ONLY) && fp->entry_handler)
 		fhook_arch_handler_scan((void *)fp->entry_handler);
 	if ((fp->flags & FPROBE_FL_GENERAL_REGS_ONLY) || !fp->entry_handler ||
-	    (fhook_arch_handler_vec_free((void *)fp->entry_handler) &&
-	     !ftrace_location((unsigned long)fp->entry_handler)))
+	    fhook_handler_vec_free((void *)fp->entry_handler))
 		fp->ops.flags |= FHOOK_OPS_FL_GENERAL_REGS_ONLY;
 	ret = set_filter(fp, arg);
 	if (ret)

@@ -34,8 +34,11 @@ void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse) __arch_hidden
 /* @owner unregistered: its copies call a handler that does nothing (gen.c). */
 void fhook_gen_ops_retire(const void *owner) __arch_hidden;
 
-/* Is @func listed in its object's notes as leaving the vector registers alone (vecnote.c)? */
-bool fhook_vecnote_proven(unsigned long func) __arch_hidden;
+/*
+ * The bytes from @func that its object's notes prove leave the vector
+ * registers alone (vecnote.c); 0: not proven.
+ */
+size_t fhook_vecnote_proven(unsigned long func) __arch_hidden;
 
 /* Bytes of unwind tables (rethook.c, gen.c). */
 static inline unsigned char *fhook_put_uleb(unsigned char *p, unsigned long v)

@@ -101,7 +101,8 @@ static unsigned long branch_target(const cs_insn *insn)
 	return 0;
 }
 
-bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src)
+bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
+		    unsigned long *end)
 {
 	unsigned long todo[VECFREE_BRANCHES], seen[VECFREE_BRANCHES];
 	size_t ntodo = 0, nseen = 0, budget = VECFREE_INSNS;
@@ -109,6 +110,7 @@ bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src)
 	cs_insn *insn;
 	csh h;
 
+	*end = func;
 	if (fhook_cs_open(&h, &insn))
 		return false;
 	todo[ntodo++] = func;
@@ -139,6 +141,8 @@ bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src)
 				break;
 			}
 			next = (unsigned long)a;
+			if (next > *end)
+				*end = next;
 			if (cs.insn_group(h, insn, CS_GRP_RET))
 				break;
 			if (cs.insn_group(h, insn, CS_GRP_JUMP)) {

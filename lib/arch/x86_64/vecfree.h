@@ -33,7 +33,9 @@ struct fhook_vecfree_src {
  * extension that works on them, touches no %rcx (a handler's fregs) and
  * stays in view (no call, indirect branch or system call).  False too
  * when it cannot be decoded (no libcapstone, past the limits above).
+ * @end: where the last byte decoded ends, when true.
  */
-bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src) __arch_hidden;
+bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
+		    unsigned long *end) __arch_hidden;
 
 #endif

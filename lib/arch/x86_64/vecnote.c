@@ -15,10 +15,10 @@
 
 struct vecnote_find {
 	unsigned long func;
-	bool proven;
+	size_t proven;		/* the bytes a record proved; 0: none */
 };
 
-static bool proven_by(const unsigned char *desc, size_t len, unsigned long func,
+static size_t proven_by(const unsigned char *desc, size_t len, unsigned long func,
 		      unsigned long text_end)
 {
 	size_t off = 0;
@@ -32,19 +32,19 @@ static bool proven_by(const unsigned char *desc, size_t len, unsigned long func,
 		memcpy(&rec, desc + off, sizeof(rec));
 		off += sizeof(rec);
 		if (rec.nmask > VECNOTE_MAX_MASKS)
-			return false;	/* not a list we wrote: stop reading it */
+			return 0;	/* not a list we wrote: stop reading it */
 		mlen = (size_t)rec.nmask * 2 * sizeof(uint32_t);
 		if (len - off < mlen)
-			return false;
+			return 0;
 		memcpy(masks, desc + off, mlen);
 		off += mlen;
 		if (!rec.size || rec.size > VECNOTE_MAX_SIZE || rec.size > text_end - func)
 			continue;
 		h = vecnote_hash((const unsigned char *)func, rec.size, masks, rec.nmask);
 		if (h == ((uint64_t)rec.hash_hi << 32 | rec.hash_lo))
-			return true;
+			return rec.size;
 	}
-	return false;
+	return 0;
 }
 
 static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
@@ -91,9 +91,9 @@ static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;	/* the object of the function: no other */
 }
 
-bool fhook_vecnote_proven(unsigned long func)
+size_t fhook_vecnote_proven(unsigned long func)
 {
-	struct vecnote_find f = { func, false };
+	struct vecnote_find f = { func, 0 };
 
 	dl_iterate_phdr(find_in_object, &f);
 	return f.proven;

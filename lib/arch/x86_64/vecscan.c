@@ -32,7 +32,7 @@
 
 static struct {
 	unsigned long func;
-	bool vec_free;
+	size_t len;		/* the bytes proven from func; 0: not proven */
 } scanned[SCAN_CACHE];
 static size_t nr_scanned;
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -58,18 +58,20 @@ static size_t text_read(void *ctx, unsigned long addr, void *buf, size_t len)
 	return len;
 }
 
-static bool scan(unsigned long func)
+static size_t scan(unsigned long func)
 {
 	const struct fhook_vecfree_src src = { .read = text_read };
+	unsigned long end;
 
-	return fhook_vec_free(func, &src);
+	if (!fhook_cs_loaded() || !fhook_vec_free(func, &src, &end))
+		return 0;
+	return end - func;
 }
 
 void fhook_arch_handler_scan(void *func)
 {
 	unsigned long f = (unsigned long)func;
-	bool free_of_vec;
-	size_t i;
+	size_t i, len;
 
 	if (ours(f))
 		return;
@@ -86,8 +88,10 @@ void fhook_arch_handler_scan(void *func)
 	 * before may have been unloaded and another function loaded at its
 	 * address since (while an ops is registered, its handler stays).
 	 */
-	free_of_vec = fhook_vecnote_proven(f) || (fhook_cs_loaded() && scan(f));
-	__atomic_store_n(&scanned[i].vec_free, free_of_vec, __ATOMIC_RELAXED);
+	len = fhook_vecnote_proven(f);
+	if (!len)
+		len = scan(f);
+	__atomic_store_n(&scanned[i].len, len, __ATOMIC_RELAXED);
 	if (i == nr_scanned) {
 		scanned[i].func = f;
 		__atomic_store_n(&nr_scanned, nr_scanned + 1, __ATOMIC_RELEASE);
@@ -95,12 +99,12 @@ void fhook_arch_handler_scan(void *func)
 	pthread_mutex_unlock(&scan_lock);
 }
 
-bool fhook_arch_handler_vec_free(void *func)
+size_t fhook_arch_handler_vec_free(void *func)
 {
 	size_t i, n = __atomic_load_n(&nr_scanned, __ATOMIC_ACQUIRE);
 
 	for (i = 0; i < n; i++)
 		if (scanned[i].func == (unsigned long)func)
-			return __atomic_load_n(&scanned[i].vec_free, __ATOMIC_RELAXED);
-	return false;
+			return __atomic_load_n(&scanned[i].len, __ATOMIC_RELAXED);
+	return 0;
 }
