@@ -73,6 +73,11 @@ NOTRACE void leaf2(long x) { n += x; }
 NOTRACE double fp(double x) { return x * 3; }
 void ext(void);
 NOTRACE void calls(void) { ext(); __asm__ volatile(""); }
+/* by hand: a store over the return address; a jump capstone reads as 16-bit */
+__asm__(".type over_ret, @function\nover_ret:\n\tleaq ext(%rip), %rax\n"
+	"\tmovq %rax, (%rsp)\n\tret\n.size over_ret, .-over_ret\n"
+	".type jmp16, @function\njmp16:\n\t.byte 0x66, 0xe9, 0, 0, 0, 0\n\tret\n"
+	".size jmp16, .-jmp16\n");
 void traced(void) { n--; }
 C
 gcc -O2 $flags -c -o "$tmp/v.o" "$tmp/v.c" || echo "FAIL gcc_as/vec_compile"

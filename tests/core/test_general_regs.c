@@ -102,6 +102,22 @@ static void calling_handler(unsigned long ip, unsigned long parent_ip, struct ft
 	__asm__ volatile("");
 }
 
+/*
+ * A tail call back to a function with a site of its own (defined before
+ * the handler, so below it): the site could run anything once enabled,
+ * so the handler keeps the save, though both bodies name no vector register.
+ */
+static NOINLINE void count_with_site(void)
+{
+	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+}
+
+static NOTRACE void tail_back_handler(unsigned long ip, unsigned long parent_ip,
+				      struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	count_with_site();
+}
+
 static void run_saves(struct ftrace_ops *ops, const char *name, int saves)
 {
 	char n[64];
@@ -146,6 +162,7 @@ int main(void)
 	static struct ftrace_ops calling = { .func = calling_handler };
 	static struct ftrace_ops leaf_site = { .func = leaf_site_handler };
 	static struct ftrace_ops fregs_ops = { .func = fregs_handler };
+	static struct ftrace_ops tail_back = { .func = tail_back_handler };
 
 	struct kprobe kp = { .symbol_name = "fsum" };
 
@@ -166,6 +183,12 @@ int main(void)
 	run_saves(&calling, "calling", 1);
 	run_saves(&leaf_site, "leaf_with_site", 1);
 	run_saves(&fregs_ops, "fregs_reading", 1);
+	CHECK((unsigned long)count_with_site < (unsigned long)tail_back_handler &&
+	      ftrace_location((unsigned long)count_with_site), "tail_back_layout",
+	      "count_with_site %p (site %lx) not below tail_back_handler %p",
+	      (void *)count_with_site, ftrace_location((unsigned long)count_with_site),
+	      (void *)tail_back_handler);
+	run_saves(&tail_back, "tail_call_back_to_site", 1);
 	CHECK_EQ(fhook_ops_saves_vectors(&leaf), -EINVAL, "unregistered_einval");
 	return check_exit();
 }

@@ -130,11 +130,40 @@ __asm__(".text\n"
 	"	xchg %ax, %ax\n"
 	"	xorl %eax, %eax\n"
 	"	ret\n"
-	".size vn_got_twin, .-vn_got_twin\n");
+	".size vn_got_twin, .-vn_got_twin\n"
+	/*
+	 * A "ret" to an address of its own pushing: it returns through code
+	 * that clobbers xmm0 and xmm7, which no branch of it names.
+	 */
+	".type vn_pushret, @function\n"
+	"vn_pushret:\n"
+	"	leaq vn_pushret_clob(%rip), %rax\n"
+	"	pushq %rax\n"
+	"	ret\n"
+	".size vn_pushret, .-vn_pushret\n"
+	"vn_pushret_clob:\n"
+	"	pcmpeqd %xmm0, %xmm0\n"
+	"	pcmpeqd %xmm7, %xmm7\n"
+	"	ret\n"
+	/* a frame of its own, as gcc keeps one with frame pointers: proven */
+	".type vn_framed, @function\n"
+	"vn_framed:\n"
+	"	pushq %rbp\n"
+	"	movq %rsp, %rbp\n"
+	"	pushq %rbx\n"
+	"	movq $1, -16(%rbp)\n"
+	"	popq %rbx\n"
+	"	popq %rbp\n"
+	"	ret\n"
+	".size vn_framed, .-vn_framed\n");
 void vn_reloc_insn(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
 		   struct ftrace_regs *fregs);
 void vn_got_twin(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
 		 struct ftrace_regs *fregs);
+void vn_pushret(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
+		struct ftrace_regs *fregs);
+void vn_framed(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
+	       struct ftrace_regs *fregs);
 long vn_global;
 
 /* Registered on fsum: which trampoline, and the arguments still right. */
@@ -191,6 +220,8 @@ int main(int argc, char **argv)
 	run(site_handler, "with_site", 1, 0x5a5a5a);
 	run(vn_reloc_insn, "relocated_opcode", 1, 0);
 	run(vn_got_twin, "operand_twin", 1, 0);
+	run(vn_pushret, "pushed_return", 1, 0);
+	run(vn_framed, "frame_pointer", 0, 0);
 	CHECK(!capstone_mapped(), "no_decoder_loaded", "libcapstone was loaded");
 	return check_exit();
 }

@@ -91,6 +91,163 @@ static bool insn_plain(const cs_insn *insn)
 	return true;
 }
 
+static bool is_rsp(unsigned int r)
+{
+	return r == X86_REG_RSP || r == X86_REG_ESP || r == X86_REG_SP || r == X86_REG_SPL;
+}
+
+static bool is_rbp(unsigned int r)
+{
+	return r == X86_REG_RBP || r == X86_REG_EBP || r == X86_REG_BP || r == X86_REG_BPL;
+}
+
+/*
+ * The stack as a path through the function sees it: @depth bytes pushed
+ * since the entry (the return address at depth 0), @fp the depth %rbp
+ * points at after "push %rbp; mov %rbp, %rsp", else -1.
+ */
+struct stack_state {
+	long depth, fp;
+};
+
+/* Does [@base_depth - @disp - @size, ...) stay below the return address? */
+static bool below_ret(long base_depth, int64_t disp, unsigned int size)
+{
+	return disp + (int64_t)size <= base_depth;
+}
+
+/*
+ * @x's operands give no register the stack's address (%rsp, or %rbp while
+ * it holds it: a write of %rbp alone ends that) and reach no memory at or
+ * above the return address through them.
+ */
+static bool operands_plain(const cs_x86 *x, struct stack_state *st)
+{
+	unsigned int i;
+
+	for (i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+
+		if (op->type == X86_OP_REG) {
+			if (is_rsp(op->reg))
+				return false;
+			if (is_rbp(op->reg)) {
+				if (st->fp >= 0 && op->access != CS_AC_WRITE)
+					return false;
+				st->fp = -1;
+			}
+		} else if (op->type == X86_OP_MEM) {
+			if (is_rsp(op->mem.index) || (st->fp >= 0 && is_rbp(op->mem.index)))
+				return false;
+			if (is_rsp(op->mem.base) && !below_ret(st->depth, op->mem.disp, op->size))
+				return false;
+			if (st->fp >= 0 && is_rbp(op->mem.base) &&
+			    !below_ret(st->fp, op->mem.disp, op->size))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Does @insn leave the return address and the trampoline's frame above it
+ * alone, and return only with the stack as it found it?  A "ret" after a
+ * push of some address, or a store over the return address, would run
+ * code never looked at.  So the stack pointer moves only by push, pop, an
+ * immediate add or sub and the frame-pointer idiom, no register is given
+ * its value (nor %rbp's while that holds it), and no memory at or above
+ * the return address is touched through them.
+ */
+static bool stack_plain(const cs_insn *insn, struct stack_state *st)
+{
+	const cs_detail *d = insn->detail;
+	const cs_x86 *x = &d->x86;
+	const cs_x86_op *op0 = &x->operands[0], *op1 = &x->operands[1];
+	bool moves_sp = false;
+	unsigned int i;
+
+	/* an operand-size prefix makes push, pop and ret move 2 bytes */
+	for (i = 0; i < 4; i++)
+		if (x->prefix[i] == 0x66 &&
+		    (insn->id == X86_INS_PUSH || insn->id == X86_INS_POP || insn->id == X86_INS_RET))
+			return false;
+	for (i = 0; i < d->regs_write_count; i++)
+		moves_sp |= is_rsp(d->regs_write[i]);
+	switch (insn->id) {
+	case X86_INS_RET:
+		return x->op_count == 0 && st->depth == 0;
+	case X86_INS_PUSH:
+		if (x->op_count != 1 || !operands_plain(x, st))
+			return false;
+		st->depth += 8;
+		return true;
+	case X86_INS_PUSHFQ:
+		st->depth += 8;
+		return true;
+	case X86_INS_POP:
+		if (x->op_count != 1 || op0->type != X86_OP_REG || is_rsp(op0->reg) ||
+		    st->depth < 8)
+			return false;
+		st->depth -= 8;
+		if (is_rbp(op0->reg))
+			st->fp = -1;
+		return true;
+	case X86_INS_LEAVE:
+		if (st->fp < 8)
+			return false;
+		st->depth = st->fp - 8;
+		st->fp = -1;
+		return true;
+	case X86_INS_MOV:
+		/* mov %rsp, %rbp: the frame pointer */
+		if (x->op_count == 2 && op0->type == X86_OP_REG && op0->reg == X86_REG_RBP &&
+		    op1->type == X86_OP_REG && op1->reg == X86_REG_RSP) {
+			st->fp = st->depth;
+			return true;
+		}
+		break;
+	case X86_INS_ADD:
+	case X86_INS_SUB:
+		if (x->op_count == 2 && op0->type == X86_OP_REG && op0->reg == X86_REG_RSP &&
+		    op1->type == X86_OP_IMM) {
+			st->depth += insn->id == X86_INS_SUB ? op1->imm : -op1->imm;
+			return st->depth >= 0 && !(st->depth & 7);
+		}
+		break;
+	default:
+		break;
+	}
+	if (moves_sp || !operands_plain(x, st))
+		return false;
+	/* the stack's address into a register */
+	if (insn->id == X86_INS_LEA && op1->type == X86_OP_MEM &&
+	    (is_rsp(op1->mem.base) || (st->fp >= 0 && is_rbp(op1->mem.base))))
+		return false;
+	return true;
+}
+
+/*
+ * Not a branch the decoder may read differently from the cpu: with an
+ * operand-size prefix, capstone takes a near jump's displacement as 16
+ * bits, where 64-bit mode ignores the prefix and reads 32.
+ */
+static bool branch_plain(const cs_insn *insn)
+{
+	unsigned int i;
+
+	for (i = 0; i < insn->detail->groups_count; i++)
+		if (insn->detail->groups[i] == CS_GRP_JUMP ||
+		    insn->detail->groups[i] == CS_GRP_BRANCH_RELATIVE ||
+		    insn->detail->groups[i] == CS_GRP_RET)
+			break;
+	if (i == insn->detail->groups_count)
+		return true;
+	for (i = 0; i < 4; i++)
+		if (insn->detail->x86.prefix[i] == 0x66 || insn->detail->x86.prefix[i] == 0x67)
+			return false;
+	return true;
+}
+
 /* The direct target of a branch, or 0 (indirect). */
 static unsigned long branch_target(const cs_insn *insn)
 {
@@ -104,7 +261,10 @@ static unsigned long branch_target(const cs_insn *insn)
 bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 		    unsigned long *end)
 {
-	unsigned long todo[VECFREE_BRANCHES], seen[VECFREE_BRANCHES];
+	struct {
+		unsigned long addr;
+		struct stack_state st;
+	} todo[VECFREE_BRANCHES], seen[VECFREE_BRANCHES];
 	size_t ntodo = 0, nseen = 0, budget = VECFREE_INSNS;
 	bool ok = true;
 	cs_insn *insn;
@@ -113,21 +273,30 @@ bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 	*end = func;
 	if (fhook_cs_open(&h, &insn))
 		return false;
-	todo[ntodo++] = func;
+	todo[0].addr = func;
+	todo[0].st.depth = 0;
+	todo[0].st.fp = -1;
+	ntodo = 1;
 	while (ok && ntodo) {
-		unsigned long addr = todo[--ntodo], next;
+		unsigned long addr = todo[--ntodo].addr, next;
+		struct stack_state st = todo[ntodo].st;
 		const uint8_t *code;
 		size_t i, left;
 
-		for (i = 0; i < nseen && seen[i] != addr; i++)
+		for (i = 0; i < nseen && seen[i].addr != addr; i++)
 			;
-		if (i < nseen)
+		if (i < nseen) {
+			/* reached again: only with the stack as the first time */
+			if (seen[i].st.depth != st.depth || seen[i].st.fp != st.fp)
+				ok = false;
 			continue;
+		}
 		if (nseen == VECFREE_BRANCHES) {
 			ok = false;
 			break;
 		}
-		seen[nseen++] = addr;
+		seen[nseen].addr = addr;
+		seen[nseen++].st = st;
 		for (;;) {
 			uint8_t buf[16];
 			uint64_t a = addr;
@@ -136,7 +305,8 @@ bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 			left = src->read(src->ctx, addr, buf, sizeof(buf));
 			code = buf;
 			if (!budget-- || !cs.disasm_iter(h, &code, &left, &a, insn) ||
-			    !insn_plain(insn) || (src->insn_ok && !src->insn_ok(src->ctx, insn))) {
+			    !insn_plain(insn) || !stack_plain(insn, &st) || !branch_plain(insn) ||
+			    (src->insn_ok && !src->insn_ok(src->ctx, insn))) {
 				ok = false;
 				break;
 			}
@@ -153,7 +323,8 @@ bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 					ok = false;
 					break;
 				}
-				todo[ntodo++] = t;
+				todo[ntodo].addr = t;
+				todo[ntodo++].st = st;
 				if (insn->id == X86_INS_JMP)
 					break;	/* no fall-through */
 			}

@@ -15,6 +15,7 @@
 
 #define VECFREE_INSNS		256	/* decoded per function at most */
 #define VECFREE_BRANCHES	32	/* direct branch targets followed */
+#define VECFREE_MAX_BYTES	4096	/* from the entry, when scanned in a process */
 
 /* Where the bytes come from. */
 struct fhook_vecfree_src {

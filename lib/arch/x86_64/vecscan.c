@@ -58,9 +58,16 @@ static size_t text_read(void *ctx, unsigned long addr, void *buf, size_t len)
 	return len;
 }
 
+/*
+ * Only code after the entry, within a page's worth: the bytes proven are
+ * then one range from @func, in which ops.c looks for sites (a tail jump
+ * back to a function with a site of its own would escape that look).
+ */
 static size_t scan(unsigned long func)
 {
-	const struct fhook_vecfree_src src = { .read = text_read };
+	const struct fhook_vecfree_src src = {
+		.read = text_read, .lo = func, .hi = func + VECFREE_MAX_BYTES,
+	};
 	unsigned long end;
 
 	if (!fhook_cs_loaded() || !fhook_vec_free(func, &src, &end))
