@@ -413,5 +413,11 @@ void fhook_kprobe_stats(struct fhook_kprobe_stats *st);
  */
 void fhook_arch_handler_scan(void *func);
 size_t fhook_arch_handler_vec_free(void *func);
+/*
+ * A kprobe is about to be placed at @addr: no handler with it among the
+ * bytes proven is proven any more, nor will be.  True when one was (its
+ * ops must take a trampoline that saves xmm0-7 before the probe is armed).
+ */
+bool fhook_arch_handler_unprove(unsigned long addr);
 
 #endif /* FHOOK_ARCH_H */

@@ -24,11 +24,8 @@ void ftrace_ops_list_func(unsigned long ip, unsigned long parent_ip, struct ftra
 			  struct ftrace_regs *fregs) __hidden;
 ftrace_func_t fhook_ops_func(struct ftrace_ops *ops) __hidden;
 void fhook_ops_retramp(struct ftrace_ops *ops) __hidden;
-/*
- * Does the handler at @func leave xmm0-7 alone, for sure: proven
- * (fhook_arch_handler_scan() first), and no site among the bytes proven?
- */
-bool fhook_handler_vec_free(void *func) __hidden;
+/* A kprobe goes to @addr: handlers proven with it among their bytes are not (ops.c). */
+void fhook_ops_unprove(unsigned long addr) __hidden;
 
 /* ---- sites (sites.c, modify.c) ---- */
 

@@ -78,6 +78,8 @@ int ftrace_ops_test(struct ftrace_ops *ops, unsigned long ip)
  * Is any usable site in [@func, @func + @len)?  A handler with one may be
  * redirected to anything once it is enabled.  ftrace_lock held.
  */
+static void stubs_bind(struct ftrace_ops *ops, bool bind);
+
 static bool sites_within(unsigned long func, size_t len)
 {
 	struct fhook_object *obj = fhook_object_of(func);
@@ -104,23 +106,58 @@ static bool handler_vec_free(void *func)
 /*
  * handler_vec_free() of the ops last asked about: stub_bind() asks for
  * every site it binds, 20,000 times for an ops on every function.  Valid
- * until the objects change or an ops is registered (its handler scanned).
+ * until the objects change, an ops is registered (its handler scanned) or
+ * a proof is taken back (fhook_ops_unprove()).
  */
 static struct {
 	const struct ftrace_ops *ops;
-	ftrace_func_t func;
+	void *handler;
 	bool valid, vec_free;
 } vec_memo;
 
+/* The handler an ops' trampoline calls: an fprobe's entry handler for the graph ones. */
+static void *ops_handler(const struct ftrace_ops *ops)
+{
+	if (ops->flags & FHOOK_OPS_FL_FGRAPH)
+		return ((const struct fhook_fgraph *)ops->private)->entry;
+	return (void *)ops->func;
+}
+
 static bool ops_vec_free(const struct ftrace_ops *ops)
 {
-	if (!vec_memo.valid || vec_memo.ops != ops || vec_memo.func != ops->func) {
+	void *handler = ops_handler(ops);
+
+	if (!handler)
+		return false;
+	if (!vec_memo.valid || vec_memo.ops != ops || vec_memo.handler != handler) {
 		vec_memo.ops = ops;
-		vec_memo.func = ops->func;
-		vec_memo.vec_free = handler_vec_free((void *)ops->func);
+		vec_memo.handler = handler;
+		vec_memo.vec_free = handler_vec_free(handler);
 		vec_memo.valid = true;
 	}
 	return vec_memo.vec_free;
+}
+
+/**
+ * fhook_ops_unprove - a kprobe is about to be placed at @addr
+ *
+ * A handler with the probe among its proven bytes could be sent anywhere:
+ * every ops takes the trampoline its handler now asks for, and the probe
+ * is armed only once no thread is left in one that saves no xmm register.
+ */
+void fhook_ops_unprove(unsigned long addr)
+{
+	struct ftrace_ops *op;
+
+	if (!fhook_arch_handler_unprove(addr))
+		return;
+	pthread_mutex_lock(&ftrace_lock);
+	vec_memo.valid = false;
+	for (op = ftrace_ops_list; op; op = op->next)
+		if (op->flags & FTRACE_OPS_FL_ENABLED)
+			stubs_bind(op, true);
+	fhook_synchronize();
+	pthread_mutex_unlock(&ftrace_lock);
 }
 
 static unsigned int tramp_flags(const struct ftrace_ops *ops)
@@ -783,17 +820,6 @@ static unsigned long location_locked(unsigned long ip)
 	    obj->recs[lo].ip - sym->addr <= 16 && !(obj->recs[lo].flags & FTRACE_FL_DISABLED))
 		return obj->recs[lo].ip;
 	return 0;
-}
-
-bool fhook_handler_vec_free(void *func)
-{
-	bool ret;
-
-	pthread_mutex_lock(&ftrace_lock);
-	fhook_loader_locked(sync_objects, NULL);
-	ret = handler_vec_free(func);
-	pthread_mutex_unlock(&ftrace_lock);
-	return ret;
 }
 
 unsigned long ftrace_location(unsigned long ip)

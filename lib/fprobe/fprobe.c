@@ -267,13 +267,13 @@ static int fprobe_register(struct fprobe *fp, int (*set_filter)(struct fprobe *f
 	fp->nmissed = 0;
 	fp->ops.func = fprobe_handler;
 	/*
-	 * An entry handler seen to leave the vector registers alone needs no
-	 * promise (the exit saves the return registers whatever its handler).
+	 * An entry handler proven to leave the vector registers alone needs no
+	 * promise (the exit saves the return registers whatever its handler):
+	 * the core asks the proof of the fgraph's entry handler when it binds.
 	 */
 	if (!(fp->flags & FPROBE_FL_GENERAL_REGS_ONLY) && fp->entry_handler)
 		fhook_arch_handler_scan((void *)fp->entry_handler);
-	if ((fp->flags & FPROBE_FL_GENERAL_REGS_ONLY) || !fp->entry_handler ||
-	    fhook_handler_vec_free((void *)fp->entry_handler))
+	if ((fp->flags & FPROBE_FL_GENERAL_REGS_ONLY) || !fp->entry_handler)
 		fp->ops.flags |= FHOOK_OPS_FL_GENERAL_REGS_ONLY;
 	ret = set_filter(fp, arg);
 	if (ret)

@@ -484,6 +484,10 @@ static int kp_place(struct kp_batch *b)
 		a->placed = true;
 	}
 	if (!ret && n) {
+		/* a handler with a probe among its bytes saves xmm0-7 again first */
+		for (i = 0; i < b->nr; i++)
+			if (b->new[i]->method != KPROBE_METHOD_SITE)
+				fhook_ops_unprove(b->new[i]->addr);
 		fhook_text_lock();
 		ret = fhook_kprobe_arm(slots, n);
 		fhook_text_unlock();

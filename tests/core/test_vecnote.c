@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include <fhook/fhook.h>
+#include <fhook/kprobes.h>
 
 #include "../check.h"
 
@@ -193,6 +194,62 @@ static void run(ftrace_func_t func, const char *name, int saves, long per_call)
 	ftrace_free_filter(&ops);
 }
 
+/*
+ * A kprobe placed on a proven handler after its ops was registered: the
+ * probe may send the handler anywhere (here to code that clobbers xmm0
+ * and xmm7), so the ops takes the trampoline that saves them first.
+ */
+NOTRACE void kp_target_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
+			       struct ftrace_regs *fregs)
+{
+	__asm__ volatile("addq $0x5a5a5a, %0" : "+m"(calls));
+}
+
+static NOINLINE void kp_clobber(unsigned long ip, unsigned long parent_ip,
+				struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	__asm__ volatile("addq $1, %0" : "+m"(calls));
+	__asm__ volatile("pcmpeqd %%xmm0, %%xmm0\n\tpcmpeqd %%xmm7, %%xmm7" ::: "xmm0", "xmm7");
+}
+
+static int kp_redirect(struct kprobe *p, struct pt_regs *regs)
+{
+	regs->ip = (unsigned long)kp_clobber;
+	return 1;
+}
+
+static void kprobe_on_handler(void)
+{
+	struct ftrace_ops ops = { .func = kp_target_handler };
+	struct kprobe kp = { .addr = (kprobe_opcode_t *)kp_target_handler,
+			     .pre_handler = kp_redirect };
+	volatile double r;
+	char n[64];
+	int i;
+
+	calls = 0;
+	CHECK_EQ(ftrace_set_filter_ip(&ops, (unsigned long)fsum, 0, 1) ||
+		 register_ftrace_function(&ops), 0, "kprobed_register");
+	CHECK_EQ(fhook_ops_saves_vectors(&ops), 0, "kprobed_proven_before");
+	CHECK_EQ(register_kprobe(&kp), 0, "kprobed_kprobe");
+	CHECK_EQ(fhook_ops_saves_vectors(&ops), 1, "kprobed_saves_vectors");
+	for (i = 0; i < 3; i++) {
+		r = fsum(1, 2, 3, 4, 5, 6, 7, 8);
+		snprintf(n, sizeof(n), "kprobed_args_intact_%d", i);
+		CHECK(r == 204.0, n, "%g, expected 204", r);
+	}
+	CHECK_EQ(calls, 3, "kprobed_redirected");
+	unregister_kprobe(&kp);
+	unregister_ftrace_function(&ops);
+	ftrace_free_filter(&ops);
+	/* registered again, with the probe gone: a probe once there keeps the save */
+	CHECK_EQ(ftrace_set_filter_ip(&ops, (unsigned long)fsum, 0, 1) ||
+		 register_ftrace_function(&ops), 0, "kprobed_register_again");
+	CHECK_EQ(fhook_ops_saves_vectors(&ops), 1, "kprobed_saves_vectors_again");
+	unregister_ftrace_function(&ops);
+	ftrace_free_filter(&ops);
+}
+
 static bool capstone_mapped(void)
 {
 	char line[512];
@@ -223,5 +280,7 @@ int main(int argc, char **argv)
 	run(vn_pushret, "pushed_return", 1, 0);
 	run(vn_framed, "frame_pointer", 0, 0);
 	CHECK(!capstone_mapped(), "no_decoder_loaded", "libcapstone was loaded");
+	if (argc == 1)	/* not in the copies test_vecnote.sh changed */
+		kprobe_on_handler();
 	return check_exit();
 }

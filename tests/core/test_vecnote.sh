@@ -58,7 +58,7 @@ for name, at, val in (("masks", off + 12 + 8 + 4, 0xffffffff), ("descsz", off + 
 PY
 for g in masks descsz; do
 	chmod +x "$tmp/$g"
-	timeout 60 "$tmp/$g" > "$tmp/out.$g" 2>&1
+	timeout 60 "$tmp/$g" garbage > "$tmp/out.$g" 2>&1
 	check "garbage_${g}_exits" eq "$(grep -c '^FAIL' "$tmp/out.$g"):$(tail -1 "$tmp/out.$g")" \
 		"4:PASS no_decoder_loaded"
 	check "garbage_${g}_nothing_proven" eq \

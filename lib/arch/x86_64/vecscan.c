@@ -38,6 +38,29 @@ static size_t nr_scanned;
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
+ * Where kprobes have been placed (fhook_arch_handler_unprove()): a probe
+ * can move the ip anywhere, so no handler with one among its bytes is
+ * proven again.  Past PROBED_MAX of them, none is.
+ */
+#define PROBED_MAX	64
+#define PROBE_BYTES	5		/* a probe's jump */
+static unsigned long probed[PROBED_MAX];
+static size_t nr_probed;
+static bool probed_many;
+
+static bool probed_within(unsigned long f, size_t len)
+{
+	size_t i;
+
+	if (probed_many)
+		return true;
+	for (i = 0; i < nr_probed; i++)
+		if (probed[i] < f + len && probed[i] + PROBE_BYTES > f)
+			return true;
+	return false;
+}
+
+/*
  * Our own handlers (the recorder's, kprobes') are not scanned: their
  * flags say what they do, and a traced process that only records must not
  * open libcapstone.
@@ -98,12 +121,33 @@ void fhook_arch_handler_scan(void *func)
 	len = fhook_vecnote_proven(f);
 	if (!len)
 		len = scan(f);
+	if (len && probed_within(f, len))
+		len = 0;
 	__atomic_store_n(&scanned[i].len, len, __ATOMIC_RELAXED);
 	if (i == nr_scanned) {
 		scanned[i].func = f;
 		__atomic_store_n(&nr_scanned, nr_scanned + 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&scan_lock);
+}
+
+bool fhook_arch_handler_unprove(unsigned long addr)
+{
+	bool any = false;
+	size_t i;
+
+	pthread_mutex_lock(&scan_lock);
+	if (nr_probed < PROBED_MAX)
+		probed[nr_probed++] = addr;
+	else
+		probed_many = true;
+	for (i = 0; i < nr_scanned; i++)
+		if (scanned[i].len && probed_within(scanned[i].func, scanned[i].len)) {
+			__atomic_store_n(&scanned[i].len, 0, __ATOMIC_RELAXED);
+			any = true;
+		}
+	pthread_mutex_unlock(&scan_lock);
+	return any;
 }
 
 size_t fhook_arch_handler_vec_free(void *func)
