@@ -415,8 +415,7 @@ void fhook_arch_handler_scan(void *func);
 size_t fhook_arch_handler_vec_free(void *func);
 /*
  * A kprobe is about to be placed at @addr: no handler with it among the
- * bytes proven is proven any more, nor will be.  True when one was (its
- * ops must take a trampoline that saves xmm0-7 before the probe is armed).
+ * bytes proven is proven any more, nor will be.  True when one was.
  */
 bool fhook_arch_handler_unprove(unsigned long addr);
 

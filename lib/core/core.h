@@ -24,8 +24,14 @@ void ftrace_ops_list_func(unsigned long ip, unsigned long parent_ip, struct ftra
 			  struct ftrace_regs *fregs) __hidden;
 ftrace_func_t fhook_ops_func(struct ftrace_ops *ops) __hidden;
 void fhook_ops_retramp(struct ftrace_ops *ops) __hidden;
-/* A kprobe goes to @addr: handlers proven with it among their bytes are not (ops.c). */
-void fhook_ops_unprove(unsigned long addr) __hidden;
+/*
+ * May a kprobe go to @addr (ops.c)?  -EBUSY inside a registered handler that
+ * runs without xmm0-7 saved; else no handler with it among its bytes is
+ * proven from now on.
+ */
+int fhook_ops_probe_check(unsigned long addr) __hidden;
+/* the bytes a probe writes at most (its jump) */
+#define FHOOK_KPROBE_BYTES	5
 
 /* ---- sites (sites.c, modify.c) ---- */
 

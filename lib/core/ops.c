@@ -78,8 +78,6 @@ int ftrace_ops_test(struct ftrace_ops *ops, unsigned long ip)
  * Is any usable site in [@func, @func + @len)?  A handler with one may be
  * redirected to anything once it is enabled.  ftrace_lock held.
  */
-static void stubs_bind(struct ftrace_ops *ops, bool bind);
-
 static bool sites_within(unsigned long func, size_t len)
 {
 	struct fhook_object *obj = fhook_object_of(func);
@@ -107,7 +105,7 @@ static bool handler_vec_free(void *func)
  * handler_vec_free() of the ops last asked about: stub_bind() asks for
  * every site it binds, 20,000 times for an ops on every function.  Valid
  * until the objects change, an ops is registered (its handler scanned) or
- * a proof is taken back (fhook_ops_unprove()).
+ * a proof is taken back (fhook_ops_probe_check()).
  */
 static struct {
 	const struct ftrace_ops *ops;
@@ -138,26 +136,40 @@ static bool ops_vec_free(const struct ftrace_ops *ops)
 	return vec_memo.vec_free;
 }
 
+static unsigned int tramp_flags(const struct ftrace_ops *ops);
+
 /**
- * fhook_ops_unprove - a kprobe is about to be placed at @addr
+ * fhook_ops_probe_check - may a kprobe be placed at @addr?
  *
- * A handler with the probe among its proven bytes could be sent anywhere:
- * every ops takes the trampoline its handler now asks for, and the probe
- * is armed only once no thread is left in one that saves no xmm register.
+ * A probe can send the code it is in anywhere.  Inside the handler of a
+ * registered ops whose trampoline saves no xmm register (proven, or at the
+ * entry of one promised), that could be vector code: -EBUSY.  Otherwise
+ * no handler with the probe among its bytes is proven from now on, so no
+ * ops registered later gets that trampoline for it (rebinding a live ops
+ * instead would race with threads that jumped into the old trampoline and
+ * have not yet counted themselves in).
  */
-void fhook_ops_unprove(unsigned long addr)
+int fhook_ops_probe_check(unsigned long addr)
 {
 	struct ftrace_ops *op;
+	int ret = 0;
 
-	if (!fhook_arch_handler_unprove(addr))
-		return;
 	pthread_mutex_lock(&ftrace_lock);
-	vec_memo.valid = false;
-	for (op = ftrace_ops_list; op; op = op->next)
-		if (op->flags & FTRACE_OPS_FL_ENABLED)
-			stubs_bind(op, true);
-	fhook_synchronize();
+	for (op = ftrace_ops_list; op && !ret; op = op->next) {
+		unsigned long h = (unsigned long)ops_handler(op);
+		size_t len;
+
+		if (!h || !(op->flags & FTRACE_OPS_FL_ENABLED) ||
+		    !(tramp_flags(op) & FHOOK_TRAMP_NOSSE))
+			continue;
+		len = fhook_arch_handler_vec_free((void *)h);
+		if (addr + FHOOK_KPROBE_BYTES > h && addr < h + (len ? len : 1))
+			ret = -EBUSY;
+	}
+	if (!ret && fhook_arch_handler_unprove(addr))
+		vec_memo.valid = false;
 	pthread_mutex_unlock(&ftrace_lock);
+	return ret;
 }
 
 static unsigned int tramp_flags(const struct ftrace_ops *ops)

@@ -483,11 +483,10 @@ static int kp_place(struct kp_batch *b)
 		a->obj_gen = kp_obj_gen(a->addr);
 		a->placed = true;
 	}
+	/* not inside a handler that runs without the vector registers saved */
+	for (i = 0; i < b->nr && !ret; i++)
+		ret = fhook_ops_probe_check(b->new[i]->addr);
 	if (!ret && n) {
-		/* a handler with a probe among its bytes saves xmm0-7 again first */
-		for (i = 0; i < b->nr; i++)
-			if (b->new[i]->method != KPROBE_METHOD_SITE)
-				fhook_ops_unprove(b->new[i]->addr);
 		fhook_text_lock();
 		ret = fhook_kprobe_arm(slots, n);
 		fhook_text_unlock();

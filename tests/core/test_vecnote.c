@@ -195,9 +195,10 @@ static void run(ftrace_func_t func, const char *name, int saves, long per_call)
 }
 
 /*
- * A kprobe placed on a proven handler after its ops was registered: the
- * probe may send the handler anywhere (here to code that clobbers xmm0
- * and xmm7), so the ops takes the trampoline that saves them first.
+ * A kprobe inside a handler whose trampoline saves no xmm register could
+ * send it anywhere (here to code that clobbers xmm0 and xmm7): refused
+ * while its ops is registered; placed once it is not, and the handler is
+ * then not proven again, so registering its ops again keeps the save.
  */
 NOTRACE void kp_target_handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
 			       struct ftrace_regs *fregs)
@@ -212,6 +213,25 @@ static NOINLINE void kp_clobber(unsigned long ip, unsigned long parent_ip,
 	__asm__ volatile("pcmpeqd %%xmm0, %%xmm0\n\tpcmpeqd %%xmm7, %%xmm7" ::: "xmm0", "xmm7");
 }
 
+/* the target of a probe inside a proven handler: its last instruction */
+__asm__(".text\n"
+	".type vn_kp_target, @function\n"
+	"vn_kp_target:\n"
+	"	addq $1, vn_global(%rip)\n"
+	".globl vn_kp_target_ret\n"
+	"vn_kp_target_ret:\n"
+	"	ret\n"
+	".size vn_kp_target, .-vn_kp_target\n");
+void vn_kp_target(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
+		  struct ftrace_regs *fregs);
+extern char vn_kp_target_ret[];
+
+static NOTRACE void kp_flagged_handler(unsigned long ip, unsigned long parent_ip,
+				       struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	__asm__ volatile("addq $0x5a5a5a, %0" : "+m"(calls));
+}
+
 static int kp_redirect(struct kprobe *p, struct pt_regs *regs)
 {
 	regs->ip = (unsigned long)kp_clobber;
@@ -221,8 +241,14 @@ static int kp_redirect(struct kprobe *p, struct pt_regs *regs)
 static void kprobe_on_handler(void)
 {
 	struct ftrace_ops ops = { .func = kp_target_handler };
+	struct ftrace_ops inner = { .func = vn_kp_target };
+	struct ftrace_ops flagged = { .func = kp_flagged_handler,
+				      .flags = FHOOK_OPS_FL_GENERAL_REGS_ONLY };
 	struct kprobe kp = { .addr = (kprobe_opcode_t *)kp_target_handler,
 			     .pre_handler = kp_redirect };
+	struct kprobe kp_mid = { .addr = (kprobe_opcode_t *)vn_kp_target_ret,
+				 .pre_handler = kp_redirect };
+	struct kprobe kp_flagged = { .addr = (kprobe_opcode_t *)kp_flagged_handler };
 	volatile double r;
 	char n[64];
 	int i;
@@ -230,8 +256,29 @@ static void kprobe_on_handler(void)
 	calls = 0;
 	CHECK_EQ(ftrace_set_filter_ip(&ops, (unsigned long)fsum, 0, 1) ||
 		 register_ftrace_function(&ops), 0, "kprobed_register");
-	CHECK_EQ(fhook_ops_saves_vectors(&ops), 0, "kprobed_proven_before");
-	CHECK_EQ(register_kprobe(&kp), 0, "kprobed_kprobe");
+	CHECK_EQ(fhook_ops_saves_vectors(&ops), 0, "kprobed_proven");
+	CHECK_EQ(register_kprobe(&kp), -EBUSY, "kprobed_entry_refused");
+	r = fsum(1, 2, 3, 4, 5, 6, 7, 8);
+	CHECK(r == 204.0 && calls == 0x5a5a5a, "kprobed_refused_unchanged", "%g, %ld calls", r,
+	      calls);
+	unregister_ftrace_function(&ops);
+	/* inside one: its last instruction */
+	CHECK_EQ(ftrace_set_filter_ip(&inner, (unsigned long)fsum, 0, 1) ||
+		 register_ftrace_function(&inner), 0, "kprobed_inner_register");
+	CHECK_EQ(fhook_ops_saves_vectors(&inner), 0, "kprobed_inner_proven");
+	CHECK_EQ(register_kprobe(&kp_mid), -EBUSY, "kprobed_inside_refused");
+	unregister_ftrace_function(&inner);
+	ftrace_free_filter(&inner);
+	/* the same for a handler whose flag promises it saves nothing */
+	CHECK_EQ(ftrace_set_filter_ip(&flagged, (unsigned long)fsum, 0, 1) ||
+		 register_ftrace_function(&flagged), 0, "kprobed_flagged_register");
+	CHECK_EQ(register_kprobe(&kp_flagged), -EBUSY, "kprobed_flagged_refused");
+	unregister_ftrace_function(&flagged);
+	ftrace_free_filter(&flagged);
+	/* placed while no ops has it: never proven again */
+	CHECK_EQ(register_kprobe(&kp), 0, "kprobed_placed");
+	calls = 0;
+	CHECK_EQ(register_ftrace_function(&ops), 0, "kprobed_register_again");
 	CHECK_EQ(fhook_ops_saves_vectors(&ops), 1, "kprobed_saves_vectors");
 	for (i = 0; i < 3; i++) {
 		r = fsum(1, 2, 3, 4, 5, 6, 7, 8);
@@ -239,13 +286,10 @@ static void kprobe_on_handler(void)
 		CHECK(r == 204.0, n, "%g, expected 204", r);
 	}
 	CHECK_EQ(calls, 3, "kprobed_redirected");
-	unregister_kprobe(&kp);
 	unregister_ftrace_function(&ops);
-	ftrace_free_filter(&ops);
-	/* registered again, with the probe gone: a probe once there keeps the save */
-	CHECK_EQ(ftrace_set_filter_ip(&ops, (unsigned long)fsum, 0, 1) ||
-		 register_ftrace_function(&ops), 0, "kprobed_register_again");
-	CHECK_EQ(fhook_ops_saves_vectors(&ops), 1, "kprobed_saves_vectors_again");
+	unregister_kprobe(&kp);
+	CHECK_EQ(register_ftrace_function(&ops), 0, "kprobed_register_after");
+	CHECK_EQ(fhook_ops_saves_vectors(&ops), 1, "kprobed_saves_vectors_after");
 	unregister_ftrace_function(&ops);
 	ftrace_free_filter(&ops);
 }

@@ -43,7 +43,7 @@ static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
  * proven again.  Past PROBED_MAX of them, none is.
  */
 #define PROBED_MAX	64
-#define PROBE_BYTES	5		/* a probe's jump */
+#define PROBE_BYTES	5		/* a probe's jump (FHOOK_KPROBE_BYTES) */
 static unsigned long probed[PROBED_MAX];
 static size_t nr_probed;
 static bool probed_many;
@@ -137,7 +137,11 @@ bool fhook_arch_handler_unprove(unsigned long addr)
 	size_t i;
 
 	pthread_mutex_lock(&scan_lock);
-	if (nr_probed < PROBED_MAX)
+	for (i = 0; i < nr_probed && probed[i] != addr; i++)
+		;
+	if (i < nr_probed)
+		;	/* known (a probe placed there again) */
+	else if (nr_probed < PROBED_MAX)
 		probed[nr_probed++] = addr;
 	else
 		probed_many = true;
