@@ -66,15 +66,6 @@ int ftrace_ops_test(struct ftrace_ops *ops, unsigned long ip)
 /* ---- bringing sites in line ---- */
 
 /*
- * Map the stubs of @obj's sites when one is first enabled.  Without memory
- * within a call's reach, every site of the object stays disabled.
- */
-/*
- * Which trampoline an ops' stubs use: the C dispatcher only when asked
- * (FHOOK_SLOW_DISPATCH=1, for tests); xmm0-7 left unsaved when the
- * handler promises not to touch them, or was seen not to.
- */
-/*
  * Is any usable site in [@func, @func + @len)?  A handler with one may be
  * redirected to anything once it is enabled.  ftrace_lock held.
  */
@@ -172,6 +163,11 @@ int fhook_ops_probe_check(unsigned long addr)
 	return ret;
 }
 
+/*
+ * Which trampoline an ops' stubs use: the C dispatcher only when asked
+ * (FHOOK_SLOW_DISPATCH=1, for tests); xmm0-7 left unsaved when the
+ * handler promises not to touch them, or is proven not to.
+ */
 static unsigned int tramp_flags(const struct ftrace_ops *ops)
 {
 	static int slow = -1;
@@ -242,6 +238,10 @@ void fhook_ops_retramp(struct ftrace_ops *ops)
 	pthread_mutex_unlock(&ftrace_lock);
 }
 
+/*
+ * Map the stubs of @obj's sites when one is first enabled.  Without memory
+ * within a call's reach, every site of the object stays disabled.
+ */
 static int object_region(struct fhook_object *obj)
 {
 	size_t i;
