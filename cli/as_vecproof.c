@@ -15,9 +15,10 @@
  * proven, and its function keeps the save.
  *
  * Most objects built with fhook's flags have a pad in every function (and
- * GCC's .cold parts are never handlers) and never load libcapstone here.  Nothing of this may fail a build: in any
- * doubt a function is left out, and on any error the object stays as
- * `as` wrote it (the new one is written beside it and renamed over it).
+ * GCC's .cold parts are never handlers) and never load libcapstone here.
+ * Nothing of this may fail a build: in any doubt a function is left out,
+ * and on any error the object stays as `as` wrote it (the new one is
+ * written beside it and renamed over it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -75,12 +76,9 @@ static bool fn_insn_ok(void *ctx, const cs_insn *insn)
 	const struct fn_ctx *c = ctx;
 	const cs_x86_encoding *enc = &insn->detail->x86.encoding;
 	unsigned long off = insn->address - c->lo;
-	bool branch = false;
+	bool branch = fhook_insn_is_branch(insn);
 	uint32_t i;
 
-	for (i = 0; i < insn->detail->groups_count; i++)
-		branch |= insn->detail->groups[i] == CS_GRP_JUMP ||
-			  insn->detail->groups[i] == CS_GRP_BRANCH_RELATIVE;
 	for (i = 0; i < c->r->nmask; i++) {
 		uint32_t m = c->r->masks[2 * i], len = c->r->masks[2 * i + 1];
 
@@ -265,14 +263,13 @@ static void fn_relocs_of(const struct obj_relocs *o, size_t shndx, uint64_t lo, 
 /* gcc's pad at a function's entry (after an endbr64): the function has a site. */
 static bool has_pad(const unsigned char *code, uint64_t size)
 {
-	static const unsigned char nops[5] = { 0x90, 0x90, 0x90, 0x90, 0x90 };
 	static const unsigned char endbr[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 
 	if (size >= 4 && !memcmp(code, endbr, 4)) {
 		code += 4;
 		size -= 4;
 	}
-	return size >= 5 && !memcmp(code, nops, 5);
+	return size >= FHOOK_SITE_LEN && fhook_site_is_pad(code);
 }
 
 struct note_buf {

@@ -30,8 +30,6 @@ void fhook_ops_retramp(struct ftrace_ops *ops) __hidden;
  * proven from now on.
  */
 int fhook_ops_probe_check(unsigned long addr) __hidden;
-/* the bytes a probe writes at most (its jump) */
-#define FHOOK_KPROBE_BYTES	5
 
 /* ---- sites (sites.c, modify.c) ---- */
 

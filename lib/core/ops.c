@@ -154,7 +154,7 @@ int fhook_ops_probe_check(unsigned long addr)
 		    !(tramp_flags(op) & FHOOK_TRAMP_NOSSE))
 			continue;
 		len = fhook_arch_handler_vec_free((void *)h);
-		if (addr + FHOOK_KPROBE_BYTES > h && addr < h + (len ? len : 1))
+		if (addr + FHOOK_KPROBE_MAX_BYTES > h && addr < h + (len ? len : 1))
 			ret = -EBUSY;
 	}
 	if (!ret && fhook_arch_handler_unprove(addr))

@@ -14,6 +14,9 @@
 #define CALL_INSN_OPCODE	0xe8
 #define CALL_INSN_SIZE		5
 
+/* what a kprobe writes at most: "jmp rel32" */
+#define FHOOK_KPROBE_MAX_BYTES	5
+
 /* a site: "call rel32" or its 5-byte nop */
 #define FHOOK_SITE_LEN		5
 /* -pg in PIE: "call *__fentry__@GOTPCREL(%rip)", 6 bytes */

@@ -226,6 +226,18 @@ static bool stack_plain(const cs_insn *insn, struct stack_state *st)
 	return true;
 }
 
+bool fhook_insn_is_branch(const cs_insn *insn)
+{
+	unsigned int i;
+
+	for (i = 0; i < insn->detail->groups_count; i++)
+		if (insn->detail->groups[i] == CS_GRP_JUMP ||
+		    insn->detail->groups[i] == CS_GRP_BRANCH_RELATIVE ||
+		    insn->detail->groups[i] == CS_GRP_RET)
+			return true;
+	return false;
+}
+
 /*
  * Not a branch the decoder may read differently from the cpu: with an
  * operand-size prefix, capstone takes a near jump's displacement as 16
@@ -235,12 +247,7 @@ static bool branch_plain(const cs_insn *insn)
 {
 	unsigned int i;
 
-	for (i = 0; i < insn->detail->groups_count; i++)
-		if (insn->detail->groups[i] == CS_GRP_JUMP ||
-		    insn->detail->groups[i] == CS_GRP_BRANCH_RELATIVE ||
-		    insn->detail->groups[i] == CS_GRP_RET)
-			break;
-	if (i == insn->detail->groups_count)
+	if (!fhook_insn_is_branch(insn))
 		return true;
 	for (i = 0; i < 4; i++)
 		if (insn->detail->x86.prefix[i] == 0x66 || insn->detail->x86.prefix[i] == 0x67)

@@ -39,4 +39,7 @@ struct fhook_vecfree_src {
 bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 		    unsigned long *end) __arch_hidden;
 
+/* Is @insn a jump or a return (decoded with details)? */
+bool fhook_insn_is_branch(const cs_insn *insn) __arch_hidden;
+
 #endif

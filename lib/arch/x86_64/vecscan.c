@@ -43,7 +43,6 @@ static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
  * proven again.  Past PROBED_MAX of them, none is.
  */
 #define PROBED_MAX	64
-#define PROBE_BYTES	5		/* a probe's jump (FHOOK_KPROBE_BYTES) */
 static unsigned long probed[PROBED_MAX];
 static size_t nr_probed;
 static bool probed_many;
@@ -55,7 +54,7 @@ static bool probed_within(unsigned long f, size_t len)
 	if (probed_many)
 		return true;
 	for (i = 0; i < nr_probed; i++)
-		if (probed[i] < f + len && probed[i] + PROBE_BYTES > f)
+		if (probed[i] < f + len && probed[i] + FHOOK_KPROBE_MAX_BYTES > f)
 			return true;
 	return false;
 }
