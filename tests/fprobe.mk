@@ -28,3 +28,24 @@ $(B)/tests/fprobe/libdlprobe.so: tests/fprobe/dlprobe.c
 $(B)/tests/fprobe/libdlfiller.so: tests/fprobe/dlfiller.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fPIC -shared $(SAN) -o $@ $<
+
+# The same programs with handlers the assembler front end proves: every
+# call and return the trampolines take goes through the frameless ones.
+LEAN_PROGS := test_progs test_coroutines
+TEST_TARGETS += $(LEAN_PROGS:%=$(B)/tests/fprobe/%_lean) $(B)/tests/fprobe/test_cxx_exceptions_lean
+
+# The frameless paths' own test: its handlers proven the same way.
+$(B)/tests/fprobe/test_graph_lean: tests/fprobe/test_graph_lean.c tests/check.h \
+		$(B)/libfhook.so $(B)/gcc-as/as
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)
+
+$(LEAN_PROGS:%=$(B)/tests/fprobe/%_lean): $(B)/tests/fprobe/%_lean: tests/fprobe/%.c \
+		tests/fprobe/progs.h tests/check.h $(B)/libfhook.so $(B)/gcc-as/as
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -DH_LEAN -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)
+
+$(B)/tests/fprobe/test_cxx_exceptions_lean: tests/fprobe/test_cxx_exceptions.cc \
+		tests/fprobe/progs.h tests/check.h $(B)/libfhook.so $(B)/gcc-as/as
+	@mkdir -p $(dir $@)
+	$(CXX) $(FPROBE_CXXFLAGS) -DH_LEAN -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)

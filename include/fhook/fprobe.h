@@ -189,6 +189,20 @@ static inline void enable_fprobe(struct fprobe *fp)
 }
 
 /*
+ * fhook's own: which of @fp's paths run with no frame at all, for a
+ * registered probe without a pool.  FHOOK_FPROBE_FRAMELESS_ENTRY: its
+ * entry handler was proven, when it registered, to be a leaf that touches
+ * no vector or x87 register and never reads its fregs (the assembler
+ * front end of `fhook cflags` proves it at build time; see
+ * fhook_ops_saves_vectors()), so its trampoline builds no ftrace_regs;
+ * FHOOK_FPROBE_FRAMELESS_EXIT: the same of its exit handler, for the
+ * return.  Returns the bits, or -EINVAL when @fp is not registered.
+ */
+#define FHOOK_FPROBE_FRAMELESS_ENTRY	1
+#define FHOOK_FPROBE_FRAMELESS_EXIT	2
+int fhook_fprobe_frameless(struct fprobe *fp);
+
+/*
  * fprobe_nmissed - the events dropped so far (fp->nmissed, read atomically).
  */
 static inline unsigned long fprobe_nmissed(struct fprobe *fp)

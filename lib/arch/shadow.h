@@ -90,6 +90,12 @@
 #define FGRAPH_FL_EXIT		4	/* returns are hooked */
 #define FGRAPH_FL_REC		8	/* the trampolines write plain records (rec_*) */
 #define FGRAPH_FL_REC_EXIT	16	/* both: one bit for the records' entry to test */
+/*
+ * The exit handler is proven (vecfree.h) and the probe has no pool: the
+ * return calls it with no frame (rethook_tramp.S), set by the core when
+ * the probe registers.
+ */
+#define FGRAPH_FL_LEAN_EXIT	32
 
 /*
  * Graph records: a probe whose events are plain (an entry and a return

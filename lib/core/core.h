@@ -25,6 +25,11 @@ void ftrace_ops_list_func(unsigned long ip, unsigned long parent_ip, struct ftra
 ftrace_func_t fhook_ops_func(struct ftrace_ops *ops) __hidden;
 void fhook_ops_retramp(struct ftrace_ops *ops) __hidden;
 /*
+ * Which of an fprobe's paths run with no frame: 1, its entries; 2, its
+ * returns (the handlers proven); -EINVAL unless @ops is a registered graph ops.
+ */
+int fhook_ops_frameless(const struct ftrace_ops *ops) __hidden;
+/*
  * May a kprobe go to @addr (ops.c)?  -EBUSY inside a registered handler that
  * runs without xmm0-7 saved; else no handler with it among its bytes is
  * proven from now on.

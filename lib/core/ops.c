@@ -140,6 +140,14 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops);
  * instead would race with threads that jumped into the old trampoline and
  * have not yet counted themselves in).
  */
+/* Would a kprobe at @addr land in the proven handler at @h? */
+static bool probe_in(unsigned long addr, unsigned long h)
+{
+	size_t len = fhook_arch_handler_vec_free((void *)h);
+
+	return addr + FHOOK_KPROBE_MAX_BYTES > h && addr < h + (len ? len : 1);
+}
+
 int fhook_ops_probe_check(unsigned long addr)
 {
 	struct ftrace_ops *op;
@@ -148,13 +156,15 @@ int fhook_ops_probe_check(unsigned long addr)
 	pthread_mutex_lock(&ftrace_lock);
 	for (op = ftrace_ops_list; op && !ret; op = op->next) {
 		unsigned long h = (unsigned long)ops_handler(op);
-		size_t len;
 
-		if (!h || !(op->flags & FTRACE_OPS_FL_ENABLED) ||
-		    !(tramp_flags(op) & FHOOK_TRAMP_NOSSE))
+		if (!(op->flags & FTRACE_OPS_FL_ENABLED))
 			continue;
-		len = fhook_arch_handler_vec_free((void *)h);
-		if (addr + FHOOK_KPROBE_MAX_BYTES > h && addr < h + (len ? len : 1))
+		if (h && (tramp_flags(op) & FHOOK_TRAMP_NOSSE) && probe_in(addr, h))
+			ret = -EBUSY;
+		/* an exit handler the return calls with no frame: the same */
+		if ((op->flags & FHOOK_OPS_FL_FGRAPH) &&
+		    (((const struct fhook_fgraph *)op->private)->flags & FGRAPH_FL_LEAN_EXIT) &&
+		    probe_in(addr, (unsigned long)((const struct fhook_fgraph *)op->private)->exit))
 			ret = -EBUSY;
 	}
 	if (!ret && fhook_arch_handler_unprove(addr))
@@ -190,6 +200,9 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 			flags |= FHOOK_TRAMP_GRAPH_REC;
 		if (fg->flags & FGRAPH_FL_EXIT)
 			flags |= FHOOK_TRAMP_GRAPH_EXIT;
+		/* no frame: the entry handler proven (a promise says nothing of fregs) */
+		if (!(fg->flags & FGRAPH_FL_SLOW) && ops_vec_free(ops))
+			flags |= FHOOK_TRAMP_LEAN;
 	}
 	return flags;
 }
@@ -628,6 +641,25 @@ static int sync_ops(void *arg)
 	return 0;
 }
 
+/*
+ * An fprobe's exit handler proven (arch/shadow.h FGRAPH_FL_LEAN_EXIT):
+ * asked once, as it registers; fhook_ops_probe_check() keeps kprobes out
+ * of it while it stays registered.
+ */
+static void fgraph_prove_exit(struct ftrace_ops *ops)
+{
+	struct fhook_fgraph *fg = ops->private;
+
+	if (!(ops->flags & FHOOK_OPS_FL_FGRAPH))
+		return;
+	if (fg->exit && (fg->flags & FGRAPH_FL_EXIT) && !(fg->flags & FGRAPH_FL_SLOW) &&
+	    handler_vec_free(fg->exit))
+		__atomic_or_fetch(&fg->flags, FGRAPH_FL_LEAN_EXIT, __ATOMIC_RELEASE);
+	else
+		__atomic_and_fetch(&fg->flags, ~(unsigned long)FGRAPH_FL_LEAN_EXIT,
+				   __ATOMIC_RELEASE);
+}
+
 static int register_locked(void *arg)
 {
 	struct ftrace_ops *ops = arg;
@@ -639,6 +671,7 @@ static int register_locked(void *arg)
 	ret = check_ipmodify(ops, ops->filter_hash, ops->notrace_hash);
 	if (ret)
 		return ret;
+	fgraph_prove_exit(ops);
 	stubs_bind(ops, true);
 	list_add(ops);
 	ret = update_sites();
@@ -1056,6 +1089,25 @@ int fhook_ops_saves_vectors(const struct ftrace_ops *ops)
 	pthread_mutex_lock(&ftrace_lock);
 	ret = !(tramp_flags(ops) & FHOOK_TRAMP_NOSSE);
 	pthread_mutex_unlock(&ftrace_lock);
+	return ret;
+}
+
+int fhook_ops_frameless(const struct ftrace_ops *ops)
+{
+	const struct fhook_fgraph *fg = ops->private;
+	int ret = 0;
+
+	if (!(__atomic_load_n(&ops->flags, __ATOMIC_RELAXED) & FTRACE_OPS_FL_ENABLED) ||
+	    !(ops->flags & FHOOK_OPS_FL_FGRAPH))
+		return -EINVAL;
+#ifndef __SANITIZE_THREAD__	/* (whose builds take the C path) */
+	pthread_mutex_lock(&ftrace_lock);
+	if ((tramp_flags(ops) & (FHOOK_TRAMP_LEAN | FHOOK_TRAMP_C)) == FHOOK_TRAMP_LEAN)
+		ret |= 1;
+	if (__atomic_load_n(&fg->flags, __ATOMIC_RELAXED) & FGRAPH_FL_LEAN_EXIT)
+		ret |= 2;
+	pthread_mutex_unlock(&ftrace_lock);
+#endif
 	return ret;
 }
 

@@ -273,6 +273,9 @@ static int fprobe_register(struct fprobe *fp, int (*set_filter)(struct fprobe *f
 	 */
 	if (!(fp->flags & FPROBE_FL_GENERAL_REGS_ONLY) && fp->entry_handler)
 		fhook_arch_handler_scan((void *)fp->entry_handler);
+	/* a proven exit handler is called with no frame, whatever the flags */
+	if (fp->exit_handler)
+		fhook_arch_handler_scan((void *)fp->exit_handler);
 	if ((fp->flags & FPROBE_FL_GENERAL_REGS_ONLY) || !fp->entry_handler)
 		fp->ops.flags |= FHOOK_OPS_FL_GENERAL_REGS_ONLY;
 	ret = set_filter(fp, arg);
@@ -394,6 +397,13 @@ int register_fprobe(struct fprobe *fp, const char *filter, const char *notfilter
 /**
  * unregister_fprobe - see <fhook/fprobe.h>
  */
+int fhook_fprobe_frameless(struct fprobe *fp)
+{
+	if (!fp || !fprobe_is_registered(fp))
+		return fhook_ret_errno(-EINVAL);
+	return fhook_ret_errno(fhook_ops_frameless(&fp->ops));
+}
+
 int unregister_fprobe(struct fprobe *fp)
 {
 	fhook_internal_guard();

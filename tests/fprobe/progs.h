@@ -4,6 +4,12 @@
  * entry and exit handlers on every function of the test program, which
  * checks in each exit that the entry data (entry ip and return address)
  * came back intact.
+ *
+ * Built with H_LEAN (and `fhook cflags`' assembler front end, which proves
+ * the handlers), the same probe has no pool and handlers that build no
+ * site and never read their fregs: every call and return the trampolines
+ * can take goes through the frameless ones, and registering checks that
+ * they are the ones bound.
  */
 #ifndef FHOOK_TEST_PROGS_H
 #define FHOOK_TEST_PROGS_H
@@ -17,7 +23,20 @@ struct h_call {
 
 static unsigned long h_entries, h_exits, h_bad;
 
-static int h_all_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+#ifdef H_LEAN
+/* no site of its own, nothing a sanitizer adds: proven at build time */
+#define H_NOTRACE __attribute__((noinline, patchable_function_entry(0, 0), \
+				 no_sanitize("address", "thread", "undefined")))
+#ifdef __SANITIZE_THREAD__
+#define H_FRAMELESS 0	/* ThreadSanitizer's builds of libfhook take the C path */
+#else
+#define H_FRAMELESS (FHOOK_FPROBE_FRAMELESS_ENTRY | FHOOK_FPROBE_FRAMELESS_EXIT)
+#endif
+#else
+#define H_NOTRACE
+#endif
+
+H_NOTRACE static int h_all_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 		       struct ftrace_regs *fregs, void *data)
 {
 	struct h_call *c = (struct h_call *)data;
@@ -28,14 +47,17 @@ static int h_all_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip
 	return 0;
 }
 
-static void h_all_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+H_NOTRACE static void h_all_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 		       struct ftrace_regs *fregs, void *data)
 {
 	struct h_call *c = (struct h_call *)data;
 
 	__atomic_add_fetch(&h_exits, 1, __ATOMIC_RELAXED);
-	if (c->ip != ip || c->ret_ip != ret_ip ||
-	    ftrace_regs_get_instruction_pointer(fregs) != ret_ip)
+	if (c->ip != ip || c->ret_ip != ret_ip
+#ifndef H_LEAN
+	    || ftrace_regs_get_instruction_pointer(fregs) != ret_ip
+#endif
+	    )
 		__atomic_add_fetch(&h_bad, 1, __ATOMIC_RELAXED);
 }
 
@@ -46,10 +68,18 @@ static int h_all_register(void)
 	h_all_fp.entry_handler = h_all_entry;
 	h_all_fp.exit_handler = h_all_exit;
 	h_all_fp.entry_data_size = sizeof(struct h_call);
+#ifndef H_LEAN
 	/* deep recursion and many threads: a large pool */
 	h_all_fp.nr_maxactive = 1 << 20;
+#endif
 	/* the handlers themselves (mangled in C++) would only count as misses */
-	return register_fprobe(&h_all_fp, "*", "*h_all_*");
+	int r = register_fprobe(&h_all_fp, "*", "*h_all_*");
+#ifdef H_LEAN
+	/* both paths frameless, or a distinct failure */
+	if (!r && fhook_fprobe_frameless(&h_all_fp) != H_FRAMELESS)
+		r = -1000 - fhook_fprobe_frameless(&h_all_fp);
+#endif
+	return r;
 }
 
 #endif

@@ -134,6 +134,61 @@
 .endm
 
 	.text
+/*
+ * The frameless return (the kernel's fgraph pop, no frame at all): for a
+ * probe whose exit handler is proven (FGRAPH_FL_LEAN_EXIT: a leaf that
+ * touches no vector or x87 register and never reads its fregs, so the
+ * return values in %xmm0/%xmm1 and on the x87 stack stay where they are,
+ * and no ftrace_regs need be built).  Before any frame, with only the
+ * registers a return leaves dead, as GRAPH_RETURN checks: this thread's
+ * top entry, in order, not nested.  The entry is popped before the
+ * handler runs (the recursion lock keeps its line and data from being
+ * taken meanwhile: a signal handler's calls go to C, which refuses them),
+ * so the slot is plain again while the handler runs, and nothing waits
+ * across the call but %rax and %rdx.  The probe is read before its
+ * flags word: going away, rethook_going() points that word at one that
+ * says disabled before it clears the probe, so a NULL probe is never
+ * called (x86 keeps the loads, and the stores, in order).
+ */
+.macro GRAPH_RETURN_LEAN
+	leaq	-8(%rsp), %r9			/* the slot */
+	SHADOW_TOP %r10, %rsi, %rcx, %r9, 29f
+	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
+	testq	$FGRAPH_FL_LEAN_EXIT, FGRAPH_FLAGS(%rdi)
+	jz	29f
+	FAST_ENTER %r11, %r8, 29f
+	.cfi_remember_state
+	subq	$8, %rsp			/* the slot is our return address */
+	.cfi_adjust_cfa_offset 8
+	pushq	%rax
+	.cfi_adjust_cfa_offset 8
+	pushq	%rdx
+	.cfi_adjust_cfa_offset 8
+	ENTRY_DATA %r8, %rdi, %r10, %rsi, SHADOW_DATA_OFF-SHADOW_HDR_OFF
+	movq	SHADOW_N_NEXT(%rcx), %rdx
+	movq	%rdx, (%r9)			/* the slot plain again, ... */
+	movq	$0, SHADOW_N_SP(%rcx)		/* ... the entry free, ... */
+	subq	$1, %rsi
+	movq	%rsi, (%r10)			/* ... popped */
+	movq	FGRAPH_PROBE(%rdi), %r9
+	PROBE_DISABLED %rdi, %r10, 26f		/* (also when going away) */
+	movq	FGRAPH_EXIT(%rdi), %r10
+	movq	%r9, %rdi			/* exit(probe, entry_ip, ret_ip, fregs, data) */
+	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi
+	movq	SHADOW_N_RET_IP(%rcx), %rdx
+	call	*%r10
+26:	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+	FAST_LEAVE %r11
+	leaq	8(%rsp), %rsp			/* past the slot, as the return left it */
+	.cfi_adjust_cfa_offset -8
+	jmp	*-8(%rsp)			/* to the caller (a "ret" would mispredict) */
+	.cfi_restore_state
+29:
+.endm
+
 	.globl	rethook_rec_trampoline
 	.hidden	rethook_rec_trampoline
 	.type	rethook_rec_trampoline, @function
@@ -160,6 +215,9 @@ rethook_trampoline:
 	.cfi_startproc
 	.cfi_def_cfa %rsp, 0
 	.cfi_offset %rip, -8
+#ifndef __SANITIZE_THREAD__
+	GRAPH_RETURN_LEAN
+#endif
 	subq	$8, %rsp		/* the slot, holding the stub */
 	.cfi_def_cfa_offset 8
 	pushq	%rbp

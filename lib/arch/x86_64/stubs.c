@@ -203,6 +203,9 @@ static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags)
 	if ((flags & FHOOK_TRAMP_GRAPH_REC) && !regs)
 		return (flags & FHOOK_TRAMP_GRAPH_EXIT) ? (void *)fhook_tramp_grec_exit
 							: (void *)fhook_tramp_grec;
+	if ((flags & FHOOK_TRAMP_FGRAPH) && (flags & FHOOK_TRAMP_LEAN) && !regs)
+		return (flags & FHOOK_TRAMP_GRAPH_EXIT) ? (void *)fhook_tramp_fgraph_lean_exit
+							: (void *)fhook_tramp_fgraph_lean;
 	if ((flags & FHOOK_TRAMP_FGRAPH) && !regs)
 		return (flags & FHOOK_TRAMP_NOSSE) ? (void *)fhook_tramp_fgraph_nosse
 						   : (void *)fhook_tramp_fgraph;
@@ -218,7 +221,7 @@ static bool is_generated(const void *tramp)
 		fhook_tramp_args, fhook_tramp_regs, fhook_tramp_args_nosse,
 		fhook_tramp_regs_nosse, fhook_tramp_args_c, fhook_tramp_regs_c,
 		fhook_tramp_fgraph, fhook_tramp_fgraph_nosse, fhook_tramp_grec,
-		fhook_tramp_grec_exit,
+		fhook_tramp_grec_exit, fhook_tramp_fgraph_lean, fhook_tramp_fgraph_lean_exit,
 	};
 	size_t i;
 

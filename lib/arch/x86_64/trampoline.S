@@ -379,6 +379,131 @@
 	TRAMPOLINE fhook_tramp_fgraph_nosse, 0, 0, 0, 1
 
 /*
+ * The frameless graph entries: for an fprobe whose entry handler is
+ * proven (vecfree.h: a leaf that touches no vector register and never
+ * reads its fregs, which these build none of) and that has no pool.  The
+ * registers a function may take arguments in are pushed (the handler may
+ * clobber any of them, and we use them), nothing else: no frame, no
+ * ftrace_regs, no alignment (a proven handler has no instruction that
+ * needs any).  In the order and with the stores of GRAPH_ENTER, but for
+ * one: the return is hooked before the handler runs, not after, so that
+ * nothing of the entry waits across the call; a handler that declines
+ * the return hook has its entry undone (its slot plain, the entry free,
+ * popped).  Everything else (nested, unbound, a tail call from a hooked
+ * function, a stale top entry, a full stack, no region yet, frames being
+ * unwound for an entry-only probe) restores the registers and goes on
+ * in fhook_tramp_fgraph, which takes the C path.
+ */
+#define LEAN_BODY	64		/* site + 5, above the eight pushed */
+#define LEAN_SLOT	72		/* the return address */
+
+.macro LEAN_PUSH reg
+	pushq	\reg
+	.cfi_adjust_cfa_offset 8
+.endm
+
+.macro LEAN_POP reg
+	popq	\reg
+	.cfi_adjust_cfa_offset -8
+.endm
+
+.macro LEAN_SAVE
+	LEAN_PUSH %rdi
+	LEAN_PUSH %rsi
+	LEAN_PUSH %rdx
+	LEAN_PUSH %rcx
+	LEAN_PUSH %r8
+	LEAN_PUSH %r9
+	LEAN_PUSH %r10
+	LEAN_PUSH %rax
+.endm
+
+.macro LEAN_RESTORE
+	LEAN_POP %rax
+	LEAN_POP %r10
+	LEAN_POP %r9
+	LEAN_POP %r8
+	LEAN_POP %rcx
+	LEAN_POP %rdx
+	LEAN_POP %rsi
+	LEAN_POP %rdi
+.endm
+
+.macro GRAPH_LEAN name, exit
+	.globl	\name
+	.hidden	\name
+	.type	\name, @function
+	.p2align 4
+\name:
+	.cfi_startproc
+	LEAN_SAVE
+	FAST_ENTER %rax, %rdx, 90f
+	movq	STUB_DATA(%r11), %rdx		/* the ops, as read once */
+	testq	%rdx, %rdx
+	jz	89f
+	movq	OPS_PRIVATE(%rdx), %r8		/* the fgraph */
+	PROBE_DISABLED %r8, %rax, 88f	/* disabled: no handler at all */
+	movq	LEAN_SLOT(%rsp), %rsi		/* parent_ip */
+	movq	%rsi, %rax			/* a stub's address: a tail call */
+	subq	fhook_shadow_base(%rip), %rax
+	cmpq	fhook_shadow_size(%rip), %rax
+	jb	89f
+	movq	LEAN_BODY(%rsp), %rdi
+	subq	$5, %rdi			/* ip: the site */
+.if \exit
+	leaq	LEAN_SLOT(%rsp), %rdx
+	SHADOW_NEXT %r10, %rcx, %rax, %rdx, 89f
+	movq	FGRAPH_RETHOOK(%r8), %rdx
+	movq	%rdx, SHADOW_N_RETHOOK(%rax)
+	movq	%rdi, SHADOW_N_ENTRY_IP(%rax)
+	movq	%rsi, SHADOW_N_PARENT_IP(%rax)
+	SHADOW_HOOK %rax, %r10, %rcx, LEAN_SLOT(%rsp), %rdx
+	ENTRY_DATA %r9, %r8, %r10, %rcx, SHADOW_DATA_OFF-SHADOW_HDR_OFF
+.else
+	cmpl	$0, fhook_shadow_slow(%rip)	/* entry only: C reaps unwound frames */
+	jne	89f
+	xorl	%r9d, %r9d
+.endif
+	movq	FGRAPH_ENTRY(%r8), %rax
+	movq	%rsi, %rdx			/* entry(probe, ip, parent_ip, fregs, data) */
+	movq	%rdi, %rsi
+	movq	FGRAPH_PROBE(%r8), %rdi
+	movq	%r9, %r8
+	call	*%rax
+.if \exit
+	testl	%eax, %eax
+	jnz	87f				/* no return hook wanted */
+.endif
+88:	FAST_LEAVE %rax
+	.cfi_remember_state
+	LEAN_RESTORE
+	ret					/* into the function's body */
+	.cfi_restore_state
+.if \exit
+87:	movq	fhook_shadow_self@gottpoff(%rip), %rax
+	movq	%fs:(%rax), %rdx		/* the header */
+	movq	(%rdx), %rcx			/* top: our entry */
+	movq	%rcx, %rax
+	shlq	$SHADOW_LINE_SHIFT, %rax
+	leaq	SHADOW_NODE_OFF-SHADOW_HDR_OFF(%rdx,%rax), %rax
+	movq	SHADOW_N_NEXT(%rax), %rdi
+	movq	%rdi, LEAN_SLOT(%rsp)		/* the slot plain again, ... */
+	movq	$0, SHADOW_N_SP(%rax)		/* ... the entry free, ... */
+	subq	$1, %rcx
+	movq	%rcx, (%rdx)			/* ... popped */
+	jmp	88b
+.endif
+89:	FAST_LEAVE %rax
+90:	LEAN_RESTORE
+	jmp	fhook_tramp_fgraph		/* %r11 still the stub */
+	.cfi_endproc
+	.size	\name, .-\name
+.endm
+
+	GRAPH_LEAN fhook_tramp_fgraph_lean, 0
+	GRAPH_LEAN fhook_tramp_fgraph_lean_exit, 1
+
+/*
  * The template of a per-ops trampoline (the kernel's create_trampoline):
  * gen.c copies it for one ops that alone uses its sites and patches in
  * the ops, its handler, the thread word's offset from the thread pointer

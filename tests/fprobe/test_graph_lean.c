@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The frameless graph paths: an fprobe whose handlers the assembler front
+ * end proves (built with `fhook cflags`' -B) is entered and returned
+ * through with no frame and no ftrace_regs.  What they must keep: the
+ * traced function's arguments and its return values in %rax:%rdx, %xmm0
+ * and on the x87 stack, with handlers that clobber every general register
+ * they may; the entry data reaching the exit; a declined return hook
+ * undone; a disabled probe calling nothing; a tail call from a hooked
+ * function taking the C path; unregister_fprobe() returning only once no
+ * handler can run (four threads in a tight loop); and no kprobe inside a
+ * handler that a frameless path calls.  Which paths are bound is asked
+ * of fhook_fprobe_frameless(): a handler that reads its fregs, calls a
+ * function or is not proven keeps its frame, and a probe with a pool
+ * takes C.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <fhook/fhook.h>
+#include <fhook/fprobe.h>
+#include <fhook/kprobes.h>
+
+#include "../check.h"
+
+/* no site of its own, nothing a sanitizer adds: proven at build time */
+#define NOTRACE __attribute__((noinline, patchable_function_entry(0, 0), \
+			       no_sanitize("address", "thread", "undefined")))
+
+#ifdef __SANITIZE_THREAD__
+#define BOTH 0		/* ThreadSanitizer's builds of libfhook take the C path */
+#define ENTRY_ONLY 0
+#define EXIT_ONLY 0
+#else
+#define BOTH (FHOOK_FPROBE_FRAMELESS_ENTRY | FHOOK_FPROBE_FRAMELESS_EXIT)
+#define ENTRY_ONLY FHOOK_FPROBE_FRAMELESS_ENTRY
+#define EXIT_ONLY FHOOK_FPROBE_FRAMELESS_EXIT
+#endif
+
+#define THREADS		4
+#define CYCLES		10000
+#define SECONDS		10
+
+static long entries, exits, after_unregister, declines, decline_now;
+static unsigned long last_ip, last_ret, data_seen;
+static int alive;
+
+/* every general register a handler may use, but %rcx (its fregs: proven handlers never name it) */
+#define CLOBBER()								\
+	__asm__ volatile("movq $-1, %%rax\n\tmovq $-1, %%rdx\n\tmovq $-1, %%rsi\n\t"	\
+			 "movq $-1, %%rdi\n\tmovq $-1, %%r8\n\tmovq $-1, %%r9\n\t"	\
+			 "movq $-1, %%r10\n\tmovq $-1, %%r11"				\
+			 ::: "rax", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11")
+
+NOTRACE static int lean_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+			      struct ftrace_regs *fregs, void *data)
+{
+	long n = __atomic_add_fetch(&entries, 1, __ATOMIC_RELAXED);
+
+	if (!__atomic_load_n(&alive, __ATOMIC_ACQUIRE))
+		__atomic_add_fetch(&after_unregister, 1, __ATOMIC_RELAXED);
+	last_ip = ip;
+	last_ret = ret_ip;
+	if (data)
+		*(unsigned long *)data = ip ^ 0x5a5a;
+	(void)n;
+	if (decline_now) {
+		declines++;
+		return 1;
+	}
+	CLOBBER();
+	return 0;
+}
+
+NOTRACE static void lean_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+			      struct ftrace_regs *fregs, void *data)
+{
+	__atomic_add_fetch(&exits, 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&alive, __ATOMIC_ACQUIRE))
+		__atomic_add_fetch(&after_unregister, 1, __ATOMIC_RELAXED);
+	if (data)
+		data_seen = *(unsigned long *)data ^ ip;
+	CLOBBER();
+}
+
+/* not proven: reads its fregs */
+NOTRACE static void regs_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+			      struct ftrace_regs *fregs, void *data)
+{
+	if (ftrace_regs_get_instruction_pointer(fregs) == ret_ip)
+		__atomic_add_fetch(&exits, 1, __ATOMIC_RELAXED);
+}
+
+/* not proven: calls a function */
+static NOINLINE void count(void)
+{
+	__atomic_add_fetch(&entries, 1, __ATOMIC_RELAXED);
+}
+
+NOTRACE static int calling_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+				 struct ftrace_regs *fregs, void *data)
+{
+	count();
+	return 0;
+}
+
+/* ---- the traced functions ---- */
+
+NOINLINE int traced(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x + 1;
+}
+
+/* a tail call into traced(): its entry takes fprobe's C path (the slot holds a stub) */
+NOINLINE int outer(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return traced(x + 1);
+}
+
+/* each with an empty asm: not pure, every call is made */
+NOINLINE double fp_traced(double a, double b, double c, double d, double e, double f,
+			  double g, double h)
+{
+	__asm__ volatile("" ::: "memory");
+	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
+}
+
+NOINLINE long double ld_traced(long double x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x * 3;
+}
+
+NOINLINE _Complex long double cld_traced(long double x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x + 2.5iL * x;
+}
+
+struct pair {
+	long a, b;
+};
+
+NOINLINE struct pair pair_traced(long a, long b, long c, long d, long e, long f, long g)
+{
+	struct pair p = { a + 2 * b + 3 * c + 4 * d, 5 * e + 6 * f + 7 * g };
+
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+static void reset(void)
+{
+	entries = exits = after_unregister = declines = decline_now = 0;
+	data_seen = 0;
+	__atomic_store_n(&alive, 1, __ATOMIC_RELEASE);
+}
+
+/* ---- which paths are bound ---- */
+
+static void check_frameless(struct fprobe *fp, int expected, const char *name)
+{
+	int got = fhook_fprobe_frameless(fp);
+
+	CHECK(got == expected, name, "%d, expected %d", got, expected);
+}
+
+static void case_bound(void)
+{
+	struct fprobe both = { .entry_handler = lean_entry, .exit_handler = lean_exit };
+	struct fprobe entry_only = { .entry_handler = lean_entry };
+	struct fprobe regs = { .entry_handler = lean_entry, .exit_handler = regs_exit };
+	struct fprobe calling = { .entry_handler = calling_entry, .exit_handler = lean_exit };
+	struct fprobe pool = { .entry_handler = lean_entry, .exit_handler = lean_exit,
+			       .nr_maxactive = 64 };
+	struct {
+		struct fprobe *fp;
+		int expected;
+		const char *name;
+	} t[] = {
+		{ &both, BOTH, "bound_both" },
+		{ &entry_only, ENTRY_ONLY, "bound_entry_only" },
+		{ &regs, ENTRY_ONLY, "bound_exit_reads_fregs" },
+		{ &calling, EXIT_ONLY, "bound_entry_calls" },
+		{ &pool, 0, "bound_pool" },
+	};
+	const char *sym = "traced";
+	unsigned int i;
+
+	CHECK_EQ(fhook_fprobe_frameless(&both), -EINVAL, "bound_unregistered");
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char n[64];
+
+		reset();
+		snprintf(n, sizeof(n), "%s_register", t[i].name);
+		CHECK_EQ(register_fprobe_syms(t[i].fp, &sym, 1), 0, n);
+		check_frameless(t[i].fp, t[i].expected, t[i].name);
+		snprintf(n, sizeof(n), "%s_calls", t[i].name);
+		CHECK(traced(41) == 42 && traced(1) == 2 && entries == 2 &&
+		      exits == (t[i].fp->exit_handler ? 2 : 0), n, "%ld entries, %ld exits",
+		      entries, exits);
+		unregister_fprobe(t[i].fp);
+	}
+}
+
+/* ---- arguments and return values through both paths ---- */
+
+static void case_values(void)
+{
+	struct fprobe fp = { .entry_handler = lean_entry, .exit_handler = lean_exit };
+	const char *syms[] = { "fp_traced", "ld_traced", "cld_traced", "pair_traced" };
+	volatile double h = 8.5;	/* each call made, not folded */
+	volatile long g = 7;
+	_Complex long double c;
+	struct pair p;
+	long double l;
+	double r;
+	int i;
+
+	reset();
+	CHECK_EQ(register_fprobe_syms(&fp, syms, 4), 0, "values_register");
+	check_frameless(&fp, BOTH, "values_frameless");
+	for (i = 0; i < 3; i++) {
+		r = fp_traced(1, 2, 3, 4, 5, 6, 7, h);
+		l = ld_traced(1.25L);
+		c = cld_traced(2.0L);
+		p = pair_traced(1, 2, 3, 4, 5, 6, g);
+	}
+	CHECK(r == 208.0, "values_xmm_args_and_return", "%g, expected 208", r);
+	CHECK(l == 3.75L, "values_long_double_return", "%Lg, expected 3.75", l);
+	CHECK(__real__ c == 2.0L && __imag__ c == 5.0L, "values_complex_long_double_return",
+	      "%Lg%+Lgi, expected 2+5i", __real__ c, __imag__ c);
+	CHECK(p.a == 30 && p.b == 110, "values_rax_rdx_return", "{%ld, %ld}, expected {30, 110}",
+	      p.a, p.b);
+	CHECK(entries == 12 && exits == 12, "values_handlers_ran", "%ld entries, %ld exits",
+	      entries, exits);
+	CHECK(last_ip == (unsigned long)pair_traced, "values_entry_ip", "%#lx, expected %#lx",
+	      last_ip, (unsigned long)pair_traced);
+	unregister_fprobe(&fp);
+}
+
+/* ---- entry data, declined returns, disabled, tail calls ---- */
+
+static void case_data_declined_disabled(void)
+{
+	struct fprobe fp = { .entry_handler = lean_entry, .exit_handler = lean_exit,
+			     .entry_data_size = 16 };
+	unsigned long addrs[2] = { (unsigned long)traced, (unsigned long)outer };
+	int i, sum = 0;
+
+	reset();
+	CHECK_EQ(register_fprobe_ips(&fp, addrs, 1), 0, "data_register");
+	check_frameless(&fp, BOTH, "data_frameless");
+	CHECK_EQ(traced(6), 7, "data_result");
+	CHECK_EQ(data_seen, 0x5a5a, "data_reaches_exit");
+	for (i = 0; i < 9; i++) {
+		decline_now = i % 3 == 2;
+		sum += traced(i);
+	}
+	CHECK_EQ(sum, 45, "declined_results");
+	CHECK(entries == 10 && exits == 7 && declines == 3, "declined_no_exit",
+	      "%ld entries, %ld exits, %ld declined", entries, exits, declines);
+	decline_now = 0;
+	disable_fprobe(&fp);
+	traced(2);
+	CHECK(entries == 10 && exits == 7, "disabled_calls_nothing", "%ld entries, %ld exits",
+	      entries, exits);
+	enable_fprobe(&fp);
+	traced(2);
+	CHECK(entries == 11 && exits == 8, "enabled_again", "%ld entries, %ld exits", entries,
+	      exits);
+	unregister_fprobe(&fp);
+
+	/* the tail call's entry is C's, its return and the outer one frameless */
+	reset();
+	CHECK_EQ(register_fprobe_ips(&fp, addrs, 2), 0, "tail_register");
+	for (i = 0; i < 5; i++)
+		sum = outer(i);
+	CHECK_EQ(sum, 6, "tail_result");
+	CHECK(entries == 10 && exits == 10, "tail_handlers_ran", "%ld entries, %ld exits",
+	      entries, exits);
+	unregister_fprobe(&fp);
+}
+
+/* ---- unregister under calling threads ---- */
+
+static volatile int stop;
+static int started;
+
+static void *caller(void *arg)
+{
+	long s = 0;
+
+	__atomic_add_fetch(&started, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
+		s += traced((int)(s & 0xffff)) + outer((int)(s & 0xff));
+	return (void *)s;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void case_unregister_race(void)
+{
+	static struct fprobe fp;
+	unsigned long addrs[2] = { (unsigned long)traced, (unsigned long)outer };
+	pthread_t t[THREADS];
+	double end = now() + SECONDS;
+	int i, cycles, bad = 0, frameless = BOTH;
+
+	reset();
+	stop = 0;
+	for (i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, caller, NULL);
+	/* a thread glibc is still starting has every signal blocked: patching waits for it */
+	while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) < THREADS)
+		sched_yield();
+	for (cycles = 0; cycles < CYCLES && now() < end; cycles++) {
+		memset(&fp, 0, sizeof(fp));
+		fp.entry_handler = lean_entry;
+		fp.exit_handler = lean_exit;
+		fp.entry_data_size = sizeof(long);
+		__atomic_store_n(&alive, 1, __ATOMIC_RELEASE);
+		if (register_fprobe_ips(&fp, addrs, 2)) {
+			bad++;
+			break;
+		}
+		if (fhook_fprobe_frameless(&fp) != BOTH)
+			frameless = fhook_fprobe_frameless(&fp);
+		sched_yield();
+		if (unregister_fprobe(&fp)) {
+			bad++;
+			break;
+		}
+		/* from here no entry or exit handler may run */
+		__atomic_store_n(&alive, 0, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	CHECK_EQ(bad, 0, "race_cycles_succeed");
+	CHECK_EQ(frameless, BOTH, "race_frameless");
+	CHECK(cycles >= 20, "race_cycles_enough", "%d cycles", cycles);
+	CHECK(entries > 0 && exits > 0, "race_handlers_ran", "%ld entries, %ld exits", entries,
+	      exits);
+	CHECK(exits <= entries, "race_no_exit_without_entry", "%ld entries, %ld exits", entries,
+	      exits);
+	CHECK_EQ(after_unregister, 0, "race_no_handler_after_unregister");
+	printf("# %d cycles, %ld entries, %ld exits\n", cycles, entries, exits);
+}
+
+/*
+ * A kprobe inside a handler a frameless path calls could send it to code
+ * that needs a frame: refused while the probe is registered, placed once
+ * it is not, and the handler is not proven again.
+ */
+NOTRACE static void kp_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+			    struct ftrace_regs *fregs, void *data)
+{
+	__atomic_add_fetch(&exits, 1, __ATOMIC_RELAXED);
+}
+
+static void case_kprobe_on_handler(void)
+{
+	struct fprobe fp = { .entry_handler = lean_entry, .exit_handler = kp_exit };
+	struct kprobe kp_in_exit = { .addr = (kprobe_opcode_t *)kp_exit };
+	struct kprobe kp_in_entry = { .addr = (kprobe_opcode_t *)lean_entry };
+	const char *sym = "traced";
+
+	reset();
+	CHECK_EQ(register_fprobe_syms(&fp, &sym, 1), 0, "kprobed_register");
+	check_frameless(&fp, BOTH, "kprobed_frameless");
+	CHECK_EQ(register_kprobe(&kp_in_exit), -EBUSY, "kprobed_exit_refused");
+	CHECK_EQ(register_kprobe(&kp_in_entry), -EBUSY, "kprobed_entry_refused");
+	CHECK(traced(1) == 2 && entries == 1 && exits == 1, "kprobed_refused_unchanged",
+	      "%ld entries, %ld exits", entries, exits);
+	unregister_fprobe(&fp);
+	memset(&kp_in_exit, 0, sizeof(kp_in_exit));
+	kp_in_exit.addr = (kprobe_opcode_t *)kp_exit;
+	CHECK_EQ(register_kprobe(&kp_in_exit), 0, "kprobed_placed");
+	reset();
+	CHECK_EQ(register_fprobe_syms(&fp, &sym, 1), 0, "kprobed_register_again");
+	check_frameless(&fp, ENTRY_ONLY, "kprobed_exit_keeps_frame");
+	CHECK(traced(1) == 2 && entries == 1 && exits == 1, "kprobed_calls",
+	      "%ld entries, %ld exits", entries, exits);
+	unregister_fprobe(&fp);
+	unregister_kprobe(&kp_in_exit);
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(bound),
+	CHECK_CASE(values),
+	CHECK_CASE(data_declined_disabled),
+	CHECK_CASE(unregister_race),
+	CHECK_CASE(kprobe_on_handler),
+};
+
+int main(void)
+{
+	return check_run_cases(cases);
+}
