@@ -453,11 +453,17 @@
 .if \exit
 	leaq	LEAN_SLOT(%rsp), %rdx
 	SHADOW_NEXT %r10, %rcx, %rax, %rdx, 89f
-	movq	FGRAPH_RETHOOK(%r8), %rdx
-	movq	%rdx, SHADOW_N_RETHOOK(%rax)
+	/* SHADOW_HOOK's stores, from the registers (no one reads entry_parent_ip) */
+	movq	FGRAPH_RETHOOK(%r8), %r9
+	movq	%r9, SHADOW_N_RETHOOK(%rax)
 	movq	%rdi, SHADOW_N_ENTRY_IP(%rax)
-	movq	%rsi, SHADOW_N_PARENT_IP(%rax)
-	SHADOW_HOOK %rax, %r10, %rcx, LEAN_SLOT(%rsp), %rdx
+	movq	%rsi, SHADOW_N_NEXT(%rax)	/* the real return address */
+	movq	%rsi, SHADOW_N_RET_IP(%rax)
+	movl	$0, SHADOW_N_UNWOUND(%rax)
+	movq	%rdx, SHADOW_N_SP(%rax)		/* the slot */
+	movq	%rcx, (%r10)			/* top: the entry is complete */
+	leaq	-SHADOW_NODE_OFF(%rax), %rdx	/* its stub */
+	movq	%rdx, LEAN_SLOT(%rsp)
 	ENTRY_DATA %r9, %r8, %r10, %rcx, SHADOW_DATA_OFF-SHADOW_HDR_OFF
 .else
 	cmpl	$0, fhook_shadow_slow(%rip)	/* entry only: C reaps unwound frames */
