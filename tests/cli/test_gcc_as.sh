@@ -78,12 +78,30 @@ __asm__(".type over_ret, @function\nover_ret:\n\tleaq ext(%rip), %rax\n"
 	"\tmovq %rax, (%rsp)\n\tret\n.size over_ret, .-over_ret\n"
 	".type jmp16, @function\njmp16:\n\t.byte 0x66, 0xe9, 0, 0, 0, 0\n\tret\n"
 	".size jmp16, .-jmp16\n");
+/*
+ * %rcx, a handler's fregs: never the value it came with (rcx_in, a
+ * partial write, a conditional one, a path that did not write it (also
+ * one followed after a path that did), a read
+ * in the write's own source or address), but all of it once written
+ * (rcx_own, with the zeroing idiom and a plain move)
+ */
+#define FN(name, body) ".type " #name ", @function\n" #name ":\n" body "\tret\n" \
+	".size " #name ", .-" #name "\n"
+__asm__(FN(rcx_own, "\txorl %ecx, %ecx\n\taddq $1, %rcx\n\tmovl $7, %ecx\n\tmovq %rcx, %rax\n")
+	FN(rcx_in, "\tmovq %rcx, %rax\n")
+	FN(rcx_cl, "\tmovb $1, %cl\n\tmovq %rcx, %rax\n")
+	FN(rcx_cmov, "\tcmovzq %rax, %rcx\n\tmovq %rcx, %rax\n")
+	FN(rcx_join, "\ttestq %rdi, %rdi\n\tjz 1f\n\tmovl $5, %ecx\n1:\tmovq %rcx, %rax\n")
+	FN(rcx_merge, "\ttestq %rdi, %rdi\n\tjz 2f\n\tmovl $5, %ecx\n\tjmp 1f\n2:\tjmp 1f\n"
+		      "1:\tmovq %rcx, %rax\n")
+	FN(rcx_self, "\tmovq %rcx, %rcx\n")
+	FN(rcx_addr, "\tleaq 8(%rcx), %rcx\n"));
 void traced(void) { n--; }
 C
 gcc -O2 $flags -c -o "$tmp/v.o" "$tmp/v.c" || echo "FAIL gcc_as/vec_compile"
 gcc -O2 -fpatchable-function-entry=5 -c -o "$tmp/v.plain.o" "$tmp/v.c"
 # records: size, nmask, hash (2 words), masks: the sizes of leaf and leaf2
-want=$(for f in leaf leaf2; do
+want=$(for f in leaf leaf2 rcx_own; do
 	readelf -sW "$tmp/v.o" | awk -v f=$f '$8 == f { print $3 }'; done | sort -n | tr '\n' ' ')
 got=$(python3 - "$tmp/v.o" <<'PY'
 import subprocess, struct, sys

@@ -45,6 +45,17 @@ static bool plain_group(uint8_t g)
 	}
 }
 
+/*
+ * What a path through the function has seen: @depth bytes pushed since
+ * the entry (the return address at depth 0), @fp the depth %rbp points at
+ * after "push %rbp; mov %rbp, %rsp", else -1; @rcx_own once the path
+ * wrote all of %rcx itself (the value it came with is gone).
+ */
+struct stack_state {
+	long depth, fp;
+	bool rcx_own;
+};
+
 /* %rcx in any of its sizes */
 static bool is_rcx(unsigned int r)
 {
@@ -52,18 +63,58 @@ static bool is_rcx(unsigned int r)
 	       r == X86_REG_CH;
 }
 
+/* "xor %ecx, %ecx" and the like: all of %rcx written, nothing read */
+static bool zeroes_rcx(const cs_insn *insn)
+{
+	const cs_x86 *x = &insn->detail->x86;
+
+	return (insn->id == X86_INS_XOR || insn->id == X86_INS_SUB) && x->op_count == 2 &&
+	       x->operands[0].type == X86_OP_REG && x->operands[1].type == X86_OP_REG &&
+	       (x->operands[0].reg == X86_REG_RCX || x->operands[0].reg == X86_REG_ECX) &&
+	       x->operands[1].reg == x->operands[0].reg;
+}
+
+/*
+ * Is @insn's first operand all of %rcx, written without being read?
+ * Only instructions whose destination is a plain write: a conditional
+ * move may keep the old value, a narrower register keeps its upper bits.
+ */
+static bool writes_rcx(const cs_insn *insn)
+{
+	const cs_x86_op *op0 = &insn->detail->x86.operands[0];
+
+	if (insn->detail->x86.op_count < 1 || op0->type != X86_OP_REG ||
+	    (op0->reg != X86_REG_RCX && op0->reg != X86_REG_ECX) || op0->access != CS_AC_WRITE)
+		return false;
+	switch (insn->id) {
+	case X86_INS_MOV:
+	case X86_INS_MOVABS:
+	case X86_INS_MOVZX:
+	case X86_INS_MOVSX:
+	case X86_INS_MOVSXD:
+	case X86_INS_LEA:
+	case X86_INS_POP:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /*
  * Does @insn leave xmm/ymm/zmm, mm, st and k registers alone, and stay in
- * view?  It must not touch %rcx either: the handler's fregs, whose xmm
- * part is not filled in by a trampoline that saves none (a handler that
- * reads it with integer loads would read garbage).
+ * view?  It must not read the %rcx the function came with either: the
+ * handler's fregs, whose xmm part a trampoline that saves none does not
+ * fill in, and which a frameless one does not build at all (a handler
+ * that read it would read garbage, or write through it).  Once the path
+ * wrote all of %rcx itself (@st), it is a register like any other.
  */
-static bool insn_plain(const cs_insn *insn)
+static bool insn_plain(const cs_insn *insn, struct stack_state *st)
 {
 	const cs_detail *d = insn->detail;
 	const cs_x86 *x = &d->x86;
 	static const char *const prefixes[] = { "f", "v", "xsave", "xrstor", "emms", "ldmxcsr",
 						"stmxcsr", "syscall", "sysenter", "int" };
+	bool zero = zeroes_rcx(insn), write = writes_rcx(insn);
 	unsigned int i;
 
 	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
@@ -75,7 +126,8 @@ static bool insn_plain(const cs_insn *insn)
 		if (!plain_group(d->groups[i]))
 			return false;
 	for (i = 0; i < d->regs_read_count; i++)
-		if (vector_reg(d->regs_read[i]) || is_rcx(d->regs_read[i]))
+		if (vector_reg(d->regs_read[i]) ||
+		    (is_rcx(d->regs_read[i]) && !st->rcx_own && !zero))
 			return false;
 	for (i = 0; i < d->regs_write_count; i++)
 		if (vector_reg(d->regs_write[i]))
@@ -83,11 +135,15 @@ static bool insn_plain(const cs_insn *insn)
 	for (i = 0; i < x->op_count; i++) {
 		const cs_x86_op *op = &x->operands[i];
 
-		if (op->type == X86_OP_REG && (vector_reg(op->reg) || is_rcx(op->reg)))
+		if (op->type == X86_OP_REG &&
+		    (vector_reg(op->reg) ||
+		     (is_rcx(op->reg) && !st->rcx_own && !zero && !(i == 0 && write))))
 			return false;
-		if (op->type == X86_OP_MEM && (is_rcx(op->mem.base) || is_rcx(op->mem.index)))
+		if (op->type == X86_OP_MEM && (is_rcx(op->mem.base) || is_rcx(op->mem.index)) &&
+		    !st->rcx_own)
 			return false;
 	}
+	st->rcx_own |= zero || write;
 	return true;
 }
 
@@ -101,14 +157,6 @@ static bool is_rbp(unsigned int r)
 	return r == X86_REG_RBP || r == X86_REG_EBP || r == X86_REG_BP || r == X86_REG_BPL;
 }
 
-/*
- * The stack as a path through the function sees it: @depth bytes pushed
- * since the entry (the return address at depth 0), @fp the depth %rbp
- * points at after "push %rbp; mov %rbp, %rsp", else -1.
- */
-struct stack_state {
-	long depth, fp;
-};
 
 /* Does [@base_depth - @disp - @size, ...) stay below the return address? */
 static bool below_ret(long base_depth, int64_t disp, unsigned int size)
@@ -283,6 +331,7 @@ bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 	todo[0].addr = func;
 	todo[0].st.depth = 0;
 	todo[0].st.fp = -1;
+	todo[0].st.rcx_own = false;
 	ntodo = 1;
 	while (ok && ntodo) {
 		unsigned long addr = todo[--ntodo].addr, next;
@@ -296,14 +345,17 @@ bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 			/* reached again: only with the stack as the first time */
 			if (seen[i].st.depth != st.depth || seen[i].st.fp != st.fp)
 				ok = false;
-			continue;
-		}
-		if (nseen == VECFREE_BRANCHES) {
+			/* followed already knowing as little of %rcx, or once more */
+			if (!ok || st.rcx_own || !seen[i].st.rcx_own)
+				continue;
+			seen[i].st.rcx_own = false;
+		} else if (nseen == VECFREE_BRANCHES) {
 			ok = false;
 			break;
+		} else {
+			seen[nseen].addr = addr;
+			seen[nseen++].st = st;
 		}
-		seen[nseen].addr = addr;
-		seen[nseen++].st = st;
 		for (;;) {
 			uint8_t buf[16];
 			uint64_t a = addr;
@@ -312,7 +364,7 @@ bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 			left = src->read(src->ctx, addr, buf, sizeof(buf));
 			code = buf;
 			if (!budget-- || !cs.disasm_iter(h, &code, &left, &a, insn) ||
-			    !insn_plain(insn) || !stack_plain(insn, &st) || !branch_plain(insn) ||
+			    !insn_plain(insn, &st) || !stack_plain(insn, &st) || !branch_plain(insn) ||
 			    (src->insn_ok && !src->insn_ok(src->ctx, insn))) {
 				ok = false;
 				break;
