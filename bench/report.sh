@@ -35,7 +35,7 @@ TARGET[redirect-miss]="≤ 20 over untraced"; TVAL[redirect-miss]=20; TOVER[redi
 TARGET[inject-hit]="(as a redirected call) ≤ 20 over untraced"; TVAL[inject-hit]=20; TOVER[inject-hit]=plain
 TARGET[inject-miss]="(as a caller not redirected) ≤ 20 over untraced"; TVAL[inject-miss]=20; TOVER[inject-miss]=plain
 TARGET[fprobe-both]="≤ 80 over untraced"; TVAL[fprobe-both]=80; TOVER[fprobe-both]=plain
-TARGET[fprobe-both-gp]="≤ 80 over untraced"; TVAL[fprobe-both-gp]=80; TOVER[fprobe-both-gp]=plain
+
 TARGET[trace]="≤ 150 per call; ≥ 4× faster than uftrace record"; TVAL[trace]=150
 TARGET[uftrace-pg]="(measured when the targets were set: 585-805 here)"
 TARGET[cyg]="(measured when the targets were set: 16 over untraced)"

@@ -119,7 +119,8 @@ cc_q -O2 -g -finstrument-functions -o "$B/tight_cyg" $T bench/cyg_hooks.c
 if echo '#include <lttng/tracepoint.h>' | "$CC" -E -x c - >/dev/null 2>&1; then
 	cc_q -O2 -g -DTIGHT_LTTNG -Ibench -o "$B/tight_lttng" $T bench/tight_tp.c -llttng-ust -ldl
 fi
-cc_q -O2 -g -fPIC -shared -Iinclude -o "$B/fprobe_all.so" bench/fprobe_all.c $LFH
+# its handlers proven by the assembler front end (no pads: -B alone)
+cc_q -O2 -g -fPIC -shared -B"$ROOT/build/gcc-as/" -Iinclude -o "$B/fprobe_all.so" bench/fprobe_all.c $LFH
 # The uprobe target is a copy of the pad build, so that the probe (on the
 # inode) touches no other run; fhook prepare makes its pad one 5-byte nop.
 cp "$B/tight_pad" "$B/tight_uprobe" && $FHOOK prepare "$B/tight_uprobe" >/dev/null
@@ -175,7 +176,7 @@ declare -A CGMATCH
 
 if want 1; then
 say "workload 1: the tight loop"
-ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-entry-gp fprobe-both fprobe-both-gp trace cyg uftrace-pg uftrace-P lttng uprobe"
+ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-entry-np fprobe-both fprobe-both-np trace cyg uftrace-pg uftrace-P lttng uprobe"
 LABEL[plain]="untraced (no pad, no libfhook)"
 LABEL[pad]="pad, no libfhook (five 1-byte nops)"
 LABEL[nop]="fhook: pad, no ops (one 5-byte nop)"
@@ -187,10 +188,10 @@ LABEL[redirect-hit]="fhook: redirect, redirected caller"
 LABEL[redirect-miss]="fhook: redirect, caller not redirected"
 LABEL[inject-hit]="fhook: fault injection, failing caller"
 LABEL[inject-miss]="fhook: fault injection, other caller"
-LABEL[fprobe-entry]="fhook: fprobe, empty entry handler"
-LABEL[fprobe-both]="fhook: fprobe, empty entry + exit handlers"
-LABEL[fprobe-entry-gp]="fhook: fprobe, empty entry handler, FPROBE_FL_GENERAL_REGS_ONLY"
-LABEL[fprobe-both-gp]="fhook: fprobe, empty entry + exit handlers, FPROBE_FL_GENERAL_REGS_ONLY"
+LABEL[fprobe-entry]="fhook: fprobe, empty entry handler (notrace, proven by its build: no frame)"
+LABEL[fprobe-entry-np]="fhook: the same, built without fhook's assembler front end (a frame of ftrace_regs)"
+LABEL[fprobe-both]="fhook: fprobe, empty entry + exit handlers (proven by their build: no frame)"
+LABEL[fprobe-both-np]="fhook: the same, built without fhook's assembler front end (frames, xmm and x87 state saved)"
 LABEL[trace]="fhook trace: entry + exit events to the ring buffer"
 LABEL[cyg]="-finstrument-functions, empty hooks"
 LABEL[uftrace-pg]="uftrace record (-pg build)"
@@ -202,8 +203,10 @@ CMD[plain]="$B/tight_plain run @N@"
 CMD[pad]="$B/tight_pad run @N@"
 CMD[direct]="$B/tight_plain direct @N@"
 CMD[empty-np]="$B/tight_fhook_np empty @N@"
+CMD[fprobe-entry-np]="$B/tight_fhook_np fprobe-entry @N@"
+CMD[fprobe-both-np]="$B/tight_fhook_np fprobe-both @N@"
 for m in nop empty empty-gp redirect-hit redirect-miss inject-hit inject-miss fprobe-entry \
-	 fprobe-entry-gp fprobe-both fprobe-both-gp; do
+	 fprobe-both; do
 	CMD[$m]="$B/tight_fhook $m @N@"
 done
 CMD[cyg]="$B/tight_cyg run @N@"

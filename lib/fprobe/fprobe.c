@@ -267,13 +267,13 @@ static int fprobe_register(struct fprobe *fp, int (*set_filter)(struct fprobe *f
 	fp->nmissed = 0;
 	fp->ops.func = fprobe_handler;
 	/*
-	 * An entry handler proven to leave the vector registers alone needs no
-	 * promise (the exit saves the return registers whatever its handler):
-	 * the core asks the proof of the fgraph's entry handler when it binds.
+	 * A handler proven to leave the vector registers alone and never read
+	 * its fregs is called with no frame at all, promise or not: the core
+	 * asks the proof of the fgraph's entry handler when it binds, and of
+	 * its exit handler when it registers.
 	 */
-	if (!(fp->flags & FPROBE_FL_GENERAL_REGS_ONLY) && fp->entry_handler)
+	if (fp->entry_handler)
 		fhook_arch_handler_scan((void *)fp->entry_handler);
-	/* a proven exit handler is called with no frame, whatever the flags */
 	if (fp->exit_handler)
 		fhook_arch_handler_scan((void *)fp->exit_handler);
 	if ((fp->flags & FPROBE_FL_GENERAL_REGS_ONLY) || !fp->entry_handler)
