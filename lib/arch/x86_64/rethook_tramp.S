@@ -46,12 +46,11 @@
  * the slot, calls the exit handler inside a tasks section and under the
  * recursion lock, pops the entry and jumps to 4f; anything else falls
  * through to the C handler.  Uses the callee-saved slots of the frame's
- * ftrace_regs, which no exit handler reads.
+ * ftrace_regs, which no exit handler reads.  The entry was found before
+ * the frame (SHADOW_TOP in rethook_trampoline): %r10, %rsi, %rcx as it
+ * left them, %rdi its fgraph.
  */
 .macro GRAPH_RETURN
-	leaq	8(%rbp), %rdx			/* the slot */
-	SHADOW_TOP %r10, %rsi, %rcx, %rdx, 9f
-	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
 	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%rdi)
 	jnz	9f
 	FAST_ENTER %r9, %rax, 9f
@@ -152,11 +151,11 @@
  */
 .macro GRAPH_RETURN_LEAN
 	leaq	-8(%rsp), %r9			/* the slot */
-	SHADOW_TOP %r10, %rsi, %rcx, %r9, 29f
+	SHADOW_TOP %r10, %rsi, %rcx, %r9, 31f
 	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
 	testq	$FGRAPH_FL_LEAN_EXIT, FGRAPH_FLAGS(%rdi)
-	jz	29f
-	FAST_ENTER %r11, %r8, 29f
+	jz	30f
+	FAST_ENTER %r11, %r8, 30f
 	.cfi_remember_state
 	subq	$8, %rsp			/* the slot is our return address */
 	.cfi_adjust_cfa_offset 8
@@ -186,7 +185,39 @@
 	.cfi_adjust_cfa_offset -8
 	jmp	*-8(%rsp)			/* to the caller (a "ret" would mispredict) */
 	.cfi_restore_state
-29:
+.endm
+
+/*
+ * The frame of a return that is not frameless: a struct ftrace_regs on an
+ * aligned frame with the return values; a long double returned (the x87
+ * stack not empty) goes to 10f.
+ */
+.macro RETURN_FRAME
+	subq	$8, %rsp		/* the slot, holding the stub */
+	.cfi_def_cfa_offset 8
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$FRAME, %rsp
+	andq	$-16, %rsp
+	movq	%rax, RAX(%rsp)
+	movq	%rdx, RDX(%rsp)
+	movaps	%xmm0, XMM+0*16(%rsp)
+	movaps	%xmm1, XMM+1*16(%rsp)
+	/*
+	 * The x87 stack is empty at a return unless the function returns a
+	 * long double (one value, TOP = 7) or a complex long double (two,
+	 * TOP = 6); the handler may use the x87 unit only if it is empty.
+	 * Such returns take the C path, out of line.
+	 */
+	leaq	16(%rbp), %rax		/* the caller's %rsp */
+	movq	%rax, RSP(%rsp)
+	movq	$0, FULL(%rsp)
+	fnstsw	%ax
+	testl	$0x3800, %eax		/* TOP 0: the stack is empty, as usual */
+	jnz	10f
 .endm
 
 	.globl	rethook_rec_trampoline
@@ -216,36 +247,21 @@ rethook_trampoline:
 	.cfi_def_cfa %rsp, 0
 	.cfi_offset %rip, -8
 #ifndef __SANITIZE_THREAD__
-	GRAPH_RETURN_LEAN
-#endif
-	subq	$8, %rsp		/* the slot, holding the stub */
-	.cfi_def_cfa_offset 8
-	pushq	%rbp
-	.cfi_def_cfa_offset 16
-	.cfi_offset %rbp, -16
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$FRAME, %rsp
-	andq	$-16, %rsp
-	movq	%rax, RAX(%rsp)
-	movq	%rdx, RDX(%rsp)
-	movaps	%xmm0, XMM+0*16(%rsp)
-	movaps	%xmm1, XMM+1*16(%rsp)
 	/*
-	 * The x87 stack is empty at a return unless the function returns a
-	 * long double (one value, TOP = 7) or a complex long double (two,
-	 * TOP = 6); the handler may use the x87 unit only if it is empty.
-	 * Such returns take the C path, out of line.
+	 * This thread's top entry found first, with no frame: a frameless
+	 * exit handler's return ends there; the others build the frame,
+	 * then take the graph return (30) or, not the top entry, C (31).
 	 */
-	leaq	16(%rbp), %rax		/* the caller's %rsp */
-	movq	%rax, RSP(%rsp)
-	movq	$0, FULL(%rsp)
-	fnstsw	%ax
-	testl	$0x3800, %eax		/* TOP 0: the stack is empty, as usual */
-	jnz	10f
-#ifndef __SANITIZE_THREAD__
+	.cfi_remember_state
+	GRAPH_RETURN_LEAN
+30:	RETURN_FRAME
 	GRAPH_RETURN
+	jmp	12f
+	.cfi_restore_state
+31:
 #endif
+	RETURN_FRAME
+12:
 	movl	$0, X87TOP(%rsp)
 11:	movq	8(%rbp), %rdi		/* the stub */
 	movq	%rsp, %rsi
