@@ -1102,7 +1102,9 @@ int fhook_ops_frameless(const struct ftrace_ops *ops)
 		return -EINVAL;
 #ifndef __SANITIZE_THREAD__	/* (whose builds take the C path) */
 	pthread_mutex_lock(&ftrace_lock);
-	if ((tramp_flags(ops) & (FHOOK_TRAMP_LEAN | FHOOK_TRAMP_C)) == FHOOK_TRAMP_LEAN)
+	/* (as stub_tramp() picks: the C path first, then records the trampolines write) */
+	if ((tramp_flags(ops) & (FHOOK_TRAMP_LEAN | FHOOK_TRAMP_C | FHOOK_TRAMP_GRAPH_REC)) ==
+	    FHOOK_TRAMP_LEAN)
 		ret |= 1;
 	if (__atomic_load_n(&fg->flags, __ATOMIC_RELAXED) & FGRAPH_FL_LEAN_EXIT)
 		ret |= 2;

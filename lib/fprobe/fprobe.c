@@ -395,15 +395,20 @@ int register_fprobe(struct fprobe *fp, const char *filter, const char *notfilter
 }
 
 /**
- * unregister_fprobe - see <fhook/fprobe.h>
+ * fhook_fprobe_frameless - see <fhook/fprobe.h>
  */
 int fhook_fprobe_frameless(struct fprobe *fp)
 {
+	fhook_internal_guard();
+
 	if (!fp || !fprobe_is_registered(fp))
 		return fhook_ret_errno(-EINVAL);
 	return fhook_ret_errno(fhook_ops_frameless(&fp->ops));
 }
 
+/**
+ * unregister_fprobe - see <fhook/fprobe.h>
+ */
 int unregister_fprobe(struct fprobe *fp)
 {
 	fhook_internal_guard();

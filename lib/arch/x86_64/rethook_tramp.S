@@ -164,18 +164,26 @@
 	pushq	%rdx
 	.cfi_adjust_cfa_offset 8
 	ENTRY_DATA %r8, %rdi, %r10, %rsi, SHADOW_DATA_OFF-SHADOW_HDR_OFF
+	/*
+	 * Everything of the rethook is read before its entry is freed: a
+	 * free entry no longer keeps it (rethook_in_use()), and a sweep
+	 * that waited for the threads before we entered may free it then.
+	 */
+	movq	FGRAPH_PROBE(%rdi), %rdx	/* (first: see rethook_going()) */
+	movq	FGRAPH_EXIT(%rdi), %rax
+	movq	FGRAPH_FLAGS_WORD(%rdi), %rdi
+	testl	$FGRAPH_DISABLED_BITS, (%rdi)
+	jnz	25f				/* (also when going away) */
+	movq	%rdx, %rdi			/* exit(probe, entry_ip, ret_ip, fregs, data) */
 	movq	SHADOW_N_NEXT(%rcx), %rdx
 	movq	%rdx, (%r9)			/* the slot plain again, ... */
 	movq	$0, SHADOW_N_SP(%rcx)		/* ... the entry free, ... */
 	subq	$1, %rsi
 	movq	%rsi, (%r10)			/* ... popped */
-	movq	FGRAPH_PROBE(%rdi), %r9
-	PROBE_DISABLED %rdi, %r10, 26f		/* (also when going away) */
-	movq	FGRAPH_EXIT(%rdi), %r10
-	movq	%r9, %rdi			/* exit(probe, entry_ip, ret_ip, fregs, data) */
-	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi
+	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi	/* (the line stays ours: the recursion lock) */
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
-	call	*%r10
+	call	*%rax
+	.cfi_remember_state
 26:	popq	%rdx
 	.cfi_adjust_cfa_offset -8
 	popq	%rax
@@ -184,6 +192,13 @@
 	leaq	8(%rsp), %rsp			/* past the slot, as the return left it */
 	.cfi_adjust_cfa_offset -8
 	jmp	*-8(%rsp)			/* to the caller (a "ret" would mispredict) */
+	.cfi_restore_state
+25:	movq	SHADOW_N_NEXT(%rcx), %rdx	/* disabled: the same, without the call */
+	movq	%rdx, (%r9)
+	movq	$0, SHADOW_N_SP(%rcx)
+	subq	$1, %rsi
+	movq	%rsi, (%r10)
+	jmp	26b
 	.cfi_restore_state
 .endm
 
