@@ -35,7 +35,7 @@ LEAN_PROGS := test_progs test_coroutines
 TEST_TARGETS += $(LEAN_PROGS:%=$(B)/tests/fprobe/%_lean) $(B)/tests/fprobe/test_cxx_exceptions_lean
 
 # The frameless paths' own test: its handlers proven the same way.
-$(B)/tests/fprobe/test_graph_lean: tests/fprobe/test_graph_lean.c tests/check.h \
+$(B)/tests/fprobe/test_graph_lean: tests/fprobe/test_graph_lean.c tests/fprobe/race.h tests/check.h \
 		$(B)/libfhook.so $(B)/gcc-as/as
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)
@@ -49,3 +49,5 @@ $(B)/tests/fprobe/test_cxx_exceptions_lean: tests/fprobe/test_cxx_exceptions.cc 
 		tests/fprobe/progs.h tests/check.h $(B)/libfhook.so $(B)/gcc-as/as
 	@mkdir -p $(dir $@)
 	$(CXX) $(FPROBE_CXXFLAGS) -DH_LEAN -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)
+
+$(B)/tests/fprobe/test_graph: tests/fprobe/race.h

@@ -27,6 +27,7 @@
 #include <fhook/kprobes.h>
 
 #include "../check.h"
+#include "race.h"
 
 /* no site of its own, nothing a sanitizer adds: proven at build time */
 #define NOTRACE __attribute__((noinline, patchable_function_entry(0, 0), \
@@ -42,13 +43,8 @@
 #define EXIT_ONLY FHOOK_FPROBE_FRAMELESS_EXIT
 #endif
 
-#define THREADS		4
-#define CYCLES		10000
-#define SECONDS		10
-
 static long entries, exits, after_unregister, declines, decline_now;
 static unsigned long last_ip, last_ret, data_seen;
-static int alive;
 
 /* every general register a handler may use, but %rcx (its fregs: proven handlers never name it) */
 #define CLOBBER()								\
@@ -62,7 +58,7 @@ NOTRACE static int lean_entry(struct fprobe *fp, unsigned long ip, unsigned long
 {
 	long n = __atomic_add_fetch(&entries, 1, __ATOMIC_RELAXED);
 
-	if (!__atomic_load_n(&alive, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&race_alive, __ATOMIC_ACQUIRE))
 		__atomic_add_fetch(&after_unregister, 1, __ATOMIC_RELAXED);
 	last_ip = ip;
 	last_ret = ret_ip;
@@ -81,7 +77,7 @@ NOTRACE static void lean_exit(struct fprobe *fp, unsigned long ip, unsigned long
 			      struct ftrace_regs *fregs, void *data)
 {
 	__atomic_add_fetch(&exits, 1, __ATOMIC_RELAXED);
-	if (!__atomic_load_n(&alive, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&race_alive, __ATOMIC_ACQUIRE))
 		__atomic_add_fetch(&after_unregister, 1, __ATOMIC_RELAXED);
 	if (data)
 		data_seen = *(unsigned long *)data ^ ip;
@@ -110,19 +106,6 @@ NOTRACE static int calling_entry(struct fprobe *fp, unsigned long ip, unsigned l
 }
 
 /* ---- the traced functions ---- */
-
-NOINLINE int traced(int x)
-{
-	__asm__ volatile("" ::: "memory");
-	return x + 1;
-}
-
-/* a tail call into traced(): its entry takes fprobe's C path (the slot holds a stub) */
-NOINLINE int outer(int x)
-{
-	__asm__ volatile("" ::: "memory");
-	return traced(x + 1);
-}
 
 /* each with an empty asm: not pure, every call is made */
 NOINLINE double fp_traced(double a, double b, double c, double d, double e, double f,
@@ -160,7 +143,7 @@ static void reset(void)
 {
 	entries = exits = after_unregister = declines = decline_now = 0;
 	data_seen = 0;
-	__atomic_store_n(&alive, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&race_alive, 1, __ATOMIC_RELEASE);
 }
 
 /* ---- which paths are bound ---- */
@@ -291,67 +274,30 @@ static void case_data_declined_disabled(void)
 
 /* ---- unregister under calling threads ---- */
 
-static volatile int stop;
-static int started;
+static int race_frameless = BOTH;
 
-static void *caller(void *arg)
+static void race_setup(struct fprobe *fp)
 {
-	long s = 0;
-
-	__atomic_add_fetch(&started, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
-		s += traced((int)(s & 0xffff)) + outer((int)(s & 0xff));
-	return (void *)s;
+	fp->entry_handler = lean_entry;
+	fp->exit_handler = lean_exit;
+	fp->entry_data_size = sizeof(long);
 }
 
-static double now(void)
+static void race_registered(struct fprobe *fp)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	if (fhook_fprobe_frameless(fp) != BOTH)
+		race_frameless = fhook_fprobe_frameless(fp);
 }
 
 static void case_unregister_race(void)
 {
 	static struct fprobe fp;
-	unsigned long addrs[2] = { (unsigned long)traced, (unsigned long)outer };
-	pthread_t t[THREADS];
-	double end = now() + SECONDS;
-	int i, cycles, bad = 0, frameless = BOTH;
+	int cycles;
 
 	reset();
-	stop = 0;
-	for (i = 0; i < THREADS; i++)
-		pthread_create(&t[i], NULL, caller, NULL);
-	/* a thread glibc is still starting has every signal blocked: patching waits for it */
-	while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) < THREADS)
-		sched_yield();
-	for (cycles = 0; cycles < CYCLES && now() < end; cycles++) {
-		memset(&fp, 0, sizeof(fp));
-		fp.entry_handler = lean_entry;
-		fp.exit_handler = lean_exit;
-		fp.entry_data_size = sizeof(long);
-		__atomic_store_n(&alive, 1, __ATOMIC_RELEASE);
-		if (register_fprobe_ips(&fp, addrs, 2)) {
-			bad++;
-			break;
-		}
-		if (fhook_fprobe_frameless(&fp) != BOTH)
-			frameless = fhook_fprobe_frameless(&fp);
-		sched_yield();
-		if (unregister_fprobe(&fp)) {
-			bad++;
-			break;
-		}
-		/* from here no entry or exit handler may run */
-		__atomic_store_n(&alive, 0, __ATOMIC_RELEASE);
-	}
-	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
-	for (i = 0; i < THREADS; i++)
-		pthread_join(t[i], NULL);
-	CHECK_EQ(bad, 0, "race_cycles_succeed");
-	CHECK_EQ(frameless, BOTH, "race_frameless");
+	cycles = race_run(&fp, race_setup, race_registered);
+	CHECK(cycles >= 0, "race_cycles_succeed", "a register or unregister failed");
+	CHECK_EQ(race_frameless, BOTH, "race_frameless");
 	CHECK(cycles >= 20, "race_cycles_enough", "%d cycles", cycles);
 	CHECK(entries > 0 && exits > 0, "race_handlers_ran", "%ld entries, %ld exits", entries,
 	      exits);

@@ -329,6 +329,16 @@
 	movq	RBX(%rsp), %rbx
 .endm
 
+/* A trampoline's symbol (the library's own) and the start of its CFI. */
+.macro TRAMP_BEGIN name
+	.globl	\name
+	.hidden	\name
+	.type	\name, @function
+	.p2align 4
+\name:
+	.cfi_startproc
+.endm
+
 /*
  * One trampoline: @full saves every register (SAVE_REGS ops, the list
  * stub), @sse saves xmm0-7 (unless the handler leaves them alone), @c
@@ -336,12 +346,7 @@
  * the assembly's ordering, and FHOOK_SLOW_DISPATCH).
  */
 .macro TRAMPOLINE name, full, sse, c, fgraph=0
-	.globl	\name
-	.hidden	\name
-	.type	\name, @function
-	.p2align 4
-\name:
-	.cfi_startproc
+	TRAMP_BEGIN \name
 	FRAME_ENTER
 	movq	$\full, FULL(%rsp)
 	.if \full
@@ -430,12 +435,7 @@
 .endm
 
 .macro GRAPH_LEAN name, exit
-	.globl	\name
-	.hidden	\name
-	.type	\name, @function
-	.p2align 4
-\name:
-	.cfi_startproc
+	TRAMP_BEGIN \name
 	LEAN_SAVE
 	FAST_ENTER %rax, %rdx, 90f
 	movq	STUB_DATA(%r11), %rdx		/* the ops, as read once */
