@@ -96,12 +96,15 @@ __asm__(FN(rcx_own, "\txorl %ecx, %ecx\n\taddq $1, %rcx\n\tmovl $7, %ecx\n\tmovq
 		      "1:\tmovq %rcx, %rax\n")
 	FN(rcx_self, "\tmovq %rcx, %rcx\n")
 	FN(rcx_addr, "\tleaq 8(%rcx), %rcx\n"));
+/* a loop back to its entry, the first bytes of its section: a branch to offset 0 */
+__asm__(".pushsection .text.loop0, \"ax\", @progbits\n"
+	FN(loop0, "1:\tsubq $1, %rdi\n\tjnz 1b\n") ".popsection\n");
 void traced(void) { n--; }
 C
 gcc -O2 $flags -c -o "$tmp/v.o" "$tmp/v.c" || echo "FAIL gcc_as/vec_compile"
 gcc -O2 -fpatchable-function-entry=5 -c -o "$tmp/v.plain.o" "$tmp/v.c"
 # records: size, nmask, hash (2 words), masks: the sizes of leaf and leaf2
-want=$(for f in leaf leaf2 rcx_own; do
+want=$(for f in leaf leaf2 rcx_own loop0; do
 	readelf -sW "$tmp/v.o" | awk -v f=$f '$8 == f { print $3 }'; done | sort -n | tr '\n' ' ')
 got=$(python3 - "$tmp/v.o" <<'PY'
 import subprocess, struct, sys

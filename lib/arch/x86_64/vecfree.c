@@ -303,14 +303,19 @@ static bool branch_plain(const cs_insn *insn)
 	return true;
 }
 
-/* The direct target of a branch, or 0 (indirect). */
-static unsigned long branch_target(const cs_insn *insn)
+/*
+ * The direct target of a branch into @t; false for an indirect one.  (0 is
+ * a target like any other: an object's function at the start of its
+ * section, decoded at build time, branches there.)
+ */
+static bool branch_target(const cs_insn *insn, unsigned long *t)
 {
 	const cs_x86 *x = &insn->detail->x86;
 
-	if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM)
-		return (unsigned long)x->operands[0].imm;
-	return 0;
+	if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+		return false;
+	*t = (unsigned long)x->operands[0].imm;
+	return true;
 }
 
 bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
@@ -375,9 +380,9 @@ bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 			if (cs.insn_group(h, insn, CS_GRP_RET))
 				break;
 			if (cs.insn_group(h, insn, CS_GRP_JUMP)) {
-				unsigned long t = branch_target(insn);
+				unsigned long t;
 
-				if (!t || ntodo == VECFREE_BRANCHES ||
+				if (!branch_target(insn, &t) || ntodo == VECFREE_BRANCHES ||
 				    (src->hi && (t < src->lo || t >= src->hi))) {
 					ok = false;
 					break;
