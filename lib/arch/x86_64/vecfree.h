@@ -31,10 +31,15 @@ struct fhook_vecfree_src {
 /*
  * True when every instruction reachable from @func, following direct
  * branches, names no vector, MMX, x87 or mask register, belongs to no
- * extension that works on them, touches no %rcx (a handler's fregs) and
- * stays in view (no call, indirect branch or system call).  False too
- * when it cannot be decoded (no libcapstone, past the limits above).
- * @end: where the last byte decoded ends, when true.
+ * extension that works on them, reads no %rcx it did not write itself
+ * (the one it came with is a handler's fregs), keeps to its own stack
+ * frame and stays in view (no call, indirect branch or system call).
+ * False too when it cannot be decoded (no libcapstone, past the limits
+ * above).  @end: where the last byte decoded ends, when true.
+ *
+ * The frameless fprobe trampolines call such a handler with %rcx not an
+ * fregs at all and %rsp not aligned to 16: whoever relaxes this predicate
+ * (fregs reads, calls) must give them back the frame and the alignment.
  */
 bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 		    unsigned long *end) __arch_hidden;
