@@ -51,3 +51,16 @@ $(B)/tests/fprobe/test_cxx_exceptions_lean: tests/fprobe/test_cxx_exceptions.cc 
 	$(CXX) $(FPROBE_CXXFLAGS) -DH_LEAN -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)
 
 $(B)/tests/fprobe/test_graph: tests/fprobe/race.h
+
+# ... and built plainly, with no pool: through the trampolines that build a frame.
+TEST_TARGETS += $(LEAN_PROGS:%=$(B)/tests/fprobe/%_framed) $(B)/tests/fprobe/test_cxx_exceptions_framed
+
+$(LEAN_PROGS:%=$(B)/tests/fprobe/%_framed): $(B)/tests/fprobe/%_framed: tests/fprobe/%.c \
+		tests/fprobe/progs.h tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -DH_FRAMED -o $@ $< $(TEST_LDFLAGS)
+
+$(B)/tests/fprobe/test_cxx_exceptions_framed: tests/fprobe/test_cxx_exceptions.cc \
+		tests/fprobe/progs.h tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CXX) $(FPROBE_CXXFLAGS) -DH_FRAMED -o $@ $< $(TEST_LDFLAGS)

@@ -9,7 +9,9 @@
  * the handlers), the same probe has no pool and handlers that build no
  * site and never read their fregs: every call and return the trampolines
  * can take goes through the frameless ones, and registering checks that
- * they are the ones bound.
+ * they are the ones bound.  Built with H_FRAMED (no front end), it has no
+ * pool either, and every call and return the trampolines can take goes
+ * through the ones that build a frame.
  */
 #ifndef FHOOK_TEST_PROGS_H
 #define FHOOK_TEST_PROGS_H
@@ -34,6 +36,7 @@ static unsigned long h_entries, h_exits, h_bad;
 #endif
 #else
 #define H_NOTRACE
+#define H_FRAMELESS 0
 #endif
 
 H_NOTRACE static int h_all_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
@@ -68,14 +71,14 @@ static int h_all_register(void)
 	h_all_fp.entry_handler = h_all_entry;
 	h_all_fp.exit_handler = h_all_exit;
 	h_all_fp.entry_data_size = sizeof(struct h_call);
-#ifndef H_LEAN
-	/* deep recursion and many threads: a large pool */
+#if !defined(H_LEAN) && !defined(H_FRAMED)
+	/* deep recursion and many threads: a large pool (every call in C) */
 	h_all_fp.nr_maxactive = 1 << 20;
 #endif
 	/* the handlers themselves (mangled in C++) would only count as misses */
 	int r = register_fprobe(&h_all_fp, "*", "*h_all_*");
-#ifdef H_LEAN
-	/* both paths frameless, or a distinct failure */
+#if defined(H_LEAN) || defined(H_FRAMED)
+	/* the paths wanted, or a distinct failure */
 	if (!r && fhook_fprobe_frameless(&h_all_fp) != H_FRAMELESS)
 		r = -1000 - fhook_fprobe_frameless(&h_all_fp);
 #endif
