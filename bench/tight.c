@@ -10,7 +10,7 @@
  *   pad          -fpatchable-function-entry=5, no libfhook   MODE run
  *   fhook        pad + libfhook (-DTIGHT_FHOOK)          MODE run | nop | empty | empty-gp |
  *                redirect-hit | redirect-miss | inject-hit | inject-miss |
- *                fprobe-entry[-gp] | fprobe-both[-gp] | direct
+ *                fprobe-entry | fprobe-both | direct
  *   pg           -pg (for `uftrace record`)              MODE run
  *   cyg          -finstrument-functions, empty hooks     MODE run
  *   lttng        a tracepoint in tiny() (-DTIGHT_LTTNG)  MODE run
@@ -130,8 +130,6 @@ static int setup(const char *mode)
 		fp.entry_handler = fp_entry;
 		if (!strncmp(mode, "fprobe-both", 11))
 			fp.exit_handler = fp_exit;
-		if (strstr(mode, "-gp"))
-			fp.flags = FPROBE_FL_GENERAL_REGS_ONLY;
 		return register_fprobe_syms(&fp, &sym, 1);
 	}
 	return 0;

@@ -129,6 +129,14 @@ static bool ops_vec_free(const struct ftrace_ops *ops)
 
 static unsigned int tramp_flags(const struct ftrace_ops *ops);
 
+/* Would a kprobe at @addr land in the proven handler at @h? */
+static bool probe_in(unsigned long addr, unsigned long h)
+{
+	size_t len = fhook_arch_handler_vec_free((void *)h);
+
+	return addr + FHOOK_KPROBE_MAX_BYTES > h && addr < h + (len ? len : 1);
+}
+
 /**
  * fhook_ops_probe_check - may a kprobe be placed at @addr?
  *
@@ -140,14 +148,6 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops);
  * instead would race with threads that jumped into the old trampoline and
  * have not yet counted themselves in).
  */
-/* Would a kprobe at @addr land in the proven handler at @h? */
-static bool probe_in(unsigned long addr, unsigned long h)
-{
-	size_t len = fhook_arch_handler_vec_free((void *)h);
-
-	return addr + FHOOK_KPROBE_MAX_BYTES > h && addr < h + (len ? len : 1);
-}
-
 int fhook_ops_probe_check(unsigned long addr)
 {
 	struct ftrace_ops *op;
@@ -155,6 +155,7 @@ int fhook_ops_probe_check(unsigned long addr)
 
 	pthread_mutex_lock(&ftrace_lock);
 	for (op = ftrace_ops_list; op && !ret; op = op->next) {
+		const struct fhook_fgraph *fg = op->private;
 		unsigned long h = (unsigned long)ops_handler(op);
 
 		if (!(op->flags & FTRACE_OPS_FL_ENABLED))
@@ -162,9 +163,8 @@ int fhook_ops_probe_check(unsigned long addr)
 		if (h && (tramp_flags(op) & FHOOK_TRAMP_NOSSE) && probe_in(addr, h))
 			ret = -EBUSY;
 		/* an exit handler the return calls with no frame: the same */
-		if ((op->flags & FHOOK_OPS_FL_FGRAPH) &&
-		    (((const struct fhook_fgraph *)op->private)->flags & FGRAPH_FL_LEAN_EXIT) &&
-		    probe_in(addr, (unsigned long)((const struct fhook_fgraph *)op->private)->exit))
+		if ((op->flags & FHOOK_OPS_FL_FGRAPH) && (fg->flags & FGRAPH_FL_LEAN_EXIT) &&
+		    probe_in(addr, (unsigned long)fg->exit))
 			ret = -EBUSY;
 	}
 	if (!ret && fhook_arch_handler_unprove(addr))
@@ -200,8 +200,12 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 			flags |= FHOOK_TRAMP_GRAPH_REC;
 		if (fg->flags & FGRAPH_FL_EXIT)
 			flags |= FHOOK_TRAMP_GRAPH_EXIT;
-		/* no frame: the entry handler proven (a promise says nothing of fregs) */
-		if (!(fg->flags & FGRAPH_FL_SLOW) && ops_vec_free(ops))
+		/*
+		 * no frame: the entry handler proven (a promise says nothing of
+		 * fregs), unless C or the records' trampolines take the calls
+		 */
+		if (!(flags & (FHOOK_TRAMP_C | FHOOK_TRAMP_GRAPH_REC)) &&
+		    !(fg->flags & FGRAPH_FL_SLOW) && ops_vec_free(ops))
 			flags |= FHOOK_TRAMP_LEAN;
 	}
 	return flags;
@@ -1102,9 +1106,7 @@ int fhook_ops_frameless(const struct ftrace_ops *ops)
 		return -EINVAL;
 #ifndef __SANITIZE_THREAD__	/* (whose builds take the C path) */
 	pthread_mutex_lock(&ftrace_lock);
-	/* (as stub_tramp() picks: the C path first, then records the trampolines write) */
-	if ((tramp_flags(ops) & (FHOOK_TRAMP_LEAN | FHOOK_TRAMP_C | FHOOK_TRAMP_GRAPH_REC)) ==
-	    FHOOK_TRAMP_LEAN)
+	if (tramp_flags(ops) & FHOOK_TRAMP_LEAN)
 		ret |= 1;
 	if (__atomic_load_n(&fg->flags, __ATOMIC_RELAXED) & FGRAPH_FL_LEAN_EXIT)
 		ret |= 2;

@@ -73,6 +73,20 @@
 	movq	\tmp, \slot
 .endm
 
+/*
+ * Pop entry @idx (its node @node, the thread's header @hdr), whose slot
+ * is @slot (a memory operand): the slot plain again, the entry free, the
+ * top one lower.  Changes no flag (a test before it still holds after).
+ * Clobbers @tmp; @idx ends one lower.
+ */
+.macro SHADOW_POP node, hdr, idx, slot, tmp
+	movq	SHADOW_N_NEXT(\node), \tmp
+	movq	\tmp, \slot
+	movq	$0, SHADOW_N_SP(\node)
+	leaq	-1(\idx), \idx
+	movq	\idx, (\hdr)
+.endm
+
 /* To @fail when the probe of @fgraph is disabled (its flags say so now). */
 .macro PROBE_DISABLED fgraph, tmp, fail
 	movq	FGRAPH_FLAGS_WORD(\fgraph), \tmp

@@ -172,18 +172,13 @@
 	movq	FGRAPH_PROBE(%rdi), %rdx	/* (first: see rethook_going()) */
 	movq	FGRAPH_EXIT(%rdi), %rax
 	movq	FGRAPH_FLAGS_WORD(%rdi), %rdi
-	testl	$FGRAPH_DISABLED_BITS, (%rdi)
-	jnz	25f				/* (also when going away) */
+	testl	$FGRAPH_DISABLED_BITS, (%rdi)	/* (also when going away) ... */
 	movq	%rdx, %rdi			/* exit(probe, entry_ip, ret_ip, fregs, data) */
-	movq	SHADOW_N_NEXT(%rcx), %rdx
-	movq	%rdx, (%r9)			/* the slot plain again, ... */
-	movq	$0, SHADOW_N_SP(%rcx)		/* ... the entry free, ... */
-	subq	$1, %rsi
-	movq	%rsi, (%r10)			/* ... popped */
+	SHADOW_POP %rcx, %r10, %rsi, (%r9), %rdx
+	jnz	26f				/* ... disabled: popped, no call */
 	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi	/* (the line stays ours: the recursion lock) */
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
 	call	*%rax
-	.cfi_remember_state
 26:	popq	%rdx
 	.cfi_adjust_cfa_offset -8
 	popq	%rax
@@ -192,13 +187,6 @@
 	leaq	8(%rsp), %rsp			/* past the slot, as the return left it */
 	.cfi_adjust_cfa_offset -8
 	jmp	*-8(%rsp)			/* to the caller (a "ret" would mispredict) */
-	.cfi_restore_state
-25:	movq	SHADOW_N_NEXT(%rcx), %rdx	/* disabled: the same, without the call */
-	movq	%rdx, (%r9)
-	movq	$0, SHADOW_N_SP(%rcx)
-	subq	$1, %rsi
-	movq	%rsi, (%r10)
-	jmp	26b
 	.cfi_restore_state
 .endm
 

@@ -492,11 +492,7 @@
 	movq	%rcx, %rax
 	shlq	$SHADOW_LINE_SHIFT, %rax
 	leaq	SHADOW_NODE_OFF-SHADOW_HDR_OFF(%rdx,%rax), %rax
-	movq	SHADOW_N_NEXT(%rax), %rdi
-	movq	%rdi, LEAN_SLOT(%rsp)		/* the slot plain again, ... */
-	movq	$0, SHADOW_N_SP(%rax)		/* ... the entry free, ... */
-	subq	$1, %rcx
-	movq	%rcx, (%rdx)			/* ... popped */
+	SHADOW_POP %rax, %rdx, %rcx, LEAN_SLOT(%rsp), %rdi
 	jmp	88b
 .endif
 89:	FAST_LEAVE %rax
