@@ -165,6 +165,7 @@ struct fhook_stub *fhook_stub_of_code(unsigned long code);
 #define FHOOK_TRAMP_GEN		0x10	/* a trampoline made for this handler (no IPMODIFY) */
 #define FHOOK_TRAMP_GRAPH_EXIT	0x20	/* ... whose returns are hooked (FGRAPH_FL_EXIT) */
 #define FHOOK_TRAMP_LEAN	0x40	/* ... whose entry handler is proven: no frame */
+#define FHOOK_TRAMP_GRAPH_DATA	0x80	/* ... whose handlers take entry data (FGRAPH_FL_DATA) */
 
 /*
  * Point @s at @func with @data, through a trampoline of @kind; with @func

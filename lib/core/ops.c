@@ -200,6 +200,8 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 			flags |= FHOOK_TRAMP_GRAPH_REC;
 		if (fg->flags & FGRAPH_FL_EXIT)
 			flags |= FHOOK_TRAMP_GRAPH_EXIT;
+		if (fg->flags & FGRAPH_FL_DATA)
+			flags |= FHOOK_TRAMP_GRAPH_DATA;
 		/*
 		 * no frame: the entry handler proven (a promise says nothing of
 		 * fregs), unless C or the records' trampolines take the calls

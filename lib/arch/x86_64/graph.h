@@ -11,17 +11,30 @@
 #include "arch/shadow.h"
 #include "util/thread_word.h"
 
+#if SHADOW_DATA_MAX != 256
+#error "ENTRY_DATA_AT shifts by 8"
+#endif
+
+/*
+ * @tls = the offset of the thread's words from the thread pointer
+ * (thread_words.S): the thread word at +0, the shadow stack's header
+ * pointer at SHADOW_SELF_TW.
+ */
+.macro TLS_WORDS tls
+	movq	fhook_tw@gottpoff(%rip), \tls
+.endm
+
 /*
  * The next shadow-stack entry for a return whose slot's address is in
  * the register @slot: @hdr = the thread's header (its top first), @idx =
  * the entry's index, @node = its node (its line); to @fail when the
  * thread has no region yet (its header is FHOOK_SHADOW_NONE's, whose
  * top entry is no caller's), the top entry is not a caller's (stale, or
- * this very slot's), or it is full.
+ * this very slot's), or it is full.  @tls as TLS_WORDS left it (it may
+ * be @node).
  */
-.macro SHADOW_NEXT hdr, idx, node, slot, fail
-	movq	fhook_shadow_self@gottpoff(%rip), \node
-	movq	%fs:(\node), \hdr
+.macro SHADOW_NEXT hdr, idx, node, slot, fail, tls
+	movq	%fs:SHADOW_SELF_TW(\tls), \hdr
 	movq	(\hdr), \idx			/* top */
 	movq	\idx, \node
 	shlq	$SHADOW_LINE_SHIFT, \node
@@ -39,11 +52,10 @@
  * thread's top entry, hooked at this slot: @hdr = the thread's header,
  * @idx = the entry's index, @node = its node; else @fail.  Another
  * thread's stub (a coroutine) is not this thread's top entry's, nor
- * any FHOOK_SHADOW_NONE's.
+ * any FHOOK_SHADOW_NONE's.  @tls as TLS_WORDS left it.
  */
-.macro SHADOW_TOP hdr, idx, node, slot, fail, stub_off=0
-	movq	fhook_shadow_self@gottpoff(%rip), \idx
-	movq	%fs:(\idx), \hdr
+.macro SHADOW_TOP hdr, idx, node, slot, fail, tls, stub_off=0
+	movq	%fs:SHADOW_SELF_TW(\tls), \hdr
 	movq	(\hdr), \idx			/* top */
 	movq	\idx, \node
 	shlq	$SHADOW_LINE_SHIFT, \node
@@ -94,17 +106,19 @@
 	jnz	\fail
 .endm
 
-/*
- * @data = the entry data of entry @idx if @fgraph's handlers take it,
- * else 0; @base is the region, or what is @off before the data
- */
+/* @data = the entry data of entry @idx; @base is the region, or what is @off before the data */
+.macro ENTRY_DATA_AT data, base, idx, off=SHADOW_DATA_OFF
+	movq	\idx, \data
+	shlq	$8, \data			/* SHADOW_DATA_MAX */
+	leaq	\off(\base,\data), \data
+.endm
+
+/* ... if @fgraph's handlers take it, else 0 */
 .macro ENTRY_DATA data, fgraph, base, idx, off=SHADOW_DATA_OFF
 	xorl	\data\()d, \data\()d
 	testq	$FGRAPH_FL_DATA, FGRAPH_FLAGS(\fgraph)
 	jz	1004f
-	movq	\idx, \data
-	shlq	$8, \data
-	leaq	\off(\base,\data), \data
+	ENTRY_DATA_AT \data, \base, \idx, \off
 1004:
 .endm
 
@@ -160,10 +174,9 @@
 /*
  * The common cases' entry (util/thread_word.h): to @fail unless the
  * thread is known and inside nothing of ours, else one tasks section and
- * the recursion lock, in one store.  @tw keeps the word's offset.
+ * the recursion lock, in one store.  @tw as TLS_WORDS left it.
  */
 .macro FAST_ENTER tw, tmp, fail
-	movq	fhook_tw@gottpoff(%rip), \tw
 	cmpq	$FHOOK_TW_IDLE, %fs:(\tw)
 	jne	\fail
 	movabsq	$FHOOK_TW_FAST, \tmp

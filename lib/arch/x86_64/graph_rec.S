@@ -66,6 +66,7 @@
 	movq	%rdi, SAVE_RDI(%rsp)
 	movq	%r8, SAVE_R8(%rsp)
 	/* first: the ops and its fgraph are read inside (an unregister waits) */
+	TLS_WORDS %rdx
 	FAST_ENTER %rdx, %rax, 90f
 	/* the fgraph the stub is bound for, or one that is disabled (struct fhook_stub) */
 	movq	STUB_GREC(%r11), %rcx
@@ -77,8 +78,8 @@
 	jb	89f
 	REC_LIVE %rcx, %rdi, %rax, %eax, 89f
 .if \exit
-	leaq	SLOT(%rsp), %rdx
-	SHADOW_NEXT %r8, %rsi, %r11, %rdx, 89f
+	leaq	SLOT(%rsp), %rax
+	SHADOW_NEXT %r8, %rsi, %r11, %rax, 89f, %rdx
 	/* its rethook, which begins with the fgraph (the entry is not live before its top) */
 	movq	%rcx, SHADOW_N_RETHOOK(%r11)
 .endif

@@ -47,30 +47,30 @@
  * recursion lock, pops the entry and jumps to 4f; anything else falls
  * through to the C handler.  Uses the callee-saved slots of the frame's
  * ftrace_regs, which no exit handler reads.  The entry was found before
- * the frame (SHADOW_TOP in rethook_trampoline): %r10, %rsi, %rcx as it
- * left them, %rdi its fgraph.
+ * the frame (SHADOW_TOP in rethook_trampoline): %r10, %r8, %rcx as it
+ * left them, %rsi its fgraph, %r11 the thread words' offset.
  */
 .macro GRAPH_RETURN
-	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%rdi)
+	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%rsi)
 	jnz	9f
-	FAST_ENTER %r9, %rax, 9f
+	FAST_ENTER %r11, %rax, 9f
 	orq	$SHADOW_RETURNING, SHADOW_N_SP(%rcx)
 	movq	SHADOW_N_NEXT(%rcx), %rdx
 	movq	%rdx, 8(%rbp)			/* the slot plain again */
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
 	movq	%rdx, RIP(%rsp)
 	movq	%rcx, R12(%rsp)
-	movq	%rsi, R13(%rsp)
+	movq	%r8, R13(%rsp)
 	movq	%r10, R14(%rsp)
-	movq	FGRAPH_PROBE(%rdi), %rax	/* NULL: going away */
-	testq	%rax, %rax
+	movq	FGRAPH_PROBE(%rsi), %rdi	/* NULL: going away */
+	testq	%rdi, %rdi
 	jz	8f
-	PROBE_DISABLED %rdi, %r9, 8f
-	movq	FGRAPH_EXIT(%rdi), %r11
+	PROBE_DISABLED %rsi, %r9, 8f
+	movq	FGRAPH_EXIT(%rsi), %r11
 	testq	%r11, %r11
 	jz	8f
-	ENTRY_DATA %r8, %rdi, %r10, %rsi, SHADOW_DATA_OFF-SHADOW_HDR_OFF
-	movq	%rax, %rdi			/* exit(probe, entry_ip, ret_ip, fregs, data) */
+	ENTRY_DATA %r9, %rsi, %r10, %r8, SHADOW_DATA_OFF-SHADOW_HDR_OFF
+	movq	%r9, %r8			/* exit(probe, entry_ip, ret_ip, fregs, data) */
 	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
 	movq	%rsp, %rcx
@@ -100,7 +100,8 @@
  */
 .macro GRAPH_RETURN_REC
 	leaq	-8(%rsp), %r9			/* the slot */
-	SHADOW_TOP %r10, %rsi, %rcx, %r9, 19f, SHADOW_REC_STUB
+	TLS_WORDS %r11
+	SHADOW_TOP %r10, %rsi, %rcx, %r9, 19f, %r11, SHADOW_REC_STUB
 	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
 	FAST_ENTER %r11, %r8, 19f
 	PROBE_DISABLED %rdi, %r8, 17f	/* (also when going away: rethook_going()) */
@@ -134,28 +135,39 @@
 
 	.text
 /*
- * The frameless return (the kernel's fgraph pop, no frame at all): for a
+ * The frameless returns (the kernel's fgraph pop, no frame at all): for a
  * probe whose exit handler is proven (FGRAPH_FL_LEAN_EXIT: a leaf that
  * touches no vector or x87 register and never reads its fregs, so the
  * return values in %xmm0/%xmm1 and on the x87 stack stay where they are,
  * and no ftrace_regs need be built).  Before any frame, with only the
  * registers a return leaves dead, as GRAPH_RETURN checks: this thread's
- * top entry, in order, not nested.  The entry is popped before the
- * handler runs (the recursion lock keeps its line and data from being
- * taken meanwhile: a signal handler's calls go to C, which refuses them),
- * so the slot is plain again while the handler runs, and nothing waits
- * across the call but %rax and %rdx.  The probe is read before its
- * flags word: going away, rethook_going() points that word at one that
- * says disabled before it clears the probe, so a NULL probe is never
- * called (x86 keeps the loads, and the stores, in order).
+ * top entry, in order.  The entry is popped before the handler runs, so
+ * the slot is plain again while the handler runs, and nothing waits
+ * across the call but %rax and %rdx.  The probe is read before its flags
+ * word: going away, rethook_going() points that word at one that says
+ * disabled before it clears the probe, so a NULL probe is never called
+ * (x86 keeps the loads, and the stores, in order).  Everything of the
+ * rethook is read before its entry is freed: a free entry no longer
+ * keeps it (rethook_in_use()), and a sweep that waited for the threads
+ * before we entered may free it then.
+ *
+ * Without entry data (the flags exactly these: no pool, no records), the
+ * entry's fields are read before the pop too, and the thread needs only
+ * a tasks section, not the recursion lock: nothing of the line is read
+ * after the pop, so a signal handler's calls meanwhile may take it (a
+ * proven handler is a leaf: it calls nothing that could recurse).  The
+ * section is one more on the thread's count, whatever it was: a return
+ * is hooked only on a thread that was known and is not exiting.  With
+ * entry data, the recursion lock keeps the line and its data from being
+ * taken while the handler reads them (a signal handler's calls go to C,
+ * which refuses them), as it keeps the entry's.  In: the entry found by
+ * SHADOW_TOP (%r10, %r8, %rcx), %rsi its fgraph, %r9 the slot, %r11 the
+ * thread words' offset.
  */
 .macro GRAPH_RETURN_LEAN
-	leaq	-8(%rsp), %r9			/* the slot */
-	SHADOW_TOP %r10, %rsi, %rcx, %r9, 31f
-	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
-	testq	$FGRAPH_FL_LEAN_EXIT, FGRAPH_FLAGS(%rdi)
-	jz	30f
-	FAST_ENTER %r11, %r8, 30f
+	cmpq	$(FGRAPH_FL_EXIT | FGRAPH_FL_LEAN_EXIT), FGRAPH_FLAGS(%rsi)
+	jne	32f
+	incl	%fs:FHOOK_TW_TASKS(%r11)	/* a tasks section */
 	.cfi_remember_state
 	subq	$8, %rsp			/* the slot is our return address */
 	.cfi_adjust_cfa_offset 8
@@ -163,30 +175,55 @@
 	.cfi_adjust_cfa_offset 8
 	pushq	%rdx
 	.cfi_adjust_cfa_offset 8
-	ENTRY_DATA %r8, %rdi, %r10, %rsi, SHADOW_DATA_OFF-SHADOW_HDR_OFF
-	/*
-	 * Everything of the rethook is read before its entry is freed: a
-	 * free entry no longer keeps it (rethook_in_use()), and a sweep
-	 * that waited for the threads before we entered may free it then.
-	 */
-	movq	FGRAPH_PROBE(%rdi), %rdx	/* (first: see rethook_going()) */
-	movq	FGRAPH_EXIT(%rdi), %rax
-	movq	FGRAPH_FLAGS_WORD(%rdi), %rdi
-	testl	$FGRAPH_DISABLED_BITS, (%rdi)	/* (also when going away) ... */
-	movq	%rdx, %rdi			/* exit(probe, entry_ip, ret_ip, fregs, data) */
-	SHADOW_POP %rcx, %r10, %rsi, (%r9), %rdx
-	jnz	26f				/* ... disabled: popped, no call */
-	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi	/* (the line stays ours: the recursion lock) */
+	movq	FGRAPH_PROBE(%rsi), %rdi	/* (first: see rethook_going()) */
+	movq	FGRAPH_EXIT(%rsi), %rax
+	movq	FGRAPH_FLAGS_WORD(%rsi), %rdx
+	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi	/* exit(probe, entry_ip, ret_ip, fregs, NULL) */
+	testl	$FGRAPH_DISABLED_BITS, (%rdx)	/* (also when going away) ... */
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
+	SHADOW_POP %rcx, %r10, %r8, (%r9), %r11
+	jnz	26f				/* ... disabled: popped, no call */
+	xorl	%r8d, %r8d
 	call	*%rax
 26:	popq	%rdx
 	.cfi_adjust_cfa_offset -8
 	popq	%rax
 	.cfi_adjust_cfa_offset -8
-	FAST_LEAVE %r11
+	TLS_WORDS %r11
+	decl	%fs:FHOOK_TW_TASKS(%r11)	/* the section left */
 	leaq	8(%rsp), %rsp			/* past the slot, as the return left it */
 	.cfi_adjust_cfa_offset -8
 	jmp	*-8(%rsp)			/* to the caller (a "ret" would mispredict) */
+	.cfi_restore_state
+32:	testq	$FGRAPH_FL_LEAN_EXIT, FGRAPH_FLAGS(%rsi)
+	jz	30f
+	FAST_ENTER %r11, %rdi, 30f
+	.cfi_remember_state
+	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 8
+	pushq	%rax
+	.cfi_adjust_cfa_offset 8
+	pushq	%rdx
+	.cfi_adjust_cfa_offset 8
+	ENTRY_DATA %r11, %rsi, %r10, %r8, SHADOW_DATA_OFF-SHADOW_HDR_OFF
+	movq	FGRAPH_PROBE(%rsi), %rdi	/* (first: see rethook_going()) */
+	movq	FGRAPH_EXIT(%rsi), %rax
+	movq	FGRAPH_FLAGS_WORD(%rsi), %rsi
+	testl	$FGRAPH_DISABLED_BITS, (%rsi)
+	SHADOW_POP %rcx, %r10, %r8, (%r9), %rdx
+	movq	%r11, %r8			/* exit(probe, entry_ip, ret_ip, fregs, data) */
+	jnz	27f
+	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi	/* (the line stays ours: the recursion lock) */
+	movq	SHADOW_N_RET_IP(%rcx), %rdx
+	call	*%rax
+27:	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+	FAST_LEAVE %r11
+	leaq	8(%rsp), %rsp
+	.cfi_adjust_cfa_offset -8
+	jmp	*-8(%rsp)
 	.cfi_restore_state
 .endm
 
@@ -256,6 +293,10 @@ rethook_trampoline:
 	 * then take the graph return (30) or, not the top entry, C (31).
 	 */
 	.cfi_remember_state
+	leaq	-8(%rsp), %r9			/* the slot */
+	TLS_WORDS %r11
+	SHADOW_TOP %r10, %r8, %rcx, %r9, 31f, %r11
+	movq	SHADOW_N_RETHOOK(%rcx), %rsi	/* its fgraph */
 	GRAPH_RETURN_LEAN
 30:	RETURN_FRAME
 	GRAPH_RETURN

@@ -203,9 +203,12 @@ static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags)
 	if ((flags & FHOOK_TRAMP_GRAPH_REC) && !regs)
 		return (flags & FHOOK_TRAMP_GRAPH_EXIT) ? (void *)fhook_tramp_grec_exit
 							: (void *)fhook_tramp_grec;
-	if ((flags & FHOOK_TRAMP_FGRAPH) && (flags & FHOOK_TRAMP_LEAN) && !regs)
-		return (flags & FHOOK_TRAMP_GRAPH_EXIT) ? (void *)fhook_tramp_fgraph_lean_exit
-							: (void *)fhook_tramp_fgraph_lean;
+	if ((flags & FHOOK_TRAMP_FGRAPH) && (flags & FHOOK_TRAMP_LEAN) && !regs) {
+		if (!(flags & FHOOK_TRAMP_GRAPH_EXIT))
+			return fhook_tramp_fgraph_lean;
+		return (flags & FHOOK_TRAMP_GRAPH_DATA) ? (void *)fhook_tramp_fgraph_lean_exit_data
+							: (void *)fhook_tramp_fgraph_lean_exit;
+	}
 	if ((flags & FHOOK_TRAMP_FGRAPH) && !regs)
 		return (flags & FHOOK_TRAMP_NOSSE) ? (void *)fhook_tramp_fgraph_nosse
 						   : (void *)fhook_tramp_fgraph;
@@ -222,6 +225,7 @@ static bool is_generated(const void *tramp)
 		fhook_tramp_regs_nosse, fhook_tramp_args_c, fhook_tramp_regs_c,
 		fhook_tramp_fgraph, fhook_tramp_fgraph_nosse, fhook_tramp_grec,
 		fhook_tramp_grec_exit, fhook_tramp_fgraph_lean, fhook_tramp_fgraph_lean_exit,
+		fhook_tramp_fgraph_lean_exit_data,
 	};
 	size_t i;
 

@@ -197,7 +197,8 @@
 	testq	$FGRAPH_FL_EXIT, FGRAPH_FLAGS(%r8)
 	jz	26f
 	leaq	16(%rbp), %rdx			/* our return slot */
-	SHADOW_NEXT %r10, %rcx, %rax, %rdx, 25f
+	TLS_WORDS %rax
+	SHADOW_NEXT %r10, %rcx, %rax, %rdx, 25f, %rax
 	movq	FGRAPH_RETHOOK(%r8), %rdx
 	movq	%rdx, SHADOW_N_RETHOOK(%rax)
 	movq	%rdi, SHADOW_N_ENTRY_IP(%rax)
@@ -434,10 +435,11 @@
 	LEAN_POP %rdi
 .endm
 
-.macro GRAPH_LEAN name, exit
+.macro GRAPH_LEAN name, exit, data
 	TRAMP_BEGIN \name
 	LEAN_SAVE
-	FAST_ENTER %rax, %rdx, 90f
+	TLS_WORDS %r9
+	FAST_ENTER %r9, %rdx, 90f
 	movq	STUB_DATA(%r11), %rdx		/* the ops, as read once */
 	testq	%rdx, %rdx
 	jz	89f
@@ -452,10 +454,12 @@
 	subq	$5, %rdi			/* ip: the site */
 .if \exit
 	leaq	LEAN_SLOT(%rsp), %rdx
-	SHADOW_NEXT %r10, %rcx, %rax, %rdx, 89f
-	/* SHADOW_HOOK's stores, from the registers (no one reads entry_parent_ip) */
-	movq	FGRAPH_RETHOOK(%r8), %r9
-	movq	%r9, SHADOW_N_RETHOOK(%rax)
+	SHADOW_NEXT %r10, %rcx, %rax, %rdx, 89f, %r9
+	/*
+	 * SHADOW_HOOK's stores, from the registers (no one reads
+	 * entry_parent_ip); the rethook begins with the fgraph
+	 */
+	movq	%r8, SHADOW_N_RETHOOK(%rax)
 	movq	%rdi, SHADOW_N_ENTRY_IP(%rax)
 	movq	%rsi, SHADOW_N_NEXT(%rax)	/* the real return address */
 	movq	%rsi, SHADOW_N_RET_IP(%rax)
@@ -464,17 +468,22 @@
 	movq	%rcx, (%r10)			/* top: the entry is complete */
 	leaq	-SHADOW_NODE_OFF(%rax), %rdx	/* its stub */
 	movq	%rdx, LEAN_SLOT(%rsp)
-	ENTRY_DATA %r9, %r8, %r10, %rcx, SHADOW_DATA_OFF-SHADOW_HDR_OFF
+.if \data
+	ENTRY_DATA_AT %r9, %r10, %rcx, SHADOW_DATA_OFF-SHADOW_HDR_OFF
+.endif
 .else
 	cmpl	$0, fhook_shadow_slow(%rip)	/* entry only: C reaps unwound frames */
 	jne	89f
-	xorl	%r9d, %r9d
 .endif
 	movq	FGRAPH_ENTRY(%r8), %rax
 	movq	%rsi, %rdx			/* entry(probe, ip, parent_ip, fregs, data) */
 	movq	%rdi, %rsi
 	movq	FGRAPH_PROBE(%r8), %rdi
+.if \data
 	movq	%r9, %r8
+.else
+	xorl	%r8d, %r8d
+.endif
 	call	*%rax
 .if \exit
 	testl	%eax, %eax
@@ -486,8 +495,8 @@
 	ret					/* into the function's body */
 	.cfi_restore_state
 .if \exit
-87:	movq	fhook_shadow_self@gottpoff(%rip), %rax
-	movq	%fs:(%rax), %rdx		/* the header */
+87:	TLS_WORDS %rax
+	movq	%fs:SHADOW_SELF_TW(%rax), %rdx	/* the header */
 	movq	(%rdx), %rcx			/* top: our entry */
 	movq	%rcx, %rax
 	shlq	$SHADOW_LINE_SHIFT, %rax
@@ -502,8 +511,11 @@
 	.size	\name, .-\name
 .endm
 
-	GRAPH_LEAN fhook_tramp_fgraph_lean, 0
-	GRAPH_LEAN fhook_tramp_fgraph_lean_exit, 1
+	/* entry only (no entry data without a return hook), ... */
+	GRAPH_LEAN fhook_tramp_fgraph_lean, 0, 0
+	/* ... and returns hooked, without and with entry data */
+	GRAPH_LEAN fhook_tramp_fgraph_lean_exit, 1, 0
+	GRAPH_LEAN fhook_tramp_fgraph_lean_exit_data, 1, 1
 
 /*
  * The template of a per-ops trampoline (the kernel's create_trampoline):
