@@ -131,9 +131,9 @@ struct fhook_stub {
 	unsigned long code;		/* address of the stub's code */
 	const void *owner;		/* the owner of this slot, forever */
 	/*
-	 * For the graph-record trampolines (graph_rec.S): the owner's struct
-	 * fhook_fgraph while bound to one of them, else one whose flags
-	 * word says "disabled", never NULL.  Stored before tramp, so a
+	 * For the graph trampolines that read no ops (the records' and the
+	 * frameless ones): the owner's struct fhook_fgraph while bound to
+	 * one of them, else one whose flags word says "disabled", never NULL.  Stored before tramp, so a
 	 * thread that jumps through the new trampoline reads it.
 	 */
 	const void *grec;

@@ -11,6 +11,9 @@
 #include "arch/shadow.h"
 #include "util/thread_word.h"
 
+/* struct fhook_stub's grec (arch.h): the fgraph a stub is bound for, checked in stubs.c */
+#define STUB_GREC	40
+
 #if SHADOW_DATA_MAX != 256
 #error "ENTRY_DATA_AT shifts by 8"
 #endif

@@ -23,7 +23,6 @@
  */
 #include "graph.h"
 
-#define STUB_GREC	40		/* checked in stubs.c */
 #define BODY		0		/* site + 5 */
 #define SLOT		8		/* the return address */
 

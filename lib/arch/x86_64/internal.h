@@ -29,6 +29,8 @@ extern char fhook_tramp_args_c[], fhook_tramp_regs_c[];
 extern char fhook_tramp_fgraph[], fhook_tramp_fgraph_nosse[];
 extern char fhook_tramp_fgraph_lean[], fhook_tramp_fgraph_lean_exit[];
 extern char fhook_tramp_fgraph_lean_exit_data[];
+/* what an unbound stub's grec names (stubs.c): says "disabled" */
+extern const struct fhook_fgraph fhook_grec_none __arch_hidden;
 extern char fhook_tramp_grec[], fhook_tramp_grec_exit[];	/* graph_rec.S */
 
 /* gen.c: a per-ops copy of trampoline.S's OPS_TEMPLATE; NULL: none */

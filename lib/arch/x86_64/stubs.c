@@ -48,9 +48,12 @@ struct fhook_stub_region {
 
 static struct fhook_stub_region *regions;
 
-/* What a stub's grec names while no graph-record trampoline is its own. */
+/*
+ * What a stub's grec names while no graph trampoline that reads it (the
+ * records' and the frameless ones) is its own.
+ */
 static const unsigned int grec_disabled = FGRAPH_DISABLED_BITS;
-static const struct fhook_fgraph grec_none = { .flags_word = (unsigned int *)&grec_disabled };
+const struct fhook_fgraph fhook_grec_none = { .flags_word = (unsigned int *)&grec_disabled };
 
 static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags);
 
@@ -118,7 +121,7 @@ static struct fhook_stub *slot_init(struct fhook_stub_region *r, unsigned int i)
 	struct fhook_stub *s = &r->slots[i];
 
 	s->code = r->code + i * STUB_SIZE;
-	s->grec = &grec_none;
+	s->grec = &fhook_grec_none;
 	s->tramp = stub_tramp(FHOOK_TRAMP_REGS, 0);
 	s->func = fhook_arch_hooks.list_func;
 	return s;
@@ -180,7 +183,7 @@ struct fhook_stub *fhook_stub_list(struct fhook_stub_region *r)
 
 _Static_assert(offsetof(struct fhook_stub, data) == 8, "trampoline.S STUB_DATA");
 _Static_assert(offsetof(struct fhook_stub, func) == 16, "trampoline.S STUB_FUNC");
-_Static_assert(offsetof(struct fhook_stub, grec) == 40, "graph_rec.S STUB_GREC");
+_Static_assert(offsetof(struct fhook_stub, grec) == 40, "graph.h STUB_GREC");
 _Static_assert(offsetof(struct ftrace_ops, private) == 16, "trampoline.S OPS_PRIVATE");
 _Static_assert(offsetof(struct ftrace_regs, fhook_pad) == 176, "trampoline.S PAD");
 _Static_assert(offsetof(struct ftrace_regs, fhook_xmm) == 192, "trampoline.S XMM");
@@ -238,11 +241,11 @@ static bool is_generated(const void *tramp)
 void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned int flags,
 		    ftrace_func_t func, void *data)
 {
-	const void *grec = &grec_none;
+	const void *grec = &fhook_grec_none;
 	void *gen = NULL, *tramp;
 
 	if (!func) {
-		__atomic_store_n(&s->grec, &grec_none, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->grec, &fhook_grec_none, __ATOMIC_RELAXED);
 		/*
 		 * The list function takes its calls now.  Generated code
 		 * calls no list function: the stub goes back to a trampoline
@@ -262,13 +265,15 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
 	__atomic_store_n(&s->func, func, __ATOMIC_RELAXED);
 	if (gen) {
 		/* data and handler first: a thread on the old trampoline reads them */
-		__atomic_store_n(&s->grec, &grec_none, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->grec, &fhook_grec_none, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->data, data, __ATOMIC_RELEASE);
 		__atomic_store_n(&s->tramp, gen, __ATOMIC_RELEASE);
 		return;
 	}
 	tramp = stub_tramp(kind, flags);
-	if (tramp == (void *)fhook_tramp_grec || tramp == (void *)fhook_tramp_grec_exit)
+	if (tramp == (void *)fhook_tramp_grec || tramp == (void *)fhook_tramp_grec_exit ||
+	    tramp == (void *)fhook_tramp_fgraph_lean || tramp == (void *)fhook_tramp_fgraph_lean_exit ||
+	    tramp == (void *)fhook_tramp_fgraph_lean_exit_data)
 		grec = ((struct ftrace_ops *)data)->private;
 	/* before the trampoline that reads it (and x86 keeps stores in order) */
 	__atomic_store_n(&s->grec, grec, __ATOMIC_RELAXED);
@@ -282,7 +287,7 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
  */
 void fhook_stub_set_direct(struct fhook_stub *s, void *code, ftrace_func_t func, void *data)
 {
-	__atomic_store_n(&s->grec, &grec_none, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->grec, &fhook_grec_none, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->func, func, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->data, data, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->tramp, code, __ATOMIC_RELEASE);

@@ -440,34 +440,31 @@
 	LEAN_SAVE
 	TLS_WORDS %r9
 	FAST_ENTER %r9, %rdx, 90f
-	movq	STUB_DATA(%r11), %rdx		/* the ops, as read once */
-	testq	%rdx, %rdx
-	jz	89f
-	movq	OPS_PRIVATE(%rdx), %r8		/* the fgraph */
-	PROBE_DISABLED %r8, %rax, 88f	/* disabled: no handler at all */
-	movq	LEAN_SLOT(%rsp), %rsi		/* parent_ip */
-	movq	%rsi, %rax			/* a stub's address: a tail call */
+	movq	STUB_GREC(%r11), %r8		/* the fgraph, or fhook_grec_none */
+	PROBE_DISABLED %r8, %rax, 86f	/* disabled: no handler at all */
+	movq	LEAN_SLOT(%rsp), %rdx		/* parent_ip */
+	movq	%rdx, %rax			/* a stub's address: a tail call */
 	subq	fhook_shadow_base(%rip), %rax
 	cmpq	fhook_shadow_size(%rip), %rax
 	jb	89f
-	movq	LEAN_BODY(%rsp), %rdi
-	subq	$5, %rdi			/* ip: the site */
+	movq	LEAN_BODY(%rsp), %rsi
+	subq	$5, %rsi			/* ip: the site */
 .if \exit
-	leaq	LEAN_SLOT(%rsp), %rdx
-	SHADOW_NEXT %r10, %rcx, %rax, %rdx, 89f, %r9
+	leaq	LEAN_SLOT(%rsp), %rdi
+	SHADOW_NEXT %r10, %rcx, %rax, %rdi, 89f, %r9
 	/*
 	 * SHADOW_HOOK's stores, from the registers (no one reads
 	 * entry_parent_ip); the rethook begins with the fgraph
 	 */
 	movq	%r8, SHADOW_N_RETHOOK(%rax)
-	movq	%rdi, SHADOW_N_ENTRY_IP(%rax)
-	movq	%rsi, SHADOW_N_NEXT(%rax)	/* the real return address */
-	movq	%rsi, SHADOW_N_RET_IP(%rax)
+	movq	%rsi, SHADOW_N_ENTRY_IP(%rax)
+	movq	%rdx, SHADOW_N_NEXT(%rax)	/* the real return address */
+	movq	%rdx, SHADOW_N_RET_IP(%rax)
 	movl	$0, SHADOW_N_UNWOUND(%rax)
-	movq	%rdx, SHADOW_N_SP(%rax)		/* the slot */
+	movq	%rdi, SHADOW_N_SP(%rax)		/* the slot */
 	movq	%rcx, (%r10)			/* top: the entry is complete */
-	leaq	-SHADOW_NODE_OFF(%rax), %rdx	/* its stub */
-	movq	%rdx, LEAN_SLOT(%rsp)
+	leaq	-SHADOW_NODE_OFF(%rax), %rdi	/* its stub */
+	movq	%rdi, LEAN_SLOT(%rsp)
 .if \data
 	ENTRY_DATA_AT %r9, %r10, %rcx, SHADOW_DATA_OFF-SHADOW_HDR_OFF
 .endif
@@ -475,9 +472,7 @@
 	cmpl	$0, fhook_shadow_slow(%rip)	/* entry only: C reaps unwound frames */
 	jne	89f
 .endif
-	movq	FGRAPH_ENTRY(%r8), %rax
-	movq	%rsi, %rdx			/* entry(probe, ip, parent_ip, fregs, data) */
-	movq	%rdi, %rsi
+	movq	FGRAPH_ENTRY(%r8), %rax		/* entry(probe, ip, parent_ip, fregs, data) */
 	movq	FGRAPH_PROBE(%r8), %rdi
 .if \data
 	movq	%r9, %r8
@@ -504,6 +499,9 @@
 	SHADOW_POP %rax, %rdx, %rcx, LEAN_SLOT(%rsp), %rdi
 	jmp	88b
 .endif
+86:	leaq	fhook_grec_none(%rip), %rax	/* unbound, not disabled: C */
+	cmpq	%rax, %r8
+	jne	88b
 89:	FAST_LEAVE %rax
 90:	LEAN_RESTORE
 	jmp	fhook_tramp_fgraph		/* %r11 still the stub */
