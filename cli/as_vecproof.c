@@ -323,6 +323,7 @@ static int prove_functions(Elf *e, const struct obj_relocs *o, struct note_buf *
 			struct vecnote_rec rec;
 			const char *name;
 			unsigned long end;
+			unsigned int fregs;
 			uint64_t h;
 
 			if (!gelf_getsym(syms, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
@@ -359,12 +360,12 @@ static int prove_functions(Elf *e, const struct obj_relocs *o, struct note_buf *
 			src.lo = c.lo;
 			src.hi = c.hi;
 			src.ctx = &c;
-			if (!fhook_vec_free(sym.st_value, &src, &end))
+			if (!fhook_vec_free(sym.st_value, &src, &end, &fregs))
 				continue;
 			h = vecnote_hash((unsigned char *)td->d_buf + sym.st_value, sym.st_size,
 					 r.masks, r.nmask);
 			rec.size = (uint32_t)sym.st_size;
-			rec.nmask = r.nmask;
+			rec.nmask = r.nmask | fregs << VECNOTE_FREGS_SHIFT;
 			rec.hash_lo = (uint32_t)h;
 			rec.hash_hi = (uint32_t)(h >> 32);
 			if (note_put(b, &rec, sizeof(rec)) ||

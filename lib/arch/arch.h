@@ -166,6 +166,7 @@ struct fhook_stub *fhook_stub_of_code(unsigned long code);
 #define FHOOK_TRAMP_GRAPH_EXIT	0x20	/* ... whose returns are hooked (FGRAPH_FL_EXIT) */
 #define FHOOK_TRAMP_LEAN	0x40	/* ... whose entry handler is proven: no frame */
 #define FHOOK_TRAMP_GRAPH_DATA	0x80	/* ... whose handlers take entry data (FGRAPH_FL_DATA) */
+#define FHOOK_TRAMP_LEAN_FREGS	0x100	/* ... and the proven entry handler reads its fregs */
 
 /*
  * Point @s at @func with @data, through a trampoline of @kind; with @func
@@ -406,15 +407,24 @@ void fhook_kprobe_stats(struct fhook_kprobe_stats *st);
 
 /*
  * Is the handler at @func known to leave the vector registers alone (a
- * leaf that names none of them)?  fhook_arch_handler_scan() finds out
- * (from its object's notes, or by decoding it when libcapstone is loaded)
- * and remembers; call it before taking locks.
- * fhook_arch_handler_vec_free() only asks what was remembered: how many
- * bytes from @func were proven (none of them may hold a site, which could
- * call anything once enabled); 0 for a handler never scanned, or in doubt.
+ * leaf that names none of them and only loads from its fregs)?
+ * fhook_arch_handler_scan() finds out (from its object's notes, or by
+ * decoding it when libcapstone is loaded) and remembers; call it before
+ * taking locks.  fhook_arch_handler_vec_free() only asks what was
+ * remembered: how many bytes from @func were proven (none of them may
+ * hold a site, which could call anything once enabled), if what the
+ * handler reads of its fregs is what a trampoline of @kind gives it; 0
+ * for a handler never scanned, in doubt, or reading more.
  */
+enum fhook_fregs_kind {
+	FHOOK_FREGS_NOSSE,	/* a struct ftrace_regs without its vector part */
+	FHOOK_FREGS_ARGS,	/* the argument registers only (frameless fprobe entry) */
+	FHOOK_FREGS_RETVAL,	/* the return values only (frameless fprobe return) */
+};
 void fhook_arch_handler_scan(void *func);
-size_t fhook_arch_handler_vec_free(void *func);
+size_t fhook_arch_handler_vec_free(void *func, enum fhook_fregs_kind kind);
+/* Does the proven handler at @func read its fregs at all? */
+bool fhook_arch_handler_reads_fregs(void *func);
 /*
  * A kprobe is about to be placed at @addr: no handler with it among the
  * bytes proven is proven any more, nor will be.  True when one was.

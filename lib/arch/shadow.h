@@ -97,6 +97,8 @@
  * the probe registers.
  */
 #define FGRAPH_FL_LEAN_EXIT	32
+/* ... and reads its fregs: the return gives it one (%rcx), with %rax and %rdx */
+#define FGRAPH_FL_LEAN_FREGS	64
 
 /*
  * Graph records: a probe whose events are plain (an entry and a return

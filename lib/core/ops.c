@@ -84,10 +84,13 @@ static bool sites_within(unsigned long func, size_t len)
 	return false;
 }
 
-/* The handler at @func leaves xmm0-7 alone, known for sure.  ftrace_lock held. */
-static bool handler_vec_free(void *func)
+/*
+ * The handler at @func leaves xmm0-7 alone, known for sure, and reads no
+ * more of its fregs than a trampoline of @kind gives it.  ftrace_lock held.
+ */
+static bool handler_vec_free(void *func, enum fhook_fregs_kind kind)
 {
-	size_t len = fhook_arch_handler_vec_free(func);
+	size_t len = fhook_arch_handler_vec_free(func, kind);
 
 	return len && !sites_within((unsigned long)func, len);
 }
@@ -101,7 +104,7 @@ static bool handler_vec_free(void *func)
 static struct {
 	const struct ftrace_ops *ops;
 	void *handler;
-	bool valid, vec_free;
+	bool valid, vec_free, args_only;
 } vec_memo;
 
 /* The handler an ops' trampoline calls: an fprobe's entry handler for the graph ones. */
@@ -112,7 +115,11 @@ static void *ops_handler(const struct ftrace_ops *ops)
 	return (void *)ops->func;
 }
 
-static bool ops_vec_free(const struct ftrace_ops *ops)
+/*
+ * @args: for a frameless trampoline, which gives the handler only the
+ * argument registers; else for one that saves no vector register.
+ */
+static bool ops_vec_free(const struct ftrace_ops *ops, bool args)
 {
 	void *handler = ops_handler(ops);
 
@@ -121,10 +128,11 @@ static bool ops_vec_free(const struct ftrace_ops *ops)
 	if (!vec_memo.valid || vec_memo.ops != ops || vec_memo.handler != handler) {
 		vec_memo.ops = ops;
 		vec_memo.handler = handler;
-		vec_memo.vec_free = handler_vec_free(handler);
+		vec_memo.vec_free = handler_vec_free(handler, FHOOK_FREGS_NOSSE);
+		vec_memo.args_only = handler_vec_free(handler, FHOOK_FREGS_ARGS);
 		vec_memo.valid = true;
 	}
-	return vec_memo.vec_free;
+	return args ? vec_memo.args_only : vec_memo.vec_free;
 }
 
 static unsigned int tramp_flags(const struct ftrace_ops *ops);
@@ -132,7 +140,7 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops);
 /* Would a kprobe at @addr land in the proven handler at @h? */
 static bool probe_in(unsigned long addr, unsigned long h)
 {
-	size_t len = fhook_arch_handler_vec_free((void *)h);
+	size_t len = fhook_arch_handler_vec_free((void *)h, FHOOK_FREGS_NOSSE);
 
 	return addr + FHOOK_KPROBE_MAX_BYTES > h && addr < h + (len ? len : 1);
 }
@@ -187,7 +195,7 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 		slow = !!secure_getenv("FHOOK_SLOW_DISPATCH");
 	if (slow)
 		flags |= FHOOK_TRAMP_C;
-	if ((ops->flags & FHOOK_OPS_FL_GENERAL_REGS_ONLY) || ops_vec_free(ops))
+	if ((ops->flags & FHOOK_OPS_FL_GENERAL_REGS_ONLY) || ops_vec_free(ops, false))
 		flags |= FHOOK_TRAMP_NOSSE;
 	/* its own trampoline, unless its handler may move the ip */
 	if (!(ops->flags & FTRACE_OPS_FL_IPMODIFY))
@@ -207,8 +215,11 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 		 * fregs), unless C or the records' trampolines take the calls
 		 */
 		if (!(flags & (FHOOK_TRAMP_C | FHOOK_TRAMP_GRAPH_REC)) &&
-		    !(fg->flags & FGRAPH_FL_SLOW) && ops_vec_free(ops))
+		    !(fg->flags & FGRAPH_FL_SLOW) && ops_vec_free(ops, true)) {
 			flags |= FHOOK_TRAMP_LEAN;
+			if (fhook_arch_handler_reads_fregs(fg->entry))
+				flags |= FHOOK_TRAMP_LEAN_FREGS;
+		}
 	}
 	return flags;
 }
@@ -659,11 +670,18 @@ static void fgraph_prove_exit(struct ftrace_ops *ops)
 	if (!(ops->flags & FHOOK_OPS_FL_FGRAPH))
 		return;
 	if (fg->exit && (fg->flags & FGRAPH_FL_EXIT) && !(fg->flags & FGRAPH_FL_SLOW) &&
-	    handler_vec_free(fg->exit))
+	    handler_vec_free(fg->exit, FHOOK_FREGS_RETVAL)) {
+		/*
+		 * first the fregs its reads need, then the path; never taken
+		 * back (a return in flight may have read the first)
+		 */
+		if (fhook_arch_handler_reads_fregs(fg->exit))
+			__atomic_or_fetch(&fg->flags, FGRAPH_FL_LEAN_FREGS, __ATOMIC_RELEASE);
 		__atomic_or_fetch(&fg->flags, FGRAPH_FL_LEAN_EXIT, __ATOMIC_RELEASE);
-	else
+	} else {
 		__atomic_and_fetch(&fg->flags, ~(unsigned long)FGRAPH_FL_LEAN_EXIT,
 				   __ATOMIC_RELEASE);
+	}
 }
 
 static int register_locked(void *arg)

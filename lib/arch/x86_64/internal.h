@@ -27,8 +27,10 @@ extern char fhook_tramp_args[], fhook_tramp_regs[];
 extern char fhook_tramp_args_nosse[], fhook_tramp_regs_nosse[];
 extern char fhook_tramp_args_c[], fhook_tramp_regs_c[];
 extern char fhook_tramp_fgraph[], fhook_tramp_fgraph_nosse[];
-extern char fhook_tramp_fgraph_lean[], fhook_tramp_fgraph_lean_exit[];
-extern char fhook_tramp_fgraph_lean_exit_data[];
+/* the frameless graph entries, [returns hooked][entry data][fregs read] */
+extern char fhook_tramp_fgraph_lean[], fhook_tramp_fgraph_lean_fregs[];
+extern char fhook_tramp_fgraph_lean_exit[], fhook_tramp_fgraph_lean_exit_fregs[];
+extern char fhook_tramp_fgraph_lean_exit_data[], fhook_tramp_fgraph_lean_exit_data_fregs[];
 /* what an unbound stub's grec names (stubs.c): says "disabled" */
 extern const struct fhook_fgraph fhook_grec_none __arch_hidden;
 extern char fhook_tramp_grec[], fhook_tramp_grec_exit[];	/* graph_rec.S */
@@ -40,9 +42,10 @@ void fhook_gen_ops_retire(const void *owner) __arch_hidden;
 
 /*
  * The bytes from @func that its object's notes prove leave the vector
- * registers alone (vecnote.c); 0: not proven.
+ * registers alone (vecnote.c); 0: not proven.  @fregs: what of its fregs
+ * it reads (vecfree.h VECFREE_FREGS()).
  */
-size_t fhook_vecnote_proven(unsigned long func) __arch_hidden;
+size_t fhook_vecnote_proven(unsigned long func, unsigned int *fregs) __arch_hidden;
 
 /* Bytes of unwind tables (rethook.c, gen.c). */
 static inline unsigned char *fhook_put_uleb(unsigned char *p, unsigned long v)

@@ -160,10 +160,26 @@
  * is hooked only on a thread that was known and is not exiting.  With
  * entry data, the recursion lock keeps the line and its data from being
  * taken while the handler reads them (a signal handler's calls go to C,
- * which refuses them), as it keeps the entry's.  In: the entry found by
+ * which refuses them), as it keeps the entry's; that path also gives an
+ * exit handler that reads them the return values as an fregs
+ * (FGRAPH_FL_LEAN_FREGS, which keeps it off the first).  In: the entry found by
  * SHADOW_TOP (%r10, %r8, %rcx), %rsi its fgraph, %r9 the slot, %r11 the
  * thread words' offset.
  */
+/*
+ * The frame of the frameless returns with entry data or an fregs: below
+ * the slot, %rax and %rdx where an fregs at LEAN_RET_FREGS(%rsp) has them
+ * (vecscan.c FHOOK_FREGS_RETVAL; the word between them unused, and those
+ * below %rax's the handler's call and frame)
+ */
+#define LEAN_RET_FRAME	32
+#define LEAN_RET_RAX	0
+#define LEAN_RET_RDX	16
+#define LEAN_RET_FREGS	(LEAN_RET_RAX - RAX)
+#if LEAN_RET_RDX - LEAN_RET_RAX != RDX - RAX
+#error "LEAN_RET_RDX"
+#endif
+
 .macro GRAPH_RETURN_LEAN
 	cmpq	$(FGRAPH_FL_EXIT | FGRAPH_FL_LEAN_EXIT), FGRAPH_FLAGS(%rsi)
 	jne	32f
@@ -199,12 +215,10 @@
 	jz	30f
 	FAST_ENTER %r11, %rdi, 30f
 	.cfi_remember_state
-	subq	$8, %rsp
-	.cfi_adjust_cfa_offset 8
-	pushq	%rax
-	.cfi_adjust_cfa_offset 8
-	pushq	%rdx
-	.cfi_adjust_cfa_offset 8
+	subq	$LEAN_RET_FRAME, %rsp		/* the slot (the frame's top word) stays our return address */
+	.cfi_adjust_cfa_offset LEAN_RET_FRAME
+	movq	%rax, LEAN_RET_RAX(%rsp)
+	movq	%rdx, LEAN_RET_RDX(%rsp)
 	ENTRY_DATA %r11, %rsi, %r10, %r8, SHADOW_DATA_OFF-SHADOW_HDR_OFF
 	movq	FGRAPH_PROBE(%rsi), %rdi	/* (first: see rethook_going()) */
 	movq	FGRAPH_EXIT(%rsi), %rax
@@ -215,14 +229,13 @@
 	jnz	27f
 	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi	/* (the line stays ours: the recursion lock) */
 	movq	SHADOW_N_RET_IP(%rcx), %rdx
+	leaq	LEAN_RET_FREGS(%rsp), %rcx
 	call	*%rax
-27:	popq	%rdx
-	.cfi_adjust_cfa_offset -8
-	popq	%rax
-	.cfi_adjust_cfa_offset -8
+27:	movq	LEAN_RET_RAX(%rsp), %rax
+	movq	LEAN_RET_RDX(%rsp), %rdx
 	FAST_LEAVE %r11
-	leaq	8(%rsp), %rsp
-	.cfi_adjust_cfa_offset -8
+	leaq	LEAN_RET_FRAME(%rsp), %rsp	/* past the slot, as the return left it */
+	.cfi_adjust_cfa_offset -LEAN_RET_FRAME
 	jmp	*-8(%rsp)
 	.cfi_restore_state
 .endm

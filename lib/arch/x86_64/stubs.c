@@ -189,6 +189,24 @@ _Static_assert(offsetof(struct ftrace_regs, fhook_pad) == 176, "trampoline.S PAD
 _Static_assert(offsetof(struct ftrace_regs, fhook_xmm) == 192, "trampoline.S XMM");
 _Static_assert(sizeof(struct ftrace_regs) == 320, "trampoline.S FREGS_SIZE");
 
+/* [returns hooked][entry data][fregs read]: no entry data without a return hook */
+static void *const lean_tramps[2][2][2] = {
+	{ { fhook_tramp_fgraph_lean, fhook_tramp_fgraph_lean_fregs } },
+	{ { fhook_tramp_fgraph_lean_exit, fhook_tramp_fgraph_lean_exit_fregs },
+	  { fhook_tramp_fgraph_lean_exit_data, fhook_tramp_fgraph_lean_exit_data_fregs } },
+};
+
+static bool is_lean(const void *tramp)
+{
+	void *const *t = &lean_tramps[0][0][0];
+	size_t i;
+
+	for (i = 0; i < sizeof(lean_tramps) / sizeof(t[0]); i++)
+		if (t[i] && tramp == t[i])
+			return true;
+	return false;
+}
+
 static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags)
 {
 	bool regs = kind == FHOOK_TRAMP_REGS;
@@ -207,10 +225,10 @@ static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags)
 		return (flags & FHOOK_TRAMP_GRAPH_EXIT) ? (void *)fhook_tramp_grec_exit
 							: (void *)fhook_tramp_grec;
 	if ((flags & FHOOK_TRAMP_FGRAPH) && (flags & FHOOK_TRAMP_LEAN) && !regs) {
-		if (!(flags & FHOOK_TRAMP_GRAPH_EXIT))
-			return fhook_tramp_fgraph_lean;
-		return (flags & FHOOK_TRAMP_GRAPH_DATA) ? (void *)fhook_tramp_fgraph_lean_exit_data
-							: (void *)fhook_tramp_fgraph_lean_exit;
+		bool ret = flags & FHOOK_TRAMP_GRAPH_EXIT;
+
+		return lean_tramps[ret][ret && (flags & FHOOK_TRAMP_GRAPH_DATA)]
+				  [!!(flags & FHOOK_TRAMP_LEAN_FREGS)];
 	}
 	if ((flags & FHOOK_TRAMP_FGRAPH) && !regs)
 		return (flags & FHOOK_TRAMP_NOSSE) ? (void *)fhook_tramp_fgraph_nosse
@@ -227,11 +245,12 @@ static bool is_generated(const void *tramp)
 		fhook_tramp_args, fhook_tramp_regs, fhook_tramp_args_nosse,
 		fhook_tramp_regs_nosse, fhook_tramp_args_c, fhook_tramp_regs_c,
 		fhook_tramp_fgraph, fhook_tramp_fgraph_nosse, fhook_tramp_grec,
-		fhook_tramp_grec_exit, fhook_tramp_fgraph_lean, fhook_tramp_fgraph_lean_exit,
-		fhook_tramp_fgraph_lean_exit_data,
+		fhook_tramp_grec_exit,
 	};
 	size_t i;
 
+	if (is_lean(tramp))
+		return false;
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (tramp == known[i])
 			return false;
@@ -272,8 +291,7 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
 	}
 	tramp = stub_tramp(kind, flags);
 	if (tramp == (void *)fhook_tramp_grec || tramp == (void *)fhook_tramp_grec_exit ||
-	    tramp == (void *)fhook_tramp_fgraph_lean || tramp == (void *)fhook_tramp_fgraph_lean_exit ||
-	    tramp == (void *)fhook_tramp_fgraph_lean_exit_data)
+	    is_lean(tramp))
 		grec = ((struct ftrace_ops *)data)->private;
 	/* before the trampoline that reads it (and x86 keeps stores in order) */
 	__atomic_store_n(&s->grec, grec, __ATOMIC_RELAXED);

@@ -413,29 +413,37 @@
 	.cfi_adjust_cfa_offset -8
 .endm
 
+/*
+ * In struct pt_regs' order, %r10 (at %rsp) to %rdi: LEAN_FREGS(%rsp) is
+ * then an fregs whose argument words are these (vecscan.c
+ * FHOOK_FREGS_ARGS); its words below %r10's lie under the stack pointer
+ * and are not given (the handler's call and frame take them).
+ */
+#define LEAN_FREGS	-56		/* - offsetof(struct pt_regs, r10) */
+
 .macro LEAN_SAVE
 	LEAN_PUSH %rdi
 	LEAN_PUSH %rsi
 	LEAN_PUSH %rdx
 	LEAN_PUSH %rcx
+	LEAN_PUSH %rax
 	LEAN_PUSH %r8
 	LEAN_PUSH %r9
 	LEAN_PUSH %r10
-	LEAN_PUSH %rax
 .endm
 
 .macro LEAN_RESTORE
-	LEAN_POP %rax
 	LEAN_POP %r10
 	LEAN_POP %r9
 	LEAN_POP %r8
+	LEAN_POP %rax
 	LEAN_POP %rcx
 	LEAN_POP %rdx
 	LEAN_POP %rsi
 	LEAN_POP %rdi
 .endm
 
-.macro GRAPH_LEAN name, exit, data
+.macro GRAPH_LEAN name, exit, data, fregs
 	TRAMP_BEGIN \name
 	LEAN_SAVE
 	TLS_WORDS %r9
@@ -479,6 +487,9 @@
 .else
 	xorl	%r8d, %r8d
 .endif
+.if \fregs
+	leaq	LEAN_FREGS(%rsp), %rcx
+.endif
 	call	*%rax
 .if \exit
 	testl	%eax, %eax
@@ -509,11 +520,17 @@
 	.size	\name, .-\name
 .endm
 
-	/* entry only (no entry data without a return hook), ... */
-	GRAPH_LEAN fhook_tramp_fgraph_lean, 0, 0
-	/* ... and returns hooked, without and with entry data */
-	GRAPH_LEAN fhook_tramp_fgraph_lean_exit, 1, 0
-	GRAPH_LEAN fhook_tramp_fgraph_lean_exit_data, 1, 1
+	/*
+	 * entry only (no entry data without a return hook), and returns
+	 * hooked, without and with entry data; each for a handler that
+	 * reads no fregs and for one that reads its arguments there
+	 */
+	GRAPH_LEAN fhook_tramp_fgraph_lean, 0, 0, 0
+	GRAPH_LEAN fhook_tramp_fgraph_lean_fregs, 0, 0, 1
+	GRAPH_LEAN fhook_tramp_fgraph_lean_exit, 1, 0, 0
+	GRAPH_LEAN fhook_tramp_fgraph_lean_exit_fregs, 1, 0, 1
+	GRAPH_LEAN fhook_tramp_fgraph_lean_exit_data, 1, 1, 0
+	GRAPH_LEAN fhook_tramp_fgraph_lean_exit_data_fregs, 1, 1, 1
 
 /*
  * The template of a per-ops trampoline (the kernel's create_trampoline):

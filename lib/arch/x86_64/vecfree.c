@@ -8,9 +8,9 @@
  * decoded (capstone), following direct branches, and the function
  * qualifies only if none of them names a vector, MMX, x87 or mask
  * register, belongs to an instruction set extension that works on them,
- * touches the handler's fregs argument, or leaves the code we can see (a
- * call, an indirect branch, a system call).  So only small leaves
- * qualify; anything in doubt keeps the save.
+ * does anything with the handler's fregs argument but load from it, or
+ * leaves the code we can see (a call, an indirect branch, a system call).
+ * So only small leaves qualify; anything in doubt keeps the save.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -101,14 +101,36 @@ static bool writes_rcx(const cs_insn *insn)
 }
 
 /*
- * Does @insn leave xmm/ymm/zmm, mm, st and k registers alone, and stay in
- * view?  It must not read the %rcx the function came with either: the
- * handler's fregs, whose xmm part a trampoline that saves none does not
- * fill in, and which a frameless one does not build at all (a handler
- * that read it would read garbage, or write through it).  Once the path
- * wrote all of %rcx itself (@st), it is a register like any other.
+ * Is @op of @insn a load from the fregs in the %rcx the function came
+ * with, within a struct ftrace_regs?  Then the words it reads widen
+ * @fregs ([lo, hi) of them so far, lo > hi while none).
  */
-static bool insn_plain(const cs_insn *insn, struct stack_state *st)
+static bool fregs_load(const cs_insn *insn, const cs_x86_op *op, unsigned int fregs[2])
+{
+	int64_t d = op->mem.disp;
+
+	if (insn->id == X86_INS_LEA || op->access != CS_AC_READ || op->mem.base != X86_REG_RCX ||
+	    op->mem.index != X86_REG_INVALID || op->mem.segment != X86_REG_INVALID ||
+	    !op->size || d < 0 || d + op->size > VECFREE_FREGS_SLOTS * 8)
+		return false;
+	if (d / 8 < fregs[0])
+		fregs[0] = d / 8;
+	if ((d + op->size + 7) / 8 > fregs[1])
+		fregs[1] = (d + op->size + 7) / 8;
+	return true;
+}
+
+/*
+ * Does @insn leave xmm/ymm/zmm, mm, st and k registers alone, and stay in
+ * view?  The %rcx the function came with, the handler's fregs, it may
+ * only load from: the trampolines tell from @fregs whether they give it
+ * the words it reads (one that saves no vector register does not fill in
+ * the xmm part, a frameless one builds only what it pushed); a handler
+ * that took its address or stored through it could read garbage or
+ * write anywhere.  Once the path wrote all of %rcx itself (@st), it is a
+ * register like any other.
+ */
+static bool insn_plain(const cs_insn *insn, struct stack_state *st, unsigned int fregs[2])
 {
 	const cs_detail *d = insn->detail;
 	const cs_x86 *x = &d->x86;
@@ -140,7 +162,7 @@ static bool insn_plain(const cs_insn *insn, struct stack_state *st)
 		     (is_rcx(op->reg) && !st->rcx_own && !zero && !(i == 0 && write))))
 			return false;
 		if (op->type == X86_OP_MEM && (is_rcx(op->mem.base) || is_rcx(op->mem.index)) &&
-		    !st->rcx_own)
+		    !st->rcx_own && !fregs_load(insn, op, fregs))
 			return false;
 	}
 	st->rcx_own |= zero || write;
@@ -319,8 +341,9 @@ static bool branch_target(const cs_insn *insn, unsigned long *t)
 }
 
 bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
-		    unsigned long *end)
+		    unsigned long *end, unsigned int *fregs)
 {
+	unsigned int fr[2] = { VECFREE_FREGS_SLOTS, 0 };
 	struct {
 		unsigned long addr;
 		struct stack_state st;
@@ -369,7 +392,7 @@ bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 			left = src->read(src->ctx, addr, buf, sizeof(buf));
 			code = buf;
 			if (!budget-- || !cs.disasm_iter(h, &code, &left, &a, insn) ||
-			    !insn_plain(insn, &st) || !stack_plain(insn, &st) || !branch_plain(insn) ||
+			    !insn_plain(insn, &st, fr) || !stack_plain(insn, &st) || !branch_plain(insn) ||
 			    (src->insn_ok && !src->insn_ok(src->ctx, insn))) {
 				ok = false;
 				break;
@@ -400,5 +423,6 @@ bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 		}
 	}
 	fhook_cs_close(&h, insn);
+	*fregs = fr[0] < fr[1] ? VECFREE_FREGS(fr[0], fr[1]) : 0;
 	return ok;
 }

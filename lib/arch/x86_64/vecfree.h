@@ -29,20 +29,34 @@ struct fhook_vecfree_src {
 };
 
 /*
+ * A handler's fregs is a struct ftrace_regs of VECFREE_FREGS_SLOTS words.
+ * What of it a proven handler reads, as the words [lo, hi) that its
+ * loads through the %rcx it came with touch: VECFREE_FREGS(lo, hi), 0
+ * for none.
+ */
+#define VECFREE_FREGS_SLOTS	40
+#define VECFREE_FREGS(lo, hi)	((unsigned int)(lo) | (unsigned int)(hi) << 8)
+#define VECFREE_FREGS_LO(f)	((f) & 0xff)
+#define VECFREE_FREGS_HI(f)	(((f) >> 8) & 0xff)
+
+/*
  * True when every instruction reachable from @func, following direct
  * branches, names no vector, MMX, x87 or mask register, belongs to no
- * extension that works on them, reads no %rcx it did not write itself
- * (the one it came with is a handler's fregs), keeps to its own stack
- * frame and stays in view (no call, indirect branch or system call).
- * False too when it cannot be decoded (no libcapstone, past the limits
- * above).  @end: where the last byte decoded ends, when true.
+ * extension that works on them, uses the %rcx it came with (its fregs)
+ * only as the base of loads within a struct ftrace_regs, keeps to its own
+ * stack frame and stays in view (no call, indirect branch or system
+ * call).  False too when it cannot be decoded (no libcapstone, past the
+ * limits above).  When true: @end, where the last byte decoded ends;
+ * @fregs, what of its fregs it reads (VECFREE_FREGS()).
  *
- * The frameless fprobe trampolines call such a handler with %rcx not an
- * fregs at all and %rsp not aligned to 16: whoever relaxes this predicate
- * (fregs reads, calls) must give them back the frame and the alignment.
+ * The trampolines that save no vector register give a proven handler an
+ * fregs whose vector part is not filled in, and the frameless fprobe
+ * ones only the words they pushed, with %rsp not aligned to 16: whoever
+ * relaxes this predicate (stores through fregs, calls) must give them
+ * back the frame and the alignment.
  */
 bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
-		    unsigned long *end) __arch_hidden;
+		    unsigned long *end, unsigned int *fregs) __arch_hidden;
 
 /* Is @insn a jump or a return (decoded with details)? */
 bool fhook_insn_is_branch(const cs_insn *insn) __arch_hidden;

@@ -11,15 +11,17 @@
 #include <string.h>
 
 #include "internal.h"
+#include "vecfree.h"
 #include "vecnote.h"
 
 struct vecnote_find {
 	unsigned long func;
 	size_t proven;		/* the bytes a record proved; 0: none */
+	unsigned int fregs;	/* what of its fregs the function reads */
 };
 
 static size_t proven_by(const unsigned char *desc, size_t len, unsigned long func,
-		      unsigned long text_end)
+		      unsigned long text_end, unsigned int *fregs)
 {
 	size_t off = 0;
 
@@ -29,20 +31,28 @@ static size_t proven_by(const unsigned char *desc, size_t len, unsigned long fun
 		size_t mlen;
 		uint64_t h;
 
+		unsigned int nmask, fr;
+
 		memcpy(&rec, desc + off, sizeof(rec));
 		off += sizeof(rec);
-		if (rec.nmask > VECNOTE_MAX_MASKS)
+		nmask = rec.nmask & ((1u << VECNOTE_FREGS_SHIFT) - 1);
+		fr = rec.nmask >> VECNOTE_FREGS_SHIFT;
+		if (nmask > VECNOTE_MAX_MASKS || (fr && (VECFREE_FREGS_LO(fr) >= VECFREE_FREGS_HI(fr) ||
+							 VECFREE_FREGS_HI(fr) > VECFREE_FREGS_SLOTS ||
+							 fr >> 16)))
 			return 0;	/* not a list we wrote: stop reading it */
-		mlen = (size_t)rec.nmask * 2 * sizeof(uint32_t);
+		mlen = (size_t)nmask * 2 * sizeof(uint32_t);
 		if (len - off < mlen)
 			return 0;
 		memcpy(masks, desc + off, mlen);
 		off += mlen;
 		if (!rec.size || rec.size > VECNOTE_MAX_SIZE || rec.size > text_end - func)
 			continue;
-		h = vecnote_hash((const unsigned char *)func, rec.size, masks, rec.nmask);
-		if (h == ((uint64_t)rec.hash_hi << 32 | rec.hash_lo))
+		h = vecnote_hash((const unsigned char *)func, rec.size, masks, nmask);
+		if (h == ((uint64_t)rec.hash_hi << 32 | rec.hash_lo)) {
+			*fregs = fr;
 			return rec.size;
+		}
 	}
 	return 0;
 }
@@ -84,17 +94,18 @@ static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
 			if (nh.n_type == VECNOTE_TYPE && nh.n_namesz == sizeof(VECNOTE_OWNER) &&
 			    !memcmp(n + off, VECNOTE_OWNER, sizeof(VECNOTE_OWNER)))
 				f->proven = proven_by(n + off + name_len, nh.n_descsz, f->func,
-						      text_end);
+						      text_end, &f->fregs);
 			off += name_len + desc_len;
 		}
 	}
 	return 1;	/* the object of the function: no other */
 }
 
-size_t fhook_vecnote_proven(unsigned long func)
+size_t fhook_vecnote_proven(unsigned long func, unsigned int *fregs)
 {
-	struct vecnote_find f = { func, 0 };
+	struct vecnote_find f = { func, 0, 0 };
 
 	dl_iterate_phdr(find_in_object, &f);
+	*fregs = f.fregs;
 	return f.proven;
 }

@@ -11,10 +11,14 @@
  * VECNOTE_TYPE, and a record per proven function, 4-byte words:
  *
  *	size	the function's bytes
- *	nmask	then the hash, two words, low first, then nmask pairs
- *	hash	(offset, length) of the bytes the linker still writes: each
- *		a displacement or an immediate of one of its instructions,
- *		counted as zero in the hash
+ *	nmask	in its low 8 bits; then the hash, two words, low first,
+ *	hash	then nmask pairs (offset, length) of the bytes the linker
+ *		still writes: each a displacement or an immediate of one of
+ *		its instructions, counted as zero in the hash
+ *
+ * The bits of nmask above the count say what of its fregs the function
+ * reads (vecfree.h VECFREE_FREGS(), 0: nothing; notes written before
+ * proven functions could read it have none).
  *
  * The note names no address: the library proves a handler by hashing its
  * bytes in the process as the record says and finding the record's hash
@@ -36,10 +40,11 @@
 #define VECNOTE_SECTION		".note.fhook.vecfree"
 #define VECNOTE_MAX_SIZE	4096		/* bytes of a function proven */
 #define VECNOTE_MAX_MASKS	64
+#define VECNOTE_FREGS_SHIFT	8
 
 struct vecnote_rec {
 	uint32_t size;
-	uint32_t nmask;
+	uint32_t nmask;		/* | fregs << VECNOTE_FREGS_SHIFT */
 	uint32_t hash_lo, hash_hi;
 	/* then nmask x { uint32_t off, len; } */
 };

@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "internal.h"
@@ -33,6 +34,7 @@
 static struct {
 	unsigned long func;
 	size_t len;		/* the bytes proven from func; 0: not proven */
+	unsigned int fregs;	/* what of its fregs it reads (vecfree.h) */
 } scanned[SCAN_CACHE];
 static size_t nr_scanned;
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -85,14 +87,14 @@ static size_t text_read(void *ctx, unsigned long addr, void *buf, size_t len)
  * then one range from @func, in which ops.c looks for sites (a tail jump
  * back to a function with a site of its own would escape that look).
  */
-static size_t scan(unsigned long func)
+static size_t scan(unsigned long func, unsigned int *fregs)
 {
 	const struct fhook_vecfree_src src = {
 		.read = text_read, .lo = func, .hi = func + VECFREE_MAX_BYTES,
 	};
 	unsigned long end;
 
-	if (!fhook_cs_loaded() || !fhook_vec_free(func, &src, &end))
+	if (!fhook_cs_loaded() || !fhook_vec_free(func, &src, &end, fregs))
 		return 0;
 	return end - func;
 }
@@ -100,6 +102,7 @@ static size_t scan(unsigned long func)
 void fhook_arch_handler_scan(void *func)
 {
 	unsigned long f = (unsigned long)func;
+	unsigned int fregs = 0;
 	size_t i, len;
 
 	if (ours(f))
@@ -117,11 +120,13 @@ void fhook_arch_handler_scan(void *func)
 	 * before may have been unloaded and another function loaded at its
 	 * address since (while an ops is registered, its handler stays).
 	 */
-	len = fhook_vecnote_proven(f);
+	len = fhook_vecnote_proven(f, &fregs);
 	if (!len)
-		len = scan(f);
+		len = scan(f, &fregs);
 	if (len && probed_within(f, len))
 		len = 0;
+	/* (both read under ftrace_lock, after the scan: no torn pair) */
+	__atomic_store_n(&scanned[i].fregs, fregs, __ATOMIC_RELAXED);
 	__atomic_store_n(&scanned[i].len, len, __ATOMIC_RELAXED);
 	if (i == nr_scanned) {
 		scanned[i].func = f;
@@ -153,12 +158,51 @@ bool fhook_arch_handler_unprove(unsigned long addr)
 	return any;
 }
 
-size_t fhook_arch_handler_vec_free(void *func)
+/*
+ * The words of struct ftrace_regs each kind of trampoline gives a proven
+ * handler ([lo, hi), vecfree.h): one that saves no vector register all
+ * but the vector part; the frameless fprobe entries push the argument
+ * registers, %r10 to %rdi in pt_regs' order, and point %rcx where those
+ * words are (trampoline.S GRAPH_LEAN); the frameless returns put %rax
+ * and %rdx at theirs, the word between them unused (rethook_tramp.S).
+ */
+static const struct {
+	unsigned int lo, hi;
+} fregs_given[] = {
+	[FHOOK_FREGS_NOSSE] = { 0, offsetof(struct ftrace_regs, fhook_xmm) / 8 },
+	[FHOOK_FREGS_ARGS] = { offsetof(struct pt_regs, r10) / 8, offsetof(struct pt_regs, di) / 8 + 1 },
+	[FHOOK_FREGS_RETVAL] = { offsetof(struct pt_regs, ax) / 8, offsetof(struct pt_regs, dx) / 8 + 1 },
+};
+
+_Static_assert(sizeof(struct ftrace_regs) == VECFREE_FREGS_SLOTS * 8, "VECFREE_FREGS_SLOTS");
+
+static size_t find(unsigned long func)
 {
 	size_t i, n = __atomic_load_n(&nr_scanned, __ATOMIC_ACQUIRE);
 
 	for (i = 0; i < n; i++)
-		if (scanned[i].func == (unsigned long)func)
-			return __atomic_load_n(&scanned[i].len, __ATOMIC_RELAXED);
-	return 0;
+		if (scanned[i].func == func)
+			return i;
+	return SCAN_CACHE;
+}
+
+size_t fhook_arch_handler_vec_free(void *func, enum fhook_fregs_kind kind)
+{
+	size_t i = find((unsigned long)func);
+	unsigned int fregs;
+
+	if (i == SCAN_CACHE)
+		return 0;
+	fregs = __atomic_load_n(&scanned[i].fregs, __ATOMIC_RELAXED);
+	if (fregs && (VECFREE_FREGS_LO(fregs) < fregs_given[kind].lo ||
+		      VECFREE_FREGS_HI(fregs) > fregs_given[kind].hi))
+		return 0;
+	return __atomic_load_n(&scanned[i].len, __ATOMIC_RELAXED);
+}
+
+bool fhook_arch_handler_reads_fregs(void *func)
+{
+	size_t i = find((unsigned long)func);
+
+	return i < SCAN_CACHE && __atomic_load_n(&scanned[i].fregs, __ATOMIC_RELAXED);
 }
