@@ -96,6 +96,21 @@ __asm__(FN(rcx_own, "\txorl %ecx, %ecx\n\taddq $1, %rcx\n\tmovl $7, %ecx\n\tmovq
 		      "1:\tmovq %rcx, %rax\n")
 	FN(rcx_self, "\tmovq %rcx, %rcx\n")
 	FN(rcx_addr, "\tleaq 8(%rcx), %rcx\n"));
+/*
+ * ... whose words it may load (the note says which: [lo, hi) of them),
+ * but not take its address, store or add to it, index with it or reach
+ * outside a struct ftrace_regs (40 words); once %rcx is its own, a load
+ * through it is none of fregs'
+ */
+__asm__(FN(fregs_arg, "\tmovq 0x70(%rcx), %rax\n")
+	FN(fregs_two, "\tmovl 0x60(%rcx), %eax\n\taddq 0x50(%rcx), %rax\n")
+	FN(fregs_lea, "\tleaq 0x70(%rcx), %rax\n")
+	FN(fregs_store, "\tmovq %rax, 0x70(%rcx)\n")
+	FN(fregs_rmw, "\taddq $1, 0x70(%rcx)\n")
+	FN(fregs_index, "\tmovq (%rax,%rcx,8), %rax\n")
+	FN(fregs_past, "\tmovq 0x13c(%rcx), %rax\n")
+	FN(fregs_neg, "\tmovq -8(%rcx), %rax\n")
+	FN(fregs_owned, "\tmovl $5, %ecx\n\tmovq 8(%rcx), %rax\n"));
 /* a loop back to its entry, the first bytes of its section: a branch to offset 0 */
 __asm__(".pushsection .text.loop0, \"ax\", @progbits\n"
 	FN(loop0, "1:\tsubq $1, %rdi\n\tjnz 1b\n") ".popsection\n");
@@ -103,9 +118,12 @@ void traced(void) { n--; }
 C
 gcc -O2 $flags -c -o "$tmp/v.o" "$tmp/v.c" || echo "FAIL gcc_as/vec_compile"
 gcc -O2 -fpatchable-function-entry=5 -c -o "$tmp/v.plain.o" "$tmp/v.c"
-# records: size, nmask, hash (2 words), masks: the sizes of leaf and leaf2
-want=$(for f in leaf leaf2 rcx_own loop0; do
-	readelf -sW "$tmp/v.o" | awk -v f=$f '$8 == f { print $3 }'; done | sort -n | tr '\n' ' ')
+# records: size, nmask | fregs << 8, hash (2 words), masks: size:fregs of each
+# function proven
+size_of() { readelf -sW "$tmp/v.o" | awk -v f=$1 '$8 == f { print $3 }'; }
+want=$({ for f in leaf leaf2 rcx_own loop0 fregs_owned; do echo "$(size_of $f):0"; done
+	echo "$(size_of fregs_arg):14-15"; echo "$(size_of fregs_two):10-13"; } |
+	sort | tr '\n' ' ')
 got=$(python3 - "$tmp/v.o" <<'PY'
 import subprocess, struct, sys
 p = sys.argv[1]
@@ -115,12 +133,13 @@ for l in subprocess.run(["readelf", "-SW", p], capture_output=True, text=True).s
         f = l.split("]")[1].split()
         off, size = int(f[3], 16), int(f[4], 16)
         namesz, descsz, typ = struct.unpack_from("<III", d, off)
-        desc, i, sizes = off + 12 + ((namesz + 3) & ~3), 0, []
+        desc, i, recs = off + 12 + ((namesz + 3) & ~3), 0, []
         while i < descsz:
             sz, nm = struct.unpack_from("<II", d, desc + i)
-            sizes.append(sz)
-            i += 16 + 8 * nm
-        print(" ".join(str(s) for s in sorted(sizes)) + " " + hex(typ))
+            fr = nm >> 8
+            recs.append("%d:%s" % (sz, "%d-%d" % (fr & 0xff, fr >> 8) if fr else "0"))
+            i += 16 + 8 * (nm & 0xff)
+        print(" ".join(sorted(recs)) + " " + hex(typ))
 PY
 )
 check vec_note_records eq "$got" "${want}0x76656366"

@@ -76,6 +76,25 @@ static NOTRACE void branch_clobber_handler(unsigned long ip, unsigned long paren
 				 ::: "xmm0", "xmm7");
 }
 
+/*
+ * Loads from its fregs: proven when they are of words the trampoline
+ * fills in (the registers), not of its vector part, which one that saves
+ * no vector register leaves as it was
+ */
+static NOTRACE void fregs_handler(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	if (ftrace_regs_get_instruction_pointer(fregs) == ip + 5 &&
+	    ftrace_regs_get_stack_pointer(fregs))
+		__asm__ volatile("addq $0x5a5a5a, %0" : "+m"(calls));
+}
+
+static NOTRACE void fregs_xmm_handler(unsigned long ip, unsigned long parent_ip,
+				      struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	calls += (*(volatile unsigned long *)fregs->fhook_xmm[0] != 0) * 0x5a5a5a;
+}
+
 static NOINLINE void count_call(void)
 {
 	__asm__ volatile("addq $0x5a5a5a, %0" : "+m"(calls));
@@ -316,6 +335,8 @@ int main(int argc, char **argv)
 	    tampered ? 0x5a5a5b : 0x5a5a5a);
 	run(branching_handler, "branching", 0, 0x5a5a5a);
 	run(float_handler, "floating_point", 1, 0x5a5a5a);
+	run(fregs_handler, "fregs_registers", 0, 0x5a5a5a);
+	run(fregs_xmm_handler, "fregs_vectors", 1, 0x5a5a5a);
 	run(branch_clobber_handler, "branch_clobbering", 1, 0x5a5a5a);
 	run(calling_handler, "calling", 1, 0x5a5a5a);
 	run(site_handler, "with_site", 1, 0x5a5a5a);

@@ -10,9 +10,10 @@
  * function taking the C path; unregister_fprobe() returning only once no
  * handler can run (four threads in a tight loop); and no kprobe inside a
  * handler that a frameless path calls.  Which paths are bound is asked
- * of fhook_fprobe_frameless(): a handler that reads its fregs, calls a
- * function or is not proven keeps its frame, and a probe with a pool
- * takes C.
+ * of fhook_fprobe_frameless(): a handler that reads of its fregs more
+ * than the frameless path gives (the arguments on entry, the return
+ * values on return), calls a function or is not proven keeps its frame,
+ * and a probe with a pool takes C.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -84,7 +85,42 @@ NOTRACE static void lean_exit(struct fprobe *fp, unsigned long ip, unsigned long
 	CLOBBER();
 }
 
-/* not proven: reads its fregs */
+/*
+ * Arguments and return values read through fregs: proven, and given
+ * them by the frameless paths (the argument registers on entry, %rax and
+ * %rdx on return), with and without entry data
+ */
+/* volatile: stores GCC would otherwise merge into vector ones */
+static volatile unsigned long args_seen[6], ret_seen[2];
+
+NOTRACE static int args_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+			      struct ftrace_regs *fregs, void *data)
+{
+	args_seen[0] = ftrace_regs_get_argument(fregs, 0);
+	args_seen[1] = ftrace_regs_get_argument(fregs, 1);
+	args_seen[2] = ftrace_regs_get_argument(fregs, 2);
+	args_seen[3] = ftrace_regs_get_argument(fregs, 3);
+	args_seen[4] = ftrace_regs_get_argument(fregs, 4);
+	args_seen[5] = ftrace_regs_get_argument(fregs, 5);
+	__atomic_add_fetch(&entries, 1, __ATOMIC_RELAXED);
+	if (data)
+		*(unsigned long *)data = args_seen[5] * 7;
+	CLOBBER();
+	return 0;
+}
+
+NOTRACE static void ret_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+			     struct ftrace_regs *fregs, void *data)
+{
+	ret_seen[0] = ftrace_regs_get_return_value(fregs);
+	ret_seen[1] = fregs->regs.dx;
+	if (data)
+		data_seen = *(unsigned long *)data;
+	__atomic_add_fetch(&exits, 1, __ATOMIC_RELAXED);
+	CLOBBER();
+}
+
+/* not proven for a frameless return: reads its fregs' ip, which that has not */
 NOTRACE static void regs_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 			      struct ftrace_regs *fregs, void *data)
 {
@@ -229,6 +265,60 @@ static void case_values(void)
 	unregister_fprobe(&fp);
 }
 
+/* ---- handlers that read their fregs ---- */
+
+static void case_fregs(void)
+{
+	struct fprobe plain = { .entry_handler = args_entry, .exit_handler = ret_exit };
+	struct fprobe data = { .entry_handler = args_entry, .exit_handler = ret_exit,
+			       .entry_data_size = 8 };
+	struct fprobe entry_only = { .entry_handler = args_entry };
+	struct {
+		struct fprobe *fp;
+		int expected;
+		const char *name;
+	} t[] = {
+		{ &plain, BOTH, "fregs" },
+		{ &data, BOTH, "fregs_data" },
+		{ &entry_only, ENTRY_ONLY, "fregs_entry_only" },
+	};
+	const char *sym = "pair_traced";
+	volatile long g = 7;
+	unsigned int i, k;
+	struct pair p;
+	char n[64];
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		reset();
+		for (k = 0; k < 6; k++)
+			args_seen[k] = 0;
+		ret_seen[0] = ret_seen[1] = 0;
+		snprintf(n, sizeof(n), "%s_register", t[i].name);
+		CHECK_EQ(register_fprobe_syms(t[i].fp, &sym, 1), 0, n);
+		check_frameless(t[i].fp, t[i].expected, t[i].name);
+		for (k = 0; k < 3; k++)
+			p = pair_traced(1, 2, 3, 4, 5, 6, g);
+		snprintf(n, sizeof(n), "%s_values_intact", t[i].name);
+		CHECK(p.a == 30 && p.b == 110, n, "{%ld, %ld}, expected {30, 110}", p.a, p.b);
+		snprintf(n, sizeof(n), "%s_arguments", t[i].name);
+		CHECK(args_seen[0] == 1 && args_seen[1] == 2 && args_seen[2] == 3 &&
+		      args_seen[3] == 4 && args_seen[4] == 5 && args_seen[5] == 6, n,
+		      "%lu %lu %lu %lu %lu %lu, expected 1 2 3 4 5 6", args_seen[0], args_seen[1],
+		      args_seen[2], args_seen[3], args_seen[4], args_seen[5]);
+		snprintf(n, sizeof(n), "%s_return_values", t[i].name);
+		if (t[i].fp->exit_handler)
+			CHECK(ret_seen[0] == 30 && ret_seen[1] == 110 && exits == 3, n,
+			      "%lu:%lu, %ld exits, expected 30:110, 3", ret_seen[0], ret_seen[1],
+			      exits);
+		else
+			CHECK(entries == 3 && exits == 0, n, "%ld entries, %ld exits", entries,
+			      exits);
+		if (t[i].fp->entry_data_size)
+			CHECK_EQ(data_seen, 42, "fregs_data_reaches_exit");
+		unregister_fprobe(t[i].fp);
+	}
+}
+
 /* ---- entry data, declined returns, disabled, tail calls ---- */
 
 static void case_data_declined_disabled(void)
@@ -349,6 +439,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(bound),
 	CHECK_CASE(values),
 	CHECK_CASE(data_declined_disabled),
+	CHECK_CASE(fregs),
 	CHECK_CASE(unregister_race),
 	CHECK_CASE(kprobe_on_handler),
 };
