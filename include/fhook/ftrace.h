@@ -133,8 +133,9 @@ bool ftrace_is_enabled(void);
  * fhook's own: does @ops's trampoline save xmm0-7 around its handler?
  * Not when the ops is FHOOK_OPS_FL_GENERAL_REGS_ONLY, or when its handler
  * was seen, at registration, to be a leaf that names no vector register
- * (decoded with capstone, if the process has it loaded already): 16
- * instructions less per call.  1 or 0, or -EINVAL when @ops is not
+ * and reads of its fregs only the registers, not the vector part (proven
+ * by its build with $(fhook cflags), or decoded with capstone if the
+ * process has it loaded already): 16 instructions less per call.  1 or 0, or -EINVAL when @ops is not
  * registered.
  */
 int fhook_ops_saves_vectors(const struct ftrace_ops *ops);

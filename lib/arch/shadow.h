@@ -41,7 +41,6 @@
 #define SHADOW_RET_OFF		(SHADOW_NODE_OFF + SHADOW_NODE_SIZE)	/* line 0's return entry */
 #define SHADOW_HDR_OFF		(SHADOW_NODE_OFF + SHADOW_DEPTH * SHADOW_LINE)
 #define SHADOW_DATA_OFF		(SHADOW_HDR_OFF + 4096)
-#define SHADOW_SELF_TW		8	/* fhook_shadow_self - &fhook_tw */
 
 #if FHOOK_RETHOOK_STUB_SIZE != SHADOW_LINE
 #error "a stub per line"
@@ -210,11 +209,7 @@ extern int fhook_shadow_slow __attribute__((visibility("hidden")));
 extern unsigned long fhook_shadow_none[(SHADOW_HDR_OFF - SHADOW_NODE_OFF) / 8 + 1]
 	__attribute__((visibility("hidden")));
 #define FHOOK_SHADOW_NONE	((void *)&fhook_shadow_none[(SHADOW_HDR_OFF - SHADOW_NODE_OFF) / 8])
-/*
- * The calling thread's region header; FHOOK_SHADOW_NONE until it hooks a
- * return.  In the arch's block of thread words, SHADOW_SELF_TW bytes after
- * util/thread_word.h's (the trampolines find both with one GOT load).
- */
+/* The calling thread's region header; FHOOK_SHADOW_NONE until it hooks a return. */
 extern __thread void *fhook_shadow_self __attribute__((visibility("hidden")))
 	__attribute__((tls_model("initial-exec")));
 #endif

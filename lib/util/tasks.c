@@ -25,7 +25,7 @@
 #include "util/tasks.h"
 #include "util/sync_signals.h"
 
-/* fhook_tw is defined by the arch, beside what its trampolines read with it */
+__thread union fhook_tw fhook_tw __attribute__((tls_model("initial-exec"), aligned(8)));
 
 static pthread_mutex_t tasks_lock = PTHREAD_MUTEX_INITIALIZER;
 static int **threads;			/* each known thread's word */

@@ -6,5 +6,4 @@ LIB_SRCS += lib/arch/x86_64/hooks.c lib/arch/x86_64/insn.c lib/arch/x86_64/text_
 	lib/arch/x86_64/kprobe_insn.c lib/arch/x86_64/vecscan.c \
 	lib/arch/x86_64/cs.c lib/arch/x86_64/vecfree.c lib/arch/x86_64/vecnote.c
 LIB_ASM  += lib/arch/x86_64/trampoline.S lib/arch/x86_64/rethook_tramp.S \
-	lib/arch/x86_64/graph_rec.S lib/arch/x86_64/kprobe_tramp.S \
-	lib/arch/x86_64/thread_words.S
+	lib/arch/x86_64/graph_rec.S lib/arch/x86_64/kprobe_tramp.S

@@ -18,11 +18,7 @@
 #error "ENTRY_DATA_AT shifts by 8"
 #endif
 
-/*
- * @tls = the offset of the thread's words from the thread pointer
- * (thread_words.S): the thread word at +0, the shadow stack's header
- * pointer at SHADOW_SELF_TW.
- */
+/* @tls = the offset of the thread word (util/thread_word.h) from the thread pointer */
 .macro TLS_WORDS tls
 	movq	fhook_tw@gottpoff(%rip), \tls
 .endm
@@ -33,11 +29,11 @@
  * the entry's index, @node = its node (its line); to @fail when the
  * thread has no region yet (its header is FHOOK_SHADOW_NONE's, whose
  * top entry is no caller's), the top entry is not a caller's (stale, or
- * this very slot's), or it is full.  @tls as TLS_WORDS left it (it may
- * be @node).
+ * this very slot's), or it is full.
  */
-.macro SHADOW_NEXT hdr, idx, node, slot, fail, tls
-	movq	%fs:SHADOW_SELF_TW(\tls), \hdr
+.macro SHADOW_NEXT hdr, idx, node, slot, fail
+	movq	fhook_shadow_self@gottpoff(%rip), \node
+	movq	%fs:(\node), \hdr
 	movq	(\hdr), \idx			/* top */
 	movq	\idx, \node
 	shlq	$SHADOW_LINE_SHIFT, \node
@@ -55,10 +51,11 @@
  * thread's top entry, hooked at this slot: @hdr = the thread's header,
  * @idx = the entry's index, @node = its node; else @fail.  Another
  * thread's stub (a coroutine) is not this thread's top entry's, nor
- * any FHOOK_SHADOW_NONE's.  @tls as TLS_WORDS left it.
+ * any FHOOK_SHADOW_NONE's.
  */
-.macro SHADOW_TOP hdr, idx, node, slot, fail, tls, stub_off=0
-	movq	%fs:SHADOW_SELF_TW(\tls), \hdr
+.macro SHADOW_TOP hdr, idx, node, slot, fail, stub_off=0
+	movq	fhook_shadow_self@gottpoff(%rip), \idx
+	movq	%fs:(\idx), \hdr
 	movq	(\hdr), \idx			/* top */
 	movq	\idx, \node
 	shlq	$SHADOW_LINE_SHIFT, \node

@@ -78,7 +78,7 @@
 	REC_LIVE %rcx, %rdi, %rax, %eax, 89f
 .if \exit
 	leaq	SLOT(%rsp), %rax
-	SHADOW_NEXT %r8, %rsi, %r11, %rax, 89f, %rdx
+	SHADOW_NEXT %r8, %rsi, %r11, %rax, 89f
 	/* its rethook, which begins with the fgraph (the entry is not live before its top) */
 	movq	%rcx, SHADOW_N_RETHOOK(%r11)
 .endif

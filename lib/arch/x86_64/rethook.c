@@ -17,7 +17,7 @@ unsigned long fhook_shadow_size;
 int fhook_shadow_slow;
 /* (.bss: the pages between its two words are never touched) */
 unsigned long fhook_shadow_none[(SHADOW_HDR_OFF - SHADOW_NODE_OFF) / 8 + 1];
-/* fhook_shadow_self: thread_words.S, beside the thread word */
+__thread void *fhook_shadow_self __attribute__((tls_model("initial-exec"))) = FHOOK_SHADOW_NONE;
 /*
  * What graph records compare with (arch/shadow.h), set by the events
  * layer at start-up: beside its other start-up variables, not on a zero

@@ -197,8 +197,7 @@
 	testq	$FGRAPH_FL_EXIT, FGRAPH_FLAGS(%r8)
 	jz	26f
 	leaq	16(%rbp), %rdx			/* our return slot */
-	TLS_WORDS %rax
-	SHADOW_NEXT %r10, %rcx, %rax, %rdx, 25f, %rax
+	SHADOW_NEXT %r10, %rcx, %rax, %rdx, 25f
 	movq	FGRAPH_RETHOOK(%r8), %rdx
 	movq	%rdx, SHADOW_N_RETHOOK(%rax)
 	movq	%rdi, SHADOW_N_ENTRY_IP(%rax)
@@ -459,7 +458,7 @@
 	subq	$5, %rsi			/* ip: the site */
 .if \exit
 	leaq	LEAN_SLOT(%rsp), %rdi
-	SHADOW_NEXT %r10, %rcx, %rax, %rdi, 89f, %r9
+	SHADOW_NEXT %r10, %rcx, %rax, %rdi, 89f
 	/*
 	 * SHADOW_HOOK's stores, from the registers (no one reads
 	 * entry_parent_ip); the rethook begins with the fgraph
@@ -501,8 +500,8 @@
 	ret					/* into the function's body */
 	.cfi_restore_state
 .if \exit
-87:	TLS_WORDS %rax
-	movq	%fs:SHADOW_SELF_TW(%rax), %rdx	/* the header */
+87:	movq	fhook_shadow_self@gottpoff(%rip), %rax
+	movq	%fs:(%rax), %rdx		/* the header */
 	movq	(%rdx), %rcx			/* top: our entry */
 	movq	%rcx, %rax
 	shlq	$SHADOW_LINE_SHIFT, %rax
