@@ -40,6 +40,12 @@ $(B)/tests/fprobe/test_graph_lean: tests/fprobe/test_graph_lean.c tests/fprobe/r
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)
 
+# A trampoline's kind against a later registration's: handlers proven the same way.
+$(B)/tests/fprobe/test_graph_kind: tests/fprobe/test_graph_kind.c tests/check.h \
+		$(B)/libfhook.so $(B)/gcc-as/as
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)
+
 $(LEAN_PROGS:%=$(B)/tests/fprobe/%_lean): $(B)/tests/fprobe/%_lean: tests/fprobe/%.c \
 		tests/fprobe/progs.h tests/check.h $(B)/libfhook.so $(B)/gcc-as/as
 	@mkdir -p $(dir $@)

@@ -83,6 +83,23 @@
 #define FGRAPH_REC_TLS		56
 #define FGRAPH_REC_ENTRY	64
 #define FGRAPH_REC_EXIT		72
+#define FGRAPH_TRAMP_FW		80
+
+/*
+ * The trampolines that read a stub's fgraph (struct fhook_stub's grec)
+ * are each made for one kind of fgraph: the frameless ones for whether
+ * returns are hooked, entry data given and fregs read, the records' for
+ * whether returns are hooked.  A thread that jumped into one and stalled
+ * before it counted itself in may read the fgraph of a later binding of
+ * the same stub, of another kind; so each reads its flags word from its
+ * own word of the fgraph, which names the probe's flags for the kind the
+ * fgraph's stubs are bound to and fhook_fgraph_other (disabled) for the
+ * others: one load, as the flags word's own, and a kind that does not
+ * match goes to C.
+ */
+#define FGRAPH_TRAMP_LEAN(exit, data, fregs)	((exit) * 4 + (data) * 2 + (fregs))
+#define FGRAPH_TRAMP_REC(exit)			(2 + (exit))
+#define FGRAPH_TRAMPS				8
 
 /* fhook_fgraph.flags */
 #define FGRAPH_FL_SLOW		1	/* every call takes the C path (a pool to count) */
@@ -163,6 +180,8 @@ struct fhook_fgraph {
 	long rec_tls;
 	unsigned long rec_entry;	/* ... and the events' ids << 48 */
 	unsigned long rec_exit;
+	/* by FGRAPH_TRAMP_*: the flags word for that kind of trampoline */
+	unsigned int *tramp_fw[FGRAPH_TRAMPS];
 };
 
 _Static_assert(offsetof(struct fhook_fgraph, entry) == FGRAPH_ENTRY, "FGRAPH_ENTRY");
@@ -174,6 +193,31 @@ _Static_assert(offsetof(struct fhook_fgraph, flags) == FGRAPH_FLAGS, "FGRAPH_FLA
 _Static_assert(offsetof(struct fhook_fgraph, rec_tls) == FGRAPH_REC_TLS, "FGRAPH_REC_TLS");
 _Static_assert(offsetof(struct fhook_fgraph, rec_entry) == FGRAPH_REC_ENTRY, "REC_ENTRY");
 _Static_assert(offsetof(struct fhook_fgraph, rec_exit) == FGRAPH_REC_EXIT, "REC_EXIT");
+_Static_assert(offsetof(struct fhook_fgraph, tramp_fw) == FGRAPH_TRAMP_FW, "TRAMP_FW");
+
+/* What a kind of trampoline an fgraph is not bound to reads: disabled. */
+extern const unsigned int fhook_fgraph_other __attribute__((visibility("hidden")));
+
+/* No kind of trampoline bound yet (before the fgraph's stubs are bound). */
+static inline void fhook_fgraph_tramps_init(struct fhook_fgraph *fg)
+{
+	unsigned int i;
+
+	for (i = 0; i < FGRAPH_TRAMPS; i++)
+		__atomic_store_n(&fg->tramp_fw[i], (unsigned int *)&fhook_fgraph_other,
+				 __ATOMIC_RELAXED);
+}
+
+/* The fgraph's flags word is @w from now on, for every kind bound too. */
+static inline void fhook_fgraph_set_flags_word(struct fhook_fgraph *fg, unsigned int *w)
+{
+	unsigned int *old = fg->flags_word, i;
+
+	for (i = 0; i < FGRAPH_TRAMPS; i++)
+		if (fg->tramp_fw[i] == old)
+			__atomic_store_n(&fg->tramp_fw[i], w, __ATOMIC_RELEASE);
+	__atomic_store_n(&fg->flags_word, w, __ATOMIC_RELEASE);
+}
 
 /*
  * What every writer compares with (REC_G_*), the events layer's: a

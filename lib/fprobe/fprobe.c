@@ -211,6 +211,7 @@ static int fprobe_init_fgraph(struct fprobe *fp)
 	fg->entry = (void *)fp->entry_handler;
 	fg->exit = (void *)fp->exit_handler;
 	fg->rethook = fp->rethook;
+	fhook_fgraph_tramps_init(fg);
 	fg->flags_word = &fp->flags;
 	fg->flags = (fp->rethook ? FGRAPH_FL_EXIT : 0) |
 		    (fp->entry_data_size ? FGRAPH_FL_DATA : 0) |

@@ -567,8 +567,7 @@ static const unsigned int rethook_gone_word = ~0U;
  */
 void rethook_going(struct rethook *rh)
 {
-	__atomic_store_n(&rh->fgraph.flags_word, (unsigned int *)&rethook_gone_word,
-			 __ATOMIC_RELEASE);
+	fhook_fgraph_set_flags_word(&rh->fgraph, (unsigned int *)&rethook_gone_word);
 	__atomic_store_n(&rh->fgraph.probe, NULL, __ATOMIC_RELEASE);
 }
 

@@ -110,7 +110,13 @@ __asm__(FN(fregs_arg, "\tmovq 0x70(%rcx), %rax\n")
 	FN(fregs_index, "\tmovq (%rax,%rcx,8), %rax\n")
 	FN(fregs_past, "\tmovq 0x13c(%rcx), %rax\n")
 	FN(fregs_neg, "\tmovq -8(%rcx), %rax\n")
-	FN(fregs_owned, "\tmovl $5, %ecx\n\tmovq 8(%rcx), %rax\n"));
+	FN(fregs_owned, "\tmovl $5, %ecx\n\tmovq 8(%rcx), %rax\n")
+	FN(fregs_cmp, "\tcmpq $0, 0x70(%rcx)\n\tsete %al\n")
+	/* read-modify-write, whatever the decoder says of their access, and bt's offset */
+	FN(fregs_rol, "\trolq 0x70(%rcx)\n")
+	FN(fregs_cmpxchg, "\tlock cmpxchgq %rdx, 0x68(%rcx)\n")
+	FN(fregs_movbe, "\tmovbeq %rax, 0x38(%rcx)\n")
+	FN(fregs_bt, "\tbtq %rax, 0x38(%rcx)\n"));
 /* a loop back to its entry, the first bytes of its section: a branch to offset 0 */
 __asm__(".pushsection .text.loop0, \"ax\", @progbits\n"
 	FN(loop0, "1:\tsubq $1, %rdi\n\tjnz 1b\n") ".popsection\n");
@@ -122,7 +128,8 @@ gcc -O2 -fpatchable-function-entry=5 -c -o "$tmp/v.plain.o" "$tmp/v.c"
 # function proven
 size_of() { readelf -sW "$tmp/v.o" | awk -v f=$1 '$8 == f { print $3 }'; }
 want=$({ for f in leaf leaf2 rcx_own loop0 fregs_owned; do echo "$(size_of $f):0"; done
-	echo "$(size_of fregs_arg):14-15"; echo "$(size_of fregs_two):10-13"; } |
+	echo "$(size_of fregs_arg):14-15"; echo "$(size_of fregs_two):10-13"
+	echo "$(size_of fregs_cmp):14-15"; } |
 	sort | tr '\n' ' ')
 got=$(python3 - "$tmp/v.o" <<'PY'
 import subprocess, struct, sys

@@ -87,16 +87,30 @@
 
 /*
  * Pop entry @idx (its node @node, the thread's header @hdr), whose slot
- * is @slot (a memory operand): the slot plain again, the entry free, the
- * top one lower.  Changes no flag (a test before it still holds after).
- * Clobbers @tmp; @idx ends one lower.
+ * is @slot (a memory operand): the entry free, the slot plain again, the
+ * top one lower.  Free first: C in a signal handler meanwhile finds a
+ * hole, where a live entry whose slot no longer held its stub would be a
+ * frame gone without its return.  Changes no flag (a test before it
+ * still holds after).  Clobbers @tmp; @idx ends one lower.
  */
 .macro SHADOW_POP node, hdr, idx, slot, tmp
+	movq	$0, SHADOW_N_SP(\node)
 	movq	SHADOW_N_NEXT(\node), \tmp
 	movq	\tmp, \slot
-	movq	$0, SHADOW_N_SP(\node)
 	leaq	-1(\idx), \idx
 	movq	\idx, (\hdr)
+.endm
+
+/*
+ * To @fail when the probe of @fgraph is disabled, for a trampoline made
+ * for fgraphs of @kind (FGRAPH_TRAMP_*): or when @fgraph is not of that
+ * kind (its word for the kind is fhook_fgraph_other's).  @tmp = the word's
+ * address.
+ */
+.macro KIND_DISABLED fgraph, kind, tmp, fail
+	movq	FGRAPH_TRAMP_FW+8*(\kind)(\fgraph), \tmp
+	testl	$FGRAPH_DISABLED_BITS, (\tmp)
+	jnz	\fail
 .endm
 
 /* To @fail when the probe of @fgraph is disabled (its flags say so now). */

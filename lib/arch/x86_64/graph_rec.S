@@ -69,7 +69,7 @@
 	FAST_ENTER %rdx, %rax, 90f
 	/* the fgraph the stub is bound for, or one that is disabled (struct fhook_stub) */
 	movq	STUB_GREC(%r11), %rcx
-	PROBE_DISABLED %rcx, %rax, 89f
+	KIND_DISABLED %rcx, FGRAPH_TRAMP_REC(\exit), %rax, 89f	/* (or not of this kind) */
 	/* a tail call from a hooked function: C */
 	movq	SLOT(%rsp), %rax
 	subq	fhook_shadow_base(%rip), %rax

@@ -31,8 +31,6 @@ extern char fhook_tramp_fgraph[], fhook_tramp_fgraph_nosse[];
 extern char fhook_tramp_fgraph_lean[], fhook_tramp_fgraph_lean_fregs[];
 extern char fhook_tramp_fgraph_lean_exit[], fhook_tramp_fgraph_lean_exit_fregs[];
 extern char fhook_tramp_fgraph_lean_exit_data[], fhook_tramp_fgraph_lean_exit_data_fregs[];
-/* what an unbound stub's grec names (stubs.c): says "disabled" */
-extern const struct fhook_fgraph fhook_grec_none __arch_hidden;
 extern char fhook_tramp_grec[], fhook_tramp_grec_exit[];	/* graph_rec.S */
 
 /* gen.c: a per-ops copy of trampoline.S's OPS_TEMPLATE; NULL: none */

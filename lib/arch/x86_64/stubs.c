@@ -52,8 +52,13 @@ static struct fhook_stub_region *regions;
  * What a stub's grec names while no graph trampoline that reads it (the
  * records' and the frameless ones) is its own.
  */
+const unsigned int fhook_fgraph_other = FGRAPH_DISABLED_BITS;
 static const unsigned int grec_disabled = FGRAPH_DISABLED_BITS;
-const struct fhook_fgraph fhook_grec_none = { .flags_word = (unsigned int *)&grec_disabled };
+#define OTHER	((unsigned int *)&fhook_fgraph_other)
+static const struct fhook_fgraph grec_none = {
+	.flags_word = (unsigned int *)&grec_disabled,
+	.tramp_fw = { OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER },
+};
 
 static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags);
 
@@ -121,7 +126,7 @@ static struct fhook_stub *slot_init(struct fhook_stub_region *r, unsigned int i)
 	struct fhook_stub *s = &r->slots[i];
 
 	s->code = r->code + i * STUB_SIZE;
-	s->grec = &fhook_grec_none;
+	s->grec = &grec_none;
 	s->tramp = stub_tramp(FHOOK_TRAMP_REGS, 0);
 	s->func = fhook_arch_hooks.list_func;
 	return s;
@@ -196,16 +201,28 @@ static void *const lean_tramps[2][2][2] = {
 	  { fhook_tramp_fgraph_lean_exit_data, fhook_tramp_fgraph_lean_exit_data_fregs } },
 };
 
-static bool is_lean(const void *tramp)
+/*
+ * The kind of fgraph @tramp is made for (FGRAPH_TRAMP_*), when it reads
+ * the stub's: lean_tramps is laid out as FGRAPH_TRAMP_LEAN() counts; -1
+ * for the others.
+ */
+static int grec_kind(const void *tramp)
 {
 	void *const *t = &lean_tramps[0][0][0];
-	size_t i;
+	int i;
 
-	for (i = 0; i < sizeof(lean_tramps) / sizeof(t[0]); i++)
+	for (i = 0; i < (int)(sizeof(lean_tramps) / sizeof(t[0])); i++)
 		if (t[i] && tramp == t[i])
-			return true;
-	return false;
+			return i;
+	if (tramp == (void *)fhook_tramp_grec)
+		return FGRAPH_TRAMP_REC(0);
+	if (tramp == (void *)fhook_tramp_grec_exit)
+		return FGRAPH_TRAMP_REC(1);
+	return -1;
 }
+
+_Static_assert(FGRAPH_TRAMP_LEAN(1, 1, 1) == 7 && FGRAPH_TRAMP_LEAN(0, 0, 1) == 1,
+	       "lean_tramps[exit][data][fregs]");
 
 static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags)
 {
@@ -249,7 +266,7 @@ static bool is_generated(const void *tramp)
 	};
 	size_t i;
 
-	if (is_lean(tramp))
+	if (grec_kind(tramp) >= 0)
 		return false;
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (tramp == known[i])
@@ -260,11 +277,11 @@ static bool is_generated(const void *tramp)
 void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned int flags,
 		    ftrace_func_t func, void *data)
 {
-	const void *grec = &fhook_grec_none;
+	const void *grec = &grec_none;
 	void *gen = NULL, *tramp;
 
 	if (!func) {
-		__atomic_store_n(&s->grec, &fhook_grec_none, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->grec, &grec_none, __ATOMIC_RELAXED);
 		/*
 		 * The list function takes its calls now.  Generated code
 		 * calls no list function: the stub goes back to a trampoline
@@ -284,15 +301,20 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
 	__atomic_store_n(&s->func, func, __ATOMIC_RELAXED);
 	if (gen) {
 		/* data and handler first: a thread on the old trampoline reads them */
-		__atomic_store_n(&s->grec, &fhook_grec_none, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->grec, &grec_none, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->data, data, __ATOMIC_RELEASE);
 		__atomic_store_n(&s->tramp, gen, __ATOMIC_RELEASE);
 		return;
 	}
 	tramp = stub_tramp(kind, flags);
-	if (tramp == (void *)fhook_tramp_grec || tramp == (void *)fhook_tramp_grec_exit ||
-	    is_lean(tramp))
-		grec = ((struct ftrace_ops *)data)->private;
+	if (grec_kind(tramp) >= 0) {
+		struct fhook_fgraph *fg = ((struct ftrace_ops *)data)->private;
+
+		/* this kind reads the probe's flags from now on */
+		__atomic_store_n(&fg->tramp_fw[grec_kind(tramp)],
+				 __atomic_load_n(&fg->flags_word, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+		grec = fg;
+	}
 	/* before the trampoline that reads it (and x86 keeps stores in order) */
 	__atomic_store_n(&s->grec, grec, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->tramp, tramp, __ATOMIC_RELEASE);
@@ -305,7 +327,7 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
  */
 void fhook_stub_set_direct(struct fhook_stub *s, void *code, ftrace_func_t func, void *data)
 {
-	__atomic_store_n(&s->grec, &fhook_grec_none, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->grec, &grec_none, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->func, func, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->data, data, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->tramp, code, __ATOMIC_RELEASE);

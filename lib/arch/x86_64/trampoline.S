@@ -447,8 +447,9 @@
 	LEAN_SAVE
 	TLS_WORDS %r9
 	FAST_ENTER %r9, %rdx, 90f
-	movq	STUB_GREC(%r11), %r8		/* the fgraph, or fhook_grec_none */
-	PROBE_DISABLED %r8, %rax, 86f	/* disabled: no handler at all */
+	movq	STUB_GREC(%r11), %r8		/* the fgraph (an unbound stub's: of no kind) */
+	/* disabled: no handler at all; not of this kind (or none): C */
+	KIND_DISABLED %r8, FGRAPH_TRAMP_LEAN(\exit, \data, \fregs), %rax, 86f
 	movq	LEAN_SLOT(%rsp), %rdx		/* parent_ip */
 	movq	%rdx, %rax			/* a stub's address: a tail call */
 	subq	fhook_shadow_base(%rip), %rax
@@ -509,8 +510,8 @@
 	SHADOW_POP %rax, %rdx, %rcx, LEAN_SLOT(%rsp), %rdi
 	jmp	88b
 .endif
-86:	leaq	fhook_grec_none(%rip), %rax	/* unbound, not disabled: C */
-	cmpq	%rax, %r8
+86:	leaq	fhook_fgraph_other(%rip), %rdx	/* not of this kind, or unbound: C */
+	cmpq	%rdx, %rax
 	jne	88b
 89:	FAST_LEAVE %rax
 90:	LEAN_RESTORE

@@ -101,15 +101,55 @@ static bool writes_rcx(const cs_insn *insn)
 }
 
 /*
- * Is @op of @insn a load from the fregs in the %rcx the function came
- * with, within a struct ftrace_regs?  Then the words it reads widen
+ * Is the memory operand @i of @insn only read, as a plain source?  By the
+ * instruction, not capstone's access flags, which some read-modify-write
+ * instructions (rol, cmpxchg, movbe) get wrong, and only where the operand
+ * is read at its own address (not bt's, which a register offsets).
+ */
+static bool pure_source(const cs_insn *insn, unsigned int i)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	unsigned int g;
+
+	switch (insn->id) {
+	case X86_INS_CMP:
+	case X86_INS_TEST:
+		return x->op_count == 2;
+	case X86_INS_PUSH:
+		return x->op_count == 1 && i == 0;
+	case X86_INS_MOV:
+	case X86_INS_MOVZX:
+	case X86_INS_MOVSX:
+	case X86_INS_MOVSXD:
+	case X86_INS_ADD:
+	case X86_INS_SUB:
+	case X86_INS_AND:
+	case X86_INS_OR:
+	case X86_INS_XOR:
+	case X86_INS_ADC:
+	case X86_INS_SBB:
+	case X86_INS_IMUL:
+		return x->op_count >= 2 && i >= 1 && x->operands[0].type == X86_OP_REG;
+	default:
+		break;
+	}
+	for (g = 0; g < insn->detail->groups_count; g++)
+		if (insn->detail->groups[g] == X86_GRP_CMOV)
+			return x->op_count == 2 && i == 1;
+	return false;
+}
+
+/*
+ * Is operand @i of @insn a load from the fregs in the %rcx the function
+ * came with, within a struct ftrace_regs?  Then the words it reads widen
  * @fregs ([lo, hi) of them so far, lo > hi while none).
  */
-static bool fregs_load(const cs_insn *insn, const cs_x86_op *op, unsigned int fregs[2])
+static bool fregs_load(const cs_insn *insn, unsigned int i, unsigned int fregs[2])
 {
+	const cs_x86_op *op = &insn->detail->x86.operands[i];
 	int64_t d = op->mem.disp;
 
-	if (insn->id == X86_INS_LEA || op->access != CS_AC_READ || op->mem.base != X86_REG_RCX ||
+	if (!pure_source(insn, i) || op->mem.base != X86_REG_RCX ||
 	    op->mem.index != X86_REG_INVALID || op->mem.segment != X86_REG_INVALID ||
 	    !op->size || d < 0 || d + op->size > VECFREE_FREGS_SLOTS * 8)
 		return false;
@@ -162,7 +202,7 @@ static bool insn_plain(const cs_insn *insn, struct stack_state *st, unsigned int
 		     (is_rcx(op->reg) && !st->rcx_own && !zero && !(i == 0 && write))))
 			return false;
 		if (op->type == X86_OP_MEM && (is_rcx(op->mem.base) || is_rcx(op->mem.index)) &&
-		    !st->rcx_own && !fregs_load(insn, op, fregs))
+		    !st->rcx_own && !fregs_load(insn, i, fregs))
 			return false;
 	}
 	st->rcx_own |= zero || write;
