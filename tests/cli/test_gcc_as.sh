@@ -116,7 +116,11 @@ __asm__(FN(fregs_arg, "\tmovq 0x70(%rcx), %rax\n")
 	FN(fregs_rol, "\trolq 0x70(%rcx)\n")
 	FN(fregs_cmpxchg, "\tlock cmpxchgq %rdx, 0x68(%rcx)\n")
 	FN(fregs_movbe, "\tmovbeq %rax, 0x38(%rcx)\n")
-	FN(fregs_bt, "\tbtq %rax, 0x38(%rcx)\n"));
+	FN(fregs_bt, "\tbtq %rax, 0x38(%rcx)\n")
+	/* a frame ret cannot see past, a far return, the direction flag left set */
+	FN(enter_ret, "\tenter $8, $0\n")
+	FN(far_ret, "\tlret\n")
+	FN(std_ret, "\tstd\n"));
 /* a loop back to its entry, the first bytes of its section: a branch to offset 0 */
 __asm__(".pushsection .text.loop0, \"ax\", @progbits\n"
 	FN(loop0, "1:\tsubq $1, %rdi\n\tjnz 1b\n") ".popsection\n");

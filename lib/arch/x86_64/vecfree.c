@@ -174,8 +174,10 @@ static bool insn_plain(const cs_insn *insn, struct stack_state *st, unsigned int
 {
 	const cs_detail *d = insn->detail;
 	const cs_x86 *x = &d->x86;
+	/* (enter, far and interrupt returns move the stack as no path follows; std breaks the ABI) */
 	static const char *const prefixes[] = { "f", "v", "xsave", "xrstor", "emms", "ldmxcsr",
-						"stmxcsr", "syscall", "sysenter", "int" };
+						"stmxcsr", "syscall", "sysenter", "int", "enter",
+						"retf", "lret", "iret", "std" };
 	bool zero = zeroes_rcx(insn), write = writes_rcx(insn);
 	unsigned int i;
 
