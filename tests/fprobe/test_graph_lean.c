@@ -93,15 +93,26 @@ NOTRACE static void lean_exit(struct fprobe *fp, unsigned long ip, unsigned long
 /* volatile: stores GCC would otherwise merge into vector ones */
 static volatile unsigned long args_seen[6], ret_seen[2];
 
+/*
+ * The accessors, inlined; but GCC does not inline an instrumented inline
+ * function into a handler that is not (no_sanitize), and a call is never
+ * proven: sanitized builds read the fields themselves
+ */
+#ifdef __SANITIZE_ADDRESS__
+#define FREGS_ARG(fregs, n, reg)	((fregs)->regs.reg)
+#else
+#define FREGS_ARG(fregs, n, reg)	ftrace_regs_get_argument(fregs, n)
+#endif
+
 NOTRACE static int args_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 			      struct ftrace_regs *fregs, void *data)
 {
-	args_seen[0] = ftrace_regs_get_argument(fregs, 0);
-	args_seen[1] = ftrace_regs_get_argument(fregs, 1);
-	args_seen[2] = ftrace_regs_get_argument(fregs, 2);
-	args_seen[3] = ftrace_regs_get_argument(fregs, 3);
-	args_seen[4] = ftrace_regs_get_argument(fregs, 4);
-	args_seen[5] = ftrace_regs_get_argument(fregs, 5);
+	args_seen[0] = FREGS_ARG(fregs, 0, di);
+	args_seen[1] = FREGS_ARG(fregs, 1, si);
+	args_seen[2] = FREGS_ARG(fregs, 2, dx);
+	args_seen[3] = FREGS_ARG(fregs, 3, cx);
+	args_seen[4] = FREGS_ARG(fregs, 4, r8);
+	args_seen[5] = FREGS_ARG(fregs, 5, r9);
 	__atomic_add_fetch(&entries, 1, __ATOMIC_RELAXED);
 	if (data)
 		*(unsigned long *)data = args_seen[5] * 7;
@@ -112,7 +123,11 @@ NOTRACE static int args_entry(struct fprobe *fp, unsigned long ip, unsigned long
 NOTRACE static void ret_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 			     struct ftrace_regs *fregs, void *data)
 {
+#ifdef __SANITIZE_ADDRESS__
+	ret_seen[0] = fregs->regs.ax;
+#else
 	ret_seen[0] = ftrace_regs_get_return_value(fregs);
+#endif
 	ret_seen[1] = fregs->regs.dx;
 	if (data)
 		data_seen = *(unsigned long *)data;
