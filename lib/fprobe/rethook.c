@@ -546,6 +546,7 @@ struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_s
 	if (!rh)
 		return NULL;
 	rh->fgraph.probe = data;
+	fhook_fgraph_tramps_init(&rh->fgraph);	/* bound to no kind of trampoline yet */
 	rh->handler = handler;
 	rh->ref = 1;
 	rh->pool_size = pool_size;
