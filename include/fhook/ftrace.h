@@ -135,8 +135,8 @@ bool ftrace_is_enabled(void);
  * was seen, at registration, to be a leaf that names no vector register
  * and reads of its fregs only the registers, not the vector part (proven
  * by its build with $(fhook cflags), or decoded with capstone if the
- * process has it loaded already): 16 instructions less per call.  1 or 0, or -EINVAL when @ops is not
- * registered.
+ * process has it loaded already): 16 instructions less per call.  1 or 0,
+ * or -EINVAL when @ops is not registered.
  */
 int fhook_ops_saves_vectors(const struct ftrace_ops *ops);
 

@@ -133,8 +133,9 @@ struct fhook_stub {
 	/*
 	 * For the graph trampolines that read no ops (the records' and the
 	 * frameless ones): the owner's struct fhook_fgraph while bound to
-	 * one of them, else one whose flags word says "disabled", never NULL.  Stored before tramp, so a
-	 * thread that jumps through the new trampoline reads it.
+	 * one of them, else one of no kind (shadow.h FGRAPH_TRAMP_*), never
+	 * NULL.  Stored before tramp, so a thread that jumps through the new
+	 * trampoline reads it.
 	 */
 	const void *grec;
 	unsigned long pad[2];

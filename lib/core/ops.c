@@ -104,7 +104,7 @@ static bool handler_vec_free(void *func, enum fhook_fregs_kind kind)
 static struct {
 	const struct ftrace_ops *ops;
 	void *handler;
-	bool valid, vec_free, args_only;
+	bool valid, vec_free, args_only, reads_fregs;
 } vec_memo;
 
 /* The handler an ops' trampoline calls: an fprobe's entry handler for the graph ones. */
@@ -113,6 +113,19 @@ static void *ops_handler(const struct ftrace_ops *ops)
 	if (ops->flags & FHOOK_OPS_FL_FGRAPH)
 		return ((const struct fhook_fgraph *)ops->private)->entry;
 	return (void *)ops->func;
+}
+
+/* vec_memo for @ops' handler (not NULL) */
+static void vec_memo_of(const struct ftrace_ops *ops, void *handler)
+{
+	if (vec_memo.valid && vec_memo.ops == ops && vec_memo.handler == handler)
+		return;
+	vec_memo.ops = ops;
+	vec_memo.handler = handler;
+	vec_memo.vec_free = handler_vec_free(handler, FHOOK_FREGS_NOSSE);
+	vec_memo.args_only = handler_vec_free(handler, FHOOK_FREGS_ARGS);
+	vec_memo.reads_fregs = fhook_arch_handler_reads_fregs(handler);
+	vec_memo.valid = true;
 }
 
 /*
@@ -125,13 +138,7 @@ static bool ops_vec_free(const struct ftrace_ops *ops, bool args)
 
 	if (!handler)
 		return false;
-	if (!vec_memo.valid || vec_memo.ops != ops || vec_memo.handler != handler) {
-		vec_memo.ops = ops;
-		vec_memo.handler = handler;
-		vec_memo.vec_free = handler_vec_free(handler, FHOOK_FREGS_NOSSE);
-		vec_memo.args_only = handler_vec_free(handler, FHOOK_FREGS_ARGS);
-		vec_memo.valid = true;
-	}
+	vec_memo_of(ops, handler);
 	return args ? vec_memo.args_only : vec_memo.vec_free;
 }
 
@@ -217,7 +224,7 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 		if (!(flags & (FHOOK_TRAMP_C | FHOOK_TRAMP_GRAPH_REC)) &&
 		    !(fg->flags & FGRAPH_FL_SLOW) && ops_vec_free(ops, true)) {
 			flags |= FHOOK_TRAMP_LEAN;
-			if (fhook_arch_handler_reads_fregs(fg->entry))
+			if (vec_memo.reads_fregs)	/* (of fg->entry: ops_vec_free() filled it) */
 				flags |= FHOOK_TRAMP_LEAN_FREGS;
 		}
 	}

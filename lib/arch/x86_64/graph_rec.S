@@ -67,7 +67,7 @@
 	/* first: the ops and its fgraph are read inside (an unregister waits) */
 	TLS_WORDS %rdx
 	FAST_ENTER %rdx, %rax, 90f
-	/* the fgraph the stub is bound for, or one that is disabled (struct fhook_stub) */
+	/* the fgraph the stub is bound for, or one of no kind (struct fhook_stub) */
 	movq	STUB_GREC(%r11), %rcx
 	KIND_DISABLED %rcx, FGRAPH_TRAMP_REC(\exit), %rax, 89f	/* (or not of this kind) */
 	/* a tail call from a hooked function: C */

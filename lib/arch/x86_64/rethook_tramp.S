@@ -48,7 +48,7 @@
  * through to the C handler.  Uses the callee-saved slots of the frame's
  * ftrace_regs, which no exit handler reads.  The entry was found before
  * the frame (SHADOW_TOP in rethook_trampoline): %r10, %r8, %rcx as it
- * left them, %rsi its fgraph, %r11 the thread words' offset.
+ * left them, %rsi its fgraph, %r11 the thread word's offset.
  */
 .macro GRAPH_RETURN
 	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%rsi)
@@ -137,9 +137,9 @@
 /*
  * The frameless returns (the kernel's fgraph pop, no frame at all): for a
  * probe whose exit handler is proven (FGRAPH_FL_LEAN_EXIT: a leaf that
- * touches no vector or x87 register and never reads its fregs, so the
- * return values in %xmm0/%xmm1 and on the x87 stack stay where they are,
- * and no ftrace_regs need be built).  Before any frame, with only the
+ * touches no vector or x87 register and reads of its fregs at most the
+ * return values, so those in %xmm0/%xmm1 and on the x87 stack stay where
+ * they are, and no ftrace_regs need be built).  Before any frame, with only the
  * registers a return leaves dead, as GRAPH_RETURN checks: this thread's
  * top entry, in order.  The entry is popped before the handler runs, so
  * the slot is plain again while the handler runs, and nothing waits
@@ -162,9 +162,9 @@
  * taken while the handler reads them (a signal handler's calls go to C,
  * which refuses them), as it keeps the entry's; that path also gives an
  * exit handler that reads them the return values as an fregs
- * (FGRAPH_FL_LEAN_FREGS, which keeps it off the first).  In: the entry found by
- * SHADOW_TOP (%r10, %r8, %rcx), %rsi its fgraph, %r9 the slot, %r11 the
- * thread words' offset.
+ * (FGRAPH_FL_LEAN_FREGS, which keeps it off the first).  In: the entry
+ * found by SHADOW_TOP (%r10, %r8, %rcx), %rsi its fgraph, %r9 the slot,
+ * %r11 the thread word's offset.
  */
 /*
  * The frame of the frameless returns with entry data or an fregs: below

@@ -53,10 +53,9 @@ static struct fhook_stub_region *regions;
  * records' and the frameless ones) is its own.
  */
 const unsigned int fhook_fgraph_other = FGRAPH_DISABLED_BITS;
-static const unsigned int grec_disabled = FGRAPH_DISABLED_BITS;
 #define OTHER	((unsigned int *)&fhook_fgraph_other)
 static const struct fhook_fgraph grec_none = {
-	.flags_word = (unsigned int *)&grec_disabled,
+	.flags_word = OTHER,
 	.tramp_fw = { OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER },
 };
 
@@ -279,6 +278,7 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
 {
 	const void *grec = &grec_none;
 	void *gen = NULL, *tramp;
+	int gk;
 
 	if (!func) {
 		__atomic_store_n(&s->grec, &grec_none, __ATOMIC_RELAXED);
@@ -307,11 +307,12 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
 		return;
 	}
 	tramp = stub_tramp(kind, flags);
-	if (grec_kind(tramp) >= 0) {
+	gk = grec_kind(tramp);
+	if (gk >= 0) {
 		struct fhook_fgraph *fg = ((struct ftrace_ops *)data)->private;
 
 		/* this kind reads the probe's flags from now on */
-		__atomic_store_n(&fg->tramp_fw[grec_kind(tramp)],
+		__atomic_store_n(&fg->tramp_fw[gk],
 				 __atomic_load_n(&fg->flags_word, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 		grec = fg;
 	}

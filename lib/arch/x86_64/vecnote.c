@@ -30,7 +30,6 @@ static size_t proven_by(const unsigned char *desc, size_t len, unsigned long fun
 		uint32_t masks[2 * VECNOTE_MAX_MASKS];
 		size_t mlen;
 		uint64_t h;
-
 		unsigned int nmask, fr;
 
 		memcpy(&rec, desc + off, sizeof(rec));
