@@ -138,7 +138,13 @@ struct fhook_stub {
 	 * trampoline reads it.
 	 */
 	const void *grec;
-	unsigned long pad[2];
+	/*
+	 * What every site that calls this stub reads of the registers a
+	 * trampoline saves (fhook_arch_site_class()), forever as the owner.
+	 */
+	unsigned int cls;
+	unsigned int pad32;
+	unsigned long pad;
 };
 
 struct fhook_stub_region;
@@ -151,8 +157,24 @@ enum fhook_tramp_kind {
 
 /* Stubs within reach of code in [@lo, @hi).  NULL: out of memory. */
 struct fhook_stub_region *fhook_region_near(unsigned long lo, unsigned long hi);
-/* The stub of @owner in @r, made if needed.  NULL: out of memory. */
-struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner);
+/* The stub of @owner for sites of class @cls in @r, made if needed.  NULL: out of memory. */
+struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner,
+				  unsigned int cls);
+
+/*
+ * What the function of the site at @ip reads, after the site, of the
+ * registers a trampoline saves, as a class of the arch's (a frameless
+ * fprobe entry saves only those); 0: anything, the class every stub
+ * handles.  Decodes the function: ask only for sites that can use it.
+ */
+unsigned int fhook_arch_site_class(unsigned long ip);
+/*
+ * Can fhook_arch_site_class() tell (its decoder loaded)?  Else ask it
+ * nothing: every class would be 0.  _prepare() loads the decoder, before
+ * any lock is taken (loading an object takes the loader's).
+ */
+bool fhook_arch_site_class_ready(void);
+void fhook_arch_site_class_prepare(void);
 /* The stub that calls the list function (hooks->list_func). */
 struct fhook_stub *fhook_stub_list(struct fhook_stub_region *r);
 /* The stub whose code is at @code, if any. */

@@ -405,6 +405,26 @@ static int update_flush(size_t nr)
 }
 
 /*
+ * What the function of site @i of @obj reads of the registers a
+ * trampoline saves (fhook_arch_site_class()), asked once per site: for
+ * the sites of a frameless fprobe entry, which then saves only those.
+ * 0 (anything) when it cannot be kept.
+ */
+static unsigned int site_class(struct fhook_object *obj, size_t i)
+{
+	if (!fhook_arch_site_class_ready())
+		return 0;
+	if (!obj->site_cls) {
+		obj->site_cls = calloc(obj->nr_recs, 1);
+		if (!obj->site_cls)
+			return 0;
+	}
+	if (!obj->site_cls[i])
+		obj->site_cls[i] = 1 + fhook_arch_site_class(obj->recs[i].ip);
+	return obj->site_cls[i] - 1;
+}
+
+/*
  * Bring every site in line with the registered ops, in batches.  If any
  * site holds bytes we did not put there, nothing is written at all: the
  * site is reported and disabled, and the operation fails with -EINVAL.
@@ -415,8 +435,10 @@ static int update_flush(size_t nr)
 static int update_sites(void)
 {
 	struct fhook_stub_region *last_region = NULL;
-	struct ftrace_ops *op, *last_ops = NULL;
+	struct ftrace_ops *op, *last_ops = NULL, *lean_ops = NULL;
 	struct fhook_stub *last_stub = NULL;
+	unsigned int last_cls = 0;
+	bool lean = false;
 	struct rec_pos settled = { fhook_objects, 0 };
 	struct fhook_object *obj;
 	size_t nr = 0, i;
@@ -474,15 +496,27 @@ static int update_sites(void)
 			}
 			if (count && !obj->region && object_region(obj))
 				break;
-			if (count == 1 && obj->region == last_region && last == last_ops) {
+			if (count == 1) {
+				unsigned int cls = 0;
+
+				if (last != lean_ops) {
+					unsigned int tf = tramp_flags(last);
+
+					lean_ops = last;
+					lean = (tf & FHOOK_TRAMP_LEAN) && !(tf & FHOOK_TRAMP_LEAN_FREGS);
+				}
+				if (lean)
+					cls = site_class(obj, i);
+				if (obj->region != last_region || last != last_ops || cls != last_cls) {
+					last_stub = fhook_stub_get(obj->region, last, cls);
+					if (last_stub && __atomic_load_n(&last_stub->data,
+									 __ATOMIC_RELAXED) != last)
+						stub_bind(last_stub, last);
+					last_region = obj->region;
+					last_ops = last;
+					last_cls = cls;
+				}
 				want = last_stub;
-			} else if (count == 1) {
-				want = fhook_stub_get(obj->region, last);
-				if (want && __atomic_load_n(&want->data, __ATOMIC_RELAXED) != last)
-					stub_bind(want, last);
-				last_region = obj->region;
-				last_ops = last;
-				last_stub = want;
 			}
 			if (count > 1 || (count && !want)) {
 				want = fhook_stub_list(obj->region);

@@ -394,6 +394,8 @@ static void object_release(struct fhook_object *obj)
 	}
 	free(obj->recs);
 	obj->recs = NULL;
+	free(obj->site_cls);
+	obj->site_cls = NULL;
 }
 
 static const struct fhook_objects_ops objects_ops = {

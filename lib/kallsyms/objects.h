@@ -69,6 +69,11 @@ struct fhook_object {
 
 	/* stubs within reach of the sites (lib/core): when a site is first enabled */
 	struct fhook_stub_region *region;
+	/*
+	 * Per site (lib/core), 1 + what its function reads of the registers
+	 * a trampoline saves (the arch's class); 0: not asked yet.
+	 */
+	unsigned char *site_cls;
 };
 
 extern struct fhook_object *fhook_objects;

@@ -4,6 +4,7 @@ LIB_SRCS += lib/arch/x86_64/hooks.c lib/arch/x86_64/insn.c lib/arch/x86_64/text_
 	lib/arch/x86_64/redirect.c lib/arch/x86_64/branches.c \
 	lib/arch/x86_64/direct.c lib/arch/x86_64/gen.c lib/arch/x86_64/kprobe.c \
 	lib/arch/x86_64/kprobe_insn.c lib/arch/x86_64/vecscan.c \
-	lib/arch/x86_64/cs.c lib/arch/x86_64/vecfree.c lib/arch/x86_64/vecnote.c
+	lib/arch/x86_64/cs.c lib/arch/x86_64/vecfree.c lib/arch/x86_64/vecnote.c \
+	lib/arch/x86_64/livein.c
 LIB_ASM  += lib/arch/x86_64/trampoline.S lib/arch/x86_64/rethook_tramp.S \
 	lib/arch/x86_64/graph_rec.S lib/arch/x86_64/kprobe_tramp.S

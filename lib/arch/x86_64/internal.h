@@ -31,6 +31,20 @@ extern char fhook_tramp_fgraph[], fhook_tramp_fgraph_nosse[];
 extern char fhook_tramp_fgraph_lean[], fhook_tramp_fgraph_lean_fregs[];
 extern char fhook_tramp_fgraph_lean_exit[], fhook_tramp_fgraph_lean_exit_fregs[];
 extern char fhook_tramp_fgraph_lean_exit_data[], fhook_tramp_fgraph_lean_exit_data_fregs[];
+/* ... without fregs, saving only the first 0-3 argument registers */
+extern char fhook_tramp_fgraph_lean_a0[], fhook_tramp_fgraph_lean_a1[],
+	fhook_tramp_fgraph_lean_a2[], fhook_tramp_fgraph_lean_a3[];
+extern char fhook_tramp_fgraph_lean_exit_a0[], fhook_tramp_fgraph_lean_exit_a1[],
+	fhook_tramp_fgraph_lean_exit_a2[], fhook_tramp_fgraph_lean_exit_a3[];
+extern char fhook_tramp_fgraph_lean_exit_data_a0[], fhook_tramp_fgraph_lean_exit_data_a1[],
+	fhook_tramp_fgraph_lean_exit_data_a2[], fhook_tramp_fgraph_lean_exit_data_a3[];
+
+/*
+ * The argument registers (a mask of %rdi %rsi %rdx %rcx %r8 %r9, then
+ * %rax and %r10) that the code from @body may read before writing them
+ * all (livein.c); every one when in doubt.
+ */
+unsigned int fhook_arch_live_args(unsigned long body) __arch_hidden;
 extern char fhook_tramp_grec[], fhook_tramp_grec_exit[];	/* graph_rec.S */
 
 /* gen.c: a per-ops copy of trampoline.S's OPS_TEMPLATE; NULL: none */

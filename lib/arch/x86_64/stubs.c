@@ -59,7 +59,7 @@ static const struct fhook_fgraph grec_none = {
 	.tramp_fw = { OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER },
 };
 
-static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags);
+static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags, unsigned int cls);
 
 static bool in_reach(unsigned long a, unsigned long lo, unsigned long hi)
 {
@@ -126,7 +126,7 @@ static struct fhook_stub *slot_init(struct fhook_stub_region *r, unsigned int i)
 
 	s->code = r->code + i * STUB_SIZE;
 	s->grec = &grec_none;
-	s->tramp = stub_tramp(FHOOK_TRAMP_REGS, 0);
+	s->tramp = stub_tramp(FHOOK_TRAMP_REGS, 0, 0);
 	s->func = fhook_arch_hooks.list_func;
 	return s;
 }
@@ -201,18 +201,37 @@ static void *const lean_tramps[2][2][2] = {
 };
 
 /*
+ * ... without fregs, for sites of class 1-4 (livein.c: the function reads
+ * at most its first 0-3 argument registers), which save only those:
+ * [returns hooked + entry data][class - 1]
+ */
+static void *const lean_cls_tramps[3][4] = {
+	{ fhook_tramp_fgraph_lean_a0, fhook_tramp_fgraph_lean_a1,
+	  fhook_tramp_fgraph_lean_a2, fhook_tramp_fgraph_lean_a3 },
+	{ fhook_tramp_fgraph_lean_exit_a0, fhook_tramp_fgraph_lean_exit_a1,
+	  fhook_tramp_fgraph_lean_exit_a2, fhook_tramp_fgraph_lean_exit_a3 },
+	{ fhook_tramp_fgraph_lean_exit_data_a0, fhook_tramp_fgraph_lean_exit_data_a1,
+	  fhook_tramp_fgraph_lean_exit_data_a2, fhook_tramp_fgraph_lean_exit_data_a3 },
+};
+#define LEAN_CLASSES	4
+
+/*
  * The kind of fgraph @tramp is made for (FGRAPH_TRAMP_*), when it reads
- * the stub's: lean_tramps is laid out as FGRAPH_TRAMP_LEAN() counts; -1
- * for the others.
+ * the stub's: lean_tramps is laid out as FGRAPH_TRAMP_LEAN() counts, and
+ * a class's entry is of its full one's kind; -1 for the others.
  */
 static int grec_kind(const void *tramp)
 {
 	void *const *t = &lean_tramps[0][0][0];
-	int i;
+	int i, c;
 
 	for (i = 0; i < (int)(sizeof(lean_tramps) / sizeof(t[0])); i++)
 		if (t[i] && tramp == t[i])
 			return i;
+	for (i = 0; i < 3; i++)
+		for (c = 0; c < LEAN_CLASSES; c++)
+			if (tramp == lean_cls_tramps[i][c])
+				return FGRAPH_TRAMP_LEAN(i > 0, i > 1, 0);
 	if (tramp == (void *)fhook_tramp_grec)
 		return FGRAPH_TRAMP_REC(0);
 	if (tramp == (void *)fhook_tramp_grec_exit)
@@ -223,7 +242,7 @@ static int grec_kind(const void *tramp)
 _Static_assert(FGRAPH_TRAMP_LEAN(1, 1, 1) == 7 && FGRAPH_TRAMP_LEAN(0, 0, 1) == 1,
 	       "lean_tramps[exit][data][fregs]");
 
-static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags)
+static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags, unsigned int cls)
 {
 	bool regs = kind == FHOOK_TRAMP_REGS;
 
@@ -242,7 +261,10 @@ static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags)
 							: (void *)fhook_tramp_grec;
 	if ((flags & FHOOK_TRAMP_FGRAPH) && (flags & FHOOK_TRAMP_LEAN) && !regs) {
 		bool ret = flags & FHOOK_TRAMP_GRAPH_EXIT;
+		bool data = ret && (flags & FHOOK_TRAMP_GRAPH_DATA);
 
+		if (cls >= 1 && cls <= LEAN_CLASSES && !(flags & FHOOK_TRAMP_LEAN_FREGS))
+			return lean_cls_tramps[ret + data][cls - 1];
 		return lean_tramps[ret][ret && (flags & FHOOK_TRAMP_GRAPH_DATA)]
 				  [!!(flags & FHOOK_TRAMP_LEAN_FREGS)];
 	}
@@ -288,7 +310,7 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
 		 * first, which finds no data and takes that path.
 		 */
 		if (is_generated(s->tramp))
-			__atomic_store_n(&s->tramp, stub_tramp(FHOOK_TRAMP_REGS, 0),
+			__atomic_store_n(&s->tramp, stub_tramp(FHOOK_TRAMP_REGS, 0, 0),
 					 __ATOMIC_RELEASE);
 		__atomic_store_n(&s->data, NULL, __ATOMIC_RELEASE);
 		return;
@@ -306,7 +328,7 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
 		__atomic_store_n(&s->tramp, gen, __ATOMIC_RELEASE);
 		return;
 	}
-	tramp = stub_tramp(kind, flags);
+	tramp = stub_tramp(kind, flags, s->cls);
 	gk = grec_kind(tramp);
 	if (gk >= 0) {
 		struct fhook_fgraph *fg = ((struct ftrace_ops *)data)->private;
@@ -334,20 +356,22 @@ void fhook_stub_set_direct(struct fhook_stub *s, void *code, ftrace_func_t func,
 	__atomic_store_n(&s->tramp, code, __ATOMIC_RELEASE);
 }
 
-struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner)
+struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner,
+				  unsigned int cls)
 {
 	struct fhook_stub_region *last = r;
 	unsigned int i;
 
 	for (; r; last = r, r = r->more)
 		for (i = 1; i < r->nr_used; i++)
-			if (r->slots[i].owner == owner)
+			if (r->slots[i].owner == owner && r->slots[i].cls == cls)
 				return &r->slots[i];
 	for (r = last; r; r = r->more) {
 		if (r->nr_used < STUBS_PER_REGION) {
 			struct fhook_stub *s = slot_init(r, r->nr_used);
 
 			s->owner = owner;
+			s->cls = cls;
 			r->nr_used++;
 			return s;
 		}

@@ -398,9 +398,14 @@
  * function, a stale top entry, a full stack, no region yet, frames being
  * unwound for an entry-only probe) restores the registers and goes on
  * in fhook_tramp_fgraph, which takes the C path.
+ *
+ * A site whose function reads at most its first @saves argument
+ * registers after the site (of %rdi, %rsi, %rdx, in that order: livein.c)
+ * takes an entry that pushes only those: nothing else of what we and the
+ * handler clobber is read again.  @saves 8: all of them.
  */
-#define LEAN_BODY	64		/* site + 5, above the eight pushed */
-#define LEAN_SLOT	72		/* the return address */
+#define LEAN_BODY(saves)	(8 * (saves))		/* site + 5, above the pushes */
+#define LEAN_SLOT(saves)	(8 * (saves) + 8)	/* the return address */
 
 .macro LEAN_PUSH reg
 	pushq	\reg
@@ -420,45 +425,61 @@
  */
 #define LEAN_FREGS	-56		/* - offsetof(struct pt_regs, r10) */
 
-.macro LEAN_SAVE
+.macro LEAN_SAVE saves
+	.if \saves >= 1
 	LEAN_PUSH %rdi
+	.endif
+	.if \saves >= 2
 	LEAN_PUSH %rsi
+	.endif
+	.if \saves >= 3
 	LEAN_PUSH %rdx
+	.endif
+	.if \saves == 8
 	LEAN_PUSH %rcx
 	LEAN_PUSH %rax
 	LEAN_PUSH %r8
 	LEAN_PUSH %r9
 	LEAN_PUSH %r10
+	.endif
 .endm
 
-.macro LEAN_RESTORE
+.macro LEAN_RESTORE saves
+	.if \saves == 8
 	LEAN_POP %r10
 	LEAN_POP %r9
 	LEAN_POP %r8
 	LEAN_POP %rax
 	LEAN_POP %rcx
+	.endif
+	.if \saves >= 3
 	LEAN_POP %rdx
+	.endif
+	.if \saves >= 2
 	LEAN_POP %rsi
+	.endif
+	.if \saves >= 1
 	LEAN_POP %rdi
+	.endif
 .endm
 
-.macro GRAPH_LEAN name, exit, data, fregs
+.macro GRAPH_LEAN name, exit, data, fregs, saves=8
 	TRAMP_BEGIN \name
-	LEAN_SAVE
+	LEAN_SAVE \saves
 	TLS_WORDS %r9
 	FAST_ENTER %r9, %rdx, 90f
 	movq	STUB_GREC(%r11), %r8		/* the fgraph (an unbound stub's: of no kind) */
 	/* disabled: no handler at all; not of this kind (or none): C */
 	KIND_DISABLED %r8, FGRAPH_TRAMP_LEAN(\exit, \data, \fregs), %rax, 86f
-	movq	LEAN_SLOT(%rsp), %rdx		/* parent_ip */
+	movq	LEAN_SLOT(\saves)(%rsp), %rdx		/* parent_ip */
 	movq	%rdx, %rax			/* a stub's address: a tail call */
 	subq	fhook_shadow_base(%rip), %rax
 	cmpq	fhook_shadow_size(%rip), %rax
 	jb	89f
-	movq	LEAN_BODY(%rsp), %rsi
+	movq	LEAN_BODY(\saves)(%rsp), %rsi
 	subq	$5, %rsi			/* ip: the site */
 .if \exit
-	leaq	LEAN_SLOT(%rsp), %rdi
+	leaq	LEAN_SLOT(\saves)(%rsp), %rdi
 	SHADOW_NEXT %r10, %rcx, %rax, %rdi, 89f
 	/*
 	 * SHADOW_HOOK's stores, from the registers (no one reads
@@ -472,7 +493,7 @@
 	movq	%rdi, SHADOW_N_SP(%rax)		/* the slot */
 	movq	%rcx, (%r10)			/* top: the entry is complete */
 	leaq	-SHADOW_NODE_OFF(%rax), %rdi	/* its stub */
-	movq	%rdi, LEAN_SLOT(%rsp)
+	movq	%rdi, LEAN_SLOT(\saves)(%rsp)
 .if \data
 	ENTRY_DATA_AT %r9, %r10, %rcx, SHADOW_DATA_OFF-SHADOW_HDR_OFF
 .endif
@@ -497,7 +518,7 @@
 .endif
 88:	FAST_LEAVE %rax
 	.cfi_remember_state
-	LEAN_RESTORE
+	LEAN_RESTORE \saves
 	ret					/* into the function's body */
 	.cfi_restore_state
 .if \exit
@@ -507,14 +528,14 @@
 	movq	%rcx, %rax
 	shlq	$SHADOW_LINE_SHIFT, %rax
 	leaq	SHADOW_NODE_OFF-SHADOW_HDR_OFF(%rdx,%rax), %rax
-	SHADOW_POP %rax, %rdx, %rcx, LEAN_SLOT(%rsp), %rdi
+	SHADOW_POP %rax, %rdx, %rcx, LEAN_SLOT(\saves)(%rsp), %rdi
 	jmp	88b
 .endif
 86:	leaq	fhook_fgraph_other(%rip), %rdx	/* not of this kind, or unbound: C */
 	cmpq	%rdx, %rax
 	jne	88b
 89:	FAST_LEAVE %rax
-90:	LEAN_RESTORE
+90:	LEAN_RESTORE \saves
 	jmp	fhook_tramp_fgraph		/* %r11 still the stub */
 	.cfi_endproc
 	.size	\name, .-\name
@@ -531,6 +552,16 @@
 	GRAPH_LEAN fhook_tramp_fgraph_lean_exit_fregs, 1, 0, 1
 	GRAPH_LEAN fhook_tramp_fgraph_lean_exit_data, 1, 1, 0
 	GRAPH_LEAN fhook_tramp_fgraph_lean_exit_data_fregs, 1, 1, 1
+
+	/*
+	 * ... and without fregs, for sites whose functions read at most
+	 * their first none, one, two or three argument registers
+	 */
+	.irp saves, 0, 1, 2, 3
+	GRAPH_LEAN fhook_tramp_fgraph_lean_a\saves, 0, 0, 0, \saves
+	GRAPH_LEAN fhook_tramp_fgraph_lean_exit_a\saves, 1, 0, 0, \saves
+	GRAPH_LEAN fhook_tramp_fgraph_lean_exit_data_a\saves, 1, 1, 0, \saves
+	.endr
 
 /*
  * The template of a per-ops trampoline (the kernel's create_trampoline):
