@@ -377,6 +377,148 @@ static void case_data_declined_disabled(void)
 	unregister_fprobe(&fp);
 }
 
+/*
+ * ---- sites whose functions read few argument registers ----
+ *
+ * Their frameless entries save only those (of %rdi, %rsi, %rdx): each
+ * function below reads what its name says, the handler clobbers every
+ * register, and each result needs every argument it reads.  Which
+ * trampoline a site reaches is read off its call, its stub's "lea
+ * slot(%rip), %r11" and the slot's first word.
+ */
+static volatile long a0_global = 10;
+
+NOINLINE long a0_traced(void)
+{
+	__asm__ volatile("" ::: "memory");
+	return a0_global + 1;
+}
+
+NOINLINE long a1_traced(long a)
+{
+	__asm__ volatile("" ::: "memory");
+	return a * 3 + 1;
+}
+
+NOINLINE long a1b_traced(long a)
+{
+	__asm__ volatile("" ::: "memory");
+	return a * 5 + 2;
+}
+
+NOINLINE long a2_traced(long a, long b)
+{
+	__asm__ volatile("" ::: "memory");
+	return a - b;
+}
+
+NOINLINE long a3_traced(long a, long b, long c)
+{
+	__asm__ volatile("" ::: "memory");
+	return a * b + c;
+}
+
+/* the third argument read on one path only */
+NOINLINE long a3_branch_traced(long a, long b, long c)
+{
+	__asm__ volatile("" ::: "memory");
+	if (a > 0)
+		return a + c;
+	return b;
+}
+
+NOINLINE long a4_traced(long a, long b, long c, long d)
+{
+	__asm__ volatile("" ::: "memory");
+	return a + b * c - d;
+}
+
+NOINLINE long a6_traced(long a, long b, long c, long d, long e, long f)
+{
+	__asm__ volatile("" ::: "memory");
+	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f;
+}
+
+/* the trampoline the site at the entry of @fn jumps to, through its stub */
+static unsigned long site_tramp(void *fn)
+{
+	const unsigned char *b = fn;
+	int rel;
+
+	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+		b += 4;				/* endbr64 */
+	if (b[0] != 0xe8)
+		return 0;
+	memcpy(&rel, b + 1, 4);
+	b += 5 + rel;				/* the stub */
+	if (b[0] != 0x4c || b[1] != 0x8d || b[2] != 0x1d)
+		return 0;
+	memcpy(&rel, b + 3, 4);
+	return *(unsigned long *)(b + 7 + rel);
+}
+
+static void arg_classes_run(struct fprobe *fp, const char *what)
+{
+	const char *syms[] = { "a0_traced", "a1_traced", "a1b_traced", "a2_traced", "a3_traced",
+			       "a3_branch_traced", "a4_traced", "a6_traced" };
+	long r[9] = { 0 };
+	char n[64];
+	int i;
+
+	reset();
+	snprintf(n, sizeof(n), "%s_register", what);
+	CHECK_EQ(register_fprobe_syms(fp, syms, 8), 0, n);
+	for (i = 0; i < 3; i++) {
+		r[0] = a0_traced();
+		r[1] = a1_traced(4);
+		r[2] = a1b_traced(4);
+		r[3] = a2_traced(9, 4);
+		r[4] = a3_traced(3, 5, 7);
+		r[5] = a3_branch_traced(2, 100, 40);
+		r[6] = a3_branch_traced(-2, 100, 40);
+		r[7] = a4_traced(1, 2, 3, 4);
+		r[8] = a6_traced(1, 1, 1, 1, 1, 1);
+	}
+	snprintf(n, sizeof(n), "%s_results", what);
+	CHECK(r[0] == 11 && r[1] == 13 && r[2] == 22 && r[3] == 5 && r[4] == 22 && r[5] == 42 &&
+	      r[6] == 100 && r[7] == 3 && r[8] == 21, n,
+	      "%ld %ld %ld %ld %ld %ld %ld %ld %ld, expected 11 13 22 5 22 42 100 3 21",
+	      r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8]);
+	snprintf(n, sizeof(n), "%s_handlers_ran", what);
+	CHECK(entries == 27 && exits == (fp->exit_handler ? 27 : 0), n, "%ld entries, %ld exits",
+	      entries, exits);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+	{
+		/* (sanitized functions call the sanitizer: they save everything) */
+		unsigned long t0 = site_tramp(a0_traced), t1 = site_tramp(a1_traced),
+			      t1b = site_tramp(a1b_traced), t2 = site_tramp(a2_traced),
+			      t3 = site_tramp(a3_traced), t3b = site_tramp(a3_branch_traced),
+			      t4 = site_tramp(a4_traced), t6 = site_tramp(a6_traced);
+
+		snprintf(n, sizeof(n), "%s_one_entry_per_class", what);
+		CHECK(t1 && t1 == t1b && t3 == t3b && t4 == t6, n,
+		      "%#lx %#lx, %#lx %#lx, %#lx %#lx", t1, t1b, t3, t3b, t4, t6);
+		snprintf(n, sizeof(n), "%s_classes_differ", what);
+		CHECK(t0 != t1 && t1 != t2 && t2 != t3 && t3 != t4 && t0 != t4 && t1 != t4 &&
+		      t2 != t4, n, "%#lx %#lx %#lx %#lx %#lx", t0, t1, t2, t3, t4);
+	}
+#endif
+	unregister_fprobe(fp);
+}
+
+static void case_arg_classes(void)
+{
+	struct fprobe both = { .entry_handler = lean_entry, .exit_handler = lean_exit };
+	struct fprobe entry_only = { .entry_handler = lean_entry };
+	struct fprobe data = { .entry_handler = lean_entry, .exit_handler = lean_exit,
+			       .entry_data_size = 8 };
+
+	arg_classes_run(&both, "classes_both");
+	arg_classes_run(&entry_only, "classes_entry_only");
+	arg_classes_run(&data, "classes_data");
+	CHECK_EQ(data_seen, 0x5a5a, "classes_data_reaches_exit");
+}
+
 /* ---- unregister under calling threads ---- */
 
 static int race_frameless = BOTH;
@@ -455,6 +597,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(values),
 	CHECK_CASE(data_declined_disabled),
 	CHECK_CASE(fregs),
+	CHECK_CASE(arg_classes),
 	CHECK_CASE(unregister_race),
 	CHECK_CASE(kprobe_on_handler),
 };

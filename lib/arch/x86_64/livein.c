@@ -67,8 +67,6 @@ static int live_index(unsigned int r, bool *full)
 /* Instructions whose first operand is overwritten whole, whatever it held. */
 static bool pure_write(const cs_insn *insn)
 {
-	const cs_x86 *x = &insn->detail->x86;
-
 	switch (insn->id) {
 	case X86_INS_MOV:
 	case X86_INS_MOVABS:
@@ -77,15 +75,24 @@ static bool pure_write(const cs_insn *insn)
 	case X86_INS_MOVSXD:
 	case X86_INS_LEA:
 	case X86_INS_POP:
+	case X86_INS_MOVD:
+	case X86_INS_MOVQ:
+	case X86_INS_CVTTSS2SI:
+	case X86_INS_CVTTSD2SI:
 		return true;
-	case X86_INS_XOR:	/* the zeroing idioms */
-	case X86_INS_SUB:
-		return x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
-		       x->operands[1].type == X86_OP_REG &&
-		       x->operands[0].reg == x->operands[1].reg;
 	default:
 		return false;
 	}
+}
+
+/* "xor %eax, %eax" and the like: all of the register written, nothing read */
+static bool zeroes(const cs_insn *insn)
+{
+	const cs_x86 *x = &insn->detail->x86;
+
+	return (insn->id == X86_INS_XOR || insn->id == X86_INS_SUB) && x->op_count == 2 &&
+	       x->operands[0].type == X86_OP_REG && x->operands[1].type == X86_OP_REG &&
+	       x->operands[0].reg == x->operands[1].reg;
 }
 
 /*
@@ -154,6 +161,16 @@ static bool effects(const cs_insn *insn, csh h, struct live_path *p)
 
 	if (!known(insn, h) || x->prefix[0] == X86_PREFIX_REP || x->prefix[0] == X86_PREFIX_REPNE)
 		return false;
+	if (zeroes(insn)) {
+		bool full;
+		int r = live_index(x->operands[0].reg, &full);
+
+		if (r >= 0 && full)
+			p->written |= 1u << r;
+		else
+			read_reg(p, x->operands[0].reg);
+		return true;
+	}
 	for (i = 0; i < x->op_count; i++) {
 		const cs_x86_op *op = &x->operands[i];
 

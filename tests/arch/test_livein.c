@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Which argument registers a function reads after its site (livein.c),
+ * on hand-written functions with exact answers: reads before and after
+ * writes, on every path of a branch and through loops and tail jumps,
+ * partial writes and conditional moves taken as reads, implicit operands,
+ * and "all of them" for every doubt (a call before the registers are
+ * written, an indirect jump, an unknown instruction, a repeat prefix, an
+ * int3, too long a path).  Then the site classes built on it.
+ *
+ * Built with lib/arch/x86_64/livein.c and cs.c alone (tests/arch.mk):
+ * the functions are decoded where they are, through the fhook_text_read()
+ * below.
+ */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../check.h"
+
+unsigned int fhook_arch_live_args(unsigned long body);
+unsigned int fhook_arch_site_class(unsigned long ip);
+void fhook_arch_site_class_prepare(void);
+bool fhook_arch_site_class_ready(void);
+
+int fhook_text_read(unsigned long addr, void *buf, size_t len)
+{
+	memcpy(buf, (void *)addr, len);
+	return 0;
+}
+
+enum { DI = 1, SI = 2, DX = 4, CX = 8, R8 = 16, R9 = 32, AX = 64, R10 = 128, ALL = 255 };
+
+#define FN(name, body) ".globl " #name "\n.type " #name ",@function\n" #name ":\n" body "\n"
+
+__asm__(".text\n"
+	FN(lv_ret, "ret")
+	FN(lv_di, "lea (%rdi,%rdi,2), %eax\n ret")
+	FN(lv_si_dx, "mov %esi, %eax\n add %edx, %eax\n ret")
+	FN(lv_branch, "xor %eax, %eax\n test %rdi, %rdi\n je 1f\n mov %rsi, %rax\n1: ret")
+	FN(lv_cx_written, "mov $3, %ecx\n shl %cl, %edi\n mov %edi, %eax\n ret")
+	FN(lv_call, "push %rbx\n mov %rdi, %rbx\n call lv_ret\n mov %rbx, %rax\n pop %rbx\n ret")
+	FN(lv_call_written, "xor %edi, %edi\n xor %esi, %esi\n xor %edx, %edx\n xor %ecx, %ecx\n"
+	   " xor %r8d, %r8d\n xor %r9d, %r9d\n xor %eax, %eax\n xor %r10d, %r10d\n"
+	   " call lv_ret\n mov %rsi, %rax\n ret")
+	FN(lv_cmov, "test %edi, %edi\n cmovne %esi, %ecx\n mov %ecx, %eax\n ret")
+	FN(lv_partial, "mov $1, %cl\n mov %ecx, %eax\n ret")
+	FN(lv_setcc, "cmp %esi, %edi\n sete %al\n movzbl %al, %eax\n ret")
+	FN(lv_setcc_zeroed, "xor %eax, %eax\n cmp %esi, %edi\n sete %al\n ret")
+	FN(lv_varargs, "test %al, %al\n je 1f\n movaps %xmm0, -72(%rsp)\n1: mov %rdi, %rax\n ret")
+	FN(lv_chain, "mov (%r10), %rax\n ret")
+	FN(lv_movzx_dil, "movzbl %dil, %eax\n ret")
+	FN(lv_idiv, "mov %edi, %eax\n cltd\n idiv %esi\n ret")
+	FN(lv_mul, "mov %rdi, %rax\n mul %rsi\n ret")
+	FN(lv_tail, "mov %edi, %eax\n jmp lv_tail_to")
+	FN(lv_tail_to, "add %esi, %eax\n ret")
+	FN(lv_loop, "xor %eax, %eax\n1: add %edi, %eax\n dec %esi\n jne 1b\n ret")
+	FN(lv_less_known, "test %edi, %edi\n je 2f\n mov $0, %edx\n2: mov %edx, %eax\n ret")
+	FN(lv_indirect, "mov %rdi, %rax\n jmp *%rax")
+	FN(lv_unknown, "xor %eax, %eax\n cpuid\n ret")
+	FN(lv_rep, "mov %rdi, %rax\n rep stosb\n ret")
+	FN(lv_int3, "int3\n ret")
+	FN(lv_pops, "push %rdi\n pop %rsi\n mov %rsi, %rax\n ret")
+	FN(lv_nops, "endbr64\n nopw 0x0(%rax,%rax,1)\n xchg %ax, %ax\n mov %edi, %eax\n ret")
+	FN(lv_sse, "cvtsi2sd %edi, %xmm1\n addsd %xmm1, %xmm0\n cvttsd2si %xmm0, %eax\n ret")
+	FN(lv_ud2, "test %edi, %edi\n je 1f\n ud2\n1: mov %edx, %eax\n ret")
+	FN(lv_store, "mov %rsi, (%rdi)\n ret")
+	FN(lv_push_r9, "push %r9\n pop %rax\n ret")
+	FN(lv_jrcxz, "jrcxz 1f\n1: ret")
+	FN(lv_long, ".rept 100\n nop\n .endr\n ret")
+	FN(lv_four, "lea (%rdi,%rcx), %eax\n ret")
+	".previous\n");
+
+#define DECL(n) extern char n[]
+DECL(lv_ret); DECL(lv_di); DECL(lv_si_dx); DECL(lv_branch); DECL(lv_cx_written); DECL(lv_call);
+DECL(lv_call_written); DECL(lv_cmov); DECL(lv_partial); DECL(lv_setcc); DECL(lv_setcc_zeroed);
+DECL(lv_varargs); DECL(lv_chain); DECL(lv_movzx_dil); DECL(lv_idiv); DECL(lv_mul); DECL(lv_tail);
+DECL(lv_loop); DECL(lv_less_known); DECL(lv_indirect); DECL(lv_unknown); DECL(lv_rep);
+DECL(lv_int3); DECL(lv_pops); DECL(lv_nops); DECL(lv_sse); DECL(lv_ud2); DECL(lv_store);
+DECL(lv_push_r9); DECL(lv_jrcxz); DECL(lv_long); DECL(lv_four);
+
+static const struct {
+	const char *name;
+	const char *fn;
+	unsigned int live;
+} funcs[] = {
+	{ "ret_reads_nothing", lv_ret, 0 },
+	{ "lea_reads_rdi", lv_di, DI },
+	{ "add_reads_rsi_rdx", lv_si_dx, SI | DX },
+	{ "both_paths", lv_branch, DI | SI },
+	{ "rcx_written_first", lv_cx_written, DI },
+	{ "call_reads_unwritten", lv_call, ALL },
+	{ "call_after_all_written", lv_call_written, 0 },
+	{ "cmov_destination_read", lv_cmov, DI | SI | CX },
+	{ "partial_write_read", lv_partial, CX },
+	{ "setcc_partial_read", lv_setcc, DI | SI | AX },
+	{ "setcc_after_zeroing", lv_setcc_zeroed, DI | SI },
+	{ "varargs_al", lv_varargs, DI | AX },
+	{ "static_chain_r10", lv_chain, R10 },
+	{ "movzx_dil", lv_movzx_dil, DI },
+	{ "idiv_implicit", lv_idiv, DI | SI | DX },
+	{ "mul_implicit", lv_mul, DI | SI | DX },
+	{ "tail_jump_followed", lv_tail, DI | SI },
+	{ "loop", lv_loop, DI | SI },
+	{ "target_reached_knowing_less", lv_less_known, DI | DX },
+	{ "indirect_jump", lv_indirect, ALL & ~AX },
+	{ "unknown_instruction", lv_unknown, ALL },
+	{ "repeat_prefix", lv_rep, ALL },
+	{ "int3", lv_int3, ALL },
+	{ "pop_writes", lv_pops, DI },
+	{ "nops_read_nothing", lv_nops, DI },
+	{ "scalar_sse", lv_sse, DI },
+	{ "ud2_ends_path", lv_ud2, DI | DX },
+	{ "store_reads_base", lv_store, DI | SI },
+	{ "push_r9", lv_push_r9, R9 },
+	{ "jrcxz", lv_jrcxz, ALL },
+	{ "too_long", lv_long, ALL },
+	{ "fourth_argument", lv_four, DI | CX },
+};
+
+/* a site's class: 1 + how many of %rdi %rsi %rdx, when nothing else; 0 else */
+static const struct {
+	const char *name;
+	const char *fn;
+	unsigned int cls;
+} classes[] = {
+	{ "class_none", lv_ret, 1 },
+	{ "class_rdi", lv_di, 2 },
+	{ "class_rsi_only", lv_pops, 2 },
+	{ "class_rdi_rsi", lv_branch, 3 },
+	{ "class_rsi_rdx", lv_si_dx, 4 },
+	{ "class_rcx", lv_four, 0 },
+	{ "class_rax", lv_varargs, 0 },
+	{ "class_call", lv_call, 0 },
+};
+
+int main(void)
+{
+	unsigned int i;
+
+	fhook_arch_site_class_prepare();
+	if (!fhook_arch_site_class_ready()) {
+		printf("SKIP livein: no libcapstone\n");
+		return 0;
+	}
+	for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
+		unsigned int got = fhook_arch_live_args((unsigned long)funcs[i].fn);
+
+		CHECK(got == funcs[i].live, funcs[i].name, "live %#x, expected %#x", got,
+		      funcs[i].live);
+	}
+	for (i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		/* the site is the five bytes before what the analysis reads */
+		unsigned int got = fhook_arch_site_class((unsigned long)classes[i].fn - 5);
+
+		CHECK(got == classes[i].cls, classes[i].name, "class %u, expected %u", got,
+		      classes[i].cls);
+	}
+	return check_exit();
+}
