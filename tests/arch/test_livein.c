@@ -4,6 +4,7 @@
  * on hand-written functions with exact answers: reads before and after
  * writes, on every path of a branch and through loops and tail jumps,
  * partial writes and conditional moves taken as reads, implicit operands,
+ * %rdx read by every return that did not write it (a pair's second half),
  * and "all of them" for every doubt (a call before the registers are
  * written, an indirect jump, an unknown instruction, a repeat prefix, an
  * int3, too long a path).  Then the site classes built on it.
@@ -70,6 +71,8 @@ __asm__(".text\n"
 	FN(lv_jrcxz, "jrcxz 1f\n1: ret")
 	FN(lv_long, ".rept 100\n nop\n .endr\n ret")
 	FN(lv_four, "lea (%rdi,%rcx), %eax\n ret")
+	FN(lv_pair_through, "mov %rdi, %rax\n ret")
+	FN(lv_dx_written, "mov %edi, %eax\n xor %edx, %edx\n ret")
 	".previous\n");
 
 #define DECL(n) extern char n[]
@@ -78,58 +81,62 @@ DECL(lv_call_written); DECL(lv_cmov); DECL(lv_partial); DECL(lv_setcc); DECL(lv_
 DECL(lv_varargs); DECL(lv_chain); DECL(lv_movzx_dil); DECL(lv_idiv); DECL(lv_mul); DECL(lv_tail);
 DECL(lv_loop); DECL(lv_less_known); DECL(lv_indirect); DECL(lv_unknown); DECL(lv_rep);
 DECL(lv_int3); DECL(lv_pops); DECL(lv_nops); DECL(lv_sse); DECL(lv_ud2); DECL(lv_store);
-DECL(lv_push_r9); DECL(lv_jrcxz); DECL(lv_long); DECL(lv_four);
+DECL(lv_push_r9); DECL(lv_jrcxz); DECL(lv_long); DECL(lv_four); DECL(lv_pair_through);
+DECL(lv_dx_written);
 
 static const struct {
 	const char *name;
 	const char *fn;
 	unsigned int live;
 } funcs[] = {
-	{ "ret_reads_nothing", lv_ret, 0 },
-	{ "lea_reads_rdi", lv_di, DI },
+	{ "ret_reads_rdx", lv_ret, DX },
+	{ "lea_reads_rdi", lv_di, DI | DX },
 	{ "add_reads_rsi_rdx", lv_si_dx, SI | DX },
-	{ "both_paths", lv_branch, DI | SI },
-	{ "rcx_written_first", lv_cx_written, DI },
+	{ "both_paths", lv_branch, DI | SI | DX },
+	{ "rcx_written_first", lv_cx_written, DI | DX },
 	{ "call_reads_unwritten", lv_call, ALL },
 	{ "call_after_all_written", lv_call_written, 0 },
-	{ "cmov_destination_read", lv_cmov, DI | SI | CX },
-	{ "partial_write_read", lv_partial, CX },
-	{ "setcc_partial_read", lv_setcc, DI | SI | AX },
-	{ "setcc_after_zeroing", lv_setcc_zeroed, DI | SI },
-	{ "varargs_al", lv_varargs, DI | AX },
-	{ "static_chain_r10", lv_chain, R10 },
-	{ "movzx_dil", lv_movzx_dil, DI },
+	{ "cmov_destination_read", lv_cmov, DI | SI | CX | DX },
+	{ "partial_write_read", lv_partial, CX | DX },
+	{ "setcc_partial_read", lv_setcc, DI | SI | AX | DX },
+	{ "setcc_after_zeroing", lv_setcc_zeroed, DI | SI | DX },
+	{ "varargs_al", lv_varargs, DI | AX | DX },
+	{ "static_chain_r10", lv_chain, R10 | DX },
+	{ "movzx_dil", lv_movzx_dil, DI | DX },
 	{ "idiv_implicit", lv_idiv, DI | SI | DX },
 	{ "mul_implicit", lv_mul, DI | SI | DX },
-	{ "tail_jump_followed", lv_tail, DI | SI },
-	{ "loop", lv_loop, DI | SI },
+	{ "tail_jump_followed", lv_tail, DI | SI | DX },
+	{ "loop", lv_loop, DI | SI | DX },
 	{ "target_reached_knowing_less", lv_less_known, DI | DX },
 	{ "indirect_jump", lv_indirect, ALL & ~AX },
 	{ "unknown_instruction", lv_unknown, ALL },
 	{ "repeat_prefix", lv_rep, ALL },
 	{ "int3", lv_int3, ALL },
-	{ "pop_writes", lv_pops, DI },
-	{ "nops_read_nothing", lv_nops, DI },
-	{ "scalar_sse", lv_sse, DI },
+	{ "pop_writes", lv_pops, DI | DX },
+	{ "nops_read_nothing", lv_nops, DI | DX },
+	{ "scalar_sse", lv_sse, DI | DX },
 	{ "ud2_ends_path", lv_ud2, DI | DX },
-	{ "store_reads_base", lv_store, DI | SI },
-	{ "push_r9", lv_push_r9, R9 },
+	{ "store_reads_base", lv_store, DI | SI | DX },
+	{ "push_r9", lv_push_r9, R9 | DX },
 	{ "jrcxz", lv_jrcxz, ALL },
 	{ "too_long", lv_long, ALL },
-	{ "fourth_argument", lv_four, DI | CX },
+	{ "fourth_argument", lv_four, DI | CX | DX },
+	{ "pair_second_half_through", lv_pair_through, DI | DX },
+	{ "rdx_written_before_return", lv_dx_written, DI },
 };
 
-/* a site's class: 1 + how many of %rdi %rsi %rdx, when nothing else; 0 else */
+/*
+ * a site's class: 1 when nothing but %rdi and %rsi is read (both always
+ * saved: callee-saved in the Microsoft ABI), 2 with %rdx, 0 else
+ */
 static const struct {
 	const char *name;
 	const char *fn;
 	unsigned int cls;
 } classes[] = {
-	{ "class_none", lv_ret, 1 },
-	{ "class_rdi", lv_di, 2 },
-	{ "class_rsi_only", lv_pops, 2 },
-	{ "class_rdi_rsi", lv_branch, 3 },
-	{ "class_rsi_rdx", lv_si_dx, 4 },
+	{ "class_rdx_written", lv_dx_written, 1 },
+	{ "class_rdi_rdx", lv_di, 2 },
+	{ "class_ret_only", lv_ret, 2 },
 	{ "class_rcx", lv_four, 0 },
 	{ "class_rax", lv_varargs, 0 },
 	{ "class_call", lv_call, 0 },

@@ -380,7 +380,8 @@ static void case_data_declined_disabled(void)
 /*
  * ---- sites whose functions read few argument registers ----
  *
- * Their frameless entries save only those (of %rdi, %rsi, %rdx): each
+ * Their frameless entries save only %rdi and %rsi, or those and %rdx
+ * (read, or returned as a pair's second half unless written): each
  * function below reads what its name says, the handler clobbers every
  * register, and each result needs every argument it reads.  Which
  * trampoline a site reaches is read off its call, its stub's "lea
@@ -427,6 +428,20 @@ NOINLINE long a3_branch_traced(long a, long b, long c)
 	return b;
 }
 
+/* %rdx written on every path: nothing of it returned */
+NOINLINE long a2_dx_traced(long a, long b)
+{
+	__asm__ volatile("xorl %%edx, %%edx" ::: "rdx", "memory");
+	return a * 2 + b;
+}
+
+/* the third argument returned untouched in %rdx */
+NOINLINE struct pair pass_traced(long a, long b, long c)
+{
+	__asm__ volatile("" ::: "memory");
+	return (struct pair){ a, c };
+}
+
 NOINLINE long a4_traced(long a, long b, long c, long d)
 {
 	__asm__ volatile("" ::: "memory");
@@ -460,14 +475,16 @@ static unsigned long site_tramp(void *fn)
 static void arg_classes_run(struct fprobe *fp, const char *what)
 {
 	const char *syms[] = { "a0_traced", "a1_traced", "a1b_traced", "a2_traced", "a3_traced",
-			       "a3_branch_traced", "a4_traced", "a6_traced" };
-	long r[9] = { 0 };
+			       "a3_branch_traced", "a2_dx_traced", "pass_traced", "a4_traced",
+			       "a6_traced" };
+	long r[10] = { 0 };
+	struct pair p = { 0, 0 };
 	char n[64];
 	int i;
 
 	reset();
 	snprintf(n, sizeof(n), "%s_register", what);
-	CHECK_EQ(register_fprobe_syms(fp, syms, 8), 0, n);
+	CHECK_EQ(register_fprobe_syms(fp, syms, 10), 0, n);
 	for (i = 0; i < 3; i++) {
 		r[0] = a0_traced();
 		r[1] = a1_traced(4);
@@ -478,14 +495,18 @@ static void arg_classes_run(struct fprobe *fp, const char *what)
 		r[6] = a3_branch_traced(-2, 100, 40);
 		r[7] = a4_traced(1, 2, 3, 4);
 		r[8] = a6_traced(1, 1, 1, 1, 1, 1);
+		r[9] = a2_dx_traced(20, 3);
+		p = pass_traced(8, 9, 10);
 	}
 	snprintf(n, sizeof(n), "%s_results", what);
 	CHECK(r[0] == 11 && r[1] == 13 && r[2] == 22 && r[3] == 5 && r[4] == 22 && r[5] == 42 &&
-	      r[6] == 100 && r[7] == 3 && r[8] == 21, n,
-	      "%ld %ld %ld %ld %ld %ld %ld %ld %ld, expected 11 13 22 5 22 42 100 3 21",
-	      r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8]);
+	      r[6] == 100 && r[7] == 3 && r[8] == 21 && r[9] == 43, n,
+	      "%ld %ld %ld %ld %ld %ld %ld %ld %ld %ld, expected 11 13 22 5 22 42 100 3 21 43",
+	      r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9]);
+	snprintf(n, sizeof(n), "%s_rdx_returned", what);
+	CHECK(p.a == 8 && p.b == 10, n, "{%ld, %ld}, expected {8, 10}", p.a, p.b);
 	snprintf(n, sizeof(n), "%s_handlers_ran", what);
-	CHECK(entries == 27 && exits == (fp->exit_handler ? 27 : 0), n, "%ld entries, %ld exits",
+	CHECK(entries == 33 && exits == (fp->exit_handler ? 33 : 0), n, "%ld entries, %ld exits",
 	      entries, exits);
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 	{
@@ -493,14 +514,15 @@ static void arg_classes_run(struct fprobe *fp, const char *what)
 		unsigned long t0 = site_tramp(a0_traced), t1 = site_tramp(a1_traced),
 			      t1b = site_tramp(a1b_traced), t2 = site_tramp(a2_traced),
 			      t3 = site_tramp(a3_traced), t3b = site_tramp(a3_branch_traced),
+			      tdx = site_tramp(a2_dx_traced), tp = site_tramp(pass_traced),
 			      t4 = site_tramp(a4_traced), t6 = site_tramp(a6_traced);
 
 		snprintf(n, sizeof(n), "%s_one_entry_per_class", what);
-		CHECK(t1 && t1 == t1b && t3 == t3b && t4 == t6, n,
-		      "%#lx %#lx, %#lx %#lx, %#lx %#lx", t1, t1b, t3, t3b, t4, t6);
+		CHECK(t1 && t0 == t1 && t1 == t1b && t1 == t2 && t2 == t3 && t3 == t3b && t3 == tp &&
+		      t4 == t6, n, "%#lx %#lx %#lx %#lx %#lx %#lx %#lx, %#lx %#lx", t0, t1, t1b, t2,
+		      t3, t3b, tp, t4, t6);
 		snprintf(n, sizeof(n), "%s_classes_differ", what);
-		CHECK(t0 != t1 && t1 != t2 && t2 != t3 && t3 != t4 && t0 != t4 && t1 != t4 &&
-		      t2 != t4, n, "%#lx %#lx %#lx %#lx %#lx", t0, t1, t2, t3, t4);
+		CHECK(tdx && tdx != t1 && t1 != t4 && tdx != t4, n, "%#lx %#lx %#lx", tdx, t1, t4);
 	}
 #endif
 	unregister_fprobe(fp);

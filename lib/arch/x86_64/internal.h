@@ -31,13 +31,10 @@ extern char fhook_tramp_fgraph[], fhook_tramp_fgraph_nosse[];
 extern char fhook_tramp_fgraph_lean[], fhook_tramp_fgraph_lean_fregs[];
 extern char fhook_tramp_fgraph_lean_exit[], fhook_tramp_fgraph_lean_exit_fregs[];
 extern char fhook_tramp_fgraph_lean_exit_data[], fhook_tramp_fgraph_lean_exit_data_fregs[];
-/* ... without fregs, saving only the first 0-3 argument registers */
-extern char fhook_tramp_fgraph_lean_a0[], fhook_tramp_fgraph_lean_a1[],
-	fhook_tramp_fgraph_lean_a2[], fhook_tramp_fgraph_lean_a3[];
-extern char fhook_tramp_fgraph_lean_exit_a0[], fhook_tramp_fgraph_lean_exit_a1[],
-	fhook_tramp_fgraph_lean_exit_a2[], fhook_tramp_fgraph_lean_exit_a3[];
-extern char fhook_tramp_fgraph_lean_exit_data_a0[], fhook_tramp_fgraph_lean_exit_data_a1[],
-	fhook_tramp_fgraph_lean_exit_data_a2[], fhook_tramp_fgraph_lean_exit_data_a3[];
+/* ... without fregs, saving only %rdi %rsi, or %rdi %rsi %rdx */
+extern char fhook_tramp_fgraph_lean_a2[], fhook_tramp_fgraph_lean_a3[];
+extern char fhook_tramp_fgraph_lean_exit_a2[], fhook_tramp_fgraph_lean_exit_a3[];
+extern char fhook_tramp_fgraph_lean_exit_data_a2[], fhook_tramp_fgraph_lean_exit_data_a3[];
 
 /*
  * The argument registers (a mask of %rdi %rsi %rdx %rcx %r8 %r9, then

@@ -258,8 +258,18 @@ unsigned int fhook_arch_live_args(unsigned long body)
 				p.live = ALL_LIVE;
 				break;
 			}
-			if (cs.insn_group(h, insn, CS_GRP_RET) || insn->id == X86_INS_UD2)
+			if (insn->id == X86_INS_UD2)
 				break;
+			/*
+			 * %rdx is also a return register: a function that returns
+			 * its third argument as a pair's second half never names it
+			 * (%rax is never an argument but for varargs' %al, read as
+			 * any other register)
+			 */
+			if (cs.insn_group(h, insn, CS_GRP_RET)) {
+				read_reg(&p, X86_REG_RDX);
+				break;
+			}
 			if (cs.insn_group(h, insn, CS_GRP_CALL) || insn->id == X86_INS_JMP) {
 				unsigned long t;
 
@@ -300,10 +310,12 @@ unsigned int fhook_arch_live_args(unsigned long body)
 }
 
 /*
- * The class of a site: 1 + how many of %rdi, %rsi, %rdx (in that order)
- * its function may read after it, when it reads no other argument
- * register; 0 (all of them) else.  stubs.c picks the entry that saves
- * those.
+ * The class of a site: 1 when its function may read no argument register
+ * but %rdi and %rsi, 2 when also %rdx, 0 (all of them) else.  %rdi and
+ * %rsi are always saved: the Microsoft ABI, which GCC compiles ms_abi
+ * functions to (Wine's), has them callee-saved, and a caller of such a
+ * function may keep its own values there.  stubs.c picks the entry that
+ * saves those.
  */
 unsigned int fhook_arch_site_class(unsigned long ip)
 {
@@ -311,11 +323,7 @@ unsigned int fhook_arch_site_class(unsigned long ip)
 
 	if (live & ~((1u << R_DI) | (1u << R_SI) | (1u << R_DX)))
 		return 0;
-	if (live & (1u << R_DX))
-		return 4;
-	if (live & (1u << R_SI))
-		return 3;
-	return (live & (1u << R_DI)) ? 2 : 1;
+	return (live & (1u << R_DX)) ? 2 : 1;
 }
 
 bool fhook_arch_site_class_ready(void)

@@ -201,19 +201,16 @@ static void *const lean_tramps[2][2][2] = {
 };
 
 /*
- * ... without fregs, for sites of class 1-4 (livein.c: the function reads
- * at most its first 0-3 argument registers), which save only those:
- * [returns hooked + entry data][class - 1]
+ * ... without fregs, for sites of class 1 and 2 (livein.c: the function
+ * reads no argument register but %rdi and %rsi, or those and %rdx), which
+ * save only those: [returns hooked + entry data][class - 1]
  */
-static void *const lean_cls_tramps[3][4] = {
-	{ fhook_tramp_fgraph_lean_a0, fhook_tramp_fgraph_lean_a1,
-	  fhook_tramp_fgraph_lean_a2, fhook_tramp_fgraph_lean_a3 },
-	{ fhook_tramp_fgraph_lean_exit_a0, fhook_tramp_fgraph_lean_exit_a1,
-	  fhook_tramp_fgraph_lean_exit_a2, fhook_tramp_fgraph_lean_exit_a3 },
-	{ fhook_tramp_fgraph_lean_exit_data_a0, fhook_tramp_fgraph_lean_exit_data_a1,
-	  fhook_tramp_fgraph_lean_exit_data_a2, fhook_tramp_fgraph_lean_exit_data_a3 },
+static void *const lean_cls_tramps[3][2] = {
+	{ fhook_tramp_fgraph_lean_a2, fhook_tramp_fgraph_lean_a3 },
+	{ fhook_tramp_fgraph_lean_exit_a2, fhook_tramp_fgraph_lean_exit_a3 },
+	{ fhook_tramp_fgraph_lean_exit_data_a2, fhook_tramp_fgraph_lean_exit_data_a3 },
 };
-#define LEAN_CLASSES	4
+#define LEAN_CLASSES	2
 
 /*
  * The kind of fgraph @tramp is made for (FGRAPH_TRAMP_*), when it reads

@@ -399,9 +399,9 @@
  * unwound for an entry-only probe) restores the registers and goes on
  * in fhook_tramp_fgraph, which takes the C path.
  *
- * A site whose function reads at most its first @saves argument
- * registers after the site (of %rdi, %rsi, %rdx, in that order: livein.c)
- * takes an entry that pushes only those: nothing else of what we and the
+ * A site whose function reads no argument register after the site but
+ * %rdi and %rsi (@saves 2), or those and %rdx (@saves 3), takes an entry
+ * that pushes only those (livein.c): nothing else of what we and the
  * handler clobber is read again.  @saves 8: all of them.
  */
 #define LEAN_BODY(saves)	(8 * (saves))		/* site + 5, above the pushes */
@@ -554,10 +554,10 @@
 	GRAPH_LEAN fhook_tramp_fgraph_lean_exit_data_fregs, 1, 1, 1
 
 	/*
-	 * ... and without fregs, for sites whose functions read at most
-	 * their first none, one, two or three argument registers
+	 * ... and without fregs, for sites whose functions read no argument
+	 * register but %rdi and %rsi, or those and %rdx
 	 */
-	.irp saves, 0, 1, 2, 3
+	.irp saves, 2, 3
 	GRAPH_LEAN fhook_tramp_fgraph_lean_a\saves, 0, 0, 0, \saves
 	GRAPH_LEAN fhook_tramp_fgraph_lean_exit_a\saves, 1, 0, 0, \saves
 	GRAPH_LEAN fhook_tramp_fgraph_lean_exit_data_a\saves, 1, 1, 0, \saves
