@@ -442,6 +442,35 @@ NOINLINE struct pair pass_traced(long a, long b, long c)
 	return (struct pair){ a, c };
 }
 
+/*
+ * An ms_abi function, called as the Microsoft ABI has it: %rsi and %rdi
+ * are callee-saved there, and the caller (ms_call, which returns whether
+ * they survived) keeps its values in them across the call.  Entries keep
+ * them; returns follow the System V ABI (docs/fprobe.md), and are not
+ * asked.
+ */
+__attribute__((ms_abi)) NOINLINE long ms_traced(void)
+{
+	/* reads no register, %rdx written: only %rdi and %rsi saved */
+	__asm__ volatile("xorl %%edx, %%edx" ::: "rdx", "memory");
+	return a0_global + 2;
+}
+
+long ms_call(void);
+__asm__(".text\n.globl ms_call\n.type ms_call,@function\nms_call:\n"
+	"	subq $40, %rsp\n"		/* the callee's home area, aligned */
+	"	movl $0x1111, %esi\n"
+	"	movl $0x2222, %edi\n"
+	"	call ms_traced\n"
+	"	xorl %eax, %eax\n"
+	"	cmpq $0x1111, %rsi\n"
+	"	jne 1f\n"
+	"	cmpq $0x2222, %rdi\n"
+	"	jne 1f\n"
+	"	movl $1, %eax\n"
+	"1:	addq $40, %rsp\n"
+	"	ret\n.previous\n");
+
 NOINLINE long a4_traced(long a, long b, long c, long d)
 {
 	__asm__ volatile("" ::: "memory");
@@ -476,15 +505,15 @@ static void arg_classes_run(struct fprobe *fp, const char *what)
 {
 	const char *syms[] = { "a0_traced", "a1_traced", "a1b_traced", "a2_traced", "a3_traced",
 			       "a3_branch_traced", "a2_dx_traced", "pass_traced", "a4_traced",
-			       "a6_traced" };
+			       "a6_traced", "ms_traced" };
 	long r[10] = { 0 };
 	struct pair p = { 0, 0 };
+	int i, ms_kept = 0;
 	char n[64];
-	int i;
 
 	reset();
 	snprintf(n, sizeof(n), "%s_register", what);
-	CHECK_EQ(register_fprobe_syms(fp, syms, 10), 0, n);
+	CHECK_EQ(register_fprobe_syms(fp, syms, 11), 0, n);
 	for (i = 0; i < 3; i++) {
 		r[0] = a0_traced();
 		r[1] = a1_traced(4);
@@ -497,6 +526,7 @@ static void arg_classes_run(struct fprobe *fp, const char *what)
 		r[8] = a6_traced(1, 1, 1, 1, 1, 1);
 		r[9] = a2_dx_traced(20, 3);
 		p = pass_traced(8, 9, 10);
+		ms_kept += ms_call();
 	}
 	snprintf(n, sizeof(n), "%s_results", what);
 	CHECK(r[0] == 11 && r[1] == 13 && r[2] == 22 && r[3] == 5 && r[4] == 22 && r[5] == 42 &&
@@ -505,8 +535,11 @@ static void arg_classes_run(struct fprobe *fp, const char *what)
 	      r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9]);
 	snprintf(n, sizeof(n), "%s_rdx_returned", what);
 	CHECK(p.a == 8 && p.b == 10, n, "{%ld, %ld}, expected {8, 10}", p.a, p.b);
+	snprintf(n, sizeof(n), "%s_ms_abi_rsi_rdi_kept", what);
+	if (!fp->exit_handler)
+		CHECK_EQ(ms_kept, 3, n);
 	snprintf(n, sizeof(n), "%s_handlers_ran", what);
-	CHECK(entries == 33 && exits == (fp->exit_handler ? 33 : 0), n, "%ld entries, %ld exits",
+	CHECK(entries == 36 && exits == (fp->exit_handler ? 36 : 0), n, "%ld entries, %ld exits",
 	      entries, exits);
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 	{
@@ -522,7 +555,8 @@ static void arg_classes_run(struct fprobe *fp, const char *what)
 		      t4 == t6, n, "%#lx %#lx %#lx %#lx %#lx %#lx %#lx, %#lx %#lx", t0, t1, t1b, t2,
 		      t3, t3b, tp, t4, t6);
 		snprintf(n, sizeof(n), "%s_classes_differ", what);
-		CHECK(tdx && tdx != t1 && t1 != t4 && tdx != t4, n, "%#lx %#lx %#lx", tdx, t1, t4);
+		CHECK(tdx && tdx != t1 && t1 != t4 && tdx != t4 && site_tramp(ms_traced) == tdx, n,
+		      "%#lx %#lx %#lx %#lx", tdx, t1, t4, site_tramp(ms_traced));
 	}
 #endif
 	unregister_fprobe(fp);
