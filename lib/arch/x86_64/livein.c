@@ -21,13 +21,19 @@
  * as a read.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <string.h>
 
 #include "cs.h"
 
 #define cs fhook_cs
 
-#define LIVEIN_INSNS	96	/* decoded per function at most */
+#define LIVEIN_INSNS	48	/* decoded per function at most */
+
+/* one decoder for every site, opened at first use and kept (a few KiB) */
+static pthread_mutex_t livein_lock = PTHREAD_MUTEX_INITIALIZER;
+static csh livein_h;
+static cs_insn *livein_insn;
 #define LIVEIN_BRANCHES	16	/* direct branch targets followed */
 
 /* %rdi %rsi %rdx %rcx %r8 %r9 in argument order, then %rax (varargs) and %r10 (chain) */
@@ -222,8 +228,13 @@ unsigned int fhook_arch_live_args(unsigned long body)
 	cs_insn *insn;
 	csh h;
 
-	if (fhook_cs_open(&h, &insn))
+	pthread_mutex_lock(&livein_lock);
+	if (!livein_insn && fhook_cs_open(&livein_h, &livein_insn)) {
+		pthread_mutex_unlock(&livein_lock);
 		return ALL_LIVE;
+	}
+	h = livein_h;
+	insn = livein_insn;
 	todo[0].addr = body;
 	todo[0].written = 0;
 	while (ntodo && live != ALL_LIVE) {
@@ -305,7 +316,7 @@ unsigned int fhook_arch_live_args(unsigned long body)
 		}
 		live |= p.live;
 	}
-	fhook_cs_close(&h, insn);
+	pthread_mutex_unlock(&livein_lock);
 	return live;
 }
 
