@@ -18,3 +18,9 @@ $(B)/tests/core/test_vecnote: tests/core/test_vecnote.c tests/check.h $(B)/libfh
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS) \
 		-no-pie -Wl,--defsym,vecnote_magic=0xc3c0570f
+
+# Frameless per-ops copies: handlers proven by the front end.
+$(B)/tests/core/test_ops_lean: tests/core/test_ops_lean.c tests/check.h $(B)/libfhook.so \
+			       $(B)/gcc-as/as
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)

@@ -190,6 +190,8 @@ struct fhook_stub *fhook_stub_of_code(unsigned long code);
 #define FHOOK_TRAMP_LEAN	0x40	/* ... whose entry handler is proven: no frame */
 #define FHOOK_TRAMP_GRAPH_DATA	0x80	/* ... whose handlers take entry data (FGRAPH_FL_DATA) */
 #define FHOOK_TRAMP_LEAN_FREGS	0x100	/* ... and the proven entry handler reads its fregs */
+/* an ops' handler proven to read no fregs: its copy (GEN) needs build none */
+#define FHOOK_TRAMP_OPS_LEAN	0x200
 
 /*
  * Point @s at @func with @data, through a trampoline of @kind; with @func

@@ -205,8 +205,13 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 	if ((ops->flags & FHOOK_OPS_FL_GENERAL_REGS_ONLY) || ops_vec_free(ops, false))
 		flags |= FHOOK_TRAMP_NOSSE;
 	/* its own trampoline, unless its handler may move the ip */
-	if (!(ops->flags & FTRACE_OPS_FL_IPMODIFY))
+	if (!(ops->flags & FTRACE_OPS_FL_IPMODIFY)) {
 		flags |= FHOOK_TRAMP_GEN;
+		/* ... with no frame for a proven handler that reads no fregs */
+		if (!(ops->flags & (FHOOK_OPS_FL_FGRAPH | FTRACE_OPS_FL_SAVE_REGS)) &&
+		    ops_vec_free(ops, false) && !vec_memo.reads_fregs)
+			flags |= FHOOK_TRAMP_OPS_LEAN;
+	}
 	if (ops->flags & FHOOK_OPS_FL_FGRAPH) {
 		const struct fhook_fgraph *fg = ops->private;
 
@@ -410,17 +415,38 @@ static int update_flush(size_t nr)
  * the sites of a frameless fprobe entry, which then saves only those.
  * 0 (anything) when it cannot be kept.
  */
+static bool site_classes_wanted(void)
+{
+	static int all = -1;
+
+	if (all < 0)
+		all = !!secure_getenv("FHOOK_SAVE_ALL_ARGS");
+	return !all;
+}
+
+/*
+ * Sites decoded per update at most (5-10 us each): past them, sites save
+ * everything until a later update finds them (an ops on every one of
+ * 20,000 functions would take 0.15 s more to register).
+ */
+#define SITE_CLASSES_PER_UPDATE	2048
+static unsigned int site_classes_left;
+
 static unsigned int site_class(struct fhook_object *obj, size_t i)
 {
-	if (!fhook_arch_site_class_ready())
+	if (!fhook_arch_site_class_ready() || !site_classes_wanted())
 		return 0;
 	if (!obj->site_cls) {
 		obj->site_cls = calloc(obj->nr_recs, 1);
 		if (!obj->site_cls)
 			return 0;
 	}
-	if (!obj->site_cls[i])
+	if (!obj->site_cls[i]) {
+		if (!site_classes_left)
+			return 0;
+		site_classes_left--;
 		obj->site_cls[i] = 1 + fhook_arch_site_class(obj->recs[i].ip);
+	}
 	return obj->site_cls[i] - 1;
 }
 
@@ -456,6 +482,7 @@ static int update_sites(void)
 			}
 	for (op = ftrace_ops_list; op; op = op->next)
 		op->nr_sites = 0;
+	site_classes_left = SITE_CLASSES_PER_UPDATE;
 	if (foreign_sites())
 		return -EINVAL;
 	if (!update_vec) {
@@ -503,7 +530,8 @@ static int update_sites(void)
 					unsigned int tf = tramp_flags(last);
 
 					lean_ops = last;
-					lean = (tf & FHOOK_TRAMP_LEAN) && !(tf & FHOOK_TRAMP_LEAN_FREGS);
+					lean = ((tf & FHOOK_TRAMP_LEAN) && !(tf & FHOOK_TRAMP_LEAN_FREGS)) ||
+					       ((tf & FHOOK_TRAMP_OPS_LEAN) && !(tf & FHOOK_TRAMP_C));
 				}
 				if (lean)
 					cls = site_class(obj, i);
@@ -760,6 +788,12 @@ int register_ftrace_function(struct ftrace_ops *ops)
 	/* a leaf handler that touches no vector register needs none saved */
 	if (!(ops->flags & (FHOOK_OPS_FL_GENERAL_REGS_ONLY | FHOOK_OPS_FL_FGRAPH)))
 		fhook_arch_handler_scan((void *)ops->func);
+	/* ... and one that reads no fregs saves what each site's function reads */
+	if (site_classes_wanted() && ops_handler(ops) &&
+	    fhook_arch_handler_vec_free(ops_handler(ops), (ops->flags & FHOOK_OPS_FL_FGRAPH) ?
+				       FHOOK_FREGS_ARGS : FHOOK_FREGS_NOSSE) &&
+	    !fhook_arch_handler_reads_fregs(ops_handler(ops)))
+		fhook_arch_site_class_prepare();
 	pthread_mutex_lock(&ftrace_lock);
 	vec_memo.valid = false;		/* its handler was scanned again */
 	if (ops->flags & FTRACE_OPS_FL_ENABLED)

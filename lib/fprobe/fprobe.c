@@ -277,10 +277,6 @@ static int fprobe_register(struct fprobe *fp, int (*set_filter)(struct fprobe *f
 		fhook_arch_handler_scan((void *)fp->entry_handler);
 	if (fp->exit_handler)
 		fhook_arch_handler_scan((void *)fp->exit_handler);
-	/* a frameless entry saves what each site's function reads: decoded when bound */
-	if (fp->entry_handler && fhook_arch_handler_vec_free((void *)fp->entry_handler,
-							     FHOOK_FREGS_ARGS))
-		fhook_arch_site_class_prepare();
 	if ((fp->flags & FPROBE_FL_GENERAL_REGS_ONLY) || !fp->entry_handler)
 		fp->ops.flags |= FHOOK_OPS_FL_GENERAL_REGS_ONLY;
 	ret = set_filter(fp, arg);

@@ -50,14 +50,47 @@ static const struct gen_template templates[2] = {
 	  fhook_tmpl_ops_nosse_ret, fhook_tmpl_ops_nosse_disp, fhook_tmpl_ops_nosse_end },
 };
 
+/*
+ * The frameless templates (OPS_LEAN_TEMPLATE), for sites of class 1 and 2
+ * (livein.c): the same patches, but the dispatcher's, and the generic
+ * trampoline in the word after the handler's.  @saves registers are
+ * pushed (one byte each) from tls2 and popped from func.
+ */
+extern char fhook_tmpl_ops_lean2[], fhook_tmpl_ops_lean2_tls1[], fhook_tmpl_ops_lean2_tls2[],
+	fhook_tmpl_ops_lean2_ops[], fhook_tmpl_ops_lean2_func[], fhook_tmpl_ops_lean2_popped[],
+	fhook_tmpl_ops_lean2_tls3[], fhook_tmpl_ops_lean2_ret[], fhook_tmpl_ops_lean2_slow[],
+	fhook_tmpl_ops_lean2_end[];
+extern char fhook_tmpl_ops_lean3[], fhook_tmpl_ops_lean3_tls1[], fhook_tmpl_ops_lean3_tls2[],
+	fhook_tmpl_ops_lean3_ops[], fhook_tmpl_ops_lean3_func[], fhook_tmpl_ops_lean3_popped[],
+	fhook_tmpl_ops_lean3_tls3[], fhook_tmpl_ops_lean3_ret[], fhook_tmpl_ops_lean3_slow[],
+	fhook_tmpl_ops_lean3_end[];
+
+struct gen_lean_template {
+	char *start, *tls1, *tls2, *ops, *func, *popped, *tls3, *ret, *slow, *end;
+	unsigned int saves;
+};
+
+static const struct gen_lean_template lean_templates[2] = {
+	{ fhook_tmpl_ops_lean2, fhook_tmpl_ops_lean2_tls1, fhook_tmpl_ops_lean2_tls2,
+	  fhook_tmpl_ops_lean2_ops, fhook_tmpl_ops_lean2_func, fhook_tmpl_ops_lean2_popped,
+	  fhook_tmpl_ops_lean2_tls3, fhook_tmpl_ops_lean2_ret, fhook_tmpl_ops_lean2_slow,
+	  fhook_tmpl_ops_lean2_end, 2 },
+	{ fhook_tmpl_ops_lean3, fhook_tmpl_ops_lean3_tls1, fhook_tmpl_ops_lean3_tls2,
+	  fhook_tmpl_ops_lean3_ops, fhook_tmpl_ops_lean3_func, fhook_tmpl_ops_lean3_popped,
+	  fhook_tmpl_ops_lean3_tls3, fhook_tmpl_ops_lean3_ret, fhook_tmpl_ops_lean3_slow,
+	  fhook_tmpl_ops_lean3_end, 3 },
+};
+
 struct gen_tramp {
 	struct gen_tramp *next;
 	const void *owner;
 	void *func;
-	bool sse;
+	int kind;			/* GEN_SSE, GEN_NOSSE, GEN_LEAN2, GEN_LEAN3 */
 	unsigned char *code;
 	void **word;			/* the handler it calls */
 };
+
+enum { GEN_SSE, GEN_NOSSE, GEN_LEAN2, GEN_LEAN3 };
 
 /* What a copy calls once its ops is unregistered. */
 static void gen_nop(unsigned long ip, unsigned long parent_ip, void *op, void *fregs)
@@ -125,6 +158,69 @@ static size_t gen_eh_frame(unsigned char *buf, const unsigned char *code, size_t
 	return (size_t)(p - buf);
 }
 
+/* DW_CFA_advance_loc of @delta bytes */
+static unsigned char *gen_advance(unsigned char *p, size_t delta)
+{
+	if (delta < 64) {
+		*p++ = 0x40 | (unsigned char)delta;
+	} else {
+		*p++ = 0x04;		/* DW_CFA_advance_loc4 */
+		p = fhook_put_u32(p, (uint32_t)delta);
+	}
+	return p;
+}
+
+/*
+ * ... and for a frameless copy: the CFA is %rsp + 8, + 8 for each of the
+ * @saves one-byte pushes from @push_off, - 8 for each pop from @pop_off
+ * (the FDE's first part as gen_eh_frame()'s CIE has it).
+ */
+static size_t gen_eh_frame_lean(unsigned char *buf, const unsigned char *code, size_t len,
+				size_t push_off, size_t pop_off, unsigned int saves)
+{
+	unsigned char *p = buf, *cie = buf, *fde;
+	unsigned int i;
+	uint32_t l;
+
+	p = fhook_put_u32(p + 4, 0);
+	*p++ = 1;
+	*p++ = 'z'; *p++ = 'R'; *p++ = 0;
+	p = fhook_put_uleb(p, 1);
+	*p++ = 0x78;
+	*p++ = 16;
+	p = fhook_put_uleb(p, 1);
+	*p++ = 0x00;
+	*p++ = 0x0c; *p++ = 7; *p++ = 8;	/* DW_CFA_def_cfa %rsp, 8 */
+	*p++ = 0x80 | 16; *p++ = 1;	/* DW_CFA_offset %rip, cfa - 8 */
+	while ((p - cie) % 8)
+		*p++ = 0;
+	l = (uint32_t)(p - cie - 4);
+	memcpy(cie, &l, 4);
+	fde = p;
+	p = fhook_put_u32(p + 4, (uint32_t)(p + 4 - cie));
+	p = fhook_put_u64(p, (uint64_t)(unsigned long)code);
+	p = fhook_put_u64(p, len);
+	*p++ = 0;
+	p = gen_advance(p, push_off + 1);
+	for (i = 1; i <= saves; i++) {
+		*p++ = 0x0e; *p++ = (unsigned char)(8 + 8 * i);	/* DW_CFA_def_cfa_offset */
+		if (i < saves)
+			p = gen_advance(p, 1);
+	}
+	p = gen_advance(p, pop_off + 1 - (push_off + saves));
+	for (i = saves; i >= 1; i--) {
+		*p++ = 0x0e; *p++ = (unsigned char)(8 * i);
+		if (i > 1)
+			p = gen_advance(p, 1);
+	}
+	while ((p - fde) % 8)
+		*p++ = 0;
+	l = (uint32_t)(p - fde - 4);
+	memcpy(fde, &l, 4);
+	p = fhook_put_u32(p, 0);
+	return (size_t)(p - buf);
+}
+
 static void gen_unwind_info(unsigned char *page, size_t len, size_t ret_off)
 {
 	unsigned char *eh = page + GEN_PAGE - GEN_EH_FRAME;
@@ -133,61 +229,129 @@ static void gen_unwind_info(unsigned char *page, size_t len, size_t ret_off)
 		__register_frame(eh);
 }
 
-/**
- * fhook_gen_ops_tramp - the per-ops trampoline of @owner calling @func
- *
- * Made on first use; NULL when it cannot be (no memory), and the
- * generic trampolines serve.  Called under the caller's lock.
+/* A page for a copy of @len bytes and its words (the page after); NULL: none */
+static unsigned char *gen_page(size_t len)
+{
+	unsigned char *p;
+
+	if (len > GEN_PAGE - GEN_EH_FRAME)
+		return NULL;
+	p = mmap(NULL, 2 * GEN_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * The thread word's offset from the thread pointer, read the way the
+ * linker can turn into a constant when it links us statically; 0 when it
+ * does not fit a displacement.
  */
-void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse)
+static long gen_tls(void)
+{
+	long tls;
+
+	__asm__("movq fhook_tw@gottpoff(%%rip), %0" : "=r"(tls));
+	return tls == (int32_t)tls ? tls : 0;
+}
+
+/* Write @p (the copy, @len bytes) and its unwind information, then make it executable. */
+static bool gen_seal(unsigned char *p, size_t len)
+{
+	memset(p + len, INT3_INSN_OPCODE, GEN_PAGE - GEN_EH_FRAME - len);
+	if (mprotect(p, GEN_PAGE, PROT_READ | PROT_EXEC)) {
+		munmap(p, 2 * GEN_PAGE);
+		return false;
+	}
+	return true;
+}
+
+static unsigned char *gen_copy_ops(const void *owner, void *func, bool sse, long tls)
 {
 	const struct gen_template *t = &templates[sse ? 0 : 1];
 	size_t len = (size_t)(t->end - t->start);
-	long tls;
-	struct gen_tramp *g;
 	unsigned char *p;
 
-	for (g = gen_list; g; g = g->next)
-		if (g->owner == owner && g->func == func && g->sse == sse) {
-			__atomic_store_n(g->word, func, __ATOMIC_RELEASE);
-			return g->code;
-		}
-	/*
-	 * The thread word's offset from the thread pointer, read the way the
-	 * linker can turn into a constant when it links us statically.
-	 */
-	__asm__("movq fhook_tw@gottpoff(%%rip), %0" : "=r"(tls));
-	if (tls != (int32_t)tls || len > GEN_PAGE - GEN_EH_FRAME || !fhook_arch_dispatch)
+	if (!fhook_arch_dispatch || !(p = gen_page(len)))
 		return NULL;
-	g = calloc(1, sizeof(*g));
-	if (!g)
-		return NULL;
-	p = mmap(NULL, 2 * GEN_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		free(g);
-		return NULL;
-	}
 	memcpy(p, t->start, len);
 	fhook_put_u32(p + (t->tls1 - t->start) - 5, (int32_t)tls);	/* cmpq $1, %fs:disp32 */
 	fhook_put_u32(p + (t->tls2 - t->start) - 8, (int32_t)tls);	/* movq $2, %fs:disp32 */
 	fhook_put_u64(p + (t->ops - t->start) - 8, (uint64_t)(unsigned long)owner);
-	g->word = (void **)(p + GEN_PAGE);
-	*g->word = func;
+	*(void **)(p + GEN_PAGE) = func;
 	fhook_put_u32(p + (t->func - t->start) - 4,	/* call *disp32(%rip) */
 		      (uint32_t)(GEN_PAGE - (size_t)(t->func - t->start)));
 	fhook_put_u32(p + (t->tls3 - t->start) - 5, (int32_t)tls);	/* subq $1, %fs:disp32 */
 	fhook_put_u64(p + (t->disp - t->start) - 8, (uint64_t)(unsigned long)fhook_arch_dispatch);
-	memset(p + len, INT3_INSN_OPCODE, GEN_PAGE - GEN_EH_FRAME - len);
 	gen_unwind_info(p, len, (size_t)(t->ret - t->start));
-	if (mprotect(p, GEN_PAGE, PROT_READ | PROT_EXEC)) {
-		munmap(p, 2 * GEN_PAGE);
+	return gen_seal(p, len) ? p : NULL;
+}
+
+static unsigned char *gen_copy_lean(const void *owner, void *func, unsigned int saves, long tls)
+{
+	const struct gen_lean_template *t = &lean_templates[saves == 3];
+	size_t len = (size_t)(t->end - t->start);
+	unsigned char *p, *eh;
+
+	if (!(p = gen_page(len)))
+		return NULL;
+	memcpy(p, t->start, len);
+	fhook_put_u32(p + (t->tls1 - t->start) - 5, (int32_t)tls);	/* cmpq $1, %fs:disp32 */
+	fhook_put_u32(p + (t->tls2 - t->start) - 8, (int32_t)tls);	/* movq $2, %fs:disp32 */
+	fhook_put_u64(p + (t->ops - t->start) - 8, (uint64_t)(unsigned long)owner);
+	*(void **)(p + GEN_PAGE) = func;
+	fhook_put_u32(p + (t->func - t->start) - 4,	/* call *disp32(%rip) */
+		      (uint32_t)(GEN_PAGE - (size_t)(t->func - t->start)));
+	fhook_put_u32(p + (t->tls3 - t->start) - 5, (int32_t)tls);	/* subq $1, %fs:disp32 */
+	/* the generic trampoline this ops' stubs would take: the handler is proven */
+	*(void **)(p + GEN_PAGE + 8) = fhook_tramp_args_nosse;
+	fhook_put_u32(p + (t->slow - t->start) - 4,	/* jmp *disp32(%rip) */
+		      (uint32_t)(GEN_PAGE + 8 - (size_t)(t->slow - t->start)));
+	eh = p + GEN_PAGE - GEN_EH_FRAME;
+	if (__register_frame &&
+	    gen_eh_frame_lean(eh, p, len, (size_t)(t->tls2 - t->start),
+			      (size_t)(t->func - t->start), t->saves) <= GEN_EH_FRAME)
+		__register_frame(eh);
+	return gen_seal(p, len) ? p : NULL;
+}
+
+/**
+ * fhook_gen_ops_tramp - the per-ops trampoline of @owner calling @func
+ *
+ * With @saves 2 or 3, the frameless one for a handler proven to read no
+ * fregs, at sites whose functions read no argument register but the
+ * first two or three; else the one that builds an ftrace_regs, with
+ * xmm0-7 per @sse.  Made on first use; NULL when it cannot be (no
+ * memory), and the generic trampolines serve.  Called under the caller's
+ * lock.
+ */
+void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse, unsigned int saves)
+{
+	int kind = saves == 2 ? GEN_LEAN2 : saves == 3 ? GEN_LEAN3 : sse ? GEN_SSE : GEN_NOSSE;
+	struct gen_tramp *g;
+	unsigned char *p;
+	long tls;
+
+	for (g = gen_list; g; g = g->next)
+		if (g->owner == owner && g->func == func && g->kind == kind) {
+			__atomic_store_n(g->word, func, __ATOMIC_RELEASE);
+			return g->code;
+		}
+	tls = gen_tls();
+	if (!tls)
+		return NULL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	p = kind >= GEN_LEAN2 ? gen_copy_lean(owner, func, saves, tls)
+			      : gen_copy_ops(owner, func, sse, tls);
+	if (!p) {
 		free(g);
 		return NULL;
 	}
 	g->owner = owner;
 	g->func = func;
-	g->sse = sse;
+	g->kind = kind;
 	g->code = p;
+	g->word = (void **)(p + GEN_PAGE);
 	g->next = gen_list;
 	gen_list = g;
 	return p;

@@ -44,8 +44,12 @@ extern char fhook_tramp_fgraph_lean_exit_data_a2[], fhook_tramp_fgraph_lean_exit
 unsigned int fhook_arch_live_args(unsigned long body) __arch_hidden;
 extern char fhook_tramp_grec[], fhook_tramp_grec_exit[];	/* graph_rec.S */
 
-/* gen.c: a per-ops copy of trampoline.S's OPS_TEMPLATE; NULL: none */
-void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse) __arch_hidden;
+/*
+ * gen.c: a per-ops copy of trampoline.S's OPS_TEMPLATE, or with @saves 2
+ * or 3 of OPS_LEAN_TEMPLATE; NULL: none
+ */
+void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse,
+			  unsigned int saves) __arch_hidden;
 /* @owner unregistered: its copies call a handler that does nothing (gen.c). */
 void fhook_gen_ops_retire(const void *owner) __arch_hidden;
 

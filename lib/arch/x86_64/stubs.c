@@ -315,7 +315,9 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
 #ifndef __SANITIZE_THREAD__
 	if ((flags & FHOOK_TRAMP_GEN) && kind == FHOOK_TRAMP_ARGS &&
 	    !(flags & (FHOOK_TRAMP_C | FHOOK_TRAMP_FGRAPH)))
-		gen = fhook_gen_ops_tramp(data, (void *)func, !(flags & FHOOK_TRAMP_NOSSE));
+		gen = fhook_gen_ops_tramp(data, (void *)func, !(flags & FHOOK_TRAMP_NOSSE),
+					  (flags & FHOOK_TRAMP_OPS_LEAN) &&
+					  (s->cls == 1 || s->cls == 2) ? s->cls + 1 : 0);
 #endif
 	__atomic_store_n(&s->func, func, __ATOMIC_RELAXED);
 	if (gen) {

@@ -644,6 +644,70 @@
 	OPS_TEMPLATE fhook_tmpl_ops_nosse, 0
 
 /*
+ * The frameless per-ops template: for a handler proven a leaf that
+ * touches no vector register and never reads its fregs (vecfree.h), at
+ * sites whose functions read no argument register but %rdi and %rsi
+ * (@saves 2) or those and %rdx (3) (livein.c).  Those are pushed, and
+ * nothing else is kept or built: the handler clobbers only what no one
+ * reads again, and gets no fregs (%rcx is what it was).  A thread not
+ * idle takes the generic trampoline, through the word after the
+ * handler's (nothing pushed yet, %r11 still the stub).  gen.c patches the
+ * thread word's offset and the ops as in OPS_TEMPLATE, and describes the
+ * pushes and pops to unwinders: each is one byte, at the labels.
+ */
+.macro OPS_LEAN_TEMPLATE name, saves
+	.globl	\name
+	.hidden	\name
+	.p2align 4
+\name:
+	.cfi_startproc
+	cmpq	$FHOOK_TW_IDLE, %fs:0x7ffffff0	/* the thread word */
+	.globl	\name\()_tls1
+	.hidden	\name\()_tls1
+\name\()_tls1:
+	jne	2f				/* nested, or not known: the generic path */
+	movq	$2, %fs:0x7ffffff0		/* enter, 64 bits as the compare reads */
+	.globl	\name\()_tls2
+	.hidden	\name\()_tls2
+\name\()_tls2:
+	LEAN_SAVE \saves
+	movq	LEAN_BODY(\saves)(%rsp), %rdi
+	subq	$5, %rdi			/* ip: the site */
+	movq	LEAN_SLOT(\saves)(%rsp), %rsi	/* parent_ip */
+	movabsq	$0x1122334455667788, %rdx	/* the ops */
+	.globl	\name\()_ops
+	.hidden	\name\()_ops
+\name\()_ops:
+	call	*0x7ffffff0(%rip)		/* its handler: the word after the copy's page */
+	.globl	\name\()_func
+	.hidden	\name\()_func
+\name\()_func:
+	LEAN_RESTORE \saves
+	.globl	\name\()_popped
+	.hidden	\name\()_popped
+\name\()_popped:
+	subq	$1, %fs:0x7ffffff0		/* leave */
+	.globl	\name\()_tls3
+	.hidden	\name\()_tls3
+\name\()_tls3:
+	.globl	\name\()_ret
+	.hidden	\name\()_ret
+\name\()_ret:
+	ret
+2:	jmp	*0x7ffffff0(%rip)		/* the generic trampoline: the next word */
+	.globl	\name\()_slow
+	.hidden	\name\()_slow
+\name\()_slow:
+	.cfi_endproc
+	.globl	\name\()_end
+	.hidden	\name\()_end
+\name\()_end:
+.endm
+
+	OPS_LEAN_TEMPLATE fhook_tmpl_ops_lean2, 2
+	OPS_LEAN_TEMPLATE fhook_tmpl_ops_lean3, 3
+
+/*
  * Where ftrace_override_function_with_return() points the ip: the stack is
  * as it was at the traced function's entry, so this returns to its caller
  * with the %rax the handler chose.

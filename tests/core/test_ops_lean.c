@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Frameless per-ops trampolines: an ops whose handler is proven at build
+ * time (this program is built with `fhook cflags`' assembler front end)
+ * to touch no vector register and never read its fregs gets, at sites
+ * whose functions read no argument register but %rdi and %rsi (or those
+ * and %rdx), a copy that pushes only those and builds no ftrace_regs.
+ * What it must keep: every argument each function reads, %rdx returned
+ * as a pair's second half, %rsi and %rdi across an ms_abi function, with
+ * a handler that clobbers every register it may; ip and parent_ip right;
+ * a handler that reads its fregs gets the real arguments (a frame); no
+ * handler call once unregister_ftrace_function() has returned, under four
+ * calling threads.  Which copy a site reaches is read off its call, its
+ * stub's "lea slot(%rip), %r11" and the slot's first word.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <fhook/fhook.h>
+
+#include "../check.h"
+
+#define NOTRACE __attribute__((noinline, patchable_function_entry(0, 0), \
+			       no_sanitize("address", "thread", "undefined")))
+
+static long calls, after_unregister, live = 1;
+static unsigned long last_ip, last_parent;
+
+/* every register but %rcx (a proven handler never names its fregs) */
+#define CLOBBER()								\
+	__asm__ volatile("movq $-1, %%rax\n\tmovq $-1, %%rdx\n\tmovq $-1, %%rsi\n\t"	\
+			 "movq $-1, %%rdi\n\tmovq $-1, %%r8\n\tmovq $-1, %%r9\n\t"	\
+			 "movq $-1, %%r10\n\tmovq $-1, %%r11"				\
+			 ::: "rax", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11")
+
+NOTRACE static void lean_handler(unsigned long ip, unsigned long parent_ip,
+				 struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&live, __ATOMIC_ACQUIRE))
+		__atomic_add_fetch(&after_unregister, 1, __ATOMIC_RELAXED);
+	last_ip = ip;
+	last_parent = parent_ip;
+	CLOBBER();
+}
+
+static unsigned long fregs_di;
+
+/* reads its fregs: a frame, and the real first argument */
+NOTRACE static void fregs_handler(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+#ifdef __SANITIZE_ADDRESS__
+	fregs_di = fregs->regs.di;
+#else
+	fregs_di = ftrace_regs_get_argument(fregs, 0);
+#endif
+}
+
+static volatile long a0_global = 10;
+
+NOINLINE long a0_traced(void)
+{
+	__asm__ volatile("" ::: "memory");
+	return a0_global + 1;
+}
+
+NOINLINE long a1_traced(long a)
+{
+	__asm__ volatile("" ::: "memory");
+	return a * 3 + 1;
+}
+
+NOINLINE long a2_traced(long a, long b)
+{
+	__asm__ volatile("" ::: "memory");
+	return a - b;
+}
+
+NOINLINE long a3_traced(long a, long b, long c)
+{
+	__asm__ volatile("" ::: "memory");
+	return a * b + c;
+}
+
+/* %rdx written on every path */
+NOINLINE long a2_dx_traced(long a, long b)
+{
+	__asm__ volatile("xorl %%edx, %%edx" ::: "rdx", "memory");
+	return a * 2 + b;
+}
+
+struct pair {
+	long a, b;
+};
+
+NOINLINE struct pair pass_traced(long a, long b, long c)
+{
+	__asm__ volatile("" ::: "memory");
+	return (struct pair){ a, c };
+}
+
+NOINLINE long a4_traced(long a, long b, long c, long d)
+{
+	__asm__ volatile("" ::: "memory");
+	return a + b * c - d;
+}
+
+__attribute__((ms_abi)) NOINLINE long ms_traced(void)
+{
+	__asm__ volatile("xorl %%edx, %%edx" ::: "rdx", "memory");
+	return a0_global + 2;
+}
+
+/* calls ms_traced as the Microsoft ABI has it; 1 when %rsi and %rdi survived */
+long ms_call(void);
+__asm__(".text\n.globl ms_call\n.type ms_call,@function\nms_call:\n"
+	"	subq $40, %rsp\n"
+	"	movl $0x1111, %esi\n"
+	"	movl $0x2222, %edi\n"
+	"	call ms_traced\n"
+	"	xorl %eax, %eax\n"
+	"	cmpq $0x1111, %rsi\n"
+	"	jne 1f\n"
+	"	cmpq $0x2222, %rdi\n"
+	"	jne 1f\n"
+	"	movl $1, %eax\n"
+	"1:	addq $40, %rsp\n"
+	"	ret\n.previous\n");
+
+static const char *const names[] = { "a0_traced", "a1_traced", "a2_traced", "a3_traced",
+				      "a2_dx_traced", "pass_traced", "a4_traced", "ms_traced" };
+
+static int filter(struct ftrace_ops *ops)
+{
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]) && !ret; i++)
+		ret = ftrace_set_filter(ops, (unsigned char *)names[i], strlen(names[i]), 0);
+	return ret;
+}
+
+/* the trampoline the site at the entry of @fn jumps to, through its stub */
+static unsigned long site_tramp(void *fn)
+{
+	const unsigned char *b = fn;
+	int rel;
+
+	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+		b += 4;
+	if (b[0] != 0xe8)
+		return 0;
+	memcpy(&rel, b + 1, 4);
+	b += 5 + rel;
+	if (b[0] != 0x4c || b[1] != 0x8d || b[2] != 0x1d)
+		return 0;
+	memcpy(&rel, b + 3, 4);
+	return *(unsigned long *)(b + 7 + rel);
+}
+
+static unsigned long site_of(void *fn)
+{
+	const unsigned char *b = fn;
+
+	return (unsigned long)fn + (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa ?
+				    4 : 0);
+}
+
+static NOINLINE long call_all(struct pair *p, int *ms)
+{
+	long s = a0_traced() + a1_traced(4) + a2_traced(9, 4) + a3_traced(3, 5, 7) +
+		 a2_dx_traced(20, 3) + a4_traced(1, 2, 3, 4);
+
+	*p = pass_traced(8, 9, 10);
+	*ms = (int)ms_call();
+	return s;
+}
+
+static void case_values(void)
+{
+	struct ftrace_ops ops = { .func = lean_handler };
+	struct pair p = { 0, 0 };
+	int ms = 0;
+	long s;
+
+	calls = 0;
+	CHECK_EQ(filter(&ops), 0, "values_filter");
+	CHECK_EQ(register_ftrace_function(&ops), 0, "values_register");
+	s = call_all(&p, &ms);
+	CHECK_EQ(s, 11 + 13 + 5 + 22 + 43 + 3, "values_results");
+	CHECK(p.a == 8 && p.b == 10, "values_rdx_returned", "{%ld, %ld}, expected {8, 10}", p.a,
+	      p.b);
+	CHECK_EQ(ms, 1, "values_ms_abi_rsi_rdi_kept");
+	CHECK_EQ(calls, 8, "values_handler_ran");
+	a1_traced(1);
+	CHECK(last_ip == site_of(a1_traced), "values_ip", "%#lx, expected %#lx", last_ip,
+	      site_of(a1_traced));
+	CHECK(last_parent > (unsigned long)case_values &&
+	      last_parent < (unsigned long)case_values + 4096, "values_parent_ip",
+	      "%#lx, not in case_values at %p", last_parent, (void *)case_values);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+	{
+		unsigned long t0 = site_tramp(a0_traced), t1 = site_tramp(a1_traced),
+			      t2 = site_tramp(a2_traced), t3 = site_tramp(a3_traced),
+			      tdx = site_tramp(a2_dx_traced), tp = site_tramp(pass_traced),
+			      t4 = site_tramp(a4_traced), tms = site_tramp(ms_traced);
+
+		CHECK(t1 && t0 == t1 && t1 == t2 && t2 == t3 && t3 == tp && tdx == tms, "values_classes",
+		      "%#lx %#lx %#lx %#lx %#lx, %#lx %#lx", t0, t1, t2, t3, tp, tdx, tms);
+		CHECK(tdx && t4 && tdx != t1 && t4 != t1 && t4 != tdx, "values_copies_differ",
+		      "%#lx %#lx %#lx", t1, tdx, t4);
+	}
+#endif
+	CHECK_EQ(unregister_ftrace_function(&ops), 0, "values_unregister");
+	calls = 0;
+	a1_traced(2);
+	CHECK_EQ(calls, 0, "values_unregistered_calls_nothing");
+}
+
+static void case_fregs_reader(void)
+{
+	struct ftrace_ops ops = { .func = fregs_handler };
+	long r;
+
+	fregs_di = 0;
+	CHECK_EQ(filter(&ops), 0, "fregs_filter");
+	CHECK_EQ(register_ftrace_function(&ops), 0, "fregs_register");
+	r = a1_traced(77);
+	CHECK_EQ(r, 232, "fregs_result");
+	CHECK_EQ(fregs_di, 77, "fregs_first_argument");
+	unregister_ftrace_function(&ops);
+}
+
+static void *caller(void *arg)
+{
+	long *bad = arg;
+
+	while (__atomic_load_n(&live, __ATOMIC_ACQUIRE) >= 0) {
+		if (a1_traced(5) != 16 || a2_dx_traced(1, 1) != 3)
+			__atomic_add_fetch(bad, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void case_unregister_race(void)
+{
+	struct ftrace_ops ops = { .func = lean_handler };
+	pthread_t t[4];
+	long bad = 0;
+	int i, fails = 0;
+
+	calls = after_unregister = 0;
+	__atomic_store_n(&live, 0, __ATOMIC_RELEASE);
+	for (i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, caller, &bad);
+	CHECK_EQ(filter(&ops), 0, "race_filter");
+	for (i = 0; i < 300; i++) {
+		__atomic_store_n(&live, 1, __ATOMIC_RELEASE);
+		fails += register_ftrace_function(&ops) != 0;
+		fails += unregister_ftrace_function(&ops) != 0;
+		__atomic_store_n(&live, 0, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&live, -1, __ATOMIC_RELEASE);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	__atomic_store_n(&live, 1, __ATOMIC_RELEASE);
+	CHECK_EQ(fails, 0, "race_cycles_succeed");
+	CHECK_EQ(bad, 0, "race_results");
+	CHECK(calls > 0, "race_handler_ran", "%ld calls", calls);
+	CHECK_EQ(after_unregister, 0, "race_no_call_after_unregister");
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(values),
+	CHECK_CASE(fregs_reader),
+	CHECK_CASE(unregister_race),
+};
+
+static bool capstone_mapped(void)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		found |= strstr(line, "libcapstone") != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * "test_ops_lean all", under FHOOK_SAVE_ALL_ARGS=1 (test_ops_lean.sh):
+ * every site saves every argument register, and no decoder is loaded
+ */
+static int all_args(void)
+{
+	struct ftrace_ops ops = { .func = lean_handler };
+	struct pair p;
+	int ms;
+
+	CHECK_EQ(filter(&ops), 0, "all_filter");
+	CHECK_EQ(register_ftrace_function(&ops), 0, "all_register");
+	CHECK_EQ(call_all(&p, &ms), 11 + 13 + 5 + 22 + 43 + 3, "all_results");
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+	CHECK(site_tramp(a1_traced) && site_tramp(a1_traced) == site_tramp(a4_traced) &&
+	      site_tramp(a2_dx_traced) == site_tramp(a4_traced), "all_one_copy",
+	      "%#lx %#lx %#lx", site_tramp(a1_traced), site_tramp(a2_dx_traced),
+	      site_tramp(a4_traced));
+#endif
+	CHECK(!capstone_mapped(), "all_no_decoder_loaded", "libcapstone was loaded");
+	unregister_ftrace_function(&ops);
+	return check_exit();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "all"))
+		return all_args();
+	return check_run_cases(cases);
+}
