@@ -166,8 +166,10 @@ struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner
  * registers a trampoline saves, as a class of the arch's (a frameless
  * fprobe entry saves only those); 0: anything, the class every stub
  * handles.  Decodes the function: ask only for sites that can use it.
+ * @is_site tells where other sites are (a jump there is taken as a call:
+ * what is hooked there later may read anything).
  */
-unsigned int fhook_arch_site_class(unsigned long ip);
+unsigned int fhook_arch_site_class(unsigned long ip, bool (*is_site)(unsigned long));
 /*
  * Can fhook_arch_site_class() tell (its decoder loaded)?  Else ask it
  * nothing: every class would be 0.  _prepare() loads the decoder, before

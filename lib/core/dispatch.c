@@ -78,14 +78,17 @@ void ftrace_ops_list_func(unsigned long ip, unsigned long parent_ip, struct ftra
 void fhook_dispatch(unsigned long ip, unsigned long parent_ip, struct fhook_stub *stub,
 		    struct ftrace_regs *fregs)
 {
+	/* bit 0: fregs holds only what the function reads; no other ops' handler */
+	bool own = (unsigned long)stub & 1;
 	struct ftrace_ops *ops;
 
+	stub = (struct fhook_stub *)((unsigned long)stub & ~1UL);
 	if (!fhook_tasks_enter())
 		return;		/* an exiting thread, past its last destructor */
 	ops = __atomic_load_n(&stub->data, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(ops != NULL, 1))
 		__atomic_load_n(&stub->func, __ATOMIC_RELAXED)(ip, parent_ip, ops, fregs);
-	else
+	else if (!own)
 		ftrace_ops_list_func(ip, parent_ip, NULL, fregs);
 	fhook_tasks_leave();
 }

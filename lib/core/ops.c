@@ -209,6 +209,7 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 		flags |= FHOOK_TRAMP_GEN;
 		/* ... with no frame for a proven handler that reads no fregs */
 		if (!(ops->flags & (FHOOK_OPS_FL_FGRAPH | FTRACE_OPS_FL_SAVE_REGS)) &&
+		    fhook_ops_func((struct ftrace_ops *)ops) == ops->func &&
 		    ops_vec_free(ops, false) && !vec_memo.reads_fregs)
 			flags |= FHOOK_TRAMP_OPS_LEAN;
 	}
@@ -424,6 +425,16 @@ static bool site_classes_wanted(void)
 	return !all;
 }
 
+/* Is there a site at @addr?  Anywhere not known: maybe. */
+static bool is_site(unsigned long addr)
+{
+	struct fhook_object *obj = fhook_object_of(addr);
+
+	if (!obj || !__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
+		return true;
+	return fhook_object_rec(obj, addr) != NULL;
+}
+
 /*
  * Sites decoded per update at most (5-10 us each): past them, sites save
  * everything until a later update finds them (an ops on every one of
@@ -445,7 +456,7 @@ static unsigned int site_class(struct fhook_object *obj, size_t i)
 		if (!site_classes_left)
 			return 0;
 		site_classes_left--;
-		obj->site_cls[i] = 1 + fhook_arch_site_class(obj->recs[i].ip);
+		obj->site_cls[i] = 1 + fhook_arch_site_class(obj->recs[i].ip, is_site);
 	}
 	return obj->site_cls[i] - 1;
 }

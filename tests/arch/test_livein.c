@@ -7,7 +7,8 @@
  * %rdx read by every return that did not write it (a pair's second half),
  * and "all of them" for every doubt (a call before the registers are
  * written, an indirect jump, an unknown instruction, a repeat prefix, an
- * int3, too long a path).  Then the site classes built on it.
+ * int3, too long a path, a jump to another function's site).  Then the
+ * site classes built on it.
  *
  * Built with lib/arch/x86_64/livein.c and cs.c alone (tests/arch.mk):
  * the functions are decoded where they are, through the fhook_text_read()
@@ -20,8 +21,8 @@
 
 #include "../check.h"
 
-unsigned int fhook_arch_live_args(unsigned long body);
-unsigned int fhook_arch_site_class(unsigned long ip);
+unsigned int fhook_arch_live_args(unsigned long body, bool (*is_site)(unsigned long));
+unsigned int fhook_arch_site_class(unsigned long ip, bool (*is_site)(unsigned long));
 void fhook_arch_site_class_prepare(void);
 bool fhook_arch_site_class_ready(void);
 
@@ -72,6 +73,13 @@ __asm__(".text\n"
 	FN(lv_long, ".rept 100\n nop\n .endr\n ret")
 	FN(lv_four, "lea (%rdi,%rcx), %eax\n ret")
 	FN(lv_pair_through, "mov %rdi, %rax\n ret")
+	FN(lv_shift_cl, "mov %edi, %eax\n shl %cl, %eax\n xor %edx, %edx\n ret")
+	FN(lv_cqo, "mov %rdi, %rax\n cqo\n ret")
+	FN(lv_movsl, "movsl\n xor %edx, %edx\n ret")
+	FN(lv_moffs, "movabs 0x1000, %eax\n xor %edx, %edx\n ret")
+	FN(lv_jmp_site, "mov %edi, %eax\n xor %edx, %edx\n jmp lv_site_target")
+	FN(lv_jcc_site, "xor %edx, %edx\n test %edi, %edi\n je lv_site_target\n mov %esi, %eax\n ret")
+	FN(lv_site_target, "add %esi, %eax\n ret")
 	FN(lv_dx_written, "mov %edi, %eax\n xor %edx, %edx\n ret")
 	".previous\n");
 
@@ -82,7 +90,8 @@ DECL(lv_varargs); DECL(lv_chain); DECL(lv_movzx_dil); DECL(lv_idiv); DECL(lv_mul
 DECL(lv_loop); DECL(lv_less_known); DECL(lv_indirect); DECL(lv_unknown); DECL(lv_rep);
 DECL(lv_int3); DECL(lv_pops); DECL(lv_nops); DECL(lv_sse); DECL(lv_ud2); DECL(lv_store);
 DECL(lv_push_r9); DECL(lv_jrcxz); DECL(lv_long); DECL(lv_four); DECL(lv_pair_through);
-DECL(lv_dx_written);
+DECL(lv_dx_written); DECL(lv_shift_cl); DECL(lv_cqo); DECL(lv_movsl); DECL(lv_moffs);
+DECL(lv_jmp_site); DECL(lv_jcc_site); DECL(lv_site_target);
 
 static const struct {
 	const char *name;
@@ -123,6 +132,28 @@ static const struct {
 	{ "fourth_argument", lv_four, DI | CX | DX },
 	{ "pair_second_half_through", lv_pair_through, DI | DX },
 	{ "rdx_written_before_return", lv_dx_written, DI },
+	{ "shift_by_cl", lv_shift_cl, DI | CX },
+	{ "cqo_implicit", lv_cqo, DI | DX },
+	{ "string_move", lv_movsl, DI | SI },
+	{ "moffs_load", lv_moffs, 0 },
+	/* with no site there, a jump is followed */
+	{ "jump_followed", lv_jmp_site, DI | SI },
+};
+
+/* lv_site_target is a site (another function's entry): jumps there read all */
+static bool test_is_site(unsigned long addr)
+{
+	return addr == (unsigned long)lv_site_target;
+}
+
+static const struct {
+	const char *name;
+	const char *fn;
+	unsigned int live;
+} at_sites[] = {
+	{ "jump_to_site", lv_jmp_site, ALL & ~AX & ~DX },
+	{ "branch_to_site", lv_jcc_site, ALL & ~DX },
+	{ "no_jump_no_site", lv_di, DI | DX },
 };
 
 /*
@@ -152,17 +183,24 @@ int main(void)
 		return 0;
 	}
 	for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
-		unsigned int got = fhook_arch_live_args((unsigned long)funcs[i].fn);
+		unsigned int got = fhook_arch_live_args((unsigned long)funcs[i].fn, NULL);
 
 		CHECK(got == funcs[i].live, funcs[i].name, "live %#x, expected %#x", got,
 		      funcs[i].live);
 	}
 	for (i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
 		/* the site is the five bytes before what the analysis reads */
-		unsigned int got = fhook_arch_site_class((unsigned long)classes[i].fn - 5);
+		unsigned int got = fhook_arch_site_class((unsigned long)classes[i].fn - 5, NULL);
 
 		CHECK(got == classes[i].cls, classes[i].name, "class %u, expected %u", got,
 		      classes[i].cls);
+	}
+	for (i = 0; i < sizeof(at_sites) / sizeof(at_sites[0]); i++) {
+		unsigned int got = fhook_arch_live_args((unsigned long)at_sites[i].fn,
+							test_is_site);
+
+		CHECK(got == at_sites[i].live, at_sites[i].name, "live %#x, expected %#x", got,
+		      at_sites[i].live);
 	}
 	return check_exit();
 }

@@ -47,12 +47,12 @@
 static long entries, exits, after_unregister, declines, decline_now;
 static unsigned long last_ip, last_ret, data_seen;
 
-/* every general register a handler may use, but %rcx (its fregs: proven handlers never name it) */
+/* every general register a handler may use (%rcx once written: not as its fregs) */
 #define CLOBBER()								\
 	__asm__ volatile("movq $-1, %%rax\n\tmovq $-1, %%rdx\n\tmovq $-1, %%rsi\n\t"	\
 			 "movq $-1, %%rdi\n\tmovq $-1, %%r8\n\tmovq $-1, %%r9\n\t"	\
-			 "movq $-1, %%r10\n\tmovq $-1, %%r11"				\
-			 ::: "rax", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11")
+			 "movq $-1, %%r10\n\tmovq $-1, %%r11\n\tmovq $-1, %%rcx"		\
+			 ::: "rax", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "rcx")
 
 NOTRACE static int lean_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 			      struct ftrace_regs *fregs, void *data)

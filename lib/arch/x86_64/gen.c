@@ -221,13 +221,6 @@ static size_t gen_eh_frame_lean(unsigned char *buf, const unsigned char *code, s
 	return (size_t)(p - buf);
 }
 
-static void gen_unwind_info(unsigned char *page, size_t len, size_t ret_off)
-{
-	unsigned char *eh = page + GEN_PAGE - GEN_EH_FRAME;
-
-	if (__register_frame && gen_eh_frame(eh, page, len, ret_off) <= GEN_EH_FRAME)
-		__register_frame(eh);
-}
 
 /* A page for a copy of @len bytes and its words (the page after); NULL: none */
 static unsigned char *gen_page(size_t len)
@@ -253,14 +246,20 @@ static long gen_tls(void)
 	return tls == (int32_t)tls ? tls : 0;
 }
 
-/* Write @p (the copy, @len bytes) and its unwind information, then make it executable. */
-static bool gen_seal(unsigned char *p, size_t len)
+/*
+ * Make the copy at @p (@len bytes, its unwind information of @eh_len
+ * bytes written at the end of its page) executable, then tell libgcc
+ * about it (never about a page that is gone).
+ */
+static bool gen_seal(unsigned char *p, size_t len, size_t eh_len)
 {
 	memset(p + len, INT3_INSN_OPCODE, GEN_PAGE - GEN_EH_FRAME - len);
 	if (mprotect(p, GEN_PAGE, PROT_READ | PROT_EXEC)) {
 		munmap(p, 2 * GEN_PAGE);
 		return false;
 	}
+	if (__register_frame && eh_len <= GEN_EH_FRAME)
+		__register_frame(p + GEN_PAGE - GEN_EH_FRAME);
 	return true;
 }
 
@@ -281,15 +280,15 @@ static unsigned char *gen_copy_ops(const void *owner, void *func, bool sse, long
 		      (uint32_t)(GEN_PAGE - (size_t)(t->func - t->start)));
 	fhook_put_u32(p + (t->tls3 - t->start) - 5, (int32_t)tls);	/* subq $1, %fs:disp32 */
 	fhook_put_u64(p + (t->disp - t->start) - 8, (uint64_t)(unsigned long)fhook_arch_dispatch);
-	gen_unwind_info(p, len, (size_t)(t->ret - t->start));
-	return gen_seal(p, len) ? p : NULL;
+	return gen_seal(p, len, gen_eh_frame(p + GEN_PAGE - GEN_EH_FRAME, p, len,
+					     (size_t)(t->ret - t->start))) ? p : NULL;
 }
 
 static unsigned char *gen_copy_lean(const void *owner, void *func, unsigned int saves, long tls)
 {
 	const struct gen_lean_template *t = &lean_templates[saves == 3];
-	size_t len = (size_t)(t->end - t->start);
-	unsigned char *p, *eh;
+	size_t len = (size_t)(t->end - t->start), eh_len;
+	unsigned char *p;
 
 	if (!(p = gen_page(len)))
 		return NULL;
@@ -305,12 +304,10 @@ static unsigned char *gen_copy_lean(const void *owner, void *func, unsigned int 
 	*(void **)(p + GEN_PAGE + 8) = fhook_tramp_args_nosse;
 	fhook_put_u32(p + (t->slow - t->start) - 4,	/* jmp *disp32(%rip) */
 		      (uint32_t)(GEN_PAGE + 8 - (size_t)(t->slow - t->start)));
-	eh = p + GEN_PAGE - GEN_EH_FRAME;
-	if (__register_frame &&
-	    gen_eh_frame_lean(eh, p, len, (size_t)(t->tls2 - t->start),
-			      (size_t)(t->func - t->start), t->saves) <= GEN_EH_FRAME)
-		__register_frame(eh);
-	return gen_seal(p, len) ? p : NULL;
+	eh_len = gen_eh_frame_lean(p + GEN_PAGE - GEN_EH_FRAME, p, len,
+				   (size_t)(t->tls2 - t->start), (size_t)(t->func - t->start),
+				   t->saves);
+	return gen_seal(p, len, eh_len) ? p : NULL;
 }
 
 /**

@@ -26,7 +26,7 @@ extern void *fhook_arch_list_func __arch_hidden;
 extern char fhook_tramp_args[], fhook_tramp_regs[];
 extern char fhook_tramp_args_nosse[], fhook_tramp_regs_nosse[];
 extern char fhook_tramp_args_c[], fhook_tramp_regs_c[];
-extern char fhook_tramp_fgraph[], fhook_tramp_fgraph_nosse[];
+extern char fhook_tramp_fgraph[], fhook_tramp_fgraph_nosse[], fhook_tramp_fgraph_own[];
 /* the frameless graph entries, [returns hooked][entry data][fregs read] */
 extern char fhook_tramp_fgraph_lean[], fhook_tramp_fgraph_lean_fregs[];
 extern char fhook_tramp_fgraph_lean_exit[], fhook_tramp_fgraph_lean_exit_fregs[];
@@ -39,9 +39,11 @@ extern char fhook_tramp_fgraph_lean_exit_data_a2[], fhook_tramp_fgraph_lean_exit
 /*
  * The argument registers (a mask of %rdi %rsi %rdx %rcx %r8 %r9, then
  * %rax and %r10) that the code from @body may read before writing them
- * all (livein.c); every one when in doubt.
+ * all (livein.c); every one when in doubt.  A jump to where @is_site
+ * says a site is counts as a call.
  */
-unsigned int fhook_arch_live_args(unsigned long body) __arch_hidden;
+unsigned int fhook_arch_live_args(unsigned long body,
+				  bool (*is_site)(unsigned long)) __arch_hidden;
 extern char fhook_tramp_grec[], fhook_tramp_grec_exit[];	/* graph_rec.S */
 
 /*

@@ -57,6 +57,7 @@ static int live_index(unsigned int r, bool *full)
 	};
 	int i;
 
+	*full = false;
 	for (i = 0; i < NR_LIVE; i++) {
 		if (r == names[i].r64 || r == names[i].r32) {
 			*full = true;
@@ -207,6 +208,22 @@ static bool effects(const cs_insn *insn, csh h, struct live_path *p)
 	return true;
 }
 
+/*
+ * Is there a site at @t (or after an endbr64 there): another function's
+ * entry, which a later hook may give anything to read?
+ */
+static bool reaches_site(unsigned long t, bool (*is_site)(unsigned long))
+{
+	uint8_t b[4];
+
+	if (!is_site)
+		return false;
+	if (is_site(t))
+		return true;
+	return !fhook_text_read(t, b, 4) && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e &&
+	       b[3] == 0xfa && is_site(t + 4);
+}
+
 static bool jump_target(const cs_insn *insn, unsigned long *t)
 {
 	const cs_x86 *x = &insn->detail->x86;
@@ -217,7 +234,7 @@ static bool jump_target(const cs_insn *insn, unsigned long *t)
 	return true;
 }
 
-unsigned int fhook_arch_live_args(unsigned long body)
+unsigned int fhook_arch_live_args(unsigned long body, bool (*is_site)(unsigned long))
 {
 	struct {
 		unsigned long addr;
@@ -284,9 +301,9 @@ unsigned int fhook_arch_live_args(unsigned long body)
 			if (cs.insn_group(h, insn, CS_GRP_CALL) || insn->id == X86_INS_JMP) {
 				unsigned long t;
 
-				/* a call may read any register not written yet */
+				/* a call may read any register not written yet, as a site may */
 				if (insn->id != X86_INS_JMP || !jump_target(insn, &t) ||
-				    ntodo == LIVEIN_BRANCHES) {
+				    ntodo == LIVEIN_BRANCHES || reaches_site(t, is_site)) {
 					p.live |= ~p.written & ALL_LIVE;
 					break;
 				}
@@ -305,8 +322,12 @@ unsigned int fhook_arch_live_args(unsigned long body)
 					p.live = ALL_LIVE;
 					break;
 				}
-				todo[ntodo].addr = t;
-				todo[ntodo++].written = p.written;
+				if (reaches_site(t, is_site))
+					p.live |= ~p.written & ALL_LIVE;
+				else {
+					todo[ntodo].addr = t;
+					todo[ntodo++].written = p.written;
+				}
 			} else if (insn->id != X86_INS_NOP && insn->id != X86_INS_ENDBR64 &&
 				   !effects(insn, h, &p)) {
 				p.live = ALL_LIVE;
@@ -328,9 +349,9 @@ unsigned int fhook_arch_live_args(unsigned long body)
  * function may keep its own values there.  stubs.c picks the entry that
  * saves those.
  */
-unsigned int fhook_arch_site_class(unsigned long ip)
+unsigned int fhook_arch_site_class(unsigned long ip, bool (*is_site)(unsigned long))
 {
-	unsigned int live = fhook_arch_live_args(ip + FHOOK_SITE_LEN);
+	unsigned int live = fhook_arch_live_args(ip + FHOOK_SITE_LEN, is_site);
 
 	if (live & ~((1u << R_DI) | (1u << R_SI) | (1u << R_DX)))
 		return 0;

@@ -115,8 +115,11 @@
  * The C dispatcher generic code handed over (hooks->dispatch):
  * dispatch(ip, parent_ip, stub, fregs)
  */
-.macro DISPATCH_C
+.macro DISPATCH_C own=0
 	movq	%r11, %rdx		/* the stub */
+	.if \own
+	orq	$1, %rdx		/* ... whose handler alone may be called */
+	.endif
 	movq	%rsp, %rcx		/* fregs */
 	call	*fhook_arch_dispatch(%rip)
 .endm
@@ -131,9 +134,12 @@
  * same store.  Else (nested, or a thread not yet known or exiting) the
  * count is incremented out of line, or the C dispatcher, which knows
  * what to do, takes the call.
+ * With @own, a stub without data calls nothing (not the list function):
+ * the frameless entries that saved only the registers their function
+ * reads come here, and another ops' handler could read the others.
  * In: %rdi = ip, %rsi = parent_ip, %r11 = stub, %rsp = fregs.
  */
-.macro DISPATCH_TASKS fgraph=0, sse=1
+.macro DISPATCH_TASKS fgraph=0, sse=1, own=0
 	movq	fhook_tw@gottpoff(%rip), %rax
 	cmpq	$FHOOK_TW_IDLE, %fs:(%rax)
 	jne	5f
@@ -142,7 +148,11 @@
 	movq	%rdx, %fs:(%rax)		/* enter, with the recursion lock */
 	movq	STUB_DATA(%r11), %rdx
 	testq	%rdx, %rdx
+	.if \own
+	jz	8f
+	.else
 	jz	7f
+	.endif
 	GRAPH_ENTER \sse
 	FAST_LEAVE %rax
 	jmp	3f
@@ -152,7 +162,11 @@
 	.endif
 6:	movq	STUB_DATA(%r11), %rdx
 	testq	%rdx, %rdx
+	.if \own
+	jz	4f
+	.else
 	jz	1f
+	.endif
 	movq	%rsp, %rcx
 	.if \fgraph && !\sse
 	/* fprobe's C handler: ours, built with vector registers */
@@ -256,7 +270,11 @@
  * path's, malloc when a thread registers): without @sse saved on entry,
  * xmm0-7 are saved here.
  */
-.macro DISPATCH_TASKS_SLOW sse
+.macro DISPATCH_TASKS_SLOW sse, own=0
+	.if \own
+8:	FAST_LEAVE %rax				/* unbound: nothing called */
+	jmp	3b
+	.endif
 5:	movl	%fs:FHOOK_TW_TASKS(%rax), %edx	/* nested, or not known yet */
 	testl	%edx, %edx
 	jle	2f
@@ -276,7 +294,7 @@
 2:	.if !\sse
 	SAVE_XMM
 	.endif
-	DISPATCH_C
+	DISPATCH_C \own
 	.if !\sse
 	RESTORE_XMM
 	.endif
@@ -345,7 +363,7 @@
  * goes through the C dispatcher (ThreadSanitizer builds, which cannot see
  * the assembly's ordering, and FHOOK_SLOW_DISPATCH).
  */
-.macro TRAMPOLINE name, full, sse, c, fgraph=0
+.macro TRAMPOLINE name, full, sse, c, fgraph=0, own=0
 	TRAMP_BEGIN \name
 	FRAME_ENTER
 	movq	$\full, FULL(%rsp)
@@ -356,7 +374,7 @@
 	.if \c
 	DISPATCH_C
 	.else
-	DISPATCH_TASKS \fgraph, \sse
+	DISPATCH_TASKS \fgraph, \sse, \own
 	.endif
 	RESTORE_ARGS \sse
 	.if \full
@@ -368,7 +386,7 @@
 	.cfi_remember_state
 	FRAME_LEAVE
 	.cfi_restore_state
-	DISPATCH_TASKS_SLOW \sse
+	DISPATCH_TASKS_SLOW \sse, \own
 	.endif
 	.cfi_endproc
 	.size	\name, .-\name
@@ -382,6 +400,8 @@
 	TRAMPOLINE fhook_tramp_regs_nosse, 1, 0, 0
 	TRAMPOLINE fhook_tramp_fgraph, 0, 1, 0, 1
 	TRAMPOLINE fhook_tramp_fgraph_nosse, 0, 0, 0, 1
+	/* the C path of frameless entries that saved only what their function reads */
+	TRAMPOLINE fhook_tramp_fgraph_own, 0, 0, 0, 1, 1
 
 /*
  * The frameless graph entries: for an fprobe whose entry handler is
@@ -466,8 +486,9 @@
 .macro GRAPH_LEAN name, exit, data, fregs, saves=8
 	TRAMP_BEGIN \name
 	LEAN_SAVE \saves
-	TLS_WORDS %r9
-	FAST_ENTER %r9, %rdx, 90f
+	/* with pushed registers: 90 restores the function's exactly */
+	TLS_WORDS %rsi
+	FAST_ENTER %rsi, %rdi, 90f
 	movq	STUB_GREC(%r11), %r8		/* the fgraph (an unbound stub's: of no kind) */
 	/* disabled: no handler at all; not of this kind (or none): C */
 	KIND_DISABLED %r8, FGRAPH_TRAMP_LEAN(\exit, \data, \fregs), %rax, 86f
@@ -531,12 +552,26 @@
 	SHADOW_POP %rax, %rdx, %rcx, LEAN_SLOT(\saves)(%rsp), %rdi
 	jmp	88b
 .endif
+.if \saves == 8
 86:	leaq	fhook_fgraph_other(%rip), %rdx	/* not of this kind, or unbound: C */
 	cmpq	%rdx, %rax
 	jne	88b
 89:	FAST_LEAVE %rax
 90:	LEAN_RESTORE \saves
 	jmp	fhook_tramp_fgraph		/* %r11 still the stub */
+.else
+	/*
+	 * Registers the function does not read are clobbered from here: a
+	 * stub unbound or rebound meanwhile (86) calls nothing this time,
+	 * and C (89) calls no other ops' handler, which could read them
+	 */
+86:	jmp	88b
+89:	FAST_LEAVE %rax
+	LEAN_RESTORE \saves
+	jmp	fhook_tramp_fgraph_own
+90:	LEAN_RESTORE \saves
+	jmp	fhook_tramp_fgraph
+.endif
 	.cfi_endproc
 	.size	\name, .-\name
 .endm
