@@ -443,6 +443,18 @@ static bool is_site(unsigned long addr)
 #define SITE_CLASSES_PER_UPDATE	2048
 static unsigned int site_classes_left;
 
+/*
+ * Are @ops' sites worth decoding?  Those of an ops on a few functions
+ * (as many as an update decodes at most): one on every function, or on
+ * thousands, keeps its start-up light (and libcapstone unloaded).
+ */
+static bool site_classes_for(const struct ftrace_ops *ops)
+{
+	const struct ftrace_hash *h = ops->filter_hash;
+
+	return site_classes_wanted() && h && h->count && h->count <= SITE_CLASSES_PER_UPDATE;
+}
+
 static unsigned int site_class(struct fhook_object *obj, size_t i)
 {
 	if (!fhook_arch_site_class_ready() || !site_classes_wanted())
@@ -541,8 +553,9 @@ static int update_sites(void)
 					unsigned int tf = tramp_flags(last);
 
 					lean_ops = last;
-					lean = ((tf & FHOOK_TRAMP_LEAN) && !(tf & FHOOK_TRAMP_LEAN_FREGS)) ||
-					       ((tf & FHOOK_TRAMP_OPS_LEAN) && !(tf & FHOOK_TRAMP_C));
+					lean = (((tf & FHOOK_TRAMP_LEAN) && !(tf & FHOOK_TRAMP_LEAN_FREGS)) ||
+						((tf & FHOOK_TRAMP_OPS_LEAN) && !(tf & FHOOK_TRAMP_C))) &&
+					       site_classes_for(last);
 				}
 				if (lean)
 					cls = site_class(obj, i);
@@ -800,7 +813,7 @@ int register_ftrace_function(struct ftrace_ops *ops)
 	if (!(ops->flags & (FHOOK_OPS_FL_GENERAL_REGS_ONLY | FHOOK_OPS_FL_FGRAPH)))
 		fhook_arch_handler_scan((void *)ops->func);
 	/* ... and one that reads no fregs saves what each site's function reads */
-	if (site_classes_wanted() && ops_handler(ops) &&
+	if (site_classes_for(ops) && ops_handler(ops) &&
 	    fhook_arch_handler_vec_free(ops_handler(ops), (ops->flags & FHOOK_OPS_FL_FGRAPH) ?
 				       FHOOK_FREGS_ARGS : FHOOK_FREGS_NOSSE) &&
 	    !fhook_arch_handler_reads_fregs(ops_handler(ops)))
