@@ -10,8 +10,7 @@
  * a handler that clobbers every register it may; ip and parent_ip right;
  * a handler that reads its fregs gets the real arguments (a frame); no
  * handler call once unregister_ftrace_function() has returned, under four
- * calling threads.  Which copy a site reaches is read off its call, its
- * stub's "lea slot(%rip), %r11" and the slot's first word.
+ * calling threads.  Which copy a site reaches: site_tramp() (argregs.h).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -22,6 +21,7 @@
 #include <fhook/fhook.h>
 
 #include "../check.h"
+#include "../argregs.h"
 
 #define NOTRACE __attribute__((noinline, patchable_function_entry(0, 0), \
 			       no_sanitize("address", "thread", "undefined")))
@@ -60,77 +60,6 @@ NOTRACE static void fregs_handler(unsigned long ip, unsigned long parent_ip,
 #endif
 }
 
-static volatile long a0_global = 10;
-
-NOINLINE long a0_traced(void)
-{
-	__asm__ volatile("" ::: "memory");
-	return a0_global + 1;
-}
-
-NOINLINE long a1_traced(long a)
-{
-	__asm__ volatile("" ::: "memory");
-	return a * 3 + 1;
-}
-
-NOINLINE long a2_traced(long a, long b)
-{
-	__asm__ volatile("" ::: "memory");
-	return a - b;
-}
-
-NOINLINE long a3_traced(long a, long b, long c)
-{
-	__asm__ volatile("" ::: "memory");
-	return a * b + c;
-}
-
-/* %rdx written on every path */
-NOINLINE long a2_dx_traced(long a, long b)
-{
-	__asm__ volatile("xorl %%edx, %%edx" ::: "rdx", "memory");
-	return a * 2 + b;
-}
-
-struct pair {
-	long a, b;
-};
-
-NOINLINE struct pair pass_traced(long a, long b, long c)
-{
-	__asm__ volatile("" ::: "memory");
-	return (struct pair){ a, c };
-}
-
-NOINLINE long a4_traced(long a, long b, long c, long d)
-{
-	__asm__ volatile("" ::: "memory");
-	return a + b * c - d;
-}
-
-__attribute__((ms_abi)) NOINLINE long ms_traced(void)
-{
-	__asm__ volatile("xorl %%edx, %%edx" ::: "rdx", "memory");
-	return a0_global + 2;
-}
-
-/* calls ms_traced as the Microsoft ABI has it; 1 when %rsi and %rdi survived */
-long ms_call(void);
-__asm__(".text\n.globl ms_call\n.type ms_call,@function\nms_call:\n"
-	"	subq $40, %rsp\n"
-	"	movl $0x1111, %esi\n"
-	"	movl $0x2222, %edi\n"
-	"	call ms_traced\n"
-	"	xorl %eax, %eax\n"
-	"	cmpq $0x1111, %rsi\n"
-	"	jne 1f\n"
-	"	cmpq $0x2222, %rdi\n"
-	"	jne 1f\n"
-	"	movl $1, %eax\n"
-	"1:	addq $40, %rsp\n"
-	"	ret\n.previous\n");
-
 static const char *const names[] = { "a0_traced", "a1_traced", "a2_traced", "a3_traced",
 				      "a2_dx_traced", "pass_traced", "a4_traced", "ms_traced" };
 
@@ -144,33 +73,7 @@ static int filter(struct ftrace_ops *ops)
 	return ret;
 }
 
-/* the trampoline the site at the entry of @fn jumps to, through its stub */
-static unsigned long site_tramp(void *fn)
-{
-	const unsigned char *b = fn;
-	int rel;
-
-	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
-		b += 4;
-	if (b[0] != 0xe8)
-		return 0;
-	memcpy(&rel, b + 1, 4);
-	b += 5 + rel;
-	if (b[0] != 0x4c || b[1] != 0x8d || b[2] != 0x1d)
-		return 0;
-	memcpy(&rel, b + 3, 4);
-	return *(unsigned long *)(b + 7 + rel);
-}
-
-static unsigned long site_of(void *fn)
-{
-	const unsigned char *b = fn;
-
-	return (unsigned long)fn + (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa ?
-				    4 : 0);
-}
-
-static NOINLINE long call_all(struct pair *p, int *ms)
+static NOINLINE long call_all(struct lv_pair *p, int *ms)
 {
 	long s = a0_traced() + a1_traced(4) + a2_traced(9, 4) + a3_traced(3, 5, 7) +
 		 a2_dx_traced(20, 3) + a4_traced(1, 2, 3, 4);
@@ -183,7 +86,7 @@ static NOINLINE long call_all(struct pair *p, int *ms)
 static void case_values(void)
 {
 	struct ftrace_ops ops = { .func = lean_handler };
-	struct pair p = { 0, 0 };
+	struct lv_pair p = { 0, 0 };
 	int i, ms = 0;
 	long s;
 
@@ -311,7 +214,7 @@ static bool capstone_mapped(void)
 static int all_args(void)
 {
 	struct ftrace_ops ops = { .func = lean_handler };
-	struct pair p;
+	struct lv_pair p;
 	int ms;
 
 	CHECK_EQ(filter(&ops), 0, "all_filter");

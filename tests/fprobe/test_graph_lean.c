@@ -29,6 +29,7 @@
 
 #include "../check.h"
 #include "race.h"
+#include "../argregs.h"
 
 /* no site of its own, nothing a sanitizer adds: proven at build time */
 #define NOTRACE __attribute__((noinline, patchable_function_entry(0, 0), \
@@ -383,40 +384,13 @@ static void case_data_declined_disabled(void)
  * Their frameless entries save only %rdi and %rsi, or those and %rdx
  * (read, or returned as a pair's second half unless written): each
  * function below reads what its name says, the handler clobbers every
- * register, and each result needs every argument it reads.  Which
- * trampoline a site reaches is read off its call, its stub's "lea
- * slot(%rip), %r11" and the slot's first word.
+ * register, and each result needs every argument it reads (argregs.h,
+ * and those below).  Which trampoline a site reaches: site_tramp().
  */
-static volatile long a0_global = 10;
-
-NOINLINE long a0_traced(void)
-{
-	__asm__ volatile("" ::: "memory");
-	return a0_global + 1;
-}
-
-NOINLINE long a1_traced(long a)
-{
-	__asm__ volatile("" ::: "memory");
-	return a * 3 + 1;
-}
-
 NOINLINE long a1b_traced(long a)
 {
 	__asm__ volatile("" ::: "memory");
 	return a * 5 + 2;
-}
-
-NOINLINE long a2_traced(long a, long b)
-{
-	__asm__ volatile("" ::: "memory");
-	return a - b;
-}
-
-NOINLINE long a3_traced(long a, long b, long c)
-{
-	__asm__ volatile("" ::: "memory");
-	return a * b + c;
 }
 
 /* the third argument read on one path only */
@@ -428,77 +402,10 @@ NOINLINE long a3_branch_traced(long a, long b, long c)
 	return b;
 }
 
-/* %rdx written on every path: nothing of it returned */
-NOINLINE long a2_dx_traced(long a, long b)
-{
-	__asm__ volatile("xorl %%edx, %%edx" ::: "rdx", "memory");
-	return a * 2 + b;
-}
-
-/* the third argument returned untouched in %rdx */
-NOINLINE struct pair pass_traced(long a, long b, long c)
-{
-	__asm__ volatile("" ::: "memory");
-	return (struct pair){ a, c };
-}
-
-/*
- * An ms_abi function, called as the Microsoft ABI has it: %rsi and %rdi
- * are callee-saved there, and the caller (ms_call, which returns whether
- * they survived) keeps its values in them across the call.  Entries keep
- * them; returns follow the System V ABI (docs/fprobe.md), and are not
- * asked.
- */
-__attribute__((ms_abi)) NOINLINE long ms_traced(void)
-{
-	/* reads no register, %rdx written: only %rdi and %rsi saved */
-	__asm__ volatile("xorl %%edx, %%edx" ::: "rdx", "memory");
-	return a0_global + 2;
-}
-
-long ms_call(void);
-__asm__(".text\n.globl ms_call\n.type ms_call,@function\nms_call:\n"
-	"	subq $40, %rsp\n"		/* the callee's home area, aligned */
-	"	movl $0x1111, %esi\n"
-	"	movl $0x2222, %edi\n"
-	"	call ms_traced\n"
-	"	xorl %eax, %eax\n"
-	"	cmpq $0x1111, %rsi\n"
-	"	jne 1f\n"
-	"	cmpq $0x2222, %rdi\n"
-	"	jne 1f\n"
-	"	movl $1, %eax\n"
-	"1:	addq $40, %rsp\n"
-	"	ret\n.previous\n");
-
-NOINLINE long a4_traced(long a, long b, long c, long d)
-{
-	__asm__ volatile("" ::: "memory");
-	return a + b * c - d;
-}
-
 NOINLINE long a6_traced(long a, long b, long c, long d, long e, long f)
 {
 	__asm__ volatile("" ::: "memory");
 	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f;
-}
-
-/* the trampoline the site at the entry of @fn jumps to, through its stub */
-static unsigned long site_tramp(void *fn)
-{
-	const unsigned char *b = fn;
-	int rel;
-
-	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
-		b += 4;				/* endbr64 */
-	if (b[0] != 0xe8)
-		return 0;
-	memcpy(&rel, b + 1, 4);
-	b += 5 + rel;				/* the stub */
-	if (b[0] != 0x4c || b[1] != 0x8d || b[2] != 0x1d)
-		return 0;
-	memcpy(&rel, b + 3, 4);
-	return *(unsigned long *)(b + 7 + rel);
 }
 
 static void arg_classes_run(struct fprobe *fp, const char *what)
@@ -507,7 +414,7 @@ static void arg_classes_run(struct fprobe *fp, const char *what)
 			       "a3_branch_traced", "a2_dx_traced", "pass_traced", "a4_traced",
 			       "a6_traced", "ms_traced" };
 	long r[10] = { 0 };
-	struct pair p = { 0, 0 };
+	struct lv_pair p = { 0, 0 };
 	int i, ms_kept = 0;
 	char n[64];
 

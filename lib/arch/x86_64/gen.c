@@ -263,6 +263,23 @@ static bool gen_seal(unsigned char *p, size_t len, size_t eh_len)
 	return true;
 }
 
+/*
+ * What both templates patch alike, at the ends of their instructions
+ * (@tls1 ... @tls3 their labels' offsets): the thread word's offset in
+ * "cmpq $1", "movq $2" and "subq $1" of %fs:disp32, the ops in a movabs,
+ * and the call through the word on the page after, which holds @func.
+ */
+static void gen_patch(unsigned char *p, size_t tls1, size_t tls2, size_t ops, size_t call,
+		      size_t tls3, long tls, const void *owner, void *func)
+{
+	fhook_put_u32(p + tls1 - 5, (int32_t)tls);
+	fhook_put_u32(p + tls2 - 8, (int32_t)tls);
+	fhook_put_u64(p + ops - 8, (uint64_t)(unsigned long)owner);
+	*(void **)(p + GEN_PAGE) = func;
+	fhook_put_u32(p + call - 4, (uint32_t)(GEN_PAGE - call));
+	fhook_put_u32(p + tls3 - 5, (int32_t)tls);
+}
+
 static unsigned char *gen_copy_ops(const void *owner, void *func, bool sse, long tls)
 {
 	const struct gen_template *t = &templates[sse ? 0 : 1];
@@ -272,13 +289,8 @@ static unsigned char *gen_copy_ops(const void *owner, void *func, bool sse, long
 	if (!fhook_arch_dispatch || !(p = gen_page(len)))
 		return NULL;
 	memcpy(p, t->start, len);
-	fhook_put_u32(p + (t->tls1 - t->start) - 5, (int32_t)tls);	/* cmpq $1, %fs:disp32 */
-	fhook_put_u32(p + (t->tls2 - t->start) - 8, (int32_t)tls);	/* movq $2, %fs:disp32 */
-	fhook_put_u64(p + (t->ops - t->start) - 8, (uint64_t)(unsigned long)owner);
-	*(void **)(p + GEN_PAGE) = func;
-	fhook_put_u32(p + (t->func - t->start) - 4,	/* call *disp32(%rip) */
-		      (uint32_t)(GEN_PAGE - (size_t)(t->func - t->start)));
-	fhook_put_u32(p + (t->tls3 - t->start) - 5, (int32_t)tls);	/* subq $1, %fs:disp32 */
+	gen_patch(p, t->tls1 - t->start, t->tls2 - t->start, t->ops - t->start,
+		  t->func - t->start, t->tls3 - t->start, tls, owner, func);
 	fhook_put_u64(p + (t->disp - t->start) - 8, (uint64_t)(unsigned long)fhook_arch_dispatch);
 	return gen_seal(p, len, gen_eh_frame(p + GEN_PAGE - GEN_EH_FRAME, p, len,
 					     (size_t)(t->ret - t->start))) ? p : NULL;
@@ -293,13 +305,8 @@ static unsigned char *gen_copy_lean(const void *owner, void *func, unsigned int 
 	if (!(p = gen_page(len)))
 		return NULL;
 	memcpy(p, t->start, len);
-	fhook_put_u32(p + (t->tls1 - t->start) - 5, (int32_t)tls);	/* cmpq $1, %fs:disp32 */
-	fhook_put_u32(p + (t->tls2 - t->start) - 8, (int32_t)tls);	/* movq $2, %fs:disp32 */
-	fhook_put_u64(p + (t->ops - t->start) - 8, (uint64_t)(unsigned long)owner);
-	*(void **)(p + GEN_PAGE) = func;
-	fhook_put_u32(p + (t->func - t->start) - 4,	/* call *disp32(%rip) */
-		      (uint32_t)(GEN_PAGE - (size_t)(t->func - t->start)));
-	fhook_put_u32(p + (t->tls3 - t->start) - 5, (int32_t)tls);	/* subq $1, %fs:disp32 */
+	gen_patch(p, t->tls1 - t->start, t->tls2 - t->start, t->ops - t->start,
+		  t->func - t->start, t->tls3 - t->start, tls, owner, func);
 	/* the generic trampoline this ops' stubs would take: the handler is proven */
 	*(void **)(p + GEN_PAGE + 8) = fhook_tramp_args_nosse;
 	fhook_put_u32(p + (t->slow - t->start) - 4,	/* jmp *disp32(%rip) */

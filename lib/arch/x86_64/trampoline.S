@@ -612,6 +612,13 @@
  * before it counted itself in is not waited for, and must then call no
  * handler of an unregistered ops.
  */
+/* A label gen.c finds in a template: global, hidden, here */
+.macro GEN_LABEL label
+	.globl	\label
+	.hidden	\label
+\label:
+.endm
+
 .macro OPS_TEMPLATE name, sse
 	.globl	\name
 	.hidden	\name
@@ -622,57 +629,39 @@
 	movq	$0, FULL(%rsp)
 	SAVE_ARGS \sse
 	cmpq	$FHOOK_TW_IDLE, %fs:0x7ffffff0	/* the thread word */
-	.globl	\name\()_tls1
-	.hidden	\name\()_tls1
-\name\()_tls1:
+	GEN_LABEL \name\()_tls1
 	jne	2f				/* nested, or not known: C */
 	movq	$2, %fs:0x7ffffff0		/* enter, 64 bits as the compare reads */
-	.globl	\name\()_tls2
-	.hidden	\name\()_tls2
-\name\()_tls2:
+	GEN_LABEL \name\()_tls2
 	movabsq	$0x1122334455667788, %rdx	/* the ops */
-	.globl	\name\()_ops
-	.hidden	\name\()_ops
-\name\()_ops:
+	GEN_LABEL \name\()_ops
 	movq	%rsp, %rcx
 	call	*0x7ffffff0(%rip)		/* its handler: the word after the copy's page */
-	.globl	\name\()_func
-	.hidden	\name\()_func
-\name\()_func:
+	GEN_LABEL \name\()_func
 	subq	$1, %fs:0x7ffffff0		/* leave */
-	.globl	\name\()_tls3
-	.hidden	\name\()_tls3
-\name\()_tls3:
+	GEN_LABEL \name\()_tls3
 3:	RESTORE_ARGS \sse, 0
 	.cfi_remember_state
 	leave
 	.cfi_def_cfa %rsp, 8
-	.globl	\name\()_ret
-	.hidden	\name\()_ret
-\name\()_ret:
+	GEN_LABEL \name\()_ret
 	ret
 	.cfi_restore_state
-	.globl	\name\()_slow
-	.hidden	\name\()_slow
-\name\()_slow:
+	GEN_LABEL \name\()_slow
 2:	.if !\sse
 	SAVE_XMM
 	.endif
 	movq	%r11, %rdx			/* dispatch(ip, parent_ip, stub, fregs) */
 	movq	%rsp, %rcx
 	movabsq	$0x1122334455667788, %rax	/* the C dispatcher */
-	.globl	\name\()_disp
-	.hidden	\name\()_disp
-\name\()_disp:
+	GEN_LABEL \name\()_disp
 	call	*%rax
 	.if !\sse
 	RESTORE_XMM
 	.endif
 	jmp	3b
 	.cfi_endproc
-	.globl	\name\()_end
-	.hidden	\name\()_end
-\name\()_end:
+	GEN_LABEL \name\()_end
 .endm
 
 	OPS_TEMPLATE fhook_tmpl_ops, 1
@@ -697,46 +686,28 @@
 \name:
 	.cfi_startproc
 	cmpq	$FHOOK_TW_IDLE, %fs:0x7ffffff0	/* the thread word */
-	.globl	\name\()_tls1
-	.hidden	\name\()_tls1
-\name\()_tls1:
+	GEN_LABEL \name\()_tls1
 	jne	2f				/* nested, or not known: the generic path */
 	movq	$2, %fs:0x7ffffff0		/* enter, 64 bits as the compare reads */
-	.globl	\name\()_tls2
-	.hidden	\name\()_tls2
-\name\()_tls2:
+	GEN_LABEL \name\()_tls2
 	LEAN_SAVE \saves
 	movq	LEAN_BODY(\saves)(%rsp), %rdi
 	subq	$5, %rdi			/* ip: the site */
 	movq	LEAN_SLOT(\saves)(%rsp), %rsi	/* parent_ip */
 	movabsq	$0x1122334455667788, %rdx	/* the ops */
-	.globl	\name\()_ops
-	.hidden	\name\()_ops
-\name\()_ops:
+	GEN_LABEL \name\()_ops
 	call	*0x7ffffff0(%rip)		/* its handler: the word after the copy's page */
-	.globl	\name\()_func
-	.hidden	\name\()_func
-\name\()_func:
+	GEN_LABEL \name\()_func
 	LEAN_RESTORE \saves
-	.globl	\name\()_popped
-	.hidden	\name\()_popped
-\name\()_popped:
+	GEN_LABEL \name\()_popped
 	subq	$1, %fs:0x7ffffff0		/* leave */
-	.globl	\name\()_tls3
-	.hidden	\name\()_tls3
-\name\()_tls3:
-	.globl	\name\()_ret
-	.hidden	\name\()_ret
-\name\()_ret:
+	GEN_LABEL \name\()_tls3
+	GEN_LABEL \name\()_ret
 	ret
 2:	jmp	*0x7ffffff0(%rip)		/* the generic trampoline: the next word */
-	.globl	\name\()_slow
-	.hidden	\name\()_slow
-\name\()_slow:
+	GEN_LABEL \name\()_slow
 	.cfi_endproc
-	.globl	\name\()_end
-	.hidden	\name\()_end
-\name\()_end:
+	GEN_LABEL \name\()_end
 .endm
 
 	OPS_LEAN_TEMPLATE fhook_tmpl_ops_lean2, 2
