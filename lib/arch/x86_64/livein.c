@@ -24,7 +24,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "cs.h"
+#include "vecfree.h"
 
 #define cs fhook_cs
 
@@ -69,37 +69,6 @@ static int live_index(unsigned int r, bool *full)
 		}
 	}
 	return -1;
-}
-
-/* Instructions whose first operand is overwritten whole, whatever it held. */
-static bool pure_write(const cs_insn *insn)
-{
-	switch (insn->id) {
-	case X86_INS_MOV:
-	case X86_INS_MOVABS:
-	case X86_INS_MOVZX:
-	case X86_INS_MOVSX:
-	case X86_INS_MOVSXD:
-	case X86_INS_LEA:
-	case X86_INS_POP:
-	case X86_INS_MOVD:
-	case X86_INS_MOVQ:
-	case X86_INS_CVTTSS2SI:
-	case X86_INS_CVTTSD2SI:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* "xor %eax, %eax" and the like: all of the register written, nothing read */
-static bool zeroes(const cs_insn *insn)
-{
-	const cs_x86 *x = &insn->detail->x86;
-
-	return (insn->id == X86_INS_XOR || insn->id == X86_INS_SUB) && x->op_count == 2 &&
-	       x->operands[0].type == X86_OP_REG && x->operands[1].type == X86_OP_REG &&
-	       x->operands[0].reg == x->operands[1].reg;
 }
 
 /*
@@ -163,12 +132,12 @@ static bool effects(const cs_insn *insn, csh h, struct live_path *p)
 {
 	const cs_detail *d = insn->detail;
 	const cs_x86 *x = &d->x86;
-	bool pure = pure_write(insn);
+	bool pure = fhook_insn_writes_whole(insn);
 	unsigned int i, wrote = 0;
 
 	if (!known(insn, h) || x->prefix[0] == X86_PREFIX_REP || x->prefix[0] == X86_PREFIX_REPNE)
 		return false;
-	if (zeroes(insn)) {
+	if (fhook_insn_zeroes(insn)) {
 		bool full;
 		int r = live_index(x->operands[0].reg, &full);
 

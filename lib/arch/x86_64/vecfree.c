@@ -63,29 +63,17 @@ static bool is_rcx(unsigned int r)
 	       r == X86_REG_CH;
 }
 
-/* "xor %ecx, %ecx" and the like: all of %rcx written, nothing read */
-static bool zeroes_rcx(const cs_insn *insn)
+bool fhook_insn_zeroes(const cs_insn *insn)
 {
 	const cs_x86 *x = &insn->detail->x86;
 
 	return (insn->id == X86_INS_XOR || insn->id == X86_INS_SUB) && x->op_count == 2 &&
 	       x->operands[0].type == X86_OP_REG && x->operands[1].type == X86_OP_REG &&
-	       (x->operands[0].reg == X86_REG_RCX || x->operands[0].reg == X86_REG_ECX) &&
 	       x->operands[1].reg == x->operands[0].reg;
 }
 
-/*
- * Is @insn's first operand all of %rcx, written without being read?
- * Only instructions whose destination is a plain write: a conditional
- * move may keep the old value, a narrower register keeps its upper bits.
- */
-static bool writes_rcx(const cs_insn *insn)
+bool fhook_insn_writes_whole(const cs_insn *insn)
 {
-	const cs_x86_op *op0 = &insn->detail->x86.operands[0];
-
-	if (insn->detail->x86.op_count < 1 || op0->type != X86_OP_REG ||
-	    (op0->reg != X86_REG_RCX && op0->reg != X86_REG_ECX) || op0->access != CS_AC_WRITE)
-		return false;
 	switch (insn->id) {
 	case X86_INS_MOV:
 	case X86_INS_MOVABS:
@@ -94,10 +82,32 @@ static bool writes_rcx(const cs_insn *insn)
 	case X86_INS_MOVSXD:
 	case X86_INS_LEA:
 	case X86_INS_POP:
+	case X86_INS_MOVD:
+	case X86_INS_MOVQ:
+	case X86_INS_CVTTSS2SI:
+	case X86_INS_CVTTSD2SI:
 		return true;
 	default:
 		return false;
 	}
+}
+
+/* "xor %ecx, %ecx" and the like: all of %rcx written, nothing read */
+static bool zeroes_rcx(const cs_insn *insn)
+{
+	const cs_x86_op *op0 = &insn->detail->x86.operands[0];
+
+	return fhook_insn_zeroes(insn) && (op0->reg == X86_REG_RCX || op0->reg == X86_REG_ECX);
+}
+
+/* Is @insn's first operand all of %rcx, written without being read? */
+static bool writes_rcx(const cs_insn *insn)
+{
+	const cs_x86_op *op0 = &insn->detail->x86.operands[0];
+
+	return insn->detail->x86.op_count >= 1 && op0->type == X86_OP_REG &&
+	       (op0->reg == X86_REG_RCX || op0->reg == X86_REG_ECX) &&
+	       op0->access == CS_AC_WRITE && fhook_insn_writes_whole(insn);
 }
 
 /*

@@ -58,6 +58,15 @@ struct fhook_vecfree_src {
 bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 		    unsigned long *end, unsigned int *fregs) __arch_hidden;
 
+/*
+ * Does @insn overwrite all of its first operand (when that is a 32- or
+ * 64-bit register) whatever it held: a plain write, not a conditional
+ * move, not a narrower register whose upper bits stay?  (livein.c too)
+ */
+bool fhook_insn_writes_whole(const cs_insn *insn) __arch_hidden;
+/* "xor %eax, %eax" and the like: the register written, nothing read */
+bool fhook_insn_zeroes(const cs_insn *insn) __arch_hidden;
+
 /* Is @insn a jump or a return (decoded with details)? */
 bool fhook_insn_is_branch(const cs_insn *insn) __arch_hidden;
 
