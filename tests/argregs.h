@@ -2,8 +2,9 @@
 /*
  * Traced functions that read few argument registers, for the tests of
  * the entries that save only those (livein.c): each reads what its name
- * says, and each result needs every argument it reads.  Included by one
- * file of a test program, built traceable.
+ * says, and each result needs every argument it reads.  Included once
+ * per program (it defines ms_call), after check.h (NOINLINE), by a file
+ * built traceable.
  */
 #ifndef FHOOK_TEST_ARGREGS_H
 #define FHOOK_TEST_ARGREGS_H

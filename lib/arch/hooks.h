@@ -35,8 +35,9 @@ struct fhook_arch_hooks {
 	/* What a stub with no data calls: the list function. */
 	ftrace_func_t list_func;
 	/*
-	 * The trampolines' slow path: call the stub's handler if the site
-	 * still calls @stub, else the list function.
+	 * The trampolines' slow path: call the stub's handler if it has
+	 * one, else the list function; with bit 0 of @stub set (fregs
+	 * holds only the registers the function reads), nothing else.
 	 */
 	void (*dispatch)(unsigned long ip, unsigned long parent_ip, struct fhook_stub *stub,
 			 struct ftrace_regs *fregs);

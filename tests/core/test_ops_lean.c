@@ -188,9 +188,54 @@ static void case_unregister_race(void)
 	CHECK_EQ(after_unregister, 0, "race_no_call_after_unregister");
 }
 
+/* calls through the recursion assist (C, unproven): the copy that builds a frame */
+static void case_recursion_assist(void)
+{
+	struct ftrace_ops ops = { .func = lean_handler, .flags = FTRACE_OPS_FL_RECURSION };
+	struct lv_pair p;
+	int i, ms;
+
+	calls = 0;
+	CHECK_EQ(filter(&ops), 0, "assist_filter");
+	CHECK_EQ(register_ftrace_function(&ops), 0, "assist_register");
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(call_all(&p, &ms), 11 + 13 + 5 + 22 + 43 + 3, "assist_results");
+	CHECK(p.a == 8 && p.b == 10 && ms == 1, "assist_rdx_rsi_rdi", "{%ld, %ld}, %d", p.a, p.b,
+	      ms);
+	CHECK_EQ(calls, 24, "assist_handler_ran");
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+	CHECK(site_tramp(a1_traced) == site_tramp(a4_traced), "assist_one_copy", "%#lx %#lx",
+	      site_tramp(a1_traced), site_tramp(a4_traced));
+#endif
+	unregister_ftrace_function(&ops);
+	ftrace_free_filter(&ops);
+}
+
+/* an ops on every function: no decoding (its start-up stays light), one copy */
+static void case_every_function(void)
+{
+	struct ftrace_ops ops = { .func = lean_handler };
+	struct lv_pair p;
+	int ms;
+
+	calls = 0;
+	CHECK_EQ(register_ftrace_function(&ops), 0, "every_register");
+	CHECK_EQ(call_all(&p, &ms), 11 + 13 + 5 + 22 + 43 + 3, "every_results");
+	CHECK(p.a == 8 && p.b == 10 && ms == 1, "every_rdx_rsi_rdi", "{%ld, %ld}, %d", p.a, p.b,
+	      ms);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+	CHECK(site_tramp(a1_traced) == site_tramp(a4_traced), "every_one_copy", "%#lx %#lx",
+	      site_tramp(a1_traced), site_tramp(a4_traced));
+#endif
+	unregister_ftrace_function(&ops);
+	CHECK(calls > 8, "every_handler_ran", "%ld calls", calls);
+}
+
 static const struct check_case cases[] = {
 	CHECK_CASE(values),
 	CHECK_CASE(fregs_reader),
+	CHECK_CASE(recursion_assist),
+	CHECK_CASE(every_function),
 	CHECK_CASE(unregister_race),
 };
 

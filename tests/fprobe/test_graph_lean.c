@@ -412,15 +412,15 @@ static void arg_classes_run(struct fprobe *fp, const char *what)
 {
 	const char *syms[] = { "a0_traced", "a1_traced", "a1b_traced", "a2_traced", "a3_traced",
 			       "a3_branch_traced", "a2_dx_traced", "pass_traced", "a4_traced",
-			       "a6_traced", "ms_traced" };
-	long r[10] = { 0 };
+			       "a6_traced", "ms_traced", "outer" };
+	long r[11] = { 0 };
 	struct lv_pair p = { 0, 0 };
 	int i, ms_kept = 0;
 	char n[64];
 
 	reset();
 	snprintf(n, sizeof(n), "%s_register", what);
-	CHECK_EQ(register_fprobe_syms(fp, syms, 11), 0, n);
+	CHECK_EQ(register_fprobe_syms(fp, syms, 12), 0, n);
 	for (i = 0; i < 3; i++) {
 		r[0] = a0_traced();
 		r[1] = a1_traced(4);
@@ -434,19 +434,20 @@ static void arg_classes_run(struct fprobe *fp, const char *what)
 		r[9] = a2_dx_traced(20, 3);
 		p = pass_traced(8, 9, 10);
 		ms_kept += ms_call();
+		r[10] = outer(4);
 	}
 	snprintf(n, sizeof(n), "%s_results", what);
 	CHECK(r[0] == 11 && r[1] == 13 && r[2] == 22 && r[3] == 5 && r[4] == 22 && r[5] == 42 &&
-	      r[6] == 100 && r[7] == 3 && r[8] == 21 && r[9] == 43, n,
-	      "%ld %ld %ld %ld %ld %ld %ld %ld %ld %ld, expected 11 13 22 5 22 42 100 3 21 43",
-	      r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9]);
+	      r[6] == 100 && r[7] == 3 && r[8] == 21 && r[9] == 43 && r[10] == 6, n,
+	      "%ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld, expected 11 13 22 5 22 42 100 3 21 43 6",
+	      r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10]);
 	snprintf(n, sizeof(n), "%s_rdx_returned", what);
 	CHECK(p.a == 8 && p.b == 10, n, "{%ld, %ld}, expected {8, 10}", p.a, p.b);
 	snprintf(n, sizeof(n), "%s_ms_abi_rsi_rdi_kept", what);
 	if (!fp->exit_handler)
 		CHECK_EQ(ms_kept, 3, n);
 	snprintf(n, sizeof(n), "%s_handlers_ran", what);
-	CHECK(entries == 36 && exits == (fp->exit_handler ? 36 : 0), n, "%ld entries, %ld exits",
+	CHECK(entries == 39 && exits == (fp->exit_handler ? 39 : 0), n, "%ld entries, %ld exits",
 	      entries, exits);
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 	{
@@ -464,6 +465,9 @@ static void arg_classes_run(struct fprobe *fp, const char *what)
 		snprintf(n, sizeof(n), "%s_classes_differ", what);
 		CHECK(tdx && tdx != t1 && t1 != t4 && tdx != t4 && site_tramp(ms_traced) == tdx, n,
 		      "%#lx %#lx %#lx %#lx", tdx, t1, t4, site_tramp(ms_traced));
+		/* outer() tail-jumps to traced()'s site: a call, all saved */
+		snprintf(n, sizeof(n), "%s_jump_to_site_saves_all", what);
+		CHECK(site_tramp(outer) == t4, n, "%#lx, expected %#lx", site_tramp(outer), t4);
 	}
 #endif
 	unregister_fprobe(fp);

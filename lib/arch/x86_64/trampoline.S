@@ -281,8 +281,10 @@
 	addl	$1, %edx
 	movl	%edx, %fs:FHOOK_TW_TASKS(%rax)	/* enter */
 	jmp	6b
+	.if !\own
 7:	movl	$0, %fs:FHOOK_TW_RECURSION(%rax)	/* unbound: as if counted */
-1:	.if !\sse
+1:
+	.if !\sse
 	SAVE_XMM
 	.endif
 	movq	%rsp, %rcx		/* the list function: (ip, parent_ip, NULL, fregs) */
@@ -291,6 +293,7 @@
 	RESTORE_XMM
 	.endif
 	jmp	4b
+	.endif
 2:	.if !\sse
 	SAVE_XMM
 	.endif
@@ -567,8 +570,10 @@
 	 */
 86:	jmp	88b
 89:	FAST_LEAVE %rax
+	.cfi_remember_state
 	LEAN_RESTORE \saves
 	jmp	fhook_tramp_fgraph_own
+	.cfi_restore_state
 90:	LEAN_RESTORE \saves
 	jmp	fhook_tramp_fgraph
 .endif
