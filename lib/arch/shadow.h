@@ -17,7 +17,7 @@
  *	+0			SHADOW_DEPTH code stubs, one per SHADOW_LINE bytes
  *	+SHADOW_NODE_OFF	a line of SHADOW_LINE bytes per stub: its node
  *				(below), then its return entry
- *	+SHADOW_HDR_OFF		the thread's header: its top index first
+ *	+SHADOW_HDR_OFF		the thread's header: its top entry's stub first
  *	+SHADOW_DATA_OFF	SHADOW_DATA_MAX bytes of entry data per stub
  *
  * Stub i and line i are both i * SHADOW_LINE from their array's start,
@@ -246,13 +246,13 @@ extern unsigned long fhook_shadow_size __attribute__((visibility("hidden")));
 extern int fhook_shadow_slow __attribute__((visibility("hidden")));
 /*
  * What a thread's fhook_shadow_self names until it has a region: a header
- * whose top is 0 and whose line 0's return entry is 0, below every slot,
- * so that the trampolines' push fails on it with no test of its own, and
- * no stub is its top entry's.  Only those two words are ever read.
+ * whose top entry's stub is such that the entry's return entry is the
+ * array's second word, 0: below every slot, so that the trampolines' push
+ * fails on it with no test of its own, and no slot is its top entry's.
+ * Only those two words are ever read.
  */
-extern unsigned long fhook_shadow_none[(SHADOW_HDR_OFF - SHADOW_NODE_OFF) / 8 + 1]
-	__attribute__((visibility("hidden")));
-#define FHOOK_SHADOW_NONE	((void *)&fhook_shadow_none[(SHADOW_HDR_OFF - SHADOW_NODE_OFF) / 8])
+extern unsigned long fhook_shadow_none[2] __attribute__((visibility("hidden")));
+#define FHOOK_SHADOW_NONE	((void *)fhook_shadow_none)
 /* The calling thread's region header; FHOOK_SHADOW_NONE until it hooks a return. */
 extern __thread void *fhook_shadow_self __attribute__((visibility("hidden")))
 	__attribute__((tls_model("initial-exec")));

@@ -117,7 +117,7 @@ static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftr
 	if (__builtin_expect(!t || rh->capped, 0))
 		goto slow;
 	base = rethook_region_of((unsigned long)t);
-	top = t->top;
+	top = rethook_top(t, __ATOMIC_RELAXED);
 	/* 0: a hole, which the slow path pops; below us: maybe stale */
 	if (top && __atomic_load_n(&rethook_ret_of(base, top)->sp, __ATOMIC_ACQUIRE) <= sp)
 		goto slow;
@@ -143,7 +143,7 @@ static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftr
 		r->sp = sp;
 		/* the entry is complete before the slot points at it */
 		__asm__ __volatile__("" ::: "memory");
-		t->top = idx;
+		rethook_top_set(t, idx, __ATOMIC_RELAXED);
 		__asm__ __volatile__("" ::: "memory");
 		*(unsigned long *)sp = rethook_stub_of(base, idx);
 	}

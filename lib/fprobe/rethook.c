@@ -139,10 +139,10 @@ static void drop_above(unsigned long base, struct rethook_thread *t, unsigned lo
 {
 	unsigned long top;
 
-	for (top = t->top; top > keep; top--)
+	for (top = rethook_top(t, __ATOMIC_RELAXED); top > keep; top--)
 		if (!drop_entry(base, top, true))
 			break;		/* not below an entry still in use */
-	__atomic_store_n(&t->top, top, __ATOMIC_RELEASE);
+	rethook_top_set(t, top, __ATOMIC_RELEASE);
 }
 
 static void register_eh_frame(unsigned long start, unsigned long len)
@@ -199,7 +199,7 @@ static void rethook_thread_exit(void *arg)
 	 * (and will be resumed by another thread) is alive: then the region
 	 * is left as it is, never reused, for those returns to find.
 	 */
-	for (i = t->top; i > 0; i--) {
+	for (i = rethook_top(t, __ATOMIC_RELAXED); i > 0; i--) {
 		v = __atomic_load_n(&ret_of(base, i)->sp, __ATOMIC_ACQUIRE);
 		if (!v)
 			continue;
@@ -215,7 +215,7 @@ static void rethook_thread_exit(void *arg)
 		return;
 	}
 	/* release: sweep_dead() reads top to know which entries to look at */
-	__atomic_store_n(&t->top, 0, __ATOMIC_RELEASE);
+	rethook_top_set(t, 0, __ATOMIC_RELEASE);
 	t->kept_idx = t->kept_sp = 0;
 	t->holes = 0;
 	/* the entry data only: the header says the code is prepared */
@@ -378,7 +378,7 @@ static struct rethook_thread *rethook_thread_get_slow(void)
 	}
 	t->slot = slot;
 	__atomic_store_n(&t->tid, gettid(), __ATOMIC_RELAXED);	/* read by reclaim_exited() */
-	t->top = 0;
+	rethook_top_set(t, 0, __ATOMIC_RELAXED);
 	/* line 0 holds no entry: above every slot, for the trampolines' push */
 	ret_of(base, 0)->sp = ~0UL;
 	t->kept_idx = t->kept_sp = 0;
@@ -492,7 +492,7 @@ static bool rethook_in_use(struct rethook *rh)
 			continue;
 		base = rethook_base + (unsigned long)slot * RETHOOK_REGION_SIZE;
 		/* no entry for @rh can be pushed any more: its ops is gone */
-		top = __atomic_load_n(&thread_of(base)->top, __ATOMIC_ACQUIRE);
+		top = rethook_top(thread_of(base), __ATOMIC_ACQUIRE);
 		for (i = 1; i <= top; i++)
 			if (__atomic_load_n(&ret_of(base, i)->sp, __ATOMIC_ACQUIRE) &&
 			    __atomic_load_n(&node_of(base, i)->rethook, __ATOMIC_RELAXED) == rh)
@@ -605,7 +605,7 @@ static unsigned long reclaim_hole(unsigned long base, struct rethook_thread *t, 
 	unsigned long i, rsp;
 
 	if (t->holes) {
-		for (i = t->top; i > 0; i--)
+		for (i = rethook_top(t, __ATOMIC_RELAXED); i > 0; i--)
 			if (!__atomic_load_n(&ret_of(base, i)->sp, __ATOMIC_ACQUIRE))
 				return i;
 		t->holes = 0;
@@ -619,7 +619,7 @@ static unsigned long reclaim_hole(unsigned long base, struct rethook_thread *t, 
 	if (t->full++ % (t->scan_every ? t->scan_every : 1))
 		return 0;
 	t->full = 1;
-	for (i = t->top; i > 0; i--) {
+	for (i = rethook_top(t, __ATOMIC_RELAXED); i > 0; i--) {
 		struct rethook_ret *r = ret_of(base, i);
 
 		rsp = __atomic_load_n(&r->sp, __ATOMIC_ACQUIRE);
@@ -664,7 +664,7 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 	 * the same function).  An entry below may also be alive on another
 	 * stack: see the comment at the top of this file.
 	 */
-	for (top = t->top; top; top--) {
+	for (top = rethook_top(t, __ATOMIC_RELAXED); top; top--) {
 		struct rethook_ret *r = ret_of(base, top);
 		unsigned long rsp = __atomic_load_n(&r->sp, __ATOMIC_ACQUIRE);
 
@@ -690,10 +690,10 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 			break;
 		}
 	}
-	if (top != t->top)
+	if (top != rethook_top(t, __ATOMIC_RELAXED))
 		drop_above(base, t, top);
 	/* drop_above stops under an entry another thread has begun returning */
-	idx = t->top + 1;
+	idx = rethook_top(t, __ATOMIC_RELAXED) + 1;
 	if (__builtin_expect(idx >= RETHOOK_DEPTH, 0)) {
 		idx = reclaim_hole(base, t, sp);
 		if (!idx)
@@ -740,8 +740,8 @@ void rethook_hook(struct rethook_node *node, unsigned long sp)
 	r->sp = sp;
 	/* the entry is complete before the slot points at it */
 	__asm__ __volatile__("" ::: "memory");
-	if (idx > t->top)		/* else a hole reused below the top */
-		t->top = idx;
+	if (idx > rethook_top(t, __ATOMIC_RELAXED))	/* else a hole reused below the top */
+		rethook_top_set(t, idx, __ATOMIC_RELAXED);
 	__asm__ __volatile__("" ::: "memory");
 	*(unsigned long *)sp = stub_of(base, idx);
 }
@@ -786,8 +786,8 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 	void *data;
 
 	/* the top entry: no frame above it to report as unwound */
-	if (__builtin_expect(t != rethook_self || idx != t->top || r->sp != slot ||
-			     fhook_recursion_bits || tasks <= 0 || rh->capped, 0))
+	if (__builtin_expect(t != rethook_self || idx != rethook_top(t, __ATOMIC_RELAXED) ||
+			     r->sp != slot || fhook_recursion_bits || tasks <= 0 || rh->capped, 0))
 		return rethook_trampoline_slow(stub, fregs);
 	/* as in the slow path: returning, then the slot plain again */
 	__atomic_store_n(&r->sp, slot | RETHOOK_RETURNING, __ATOMIC_RELAXED);
@@ -804,7 +804,7 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 	fhook_recursion_unlock(0);
 	__atomic_store_n(&r->sp, 0, __ATOMIC_RELEASE);
 	/* a signal handler's hooks above ours are gone by now: top is idx */
-	__atomic_store_n(&t->top, idx - 1, __ATOMIC_RELEASE);
+	rethook_top_set(t, idx - 1, __ATOMIC_RELEASE);
 	return ret;
 }
 
@@ -823,7 +823,7 @@ static unsigned long rethook_trampoline_slow(unsigned long stub, struct ftrace_r
 	/* a coroutine may return on another thread than the one it entered on */
 	bool own = t == rethook_self;
 
-	if (__builtin_expect(r->sp != slot || (own && idx > t->top), 0))
+	if (__builtin_expect(r->sp != slot || (own && idx > rethook_top(t, __ATOMIC_RELAXED)), 0))
 		rethook_corrupt(stub, slot, r->sp);
 	/*
 	 * Returning: from here the slot no longer holds the stub, and a
@@ -845,7 +845,8 @@ static unsigned long rethook_trampoline_slow(unsigned long stub, struct ftrace_r
 	*(unsigned long *)slot = ret;
 
 	/* frames above ours that were removed without a return exit first */
-	if (own && idx != t->top && __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED))
+	if (own && idx != rethook_top(t, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED))
 		rethook_reap_deeper(slot, false);
 	fregs->regs.ip = node->ret_ip;
 	/*
@@ -875,8 +876,8 @@ static unsigned long rethook_trampoline_slow(unsigned long stub, struct ftrace_r
 		 * signal handler that runs in between leaves top at or below
 		 * idx - 1 with only holes above, which this store cannot undo.
 		 */
-		if (idx == __atomic_load_n(&t->top, __ATOMIC_RELAXED))
-			__atomic_store_n(&t->top, idx - 1, __ATOMIC_RELEASE);
+		if (idx == rethook_top(t, __ATOMIC_RELAXED))
+			rethook_top_set(t, idx - 1, __ATOMIC_RELEASE);
 		else
 			t->holes = 1;
 	}

@@ -95,7 +95,13 @@ _Static_assert(RETHOOK_RETURNING == SHADOW_RETURNING, "SHADOW_RETURNING");
 _Static_assert(offsetof(struct rethook, fgraph) == 0, "a node's rethook is its fgraph");
 
 struct rethook_thread {
-	unsigned long top;	/* entries 1..top are in use or holes */
+	/*
+	 * The stub of the top entry: entries 1..top are in use or holes.
+	 * A stub, not an index, so that the trampolines compare a slot with
+	 * it and address the entry's fields from it with no arithmetic
+	 * (rethook_top(), rethook_top_set()).
+	 */
+	unsigned long top_stub;
 	int slot;		/* region number */
 	int tid;		/* the thread's id, for reuse after it exited */
 	int prepared;
@@ -107,6 +113,9 @@ struct rethook_thread {
 	/* the thread's own stack, once looked up (rethook_unwind.c); 0: not yet */
 	unsigned long stack_lo, stack_hi;
 };
+
+/* the trampolines read the header's first word as its top entry's stub */
+_Static_assert(offsetof(struct rethook_thread, top_stub) == 0, "top_stub first");
 
 /*
  * The anchors are the arch's (arch/shadow.h): the reservation, the bytes
@@ -155,6 +164,20 @@ static inline struct rethook_node *rethook_node_of(unsigned long base, unsigned 
 static inline unsigned long rethook_stub_of(unsigned long base, unsigned long idx)
 {
 	return base + idx * RETHOOK_STUB_SIZE;
+}
+
+/* The index of @t's top entry (its stub's line), loaded with @order. */
+static inline unsigned long rethook_top(const struct rethook_thread *t, int order)
+{
+	return (__atomic_load_n(&t->top_stub, order) & (RETHOOK_REGION_SIZE - 1)) /
+	       RETHOOK_STUB_SIZE;
+}
+
+/* Make entry @idx @t's top, stored with @order. */
+static inline void rethook_top_set(struct rethook_thread *t, unsigned long idx, int order)
+{
+	__atomic_store_n(&t->top_stub, rethook_stub_of(rethook_region_of((unsigned long)t), idx),
+			 order);
 }
 
 /* Is @addr one of the stubs (of any thread)? */

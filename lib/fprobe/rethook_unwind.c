@@ -204,7 +204,7 @@ static void reap_range(struct rethook_thread *t, unsigned long lo, unsigned long
 	unsigned long base = rethook_region_of((unsigned long)t);
 	unsigned long i, rsp;
 
-	for (i = __atomic_load_n(&t->top, __ATOMIC_RELAXED); i > 0; i--) {
+	for (i = rethook_top(t, __ATOMIC_RELAXED); i > 0; i--) {
 		rsp = __atomic_load_n(&rethook_ret_of(base, i)->sp, __ATOMIC_ACQUIRE);
 		if (!rsp || (rsp & RETHOOK_RETURNING))
 			continue;
@@ -239,7 +239,7 @@ void rethook_reap_deeper(unsigned long sp, bool locked)
 	struct rethook_thread *t = rethook_self;
 	unsigned long base, top, rsp;
 
-	if (!t || !(top = __atomic_load_n(&t->top, __ATOMIC_RELAXED)))
+	if (!t || !(top = rethook_top(t, __ATOMIC_RELAXED)))
 		return;
 	base = rethook_region_of((unsigned long)t);
 	rsp = __atomic_load_n(&rethook_ret_of(base, top)->sp, __ATOMIC_ACQUIRE);
@@ -323,7 +323,7 @@ static void before_longjmp(unsigned long target)
 	stack_t ss;
 
 	if (!t || !__atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED) ||
-	    !__atomic_load_n(&t->top, __ATOMIC_RELAXED))
+	    !rethook_top(t, __ATOMIC_RELAXED))
 		return;
 	if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
 		ss_lo = (unsigned long)ss.ss_sp;

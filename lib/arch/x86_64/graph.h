@@ -14,91 +14,104 @@
 /* struct fhook_stub's grec (arch.h): the fgraph a stub is bound for, checked in stubs.c */
 #define STUB_GREC	40
 
-#if SHADOW_DATA_MAX != 256
-#error "ENTRY_DATA_AT shifts by 8"
-#endif
-
 /* @tls = the offset of the thread word (util/thread_word.h) from the thread pointer */
 .macro TLS_WORDS tls
 	movq	fhook_tw@gottpoff(%rip), \tls
 .endm
 
 /*
- * The next shadow-stack entry for a return whose slot's address is in
- * the register @slot: @hdr = the thread's header (its top first), @idx =
- * the entry's index, @node = its node (its line); to @fail when the
- * thread has no region yet (its header is FHOOK_SHADOW_NONE's, whose
- * top entry is no caller's), the top entry is not a caller's (stale, or
- * this very slot's), or it is full.
+ * A node's field @f, from its stub: stub i and line i are the same
+ * distance from their arrays, so every field is one displacement from
+ * the stub (arch/shadow.h), and a header's top is a stub.
  */
-.macro SHADOW_NEXT hdr, idx, node, slot, fail
-	movq	fhook_shadow_self@gottpoff(%rip), \node
-	movq	%fs:(\node), \hdr
-	movq	(\hdr), \idx			/* top */
-	movq	\idx, \node
-	shlq	$SHADOW_LINE_SHIFT, \node
-	cmpq	SHADOW_NODE_OFF-SHADOW_HDR_OFF+SHADOW_N_SP(\hdr,\node), \slot
+#define NODE(f)		(SHADOW_NODE_OFF + (f))
+
+/*
+ * The next shadow-stack entry for a return whose slot's address is in
+ * the register @slot: @hdr = the thread's header (its top entry's stub
+ * first), @stub = the entry's stub; to @fail when the thread has no
+ * region yet (its header is FHOOK_SHADOW_NONE's, whose top entry is no
+ * caller's), the top entry is not a caller's (stale, or this very
+ * slot's), or it is full (the stub would be past the stubs: the region
+ * is aligned to its size, and the stubs end at a power of two).
+ */
+.macro SHADOW_NEXT hdr, stub, slot, fail
+	movq	fhook_shadow_self@gottpoff(%rip), \stub
+	movq	%fs:(\stub), \hdr
+	movq	(\hdr), \stub			/* the top entry's */
+	cmpq	NODE(SHADOW_N_SP)(\stub), \slot
 	jae	\fail				/* the top entry is no caller's (line 0: none) */
-	addq	$1, \idx
-	cmpq	$SHADOW_DEPTH, \idx
-	jae	\fail
-	leaq	SHADOW_NODE_OFF-SHADOW_HDR_OFF+SHADOW_LINE(\hdr,\node), \node
+	addq	$SHADOW_LINE, \stub
+	testq	$SHADOW_NODE_OFF, \stub
+	jnz	\fail
 .endm
 
 /*
  * The entry a return through the stub in the slot whose address is in
- * @slot is for, when that is the stub (its line's at @stub_off) of this
+ * @slot is for, when that is the stub (at @stub_off in its line) of this
  * thread's top entry, hooked at this slot: @hdr = the thread's header,
- * @idx = the entry's index, @node = its node; else @fail.  Another
- * thread's stub (a coroutine) is not this thread's top entry's, nor
- * any FHOOK_SHADOW_NONE's.
+ * @stub = the entry's stub; else @fail.  Another thread's stub (a
+ * coroutine) is not this thread's top entry's, nor any
+ * FHOOK_SHADOW_NONE's.  @tmp: for a @stub_off.
  */
-.macro SHADOW_TOP hdr, idx, node, slot, fail, stub_off=0
-	movq	fhook_shadow_self@gottpoff(%rip), \idx
-	movq	%fs:(\idx), \hdr
-	movq	(\hdr), \idx			/* top */
-	movq	\idx, \node
-	shlq	$SHADOW_LINE_SHIFT, \node
-	leaq	\stub_off-SHADOW_HDR_OFF(\hdr,\node), \node	/* its stub */
-	cmpq	(\slot), \node
+.macro SHADOW_TOP hdr, stub, slot, fail, stub_off=0, tmp=
+	movq	fhook_shadow_self@gottpoff(%rip), \stub
+	movq	%fs:(\stub), \hdr
+	movq	(\hdr), \stub			/* the top entry's */
+	.if \stub_off
+	leaq	\stub_off(\stub), \tmp
+	cmpq	(\slot), \tmp
+	.else
+	cmpq	(\slot), \stub
+	.endif
 	jne	\fail
-	leaq	SHADOW_NODE_OFF-\stub_off(\node), \node
-	cmpq	SHADOW_N_SP(\node), \slot
+	cmpq	NODE(SHADOW_N_SP)(\stub), \slot
 	jne	\fail
 .endm
 
 /*
  * Hook the return whose slot is at @slot_addr (a memory operand: the
- * slot) for entry @idx, whose node has its rethook and entry fields:
- * the rest of the node, the return entry, the new top, and the slot
- * holding the entry's stub (its line's at @stub_off).  Clobbers @tmp.
+ * slot) for the entry of @stub, whose node has its rethook and entry
+ * fields: the rest of the node, the return entry, the new top, and the
+ * slot holding the entry's stub (at @stub_off in its line).  Clobbers
+ * @tmp.
  */
-.macro SHADOW_HOOK node, hdr, idx, slot, tmp, stub_off=0
+.macro SHADOW_HOOK stub, hdr, slot, tmp, stub_off=0
 	movq	\slot, \tmp			/* the real return address */
-	movq	\tmp, SHADOW_N_NEXT(\node)
-	movq	\tmp, SHADOW_N_RET_IP(\node)
-	movl	$0, SHADOW_N_UNWOUND(\node)
+	movq	\tmp, NODE(SHADOW_N_NEXT)(\stub)
+	movq	\tmp, NODE(SHADOW_N_RET_IP)(\stub)
+	movl	$0, NODE(SHADOW_N_UNWOUND)(\stub)
 	leaq	\slot, \tmp
-	movq	\tmp, SHADOW_N_SP(\node)
-	movq	\idx, (\hdr)			/* top: the entry is complete */
-	leaq	-SHADOW_NODE_OFF+\stub_off(\node), \tmp	/* its stub: the same offset */
+	movq	\tmp, NODE(SHADOW_N_SP)(\stub)
+	movq	\stub, (\hdr)			/* top: the entry is complete */
+	.if \stub_off
+	leaq	\stub_off(\stub), \tmp
 	movq	\tmp, \slot
+	.else
+	movq	\stub, \slot
+	.endif
 .endm
 
 /*
- * Pop entry @idx (its node @node, the thread's header @hdr), whose slot
- * is @slot (a memory operand): the entry free, the slot plain again, the
- * top one lower.  Free first: C in a signal handler meanwhile finds a
- * hole, where a live entry whose slot no longer held its stub would be a
- * frame gone without its return.  Changes no flag (a test before it
- * still holds after).  Clobbers @tmp; @idx ends one lower.
+ * Pop the entry of @stub (the thread's header @hdr), whose slot is @slot
+ * (a memory operand): the entry free, the slot plain again, the top one
+ * lower.  Free first: C in a signal handler meanwhile finds a hole, where
+ * a live entry whose slot no longer held its stub would be a frame gone
+ * without its return.  Changes no flag (a test before it still holds
+ * after).  Clobbers @tmp.
  */
-.macro SHADOW_POP node, hdr, idx, slot, tmp
-	movq	$0, SHADOW_N_SP(\node)
-	movq	SHADOW_N_NEXT(\node), \tmp
+.macro SHADOW_POP stub, hdr, slot, tmp
+	movq	$0, NODE(SHADOW_N_SP)(\stub)
+	movq	NODE(SHADOW_N_NEXT)(\stub), \tmp
 	movq	\tmp, \slot
-	leaq	-1(\idx), \idx
-	movq	\idx, (\hdr)
+	leaq	-SHADOW_LINE(\stub), \tmp
+	movq	\tmp, (\hdr)
+.endm
+
+/* @tmp = the entry index of @stub (its line), for a record's 16 bits */
+.macro STUB_INDEX stub, tmp
+	movq	\stub, \tmp
+	shrq	$SHADOW_LINE_SHIFT, \tmp	/* (the region's bits are above 16) */
 .endm
 
 /*
@@ -120,19 +133,27 @@
 	jnz	\fail
 .endm
 
-/* @data = the entry data of entry @idx; @base is the region, or what is @off before the data */
-.macro ENTRY_DATA_AT data, base, idx, off=SHADOW_DATA_OFF
-	movq	\idx, \data
-	shlq	$8, \data			/* SHADOW_DATA_MAX */
-	leaq	\off(\base,\data), \data
+#if SHADOW_DATA_MAX != 4 * SHADOW_LINE || SHADOW_SHIFT - SHADOW_LINE_SHIFT > 16
+#error "ENTRY_DATA_AT scales a stub's offset by 4; STUB_INDEX keeps 16 bits"
+#endif
+
+/*
+ * @data = the entry data of the entry of @stub, from the thread's header
+ * @hdr: the region + SHADOW_DATA_OFF + 4 x the stub's offset, which is
+ * 4 x (@stub - @hdr) + @hdr + 3 x SHADOW_HDR_OFF + SHADOW_DATA_OFF
+ */
+.macro ENTRY_DATA_AT data, hdr, stub
+	movq	\stub, \data
+	subq	\hdr, \data
+	leaq	3*SHADOW_HDR_OFF+SHADOW_DATA_OFF(\hdr,\data,4), \data
 .endm
 
 /* ... if @fgraph's handlers take it, else 0 */
-.macro ENTRY_DATA data, fgraph, base, idx, off=SHADOW_DATA_OFF
+.macro ENTRY_DATA data, fgraph, hdr, stub
 	xorl	\data\()d, \data\()d
 	testq	$FGRAPH_FL_DATA, FGRAPH_FLAGS(\fgraph)
 	jz	1004f
-	ENTRY_DATA_AT \data, \base, \idx, \off
+	ENTRY_DATA_AT \data, \hdr, \stub
 1004:
 .endm
 

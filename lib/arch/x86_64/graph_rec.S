@@ -78,9 +78,9 @@
 	REC_LIVE %rcx, %rdi, %rax, %eax, 89f
 .if \exit
 	leaq	SLOT(%rsp), %rax
-	SHADOW_NEXT %r8, %rsi, %r11, %rax, 89f
+	SHADOW_NEXT %r8, %r11, %rax, 89f
 	/* its rethook, which begins with the fgraph (the entry is not live before its top) */
-	movq	%rcx, SHADOW_N_RETHOOK(%r11)
+	movq	%rcx, NODE(SHADOW_N_RETHOOK)(%r11)
 .endif
 	movzwl	FGRAPH_REC_ENTRY+6(%rcx), %edx	/* the event's id */
 	REC_ROOM %rdi, %rcx, 89f
@@ -90,16 +90,17 @@
 	movq	BODY(%rsp), %rax
 	subq	$5, %rax			/* the site */
 .if \exit
-	movq	%rax, SHADOW_N_ENTRY_IP(%r11)	/* (no one reads entry_parent_ip) */
+	movq	%rax, NODE(SHADOW_N_ENTRY_IP)(%r11)	/* (no one reads entry_parent_ip) */
 .endif
 	movq	%rax, 8(%rcx)
 .if \exit
+	STUB_INDEX %r11, %rsi
 	movw	%si, 14(%rcx)			/* | idx << 48 (a site is below 2^47) */
 .endif
 	REC_PUBLISH %rdi, %rcx
 .if \exit
 	/* ... and the shadow-stack entry */
-	SHADOW_HOOK %r11, %r8, %rsi, SLOT(%rsp), %rdx, SHADOW_REC_STUB
+	SHADOW_HOOK %r11, %r8, SLOT(%rsp), %rdx, SHADOW_REC_STUB
 .endif
 	FAST_LEAVE %rdx
 	SCRATCH_RESTORE

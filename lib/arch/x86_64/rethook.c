@@ -15,8 +15,9 @@
 unsigned long fhook_shadow_base;
 unsigned long fhook_shadow_size;
 int fhook_shadow_slow;
-/* (.bss: the pages between its two words are never touched) */
-unsigned long fhook_shadow_none[(SHADOW_HDR_OFF - SHADOW_NODE_OFF) / 8 + 1];
+unsigned long fhook_shadow_none[2] = {
+	(unsigned long)&fhook_shadow_none[1] - SHADOW_NODE_OFF - SHADOW_N_SP,
+};
 __thread void *fhook_shadow_self __attribute__((tls_model("initial-exec"))) = FHOOK_SHADOW_NONE;
 /*
  * What graph records compare with (arch/shadow.h), set by the events

@@ -47,20 +47,19 @@
  * recursion lock, pops the entry and jumps to 4f; anything else falls
  * through to the C handler.  Uses the callee-saved slots of the frame's
  * ftrace_regs, which no exit handler reads.  The entry was found before
- * the frame (SHADOW_TOP in rethook_trampoline): %r10, %r8, %rcx as it
+ * the frame (SHADOW_TOP in rethook_trampoline): %r10 and %rcx (its stub) as it
  * left them, %rsi its fgraph, %r11 the thread word's offset.
  */
 .macro GRAPH_RETURN
 	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%rsi)
 	jnz	9f
 	FAST_ENTER %r11, %rax, 9f
-	orq	$SHADOW_RETURNING, SHADOW_N_SP(%rcx)
-	movq	SHADOW_N_NEXT(%rcx), %rdx
+	orq	$SHADOW_RETURNING, NODE(SHADOW_N_SP)(%rcx)
+	movq	NODE(SHADOW_N_NEXT)(%rcx), %rdx
 	movq	%rdx, 8(%rbp)			/* the slot plain again */
-	movq	SHADOW_N_RET_IP(%rcx), %rdx
+	movq	NODE(SHADOW_N_RET_IP)(%rcx), %rdx
 	movq	%rdx, RIP(%rsp)
 	movq	%rcx, R12(%rsp)
-	movq	%r8, R13(%rsp)
 	movq	%r10, R14(%rsp)
 	movq	FGRAPH_PROBE(%rsi), %rdi	/* NULL: going away */
 	testq	%rdi, %rdi
@@ -69,18 +68,17 @@
 	movq	FGRAPH_EXIT(%rsi), %r11
 	testq	%r11, %r11
 	jz	8f
-	ENTRY_DATA %r9, %rsi, %r10, %r8, SHADOW_DATA_OFF-SHADOW_HDR_OFF
+	ENTRY_DATA %r9, %rsi, %r10, %rcx
 	movq	%r9, %r8			/* exit(probe, entry_ip, ret_ip, fregs, data) */
-	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi
-	movq	SHADOW_N_RET_IP(%rcx), %rdx
+	movq	NODE(SHADOW_N_ENTRY_IP)(%rcx), %rsi
+	movq	NODE(SHADOW_N_RET_IP)(%rcx), %rdx
 	movq	%rsp, %rcx
 	call	*%r11
 8:	FAST_LEAVE %r9
 	movq	R12(%rsp), %r8
-	movq	R13(%rsp), %rsi
 	movq	R14(%rsp), %r10
-	movq	$0, SHADOW_N_SP(%r8)		/* the entry is free */
-	subq	$1, %rsi
+	movq	$0, NODE(SHADOW_N_SP)(%r8)	/* the entry is free */
+	leaq	-SHADOW_LINE(%r8), %rsi
 	movq	%rsi, (%r10)			/* popped */
 	jmp	4f				/* (the x87 stack was empty) */
 9:
@@ -100,9 +98,9 @@
  */
 .macro GRAPH_RETURN_REC
 	leaq	-8(%rsp), %r9			/* the slot */
-	SHADOW_TOP %r10, %rsi, %rcx, %r9, 19f, SHADOW_REC_STUB
+	SHADOW_TOP %r10, %rcx, %r9, 19f, SHADOW_REC_STUB, %rsi
 	TLS_WORDS %r11
-	movq	SHADOW_N_RETHOOK(%rcx), %rdi	/* its fgraph */
+	movq	NODE(SHADOW_N_RETHOOK)(%rcx), %rdi	/* its fgraph */
 	FAST_ENTER %r11, %r8, 19f
 	PROBE_DISABLED %rdi, %r8, 17f	/* (also when going away: rethook_going()) */
 	REC_LIVE %rdi, %r8, %r9, %r9d, 17f
@@ -113,15 +111,16 @@
 	movq	%rdx, -24(%rsp)
 	REC_TIME %r8, %r9, 15f
 	/* everything holds: the record, ... */
-	movq	SHADOW_N_RET_IP(%rcx), %rax
+	movq	NODE(SHADOW_N_RET_IP)(%rcx), %rax
 	movq	%rax, 8(%r9)
+	STUB_INDEX %rcx, %rsi
 	movw	%si, 14(%r9)			/* | idx << 48 (the address is below 2^47) */
 	/* ... the slot plain again, the entry free, ... */
-	movq	SHADOW_N_NEXT(%rcx), %rax
+	movq	NODE(SHADOW_N_NEXT)(%rcx), %rax
 	movq	%rax, -8(%rsp)
-	movq	$0, SHADOW_N_SP(%rcx)
+	movq	$0, NODE(SHADOW_N_SP)(%rcx)
 	REC_PUBLISH %r8, %rdx
-	subq	$1, %rsi
+	leaq	-SHADOW_LINE(%rcx), %rsi
 	movq	%rsi, (%r10)			/* ... popped */
 	movq	$FHOOK_TW_IDLE, %fs:(%r11)	/* FAST_LEAVE: %r11 holds its offset */
 	movq	-16(%rsp), %rax
@@ -163,7 +162,7 @@
  * which refuses them), as it keeps the entry's; that path also gives an
  * exit handler that reads them the return values as an fregs
  * (FGRAPH_FL_LEAN_FREGS, which keeps it off the first).  In: the entry
- * found by SHADOW_TOP (%r10, %r8, %rcx), %rsi its fgraph, %r9 the slot,
+ * found by SHADOW_TOP (%r10, %rcx its stub), %rsi its fgraph, %r9 the slot,
  * %r11 the thread word's offset.
  */
 /*
@@ -194,10 +193,10 @@
 	movq	FGRAPH_PROBE(%rsi), %rdi	/* (first: see rethook_going()) */
 	movq	FGRAPH_EXIT(%rsi), %rax
 	movq	FGRAPH_FLAGS_WORD(%rsi), %rdx
-	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi	/* exit(probe, entry_ip, ret_ip, fregs, NULL) */
+	movq	NODE(SHADOW_N_ENTRY_IP)(%rcx), %rsi	/* exit(probe, entry_ip, ret_ip, fregs, NULL) */
 	testl	$FGRAPH_DISABLED_BITS, (%rdx)	/* (also when going away) ... */
-	movq	SHADOW_N_RET_IP(%rcx), %rdx
-	SHADOW_POP %rcx, %r10, %r8, (%r9), %r11
+	movq	NODE(SHADOW_N_RET_IP)(%rcx), %rdx
+	SHADOW_POP %rcx, %r10, (%r9), %r11
 	jnz	26f				/* ... disabled: popped, no call */
 	xorl	%r8d, %r8d
 	call	*%rax
@@ -219,16 +218,16 @@
 	.cfi_adjust_cfa_offset LEAN_RET_FRAME
 	movq	%rax, LEAN_RET_RAX(%rsp)
 	movq	%rdx, LEAN_RET_RDX(%rsp)
-	ENTRY_DATA %r11, %rsi, %r10, %r8, SHADOW_DATA_OFF-SHADOW_HDR_OFF
+	ENTRY_DATA %r11, %rsi, %r10, %rcx
 	movq	FGRAPH_PROBE(%rsi), %rdi	/* (first: see rethook_going()) */
 	movq	FGRAPH_EXIT(%rsi), %rax
 	movq	FGRAPH_FLAGS_WORD(%rsi), %rsi
 	testl	$FGRAPH_DISABLED_BITS, (%rsi)
-	SHADOW_POP %rcx, %r10, %r8, (%r9), %rdx
+	SHADOW_POP %rcx, %r10, (%r9), %rdx
 	movq	%r11, %r8			/* exit(probe, entry_ip, ret_ip, fregs, data) */
 	jnz	27f
-	movq	SHADOW_N_ENTRY_IP(%rcx), %rsi	/* (the line stays ours: the recursion lock) */
-	movq	SHADOW_N_RET_IP(%rcx), %rdx
+	movq	NODE(SHADOW_N_ENTRY_IP)(%rcx), %rsi	/* (the line stays ours: the recursion lock) */
+	movq	NODE(SHADOW_N_RET_IP)(%rcx), %rdx
 	leaq	LEAN_RET_FREGS(%rsp), %rcx
 	call	*%rax
 27:	movq	LEAN_RET_RAX(%rsp), %rax
@@ -307,9 +306,9 @@ rethook_trampoline:
 	 */
 	.cfi_remember_state
 	leaq	-8(%rsp), %r9			/* the slot */
-	SHADOW_TOP %r10, %r8, %rcx, %r9, 31f
+	SHADOW_TOP %r10, %rcx, %r9, 31f
 	TLS_WORDS %r11
-	movq	SHADOW_N_RETHOOK(%rcx), %rsi	/* its fgraph */
+	movq	NODE(SHADOW_N_RETHOOK)(%rcx), %rsi	/* its fgraph */
 	GRAPH_RETURN_LEAN
 30:	RETURN_FRAME
 	GRAPH_RETURN

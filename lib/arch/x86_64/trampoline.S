@@ -211,19 +211,18 @@
 	testq	$FGRAPH_FL_EXIT, FGRAPH_FLAGS(%r8)
 	jz	26f
 	leaq	16(%rbp), %rdx			/* our return slot */
-	SHADOW_NEXT %r10, %rcx, %rax, %rdx, 25f
+	SHADOW_NEXT %r10, %rax, %rdx, 25f
 	movq	FGRAPH_RETHOOK(%r8), %rdx
-	movq	%rdx, SHADOW_N_RETHOOK(%rax)
-	movq	%rdi, SHADOW_N_ENTRY_IP(%rax)
-	movq	%rsi, SHADOW_N_PARENT_IP(%rax)
+	movq	%rdx, NODE(SHADOW_N_RETHOOK)(%rax)
+	movq	%rdi, NODE(SHADOW_N_ENTRY_IP)(%rax)
+	movq	%rsi, NODE(SHADOW_N_PARENT_IP)(%rax)
 	movq	FGRAPH_ENTRY(%r8), %rdx
 	testq	%rdx, %rdx
 	jz	22f
 	/* across the handler, in slots of fregs an args trampoline leaves unused */
 	movq	%rax, R12(%rsp)
-	movq	%rcx, R13(%rsp)
 	movq	%r10, R14(%rsp)
-	ENTRY_DATA %r9, %r8, %r10, %rcx, SHADOW_DATA_OFF-SHADOW_HDR_OFF
+	ENTRY_DATA %r9, %r8, %r10, %rax
 	movq	%rdx, %rax
 	movq	%rsi, %rdx			/* entry(probe, ip, parent_ip, fregs, data) */
 	movq	%rdi, %rsi
@@ -234,9 +233,8 @@
 	testl	%eax, %eax
 	jnz	24f				/* no return hook wanted */
 	movq	R12(%rsp), %rax
-	movq	R13(%rsp), %rcx
 	movq	R14(%rsp), %r10
-22:	SHADOW_HOOK %rax, %r10, %rcx, 16(%rbp), %rdx
+22:	SHADOW_HOOK %rax, %r10, 16(%rbp), %rdx
 	jmp	24f
 26:	cmpl	$0, fhook_shadow_slow(%rip)	/* entry only: C reaps unwound frames */
 	jne	25f
@@ -504,22 +502,21 @@
 	subq	$5, %rsi			/* ip: the site */
 .if \exit
 	leaq	LEAN_SLOT(\saves)(%rsp), %rdi
-	SHADOW_NEXT %r10, %rcx, %rax, %rdi, 89f
+	SHADOW_NEXT %r10, %rax, %rdi, 89f
 	/*
 	 * SHADOW_HOOK's stores, from the registers (no one reads
 	 * entry_parent_ip); the rethook begins with the fgraph
 	 */
-	movq	%r8, SHADOW_N_RETHOOK(%rax)
-	movq	%rsi, SHADOW_N_ENTRY_IP(%rax)
-	movq	%rdx, SHADOW_N_NEXT(%rax)	/* the real return address */
-	movq	%rdx, SHADOW_N_RET_IP(%rax)
-	movl	$0, SHADOW_N_UNWOUND(%rax)
-	movq	%rdi, SHADOW_N_SP(%rax)		/* the slot */
-	movq	%rcx, (%r10)			/* top: the entry is complete */
-	leaq	-SHADOW_NODE_OFF(%rax), %rdi	/* its stub */
-	movq	%rdi, LEAN_SLOT(\saves)(%rsp)
+	movq	%r8, NODE(SHADOW_N_RETHOOK)(%rax)
+	movq	%rsi, NODE(SHADOW_N_ENTRY_IP)(%rax)
+	movq	%rdx, NODE(SHADOW_N_NEXT)(%rax)	/* the real return address */
+	movq	%rdx, NODE(SHADOW_N_RET_IP)(%rax)
+	movl	$0, NODE(SHADOW_N_UNWOUND)(%rax)
+	movq	%rdi, NODE(SHADOW_N_SP)(%rax)	/* the slot */
+	movq	%rax, (%r10)			/* top: the entry is complete */
+	movq	%rax, LEAN_SLOT(\saves)(%rsp)	/* its stub */
 .if \data
-	ENTRY_DATA_AT %r9, %r10, %rcx, SHADOW_DATA_OFF-SHADOW_HDR_OFF
+	ENTRY_DATA_AT %r9, %r10, %rax
 .endif
 .else
 	cmpl	$0, fhook_shadow_slow(%rip)	/* entry only: C reaps unwound frames */
@@ -548,11 +545,8 @@
 .if \exit
 87:	movq	fhook_shadow_self@gottpoff(%rip), %rax
 	movq	%fs:(%rax), %rdx		/* the header */
-	movq	(%rdx), %rcx			/* top: our entry */
-	movq	%rcx, %rax
-	shlq	$SHADOW_LINE_SHIFT, %rax
-	leaq	SHADOW_NODE_OFF-SHADOW_HDR_OFF(%rdx,%rax), %rax
-	SHADOW_POP %rax, %rdx, %rcx, LEAN_SLOT(\saves)(%rsp), %rdi
+	movq	(%rdx), %rcx			/* top: our entry's stub */
+	SHADOW_POP %rcx, %rdx, LEAN_SLOT(\saves)(%rsp), %rdi
 	jmp	88b
 .endif
 .if \saves == 8
