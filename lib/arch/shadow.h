@@ -160,6 +160,8 @@
 #ifndef __ASSEMBLER__
 #include <stddef.h>
 
+#include "util/thread_word.h"
+
 /*
  * A probe as the graph trampolines call it (ftrace_ops.private of an ops
  * flagged FHOOK_OPS_FL_FGRAPH; the first member of the fprobe layer's
@@ -253,9 +255,11 @@ extern int fhook_shadow_slow __attribute__((visibility("hidden")));
  */
 extern unsigned long fhook_shadow_none[2] __attribute__((visibility("hidden")));
 #define FHOOK_SHADOW_NONE	((void *)fhook_shadow_none)
-/* The calling thread's region header; FHOOK_SHADOW_NONE until it hooks a return. */
-extern __thread void *fhook_shadow_self __attribute__((visibility("hidden")))
-	__attribute__((tls_model("initial-exec")));
+/*
+ * The calling thread's region header; FHOOK_SHADOW_NONE until it hooks a
+ * return.  Beside the thread word (util/thread_word.h struct fhook_tls).
+ */
+#define fhook_shadow_self	(fhook_tls.shadow)
 #endif
 
 #endif /* FHOOK_ARCH_SHADOW_H */

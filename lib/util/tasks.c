@@ -25,7 +25,6 @@
 #include "util/tasks.h"
 #include "util/sync_signals.h"
 
-__thread union fhook_tw fhook_tw __attribute__((tls_model("initial-exec"), aligned(8)));
 
 static pthread_mutex_t tasks_lock = PTHREAD_MUTEX_INITIALIZER;
 static int **threads;			/* each known thread's word */

@@ -15,6 +15,11 @@
  * on leaving is exact.  C and the counting paths change one half at a
  * time, with 32-bit accesses, and never disturb the other half.
  *
+ * The word is the first of the thread's block of call-path words (struct
+ * fhook_tls): the trampolines find it, and the arch's shadow-stack
+ * header beside it, with one load of the block's offset from the thread
+ * pointer.
+ *
  * Included by assembly: plain definitions outside the C part.
  */
 #ifndef FHOOK_UTIL_THREAD_WORD_H
@@ -24,6 +29,10 @@
 #define FHOOK_TW_RECURSION	4	/* offset of the recursion bits */
 #define FHOOK_TW_IDLE		1	/* known, outside, no recursion bit */
 #define FHOOK_TW_FAST		0x100000002	/* one section, recursion bit 0 */
+
+/* struct fhook_tls */
+#define FHOOK_TLS_TW		0
+#define FHOOK_TLS_SHADOW	8
 
 #ifndef __ASSEMBLER__
 #include <stdbool.h>
@@ -42,8 +51,23 @@ union fhook_tw {
 
 _Static_assert(sizeof(union fhook_tw) == 8, "one word");
 
-extern __thread union fhook_tw fhook_tw
-	__attribute__((tls_model("initial-exec"), visibility("hidden"), aligned(8)));
+/*
+ * The thread's block: its word, and the arch's shadow-stack header
+ * (arch/shadow.h fhook_shadow_self), whose initial value is the arch's:
+ * the arch defines the block.
+ */
+struct fhook_tls {
+	union fhook_tw tw;
+	void *shadow;
+};
+
+_Static_assert(__builtin_offsetof(struct fhook_tls, tw) == FHOOK_TLS_TW &&
+	       __builtin_offsetof(struct fhook_tls, shadow) == FHOOK_TLS_SHADOW, "FHOOK_TLS_*");
+
+extern __thread struct fhook_tls fhook_tls
+	__attribute__((tls_model("initial-exec"), visibility("hidden"), aligned(16)));
+
+#define fhook_tw		(fhook_tls.tw)
 
 #define fhook_tasks_state	(fhook_tw.tasks)
 #define fhook_recursion_bits	(fhook_tw.recursion)

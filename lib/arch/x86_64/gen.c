@@ -242,7 +242,7 @@ static long gen_tls(void)
 {
 	long tls;
 
-	__asm__("movq fhook_tw@gottpoff(%%rip), %0" : "=r"(tls));
+	__asm__("movq fhook_tls@gottpoff(%%rip), %0" : "=r"(tls));
 	return tls == (int32_t)tls ? tls : 0;
 }
 

@@ -14,9 +14,22 @@
 /* struct fhook_stub's grec (arch.h): the fgraph a stub is bound for, checked in stubs.c */
 #define STUB_GREC	40
 
-/* @tls = the offset of the thread word (util/thread_word.h) from the thread pointer */
+/*
+ * @tls = the offset of the thread's block (util/thread_word.h struct
+ * fhook_tls: its word first) from the thread pointer
+ */
 .macro TLS_WORDS tls
-	movq	fhook_tw@gottpoff(%rip), \tls
+	movq	fhook_tls@gottpoff(%rip), \tls
+.endm
+
+/* @hdr = the thread's header; @tls as TLS_WORDS left it, else one is loaded into @tmp */
+.macro SHADOW_SELF hdr, tmp, tls
+	.ifb \tls
+	TLS_WORDS \tmp
+	movq	%fs:FHOOK_TLS_SHADOW(\tmp), \hdr
+	.else
+	movq	%fs:FHOOK_TLS_SHADOW(\tls), \hdr
+	.endif
 .endm
 
 /*
@@ -33,11 +46,11 @@
  * region yet (its header is FHOOK_SHADOW_NONE's, whose top entry is no
  * caller's), the top entry is not a caller's (stale, or this very
  * slot's), or it is full (the stub would be past the stubs: the region
- * is aligned to its size, and the stubs end at a power of two).
+ * is aligned to its size, and the stubs end at a power of two).  @tls:
+ * as for SHADOW_SELF.
  */
-.macro SHADOW_NEXT hdr, stub, slot, fail
-	movq	fhook_shadow_self@gottpoff(%rip), \stub
-	movq	%fs:(\stub), \hdr
+.macro SHADOW_NEXT hdr, stub, slot, fail, tls=
+	SHADOW_SELF \hdr, \stub, \tls
 	movq	(\hdr), \stub			/* the top entry's */
 	cmpq	NODE(SHADOW_N_SP)(\stub), \slot
 	jae	\fail				/* the top entry is no caller's (line 0: none) */
@@ -52,11 +65,10 @@
  * thread's top entry, hooked at this slot: @hdr = the thread's header,
  * @stub = the entry's stub; else @fail.  Another thread's stub (a
  * coroutine) is not this thread's top entry's, nor any
- * FHOOK_SHADOW_NONE's.  @tmp: for a @stub_off.
+ * FHOOK_SHADOW_NONE's.  @tmp: for a @stub_off; @tls: as for SHADOW_SELF.
  */
-.macro SHADOW_TOP hdr, stub, slot, fail, stub_off=0, tmp=
-	movq	fhook_shadow_self@gottpoff(%rip), \stub
-	movq	%fs:(\stub), \hdr
+.macro SHADOW_TOP hdr, stub, slot, fail, stub_off=0, tmp=, tls=
+	SHADOW_SELF \hdr, \stub, \tls
 	movq	(\hdr), \stub			/* the top entry's */
 	.if \stub_off
 	leaq	\stub_off(\stub), \tmp
@@ -220,7 +232,7 @@
 
 /* ... and its leave: the word as FAST_ENTER found it */
 .macro FAST_LEAVE tw
-	movq	fhook_tw@gottpoff(%rip), \tw
+	TLS_WORDS \tw
 	movq	$FHOOK_TW_IDLE, %fs:(\tw)
 .endm
 

@@ -78,7 +78,7 @@
 	REC_LIVE %rcx, %rdi, %rax, %eax, 89f
 .if \exit
 	leaq	SLOT(%rsp), %rax
-	SHADOW_NEXT %r8, %r11, %rax, 89f
+	SHADOW_NEXT %r8, %r11, %rax, 89f, %rdx
 	/* its rethook, which begins with the fgraph (the entry is not live before its top) */
 	movq	%rcx, NODE(SHADOW_N_RETHOOK)(%r11)
 .endif

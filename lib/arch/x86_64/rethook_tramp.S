@@ -98,8 +98,8 @@
  */
 .macro GRAPH_RETURN_REC
 	leaq	-8(%rsp), %r9			/* the slot */
-	SHADOW_TOP %r10, %rcx, %r9, 19f, SHADOW_REC_STUB, %rsi
 	TLS_WORDS %r11
+	SHADOW_TOP %r10, %rcx, %r9, 19f, SHADOW_REC_STUB, %rsi, %r11
 	movq	NODE(SHADOW_N_RETHOOK)(%rcx), %rdi	/* its fgraph */
 	FAST_ENTER %r11, %r8, 19f
 	PROBE_DISABLED %rdi, %r8, 17f	/* (also when going away: rethook_going()) */
@@ -306,8 +306,8 @@ rethook_trampoline:
 	 */
 	.cfi_remember_state
 	leaq	-8(%rsp), %r9			/* the slot */
-	SHADOW_TOP %r10, %rcx, %r9, 31f
 	TLS_WORDS %r11
+	SHADOW_TOP %r10, %rcx, %r9, 31f, 0, , %r11
 	movq	NODE(SHADOW_N_RETHOOK)(%rcx), %rsi	/* its fgraph */
 	GRAPH_RETURN_LEAN
 30:	RETURN_FRAME

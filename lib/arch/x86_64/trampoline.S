@@ -140,7 +140,7 @@
  * In: %rdi = ip, %rsi = parent_ip, %r11 = stub, %rsp = fregs.
  */
 .macro DISPATCH_TASKS fgraph=0, sse=1, own=0
-	movq	fhook_tw@gottpoff(%rip), %rax
+	movq	fhook_tls@gottpoff(%rip), %rax
 	cmpq	$FHOOK_TW_IDLE, %fs:(%rax)
 	jne	5f
 	.if \fgraph
@@ -176,7 +176,7 @@
 	.else
 	call	*STUB_FUNC(%r11)
 	.endif
-4:	movq	fhook_tw@gottpoff(%rip), %rax
+4:	movq	fhook_tls@gottpoff(%rip), %rax
 	subq	$1, %fs:(%rax)			/* leave (the count is at least 2) */
 3:
 .endm
@@ -248,7 +248,7 @@
 	xorl	%r8d, %r8d
 	call	*%rax
 	jmp	24f
-25:	movq	fhook_tw@gottpoff(%rip), %rax	/* fprobe's C handler takes the lock itself */
+25:	movq	fhook_tls@gottpoff(%rip), %rax	/* fprobe's C handler takes the lock itself */
 	movl	$0, %fs:FHOOK_TW_RECURSION(%rax)
 	movq	R15(%rsp), %rdx
 	movq	%rsp, %rcx
@@ -488,8 +488,8 @@
 	TRAMP_BEGIN \name
 	LEAN_SAVE \saves
 	/* with pushed registers: 90 restores the function's exactly */
-	TLS_WORDS %rsi
-	FAST_ENTER %rsi, %rdi, 90f
+	TLS_WORDS %rcx
+	FAST_ENTER %rcx, %rdi, 90f
 	movq	STUB_GREC(%r11), %r8		/* the fgraph (an unbound stub's: of no kind) */
 	/* disabled: no handler at all; not of this kind (or none): C */
 	KIND_DISABLED %r8, FGRAPH_TRAMP_LEAN(\exit, \data, \fregs), %rax, 86f
@@ -502,7 +502,7 @@
 	subq	$5, %rsi			/* ip: the site */
 .if \exit
 	leaq	LEAN_SLOT(\saves)(%rsp), %rdi
-	SHADOW_NEXT %r10, %rax, %rdi, 89f
+	SHADOW_NEXT %r10, %rax, %rdi, 89f, %rcx
 	/*
 	 * SHADOW_HOOK's stores, from the registers (no one reads
 	 * entry_parent_ip); the rethook begins with the fgraph
@@ -543,8 +543,7 @@
 	ret					/* into the function's body */
 	.cfi_restore_state
 .if \exit
-87:	movq	fhook_shadow_self@gottpoff(%rip), %rax
-	movq	%fs:(%rax), %rdx		/* the header */
+87:	SHADOW_SELF %rdx, %rax		/* the header */
 	movq	(%rdx), %rcx			/* top: our entry's stub */
 	SHADOW_POP %rcx, %rdx, LEAN_SLOT(\saves)(%rsp), %rdi
 	jmp	88b
