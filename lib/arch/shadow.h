@@ -247,14 +247,14 @@ extern unsigned long fhook_shadow_size __attribute__((visibility("hidden")));
 /* Non-zero: entry-only probes take the C path (frames are being unwound). */
 extern int fhook_shadow_slow __attribute__((visibility("hidden")));
 /*
- * What a thread's fhook_shadow_self names until it has a region: a header
- * whose top entry's stub is such that the entry's return entry is the
- * array's second word, 0: below every slot, so that the trampolines' push
- * fails on it with no test of its own, and no slot is its top entry's.
- * Only those two words are ever read.
+ * What a thread's fhook_shadow_self names until it has a region
+ * (util/thread_word.h): a header whose top entry's stub is such that the
+ * entry's return entry is the array's second word, 0: below every slot,
+ * so that the trampolines' push fails on it with no test of its own, and
+ * no slot is its top entry's.  Only those two words are ever read.
  */
-extern unsigned long fhook_shadow_none[2] __attribute__((visibility("hidden")));
-#define FHOOK_SHADOW_NONE	((void *)fhook_shadow_none)
+#define FHOOK_SHADOW_NONE	((void *)fhook_tls_none)
+_Static_assert(FHOOK_TLS_NONE_DISP == SHADOW_NODE_OFF + SHADOW_N_SP, "FHOOK_TLS_NONE_DISP");
 /*
  * The calling thread's region header; FHOOK_SHADOW_NONE until it hooks a
  * return.  Beside the thread word (util/thread_word.h struct fhook_tls).

@@ -26,6 +26,11 @@
 #include "util/sync_signals.h"
 
 
+unsigned long fhook_tls_none[2] = { (unsigned long)&fhook_tls_none[1] - FHOOK_TLS_NONE_DISP };
+__thread struct fhook_tls fhook_tls __attribute__((tls_model("initial-exec"), aligned(16))) = {
+	.shadow = fhook_tls_none,
+};
+
 static pthread_mutex_t tasks_lock = PTHREAD_MUTEX_INITIALIZER;
 static int **threads;			/* each known thread's word */
 static size_t nr_threads, cap_threads;

@@ -33,6 +33,11 @@
 /* struct fhook_tls */
 #define FHOOK_TLS_TW		0
 #define FHOOK_TLS_SHADOW	8
+/*
+ * Where the shadow stack's users read, from a header's first word, the
+ * word that tells its top entry is no caller's (arch/shadow.h asserts it)
+ */
+#define FHOOK_TLS_NONE_DISP	0x80030
 
 #ifndef __ASSEMBLER__
 #include <stdbool.h>
@@ -53,13 +58,17 @@ _Static_assert(sizeof(union fhook_tw) == 8, "one word");
 
 /*
  * The thread's block: its word, and the arch's shadow-stack header
- * (arch/shadow.h fhook_shadow_self), whose initial value is the arch's:
- * the arch defines the block.
+ * (arch/shadow.h fhook_shadow_self), fhook_tls_none until the thread has
+ * a shadow stack: a header whose first word is FHOOK_TLS_NONE_DISP before
+ * its second, 0, so that the shadow stack's users find its top entry no
+ * caller's and need no test for a thread without a stack.
  */
 struct fhook_tls {
 	union fhook_tw tw;
 	void *shadow;
 };
+
+extern unsigned long fhook_tls_none[2] __attribute__((visibility("hidden")));
 
 _Static_assert(__builtin_offsetof(struct fhook_tls, tw) == FHOOK_TLS_TW &&
 	       __builtin_offsetof(struct fhook_tls, shadow) == FHOOK_TLS_SHADOW, "FHOOK_TLS_*");

@@ -15,13 +15,6 @@
 unsigned long fhook_shadow_base;
 unsigned long fhook_shadow_size;
 int fhook_shadow_slow;
-unsigned long fhook_shadow_none[2] = {
-	(unsigned long)&fhook_shadow_none[1] - SHADOW_NODE_OFF - SHADOW_N_SP,
-};
-/* the thread's call-path words (util/thread_word.h): the arch's for the header's initial value */
-__thread struct fhook_tls fhook_tls __attribute__((tls_model("initial-exec"), aligned(16))) = {
-	.shadow = FHOOK_SHADOW_NONE,
-};
 /*
  * What graph records compare with (arch/shadow.h), set by the events
  * layer at start-up: beside its other start-up variables, not on a zero

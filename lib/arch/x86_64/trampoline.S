@@ -487,9 +487,12 @@
 .macro GRAPH_LEAN name, exit, data, fregs, saves=8
 	TRAMP_BEGIN \name
 	LEAN_SAVE \saves
-	/* with pushed registers: 90 restores the function's exactly */
-	TLS_WORDS %rcx
-	FAST_ENTER %rcx, %rdi, 90f
+	/*
+	 * with pushed registers (%rdi holds the block's offset until the
+	 * push of the shadow stack): 90 restores the function's exactly
+	 */
+	TLS_WORDS %rdi
+	FAST_ENTER %rdi, %rsi, 90f
 	movq	STUB_GREC(%r11), %r8		/* the fgraph (an unbound stub's: of no kind) */
 	/* disabled: no handler at all; not of this kind (or none): C */
 	KIND_DISABLED %r8, FGRAPH_TRAMP_LEAN(\exit, \data, \fregs), %rax, 86f
@@ -501,8 +504,8 @@
 	movq	LEAN_BODY(\saves)(%rsp), %rsi
 	subq	$5, %rsi			/* ip: the site */
 .if \exit
-	leaq	LEAN_SLOT(\saves)(%rsp), %rdi
-	SHADOW_NEXT %r10, %rax, %rdi, 89f, %rcx
+	leaq	LEAN_SLOT(\saves)(%rsp), %rcx
+	SHADOW_NEXT %r10, %rax, %rcx, 89f, %rdi
 	/*
 	 * SHADOW_HOOK's stores, from the registers (no one reads
 	 * entry_parent_ip); the rethook begins with the fgraph
@@ -512,7 +515,7 @@
 	movq	%rdx, NODE(SHADOW_N_NEXT)(%rax)	/* the real return address */
 	movq	%rdx, NODE(SHADOW_N_RET_IP)(%rax)
 	movl	$0, NODE(SHADOW_N_UNWOUND)(%rax)
-	movq	%rdi, NODE(SHADOW_N_SP)(%rax)	/* the slot */
+	movq	%rcx, NODE(SHADOW_N_SP)(%rax)	/* the slot */
 	movq	%rax, (%r10)			/* top: the entry is complete */
 	movq	%rax, LEAN_SLOT(\saves)(%rsp)	/* its stub */
 .if \data
