@@ -559,6 +559,67 @@ static void case_kprobe_on_handler(void)
 	unregister_kprobe(&kp_in_exit);
 }
 
+/* ---- a full shadow stack: exactly its entries hooked, the deeper calls missed ---- */
+
+#define SHADOW_ENTRIES	8191	/* lib/arch/shadow.h: SHADOW_DEPTH lines, line 0 none's */
+#define FULL_DEPTH	9000
+
+NOINLINE long deep_traced(long n)
+{
+	long r = n ? deep_traced(n - 1) + 1 : 0;
+
+	__asm__ volatile("" ::: "memory");	/* no tail call: a frame each */
+	return r;
+}
+
+static void *full_thread(void *arg)
+{
+	return (void *)deep_traced((long)arg);
+}
+
+static void full_run(struct fprobe *fp, const char *what)
+{
+	const char *sym = "deep_traced";
+	pthread_t t;
+	void *r = NULL;
+	char n[64];
+
+	reset();
+	snprintf(n, sizeof(n), "full_%s_register", what);
+	CHECK_EQ(register_fprobe_syms(fp, &sym, 1), 0, n);
+	snprintf(n, sizeof(n), "full_%s_frameless", what);
+	check_frameless(fp, BOTH, n);
+	/* a thread of its own: its shadow stack holds nothing else */
+	snprintf(n, sizeof(n), "full_%s_result", what);
+	CHECK(!pthread_create(&t, NULL, full_thread, (void *)(long)FULL_DEPTH) &&
+	      !pthread_join(t, &r) && (long)r == FULL_DEPTH, n, "%ld", (long)r);
+	snprintf(n, sizeof(n), "full_%s_exact", what);
+	CHECK(entries == SHADOW_ENTRIES && exits == SHADOW_ENTRIES &&
+	      entries + (long)fprobe_nmissed(fp) == FULL_DEPTH + 1, n,
+	      "%ld entries, %ld exits, %lu missed", entries, exits, fprobe_nmissed(fp));
+	snprintf(n, sizeof(n), "full_%s_data", what);
+	CHECK(!fp->entry_data_size || data_seen == 0x5a5a, n, "%#lx", data_seen);
+	unregister_fprobe(fp);
+	/* and room again */
+	reset();
+	snprintf(n, sizeof(n), "full_%s_register_again", what);
+	CHECK_EQ(register_fprobe_syms(fp, &sym, 1), 0, n);
+	snprintf(n, sizeof(n), "full_%s_again", what);
+	CHECK(deep_traced(10) == 10 && entries == 11 && exits == 11, n,
+	      "%ld entries, %ld exits", entries, exits);
+	unregister_fprobe(fp);
+}
+
+static void case_full_stack(void)
+{
+	struct fprobe plain = { .entry_handler = lean_entry, .exit_handler = lean_exit };
+	struct fprobe data = { .entry_handler = lean_entry, .exit_handler = lean_exit,
+			       .entry_data_size = sizeof(unsigned long) };
+
+	full_run(&plain, "plain");
+	full_run(&data, "data");
+}
+
 static const struct check_case cases[] = {
 	CHECK_CASE(bound),
 	CHECK_CASE(values),
@@ -567,6 +628,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(arg_classes),
 	CHECK_CASE(unregister_race),
 	CHECK_CASE(kprobe_on_handler),
+	CHECK_CASE(full_stack),
 };
 
 int main(void)
