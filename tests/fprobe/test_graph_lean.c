@@ -16,7 +16,9 @@
  * and a probe with a pool takes C.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -620,6 +622,50 @@ static void case_full_stack(void)
 	full_run(&data, "data");
 }
 
+/*
+ * ---- the copies: the entry and the return of a probe that hooks returns
+ * go through generated copies (no object holds them), unless FHOOK_GEN=0
+ */
+
+NOINLINE unsigned long where_traced(void)
+{
+	unsigned long r = (unsigned long)__builtin_return_address(0);
+
+	__asm__ volatile("" ::: "memory");
+	return r;
+}
+
+/* in no loaded object: generated */
+static bool generated(unsigned long addr)
+{
+	Dl_info info;
+
+	return addr && !dladdr((void *)addr, &info);
+}
+
+static void case_copies(void)
+{
+	struct fprobe fp = { .entry_handler = lean_entry, .exit_handler = lean_exit };
+	const char *e = getenv("FHOOK_GEN");
+	bool gen = BOTH && !(e && !strcmp(e, "0"));
+	const char *sym = "where_traced";
+	unsigned long stub, target;
+
+	reset();
+	CHECK_EQ(register_fprobe_syms(&fp, &sym, 1), 0, "copies_register");
+	check_frameless(&fp, BOTH, "copies_frameless");
+	CHECK(generated(site_tramp(where_traced)) == gen, "copies_entry",
+	      "the site's trampoline %#lx, generated: expected %d", site_tramp(where_traced), gen);
+	/* the return address in the slot is the entry's line's stub: "jmp *8(stub)" */
+	stub = where_traced();
+	memcpy(&target, (void *)(stub + 8), sizeof(target));
+	CHECK(!BOTH || generated(target) == gen, "copies_return",
+	      "the stub %#lx goes to %#lx, generated: expected %d", stub, target, gen);
+	CHECK(entries == 1 && exits == 1, "copies_calls", "%ld entries, %ld exits",
+	      entries, exits);
+	unregister_fprobe(&fp);
+}
+
 static const struct check_case cases[] = {
 	CHECK_CASE(bound),
 	CHECK_CASE(values),
@@ -629,6 +675,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(unregister_race),
 	CHECK_CASE(kprobe_on_handler),
 	CHECK_CASE(full_stack),
+	CHECK_CASE(copies),
 };
 
 int main(void)

@@ -24,10 +24,11 @@
 #include <sys/mman.h>
 
 #include "internal.h"
+#include "arch/shadow.h"
 #include "util/tasks.h"
 
 #define GEN_PAGE	4096UL
-#define GEN_EH_FRAME	128
+#define GEN_EH_FRAME	256
 
 extern char fhook_tmpl_ops[], fhook_tmpl_ops_tls1[], fhook_tmpl_ops_tls2[],
 	fhook_tmpl_ops_ops[], fhook_tmpl_ops_func[], fhook_tmpl_ops_tls3[], fhook_tmpl_ops_ret[],
@@ -318,6 +319,286 @@ static unsigned char *gen_copy_lean(const void *owner, void *func, unsigned int 
 }
 
 /**
+ * fhook_gen_frame_plain - unwind information for [@code, @code + @len)
+ *
+ * Code that runs with its caller's return address on top of the stack and
+ * nothing else pushed (the entry stubs: a lea and a jmp), registered with
+ * libgcc when the process has it, so that an unwinder started by a signal
+ * there (a profiler's) goes on to the caller.  Kept as long as the code,
+ * which is never unmapped.
+ */
+void fhook_gen_frame_plain(const void *code, size_t len)
+{
+	unsigned char *buf, *p, *fde;
+	uint32_t l;
+
+	if (!__register_frame || !(buf = calloc(1, 64)))
+		return;
+	p = fhook_put_u32(buf + 4, 0);	/* the length (below), the CIE id */
+	*p++ = 1;			/* version */
+	*p++ = 'z'; *p++ = 'R'; *p++ = 0;
+	p = fhook_put_uleb(p, 1);	/* code alignment */
+	*p++ = 0x78;			/* data alignment -8 */
+	*p++ = 16;			/* return address: %rip */
+	p = fhook_put_uleb(p, 1);
+	*p++ = 0x00;			/* FDE addresses: DW_EH_PE_absptr */
+	*p++ = 0x0c; *p++ = 7; *p++ = 8;	/* DW_CFA_def_cfa %rsp, 8 */
+	*p++ = 0x80 | 16; *p++ = 1;	/* DW_CFA_offset %rip, cfa - 8 */
+	while ((p - buf) % 8)
+		*p++ = 0;
+	l = (uint32_t)(p - buf - 4);
+	memcpy(buf, &l, 4);
+	fde = p;
+	p = fhook_put_u32(p + 4, (uint32_t)(p + 4 - buf));	/* back to the CIE */
+	p = fhook_put_u64(p, (uint64_t)(unsigned long)code);
+	p = fhook_put_u64(p, len);
+	*p++ = 0;			/* no augmentation data, no instructions */
+	while ((p - fde) % 8)
+		*p++ = 0;
+	l = (uint32_t)(p - fde - 4);
+	memcpy(fde, &l, 4);
+	fhook_put_u32(p, 0);		/* the terminator */
+	__register_frame(buf);
+}
+
+/* A field of a template a copy gets patched (GEN_RELOC in graph.h) */
+struct gen_reloc {
+	unsigned long at;		/* the end of its instruction */
+	uint16_t kind, pos;		/* GEN_TLS or GEN_WORD; bytes from that end */
+	int32_t arg;
+};
+
+#define GEN_TLS		0
+#define GEN_WORD	1
+
+extern const struct gen_reloc __start_fhook_gen_relocs[] __attribute__((visibility("hidden")));
+extern const struct gen_reloc __stop_fhook_gen_relocs[] __attribute__((visibility("hidden")));
+
+/* FHOOK_GEN=0: no generated copies at all (the trampolines of trampoline.S serve) */
+static bool gen_off(void)
+{
+	static int off = -1;
+
+	if (off < 0) {
+		const char *e = secure_getenv("FHOOK_GEN");
+
+		off = e && !strcmp(e, "0");
+	}
+	return off;
+}
+
+struct dwarf_eh_bases {
+	void *tbase, *dbase, *func;
+};
+
+extern const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases)
+	__attribute__((weak));
+
+/*
+ * The template's own CIE and FDE, for its copy at @code (@len bytes): the
+ * copy's instructions are the template's at the same offsets, so the
+ * template's CFI describes it as it is.  GNU as writes a CIE of version 1,
+ * "zR", FDE addresses pc-relative 4 bytes: anything else, none (0).
+ */
+static size_t gen_eh_frame_copy(unsigned char *buf, size_t size, const char *tmpl,
+				const unsigned char *code, size_t len)
+{
+	struct dwarf_eh_bases bases;
+	const unsigned char *fde, *cie, *q;
+	uint32_t fde_len, cie_len, cie_off;
+	unsigned char *p = buf;
+
+	if (!_Unwind_Find_FDE)
+		return 0;
+	fde = _Unwind_Find_FDE((void *)(tmpl + 1), &bases);
+	if (!fde || bases.func != tmpl)
+		return 0;
+	memcpy(&fde_len, fde, 4);
+	memcpy(&cie_off, fde + 4, 4);
+	cie = fde + 4 - cie_off;
+	memcpy(&cie_len, cie, 4);
+	if (fde_len < 12 || fde_len == 0xffffffff || cie_len == 0xffffffff ||
+	    (size_t)cie_len + fde_len + 12 > size)
+		return 0;
+	q = cie + 8;
+	if (q[0] != 1 || memcmp(q + 1, "zR", 3))
+		return 0;
+	for (q += 4; *q & 0x80; q++)		/* code alignment */
+		;
+	for (q++; *q & 0x80; q++)		/* data alignment */
+		;
+	q += 3;					/* its last byte, the return column, the length */
+	if (q[-1] != 1 || *q != 0x1b)		/* DW_EH_PE_pcrel | DW_EH_PE_sdata4 */
+		return 0;
+	memcpy(p, cie, cie_len + 4);
+	p += cie_len + 4;
+	memcpy(p, fde, fde_len + 4);
+	fhook_put_u32(p + 4, (uint32_t)(p + 4 - buf));			/* back to the CIE */
+	fhook_put_u32(p + 8, (uint32_t)(int32_t)((long)code - (long)(p + 8)));
+	fhook_put_u32(p + 12, (uint32_t)len);
+	p += fde_len + 4;
+	fhook_put_u32(p, 0);			/* the terminator */
+	return (size_t)(p + 4 - buf);
+}
+
+/*
+ * A copy of the template [@start, @end) with its fields patched: the
+ * thread's block's offset @tls, and the words @words[@nr] on the page
+ * after the copy's, which the template reaches there; unwind information
+ * as the template's.  NULL: none (no memory, or a field we do not know).
+ */
+static unsigned char *gen_copy_tmpl(const char *start, const char *end, long tls,
+				    void *const *words, unsigned int nr)
+{
+	size_t len = (size_t)(end - start), off, eh_len = 0;
+	const struct gen_reloc *r;
+	unsigned char *p;
+
+	if (!(p = gen_page(len)))
+		return NULL;
+	memcpy(p, start, len);
+	for (r = __start_fhook_gen_relocs; r < __stop_fhook_gen_relocs; r++) {
+		if (r->at <= (unsigned long)start || r->at > (unsigned long)end)
+			continue;
+		off = r->at - (unsigned long)start;
+		if (r->pos > off)
+			goto fail;
+		if (r->kind == GEN_TLS && (long)(int32_t)(tls + r->arg) == tls + r->arg)
+			fhook_put_u32(p + off - r->pos, (uint32_t)(int32_t)(tls + r->arg));
+		else if (r->kind == GEN_WORD && r->pos == 4 && r->arg >= 0 &&
+			 (unsigned int)r->arg < nr)
+			fhook_put_u32(p + off - 4, (uint32_t)(GEN_PAGE + 8 * (size_t)r->arg - off));
+		else
+			goto fail;
+	}
+	memcpy(p + GEN_PAGE, words, nr * sizeof(*words));
+	if (__register_frame) {
+		eh_len = gen_eh_frame_copy(p + GEN_PAGE - GEN_EH_FRAME, GEN_EH_FRAME, start, p, len);
+		if (!eh_len)
+			goto fail;	/* a copy an unwinder could not walk through */
+	}
+	return gen_seal(p, len, eh_len) ? p : NULL;
+fail:
+	munmap(p, 2 * GEN_PAGE);
+	return NULL;
+}
+
+/*
+ * The copies of the frameless graph entries that hook returns, one each
+ * for the process, made on first use: the thread's block's offset an
+ * immediate, the rest as in trampoline.S (GRAPH_LEAN), whose stubs'
+ * bindings they take over (stubs.c).
+ */
+#define GEN_W_FGRAPH	0
+#define GEN_W_OWN	1
+#define GEN_W_OTHER	2
+#define GEN_W_BASE	3
+#define GEN_W_SIZE	4
+
+#define GRAPH_TMPL(x)							\
+	extern char fhook_tmpl_fgraph_lean_##x[], fhook_tmpl_fgraph_lean_##x##_end[]
+GRAPH_TMPL(exit);
+GRAPH_TMPL(exit_fregs);
+GRAPH_TMPL(exit_data);
+GRAPH_TMPL(exit_data_fregs);
+GRAPH_TMPL(exit_a2);
+GRAPH_TMPL(exit_data_a2);
+GRAPH_TMPL(exit_a3);
+GRAPH_TMPL(exit_data_a3);
+
+static struct gen_graph {
+	char *orig, *start, *end;
+	void *copy;			/* once made; (void *)1: cannot be */
+} gen_graphs[] = {
+#define GRAPH_COPY(x) { fhook_tramp_fgraph_lean_##x, fhook_tmpl_fgraph_lean_##x,	\
+			fhook_tmpl_fgraph_lean_##x##_end, NULL }
+	GRAPH_COPY(exit),
+	GRAPH_COPY(exit_fregs),
+	GRAPH_COPY(exit_data),
+	GRAPH_COPY(exit_data_fregs),
+	GRAPH_COPY(exit_a2),
+	GRAPH_COPY(exit_data_a2),
+	GRAPH_COPY(exit_a3),
+	GRAPH_COPY(exit_data_a3),
+#undef GRAPH_COPY
+};
+
+#define GEN_NONE	((void *)1)
+
+/**
+ * fhook_gen_graph_tramp - the copy of the frameless graph entry @tramp
+ *
+ * Made on first use, for the kinds that hook returns once the shadow
+ * stack's reservation is there; else @tramp itself.  Called under the
+ * caller's lock.
+ */
+void *fhook_gen_graph_tramp(void *tramp)
+{
+	unsigned long base = __atomic_load_n(&fhook_shadow_base, __ATOMIC_ACQUIRE);
+	unsigned int i;
+	long tls;
+
+#ifdef __SANITIZE_THREAD__
+	return tramp;
+#endif
+	if (!base || gen_off())
+		return tramp;
+	for (i = 0; i < sizeof(gen_graphs) / sizeof(gen_graphs[0]); i++) {
+		struct gen_graph *g = &gen_graphs[i];
+		void *words[] = {
+			[GEN_W_FGRAPH] = fhook_tramp_fgraph,
+			[GEN_W_OWN] = fhook_tramp_fgraph_own,
+			[GEN_W_OTHER] = (void *)&fhook_fgraph_other,
+			[GEN_W_BASE] = (void *)base,
+			[GEN_W_SIZE] = (void *)fhook_shadow_size,
+		};
+
+		if (g->orig != tramp)
+			continue;
+		if (!g->copy) {
+			tls = gen_tls();
+			g->copy = tls ? gen_copy_tmpl(g->start, g->end, tls, words, 5) : NULL;
+			if (!g->copy)
+				g->copy = GEN_NONE;
+		}
+		return g->copy == GEN_NONE ? tramp : g->copy;
+	}
+	return tramp;
+}
+
+/* The trampoline.S original of @tramp, if it is a copy of a graph entry; else NULL */
+void *fhook_gen_graph_orig(const void *tramp)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(gen_graphs) / sizeof(gen_graphs[0]); i++)
+		if (gen_graphs[i].copy == tramp && tramp != GEN_NONE)
+			return gen_graphs[i].orig;
+	return NULL;
+}
+
+extern char fhook_tmpl_rethook[], fhook_tmpl_rethook_end[];
+extern char rethook_tramp_not_lean[], rethook_tramp_c[];
+
+/**
+ * fhook_gen_rethook_tramp - where the return stubs go: the copy of
+ * rethook_trampoline's frameless return, else rethook_trampoline
+ */
+void *fhook_gen_rethook_tramp(void)
+{
+#ifndef __SANITIZE_THREAD__
+	void *words[] = { rethook_tramp_not_lean, rethook_tramp_c };
+	long tls = gen_off() ? 0 : gen_tls();
+	void *p;
+
+	if (tls && (p = gen_copy_tmpl(fhook_tmpl_rethook, fhook_tmpl_rethook_end, tls,
+				      words, 2)))
+		return p;
+#endif
+	return rethook_trampoline;
+}
+
+/**
  * fhook_gen_ops_tramp - the per-ops trampoline of @owner calling @func
  *
  * With @saves 2 or 3, the frameless one for a handler proven to read no
@@ -339,7 +620,7 @@ void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse, unsigned int 
 			__atomic_store_n(g->word, func, __ATOMIC_RELEASE);
 			return g->code;
 		}
-	tls = gen_tls();
+	tls = gen_off() ? 0 : gen_tls();
 	if (!tls)
 		return NULL;
 	g = calloc(1, sizeof(*g));

@@ -15,6 +15,26 @@
 #define STUB_GREC	40
 
 /*
+ * Generated copies (gen.c): a template's instruction that ends here has a
+ * field @pos bytes before its end that the copy gets patched: GEN_TLS,
+ * the thread's block's offset from the thread pointer + @arg; GEN_WORD,
+ * the %rip-relative displacement of word @arg on the page after the
+ * copy's (what the template reaches outside itself).
+ */
+#define GEN_TLS		0
+#define GEN_WORD	1
+
+.macro GEN_RELOC kind, pos, arg
+.Lgen_reloc\@:
+	.pushsection fhook_gen_relocs, "aw"
+	.balign	8
+	.quad	.Lgen_reloc\@
+	.short	\kind, \pos
+	.long	\arg
+	.popsection
+.endm
+
+/*
  * @tls = the offset of the thread's block (util/thread_word.h struct
  * fhook_tls: its word first) from the thread pointer
  */
@@ -22,8 +42,16 @@
 	movq	fhook_tls@gottpoff(%rip), \tls
 .endm
 
-/* @hdr = the thread's header; @tls as TLS_WORDS left it, else one is loaded into @tmp */
+/*
+ * @hdr = the thread's header; @tls as TLS_WORDS left it, else one is
+ * loaded into @tmp; "gen": a template's, patched (GEN_RELOC)
+ */
 .macro SHADOW_SELF hdr, tmp, tls
+	.ifc \tls,gen
+	movq	%fs:0x7ffffff0, \hdr
+	GEN_RELOC GEN_TLS, 4, FHOOK_TLS_SHADOW
+	.exitm
+	.endif
 	.ifb \tls
 	TLS_WORDS \tmp
 	movq	%fs:FHOOK_TLS_SHADOW(\tmp), \hdr
@@ -224,16 +252,36 @@
  * the recursion lock, in one store.  @tw as TLS_WORDS left it.
  */
 .macro FAST_ENTER tw, tmp, fail
+	.ifc \tw,gen
+	cmpq	$FHOOK_TW_IDLE, %fs:0x7ffffff0
+	GEN_RELOC GEN_TLS, 5, FHOOK_TLS_TW
+	jne	\fail
+	movabsq	$FHOOK_TW_FAST, \tmp
+	movq	\tmp, %fs:0x7ffffff0
+	GEN_RELOC GEN_TLS, 4, FHOOK_TLS_TW
+	.else
 	cmpq	$FHOOK_TW_IDLE, %fs:(\tw)
 	jne	\fail
 	movabsq	$FHOOK_TW_FAST, \tmp
 	movq	\tmp, %fs:(\tw)
+	.endif
 .endm
 
-/* ... and its leave: the word as FAST_ENTER found it */
-.macro FAST_LEAVE tw
+/* ... and its leave: the word as FAST_ENTER found it ("gen": in a template) */
+.macro FAST_LEAVE tw, gen=0
+	.if \gen
+	movq	$FHOOK_TW_IDLE, %fs:0x7ffffff0
+	GEN_RELOC GEN_TLS, 8, FHOOK_TLS_TW
+	.else
 	TLS_WORDS \tw
 	movq	$FHOOK_TW_IDLE, %fs:(\tw)
+	.endif
+.endm
+
+/* A jump to word @k on the page after a generated copy's (GEN_RELOC) */
+.macro GEN_JMP k
+	jmp	*0x7ffffff0(%rip)
+	GEN_RELOC GEN_WORD, 4, \k
 .endm
 
 #endif /* FHOOK_ARCH_X86_64_GRAPH_H */

@@ -54,6 +54,10 @@ void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse,
 			  unsigned int saves) __arch_hidden;
 /* @owner unregistered: its copies call a handler that does nothing (gen.c). */
 void fhook_gen_ops_retire(const void *owner) __arch_hidden;
+void *fhook_gen_graph_tramp(void *tramp) __arch_hidden;
+void *fhook_gen_graph_orig(const void *tramp) __arch_hidden;
+void *fhook_gen_rethook_tramp(void) __arch_hidden;
+void fhook_gen_frame_plain(const void *code, size_t len) __arch_hidden;
 
 /*
  * The bytes from @func that its object's notes prove leave the vector

@@ -33,6 +33,7 @@ static void put_stub(unsigned char *s, unsigned long target)
 
 void fhook_rethook_stubs_write(unsigned char *code, size_t nr)
 {
+	void *target = fhook_gen_rethook_tramp();
 	size_t i;
 
 	/*
@@ -44,7 +45,7 @@ void fhook_rethook_stubs_write(unsigned char *code, size_t nr)
 	for (i = 0; i < nr; i++) {
 		unsigned char *s = code + i * FHOOK_RETHOOK_STUB_SIZE;
 
-		put_stub(s, (unsigned long)rethook_trampoline);
+		put_stub(s, (unsigned long)target);
 		put_stub(s + SHADOW_REC_STUB, (unsigned long)rethook_rec_trampoline);
 	}
 	memset(code, INT3_INSN_OPCODE, FHOOK_RETHOOK_STUB_SIZE);

@@ -179,10 +179,15 @@
 #error "LEAN_RET_RDX"
 #endif
 
-.macro GRAPH_RETURN_LEAN
+.macro RETURN_LEAN_FAST gen=0
 	cmpq	$(FGRAPH_FL_EXIT | FGRAPH_FL_LEAN_EXIT), FGRAPH_FLAGS(%rsi)
 	jne	32f
+	.if \gen
+	incq	%fs:0x7ffffff0			/* a tasks section (64 bits, as FAST_ENTER reads) */
+	GEN_RELOC GEN_TLS, 4, FHOOK_TLS_TW
+	.else
 	incq	%fs:(%r11)			/* a tasks section (64 bits, as FAST_ENTER reads) */
+	.endif
 	.cfi_remember_state
 	subq	$8, %rsp			/* the slot is our return address */
 	.cfi_adjust_cfa_offset 8
@@ -204,13 +209,26 @@
 	.cfi_adjust_cfa_offset -8
 	popq	%rax
 	.cfi_adjust_cfa_offset -8
+	.if \gen
+	decq	%fs:0x7ffffff0			/* the section left */
+	GEN_RELOC GEN_TLS, 4, FHOOK_TLS_TW
+	.else
 	TLS_WORDS %r11
 	decq	%fs:(%r11)			/* the section left */
+	.endif
 	leaq	8(%rsp), %rsp			/* past the slot, as the return left it */
 	.cfi_adjust_cfa_offset -8
 	jmp	*-8(%rsp)			/* to the caller (a "ret" would mispredict) */
 	.cfi_restore_state
-32:	testq	$FGRAPH_FL_LEAN_EXIT, FGRAPH_FLAGS(%rsi)
+.endm
+
+.macro GRAPH_RETURN_LEAN
+	RETURN_LEAN_FAST
+32:
+	.globl	rethook_tramp_not_lean
+	.hidden	rethook_tramp_not_lean
+rethook_tramp_not_lean:
+	testq	$FGRAPH_FL_LEAN_EXIT, FGRAPH_FLAGS(%rsi)
 	jz	30f
 	FAST_ENTER %r11, %rdi, 30f
 	.cfi_remember_state
@@ -315,6 +333,9 @@ rethook_trampoline:
 	jmp	12f
 	.cfi_restore_state
 31:
+	.globl	rethook_tramp_c
+	.hidden	rethook_tramp_c
+rethook_tramp_c:
 #endif
 	RETURN_FRAME
 12:
@@ -366,5 +387,40 @@ rethook_trampoline:
 2:	jmp	11b
 	.cfi_endproc
 	.size	rethook_trampoline, .-rethook_trampoline
+
+#ifndef __SANITIZE_THREAD__
+/*
+ * The template of the copy (gen.c) that the stubs go to, when it could be
+ * made: rethook_trampoline's frameless return without entry data, with
+ * the thread's block's offset as an immediate.  Anything else goes on in
+ * rethook_trampoline, past its own finding of the entry (word
+ * GEN_W_RET_ON, with %r11 the block's offset as there), or to its C path
+ * (GEN_W_RET_C), each reached with the state it expects.
+ */
+#define GEN_W_RET_ON	0
+#define GEN_W_RET_C	1
+
+	.globl	fhook_tmpl_rethook
+	.hidden	fhook_tmpl_rethook
+	.type	fhook_tmpl_rethook, @function
+	.p2align 4
+fhook_tmpl_rethook:
+	.cfi_startproc
+	.cfi_def_cfa %rsp, 0
+	.cfi_offset %rip, -8
+	leaq	-8(%rsp), %r9			/* the slot */
+	SHADOW_TOP %r10, %rcx, %r9, 31f, 0, , gen
+	movq	NODE(SHADOW_N_RETHOOK)(%rcx), %rsi	/* its fgraph */
+	RETURN_LEAN_FAST 1
+32:	movq	$0x7ffffff0, %r11		/* the block's offset, as TLS_WORDS leaves it */
+	GEN_RELOC GEN_TLS, 4, FHOOK_TLS_TW
+	GEN_JMP GEN_W_RET_ON
+31:	GEN_JMP GEN_W_RET_C
+	.cfi_endproc
+	.size	fhook_tmpl_rethook, .-fhook_tmpl_rethook
+	.globl	fhook_tmpl_rethook_end
+	.hidden	fhook_tmpl_rethook_end
+fhook_tmpl_rethook_end:
+#endif
 
 	.section .note.GNU-stack,"",@progbits

@@ -162,6 +162,8 @@ static struct fhook_stub_region *region_new(unsigned long lo, unsigned long hi)
 		return NULL;
 	}
 	r->nr_used = 1;		/* slot 0: the list function */
+	/* a signal there unwinds to the site's function: two instructions, nothing pushed */
+	fhook_gen_frame_plain(p, REGION_CODE);
 	return r;
 }
 
@@ -220,7 +222,11 @@ static void *const lean_cls_tramps[3][2] = {
 static int grec_kind(const void *tramp)
 {
 	void *const *t = &lean_tramps[0][0][0];
+	void *orig = fhook_gen_graph_orig(tramp);
 	int i, c;
+
+	if (orig)
+		tramp = orig;		/* a copy is of its original's kind */
 
 	for (i = 0; i < (int)(sizeof(lean_tramps) / sizeof(t[0])); i++)
 		if (t[i] && tramp == t[i])
@@ -260,10 +266,15 @@ static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags, unsigned
 		bool ret = flags & FHOOK_TRAMP_GRAPH_EXIT;
 		bool data = ret && (flags & FHOOK_TRAMP_GRAPH_DATA);
 
+		void *t;
+
 		if (cls >= 1 && cls <= LEAN_CLASSES && !(flags & FHOOK_TRAMP_LEAN_FREGS))
-			return lean_cls_tramps[ret + data][cls - 1];
-		return lean_tramps[ret][ret && (flags & FHOOK_TRAMP_GRAPH_DATA)]
-				  [!!(flags & FHOOK_TRAMP_LEAN_FREGS)];
+			t = lean_cls_tramps[ret + data][cls - 1];
+		else
+			t = lean_tramps[ret][ret && (flags & FHOOK_TRAMP_GRAPH_DATA)]
+				       [!!(flags & FHOOK_TRAMP_LEAN_FREGS)];
+		/* its copy with the thread's block's offset an immediate (gen.c) */
+		return (flags & FHOOK_TRAMP_GEN) ? fhook_gen_graph_tramp(t) : t;
 	}
 	if ((flags & FHOOK_TRAMP_FGRAPH) && !regs)
 		return (flags & FHOOK_TRAMP_NOSSE) ? (void *)fhook_tramp_fgraph_nosse

@@ -484,28 +484,63 @@
 	.endif
 .endm
 
-.macro GRAPH_LEAN name, exit, data, fregs, saves=8
+/*
+ * @gen: the template of a copy (gen.c) with the thread's block's offset
+ * as an immediate, and what it reaches outside itself in words after it:
+ * GEN_W_FGRAPH, GEN_W_OWN (the C paths), GEN_W_OTHER (&fhook_fgraph_other),
+ * GEN_W_BASE and GEN_W_SIZE (the shadow stack's reservation, fixed once
+ * there is one; only returns-hooked kinds, which need it, are copied).
+ */
+#define GEN_W_FGRAPH	0
+#define GEN_W_OWN	1
+#define GEN_W_OTHER	2
+#define GEN_W_BASE	3
+#define GEN_W_SIZE	4
+
+/* A label gen.c finds in a template: global, hidden, here */
+.macro GEN_LABEL label
+	.globl	\label
+	.hidden	\label
+\label:
+.endm
+
+.macro GRAPH_LEAN name, exit, data, fregs, saves=8, gen=0
 	TRAMP_BEGIN \name
 	LEAN_SAVE \saves
 	/*
 	 * with pushed registers (%rdi holds the block's offset until the
 	 * push of the shadow stack): 90 restores the function's exactly
 	 */
+.if \gen
+	FAST_ENTER gen, %rsi, 90f
+.else
 	TLS_WORDS %rdi
 	FAST_ENTER %rdi, %rsi, 90f
+.endif
 	movq	STUB_GREC(%r11), %r8		/* the fgraph (an unbound stub's: of no kind) */
 	/* disabled: no handler at all; not of this kind (or none): C */
 	KIND_DISABLED %r8, FGRAPH_TRAMP_LEAN(\exit, \data, \fregs), %rax, 86f
 	movq	LEAN_SLOT(\saves)(%rsp), %rdx		/* parent_ip */
 	movq	%rdx, %rax			/* a stub's address: a tail call */
+.if \gen
+	subq	0x7ffffff0(%rip), %rax
+	GEN_RELOC GEN_WORD, 4, GEN_W_BASE
+	cmpq	0x7ffffff0(%rip), %rax
+	GEN_RELOC GEN_WORD, 4, GEN_W_SIZE
+.else
 	subq	fhook_shadow_base(%rip), %rax
 	cmpq	fhook_shadow_size(%rip), %rax
+.endif
 	jb	89f
 	movq	LEAN_BODY(\saves)(%rsp), %rsi
 	subq	$5, %rsi			/* ip: the site */
 .if \exit
 	leaq	LEAN_SLOT(\saves)(%rsp), %rcx
+.if \gen
+	SHADOW_NEXT %r10, %rax, %rcx, 89f, gen
+.else
 	SHADOW_NEXT %r10, %rax, %rcx, 89f, %rdi
+.endif
 	/*
 	 * SHADOW_HOOK's stores, from the registers (no one reads
 	 * entry_parent_ip); the rethook begins with the fgraph
@@ -540,24 +575,37 @@
 	testl	%eax, %eax
 	jnz	87f				/* no return hook wanted */
 .endif
-88:	FAST_LEAVE %rax
+88:	FAST_LEAVE %rax, \gen
 	.cfi_remember_state
 	LEAN_RESTORE \saves
 	ret					/* into the function's body */
 	.cfi_restore_state
 .if \exit
+.if \gen
+87:	SHADOW_SELF %rdx, %rax, gen	/* the header */
+.else
 87:	SHADOW_SELF %rdx, %rax		/* the header */
+.endif
 	movq	(%rdx), %rcx			/* top: our entry's stub */
 	SHADOW_POP %rcx, %rdx, LEAN_SLOT(\saves)(%rsp), %rdi
 	jmp	88b
 .endif
 .if \saves == 8
+.if \gen
+86:	cmpq	0x7ffffff0(%rip), %rax		/* not of this kind, or unbound: C */
+	GEN_RELOC GEN_WORD, 4, GEN_W_OTHER
+.else
 86:	leaq	fhook_fgraph_other(%rip), %rdx	/* not of this kind, or unbound: C */
 	cmpq	%rdx, %rax
+.endif
 	jne	88b
-89:	FAST_LEAVE %rax
+89:	FAST_LEAVE %rax, \gen
 90:	LEAN_RESTORE \saves
+.if \gen
+	GEN_JMP GEN_W_FGRAPH			/* %r11 still the stub */
+.else
 	jmp	fhook_tramp_fgraph		/* %r11 still the stub */
+.endif
 .else
 	/*
 	 * Registers the function does not read are clobbered from here: a
@@ -565,16 +613,27 @@
 	 * and C (89) calls no other ops' handler, which could read them
 	 */
 86:	jmp	88b
-89:	FAST_LEAVE %rax
+89:	FAST_LEAVE %rax, \gen
 	.cfi_remember_state
 	LEAN_RESTORE \saves
+.if \gen
+	GEN_JMP GEN_W_OWN
+.else
 	jmp	fhook_tramp_fgraph_own
+.endif
 	.cfi_restore_state
 90:	LEAN_RESTORE \saves
+.if \gen
+	GEN_JMP GEN_W_FGRAPH
+.else
 	jmp	fhook_tramp_fgraph
+.endif
 .endif
 	.cfi_endproc
 	.size	\name, .-\name
+.if \gen
+	GEN_LABEL \name\()_end
+.endif
 .endm
 
 	/*
@@ -599,6 +658,19 @@
 	GRAPH_LEAN fhook_tramp_fgraph_lean_exit_data_a\saves, 1, 1, 0, \saves
 	.endr
 
+	/*
+	 * The templates of their copies (gen.c) for the kinds that hook
+	 * returns, in the order of gen.c's table
+	 */
+	GRAPH_LEAN fhook_tmpl_fgraph_lean_exit, 1, 0, 0, 8, 1
+	GRAPH_LEAN fhook_tmpl_fgraph_lean_exit_fregs, 1, 0, 1, 8, 1
+	GRAPH_LEAN fhook_tmpl_fgraph_lean_exit_data, 1, 1, 0, 8, 1
+	GRAPH_LEAN fhook_tmpl_fgraph_lean_exit_data_fregs, 1, 1, 1, 8, 1
+	.irp saves, 2, 3
+	GRAPH_LEAN fhook_tmpl_fgraph_lean_exit_a\saves, 1, 0, 0, \saves, 1
+	GRAPH_LEAN fhook_tmpl_fgraph_lean_exit_data_a\saves, 1, 1, 0, \saves, 1
+	.endr
+
 /*
  * The template of a per-ops trampoline (the kernel's create_trampoline):
  * gen.c copies it for one ops that alone uses its sites and patches in
@@ -613,12 +685,6 @@
  * before it counted itself in is not waited for, and must then call no
  * handler of an unregistered ops.
  */
-/* A label gen.c finds in a template: global, hidden, here */
-.macro GEN_LABEL label
-	.globl	\label
-	.hidden	\label
-\label:
-.endm
 
 .macro OPS_TEMPLATE name, sse
 	.globl	\name
