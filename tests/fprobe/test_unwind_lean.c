@@ -5,8 +5,10 @@
  * handlers, and libgcc's unwinder, started in the signal handler, must
  * walk from wherever the signal landed (the generated copies of the
  * entry and the return, the return stubs, the handlers, the function) up
- * to the loop.  The copies' unwind information is their template's (as
- * registered with libgcc); an error in it loses the loop, or crashes.
+ * to the loop; then the same through an ftrace_ops' frameless per-ops
+ * copy.  The copies' unwind information is registered with libgcc (their
+ * template's own, or written for them); an error in it loses the loop,
+ * or crashes.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -46,6 +48,20 @@ NOTRACE static void lean_exit(struct fprobe *fp, unsigned long ip, unsigned long
 NOINLINE long work(long x)
 {
 	return x * 3 + 1;
+}
+
+/* the same through a per-ops frameless copy: an ftrace_ops with a proven handler */
+static long ops_calls;
+
+NOTRACE static void ops_handler(unsigned long ip, unsigned long parent_ip,
+				struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	ops_calls++;
+}
+
+NOINLINE long work2(long x)
+{
+	return x * 5 + 2;
 }
 
 #define MAX_SAMPLES 4096
@@ -96,6 +112,16 @@ NOINLINE void spin(long n)
 	spinning = 0;
 }
 
+NOINLINE void spin2(long n)
+{
+	long i;
+
+	spinning = 1;
+	for (i = 0; i < n; i++)
+		sink += work2(i);
+	spinning = 0;
+}
+
 static bool generated(unsigned long addr)
 {
 	Dl_info info;
@@ -111,52 +137,72 @@ static double cpu_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int main(void)
+/* 1,000 profiler samples (or 5 s of CPU time) of @loop, each unwound to it */
+static void sample(void (*loop)(long), const char *what)
 {
-	struct fprobe fp = { .entry_handler = lean_entry, .exit_handler = lean_exit };
 	struct itimerval it = { { 0, 500 }, { 0, 500 } };
-	struct sigaction sa = { 0 };
 	const ElfW(Sym) *sym = NULL;
-	const char *name = "work";
 	int i, lost = 0, in_copies = 0;
+	char name[64];
 	Dl_info info;
 	double t0;
 
-	if (!dladdr1((void *)spin, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym) {
-		printf("FAIL unwind_setup: no symbol for spin()\n");
-		return check_exit();
+	if (!dladdr1((void *)loop, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym) {
+		printf("FAIL %s_setup: no symbol for the loop\n", what);
+		return;
 	}
-	spin_lo = (unsigned long)spin;
+	spin_lo = (unsigned long)loop;
 	spin_hi = spin_lo + sym->st_size;
-	CHECK_EQ(register_fprobe_syms(&fp, &name, 1), 0, "unwind_register");
-	if (fhook_fprobe_frameless(&fp) != (FHOOK_FPROBE_FRAMELESS_ENTRY |
-					    FHOOK_FPROBE_FRAMELESS_EXIT) ||
-	    !generated(site_tramp(work))) {
-		printf("SKIP unwind_copies: the probe's paths are not the generated frameless ones\n");
-		unregister_fprobe(&fp);
-		return check_exit();
+	nr_samples = 0;
+	setitimer(ITIMER_PROF, &it, NULL);
+	for (t0 = cpu_now(); nr_samples < 1000 && cpu_now() - t0 < 5;)
+		loop(200000);
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_PROF, &it, NULL);
+	for (i = 0; i < nr_samples; i++) {
+		if (!sample_found[i] && lost++ < 5)
+			printf("# %s: lost the loop from %#lx\n", what, sample_pc[i]);
+		in_copies += generated(sample_pc[i]);
 	}
+	printf("# %s: %d samples, %d in the copies\n", what, nr_samples, in_copies);
+	snprintf(name, sizeof(name), "%s_samples", what);
+	CHECK(nr_samples >= 100 && in_copies > 0, name, "%d samples, %d in the copies",
+	      nr_samples, in_copies);
+	snprintf(name, sizeof(name), "%s_reaches_the_loop", what);
+	CHECK(!lost, name, "%d of %d samples (%d in the copies) lost the loop", lost,
+	      nr_samples, in_copies);
+}
+
+int main(void)
+{
+	struct fprobe fp = { .entry_handler = lean_entry, .exit_handler = lean_exit };
+	struct ftrace_ops ops = { .func = ops_handler };
+	struct sigaction sa = { 0 };
+	const char *name = "work";
+
 	sa.sa_sigaction = on_prof;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigaction(SIGPROF, &sa, NULL);
-	setitimer(ITIMER_PROF, &it, NULL);
-	/* until 1,000 samples, or 5 s of CPU time */
-	for (t0 = cpu_now(); nr_samples < 1000 && cpu_now() - t0 < 5;)
-		spin(200000);
-	memset(&it, 0, sizeof(it));
-	setitimer(ITIMER_PROF, &it, NULL);
-	unregister_fprobe(&fp);
-	for (i = 0; i < nr_samples; i++) {
-		if (!sample_found[i] && lost++ < 5)
-			printf("# lost the loop from %#lx\n", sample_pc[i]);
-		in_copies += generated(sample_pc[i]);
+
+	CHECK_EQ(register_fprobe_syms(&fp, &name, 1), 0, "unwind_fprobe_register");
+	if (fhook_fprobe_frameless(&fp) != (FHOOK_FPROBE_FRAMELESS_ENTRY |
+					    FHOOK_FPROBE_FRAMELESS_EXIT) ||
+	    !generated(site_tramp(work))) {
+		printf("SKIP unwind_fprobe: the probe's paths are not the generated frameless ones\n");
+	} else {
+		sample(spin, "unwind_fprobe");
+		CHECK(entries == exits && entries > 0, "unwind_fprobe_calls",
+		      "%ld entries, %ld exits", entries, exits);
 	}
-	CHECK(entries == exits && entries > 0, "unwind_calls", "%ld entries, %ld exits",
-	      entries, exits);
-	CHECK(nr_samples >= 100 && in_copies > 0, "unwind_samples",
-	      "%d samples, %d in the copies", nr_samples, in_copies);
-	CHECK(!lost, "unwind_reaches_the_loop", "%d of %d samples (%d in the copies)", lost,
-	      nr_samples, in_copies);
-	printf("# %d samples, %d in the copies\n", nr_samples, in_copies);
+	unregister_fprobe(&fp);
+
+	CHECK_EQ(ftrace_set_filter(&ops, (unsigned char *)"work2", 5, 0), 0, "unwind_ops_filter");
+	CHECK_EQ(register_ftrace_function(&ops), 0, "unwind_ops_register");
+	if (!generated(site_tramp(work2)))
+		printf("SKIP unwind_ops: the site's trampoline is not a generated copy\n");
+	else
+		sample(spin2, "unwind_ops");
+	CHECK_EQ(unregister_ftrace_function(&ops), 0, "unwind_ops_unregister");
+	CHECK(ops_calls > 0, "unwind_ops_calls", "%ld calls", ops_calls);
 	return check_exit();
 }

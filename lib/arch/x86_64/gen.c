@@ -109,18 +109,15 @@ static struct gen_tramp *gen_list;
 extern void __register_frame(void *) __attribute__((weak));
 
 /*
- * A CIE and an FDE for the copy at @code, as the template's CFI says:
- * after "push %rbp" the CFA is %rsp + 16 and %rbp saved below it, after
- * "mov %rsp, %rbp" the CFA is %rbp + 16, at the "ret" %rsp + 8 again,
- * and after it (the slow path) %rbp + 16.
+ * The CIE of our unwind information at @buf: FDE addresses absolute, and
+ * at an FDE's start the CFA %rsp + 8 with the return address below it
+ * (a function's entry).  Returns where its FDE goes.
  */
-static size_t gen_eh_frame(unsigned char *buf, const unsigned char *code, size_t len,
-			   size_t ret_off)
+static unsigned char *gen_cie(unsigned char *buf)
 {
-	unsigned char *p = buf, *cie = buf, *fde;
+	unsigned char *p = fhook_put_u32(buf + 4, 0);	/* the length (below), the CIE id */
 	uint32_t l;
 
-	p = fhook_put_u32(p + 4, 0);	/* the length (below), the CIE id */
 	*p++ = 1;			/* version */
 	*p++ = 'z'; *p++ = 'R'; *p++ = 0;
 	p = fhook_put_uleb(p, 1);	/* code alignment */
@@ -130,15 +127,48 @@ static size_t gen_eh_frame(unsigned char *buf, const unsigned char *code, size_t
 	*p++ = 0x00;			/* FDE addresses: DW_EH_PE_absptr */
 	*p++ = 0x0c; *p++ = 7; *p++ = 8;	/* DW_CFA_def_cfa %rsp, 8 */
 	*p++ = 0x80 | 16; *p++ = 1;	/* DW_CFA_offset %rip, cfa - 8 */
-	while ((p - cie) % 8)
+	while ((p - buf) % 8)
 		*p++ = 0;
-	l = (uint32_t)(p - cie - 4);
-	memcpy(cie, &l, 4);
-	fde = p;
-	p = fhook_put_u32(p + 4, (uint32_t)(p + 4 - cie));	/* back to the CIE */
+	l = (uint32_t)(p - buf - 4);
+	memcpy(buf, &l, 4);
+	return p;
+}
+
+/* The start of an FDE at @fde for [@code, @code + @len); its instructions go at the return */
+static unsigned char *gen_fde(unsigned char *fde, unsigned char *cie, const void *code,
+			      size_t len)
+{
+	unsigned char *p = fhook_put_u32(fde + 4, (uint32_t)(fde + 4 - cie));	/* back to the CIE */
+
 	p = fhook_put_u64(p, (uint64_t)(unsigned long)code);
 	p = fhook_put_u64(p, len);
 	*p++ = 0;			/* no augmentation data */
+	return p;
+}
+
+/* The FDE at @fde ends at @p: padded, its length, the terminator; returns the end */
+static unsigned char *gen_fde_end(unsigned char *fde, unsigned char *p)
+{
+	uint32_t l;
+
+	while ((p - fde) % 8)
+		*p++ = 0;		/* DW_CFA_nop */
+	l = (uint32_t)(p - fde - 4);
+	memcpy(fde, &l, 4);
+	return fhook_put_u32(p, 0);
+}
+
+/*
+ * A CIE and an FDE for the copy at @code, as the template's CFI says:
+ * after "push %rbp" the CFA is %rsp + 16 and %rbp saved below it, after
+ * "mov %rsp, %rbp" the CFA is %rbp + 16, at the "ret" %rsp + 8 again,
+ * and after it (the slow path) %rbp + 16.
+ */
+static size_t gen_eh_frame(unsigned char *buf, const unsigned char *code, size_t len,
+			   size_t ret_off)
+{
+	unsigned char *fde = gen_cie(buf), *p = gen_fde(fde, buf, code, len);
+
 	*p++ = 0x40 | 1;		/* advance 1: after push %rbp */
 	*p++ = 0x0e; *p++ = 16;		/* DW_CFA_def_cfa_offset 16 */
 	*p++ = 0x80 | 6; *p++ = 2;	/* DW_CFA_offset %rbp, cfa - 16 */
@@ -151,12 +181,7 @@ static size_t gen_eh_frame(unsigned char *buf, const unsigned char *code, size_t
 	*p++ = 0x40 | 1;		/* advance 1: after the ret, the slow path */
 	*p++ = 0x0c; *p++ = 6; *p++ = 16;	/* DW_CFA_def_cfa %rbp, 16 */
 	*p++ = 0x80 | 6; *p++ = 2;	/* DW_CFA_offset %rbp, cfa - 16 */
-	while ((p - fde) % 8)
-		*p++ = 0;
-	l = (uint32_t)(p - fde - 4);
-	memcpy(fde, &l, 4);
-	p = fhook_put_u32(p, 0);	/* the terminator */
-	return (size_t)(p - buf);
+	return (size_t)(gen_fde_end(fde, p) - buf);
 }
 
 /* DW_CFA_advance_loc of @delta bytes */
@@ -179,29 +204,9 @@ static unsigned char *gen_advance(unsigned char *p, size_t delta)
 static size_t gen_eh_frame_lean(unsigned char *buf, const unsigned char *code, size_t len,
 				size_t push_off, size_t pop_off, unsigned int saves)
 {
-	unsigned char *p = buf, *cie = buf, *fde;
+	unsigned char *fde = gen_cie(buf), *p = gen_fde(fde, buf, code, len);
 	unsigned int i;
-	uint32_t l;
 
-	p = fhook_put_u32(p + 4, 0);
-	*p++ = 1;
-	*p++ = 'z'; *p++ = 'R'; *p++ = 0;
-	p = fhook_put_uleb(p, 1);
-	*p++ = 0x78;
-	*p++ = 16;
-	p = fhook_put_uleb(p, 1);
-	*p++ = 0x00;
-	*p++ = 0x0c; *p++ = 7; *p++ = 8;	/* DW_CFA_def_cfa %rsp, 8 */
-	*p++ = 0x80 | 16; *p++ = 1;	/* DW_CFA_offset %rip, cfa - 8 */
-	while ((p - cie) % 8)
-		*p++ = 0;
-	l = (uint32_t)(p - cie - 4);
-	memcpy(cie, &l, 4);
-	fde = p;
-	p = fhook_put_u32(p + 4, (uint32_t)(p + 4 - cie));
-	p = fhook_put_u64(p, (uint64_t)(unsigned long)code);
-	p = fhook_put_u64(p, len);
-	*p++ = 0;
 	p = gen_advance(p, push_off + 1);
 	for (i = 1; i <= saves; i++) {
 		*p++ = 0x0e; *p++ = (unsigned char)(8 + 8 * i);	/* DW_CFA_def_cfa_offset */
@@ -214,12 +219,7 @@ static size_t gen_eh_frame_lean(unsigned char *buf, const unsigned char *code, s
 		if (i > 1)
 			p = gen_advance(p, 1);
 	}
-	while ((p - fde) % 8)
-		*p++ = 0;
-	l = (uint32_t)(p - fde - 4);
-	memcpy(fde, &l, 4);
-	p = fhook_put_u32(p, 0);
-	return (size_t)(p - buf);
+	return (size_t)(gen_fde_end(fde, p) - buf);
 }
 
 
@@ -329,35 +329,12 @@ static unsigned char *gen_copy_lean(const void *owner, void *func, unsigned int 
  */
 void fhook_gen_frame_plain(const void *code, size_t len)
 {
-	unsigned char *buf, *p, *fde;
-	uint32_t l;
+	unsigned char *buf, *fde;
 
 	if (!__register_frame || !(buf = calloc(1, 64)))
 		return;
-	p = fhook_put_u32(buf + 4, 0);	/* the length (below), the CIE id */
-	*p++ = 1;			/* version */
-	*p++ = 'z'; *p++ = 'R'; *p++ = 0;
-	p = fhook_put_uleb(p, 1);	/* code alignment */
-	*p++ = 0x78;			/* data alignment -8 */
-	*p++ = 16;			/* return address: %rip */
-	p = fhook_put_uleb(p, 1);
-	*p++ = 0x00;			/* FDE addresses: DW_EH_PE_absptr */
-	*p++ = 0x0c; *p++ = 7; *p++ = 8;	/* DW_CFA_def_cfa %rsp, 8 */
-	*p++ = 0x80 | 16; *p++ = 1;	/* DW_CFA_offset %rip, cfa - 8 */
-	while ((p - buf) % 8)
-		*p++ = 0;
-	l = (uint32_t)(p - buf - 4);
-	memcpy(buf, &l, 4);
-	fde = p;
-	p = fhook_put_u32(p + 4, (uint32_t)(p + 4 - buf));	/* back to the CIE */
-	p = fhook_put_u64(p, (uint64_t)(unsigned long)code);
-	p = fhook_put_u64(p, len);
-	*p++ = 0;			/* no augmentation data, no instructions */
-	while ((p - fde) % 8)
-		*p++ = 0;
-	l = (uint32_t)(p - fde - 4);
-	memcpy(fde, &l, 4);
-	fhook_put_u32(p, 0);		/* the terminator */
+	fde = gen_cie(buf);
+	gen_fde_end(fde, gen_fde(fde, buf, code, len));	/* no instructions */
 	__register_frame(buf);
 }
 
