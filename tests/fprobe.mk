@@ -45,7 +45,7 @@ TEST_TARGETS += $(B)/tests/fprobe/test_unwind_lean
 $(B)/tests/fprobe/test_unwind_lean: tests/fprobe/test_unwind_lean.c tests/check.h tests/argregs.h \
 		$(B)/libfhook.so $(B)/gcc-as/as
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS) -rdynamic -lgcc_s -ldl
+	$(CC) $(TEST_CFLAGS) -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS) -rdynamic -ldl
 
 # A trampoline's kind against a later registration's: handlers proven the same way.
 $(B)/tests/fprobe/test_graph_kind: tests/fprobe/test_graph_kind.c tests/check.h \

@@ -49,10 +49,12 @@ void fhook_arch_init(const struct fhook_arch_hooks *hooks);
 /*
  * The return trampoline's handler, handed over by the return-hook layer:
  * given the stub the hooked return went through, it returns the real
- * return address.
+ * return address.  @libgcc: the dlopen() handle of the process's
+ * libgcc_s (NULL: none), with which arch registers the unwind information
+ * of the code it generates.  Before any stub is written.
  */
 typedef unsigned long (*fhook_rethook_handler_t)(unsigned long stub, struct ftrace_regs *fregs);
-void fhook_arch_rethook_init(fhook_rethook_handler_t handler);
+void fhook_arch_rethook_init(fhook_rethook_handler_t handler, void *libgcc);
 
 /*
  * The longjmp interposers' hook, handed over by the return-hook layer:

@@ -145,20 +145,23 @@ static void drop_above(unsigned long base, struct rethook_thread *t, unsigned lo
 	rethook_top_set(t, top, __ATOMIC_RELEASE);
 }
 
-static void register_eh_frame(unsigned long start, unsigned long len)
+/*
+ * The libgcc_s every unwinder in the process uses (glibc's backtrace()
+ * and pthread_cancel() dlopen the same one), not a static copy that might
+ * be linked into us; NULL if there is none.
+ */
+static void *libgcc_open(void)
+{
+	return dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_GLOBAL);
+}
+
+static void register_eh_frame(void *h, unsigned long start, unsigned long len)
 {
 	void (*reg)(void *);
-	void *h;
 
 	fhook_rethook_eh_frame(rethook_eh_frame, sizeof(rethook_eh_frame), start, len,
 			       rethook_personality_addr(),
 			       RETHOOK_NODE_OFF + offsetof(struct rethook_node, ret_ip));
-	/*
-	 * Register with the libgcc_s every unwinder in the process uses
-	 * (glibc's backtrace() and pthread_cancel() dlopen the same one), not
-	 * with a static copy that might be linked into us.
-	 */
-	h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_GLOBAL);
 	reg = h ? (void (*)(void *))dlsym(h, "__register_frame") : NULL;
 	if (h)
 		rethook_unwind_init(h);
@@ -436,7 +439,7 @@ static int regions_for_limit(void)
 int rethook_setup(void)
 {
 	unsigned long size;
-	void *p;
+	void *p, *libgcc;
 	int ret = 0;
 
 	if (__atomic_load_n(&rethook_base, __ATOMIC_ACQUIRE))
@@ -458,9 +461,11 @@ int rethook_setup(void)
 		goto out;
 	}
 	pthread_atfork(NULL, NULL, rethook_atfork_child);
+	/* before the stubs: where they go may be generated code, whose FDE needs libgcc */
+	libgcc = libgcc_open();
+	fhook_arch_rethook_init(rethook_trampoline_handler, libgcc);
 	rethook_stubs = make_stubs(NULL, MAP_SHARED);
-	fhook_arch_rethook_init(rethook_trampoline_handler);
-	register_eh_frame((region_of((unsigned long)p) + RETHOOK_REGION_SIZE), size);
+	register_eh_frame(libgcc, (region_of((unsigned long)p) + RETHOOK_REGION_SIZE), size);
 	__atomic_store_n(&rethook_size, size, __ATOMIC_RELAXED);
 	__atomic_store_n(&rethook_base, region_of((unsigned long)p) + RETHOOK_REGION_SIZE,
 			 __ATOMIC_RELEASE);

@@ -18,6 +18,8 @@
  * handler while its stubs are bound, else gen_nop().
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,11 +104,79 @@ static struct gen_tramp *gen_list;
 
 /*
  * libgcc's, when the program has libgcc_s (every C++ program, and any
- * that cancels threads): looked up by the dynamic linker, since we run
- * under the loader's lock here and may not dlopen().  Without it the
- * copies still keep frame pointers.
+ * that cancels threads): looked up by the dynamic linker, since the
+ * per-ops copies may be made under the loader's lock, where we may not
+ * dlopen(); or handed over from the return-hook layer's dlopen() of it
+ * (fhook_gen_unwind_init()), before the first copy of the frameless
+ * graph paths.  Without it the per-ops copies still keep frame pointers.
  */
 extern void __register_frame(void *) __attribute__((weak));
+
+struct dwarf_eh_bases {
+	void *tbase, *dbase, *func;
+};
+
+extern const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases)
+	__attribute__((weak));
+
+static void (*gen_register)(void *);
+static const void *(*gen_find_fde)(void *pc, struct dwarf_eh_bases *bases);
+
+/* libgcc's __register_frame(), or NULL */
+static void (*gen_register_frame(void))(void *)
+{
+	void (*reg)(void *) = __atomic_load_n(&gen_register, __ATOMIC_ACQUIRE);
+
+	return reg ? reg : __register_frame;
+}
+
+/*
+ * Unwind information written before libgcc was known (copies and stub
+ * pages made before the first return hook, in a program without
+ * libgcc_s of its own): registered once it is.
+ */
+#define GEN_PENDING	64
+static void *gen_pending[GEN_PENDING];
+static unsigned int gen_nr_pending;
+static pthread_mutex_t gen_pending_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void gen_register_eh(void *eh)
+{
+	void (*reg)(void *);
+
+	pthread_mutex_lock(&gen_pending_lock);
+	reg = gen_register_frame();
+	if (reg)
+		reg(eh);
+	else if (gen_nr_pending < GEN_PENDING)
+		gen_pending[gen_nr_pending++] = eh;
+	pthread_mutex_unlock(&gen_pending_lock);
+}
+
+/**
+ * fhook_gen_unwind_init - libgcc_s, as the return-hook layer opened it
+ *
+ * @libgcc: its dlopen() handle, or NULL.  Called before any return stub
+ * is written (under the return-hook layer's lock).
+ */
+void fhook_gen_unwind_init(void *libgcc)
+{
+	void *reg, *find;
+
+	if (!libgcc)
+		return;
+	reg = dlsym(libgcc, "__register_frame");
+	find = dlsym(libgcc, "_Unwind_Find_FDE");
+	if (!reg || !find)
+		return;
+	pthread_mutex_lock(&gen_pending_lock);
+	__atomic_store_n((void **)&gen_find_fde, find, __ATOMIC_RELAXED);
+	if (!__register_frame)
+		__atomic_store_n((void **)&gen_register, reg, __ATOMIC_RELEASE);
+	while (gen_nr_pending)
+		((void (*)(void *))reg)(gen_pending[--gen_nr_pending]);
+	pthread_mutex_unlock(&gen_pending_lock);
+}
 
 /*
  * The CIE of our unwind information at @buf: FDE addresses absolute, and
@@ -259,8 +329,8 @@ static bool gen_seal(unsigned char *p, size_t len, size_t eh_len)
 		munmap(p, 2 * GEN_PAGE);
 		return false;
 	}
-	if (__register_frame && eh_len <= GEN_EH_FRAME)
-		__register_frame(p + GEN_PAGE - GEN_EH_FRAME);
+	if (eh_len && eh_len <= GEN_EH_FRAME)
+		gen_register_eh(p + GEN_PAGE - GEN_EH_FRAME);
 	return true;
 }
 
@@ -331,11 +401,11 @@ void fhook_gen_frame_plain(const void *code, size_t len)
 {
 	unsigned char *buf, *fde;
 
-	if (!__register_frame || !(buf = calloc(1, 64)))
+	if (!(buf = calloc(1, 64)))
 		return;
 	fde = gen_cie(buf);
 	gen_fde_end(fde, gen_fde(fde, buf, code, len));	/* no instructions */
-	__register_frame(buf);
+	gen_register_eh(buf);
 }
 
 /* A field of a template a copy gets patched (GEN_RELOC in graph.h) */
@@ -355,21 +425,16 @@ extern const struct gen_reloc __stop_fhook_gen_relocs[] __attribute__((visibilit
 static bool gen_off(void)
 {
 	static int off = -1;
+	int v = __atomic_load_n(&off, __ATOMIC_RELAXED);
 
-	if (off < 0) {
+	if (v < 0) {
 		const char *e = secure_getenv("FHOOK_GEN");
 
-		off = e && !strcmp(e, "0");
+		v = e && !strcmp(e, "0");
+		__atomic_store_n(&off, v, __ATOMIC_RELAXED);
 	}
-	return off;
+	return v;
 }
-
-struct dwarf_eh_bases {
-	void *tbase, *dbase, *func;
-};
-
-extern const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases)
-	__attribute__((weak));
 
 /*
  * The template's own CIE and FDE, for its copy at @code (@len bytes): the
@@ -380,14 +445,18 @@ extern const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases)
 static size_t gen_eh_frame_copy(unsigned char *buf, size_t size, const char *tmpl,
 				const unsigned char *code, size_t len)
 {
+	const void *(*find)(void *, struct dwarf_eh_bases *) =
+		__atomic_load_n(&gen_find_fde, __ATOMIC_ACQUIRE);
 	struct dwarf_eh_bases bases;
 	const unsigned char *fde, *cie, *q;
 	uint32_t fde_len, cie_len, cie_off;
 	unsigned char *p = buf;
 
-	if (!_Unwind_Find_FDE)
+	if (!find)
+		find = _Unwind_Find_FDE;
+	if (!find)
 		return 0;
-	fde = _Unwind_Find_FDE((void *)(tmpl + 1), &bases);
+	fde = find((void *)(tmpl + 1), &bases);
 	if (!fde || bases.func != tmpl)
 		return 0;
 	memcpy(&fde_len, fde, 4);
@@ -449,7 +518,7 @@ static unsigned char *gen_copy_tmpl(const char *start, const char *end, long tls
 			goto fail;
 	}
 	memcpy(p + GEN_PAGE, words, nr * sizeof(*words));
-	if (__register_frame) {
+	if (gen_register_frame()) {
 		eh_len = gen_eh_frame_copy(p + GEN_PAGE - GEN_EH_FRAME, GEN_EH_FRAME, start, p, len);
 		if (!eh_len)
 			goto fail;	/* a copy an unwinder could not walk through */

@@ -17,7 +17,9 @@ void __fhook_startup fhook_arch_init(const struct fhook_arch_hooks *hooks)
 	__atomic_store_n(&fhook_arch_dispatch, (void *)hooks->dispatch, __ATOMIC_RELEASE);
 }
 
-void fhook_arch_rethook_init(fhook_rethook_handler_t handler)
+void fhook_arch_rethook_init(fhook_rethook_handler_t handler, void *libgcc)
 {
 	__atomic_store_n(&fhook_arch_rethook_handler, (void *)handler, __ATOMIC_RELEASE);
+	fhook_gen_unwind_init(libgcc);
+	fhook_rethook_target_init();
 }

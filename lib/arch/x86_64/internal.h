@@ -57,6 +57,8 @@ void fhook_gen_ops_retire(const void *owner) __arch_hidden;
 void *fhook_gen_graph_tramp(void *tramp) __arch_hidden;
 void *fhook_gen_graph_orig(const void *tramp) __arch_hidden;
 void *fhook_gen_rethook_tramp(void) __arch_hidden;
+void fhook_gen_unwind_init(void *libgcc) __arch_hidden;
+void fhook_rethook_target_init(void) __arch_hidden;
 void fhook_gen_frame_plain(const void *code, size_t len) __arch_hidden;
 
 /*

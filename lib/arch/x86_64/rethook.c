@@ -31,10 +31,22 @@ static void put_stub(unsigned char *s, unsigned long target)
 	memcpy(s + 8, &target, 8);
 }
 
+/* Where the stubs go: the return's generated copy, made once, or rethook_trampoline */
+static void *rethook_target;
+
+void fhook_rethook_target_init(void)
+{
+	if (!__atomic_load_n(&rethook_target, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&rethook_target, fhook_gen_rethook_tramp(), __ATOMIC_RELEASE);
+}
+
 void fhook_rethook_stubs_write(unsigned char *code, size_t nr)
 {
-	void *target = fhook_gen_rethook_tramp();
+	void *target = __atomic_load_n(&rethook_target, __ATOMIC_ACQUIRE);
 	size_t i;
+
+	if (!target)
+		target = rethook_trampoline;
 
 	/*
 	 * Line i's stubs (arch/shadow.h): jmp *8(stub) -- the trampoline's
