@@ -410,7 +410,7 @@ void fhook_gen_frame_plain(const void *code, size_t len)
 
 /* A field of a template a copy gets patched (GEN_RELOC in graph.h) */
 struct gen_reloc {
-	unsigned long at;		/* the end of its instruction */
+	int32_t at;			/* the end of its instruction, from here */
 	uint16_t kind, pos;		/* GEN_TLS or GEN_WORD; bytes from that end */
 	int32_t arg;
 };
@@ -504,9 +504,11 @@ static unsigned char *gen_copy_tmpl(const char *start, const char *end, long tls
 		return NULL;
 	memcpy(p, start, len);
 	for (r = __start_fhook_gen_relocs; r < __stop_fhook_gen_relocs; r++) {
-		if (r->at <= (unsigned long)start || r->at > (unsigned long)end)
+		unsigned long at = (unsigned long)&r->at + r->at;
+
+		if (at <= (unsigned long)start || at > (unsigned long)end)
 			continue;
-		off = r->at - (unsigned long)start;
+		off = at - (unsigned long)start;
 		if (r->pos > off)
 			goto fail;
 		if (r->kind == GEN_TLS && (long)(int32_t)(tls + r->arg) == tls + r->arg)

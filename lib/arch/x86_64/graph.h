@@ -19,16 +19,18 @@
  * field @pos bytes before its end that the copy gets patched: GEN_TLS,
  * the thread's block's offset from the thread pointer + @arg; GEN_WORD,
  * the %rip-relative displacement of word @arg on the page after the
- * copy's (what the template reaches outside itself).
+ * copy's (what the template reaches outside itself).  The entry says
+ * where relative to itself: read-only, nothing for the loader to
+ * relocate (no page written at start-up).
  */
 #define GEN_TLS		0
 #define GEN_WORD	1
 
 .macro GEN_RELOC kind, pos, arg
 .Lgen_reloc\@:
-	.pushsection fhook_gen_relocs, "aw"
-	.balign	8
-	.quad	.Lgen_reloc\@
+	.pushsection fhook_gen_relocs, "a"
+	.balign	4
+	.long	.Lgen_reloc\@ - .
 	.short	\kind, \pos
 	.long	\arg
 	.popsection
