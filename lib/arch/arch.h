@@ -192,6 +192,7 @@ struct fhook_stub *fhook_stub_of_code(unsigned long code);
 #define FHOOK_TRAMP_LEAN	0x40	/* ... whose entry handler is proven: no frame */
 #define FHOOK_TRAMP_GRAPH_DATA	0x80	/* ... whose handlers take entry data (FGRAPH_FL_DATA) */
 #define FHOOK_TRAMP_LEAN_FREGS	0x100	/* ... and the proven entry handler reads its fregs */
+#define FHOOK_TRAMP_LEAN_BARE	0x400	/* ... and may be served bare (fhook_fgraph.bare) */
 /* an ops' handler proven to read no fregs: its copy (GEN) needs build none */
 #define FHOOK_TRAMP_OPS_LEAN	0x200
 
@@ -452,6 +453,13 @@ void fhook_arch_handler_scan(void *func);
 size_t fhook_arch_handler_vec_free(void *func, enum fhook_fregs_kind kind);
 /* Does the proven handler at @func read its fregs at all? */
 bool fhook_arch_handler_reads_fregs(void *func);
+
+/*
+ * Might the handler at @func read one of the argument registers of
+ * @args (bit i: argument i, i < 6) before it writes it?  True whenever
+ * the decoder is not loaded, or it cannot tell.
+ */
+bool fhook_arch_handler_reads_args(void *func, unsigned int args);
 /*
  * A kprobe is about to be placed at @addr: no handler with it among the
  * bytes proven is proven any more, nor will be.  True when one was.

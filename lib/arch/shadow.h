@@ -53,6 +53,8 @@
  * Either leads to the same entry (its offset rounded down to the line).
  */
 #define SHADOW_REC_STUB		16
+/* ... and at +SHADOW_BARE_STUB the one of the bare entries' returns (FGRAPH_TRAMP_LEAN_BARE) */
+#define SHADOW_BARE_STUB	32
 
 /* a node */
 #define SHADOW_N_RETHOOK	0	/* its probe's rethook: a struct fhook_fgraph first */
@@ -99,7 +101,15 @@
  */
 #define FGRAPH_TRAMP_LEAN(exit, data, fregs)	((exit) * 4 + (data) * 2 + (fregs))
 #define FGRAPH_TRAMP_REC(exit)			(2 + (exit))
-#define FGRAPH_TRAMPS				8
+/*
+ * ... and the bare ones (generated only): returns hooked, handlers that
+ * read none of the arguments they are called with but the entry's ip and
+ * parent_ip (those go into the entry anyway), so none is loaded; their
+ * entries return through the line's third stub, whose return calls the
+ * exit handler with nothing loaded and tests no kind
+ */
+#define FGRAPH_TRAMP_LEAN_BARE			8
+#define FGRAPH_TRAMPS				9
 
 /* fhook_fgraph.flags */
 #define FGRAPH_FL_SLOW		1	/* every call takes the C path (a pool to count) */
@@ -176,7 +186,8 @@ struct fhook_fgraph {
 	void *rethook;			/* what a node records; NULL: entry only */
 	/* the probe's flags, FGRAPH_DISABLED_BITS "disabled"; all ones once going */
 	unsigned int *flags_word;
-	unsigned long pad;
+	/* set as it registers: its handlers may be served bare (FGRAPH_TRAMP_LEAN_BARE) */
+	unsigned long bare;
 	unsigned long flags;		/* FGRAPH_FL_* */
 	/* FGRAPH_FL_REC: the writer's offset from the thread pointer, ... */
 	long rec_tls;

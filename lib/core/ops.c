@@ -232,6 +232,8 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 			flags |= FHOOK_TRAMP_LEAN;
 			if (vec_memo.reads_fregs)	/* (of fg->entry: ops_vec_free() filled it) */
 				flags |= FHOOK_TRAMP_LEAN_FREGS;
+			else if (__atomic_load_n(&fg->bare, __ATOMIC_RELAXED))
+				flags |= FHOOK_TRAMP_LEAN_BARE;
 		}
 	}
 	return flags;
@@ -771,6 +773,17 @@ static void fgraph_prove_exit(struct ftrace_ops *ops)
 		if (fhook_arch_handler_reads_fregs(fg->exit))
 			__atomic_or_fetch(&fg->flags, FGRAPH_FL_LEAN_FREGS, __ATOMIC_RELEASE);
 		__atomic_or_fetch(&fg->flags, FGRAPH_FL_LEAN_EXIT, __ATOMIC_RELEASE);
+		/*
+		 * bare (arch/shadow.h FGRAPH_TRAMP_LEAN_BARE): no entry data, and
+		 * handlers that read none of their arguments but the entry's
+		 * ip and parent_ip (%rsi, %rdx: in the entry anyway); the return
+		 * then calls its handler with nothing loaded
+		 */
+		__atomic_store_n(&fg->bare,
+				 !(fg->flags & (FGRAPH_FL_DATA | FGRAPH_FL_LEAN_FREGS)) && fg->entry &&
+				 !fhook_arch_handler_reads_args(fg->entry, 1u << 0 | 1u << 3 | 1u << 4) &&
+				 !fhook_arch_handler_reads_args(fg->exit, 0x3f),
+				 __ATOMIC_RELAXED);
 	} else {
 		__atomic_and_fetch(&fg->flags, ~(unsigned long)FGRAPH_FL_LEAN_EXIT,
 				   __ATOMIC_RELEASE);

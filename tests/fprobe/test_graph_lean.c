@@ -666,6 +666,100 @@ static void case_copies(void)
 	unregister_fprobe(&fp);
 }
 
+/*
+ * ---- bare: handlers that read none of their arguments (counters) are
+ * called with nothing loaded, and their entries return through the
+ * line's third stub, when copies are made
+ */
+
+NOTRACE static int bare_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+			      struct ftrace_regs *fregs, void *data)
+{
+	__atomic_add_fetch(&entries, 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&race_alive, __ATOMIC_ACQUIRE))
+		__atomic_add_fetch(&after_unregister, 1, __ATOMIC_RELAXED);
+	CLOBBER();
+	return 0;
+}
+
+NOTRACE static void bare_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+			      struct ftrace_regs *fregs, void *data)
+{
+	__atomic_add_fetch(&exits, 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&race_alive, __ATOMIC_ACQUIRE))
+		__atomic_add_fetch(&after_unregister, 1, __ATOMIC_RELAXED);
+	CLOBBER();
+}
+
+#define SHADOW_BARE_STUB	32	/* lib/arch/shadow.h */
+
+static void case_bare(void)
+{
+	struct fprobe fp = { .entry_handler = bare_entry, .exit_handler = bare_exit };
+	struct fprobe reads = { .entry_handler = bare_entry, .exit_handler = lean_exit };
+	const char *syms[] = { "where_traced", "pair_traced", "traced" };
+	const char *e = getenv("FHOOK_GEN");
+	bool gen = BOTH && !(e && !strcmp(e, "0"));
+	struct pair p;
+	unsigned long stub;
+
+	reset();
+	CHECK_EQ(register_fprobe_syms(&fp, syms, 3), 0, "bare_register");
+	check_frameless(&fp, BOTH, "bare_frameless");
+	stub = where_traced();
+	CHECK(!BOTH || ((stub & 63) == SHADOW_BARE_STUB) == gen, "bare_stub",
+	      "returns through %#lx, bare: expected %d", stub, gen);
+	p = pair_traced(1, 2, 3, 4, 5, 6, 7);
+	CHECK(p.a == 1 + 4 + 9 + 16 && p.b == 25 + 36 + 49, "bare_values", "%ld %ld", p.a, p.b);
+	CHECK(traced(41) == 42, "bare_traced", "");
+	CHECK(entries == 3 && exits == 3, "bare_calls", "%ld entries, %ld exits", entries, exits);
+	disable_fprobe(&fp);
+	CHECK(traced(1) == 2 && entries == 3 && exits == 3, "bare_disabled",
+	      "%ld entries, %ld exits", entries, exits);
+	enable_fprobe(&fp);
+	unregister_fprobe(&fp);
+
+	/* an exit handler that reads its arguments: not bare */
+	reset();
+	CHECK_EQ(register_fprobe_syms(&reads, syms, 1), 0, "bare_not_register");
+	stub = where_traced();
+	CHECK((stub & 63) == 0, "bare_not_stub", "returns through %#lx", stub);
+	CHECK(entries == 1 && exits == 1, "bare_not_calls", "%ld entries, %ld exits",
+	      entries, exits);
+	unregister_fprobe(&reads);
+}
+
+static void case_bare_full_stack(void)
+{
+	struct fprobe fp = { .entry_handler = bare_entry, .exit_handler = bare_exit };
+
+	full_run(&fp, "bare");
+}
+
+static void bare_race_setup(struct fprobe *fp)
+{
+	fp->entry_handler = bare_entry;
+	fp->exit_handler = bare_exit;
+}
+
+/* the same unregister race, with the bare paths (and their return) */
+static void case_bare_unregister_race(void)
+{
+	static struct fprobe fp;
+	int cycles;
+
+	reset();
+	race_frameless = BOTH;
+	cycles = race_run(&fp, bare_race_setup, race_registered);
+	CHECK(cycles >= 0, "bare_race_cycles_succeed", "a register or unregister failed");
+	CHECK_EQ(race_frameless, BOTH, "bare_race_frameless");
+	CHECK(cycles >= 20, "bare_race_cycles_enough", "%d cycles", cycles);
+	CHECK(entries > 0 && exits > 0 && exits <= entries, "bare_race_handlers_ran",
+	      "%ld entries, %ld exits", entries, exits);
+	CHECK_EQ(after_unregister, 0, "bare_race_no_handler_after_unregister");
+	printf("# %d cycles, %ld entries, %ld exits\n", cycles, entries, exits);
+}
+
 static const struct check_case cases[] = {
 	CHECK_CASE(bound),
 	CHECK_CASE(values),
@@ -676,6 +770,9 @@ static const struct check_case cases[] = {
 	CHECK_CASE(kprobe_on_handler),
 	CHECK_CASE(full_stack),
 	CHECK_CASE(copies),
+	CHECK_CASE(bare),
+	CHECK_CASE(bare_full_stack),
+	CHECK_CASE(bare_unregister_race),
 };
 
 int main(void)

@@ -214,6 +214,7 @@ int main(void)
 	else
 		sample(spin2, "unwind_ops");
 	CHECK_EQ(unregister_ftrace_function(&ops), 0, "unwind_ops_unregister");
+	ftrace_free_filter(&ops);
 	CHECK(ops_calls > 0, "unwind_ops_calls", "%ld calls", ops_calls);
 	return check_exit();
 }

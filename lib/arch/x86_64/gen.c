@@ -553,23 +553,39 @@ GRAPH_TMPL(exit_a2);
 GRAPH_TMPL(exit_data_a2);
 GRAPH_TMPL(exit_a3);
 GRAPH_TMPL(exit_data_a3);
+GRAPH_TMPL(bare);
+GRAPH_TMPL(bare_a2);
+GRAPH_TMPL(bare_a3);
 
 static struct gen_graph {
-	char *orig, *start, *end;
+	char *orig, *start, *end;	/* orig: trampoline.S's (none for the bare ones) */
+	int kind;			/* FGRAPH_TRAMP_* */
+	unsigned int saves;		/* argument registers pushed */
 	void *copy;			/* once made; (void *)1: cannot be */
 } gen_graphs[] = {
-#define GRAPH_COPY(x) { fhook_tramp_fgraph_lean_##x, fhook_tmpl_fgraph_lean_##x,	\
-			fhook_tmpl_fgraph_lean_##x##_end, NULL }
-	GRAPH_COPY(exit),
-	GRAPH_COPY(exit_fregs),
-	GRAPH_COPY(exit_data),
-	GRAPH_COPY(exit_data_fregs),
-	GRAPH_COPY(exit_a2),
-	GRAPH_COPY(exit_data_a2),
-	GRAPH_COPY(exit_a3),
-	GRAPH_COPY(exit_data_a3),
+#define GRAPH_COPY(x, data, fregs, saves)						\
+	{ fhook_tramp_fgraph_lean_##x, fhook_tmpl_fgraph_lean_##x,			\
+	  fhook_tmpl_fgraph_lean_##x##_end, FGRAPH_TRAMP_LEAN(1, data, fregs), saves, NULL }
+#define GRAPH_BARE(x, saves)								\
+	{ NULL, fhook_tmpl_fgraph_lean_##x, fhook_tmpl_fgraph_lean_##x##_end,		\
+	  FGRAPH_TRAMP_LEAN_BARE, saves, NULL }
+	GRAPH_COPY(exit, 0, 0, 8),
+	GRAPH_COPY(exit_fregs, 0, 1, 8),
+	GRAPH_COPY(exit_data, 1, 0, 8),
+	GRAPH_COPY(exit_data_fregs, 1, 1, 8),
+	GRAPH_COPY(exit_a2, 0, 0, 2),
+	GRAPH_COPY(exit_data_a2, 1, 0, 2),
+	GRAPH_COPY(exit_a3, 0, 0, 3),
+	GRAPH_COPY(exit_data_a3, 1, 0, 3),
+	GRAPH_BARE(bare, 8),
+	GRAPH_BARE(bare_a2, 2),
+	GRAPH_BARE(bare_a3, 3),
 #undef GRAPH_COPY
+#undef GRAPH_BARE
 };
+
+/* the bare entries' return is there (the lines' third stubs go to it) */
+static bool gen_bare_ret;
 
 #define GEN_NONE	((void *)1)
 
@@ -580,19 +596,18 @@ static struct gen_graph {
  * stack's reservation is there; else @tramp itself.  Called under the
  * caller's lock.
  */
-void *fhook_gen_graph_tramp(void *tramp)
+/* @g's copy, made on first use; NULL when it cannot be */
+static void *gen_graph_copy(struct gen_graph *g)
 {
 	unsigned long base = __atomic_load_n(&fhook_shadow_base, __ATOMIC_ACQUIRE);
-	unsigned int i;
 	long tls;
 
 #ifdef __SANITIZE_THREAD__
-	return tramp;
+	return NULL;
 #endif
 	if (!base || gen_off())
-		return tramp;
-	for (i = 0; i < sizeof(gen_graphs) / sizeof(gen_graphs[0]); i++) {
-		struct gen_graph *g = &gen_graphs[i];
+		return NULL;
+	if (!g->copy) {
 		void *words[] = {
 			[GEN_W_FGRAPH] = fhook_tramp_fgraph,
 			[GEN_W_OWN] = fhook_tramp_fgraph_own,
@@ -601,49 +616,88 @@ void *fhook_gen_graph_tramp(void *tramp)
 			[GEN_W_SIZE] = (void *)fhook_shadow_size,
 		};
 
-		if (g->orig != tramp)
-			continue;
-		if (!g->copy) {
-			tls = gen_tls();
-			g->copy = tls ? gen_copy_tmpl(g->start, g->end, tls, words, 5) : NULL;
-			if (!g->copy)
-				g->copy = GEN_NONE;
-		}
-		return g->copy == GEN_NONE ? tramp : g->copy;
+		tls = gen_tls();
+		g->copy = tls ? gen_copy_tmpl(g->start, g->end, tls, words, 5) : NULL;
+		if (!g->copy)
+			g->copy = GEN_NONE;
 	}
+	return g->copy == GEN_NONE ? NULL : g->copy;
+}
+
+void *fhook_gen_graph_tramp(void *tramp)
+{
+	unsigned int i;
+	void *c;
+
+	for (i = 0; i < sizeof(gen_graphs) / sizeof(gen_graphs[0]); i++)
+		if (gen_graphs[i].orig && gen_graphs[i].orig == tramp)
+			return (c = gen_graph_copy(&gen_graphs[i])) ? c : tramp;
 	return tramp;
 }
 
-/* The trampoline.S original of @tramp, if it is a copy of a graph entry; else NULL */
-void *fhook_gen_graph_orig(const void *tramp)
+/**
+ * fhook_gen_graph_bare - the bare entry (FGRAPH_TRAMP_LEAN_BARE) that
+ * pushes @saves argument registers (8, 2 or 3), made on first use; NULL
+ * when there is none (no copies, or no bare return for its entries).
+ * Called under the caller's lock.
+ */
+void *fhook_gen_graph_bare(unsigned int saves)
+{
+	unsigned int i;
+
+	if (!__atomic_load_n(&gen_bare_ret, __ATOMIC_ACQUIRE))
+		return NULL;
+	for (i = 0; i < sizeof(gen_graphs) / sizeof(gen_graphs[0]); i++)
+		if (gen_graphs[i].kind == FGRAPH_TRAMP_LEAN_BARE && gen_graphs[i].saves == saves)
+			return gen_graph_copy(&gen_graphs[i]);
+	return NULL;
+}
+
+/* The kind (FGRAPH_TRAMP_*) of @tramp if it is a copy of a graph entry; else -1 */
+int fhook_gen_graph_kind(const void *tramp)
 {
 	unsigned int i;
 
 	for (i = 0; i < sizeof(gen_graphs) / sizeof(gen_graphs[0]); i++)
 		if (gen_graphs[i].copy == tramp && tramp != GEN_NONE)
-			return gen_graphs[i].orig;
-	return NULL;
+			return gen_graphs[i].kind;
+	return -1;
 }
 
 extern char fhook_tmpl_rethook[], fhook_tmpl_rethook_end[];
+extern char fhook_tmpl_rethook_bare[], fhook_tmpl_rethook_bare_end[];
 extern char rethook_tramp_not_lean[], rethook_tramp_c[];
 
 /**
- * fhook_gen_rethook_tramp - where the return stubs go: the copy of
- * rethook_trampoline's frameless return, else rethook_trampoline
+ * fhook_gen_rethook_tramp - where the return stubs go
+ *
+ * @bare: the lines' third stubs, the bare entries' (arch/shadow.h); else
+ * their first.  The copy of the frameless return made for them; else for
+ * the first, rethook_trampoline, and for the third rethook_rec_trampoline,
+ * which takes any return it does not know the way of the first stub's.
+ * @first: where the first stubs go, for the third's others.
  */
-void *fhook_gen_rethook_tramp(void)
+void *fhook_gen_rethook_tramp(bool bare, void *first)
 {
 #ifndef __SANITIZE_THREAD__
 	void *words[] = { rethook_tramp_not_lean, rethook_tramp_c };
 	long tls = gen_off() ? 0 : gen_tls();
 	void *p;
 
+	if (bare) {
+		words[0] = first;
+		if (tls && (p = gen_copy_tmpl(fhook_tmpl_rethook_bare, fhook_tmpl_rethook_bare_end,
+					      tls, words, 1))) {
+			__atomic_store_n(&gen_bare_ret, true, __ATOMIC_RELEASE);
+			return p;
+		}
+		return rethook_rec_trampoline;
+	}
 	if (tls && (p = gen_copy_tmpl(fhook_tmpl_rethook, fhook_tmpl_rethook_end, tls,
 				      words, 2)))
 		return p;
 #endif
-	return rethook_trampoline;
+	return bare ? rethook_rec_trampoline : rethook_trampoline;
 }
 
 /**

@@ -55,8 +55,9 @@ void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse,
 /* @owner unregistered: its copies call a handler that does nothing (gen.c). */
 void fhook_gen_ops_retire(const void *owner) __arch_hidden;
 void *fhook_gen_graph_tramp(void *tramp) __arch_hidden;
-void *fhook_gen_graph_orig(const void *tramp) __arch_hidden;
-void *fhook_gen_rethook_tramp(void) __arch_hidden;
+void *fhook_gen_graph_bare(unsigned int saves) __arch_hidden;
+int fhook_gen_graph_kind(const void *tramp) __arch_hidden;
+void *fhook_gen_rethook_tramp(bool bare, void *first) __arch_hidden;
 void fhook_gen_unwind_init(void *libgcc) __arch_hidden;
 void fhook_rethook_target_init(void) __arch_hidden;
 void fhook_gen_frame_plain(const void *code, size_t len) __arch_hidden;

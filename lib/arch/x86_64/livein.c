@@ -203,7 +203,11 @@ static bool jump_target(const cs_insn *insn, unsigned long *t)
 	return true;
 }
 
-unsigned int fhook_arch_live_args(unsigned long body, bool (*is_site)(unsigned long))
+/*
+ * @ret_dx: a return reads %rdx (a traced function's may return a pair);
+ * else a return reads nothing (a handler returns an int, or nothing).
+ */
+static unsigned int live_args(unsigned long body, bool (*is_site)(unsigned long), bool ret_dx)
 {
 	struct {
 		unsigned long addr;
@@ -264,7 +268,8 @@ unsigned int fhook_arch_live_args(unsigned long body, bool (*is_site)(unsigned l
 			 * any other register)
 			 */
 			if (cs.insn_group(h, insn, CS_GRP_RET)) {
-				read_reg(&p, X86_REG_RDX);
+				if (ret_dx)
+					read_reg(&p, X86_REG_RDX);
 				break;
 			}
 			if (cs.insn_group(h, insn, CS_GRP_CALL) || insn->id == X86_INS_JMP) {
@@ -308,6 +313,24 @@ unsigned int fhook_arch_live_args(unsigned long body, bool (*is_site)(unsigned l
 	}
 	pthread_mutex_unlock(&livein_lock);
 	return live;
+}
+
+unsigned int fhook_arch_live_args(unsigned long body, bool (*is_site)(unsigned long))
+{
+	return live_args(body, is_site, true);
+}
+
+/*
+ * A handler's arguments: from its first instruction, a return reading
+ * none (a proven handler is a leaf: it calls nothing that could read
+ * them).  Only with the decoder already loaded: asked as a probe
+ * registers, it never loads one.
+ */
+bool fhook_arch_handler_reads_args(void *func, unsigned int args)
+{
+	if (!fhook_cs_loaded())
+		return true;
+	return live_args((unsigned long)func, NULL, false) & args & ((1u << R_AX) - 1);
 }
 
 /*

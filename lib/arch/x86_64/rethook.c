@@ -31,22 +31,35 @@ static void put_stub(unsigned char *s, unsigned long target)
 	memcpy(s + 8, &target, 8);
 }
 
-/* Where the stubs go: the return's generated copy, made once, or rethook_trampoline */
-static void *rethook_target;
+/*
+ * Where the stubs go (the first and the third of a line): the returns'
+ * generated copies, made once, or rethook_trampoline and
+ * rethook_rec_trampoline
+ */
+static void *rethook_target, *rethook_bare_target;
 
 void fhook_rethook_target_init(void)
 {
-	if (!__atomic_load_n(&rethook_target, __ATOMIC_ACQUIRE))
-		__atomic_store_n(&rethook_target, fhook_gen_rethook_tramp(), __ATOMIC_RELEASE);
+	void *first;
+
+	if (__atomic_load_n(&rethook_target, __ATOMIC_ACQUIRE))
+		return;
+	first = fhook_gen_rethook_tramp(false, NULL);
+	__atomic_store_n(&rethook_bare_target, fhook_gen_rethook_tramp(true, first),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&rethook_target, first, __ATOMIC_RELEASE);
 }
 
 void fhook_rethook_stubs_write(unsigned char *code, size_t nr)
 {
 	void *target = __atomic_load_n(&rethook_target, __ATOMIC_ACQUIRE);
+	void *bare = __atomic_load_n(&rethook_bare_target, __ATOMIC_RELAXED);
 	size_t i;
 
 	if (!target)
 		target = rethook_trampoline;
+	if (!bare)
+		bare = rethook_rec_trampoline;
 
 	/*
 	 * Line i's stubs (arch/shadow.h): jmp *8(stub) -- the trampoline's
@@ -59,6 +72,7 @@ void fhook_rethook_stubs_write(unsigned char *code, size_t nr)
 
 		put_stub(s, (unsigned long)target);
 		put_stub(s + SHADOW_REC_STUB, (unsigned long)rethook_rec_trampoline);
+		put_stub(s + SHADOW_BARE_STUB, (unsigned long)bare);
 	}
 	memset(code, INT3_INSN_OPCODE, FHOOK_RETHOOK_STUB_SIZE);
 }

@@ -179,9 +179,11 @@
 #error "LEAN_RET_RDX"
 #endif
 
-.macro RETURN_LEAN_FAST gen=0
+.macro RETURN_LEAN_FAST gen=0, bare=0
+	.if !\bare
 	cmpq	$(FGRAPH_FL_EXIT | FGRAPH_FL_LEAN_EXIT), FGRAPH_FLAGS(%rsi)
 	jne	32f
+	.endif
 	.if \gen
 	incq	%fs:0x7ffffff0			/* a tasks section (64 bits, as FAST_ENTER reads) */
 	GEN_RELOC GEN_TLS, 4, FHOOK_TLS_TW
@@ -195,6 +197,13 @@
 	.cfi_adjust_cfa_offset 8
 	pushq	%rdx
 	.cfi_adjust_cfa_offset 8
+	.if \bare
+	movq	FGRAPH_EXIT(%rsi), %rax		/* a handler that reads no argument */
+	movq	FGRAPH_FLAGS_WORD(%rsi), %rdx
+	testl	$FGRAPH_DISABLED_BITS, (%rdx)	/* (also when going away) ... */
+	SHADOW_POP %rcx, %r10, (%r9), %r11
+	jnz	26f				/* ... disabled: popped, no call */
+	.else
 	movq	FGRAPH_PROBE(%rsi), %rdi	/* (first: see rethook_going()) */
 	movq	FGRAPH_EXIT(%rsi), %rax
 	movq	FGRAPH_FLAGS_WORD(%rsi), %rdx
@@ -204,6 +213,7 @@
 	SHADOW_POP %rcx, %r10, (%r9), %r11
 	jnz	26f				/* ... disabled: popped, no call */
 	xorl	%r8d, %r8d
+	.endif
 	call	*%rax
 26:	popq	%rdx
 	.cfi_adjust_cfa_offset -8
@@ -421,6 +431,34 @@ fhook_tmpl_rethook:
 	.globl	fhook_tmpl_rethook_end
 	.hidden	fhook_tmpl_rethook_end
 fhook_tmpl_rethook_end:
+
+/*
+ * ... and of the bare entries' returns (the lines' third stub, arch/shadow.h
+ * FGRAPH_TRAMP_LEAN_BARE): only such an entry hooks a return with it, for
+ * a probe without entry data whose exit handler is frameless and reads no
+ * argument, so there is no kind to test and nothing to load for the call.
+ * Anything else (not this thread's top entry at this slot) goes the way of
+ * the first stub's returns, the slot made that stub again.
+ */
+	.globl	fhook_tmpl_rethook_bare
+	.hidden	fhook_tmpl_rethook_bare
+	.type	fhook_tmpl_rethook_bare, @function
+	.p2align 4
+fhook_tmpl_rethook_bare:
+	.cfi_startproc
+	.cfi_def_cfa %rsp, 0
+	.cfi_offset %rip, -8
+	leaq	-8(%rsp), %r9			/* the slot */
+	SHADOW_TOP %r10, %rcx, %r9, 31f, SHADOW_BARE_STUB, %rsi, gen
+	movq	NODE(SHADOW_N_RETHOOK)(%rcx), %rsi	/* its fgraph */
+	RETURN_LEAN_FAST 1, 1
+31:	andq	$-SHADOW_LINE, -8(%rsp)		/* the line's first stub */
+	GEN_JMP GEN_W_RET_ON
+	.cfi_endproc
+	.size	fhook_tmpl_rethook_bare, .-fhook_tmpl_rethook_bare
+	.globl	fhook_tmpl_rethook_bare_end
+	.hidden	fhook_tmpl_rethook_bare_end
+fhook_tmpl_rethook_bare_end:
 #endif
 
 	.section .note.GNU-stack,"",@progbits

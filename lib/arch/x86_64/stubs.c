@@ -56,7 +56,7 @@ const unsigned int fhook_fgraph_other = FGRAPH_DISABLED_BITS;
 #define OTHER	((unsigned int *)&fhook_fgraph_other)
 static const struct fhook_fgraph grec_none = {
 	.flags_word = OTHER,
-	.tramp_fw = { OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER },
+	.tramp_fw = { OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER },
 };
 
 static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags, unsigned int cls);
@@ -222,11 +222,10 @@ static void *const lean_cls_tramps[3][2] = {
 static int grec_kind(const void *tramp)
 {
 	void *const *t = &lean_tramps[0][0][0];
-	void *orig = fhook_gen_graph_orig(tramp);
-	int i, c;
+	int i, c = fhook_gen_graph_kind(tramp);
 
-	if (orig)
-		tramp = orig;		/* a copy is of its original's kind */
+	if (c >= 0)
+		return c;		/* a copy */
 
 	for (i = 0; i < (int)(sizeof(lean_tramps) / sizeof(t[0])); i++)
 		if (t[i] && tramp == t[i])
@@ -268,6 +267,12 @@ static void *stub_tramp(enum fhook_tramp_kind kind, unsigned int flags, unsigned
 
 		void *t;
 
+		/* a bare copy (arch/shadow.h FGRAPH_TRAMP_LEAN_BARE) when there is one */
+		if ((flags & (FHOOK_TRAMP_LEAN_BARE | FHOOK_TRAMP_GEN)) ==
+		    (FHOOK_TRAMP_LEAN_BARE | FHOOK_TRAMP_GEN) && ret && !data &&
+		    !(flags & FHOOK_TRAMP_LEAN_FREGS) &&
+		    (t = fhook_gen_graph_bare(cls >= 1 && cls <= LEAN_CLASSES ? cls + 1 : 8)))
+			return t;
 		if (cls >= 1 && cls <= LEAN_CLASSES && !(flags & FHOOK_TRAMP_LEAN_FREGS))
 			t = lean_cls_tramps[ret + data][cls - 1];
 		else

@@ -504,7 +504,7 @@
 \label:
 .endm
 
-.macro GRAPH_LEAN name, exit, data, fregs, saves=8, gen=0
+.macro GRAPH_LEAN name, exit, data, fregs, saves=8, gen=0, bare=0
 	TRAMP_BEGIN \name
 	LEAN_SAVE \saves
 	/*
@@ -519,7 +519,11 @@
 .endif
 	movq	STUB_GREC(%r11), %r8		/* the fgraph (an unbound stub's: of no kind) */
 	/* disabled: no handler at all; not of this kind (or none): C */
+	.if \bare
+	KIND_DISABLED %r8, FGRAPH_TRAMP_LEAN_BARE, %rax, 86f
+	.else
 	KIND_DISABLED %r8, FGRAPH_TRAMP_LEAN(\exit, \data, \fregs), %rax, 86f
+	.endif
 	movq	LEAN_SLOT(\saves)(%rsp), %rdx		/* parent_ip */
 	movq	%rdx, %rax			/* a stub's address: a tail call */
 .if \gen
@@ -552,7 +556,12 @@
 	movl	$0, NODE(SHADOW_N_UNWOUND)(%rax)
 	movq	%rcx, NODE(SHADOW_N_SP)(%rax)	/* the slot */
 	movq	%rax, (%r10)			/* top: the entry is complete */
+.if \bare
+	leaq	SHADOW_BARE_STUB(%rax), %rcx
+	movq	%rcx, LEAN_SLOT(\saves)(%rsp)	/* its line's bare stub */
+.else
 	movq	%rax, LEAN_SLOT(\saves)(%rsp)	/* its stub */
+.endif
 .if \data
 	ENTRY_DATA_AT %r9, %r10, %rax
 .endif
@@ -561,11 +570,13 @@
 	jne	89f
 .endif
 	movq	FGRAPH_ENTRY(%r8), %rax		/* entry(probe, ip, parent_ip, fregs, data) */
+.if !\bare
 	movq	FGRAPH_PROBE(%r8), %rdi
 .if \data
 	movq	%r9, %r8
 .else
 	xorl	%r8d, %r8d
+.endif
 .endif
 .if \fregs
 	leaq	LEAN_FREGS(%rsp), %rcx
@@ -669,6 +680,11 @@
 	.irp saves, 2, 3
 	GRAPH_LEAN fhook_tmpl_fgraph_lean_exit_a\saves, 1, 0, 0, \saves, 1
 	GRAPH_LEAN fhook_tmpl_fgraph_lean_exit_data_a\saves, 1, 1, 0, \saves, 1
+	.endr
+	/* the bare ones (FGRAPH_TRAMP_LEAN_BARE): copies only */
+	GRAPH_LEAN fhook_tmpl_fgraph_lean_bare, 1, 0, 0, 8, 1, 1
+	.irp saves, 2, 3
+	GRAPH_LEAN fhook_tmpl_fgraph_lean_bare_a\saves, 1, 0, 0, \saves, 1, 1
 	.endr
 
 /*
