@@ -176,7 +176,7 @@ declare -A CGMATCH
 
 if want 1; then
 say "workload 1: the tight loop"
-ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-entry-np fprobe-both fprobe-both-np trace cyg uftrace-pg uftrace-P lttng uprobe"
+ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-entry-np fprobe-both fprobe-both-np fprobe-args trace cyg uftrace-pg uftrace-P lttng uprobe"
 LABEL[plain]="untraced (no pad, no libfhook)"
 LABEL[pad]="pad, no libfhook (five 1-byte nops)"
 LABEL[nop]="fhook: pad, no ops (one 5-byte nop)"
@@ -192,6 +192,7 @@ LABEL[fprobe-entry]="fhook: fprobe, empty entry handler (notrace, proven by its 
 LABEL[fprobe-entry-np]="fhook: the same, built without fhook's assembler front end (a frame of ftrace_regs)"
 LABEL[fprobe-both]="fhook: fprobe, empty entry + exit handlers (proven by their build: no frame)"
 LABEL[fprobe-both-np]="fhook: the same, built without fhook's assembler front end (frames, xmm and x87 state saved)"
+LABEL[fprobe-args]="fhook: fprobe, entry + exit handlers that read their arguments (proven: no frame)"
 LABEL[trace]="fhook trace: entry + exit events to the ring buffer"
 LABEL[cyg]="-finstrument-functions, empty hooks"
 LABEL[uftrace-pg]="uftrace record (-pg build)"
@@ -206,7 +207,7 @@ CMD[empty-np]="$B/tight_fhook_np empty @N@"
 CMD[fprobe-entry-np]="$B/tight_fhook_np fprobe-entry @N@"
 CMD[fprobe-both-np]="$B/tight_fhook_np fprobe-both @N@"
 for m in nop empty empty-gp redirect-hit redirect-miss inject-hit inject-miss fprobe-entry \
-	 fprobe-both; do
+	 fprobe-both fprobe-args; do
 	CMD[$m]="$B/tight_fhook $m @N@"
 done
 CMD[cyg]="$B/tight_cyg run @N@"

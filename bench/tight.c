@@ -10,7 +10,7 @@
  *   pad          -fpatchable-function-entry=5, no libfhook   MODE run
  *   fhook        pad + libfhook (-DTIGHT_FHOOK)          MODE run | nop | empty | empty-gp |
  *                redirect-hit | redirect-miss | inject-hit | inject-miss |
- *                fprobe-entry | fprobe-both | direct
+ *                fprobe-entry | fprobe-both | fprobe-args | direct
  *   pg           -pg (for `uftrace record`)              MODE run
  *   cyg          -finstrument-functions, empty hooks     MODE run
  *   lttng        a tracepoint in tiny() (-DTIGHT_LTTNG)  MODE run
@@ -100,6 +100,22 @@ NOTRACE static void fp_exit(struct fprobe *fp, unsigned long ip, unsigned long r
 {
 }
 
+/* handlers that read their arguments: called with them (not bare) */
+static unsigned long fp_seen;
+
+NOTRACE static int fp_entry_args(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+				 struct ftrace_regs *fregs, void *data)
+{
+	fp_seen = (unsigned long)fp ^ ip;
+	return 0;
+}
+
+NOTRACE static void fp_exit_args(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+				 struct ftrace_regs *fregs, void *data)
+{
+	fp_seen ^= ip ^ ret_ip;
+}
+
 static struct ftrace_ops ops = { .func = empty };
 /* the same handler, declared to leave the vector registers alone */
 static struct ftrace_ops ops_gp = { .func = empty, .flags = FHOOK_OPS_FL_GENERAL_REGS_ONLY };
@@ -128,8 +144,12 @@ static int setup(const char *mode)
 	}
 	if (!strncmp(mode, "fprobe-", 7)) {
 		fp.entry_handler = fp_entry;
-		if (!strncmp(mode, "fprobe-both", 11))
+		if (!strcmp(mode, "fprobe-args")) {
+			fp.entry_handler = fp_entry_args;
+			fp.exit_handler = fp_exit_args;
+		} else if (!strncmp(mode, "fprobe-both", 11)) {
 			fp.exit_handler = fp_exit;
+		}
 		return register_fprobe_syms(&fp, &sym, 1);
 	}
 	return 0;
