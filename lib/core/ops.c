@@ -785,6 +785,7 @@ static void fgraph_prove_exit(struct ftrace_ops *ops)
 				 !fhook_arch_handler_reads_args(fg->exit, 0x3f),
 				 __ATOMIC_RELAXED);
 	} else {
+		__atomic_store_n(&fg->bare, 0, __ATOMIC_RELAXED);	/* never bare unproven */
 		__atomic_and_fetch(&fg->flags, ~(unsigned long)FGRAPH_FL_LEAN_EXIT,
 				   __ATOMIC_RELEASE);
 	}
