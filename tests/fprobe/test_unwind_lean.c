@@ -106,23 +106,14 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
 
 static volatile long sink;
 
-NOINLINE void spin(long n)
+/* the loop each sample must be unwound to, calling @fn */
+NOINLINE void spin(long (*fn)(long), long n)
 {
 	long i;
 
 	spinning = 1;
 	for (i = 0; i < n; i++)
-		sink += work(i);
-	spinning = 0;
-}
-
-NOINLINE void spin2(long n)
-{
-	long i;
-
-	spinning = 1;
-	for (i = 0; i < n; i++)
-		sink += work2(i);
+		sink += fn(i);
 	spinning = 0;
 }
 
@@ -141,8 +132,8 @@ static double cpu_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* 1,000 profiler samples (or 5 s of CPU time) of @loop, each unwound to it */
-static void sample(void (*loop)(long), const char *what)
+/* 1,000 profiler samples (or 5 s of CPU time) of spin() calling @fn, each unwound to spin() */
+static void sample(long (*fn)(long), const char *what)
 {
 	struct itimerval it = { { 0, 500 }, { 0, 500 } };
 	const ElfW(Sym) *sym = NULL;
@@ -151,16 +142,16 @@ static void sample(void (*loop)(long), const char *what)
 	Dl_info info;
 	double t0;
 
-	if (!dladdr1((void *)loop, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym) {
+	if (!dladdr1((void *)spin, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym) {
 		printf("FAIL %s_setup: no symbol for the loop\n", what);
 		return;
 	}
-	spin_lo = (unsigned long)loop;
+	spin_lo = (unsigned long)spin;
 	spin_hi = spin_lo + sym->st_size;
 	nr_samples = 0;
 	setitimer(ITIMER_PROF, &it, NULL);
 	for (t0 = cpu_now(); nr_samples < 1000 && cpu_now() - t0 < 5;)
-		loop(200000);
+		spin(fn, 200000);
 	memset(&it, 0, sizeof(it));
 	setitimer(ITIMER_PROF, &it, NULL);
 	for (i = 0; i < nr_samples; i++) {
@@ -202,7 +193,7 @@ int main(void)
 	    !generated(site_tramp(work))) {
 		printf("SKIP unwind_fprobe: the probe's paths are not the generated frameless ones\n");
 	} else {
-		sample(spin, "unwind_fprobe");
+		sample(work, "unwind_fprobe");
 		CHECK(entries == exits && entries > 0, "unwind_fprobe_calls",
 		      "%ld entries, %ld exits", entries, exits);
 	}
@@ -214,7 +205,7 @@ int main(void)
 	if (!sampled)
 		printf("SKIP unwind_ops: the site's trampoline is not a generated copy\n");
 	else
-		sample(spin2, "unwind_ops");
+		sample(work2, "unwind_ops");
 	CHECK_EQ(unregister_ftrace_function(&ops), 0, "unwind_ops_unregister");
 	ftrace_free_filter(&ops);
 	/* (a sampled loop only: ThreadSanitizer's builds make no copies) */

@@ -27,6 +27,7 @@
 
 #include "internal.h"
 #include "arch/shadow.h"
+#include "gen_layout.h"
 #include "util/tasks.h"
 
 #define GEN_PAGE	4096UL
@@ -415,9 +416,6 @@ struct gen_reloc {
 	int32_t arg;
 };
 
-#define GEN_TLS		0
-#define GEN_WORD	1
-
 extern const struct gen_reloc __start_fhook_gen_relocs[] __attribute__((visibility("hidden")));
 extern const struct gen_reloc __stop_fhook_gen_relocs[] __attribute__((visibility("hidden")));
 
@@ -537,11 +535,6 @@ fail:
  * immediate, the rest as in trampoline.S (GRAPH_LEAN), whose stubs'
  * bindings they take over (stubs.c).
  */
-#define GEN_W_FGRAPH	0
-#define GEN_W_OWN	1
-#define GEN_W_OTHER	2
-#define GEN_W_BASE	3
-#define GEN_W_SIZE	4
 
 #define GRAPH_TMPL(x)							\
 	extern char fhook_tmpl_fgraph_lean_##x[], fhook_tmpl_fgraph_lean_##x##_end[]
@@ -589,13 +582,6 @@ static bool gen_bare_ret;
 
 #define GEN_NONE	((void *)1)
 
-/**
- * fhook_gen_graph_tramp - the copy of the frameless graph entry @tramp
- *
- * Made on first use, for the kinds that hook returns once the shadow
- * stack's reservation is there; else @tramp itself.  Called under the
- * caller's lock.
- */
 /* @g's copy, made on first use; NULL when it cannot be */
 static void *gen_graph_copy(struct gen_graph *g)
 {
@@ -608,7 +594,7 @@ static void *gen_graph_copy(struct gen_graph *g)
 	if (!base || gen_off())
 		return NULL;
 	if (!g->copy) {
-		void *words[] = {
+		void *words[GEN_W_GRAPH] = {
 			[GEN_W_FGRAPH] = fhook_tramp_fgraph,
 			[GEN_W_OWN] = fhook_tramp_fgraph_own,
 			[GEN_W_OTHER] = (void *)&fhook_fgraph_other,
@@ -617,13 +603,20 @@ static void *gen_graph_copy(struct gen_graph *g)
 		};
 
 		tls = gen_tls();
-		g->copy = tls ? gen_copy_tmpl(g->start, g->end, tls, words, 5) : NULL;
+		g->copy = tls ? gen_copy_tmpl(g->start, g->end, tls, words, GEN_W_GRAPH) : NULL;
 		if (!g->copy)
 			g->copy = GEN_NONE;
 	}
 	return g->copy == GEN_NONE ? NULL : g->copy;
 }
 
+/**
+ * fhook_gen_graph_tramp - the copy of the frameless graph entry @tramp
+ *
+ * Made on first use, for the kinds that hook returns once the shadow
+ * stack's reservation is there; else @tramp itself.  Called under the
+ * caller's lock.
+ */
 void *fhook_gen_graph_tramp(void *tramp)
 {
 	unsigned int i;
@@ -680,21 +673,24 @@ extern char rethook_tramp_not_lean[], rethook_tramp_c[];
 void *fhook_gen_rethook_tramp(bool bare, void *first)
 {
 #ifndef __SANITIZE_THREAD__
-	void *words[] = { rethook_tramp_not_lean, rethook_tramp_c };
+	void *words[GEN_W_RET] = {
+		[GEN_W_RET_ON] = rethook_tramp_not_lean,
+		[GEN_W_RET_C] = rethook_tramp_c,
+	};
 	long tls = gen_off() ? 0 : gen_tls();
 	void *p;
 
 	if (bare) {
-		words[0] = first;
+		words[GEN_W_RET_ON] = first;
 		if (tls && (p = gen_copy_tmpl(fhook_tmpl_rethook_bare, fhook_tmpl_rethook_bare_end,
-					      tls, words, 1))) {
+					      tls, words, GEN_W_RET))) {
 			__atomic_store_n(&gen_bare_ret, true, __ATOMIC_RELEASE);
 			return p;
 		}
 		return rethook_rec_trampoline;
 	}
 	if (tls && (p = gen_copy_tmpl(fhook_tmpl_rethook, fhook_tmpl_rethook_end, tls,
-				      words, 2)))
+				      words, GEN_W_RET)))
 		return p;
 #endif
 	return bare ? rethook_rec_trampoline : rethook_trampoline;

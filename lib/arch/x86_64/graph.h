@@ -10,6 +10,7 @@
 
 #include "arch/shadow.h"
 #include "util/thread_word.h"
+#include "gen_layout.h"
 
 /* struct fhook_stub's grec (arch.h): the fgraph a stub is bound for, checked in stubs.c */
 #define STUB_GREC	40
@@ -21,10 +22,8 @@
  * the %rip-relative displacement of word @arg on the page after the
  * copy's (what the template reaches outside itself).  The entry says
  * where relative to itself: read-only, nothing for the loader to
- * relocate (no page written at start-up).
+ * relocate (no page written at start-up).  @kind: gen_layout.h.
  */
-#define GEN_TLS		0
-#define GEN_WORD	1
 
 .macro GEN_RELOC kind, pos, arg
 .Lgen_reloc\@:

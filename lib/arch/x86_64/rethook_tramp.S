@@ -407,8 +407,6 @@ rethook_tramp_c:
  * GEN_W_RET_ON, with %r11 the block's offset as there), or to its C path
  * (GEN_W_RET_C), each reached with the state it expects.
  */
-#define GEN_W_RET_ON	0
-#define GEN_W_RET_C	1
 
 	.globl	fhook_tmpl_rethook
 	.hidden	fhook_tmpl_rethook

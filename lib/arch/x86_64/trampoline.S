@@ -486,16 +486,9 @@
 
 /*
  * @gen: the template of a copy (gen.c) with the thread's block's offset
- * as an immediate, and what it reaches outside itself in words after it:
- * GEN_W_FGRAPH, GEN_W_OWN (the C paths), GEN_W_OTHER (&fhook_fgraph_other),
- * GEN_W_BASE and GEN_W_SIZE (the shadow stack's reservation, fixed once
- * there is one; only returns-hooked kinds, which need it, are copied).
+ * as an immediate, and what it reaches outside itself in the words
+ * GEN_W_* of gen_layout.h after it.
  */
-#define GEN_W_FGRAPH	0
-#define GEN_W_OWN	1
-#define GEN_W_OTHER	2
-#define GEN_W_BASE	3
-#define GEN_W_SIZE	4
 
 /* A label gen.c finds in a template: global, hidden, here */
 .macro GEN_LABEL label
