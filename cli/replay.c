@@ -16,24 +16,32 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "view.h"
 #include "../lib/events/decode.h"
 #include "../lib/events/format.h"
 
 static void replay_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: fhook replay [--format text|json|chrome|graph|perfetto] [-o FILE] [PATH]\n"
+		"usage: fhook replay [--format text|json|chrome|graph|perfetto] [-o FILE]\n"
+		"                    [FILTERS] [PATH]\n"
 		"\n"
 		"Print the events of a recording made by fhook record (default: fhook.rec),\n"
 		"all threads and processes merged in time order.\n"
 		"\n"
 		"  --format FMT         text (the kernel's trace format, the default), json (one\n"
-		"                       object per line), chrome (trace-event JSON), graph (calls\n"
-		"                       indented by depth) or perfetto (Perfetto's protobuf trace,\n"
-		"                       for ui.perfetto.dev and trace_processor)\n"
+		"                       object per line, times in ns), chrome (trace-event JSON),\n"
+		"                       graph (calls as C: \"add(5, 3) = 8;\", indented by depth)\n"
+		"                       or perfetto (Perfetto's protobuf trace, for\n"
+		"                       ui.perfetto.dev and trace_processor)\n"
 		"  -o, --output FILE    write to FILE (default: standard output)\n"
+		"  -h, --help           this text\n"
+		"\n");
+	cli_view_usage(f);
+	fprintf(f,
 		"\n"
-		"Exit status: 0; 1 when the recording cannot be read or the output written.\n");
+		"Exit status: 0; 1 when the recording cannot be read or the output written;\n"
+		"2 for bad usage.\n");
 }
 
 /* Open a recording and say what a reader should know about it. */
@@ -83,15 +91,24 @@ int cmd_replay(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_VIEW_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *format = "text", *out = NULL, *path = "fhook.rec";
-	struct fmt_out *f;
-	struct dec *d;
-	int c, fmt, fd = STDOUT_FILENO, ret;
+	struct fmt_out *f = NULL;
+	struct dec *d = NULL, *first = NULL;
+	struct cli_view view;
+	int c, fmt, fd = STDOUT_FILENO, ret = 2;
 
+	cli_view_init(&view);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:" CLI_VIEW_SHORTOPTS, opts, NULL)) != -1) {
+		int v = cli_view_opt(&view, "replay", c, optarg);
+
+		if (v < 0)
+			goto out;
+		if (v)
+			continue;
 		switch (c) {
 		case 'f':
 			format = optarg;
@@ -101,39 +118,54 @@ int cmd_replay(int argc, char **argv)
 			break;
 		case 'h':
 			replay_usage(stdout);
-			return 0;
+			ret = 0;
+			goto out;
 		default:
 			replay_usage(stderr);
-			return 2;
+			goto out;
 		}
 	}
 	if (optind < argc)
 		path = argv[optind++];
 	if (optind < argc) {
 		replay_usage(stderr);
-		return 2;
+		goto out;
 	}
 	fmt = fmt_by_name(format);
 	if (fmt < 0) {
-		fprintf(stderr, "fhook: replay: unknown format '%s'\n", format);
-		return 2;
+		fprintf(stderr, "fhook: replay: unknown format '%s' (text, json, chrome, graph, "
+			"perfetto)\n", format);
+		goto out;
 	}
+	ret = 1;
 	d = cli_open_recording("replay", path);
 	if (!d)
-		return 1;
+		goto out;
+	cli_view_apply(&view, d);
 	if (out && (fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
 		fprintf(stderr, "fhook: replay: %s: %s\n", out, strerror(errno));
-		dec_free(d);
-		return 1;
+		goto out;
 	}
-	f = fmt_new(fmt, fd, d);
+	f = fmt_new(fmt, fd, d, &view.flt);
 	if (!f) {
 		fprintf(stderr, "fhook: replay: out of memory\n");
-		dec_free(d);
-		return 1;
+		goto out;
+	}
+	if (calls_need_prepass(fmt_calls(f))) {
+		/* -t: a call is written at its entry, so every call's length is learnt first */
+		first = d;
+		d = dec_new();
+		if (!d || dec_read_file(d, path, &(bool){ false }) ||
+		    dec_flush(first, calls_prepass, fmt_calls(f))) {
+			fprintf(stderr, "fhook: replay: %s: cannot read it twice\n", path);
+			goto out;
+		}
+		cli_view_apply(&view, d);
+		fmt_rewind(f, d);
 	}
 	ret = dec_flush(d, fmt_event, f);
 	c = fmt_finish(f);
+	f = NULL;
 	if (!ret)
 		ret = c;
 	if (ret)
@@ -144,6 +176,15 @@ int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "fhook: replay: %s: %s\n", out, strerror(errno));
 		ret = -errno;
 	}
+	fd = -1;
+	ret = ret ? 1 : 0;
+out:
+	if (f)
+		fmt_finish(f);
+	if (out && fd >= 0 && fd != STDOUT_FILENO)
+		close(fd);
+	dec_free(first);
 	dec_free(d);
-	return ret ? 1 : 0;
+	cli_view_fini(&view);
+	return ret;
 }

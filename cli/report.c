@@ -1,200 +1,364 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * fhook report [-s KEY] [-F GLOB]... [--depth N] [--min-time DUR] [--tid TID]
- *              [--since SEC] [--until SEC] [PATH]
+ * fhook report [-s KEYS] [--by thread|process] [--format table|tree|folded]
+ *              [FILTERS] [PATH]
+ * fhook report --diff [-s KEYS] [FILTERS] BASE NEW
  *
- * Time per function from a recording of entries and exits: calls, total
- * time, self time (less the time of the calls it made), min/avg/max per
- * call, sorted.  A function recorded in several processes of the same
- * program counts as one.
+ * What a recording's calls add up to (docs/report.md): per function the
+ * calls, total time (a recursive function's outermost frame only), self
+ * time (less the shown calls it made), min/avg/max of one call; the call
+ * tree, each call path once; flame-graph stacks; two recordings side by
+ * side.  Memory grows with the functions and call paths, never with the
+ * events.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "report.h"
 #include "../lib/events/array.h"
 #include "../lib/events/decode.h"
 
-struct fn_stat {
-	const char *name;	/* the symbol's name, or the address as text */
-	char *own;		/* @name's storage when it is an address */
-	uint64_t calls, total, self, min, max;
-	struct fn_stat *next;	/* hash chain */
+enum { KEY_TOTAL, KEY_SELF, KEY_CALLS, KEY_AVG, KEY_MIN, KEY_MAX, KEY_NAME, KEY_NR };
+
+static const char *const key_names[KEY_NR] = {
+	"total", "self", "calls", "avg", "min", "max", "name",
 };
 
-struct frame {
-	uint64_t ip, start, child;
-	struct fn_stat *fn;
-};
+#define MAX_KEYS	8
 
-struct rthr {
-	struct frame *st;
-	size_t cap;
-};
+static int sort_keys[MAX_KEYS] = { KEY_TOTAL };
+static int nr_sort_keys = 1;
 
-enum { SORT_TOTAL, SORT_SELF, SORT_CALLS, SORT_AVG, SORT_MIN, SORT_MAX, SORT_NAME };
+/* ---- rows: one per function (and thread or process with --by) ---------- */
 
-struct report {
-	struct dec *d;
-	struct fn_stat **tab;	/* by name pointer; same-named ones merged when printed */
-	size_t tab_size, nr;
-	struct rthr *thr;	/* by thread number */
-	size_t nr_thr;
-	char **globs;
-	int nr_globs;
-	uint32_t max_depth;
-	uint64_t min_time;
-	long tid;
-	uint64_t since, until, t0;
-	bool have_t0;
-	uint64_t events, unpaired;
-};
-
-static struct fn_stat *fn_get(struct report *r, const struct dec_thread *thr, uint64_t ip)
+static struct rep_row *row_get(struct rep *r, const struct call *c)
 {
 	struct dec_sym s;
 	const char *name;
+	uint32_t group = 0;
+	size_t h, mask;
+	struct rep_row *row;
 	char buf[32];
-	size_t h;
-	struct fn_stat *f;
 
-	if (dec_symbolize(r->d, thr, ip, &s)) {
-		name = s.name;
-	} else {
-		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)ip);
-		name = NULL;
+	if (r->by == REP_BY_THREAD)
+		group = c->thr->num;
+	else if (r->by == REP_BY_PROCESS)
+		group = c->thr->pid;
+	name = dec_symbolize(r->d, c->thr, c->ip, &s) ? s.name : NULL;
+	if (r->nr_rows * 2 >= r->cap_rows) {
+		size_t cap = r->cap_rows ? 2 * r->cap_rows : 4096, i;
+		struct rep_row **nt = calloc(cap, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (i = 0; i < r->cap_rows; i++) {
+			if (!r->rows[i])
+				continue;
+			h = r->rows[i]->hash;
+			while (nt[h & (cap - 1)])
+				h++;
+			nt[h & (cap - 1)] = r->rows[i];
+		}
+		free(r->rows);
+		r->rows = nt;
+		r->cap_rows = cap;
 	}
-	h = ((uintptr_t)(name ? (const void *)name : (const void *)(uintptr_t)ip) >> 3) *
-	    0x9e3779b97f4a7c15ULL % r->tab_size;
-	for (f = r->tab[h]; f; f = f->next)
-		if (name ? f->name == name : (f->own && !strcmp(f->own, buf)))
-			return f;
-	f = calloc(1, sizeof(*f));
-	if (!f)
+	mask = r->cap_rows - 1;
+	/* by the name's address: the same symbol of one file is one row already */
+	h = (((uintptr_t)(name ? (uintptr_t)name : c->ip) >> 3) ^ group * 0x51ed27ULL) *
+	    0x9e3779b97f4a7c15ULL;
+	h ^= h >> 29;
+	for (; (row = r->rows[h & mask]); h++)
+		if (row->group == group && (name ? row->name == name : !row->own && row->ip == c->ip))
+			return row;
+	row = calloc(1, sizeof(*row));
+	if (!row)
 		return NULL;
 	if (!name) {
-		f->own = strdup(buf);
-		name = f->own;
-	}
-	f->name = name;
-	f->min = UINT64_MAX;
-	f->next = r->tab[h];
-	r->tab[h] = f;
-	r->nr++;
-	return f;
-}
-
-static bool wanted(struct report *r, const struct fn_stat *f, uint32_t depth)
-{
-	int i;
-
-	if (r->max_depth && depth >= r->max_depth)
-		return false;
-	if (!r->nr_globs)
-		return true;
-	for (i = 0; i < r->nr_globs; i++)
-		if (!fnmatch(r->globs[i], f->name, 0))
-			return true;
-	return false;
-}
-
-static int on_event(void *arg, const struct dec_event *ev)
-{
-	struct report *r = arg;
-	const struct dec_thread *thr = ev->thr;
-	struct rthr *t;
-	uint64_t rel;
-
-	if (!r->have_t0) {
-		r->t0 = ev->ts;
-		r->have_t0 = true;
-	}
-	rel = ev->ts - r->t0;
-	if ((r->tid >= 0 && thr->tid != (uint32_t)r->tid) || rel < r->since || rel > r->until)
-		return 0;
-	r->events++;
-	if (!ev->def->is_slice) {
-		/* an entry (or exit) alone: count it, no time */
-		struct fn_stat *f;
-
-		if (ev->def->is_return)
-			return 0;
-		f = fn_get(r, thr, ev->ip);
-		if (f && wanted(r, f, ev->depth))
-			f->calls++;
-		return 0;
-	}
-	if (ev_array_fit(&r->thr, &r->nr_thr, thr->num, sizeof(*r->thr)))
-		return -ENOMEM;
-	t = &r->thr[thr->num];
-	if (ev_array_fit(&t->st, &t->cap, ev->depth, sizeof(*t->st)))
-		return -ENOMEM;
-	if (!ev->def->is_return) {
-		struct frame *fr = &t->st[ev->depth];
-
-		fr->ip = ev->ip;
-		fr->start = ev->ts;
-		fr->child = 0;
-		fr->fn = fn_get(r, thr, ev->ip);
-	} else {
-		struct frame *fr = &t->st[ev->depth];
-		uint64_t dur;
-		struct fn_stat *f;
-
-		if (!fr->fn || (ev->ip && fr->ip != ev->ip) || ev->ts < fr->start) {
-			r->unpaired++;
-			return 0;
+		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)c->ip);
+		row->own = strdup(buf);
+		if (!row->own) {
+			free(row);
+			return NULL;
 		}
-		f = fr->fn;
-		dur = ev->ts - fr->start;
-		if (ev->depth)
-			t->st[ev->depth - 1].child += dur;
-		fr->fn = NULL;
-		if (dur < r->min_time || !wanted(r, f, ev->depth))
-			return 0;
-		f->calls++;
-		f->total += dur;
-		f->self += dur > fr->child ? dur - fr->child : 0;
-		if (dur < f->min)
-			f->min = dur;
-		if (dur > f->max)
-			f->max = dur;
+		name = row->own;
+	}
+	row->name = name;
+	row->ip = c->ip;
+	row->group = group;
+	row->hash = h;
+	row->min = UINT64_MAX;
+	row->pid = c->thr->pid;
+	row->tid = c->thr->tid;
+	memcpy(row->comm, c->thr->comm, sizeof(row->comm));
+	r->rows[h & mask] = row;
+	r->nr_rows++;
+	return row;
+}
+
+/* How many frames of @row are open on @thr: recursion counts the outermost once. */
+static uint32_t *active_get(struct rep *r, const struct rep_row *row, uint32_t thr)
+{
+	size_t h, mask;
+
+	if (r->nr_active * 2 >= r->cap_active) {
+		size_t cap = r->cap_active ? 2 * r->cap_active : 4096, i;
+		struct rep_active *na = calloc(cap, sizeof(*na));
+
+		if (!na)
+			return NULL;
+		for (i = 0; i < r->cap_active; i++) {
+			if (!r->active[i].row)
+				continue;
+			h = r->active[i].hash;
+			while (na[h & (cap - 1)].row)
+				h++;
+			na[h & (cap - 1)] = r->active[i];
+		}
+		free(r->active);
+		r->active = na;
+		r->cap_active = cap;
+	}
+	mask = r->cap_active - 1;
+	h = (((uintptr_t)row >> 4) ^ (uint64_t)thr * 0x9e3779b1ULL) * 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 31;
+	for (; r->active[h & mask].row; h++)
+		if (r->active[h & mask].row == row && r->active[h & mask].thr == thr)
+			return &r->active[h & mask].count;
+	r->active[h & mask].row = row;
+	r->active[h & mask].thr = thr;
+	r->active[h & mask].hash = h;
+	r->nr_active++;
+	return &r->active[h & mask].count;
+}
+
+static struct rep_frame *frame_push(struct rep *r, uint32_t thr)
+{
+	struct rep_thr *t;
+
+	if (ev_array_fit(&r->thr, &r->nr_thr, thr, sizeof(*r->thr)))
+		return NULL;
+	t = &r->thr[thr];
+	if (ev_array_fit(&t->st, &t->cap, t->n, sizeof(*t->st)))
+		return NULL;
+	return &t->st[t->n++];
+}
+
+static int rep_enter(void *ctx, struct call *c, const struct dec_event *ev)
+{
+	struct rep *r = ctx;
+	struct rep_frame *fr = frame_push(r, c->thr->num);
+
+	if (!fr)
+		return -ENOMEM;
+	fr->row = NULL;
+	fr->node = NULL;
+	fr->active = NULL;
+	if (r->rows_wanted) {
+		fr->row = row_get(r, c);
+		fr->active = fr->row ? active_get(r, fr->row, c->thr->num) : NULL;
+		if (!fr->active)
+			return -ENOMEM;
+		++*fr->active;
+	}
+	if (r->tree_wanted) {
+		struct rep_thr *t = &r->thr[c->thr->num];
+		struct rep_node *up = t->n > 1 ? t->st[t->n - 2].node : NULL;
+
+		fr->node = rep_node_get(r, up, c);
+		if (!fr->node)
+			return -ENOMEM;
 	}
 	return 0;
 }
 
-static int sort_key;
-
-static int cmp_stat(const void *a, const void *b)
+static int rep_exit(void *ctx, struct call *c, const struct dec_event *ev)
 {
-	const struct fn_stat *x = *(const struct fn_stat *const *)a;
-	const struct fn_stat *y = *(const struct fn_stat *const *)b;
-	uint64_t vx, vy;
+	struct rep *r = ctx;
+	struct rep_thr *t = c->thr->num < r->nr_thr ? &r->thr[c->thr->num] : NULL;
+	struct rep_frame *fr;
+	uint64_t dur = c->end - c->start, self;
 
-	switch (sort_key) {
-	case SORT_SELF: vx = x->self; vy = y->self; break;
-	case SORT_CALLS: vx = x->calls; vy = y->calls; break;
-	case SORT_AVG:
-		vx = x->calls ? x->total / x->calls : 0;
-		vy = y->calls ? y->total / y->calls : 0;
-		break;
-	case SORT_MIN: vx = x->min; vy = y->min; break;
-	case SORT_MAX: vx = x->max; vy = y->max; break;
-	case SORT_NAME: return strcmp(x->name, y->name);
-	default: vx = x->total; vy = y->total; break;
+	if (!t || !t->n)
+		return 0;	/* cannot be: every exit has had its enter */
+	fr = &t->st[--t->n];
+	if (fr->active)
+		--*fr->active;
+	if (!c->shown)
+		return 0;
+	self = dur > c->child ? dur - c->child : 0;
+	if (fr->row) {
+		struct rep_row *row = fr->row;
+
+		row->calls++;
+		row->sum += dur;
+		row->self += self;
+		if (!*fr->active)
+			row->total += dur;
+		if (dur < row->min)
+			row->min = dur;
+		if (dur > row->max)
+			row->max = dur;
+		if (c->unfinished)
+			row->unfinished++;
 	}
-	if (vx != vy)
-		return vx > vy ? -1 : 1;
+	if (fr->node) {
+		fr->node->calls++;
+		fr->node->total += dur;
+		fr->node->self += self;
+		if (c->unfinished)
+			fr->node->unfinished++;
+	}
+	return 0;
+}
+
+static const struct call_view rep_view = {
+	.enter = rep_enter,
+	.exit = rep_exit,
+};
+
+void rep_free(struct rep *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->cap_rows; i++) {
+		if (r->rows[i]) {
+			free(r->rows[i]->own);
+			free(r->rows[i]);
+		}
+	}
+	free(r->rows);
+	free(r->active);
+	for (i = 0; i < r->nr_thr; i++)
+		free(r->thr[i].st);
+	free(r->thr);
+	rep_tree_free(r);
+	dec_free(r->d);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Read the recording at @path into @r (rows and/or the tree, as @r asks). */
+int rep_read(struct rep *r, const char *cmd, const char *path, const struct cli_view *view)
+{
+	struct calls *cs;
+	int ret;
+
+	r->d = cli_open_recording(cmd, path);
+	if (!r->d)
+		return 1;
+	cli_view_apply(view, r->d);
+	cs = calls_new(r->d, &view->flt, &rep_view, r);
+	if (!cs) {
+		fprintf(stderr, "fhook: %s: out of memory\n", cmd);
+		return 1;
+	}
+	ret = dec_flush(r->d, calls_event, cs);
+	if (!ret)
+		ret = calls_finish(cs);
+	r->unpaired = calls_unpaired(cs);
+	r->unfinished = calls_unfinished(cs);
+	calls_free(cs);
+	cli_recording_warnings(cmd, r->d);
+	if (ret) {
+		fprintf(stderr, "fhook: %s: %s\n", cmd, strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+static uint64_t key_value(const struct rep_row *x, int key)
+{
+	switch (key) {
+	case KEY_SELF: return x->self;
+	case KEY_CALLS: return x->calls;
+	case KEY_AVG: return x->calls ? x->sum / x->calls : 0;
+	case KEY_MIN: return x->min;
+	case KEY_MAX: return x->max;
+	default: return x->total;
+	}
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct rep_row *x = *(const struct rep_row *const *)a;
+	const struct rep_row *y = *(const struct rep_row *const *)b;
+	int i, c;
+
+	for (i = 0; i < nr_sort_keys; i++) {
+		uint64_t vx, vy;
+
+		if (sort_keys[i] == KEY_NAME) {
+			c = strcmp(x->name, y->name);
+			if (c)
+				return c;
+			continue;
+		}
+		vx = key_value(x, sort_keys[i]);
+		vy = key_value(y, sort_keys[i]);
+		if (vx != vy)
+			return vx > vy ? -1 : 1;
+	}
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
+static int cmp_group_name(const void *a, const void *b)
+{
+	const struct rep_row *x = *(const struct rep_row *const *)a;
+	const struct rep_row *y = *(const struct rep_row *const *)b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * The rows with calls, the same function of several files or process
+ * images merged into one (by name in its shown form), sorted; *@n rows.
+ */
+struct rep_row **rep_rows(struct rep *r, size_t *n)
+{
+	struct rep_row **all = calloc(r->nr_rows ? r->nr_rows : 1, sizeof(*all));
+	size_t i, k = 0;
+
+	*n = 0;
+	if (!all)
+		return NULL;
+	for (i = 0; i < r->cap_rows; i++)
+		if (r->rows[i] && r->rows[i]->calls)
+			all[k++] = r->rows[i];
+	qsort(all, k, sizeof(*all), cmp_group_name);
+	for (i = 0, *n = 0; i < k; i++) {
+		struct rep_row *a = *n ? all[*n - 1] : NULL, *b = all[i];
+
+		if (a && a->group == b->group && !strcmp(a->name, b->name)) {
+			a->calls += b->calls;
+			a->total += b->total;
+			a->self += b->self;
+			a->sum += b->sum;
+			a->unfinished += b->unfinished;
+			if (b->min < a->min)
+				a->min = b->min;
+			if (b->max > a->max)
+				a->max = b->max;
+			continue;
+		}
+		all[(*n)++] = b;
+	}
+	qsort(all, *n, sizeof(*all), cmp_rows);
+	return all;
+}
+
 /* A duration as uftrace prints it: three decimals and a unit. */
-static void fmt_dur(char *buf, size_t size, uint64_t ns)
+void rep_fmt_dur(char *buf, size_t size, uint64_t ns)
 {
 	if (ns < 1000)
 		snprintf(buf, size, "%llu ns", (unsigned long long)ns);
@@ -206,214 +370,220 @@ static void fmt_dur(char *buf, size_t size, uint64_t ns)
 		snprintf(buf, size, "%.3f  s", ns / 1e9);
 }
 
-static bool parse_dur(const char *s, uint64_t *out)
+static void print_header(void)
 {
-	char *end;
-	double v = strtod(s, &end);
+	printf("  %12s  %12s  %10s  %12s  %12s  %12s  %s\n", "Total time", "Self time", "Calls",
+	       "Avg", "Min", "Max", "Function");
+	printf("  %12s  %12s  %10s  %12s  %12s  %12s  %s\n", "==========", "=========",
+	       "=====", "===", "===", "===", "========");
+}
 
-	if (end == s || v < 0)
-		return false;
-	if (!*end || !strcmp(end, "ns"))
-		*out = (uint64_t)v;
-	else if (!strcmp(end, "us"))
-		*out = (uint64_t)(v * 1e3);
-	else if (!strcmp(end, "ms"))
-		*out = (uint64_t)(v * 1e6);
-	else if (!strcmp(end, "s"))
-		*out = (uint64_t)(v * 1e9);
+static void print_group(const struct rep *r, const struct rep_row *row)
+{
+	if (r->by == REP_BY_THREAD)
+		printf("# thread %u (%s) of process %u\n", row->tid, row->comm, row->pid);
 	else
-		return false;
-	return true;
+		printf("# process %u (%s)\n", row->pid, row->comm);
+}
+
+static void print_table(struct rep *r, struct rep_row **all, size_t n)
+{
+	size_t i;
+
+	if (r->by == REP_BY_NONE)
+		print_header();
+	for (i = 0; i < n; i++) {
+		const struct rep_row *f = all[i];
+		char t[32], s[32], a[32], mi[32], ma[32];
+
+		if (r->by != REP_BY_NONE && (!i || all[i - 1]->group != f->group)) {
+			if (i)
+				printf("\n");
+			print_group(r, f);
+			print_header();
+		}
+		rep_fmt_dur(t, sizeof(t), f->total);
+		rep_fmt_dur(s, sizeof(s), f->self);
+		rep_fmt_dur(a, sizeof(a), f->sum / f->calls);
+		rep_fmt_dur(mi, sizeof(mi), f->min);
+		rep_fmt_dur(ma, sizeof(ma), f->max);
+		printf("  %12s  %12s  %10llu  %12s  %12s  %12s  %s", t, s,
+		       (unsigned long long)f->calls, a, mi, ma, f->name);
+		if (f->unfinished)
+			printf(" (%llu unfinished)", (unsigned long long)f->unfinished);
+		printf("\n");
+	}
 }
 
 static void report_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: fhook report [-s KEY] [-F GLOB]... [--depth N] [--min-time DUR]\n"
-		"                    [--tid TID] [--since DUR] [--until DUR] [PATH]\n"
+		"usage: fhook report [-s KEYS] [--by thread|process] [--format table|tree|folded]\n"
+		"                    [FILTERS] [PATH]\n"
+		"       fhook report --diff [-s KEYS] [FILTERS] BASE NEW\n"
 		"\n"
-		"Time per function in a recording of entries and exits (default: fhook.rec):\n"
-		"calls, total time, self time (less the calls it made), and min/avg/max.\n"
+		"What the calls of a recording (default: fhook.rec) add up to.\n"
 		"\n"
-		"  -s, --sort KEY       total (default), self, calls, avg, min, max or name\n"
-		"  -F, --filter GLOB    only functions matching GLOB (repeatable)\n"
-		"  --depth N            only calls less than N deep\n"
-		"  --min-time DUR       only calls that took at least DUR (e.g. 10us, 2ms)\n"
-		"  --tid TID            only the thread TID\n"
-		"  --since DUR, --until DUR   only events in that window, counted from the\n"
-		"                       recording's first event\n"
+		"  --format table       per function: total time (a recursive function's outermost\n"
+		"                       frame only), self time (less the calls it made), calls,\n"
+		"                       and avg/min/max of one call (the default)\n"
+		"  --format tree        the call tree: each call path once, with total, self and\n"
+		"                       calls (with -F FUNC: the tree under FUNC)\n"
+		"  --format folded      flame-graph stacks, \"main;run;fib SELF_NS\" per call path\n"
+		"                       (flamegraph.pl, speedscope, inferno)\n"
+		"  -s, --sort KEYS      total (default), self, calls, avg, min, max, name; several\n"
+		"                       separated by commas, the first deciding first\n"
+		"  --by thread|process  one table per thread or per process\n"
+		"  --diff               BASE and NEW side by side: per function both values and\n"
+		"                       the change (sorted by the change of the first key)\n"
+		"  -h, --help           this text\n"
+		"\n");
+	cli_view_usage(f);
+	fprintf(f,
 		"\n"
-		"Exit status: 0; 1 when the recording cannot be read; 2 for bad usage.\n");
+		"A call still running when its thread's events end (exit(), a thread still\n"
+		"running, a killed process) is counted up to that thread's last event and marked\n"
+		"unfinished.  Exit status: 0; 1 when the recording cannot be read; 2 for bad\n"
+		"usage.\n");
+}
+
+static int parse_keys(const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int k;
+
+	if (!copy)
+		return -1;
+	nr_sort_keys = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "call"))
+			tok = "calls";
+		for (k = 0; k < KEY_NR; k++)
+			if (!strcmp(tok, key_names[k]))
+				break;
+		if (k == KEY_NR || nr_sort_keys == MAX_KEYS) {
+			fprintf(stderr, "fhook: report: unknown sort key '%s' (total, self, calls, "
+				"avg, min, max, name)\n", tok);
+			free(copy);
+			return -1;
+		}
+		sort_keys[nr_sort_keys++] = k;
+	}
+	free(copy);
+	return nr_sort_keys ? 0 : -1;
 }
 
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "sort", required_argument, NULL, 's' },
-		{ "filter", required_argument, NULL, 'F' },
-		{ "depth", required_argument, NULL, 'd' },
-		{ "min-time", required_argument, NULL, 'm' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "since", required_argument, NULL, 'S' },
-		{ "until", required_argument, NULL, 'U' },
+		{ "by", required_argument, NULL, 'b' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "diff", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_VIEW_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *const keys[] = { "total", "self", "calls", "avg", "min", "max", "name" };
-	struct report r = { .tid = -1, .until = UINT64_MAX };
-	const char *path = "fhook.rec";
-	struct fn_stat **all = NULL, *f;
-	size_t i, n = 0, k;
-	int c, ret = 1, want_sort;
-	char *end;
+	struct cli_view view;
+	struct rep r;
+	const char *path = "fhook.rec", *format = "table";
+	struct rep_row **all = NULL;
+	bool diff = false;
+	int c, ret = 2, by = REP_BY_NONE;
+	size_t n;
 
-	sort_key = SORT_TOTAL;
+	cli_view_init(&view);
+	memset(&r, 0, sizeof(r));
+	sort_keys[0] = KEY_TOTAL;
+	nr_sort_keys = 1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "hs:F:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hs:" CLI_VIEW_SHORTOPTS, opts, NULL)) != -1) {
+		int v = cli_view_opt(&view, "report", c, optarg);
+
+		if (v < 0)
+			goto out;
+		if (v)
+			continue;
 		switch (c) {
 		case 's':
-			for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-				if (!strcmp(optarg, keys[k]))
-					break;
-			if (k == sizeof(keys) / sizeof(keys[0])) {
-				fprintf(stderr, "fhook: report: unknown sort key '%s'\n", optarg);
-				return 2;
-			}
-			sort_key = (int)k;
+			if (parse_keys(optarg))
+				goto out;
 			break;
-		case 'F':
-			r.globs = realloc(r.globs, (r.nr_globs + 1) * sizeof(*r.globs));
-			r.globs[r.nr_globs++] = optarg;
+		case 'b':
+			if (!strcmp(optarg, "thread")) {
+				by = REP_BY_THREAD;
+			} else if (!strcmp(optarg, "process")) {
+				by = REP_BY_PROCESS;
+			} else {
+				fprintf(stderr, "fhook: report: --by %s: thread or process\n", optarg);
+				goto out;
+			}
+			break;
+		case 'f':
+			format = optarg;
 			break;
 		case 'd':
-			r.max_depth = strtoul(optarg, &end, 10);
-			if (*end || !r.max_depth) {
-				fprintf(stderr, "fhook: report: --depth %s: a positive number\n", optarg);
-				return 2;
-			}
-			break;
-		case 'm':
-		case 'S':
-		case 'U': {
-			uint64_t v;
-
-			if (!parse_dur(optarg, &v)) {
-				fprintf(stderr, "fhook: report: '%s' is not a duration (e.g. 500us, "
-					"2ms, 1.5s)\n", optarg);
-				return 2;
-			}
-			if (c == 'm')
-				r.min_time = v;
-			else if (c == 'S')
-				r.since = v;
-			else
-				r.until = v;
-			break;
-		}
-		case 't':
-			r.tid = strtol(optarg, &end, 10);
-			if (*end || r.tid < 0) {
-				fprintf(stderr, "fhook: report: --tid %s: a thread id\n", optarg);
-				return 2;
-			}
+			diff = true;
 			break;
 		case 'h':
 			report_usage(stdout);
-			return 0;
+			ret = 0;
+			goto out;
 		default:
 			report_usage(stderr);
-			return 2;
+			goto out;
 		}
+	}
+	if (strcmp(format, "table") && strcmp(format, "tree") && strcmp(format, "folded")) {
+		fprintf(stderr, "fhook: report: unknown format '%s' (table, tree, folded)\n", format);
+		goto out;
+	}
+	if (diff) {
+		if (argc - optind != 2 || strcmp(format, "table") || by != REP_BY_NONE) {
+			fprintf(stderr, "fhook: report: --diff takes two recordings, BASE and NEW, "
+				"and the table format\n");
+			goto out;
+		}
+		ret = rep_diff(argv[optind], argv[optind + 1], &view, sort_keys[0] == KEY_NAME ?
+			       0 : sort_keys[0]);
+		goto out;
 	}
 	if (optind < argc)
 		path = argv[optind++];
 	if (optind < argc) {
 		report_usage(stderr);
-		return 2;
-	}
-	want_sort = sort_key;
-	r.d = cli_open_recording("report", path);
-	if (!r.d)
-		return 1;
-	r.tab_size = 1 << 16;
-	r.tab = calloc(r.tab_size, sizeof(*r.tab));
-	if (!r.tab || dec_flush(r.d, on_event, &r)) {
-		fprintf(stderr, "fhook: report: out of memory\n");
 		goto out;
 	}
-	cli_recording_warnings("report", r.d);
-	all = calloc(r.nr ? r.nr : 1, sizeof(*all));
-	if (!all)
+	r.by = by;
+	r.rows_wanted = !strcmp(format, "table");
+	r.tree_wanted = !r.rows_wanted;
+	ret = 1;
+	if (rep_read(&r, "report", path, &view))
 		goto out;
-	for (i = 0; i < r.tab_size; i++)
-		for (f = r.tab[i]; f; f = f->next)
-			if (f->calls)
-				all[n++] = f;
-	/* the same function in several files or processes: one line */
-	sort_key = SORT_NAME;
-	qsort(all, n, sizeof(*all), cmp_stat);
-	for (i = 0, k = 0; i < n; i++) {
-		if (k && !strcmp(all[k - 1]->name, all[i]->name)) {
-			struct fn_stat *a = all[k - 1], *b = all[i];
-
-			a->calls += b->calls;
-			a->total += b->total;
-			a->self += b->self;
-			if (b->min < a->min)
-				a->min = b->min;
-			if (b->max > a->max)
-				a->max = b->max;
-			continue;
+	if (r.tree_wanted) {
+		ret = rep_print_tree(&r, !strcmp(format, "folded"));
+	} else {
+		all = rep_rows(&r, &n);
+		if (!all) {
+			fprintf(stderr, "fhook: report: out of memory\n");
+			goto out;
 		}
-		all[k++] = all[i];
-	}
-	n = k;
-	sort_key = want_sort;
-	qsort(all, n, sizeof(*all), cmp_stat);
-	printf("  %12s  %12s  %10s  %12s  %12s  %12s  %s\n", "Total time", "Self time", "Calls",
-	       "Avg", "Min", "Max", "Function");
-	printf("  %12s  %12s  %10s  %12s  %12s  %12s  %s\n", "==========", "=========",
-	       "=====", "===", "===", "===", "========");
-	for (i = 0; i < n; i++) {
-		char t[32], s[32], a[32], mi[32], ma[32];
-
-		f = all[i];
-		if (f->total || f->max) {
-			fmt_dur(t, sizeof(t), f->total);
-			fmt_dur(s, sizeof(s), f->self);
-			fmt_dur(a, sizeof(a), f->total / f->calls);
-			fmt_dur(mi, sizeof(mi), f->min);
-			fmt_dur(ma, sizeof(ma), f->max);
-		} else {
-			strcpy(t, "-");
-			strcpy(s, "-");
-			strcpy(a, "-");
-			strcpy(mi, "-");
-			strcpy(ma, "-");
-		}
-		printf("  %12s  %12s  %10llu  %12s  %12s  %12s  %s\n", t, s,
-		       (unsigned long long)f->calls, a, mi, ma, f->name);
+		print_table(&r, all, n);
+		ret = 0;
 	}
 	if (r.unpaired)
 		fprintf(stderr, "fhook: report: %llu exits had no entry to pair with\n",
 			(unsigned long long)r.unpaired);
-	ret = fflush(stdout) ? 1 : 0;
+	if (r.unfinished && !strcmp(format, "table"))
+		fprintf(stderr, "fhook: report: %llu calls had not returned when their thread's "
+			"events ended: counted up to its last event (unfinished)\n",
+			(unsigned long long)r.unfinished);
+	if (fflush(stdout))
+		ret = 1;
 out:
-	if (r.tab) {
-		for (i = 0; i < r.tab_size; i++) {
-			while ((f = r.tab[i])) {
-				r.tab[i] = f->next;
-				free(f->own);
-				free(f);
-			}
-		}
-	}
-	for (i = 0; i < r.nr_thr; i++)
-		free(r.thr[i].st);
-	free(r.thr);
-	free(r.tab);
 	free(all);
-	free(r.globs);
-	dec_free(r.d);
+	if (r.d || r.rows)
+		rep_free(&r);
+	cli_view_fini(&view);
 	return ret;
 }

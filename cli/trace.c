@@ -252,7 +252,7 @@ int cmd_trace(int argc, char **argv)
 	pthread_cond_init(&l.cond, NULL);
 	l.tail = &l.head;
 	l.dec = dec_new();
-	l.fmt = l.dec ? fmt_new(fmt, fd, l.dec) : NULL;
+	l.fmt = l.dec ? fmt_new(fmt, fd, l.dec, NULL) : NULL;
 	if (!l.fmt) {
 		fprintf(stderr, "fhook: trace: out of memory\n");
 		cli_ev_free(&c);

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #include "decode.h"
 #include "ev.h"
+#include "recinfo.h"
 #include "ring.h"
 #include "array.h"
 
@@ -38,6 +40,16 @@ struct dec_chunk {
 	size_t len;
 };
 
+/*
+ * An open entry: its shadow-stack slot, or 0 for a probe without one (a
+ * kprobe's 'p' with its 'r'), which an exit of the same function closes.
+ */
+struct dframe {
+	uint64_t ip;
+	uint32_t slot;
+	uint32_t def;
+};
+
 /* A thread as the decoder walks it. */
 struct dthr {
 	struct dec_thread pub;
@@ -46,12 +58,14 @@ struct dthr {
 	uint64_t ts;		/* the full time of the last record */
 	uint64_t proc_seq;	/* its process image, found when first needed */
 	uint32_t cpu;
-	uint64_t *open_ip;	/* by shadow-stack slot: the function last entered there */
-	uint16_t *stack;	/* slots of the open entries, outermost first */
-	uint32_t nr_stack;
+	struct dframe *stack;	/* the open entries, outermost first */
+	size_t nr_stack, cap_stack;
 	/* the exit last paired: further exit events of the same return share it */
 	uint32_t closed_slot, closed_depth;
 	uint64_t closed_ip;
+	/* the thread's last event: a second event of the same entry or exit joins it */
+	uint32_t last_def;
+	bool last_was_entry, last_was_exit;
 	struct dec_event cur;	/* the next event, when have_cur */
 	bool have_cur;
 };
@@ -95,6 +109,7 @@ struct dec {
 	struct dec_demangled **demangled;
 	void *map;
 	size_t map_len;
+	struct rec_info info;	/* RF_INFO, when info.valid */
 };
 
 struct dec *dec_new(void)
@@ -146,7 +161,6 @@ void dec_free(struct dec *d)
 		if (!t)
 			continue;
 		free(t->chunks);
-		free(t->open_ip);
 		free(t->stack);
 		free(t);
 	}
@@ -486,6 +500,8 @@ int dec_block(struct dec *d, uint32_t type, const void *payload, uint32_t len)
 		memcpy(&d->end, p, sizeof(d->end));
 		d->have_end = true;
 		return 0;
+	case RF_INFO:
+		return dec_info_parse(&d->info, p, len);
 	default:
 		return 0;	/* a later version's block: skipped */
 	}
@@ -521,34 +537,51 @@ static inline uint64_t to_ns(struct dec *d, uint64_t ts)
 	return d->clock.base + ts;
 }
 
-static void open_entry(struct dthr *t, uint32_t slot, uint64_t ip, uint32_t *depth)
+/*
+ * An entry at shadow-stack slot @slot: the frames at or above that slot
+ * are gone without an exit (longjmp, a lost exit), and so is every frame
+ * above them.  Slots grow from the bottom of the stack up; frames without
+ * a slot between them stay where they are.
+ */
+static void open_entry(struct dthr *t, uint32_t slot, uint64_t ip, uint32_t def,
+		       uint32_t *depth)
 {
-	/* entries at or above this slot are frames that are gone without an exit */
-	while (t->nr_stack && t->stack[t->nr_stack - 1] >= slot)
-		t->nr_stack--;
-	*depth = t->nr_stack;
-	if (!t->stack && !(t->stack = malloc(DEC_MAX_DEPTH * sizeof(*t->stack))))
-		return;
-	if (!t->open_ip && !(t->open_ip = calloc(DEC_MAX_DEPTH, sizeof(*t->open_ip))))
-		return;
-	if (t->nr_stack < DEC_MAX_DEPTH)
-		t->stack[t->nr_stack++] = (uint16_t)slot;
-	t->open_ip[slot] = ip;
+	size_t k = t->nr_stack, cut = t->nr_stack;
+
+	while (k) {
+		const struct dframe *fr = &t->stack[k - 1];
+
+		if (fr->slot && fr->slot < slot)
+			break;
+		if (fr->slot)
+			cut = k - 1;
+		k--;
+	}
+	t->nr_stack = cut;
+	*depth = cut;
+	if (cut < DEC_MAX_DEPTH &&
+	    !ev_array_fit(&t->stack, &t->cap_stack, cut, sizeof(*t->stack))) {
+		t->stack[cut].ip = ip;
+		t->stack[cut].slot = slot;
+		t->stack[cut].def = def;
+		t->nr_stack = cut + 1;
+	}
 	t->closed_slot = 0;
 }
 
+/* The exit at slot @slot: the function it returns from (0: not open) and its depth. */
 static uint64_t close_entry(struct dthr *t, uint32_t slot, uint32_t *depth)
 {
-	uint32_t k = t->nr_stack;
+	size_t k = t->nr_stack;
 
-	while (k && t->stack[k - 1] > slot)
+	while (k && (!t->stack[k - 1].slot || t->stack[k - 1].slot > slot))
 		k--;
-	if (k && t->stack[k - 1] == slot) {
+	if (k && t->stack[k - 1].slot == slot) {
 		t->nr_stack = k - 1;
 		*depth = k - 1;
 		t->closed_slot = slot;
 		t->closed_depth = k - 1;
-		t->closed_ip = t->open_ip ? t->open_ip[slot] : 0;
+		t->closed_ip = t->stack[k - 1].ip;
 		return t->closed_ip;
 	}
 	if (slot == t->closed_slot) {
@@ -557,6 +590,60 @@ static uint64_t close_entry(struct dthr *t, uint32_t slot, uint32_t *depth)
 	}
 	*depth = t->nr_stack;
 	return 0;
+}
+
+/*
+ * An entry without a slot whose event has an exit event (a kprobe 'p' with
+ * its 'r'): pushed, to be closed by an exit of the same function.  A second
+ * event of another definition right after it on the same function (two
+ * probes on one function) is the same call.
+ */
+static void open_slotless(struct dthr *t, uint64_t ip, uint32_t def, uint32_t *depth)
+{
+	size_t n = t->nr_stack;
+
+	if (t->last_was_entry && n && !t->stack[n - 1].slot && t->stack[n - 1].ip == ip &&
+	    t->stack[n - 1].def != def) {
+		*depth = n - 1;
+		return;
+	}
+	*depth = n;
+	if (n < DEC_MAX_DEPTH && !ev_array_fit(&t->stack, &t->cap_stack, n, sizeof(*t->stack))) {
+		t->stack[n].ip = ip;
+		t->stack[n].slot = 0;
+		t->stack[n].def = def;
+		t->nr_stack = n + 1;
+	}
+	t->closed_slot = 0;
+}
+
+/*
+ * An exit without a slot, of function @ip: it closes the innermost open
+ * entry of @ip without a slot, and every frame above it (their exits were
+ * lost: a kretprobe out of instances).  An exit of no open entry leaves
+ * the stack as it is.
+ */
+static bool close_slotless(struct dthr *t, uint64_t ip, uint32_t def, uint32_t *depth)
+{
+	size_t k = t->nr_stack;
+
+	if (t->last_was_exit && !t->closed_slot && t->closed_ip == ip && t->last_def != def) {
+		*depth = t->closed_depth;
+		return true;
+	}
+	while (k && (t->stack[k - 1].slot || t->stack[k - 1].ip != ip))
+		k--;
+	if (!k) {
+		*depth = t->nr_stack;
+		t->closed_ip = 0;
+		return false;
+	}
+	t->nr_stack = k - 1;
+	*depth = k - 1;
+	t->closed_slot = 0;
+	t->closed_depth = k - 1;
+	t->closed_ip = ip;
+	return true;
 }
 
 /* Drop the rest of the current chunk: it does not parse. */
@@ -657,18 +744,24 @@ static bool thr_next(struct dec *d, struct dthr *t)
 		if (!ev->def->is_return) {
 			ev->ip = w1 & EV_ADDR_MASK;
 			if (slot)
-				open_entry(t, slot, ev->ip, &ev->depth);
+				open_entry(t, slot, ev->ip, id, &ev->depth);
+			else if (ev->def->is_slice)
+				open_slotless(t, ev->ip, id, &ev->depth);
 			else
 				ev->depth = t->nr_stack;
 		} else {
 			uint64_t ip = slot ? close_entry(t, slot, &ev->depth) : 0;
 
-			if (!slot)
-				ev->depth = t->nr_stack;
 			ev->ret_ip = w1 & EV_ADDR_MASK;
 			if (!ev->ip)
 				ev->ip = ip;
+			if (!slot && !(ev->def->is_slice && ev->ip &&
+				       close_slotless(t, ev->ip, id, &ev->depth)))
+				ev->depth = t->nr_stack;
 		}
+		t->last_def = id;
+		t->last_was_entry = !ev->def->is_return;
+		t->last_was_exit = ev->def->is_return;
 		t->pub.events++;
 		return true;
 	}
@@ -809,6 +902,11 @@ const struct rf_end *dec_end(struct dec *d)
 	return d->have_end ? &d->end : NULL;
 }
 
+const struct rec_info *dec_info(struct dec *d)
+{
+	return d->info.valid ? &d->info : NULL;
+}
+
 uint64_t dec_bad_records(struct dec *d)
 {
 	return d->bad;
@@ -887,6 +985,7 @@ bool dec_symbolize(struct dec *d, const struct dec_thread *thr, uint64_t addr,
 	uint32_t i;
 
 	out->name = NULL;
+	out->raw = NULL;
 	if (!p)
 		return false;
 	c = &d->cache[((addr >> 2) ^ (addr >> 17) ^ p->seq * 0x9e37) & (DEC_SYM_CACHE - 1)];
@@ -909,6 +1008,7 @@ bool dec_symbolize(struct dec *d, const struct dec_thread *thr, uint64_t addr,
 		}
 	}
 	if (best) {
+		out->raw = best->name;
 		out->name = demangle(d, best->name);
 		out->off = addr - best_base - best->addr;
 		out->size = best->size;
@@ -918,4 +1018,19 @@ bool dec_symbolize(struct dec *d, const struct dec_thread *thr, uint64_t addr,
 	c->proc = p;
 	c->sym = *out;
 	return out->name != NULL;
+}
+
+/*
+ * (Until the short form lands: the mode is kept, and every C++ name is
+ * shown as __cxa_demangle gives it.)
+ */
+void dec_set_demangle(struct dec *d, enum dec_demangle mode)
+{
+	(void)d;
+	(void)mode;
+}
+
+bool dec_name_match(struct dec *d, const char *raw, const char *glob)
+{
+	return !fnmatch(glob, raw, 0) || !fnmatch(glob, demangle(d, raw), 0);
 }

@@ -20,6 +20,7 @@
 
 struct dec;
 struct ev_file;
+struct rec_info;
 
 struct dec_arg {
 	char *name;
@@ -70,9 +71,21 @@ struct dec_event {
 };
 
 struct dec_sym {
-	const char *name;	/* NULL: not found */
+	const char *name;	/* NULL: not found; else in the form dec_set_demangle() chose */
+	const char *raw;	/* the symbol table's own name */
 	uint64_t off, size;
 };
+
+/* How C++ names are shown. */
+enum dec_demangle {
+	DEC_DEMANGLE_SHORT,	/* ns::Class::method (the default) */
+	DEC_DEMANGLE_FULL,	/* with template arguments and parameters */
+	DEC_DEMANGLE_NO,	/* as mangled */
+};
+
+void dec_set_demangle(struct dec *d, enum dec_demangle mode);
+/* Does @glob name the function whose symbol is @raw (never by its types)? */
+bool dec_name_match(struct dec *d, const char *raw, const char *glob);
 
 typedef int (*dec_emit_fn)(void *ctx, const struct dec_event *ev);
 
@@ -99,6 +112,12 @@ int dec_read_file(struct dec *d, const char *path, bool *truncated);
 const struct dec_event_def *dec_events(struct dec *d, int *nr);
 /* The summary block, if the recording has one. */
 const struct rf_end *dec_end(struct dec *d);
+/*
+ * What the recording is (RF_INFO, lib/events/recinfo.h), if it says: NULL
+ * for a recording of an older fhook, or one whose RF_INFO did not parse.
+ * Valid while @d lives.
+ */
+const struct rec_info *dec_info(struct dec *d);
 /* Records that did not parse, and events lost inside the data (lossy rings). */
 uint64_t dec_bad_records(struct dec *d);
 uint64_t dec_lost_inband(struct dec *d);

@@ -13,15 +13,31 @@
 #include <fhook/internal/events.h>
 
 #include "array.h"
+#include "calls.h"
 #include "format.h"
 #include "perfetto.h"
 #include "ring.h"
 
 #define OUT_BUF		(1U << 20)
 
+#define GRAPH_MAX_EV	8
+
+enum { G_NONE, G_ENTRY, G_LEAF, G_EXIT };
+
+/*
+ * A thread's call the graph holds back: an entry until the next event
+ * shows whether it is a leaf, and an entry or exit until no further event
+ * of the same call can follow (their values go on one line).  The events'
+ * arguments are copied: a live trace's data does not outlive its batch.
+ */
 struct graph_thr {
-	uint64_t *ts;		/* entry time by depth, + 1; 0: none */
-	size_t cap;
+	int state;
+	struct call c;
+	struct dec_event in[GRAPH_MAX_EV], out[GRAPH_MAX_EV];
+	size_t in_off[GRAPH_MAX_EV], out_off[GRAPH_MAX_EV];
+	int nr_in, nr_out;
+	unsigned char *argbuf;
+	size_t arglen, argcap;
 };
 
 struct fmt_out {
@@ -38,8 +54,11 @@ struct fmt_out {
 	/* the call graph's state */
 	struct graph_thr *gthr;
 	size_t nr_gthr;
-	struct dec_event pending;
-	bool have_pending;
+	/* calls, and the filters */
+	struct calls *cs;
+	/* copies of the definitions as events of no call (a call's further events) */
+	struct dec_event_def *inst;
+	int nr_inst;
 };
 
 static const struct {
@@ -318,28 +337,38 @@ static void json_value(struct fmt_out *f, const struct dec_thread *thr, int type
 		ob_quote_from(f, start);
 }
 
-/* Decode the arguments of @ev into "name=value" pairs (or JSON members). */
-static void args(struct fmt_out *f, const struct dec_event *ev)
+enum { ARGS_TEXT, ARGS_JSON, ARGS_VALUES };
+
+/*
+ * Decode the arguments of @ev: " name=value" pairs (ARGS_TEXT), JSON
+ * members (ARGS_JSON) or values alone, ", " between them (ARGS_VALUES,
+ * the graph's).  *@first: nothing written before in this list.
+ */
+static void args_as(struct fmt_out *f, const struct dec_event *ev, int style, bool *first)
 {
 	const struct dec_event_def *def = ev->def;
 	const unsigned char *p = ev->args, *end = ev->args + ev->args_len;
-	bool text = f->fmt == FMT_TEXT;
+	bool text = style != ARGS_JSON;
 	int i;
 	unsigned int k;
 
 	for (i = 0; i < def->nr_args && p && p < end; i++) {
 		const struct dec_arg *a = &def->args[i];
 
-		if (text) {
+		if (style == ARGS_TEXT) {
 			ob_char(f, ' ');
 			ob_str(f, a->name);
 			ob_char(f, '=');
+		} else if (style == ARGS_VALUES) {
+			if (!*first)
+				ob_str(f, ", ");
 		} else {
-			if (i)
+			if (!*first)
 				ob_char(f, ',');
 			ob_json_str(f, a->name, strlen(a->name));
 			ob_char(f, ':');
 		}
+		*first = false;
 		if (fhook_ev_type_is_string(a->type)) {
 			uint32_t len;
 			const char *s = (const char *)p + 4;
@@ -402,6 +431,13 @@ static void args(struct fmt_out *f, const struct dec_event *ev)
 			p += (size * n + 1 + 7) & ~7U;
 		}
 	}
+}
+
+static void args(struct fmt_out *f, const struct dec_event *ev)
+{
+	bool first = true;
+
+	args_as(f, ev, f->fmt == FMT_JSON || f->fmt == FMT_CHROME ? ARGS_JSON : ARGS_TEXT, &first);
 }
 
 /* ---- events ------------------------------------------------------------ */
@@ -468,7 +504,7 @@ static void event_json(struct fmt_out *f, const struct dec_event *ev)
 	ob_str(f, ",\"cpu\":");
 	ob_u64(f, ev->cpu, 0, ' ');
 	ob_str(f, ",\"ts\":");
-	ts_sec_usec(f, ev->ts, 0);
+	ob_u64(f, ev->ts, 0, ' ');
 	ob_str(f, ",\"group\":\"");
 	ob_str(f, ev->def->group);
 	ob_str(f, "\",\"event\":\"");
@@ -523,10 +559,9 @@ static void event_chrome(struct fmt_out *f, const struct dec_event *ev)
 }
 
 /*
- * The call graph: "SECS.USECS  DURATION [TID] | func() {" per entry,
- * "} /" "* func *" "/" with the call's duration per exit, and a call that
- * made no traced call on one line, "func();" (an entry is held back until
- * the next event shows whether it is a leaf).
+ * The call graph: "SECS.USECS  DURATION [TID] | func(args) {" per entry,
+ * "} = ret; /" "* func *" "/" with the call's duration per exit, and a call
+ * that made no shown call on one line, "func(args) = ret;".
  */
 static void graph_dur(struct fmt_out *f, uint64_t ns, bool known)
 {
@@ -543,11 +578,13 @@ static void graph_dur(struct fmt_out *f, uint64_t ns, bool known)
 	ob_str(f, buf);
 }
 
-static void graph_prefix(struct fmt_out *f, const struct dec_event *ev, uint64_t ts,
-			 uint64_t dur, bool known)
+static void graph_prefix(struct fmt_out *f, const struct dec_thread *thr, uint32_t depth,
+			 uint64_t ts, uint64_t dur, bool known)
 {
-	uint32_t i, depth = ev->depth < 256 ? ev->depth : 256;
+	uint32_t i;
 
+	if (depth > 256)
+		depth = 256;
 	ts_sec_usec(f, ts, 5);
 	ob_char(f, ' ');
 	graph_dur(f, dur, known);
@@ -555,104 +592,210 @@ static void graph_prefix(struct fmt_out *f, const struct dec_event *ev, uint64_t
 	{
 		char *p = ob_room(f, 32);
 
-		f->len += fmt_u64(p, ev->thr->tid, 6, ' ');
+		f->len += fmt_u64(p, thr->tid, 6, ' ');
 	}
 	ob_str(f, "] | ");
 	for (i = 0; i < depth; i++)
 		ob_str(f, "  ");
 }
 
-/* The function's name, with "()" unless a demangled C++ name brings its own. */
-static void graph_name(struct fmt_out *f, const struct dec_event *ev)
+static const unsigned char *g_args(const struct graph_thr *g, size_t off, const struct dec_event *ev)
+{
+	return ev->args_len ? g->argbuf + off : NULL;
+}
+
+/* The values of a side's events, ", " between them; false when there are none. */
+static bool graph_values(struct fmt_out *f, const struct graph_thr *g, bool out)
+{
+	const struct dec_event *evs = out ? g->out : g->in;
+	const size_t *offs = out ? g->out_off : g->in_off;
+	int i, nr = out ? g->nr_out : g->nr_in;
+	bool first = true;
+
+	for (i = 0; i < nr; i++) {
+		struct dec_event ev = evs[i];
+
+		if (!ev.args_len || !ev.def->nr_args)
+			continue;
+		ev.args = g_args(g, offs[i], &evs[i]);
+		args_as(f, &ev, ARGS_VALUES, &first);
+	}
+	return !first;
+}
+
+static bool graph_has_values(const struct graph_thr *g, bool out)
+{
+	const struct dec_event *evs = out ? g->out : g->in;
+	int i, nr = out ? g->nr_out : g->nr_in;
+
+	for (i = 0; i < nr; i++)
+		if (evs[i].args_len && evs[i].def->nr_args)
+			return true;
+	return false;
+}
+
+/* "name(args)": a demangled C++ name that brings its own parameters keeps them. */
+static void graph_call(struct fmt_out *f, const struct graph_thr *g)
 {
 	size_t start;
+	bool has_paren;
 
 	ob_room(f, 4096);
 	start = f->len;
-	ob_sym(f, ev->thr, ev->ip, true);
-	if (!memchr(f->buf + start, '(', f->len - start))
+	ob_sym(f, g->c.thr, g->c.ip, true);
+	has_paren = memchr(f->buf + start, '(', f->len - start) != NULL;
+	if (graph_has_values(g, false)) {
+		ob_char(f, '(');
+		graph_values(f, g, false);
+		ob_char(f, ')');
+	} else if (!has_paren) {
 		ob_str(f, "()");
-}
-
-/* Where entry times wait for their exits: per thread, by depth. */
-static uint64_t *graph_slot(struct fmt_out *f, const struct dec_event *ev)
-{
-	struct graph_thr *g;
-
-	if (ev->depth >= 1U << 16 ||
-	    ev_array_fit(&f->gthr, &f->nr_gthr, ev->thr->num, sizeof(*f->gthr)))
-		return NULL;
-	g = &f->gthr[ev->thr->num];
-	if (ev_array_fit(&g->ts, &g->cap, ev->depth, sizeof(*g->ts)))
-		return NULL;
-	return &g->ts[ev->depth];
-}
-
-static void graph_flush_pending(struct fmt_out *f)
-{
-	if (!f->have_pending)
-		return;
-	f->have_pending = false;
-	graph_prefix(f, &f->pending, f->pending.ts, 0, false);
-	graph_name(f, &f->pending);
-	ob_str(f, " {\n");
-}
-
-static void event_graph(struct fmt_out *f, const struct dec_event *ev)
-{
-	const struct dec_event_def *def = ev->def;
-	uint64_t *slot;
-
-	if (f->have_pending) {
-		const struct dec_event *p = &f->pending;
-
-		if (ev->thr == p->thr && def->is_slice && def->is_return && ev->depth == p->depth &&
-		    (!ev->ip || ev->ip == p->ip) && !ev->args_len && !ev->unwound) {
-			f->have_pending = false;
-			graph_prefix(f, p, p->ts, ev->ts - p->ts, ev->ts >= p->ts);
-			graph_name(f, p);
-			ob_str(f, ";\n");
-			return;
-		}
-		graph_flush_pending(f);
 	}
-	if (!def->is_slice) {
-		graph_prefix(f, ev, ev->ts, 0, false);
-		ob_str(f, "/* ");
-		ob_str(f, def->event);
-		ob_str(f, ": ");
-		ob_sym(f, ev->thr, ev->ip, true);
-		args(f, ev);
-		ob_str(f, " */\n");
+}
+
+static void graph_ret(struct fmt_out *f, const struct graph_thr *g)
+{
+	if (!graph_has_values(g, true))
 		return;
-	}
-	slot = graph_slot(f, ev);
-	if (!def->is_return) {
-		if (slot)
-			*slot = ev->ts + 1;
-		if (!ev->args_len) {
-			/* the arguments of a held-back event would not outlive this batch */
-			f->pending = *ev;
-			f->pending.args = NULL;
-			f->have_pending = true;
-			return;
-		}
-		graph_prefix(f, ev, ev->ts, 0, false);
-		graph_name(f, ev);
-		ob_str(f, " {");
-		args(f, ev);
+	ob_str(f, " = ");
+	graph_values(f, g, true);
+}
+
+static void graph_flush(struct fmt_out *f, struct graph_thr *g)
+{
+	uint64_t dur = g->c.end - g->c.start;
+
+	switch (g->state) {
+	case G_ENTRY:
+		graph_prefix(f, g->c.thr, g->c.depth, g->c.start, 0, false);
+		graph_call(f, g);
+		ob_str(f, " {\n");
+		break;
+	case G_LEAF:
+		graph_prefix(f, g->c.thr, g->c.depth, g->c.start, dur, true);
+		graph_call(f, g);
+		graph_ret(f, g);
+		ob_char(f, ';');
+		if (g->c.unwound)
+			ob_str(f, " /* unwound */");
+		else if (g->c.unfinished)
+			ob_str(f, " /* unfinished */");
 		ob_char(f, '\n');
-		return;
+		break;
+	case G_EXIT:
+		graph_prefix(f, g->c.thr, g->c.depth, g->c.end, dur, true);
+		ob_char(f, '}');
+		graph_ret(f, g);
+		if (graph_has_values(g, true))
+			ob_char(f, ';');
+		ob_str(f, g->c.unwound ? " /* unwound: " : " /* ");
+		ob_sym(f, g->c.thr, g->c.ip, true);
+		ob_str(f, g->c.unfinished ? " (unfinished) */\n" : " */\n");
+		break;
 	}
-	graph_prefix(f, ev, ev->ts, slot && *slot && *slot - 1 <= ev->ts ? ev->ts - (*slot - 1) : 0,
-		     slot && *slot && *slot - 1 <= ev->ts);
-	ob_str(f, ev->unwound ? "} /* unwound: " : "} /* ");
+	g->state = G_NONE;
+	g->nr_in = g->nr_out = 0;
+	g->arglen = 0;
+}
+
+static struct graph_thr *graph_thr(struct fmt_out *f, const struct dec_thread *thr)
+{
+	if (ev_array_fit(&f->gthr, &f->nr_gthr, thr->num, sizeof(*f->gthr)))
+		return NULL;
+	return &f->gthr[thr->num];
+}
+
+/* Keep @ev (and a copy of its arguments) on side @out of @g's call. */
+static void graph_keep(struct graph_thr *g, const struct dec_event *ev, bool out)
+{
+	struct dec_event *evs = out ? g->out : g->in;
+	size_t *offs = out ? g->out_off : g->in_off;
+	int *nr = out ? &g->nr_out : &g->nr_in;
+
+	if (!ev || *nr == GRAPH_MAX_EV)
+		return;
+	evs[*nr] = *ev;
+	offs[*nr] = g->arglen;
+	if (ev->args_len) {
+		if (g->arglen + ev->args_len > g->argcap) {
+			size_t cap = (g->arglen + ev->args_len) * 2;
+			unsigned char *nb = realloc(g->argbuf, cap);
+
+			if (!nb) {
+				evs[*nr].args_len = 0;
+				goto kept;
+			}
+			g->argbuf = nb;
+			g->argcap = cap;
+		}
+		memcpy(g->argbuf + g->arglen, ev->args, ev->args_len);
+		g->arglen += ev->args_len;
+	}
+kept:
+	evs[*nr].args = NULL;
+	++*nr;
+}
+
+static int graph_enter(struct fmt_out *f, struct call *c, const struct dec_event *ev, bool more)
+{
+	struct graph_thr *g = graph_thr(f, c->thr);
+
+	if (!g)
+		return -ENOMEM;
+	if (!more || g->state != G_ENTRY) {
+		graph_flush(f, g);
+		g->state = G_ENTRY;
+		g->c = *c;
+	}
+	graph_keep(g, ev, false);
+	return f->err;
+}
+
+static int graph_exit(struct fmt_out *f, struct call *c, const struct dec_event *ev, bool more)
+{
+	struct graph_thr *g = graph_thr(f, c->thr);
+
+	if (!g)
+		return -ENOMEM;
+	if (more) {
+		if (g->state == G_LEAF || g->state == G_EXIT)
+			graph_keep(g, ev, true);
+		return f->err;
+	}
+	if (g->state == G_ENTRY && g->c.start == c->start && g->c.depth == c->depth) {
+		if (!c->shown) {
+			g->state = G_NONE;
+			g->nr_in = 0;
+			g->arglen = 0;
+			return f->err;
+		}
+		g->state = G_LEAF;
+	} else {
+		graph_flush(f, g);
+		if (!c->shown)
+			return f->err;
+		g->state = G_EXIT;
+	}
+	g->c = *c;
+	graph_keep(g, ev, true);
+	return f->err;
+}
+
+static int graph_instant(struct fmt_out *f, const struct dec_event *ev, uint32_t depth)
+{
+	struct graph_thr *g = graph_thr(f, ev->thr);
+
+	if (!g)
+		return -ENOMEM;
+	graph_flush(f, g);
+	graph_prefix(f, ev->thr, depth, ev->ts, 0, false);
+	ob_str(f, "/* ");
+	ob_str(f, ev->def->event);
+	ob_str(f, ": ");
 	ob_sym(f, ev->thr, ev->ip, true);
-	ob_str(f, " */");
 	args(f, ev);
-	ob_char(f, '\n');
-	if (slot)
-		*slot = 0;
+	ob_str(f, " */\n");
+	return f->err;
 }
 
 /* The Perfetto writer interns names: it asks for one per address it meets. */
@@ -667,35 +810,34 @@ static const char *pf_name(void *ctx, const struct dec_event *ev)
 	return f->name;
 }
 
-struct fmt_out *fmt_new(int fmt, int fd, struct dec *d)
+/* @ev as an event of no call: a call's further entry or exit events in formats of slices. */
+static const struct dec_event *as_instant(struct fmt_out *f, const struct dec_event *ev,
+					  struct dec_event *tmp)
 {
-	struct fmt_out *f = calloc(1, sizeof(*f));
+	if (!f->inst) {
+		const struct dec_event_def *defs = dec_events(f->d, &f->nr_inst);
 
-	if (!f)
-		return NULL;
-	f->buf = malloc(OUT_BUF);
-	if (!f->buf) {
-		free(f);
-		return NULL;
+		f->inst = calloc(f->nr_inst ? f->nr_inst : 1, sizeof(*f->inst));
+		if (!f->inst)
+			return ev;
+		memcpy(f->inst, defs, f->nr_inst * sizeof(*f->inst));
+		for (int i = 0; i < f->nr_inst; i++)
+			f->inst[i].is_slice = false;
 	}
-	f->fmt = fmt;
-	f->fd = fd;
-	f->d = d;
-	f->first = true;
-	if (fmt == FMT_PERFETTO && !(f->pf = pf_new(fd, pf_name, f))) {
-		free(f->buf);
-		free(f);
-		return NULL;
-	}
-	if (fmt == FMT_CHROME)
-		ob_str(f, "{\"traceEvents\":[\n");
-	return f;
+	if (ev->def->id >= (uint32_t)f->nr_inst)
+		return ev;
+	*tmp = *ev;
+	tmp->def = &f->inst[ev->def->id];
+	return tmp;
 }
 
-int fmt_event(void *arg, const struct dec_event *ev)
+/* One event of the recording in an event format (all but the graph). */
+static int one(struct fmt_out *f, const struct dec_event *ev, bool more)
 {
-	struct fmt_out *f = arg;
+	struct dec_event tmp;
 
+	if (more && (f->fmt == FMT_CHROME || f->fmt == FMT_PERFETTO))
+		ev = as_instant(f, ev, &tmp);
 	switch (f->fmt) {
 	case FMT_TEXT: event_text(f, ev); break;
 	case FMT_JSON: event_json(f, ev); break;
@@ -703,10 +845,118 @@ int fmt_event(void *arg, const struct dec_event *ev)
 	case FMT_PERFETTO:
 		f->count++;
 		return pf_event(f->pf, ev);
-	default: event_graph(f, ev); break;
 	}
 	f->count++;
 	return f->err;
+}
+
+static int v_enter(void *ctx, struct call *c, const struct dec_event *ev)
+{
+	struct fmt_out *f = ctx;
+
+	if (f->fmt == FMT_GRAPH) {
+		f->count++;
+		return graph_enter(f, c, ev, false);
+	}
+	return one(f, ev, false);
+}
+
+static int v_enter_more(void *ctx, struct call *c, const struct dec_event *ev)
+{
+	struct fmt_out *f = ctx;
+
+	if (f->fmt == FMT_GRAPH) {
+		f->count++;
+		return graph_enter(f, c, ev, true);
+	}
+	return one(f, ev, true);
+}
+
+static int v_exit(void *ctx, struct call *c, const struct dec_event *ev)
+{
+	struct fmt_out *f = ctx;
+
+	if (f->fmt == FMT_GRAPH) {
+		f->count += !!ev;
+		return graph_exit(f, c, ev, false);
+	}
+	/* an unfinished call has no exit event to print */
+	return ev ? one(f, ev, false) : f->err;
+}
+
+static int v_exit_more(void *ctx, struct call *c, const struct dec_event *ev)
+{
+	struct fmt_out *f = ctx;
+
+	if (f->fmt == FMT_GRAPH) {
+		f->count++;
+		return graph_exit(f, c, ev, true);
+	}
+	return one(f, ev, true);
+}
+
+static int v_event(void *ctx, const struct dec_event *ev, uint32_t depth)
+{
+	struct fmt_out *f = ctx;
+
+	if (f->fmt == FMT_GRAPH) {
+		f->count++;
+		return graph_instant(f, ev, depth);
+	}
+	return one(f, ev, ev->def->is_slice);
+}
+
+static const struct call_view fmt_view = {
+	.enter = v_enter,
+	.enter_more = v_enter_more,
+	.exit = v_exit,
+	.exit_more = v_exit_more,
+	.event = v_event,
+};
+
+struct fmt_out *fmt_new(int fmt, int fd, struct dec *d, const struct call_filter *flt)
+{
+	struct fmt_out *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->buf = malloc(OUT_BUF);
+	f->cs = calls_new(d, flt, &fmt_view, f);
+	if (!f->buf || !f->cs)
+		goto fail;
+	f->fmt = fmt;
+	f->fd = fd;
+	f->d = d;
+	f->first = true;
+	if (fmt == FMT_PERFETTO && !(f->pf = pf_new(fd, pf_name, f)))
+		goto fail;
+	if (fmt == FMT_CHROME)
+		ob_str(f, "{\"traceEvents\":[\n");
+	return f;
+fail:
+	calls_free(f->cs);
+	free(f->buf);
+	free(f);
+	return NULL;
+}
+
+struct calls *fmt_calls(struct fmt_out *f)
+{
+	return f->cs;
+}
+
+void fmt_rewind(struct fmt_out *f, struct dec *d)
+{
+	f->d = d;
+	calls_rewind(f->cs, d);
+}
+
+int fmt_event(void *arg, const struct dec_event *ev)
+{
+	struct fmt_out *f = arg;
+	int ret = calls_event(f->cs, ev);
+
+	return ret ? ret : f->err;
 }
 
 uint64_t fmt_count(const struct fmt_out *f)
@@ -716,16 +966,18 @@ uint64_t fmt_count(const struct fmt_out *f)
 
 int fmt_finish(struct fmt_out *f)
 {
-	int err;
+	int err = calls_finish(f->cs);
+	size_t i;
 
 	if (f->fmt == FMT_CHROME)
 		ob_str(f, "\n],\"displayTimeUnit\":\"ns\"}\n");
-	if (f->fmt == FMT_GRAPH)
-		graph_flush_pending(f);
+	for (i = 0; i < f->nr_gthr; i++)
+		graph_flush(f, &f->gthr[i]);
 	ob_flush(f);
-	err = f->err;
-	while (f->nr_gthr)
-		free(f->gthr[--f->nr_gthr].ts);
+	if (!err)
+		err = f->err;
+	for (i = 0; i < f->nr_gthr; i++)
+		free(f->gthr[i].argbuf);
 	free(f->gthr);
 	if (f->pf) {
 		int e = pf_finish(f->pf);
@@ -733,6 +985,8 @@ int fmt_finish(struct fmt_out *f)
 		if (!err)
 			err = e;
 	}
+	calls_free(f->cs);
+	free(f->inst);
 	free(f->buf);
 	free(f);
 	return err;

@@ -26,12 +26,25 @@ struct fmt_out;
 /* The FMT_* of a --format name, or -1. */
 int fmt_by_name(const char *name);
 
-struct fmt_out *fmt_new(int fmt, int fd, struct dec *d);
+struct call_filter;
+struct calls;
+
+/* @flt: which calls to write (lib/events/calls.h), NULL: all; kept by reference. */
+struct fmt_out *fmt_new(int fmt, int fd, struct dec *d, const struct call_filter *flt);
+/*
+ * The calls @f reads through: with -t, calls_prepass() over the recording
+ * first (calls_need_prepass()), then fmt_rewind() to a decoder of it anew.
+ */
+struct calls *fmt_calls(struct fmt_out *f);
+void fmt_rewind(struct fmt_out *f, struct dec *d);
 /* Format one event (a dec_emit_fn).  Returns 0 or a negative errno of the write. */
 int fmt_event(void *f, const struct dec_event *ev);
 /* Events formatted so far. */
 uint64_t fmt_count(const struct fmt_out *f);
-/* Close the output's syntax and flush; frees @f.  Returns 0 or a negative errno. */
+/*
+ * The end: calls still open are closed (unfinished), the output's syntax
+ * closed and flushed; frees @f.  Returns 0 or a negative errno.
+ */
 int fmt_finish(struct fmt_out *f);
 
 #endif

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fhook report's parts (report.c: the table; report_tree.c: the call tree,
+ * folded stacks and the comparison of two recordings).
+ */
+#ifndef FHOOK_CLI_REPORT_H
+#define FHOOK_CLI_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "view.h"
+
+enum { REP_BY_NONE, REP_BY_THREAD, REP_BY_PROCESS };
+
+struct rep_row {
+	const char *name;	/* the function's shown name */
+	char *own;		/* @name's storage when it is an address */
+	uint64_t ip;
+	uint32_t group;		/* thread number or pid with --by */
+	uint32_t pid, tid;
+	char comm[16];
+	uint64_t hash;
+	uint64_t calls, total, self, sum, min, max, unfinished;
+};
+
+/* A call path: its function under its caller's path. */
+struct rep_node {
+	const char *name;
+	char *own;
+	struct rep_node *parent;
+	struct rep_node *kids, *next;	/* first callee, next sibling */
+	uint64_t ip, hash;
+	uint64_t calls, total, self, unfinished;
+};
+
+struct rep_active {
+	const struct rep_row *row;
+	uint32_t thr;
+	uint32_t count;
+	uint64_t hash;
+};
+
+struct rep_frame {
+	struct rep_row *row;
+	struct rep_node *node;
+	uint32_t *active;
+};
+
+struct rep_thr {
+	struct rep_frame *st;
+	size_t n, cap;
+};
+
+struct rep {
+	struct dec *d;
+	int by;
+	bool rows_wanted, tree_wanted;
+	struct rep_row **rows;	/* open addressing */
+	size_t nr_rows, cap_rows;
+	struct rep_active *active;
+	size_t nr_active, cap_active;
+	struct rep_thr *thr;
+	size_t nr_thr;
+	struct rep_node **nodes;	/* open addressing, by (parent, name) */
+	size_t nr_nodes, cap_nodes;
+	struct rep_node *roots;
+	uint64_t unpaired, unfinished;
+};
+
+int rep_read(struct rep *r, const char *cmd, const char *path, const struct cli_view *view);
+struct rep_row **rep_rows(struct rep *r, size_t *n);
+void rep_free(struct rep *r);
+void rep_fmt_dur(char *buf, size_t size, uint64_t ns);
+
+struct call;
+struct rep_node *rep_node_get(struct rep *r, struct rep_node *up, const struct call *c);
+int rep_print_tree(struct rep *r, bool folded);
+void rep_tree_free(struct rep *r);
+/* fhook report --diff: 0, 1 (a recording unreadable) */
+int rep_diff(const char *base, const char *new, const struct cli_view *view, int key);
+
+#endif
