@@ -156,14 +156,14 @@ int cmd_replay(int argc, char **argv)
 		first = d;
 		d = dec_new();
 		if (!d || dec_read_file(d, path, &(bool){ false }) ||
-		    dec_flush(first, calls_prepass, fmt_calls(f))) {
+		    dec_flush_ends(first, calls_prepass, calls_thread_end, fmt_calls(f))) {
 			fprintf(stderr, "fhook: replay: %s: cannot read it twice\n", path);
 			goto out;
 		}
 		cli_view_apply(&view, d);
 		fmt_rewind(f, d);
 	}
-	ret = dec_flush(d, fmt_event, f);
+	ret = dec_flush_ends(d, fmt_event, fmt_thread_end, f);
 	c = fmt_finish(f);
 	f = NULL;
 	if (!ret)

@@ -257,7 +257,7 @@ int rep_read(struct rep *r, const char *cmd, const char *path, const struct cli_
 		fprintf(stderr, "fhook: %s: out of memory\n", cmd);
 		return 1;
 	}
-	ret = dec_flush(r->d, calls_event, cs);
+	ret = dec_flush_ends(r->d, calls_event, calls_thread_end, cs);
 	if (!ret)
 		ret = calls_finish(cs);
 	r->unpaired = calls_unpaired(cs);

@@ -342,6 +342,20 @@ static int on_entry_ev(struct calls *cs, struct cthr *t, const struct dec_event 
 	return 0;
 }
 
+/* An event of no call: shown where its thread's current call would show a callee. */
+static int on_instant(struct calls *cs, struct cthr *t, const struct dec_event *ev)
+{
+	const struct cframe *top = t->n ? &t->st[t->n - 1] : NULL;
+
+	if (cs->prepass || !cs->view->event)
+		return 0;
+	if (ev->ts < cs->lo || ev->ts > cs->hi)
+		return 0;
+	if (top ? (!top->in_only || top->hidden_sub) : cs->flt->nr_only > 0)
+		return 0;
+	return cs->view->event(cs->ctx, ev, top ? top->kids_depth : 0);
+}
+
 static int on_exit_ev(struct calls *cs, struct cthr *t, const struct dec_event *ev)
 {
 	size_t d = ev->depth;
@@ -359,29 +373,12 @@ static int on_exit_ev(struct calls *cs, struct cthr *t, const struct dec_event *
 		/* its entry was not recorded (or not by an event that has this exit) */
 		cs->unpaired++;
 		t->closed_valid = false;
-		if (!cs->prepass && cs->view->event && t->n && t->st[t->n - 1].in_only &&
-		    !t->st[t->n - 1].hidden_sub)
-			return cs->view->event(cs->ctx, ev, t->st[t->n - 1].kids_depth);
-		return 0;
+		return on_instant(cs, t, ev);
 	}
 	ret = cut_to(cs, t, d + 1);
 	if (ret)
 		return ret;
 	return frame_close(cs, t, ev->ts, ev);
-}
-
-/* An event of no call: shown where its thread's current call would show a callee. */
-static int on_instant(struct calls *cs, struct cthr *t, const struct dec_event *ev)
-{
-	const struct cframe *top = t->n ? &t->st[t->n - 1] : NULL;
-
-	if (cs->prepass || !cs->view->event)
-		return 0;
-	if (ev->ts < cs->lo || ev->ts > cs->hi)
-		return 0;
-	if (top ? (!top->in_only || top->hidden_sub) : cs->flt->nr_only > 0)
-		return 0;
-	return cs->view->event(cs->ctx, ev, top ? top->kids_depth : 0);
 }
 
 static int one_event(struct calls *cs, const struct dec_event *ev)
@@ -406,7 +403,7 @@ static int one_event(struct calls *cs, const struct dec_event *ev)
 	if (!t->wanted)
 		return 0;
 	if (!ev->def->is_slice)
-		ret = ev->def->is_return ? on_exit_ev(cs, t, ev) : on_instant(cs, t, ev);
+		ret = on_instant(cs, t, ev);
 	else if (ev->def->is_return)
 		ret = on_exit_ev(cs, t, ev);
 	else
@@ -433,6 +430,23 @@ int calls_prepass(void *arg, const struct dec_event *ev)
 
 	cs->prepass = true;
 	return calls_event(cs, ev);
+}
+
+int calls_thread_end(void *arg, const struct dec_thread *thr)
+{
+	struct calls *cs = arg;
+	struct cthr *t;
+	int ret;
+
+	if (cs->err)
+		return cs->err;
+	if (thr->num >= cs->nr_thr || !(t = &cs->thr[thr->num])->seen || !t->wanted)
+		return 0;
+	ret = cut_to(cs, t, 0);
+	if (!ret && !cs->prepass && cs->view->thread_end)
+		ret = cs->view->thread_end(cs->ctx, thr);
+	cs->err = ret;
+	return ret;
 }
 
 int calls_finish(struct calls *cs)

@@ -64,6 +64,8 @@ struct call_view {
 	int (*exit_more)(void *ctx, struct call *c, const struct dec_event *ev);
 	/* an event of no call (an entry without exit events, an exit without an entry) */
 	int (*event)(void *ctx, const struct dec_event *ev, uint32_t depth);
+	/* a thread's events are over: nothing more of it follows */
+	int (*thread_end)(void *ctx, const struct dec_thread *thr);
 };
 
 struct calls;
@@ -87,6 +89,11 @@ void calls_rewind(struct calls *cs, struct dec *d);
 
 /* A dec_emit_fn: one event. */
 int calls_event(void *cs, const struct dec_event *ev);
+/*
+ * A dec_end_fn: @thr's events are over (the whole recording is read):
+ * its open calls are closed, unfinished, and the view told.
+ */
+int calls_thread_end(void *cs, const struct dec_thread *thr);
 /* The end: every call still open is closed, unfinished.  Returns a view's error. */
 int calls_finish(struct calls *cs);
 

@@ -796,6 +796,11 @@ static void heap_down(struct dec *d, size_t i)
 
 int dec_flush(struct dec *d, dec_emit_fn emit, void *ctx)
 {
+	return dec_flush_ends(d, emit, NULL, ctx);
+}
+
+int dec_flush_ends(struct dec *d, dec_emit_fn emit, dec_end_fn end, void *ctx)
+{
 	uint32_t i;
 	size_t k;
 	int ret = 0;
@@ -818,9 +823,11 @@ int dec_flush(struct dec *d, dec_emit_fn emit, void *ctx)
 
 		if (!ret)
 			ret = emit(ctx, &t->cur);
-		if (thr_next(d, t))
+		if (thr_next(d, t)) {
 			heap_down(d, 0);
-		else {
+		} else {
+			if (end && !ret)
+				ret = end(ctx, &t->pub);
 			d->heap[0] = d->heap[--d->nr_heap];
 			heap_down(d, 0);
 		}

@@ -102,6 +102,13 @@ int dec_block(struct dec *d, uint32_t type, const void *payload, uint32_t len);
 /* Decode every queued RF_DATA block and emit its events in time order. */
 int dec_flush(struct dec *d, dec_emit_fn emit, void *ctx);
 
+typedef int (*dec_end_fn)(void *ctx, const struct dec_thread *thr);
+/*
+ * The same, and @end is called when a thread's queued data is done, right
+ * after its last event: for a whole file, where the thread's events end.
+ */
+int dec_flush_ends(struct dec *d, dec_emit_fn emit, dec_end_fn end, void *ctx);
+
 /*
  * Read a recording file: feed its blocks, stopping at the first one that is
  * not whole (*truncated then true).  The file stays mapped while @d lives.

@@ -675,12 +675,7 @@ static void graph_flush(struct fmt_out *f, struct graph_thr *g)
 		graph_prefix(f, g->c.thr, g->c.depth, g->c.start, dur, true);
 		graph_call(f, g);
 		graph_ret(f, g);
-		ob_char(f, ';');
-		if (g->c.unwound)
-			ob_str(f, " /* unwound */");
-		else if (g->c.unfinished)
-			ob_str(f, " /* unfinished */");
-		ob_char(f, '\n');
+		ob_str(f, ";\n");
 		break;
 	case G_EXIT:
 		graph_prefix(f, g->c.thr, g->c.depth, g->c.end, dur, true);
@@ -762,7 +757,9 @@ static int graph_exit(struct fmt_out *f, struct call *c, const struct dec_event 
 			graph_keep(g, ev, true);
 		return f->err;
 	}
-	if (g->state == G_ENTRY && g->c.start == c->start && g->c.depth == c->depth) {
+	/* a call left by an exception, longjmp or exec is no leaf: its end says so */
+	if (g->state == G_ENTRY && g->c.start == c->start && g->c.depth == c->depth &&
+	    !c->unwound && !c->unfinished) {
 		if (!c->shown) {
 			g->state = G_NONE;
 			g->nr_in = 0;
@@ -906,7 +903,17 @@ static int v_event(void *ctx, const struct dec_event *ev, uint32_t depth)
 	return one(f, ev, ev->def->is_slice);
 }
 
+static int v_thread_end(void *ctx, const struct dec_thread *thr)
+{
+	struct fmt_out *f = ctx;
+
+	if (f->fmt == FMT_GRAPH && thr->num < f->nr_gthr)
+		graph_flush(f, &f->gthr[thr->num]);
+	return f->err;
+}
+
 static const struct call_view fmt_view = {
+	.thread_end = v_thread_end,
 	.enter = v_enter,
 	.enter_more = v_enter_more,
 	.exit = v_exit,
@@ -949,6 +956,13 @@ void fmt_rewind(struct fmt_out *f, struct dec *d)
 {
 	f->d = d;
 	calls_rewind(f->cs, d);
+}
+
+int fmt_thread_end(void *arg, const struct dec_thread *thr)
+{
+	struct fmt_out *f = arg;
+
+	return calls_thread_end(f->cs, thr);
 }
 
 int fmt_event(void *arg, const struct dec_event *ev)

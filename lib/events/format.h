@@ -39,6 +39,8 @@ struct calls *fmt_calls(struct fmt_out *f);
 void fmt_rewind(struct fmt_out *f, struct dec *d);
 /* Format one event (a dec_emit_fn).  Returns 0 or a negative errno of the write. */
 int fmt_event(void *f, const struct dec_event *ev);
+/* A dec_end_fn: a thread's events are over (a whole recording is read). */
+int fmt_thread_end(void *f, const struct dec_thread *thr);
 /* Events formatted so far. */
 uint64_t fmt_count(const struct fmt_out *f);
 /*

@@ -12,5 +12,5 @@ EVENTS=(-e 'f vfs_read $arg* file->name:string file->f_path.dentry:string file->
 normalize() {
 	sed -E -e 's/ +[0-9]+\.[0-9]{6}/ TS/g' -e 's/[0-9]+\.[0-9]{6}/TS/g' -e 's/[0-9]+\.[0-9]{3}([,}])/TS\1/g' \
 	    -e 's/prog-[0-9]+ +/prog-TID /' -e 's/\[[0-9]{3}\]/[CPU]/' \
-	    -e 's/"(pid|tid|cpu)":[0-9]+/"\1":N/g' -e 's/0x7ff[0-9a-f]+/STACK/g'
+	    -e 's/"ts":[0-9]+/"ts":TS/g' -e 's/"(pid|tid|cpu)":[0-9]+/"\1":N/g' -e 's/0x7ff[0-9a-f]+/STACK/g'
 }

@@ -117,7 +117,7 @@ st=$?
 # filters: a glob, a depth, a minimum time
 got=$("$FHOOK" report -F 'in*' "$tmp/tree.rec" 2>/dev/null | awk 'NR > 2 { print $NF }' | tr '\n' ' ')
 st=$?
-[ $st = 0 ] && [ "$got" = "inner " ] && pass report-filter || fail report-filter "exit $st, '$got'"
+[ $st = 0 ] && [ "$got" = "inner leaf " ] && pass report-filter || fail report-filter "exit $st, '$got'"
 got=$("$FHOOK" report --depth 2 -s name "$tmp/tree.rec" 2>/dev/null | awk 'NR > 2 { print $NF }' | tr '\n' ' ')
 st=$?
 [ $st = 0 ] && [ "$got" = "leaf main outer " ] && pass report-depth ||

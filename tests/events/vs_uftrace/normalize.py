@@ -106,6 +106,9 @@ def main():
                 mm = re.match(r'}\s*/\*\s*(.*?)\s*\*/', body)
                 if mm and drop_unwound and mm.group(1).startswith('unwound:'):
                     continue
+                # a call its thread never returned from (exec, exit): no exit
+                if mm and mm.group(1).endswith('(unfinished)'):
+                    continue
                 if mm:
                     add(tid, 'EXIT', mm.group(1))
             elif body.endswith('{'):
