@@ -26,6 +26,7 @@ int cmd_trace(int argc, char **argv) __attribute__((weak));
 int cmd_record(int argc, char **argv) __attribute__((weak));
 int cmd_replay(int argc, char **argv) __attribute__((weak));
 int cmd_report(int argc, char **argv) __attribute__((weak));
+int cmd_info(int argc, char **argv) __attribute__((weak));
 
 /* The file execvp() would run for @name (malloc'd), or NULL. */
 char *cli_which(const char *name);

@@ -403,6 +403,8 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 		.callers = c->callers, .nr_callers = c->nr_callers,
 		.follow = c->follow, .lossy = c->lossy, .clock = c->clock,
 		.ring_size = c->ring_size,
+		/* -p: c->argv names the program alone; the process's own command line is read */
+		.argv = c->pid ? NULL : c->argv, .pid = c->pid,
 	};
 	struct sigaction sa = { .sa_handler = on_stop }, old[4];
 	static const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };

@@ -1,2 +1,4 @@
 # fhook trace, record, replay, report
 CLI_SRCS += cli/evcli.c cli/trace.c cli/record.c cli/replay.c cli/report.c
+# fhook info: what a recording is
+CLI_SRCS += cli/info.c

@@ -68,6 +68,7 @@ static void usage(FILE *f)
 		"  record ...          record every call, or chosen events, to a file (fhook record -h)\n"
 		"  replay [PATH]       print a recording: text, json, chrome, graph, perfetto\n"
 		"  report [PATH]       time per function in a recording (fhook report -h)\n"
+		"  info [--json] [PATH]  what a recording is: command, processes, times, counts\n"
 		"  version             print the version\n");
 }
 
@@ -99,6 +100,8 @@ int main(int argc, char **argv)
 		return cmd_replay(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report") && cmd_report)
 		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "info") && cmd_info)
+		return cmd_info(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		puts("fhook " FHOOK_VERSION);
 		return 0;

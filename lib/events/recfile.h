@@ -11,7 +11,8 @@
  * first or along the way: the events (RF_EVENTS), the clock (RF_CLOCK),
  * each process image and its objects (RF_PROC), the symbols of every
  * object (RF_SYMS), each thread (RF_THREAD) before its first data, and a
- * summary at the end (RF_END).
+ * summary at the end (RF_END).  What the recording is (RF_INFO: the
+ * command line, the wall clock, the machine) comes once, after RF_EVENTS.
  */
 #ifndef FHOOK_EV_RECFILE_H
 #define FHOOK_EV_RECFILE_H
@@ -40,6 +41,7 @@ enum {
 	RF_THREAD,	/* struct rf_thread */
 	RF_DATA,	/* struct rf_data, then ring bytes (lib/events/ring.h records) */
 	RF_END,		/* struct rf_end */
+	RF_INFO,	/* struct rf_info, then its strings (lib/events/recinfo.h) */
 };
 
 struct rf_clock {
@@ -102,6 +104,29 @@ struct rf_end {
 	uint32_t status;	/* RF_END_* */
 	uint32_t err;		/* errno of a write error */
 };
+
+/*
+ * What the recording is: written once, after RF_EVENTS.  The strings
+ * follow the header in this order, each without a NUL but for the command
+ * line's arguments, which end in one each.  A reader takes the strings
+ * from hdr_len on: a later version may add fields before them.
+ */
+struct rf_info {
+	uint32_t hdr_len;	/* bytes of this header: 56, or more in a later version */
+	uint32_t pid;		/* record -p: the process attached to; 0: the program was started */
+	uint64_t mono_ns;	/* CLOCK_MONOTONIC when the recording started ... */
+	uint64_t real_ns;	/* ... and CLOCK_REALTIME read with it (ns since the Epoch) */
+	uint32_t flags;		/* RF_INFO_* */
+	uint32_t version_len;	/* fhook's version (FHOOK_VERSION) */
+	uint32_t host_len;	/* the host name */
+	uint32_t release_len;	/* uname's release and machine */
+	uint32_t machine_len;
+	uint32_t cpu_len;	/* the cpu's model name */
+	uint32_t argv_len;	/* the command line: its arguments, each ending in a NUL */
+	uint32_t pad;
+};
+
+#define RF_INFO_ARGV_CUT	1U	/* the command line was longer: its last arguments left out */
 
 static inline uint32_t rf_align(uint32_t len)
 {

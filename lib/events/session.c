@@ -28,6 +28,7 @@
 
 #include "clock.h"
 #include "ev.h"
+#include "recinfo.h"
 #include "ring.h"
 #include "session.h"
 
@@ -600,6 +601,26 @@ static bool desc_has_kprobes(const char *d, size_t len)
 	return false;
 }
 
+/* What the recording is (RF_INFO): once, before anything a reader times. */
+static int info_write(struct ev_sink *sink, const struct ev_session_opts *o)
+{
+	struct rec_info *info = malloc(sizeof(*info));
+	uint32_t len;
+	void *buf;
+	int ret;
+
+	if (!info)
+		return -ENOMEM;
+	rec_info_collect(info, o->argv, o->pid);
+	ret = rec_info_encode(info, &buf, &len);
+	free(info);
+	if (ret)
+		return ret;
+	ret = ev_write_block(sink, RF_INFO, buf, len, NULL, 0);
+	free(buf);
+	return ret;
+}
+
 int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 		   struct ev_session **out)
 {
@@ -673,6 +694,8 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	ret = sink->write(sink, &iov, 1);
 	if (!ret)
 		ret = ev_write_block(sink, RF_EVENTS, evtext.s ? evtext.s : "", evtext.len, NULL, 0);
+	if (!ret)
+		ret = info_write(sink, o);
 	if (ret)
 		goto fail;
 	free(desc.s);

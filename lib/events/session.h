@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include <fhook/internal/events.h>
@@ -37,6 +38,9 @@ struct ev_session_opts {
 	uint64_t ring_size;	/* 0: the default */
 	bool use_fd;		/* record into @fd, a memfd the (attached) process made */
 	int fd;
+	/* the recording's command line (RF_INFO): @argv, or process @pid's (-p) */
+	char *const *argv;
+	pid_t pid;
 };
 
 struct ev_session;
@@ -44,8 +48,8 @@ struct ev_session;
 /*
  * Create the shared memory, write the events into it, and set
  * FHOOK_EV_SHM for the program about to be started.  The recording's
- * first blocks (header, events) go to @sink at once, its clock before the
- * first data.
+ * first blocks (header, events, what the recording is) go to @sink at
+ * once, its clock before the first data.
  */
 int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 		   struct ev_session **out);
