@@ -44,10 +44,19 @@ struct dec_chunk {
  * An open entry: its shadow-stack slot, or 0 for a probe without one (a
  * kprobe's 'p' with its 'r'), which an exit of the same function closes.
  */
+#define DEC_ALIASES	3
+
 struct dframe {
 	uint64_t ip;
 	uint32_t slot;
 	uint32_t def;
+	/*
+	 * The same call's entries by other probes on the function (traced whole
+	 * and probed for its arguments): each has its own slot, one above the
+	 * other, and their exits come back in turn.
+	 */
+	uint32_t alias_slot[DEC_ALIASES];
+	uint32_t alias_def[DEC_ALIASES];
 };
 
 /* A thread as the decoder walks it. */
@@ -62,6 +71,7 @@ struct dthr {
 	size_t nr_stack, cap_stack;
 	/* the exit last paired: further exit events of the same return share it */
 	uint32_t closed_slot, closed_depth;
+	uint32_t closed_alias[DEC_ALIASES];	/* the closed call's other slots */
 	uint64_t closed_ip;
 	/* the thread's last event: a second event of the same entry or exit joins it */
 	uint32_t last_def;
@@ -548,6 +558,22 @@ static void open_entry(struct dthr *t, uint32_t slot, uint64_t ip, uint32_t def,
 {
 	size_t k = t->nr_stack, cut = t->nr_stack;
 
+	if (t->last_was_entry && k && t->stack[k - 1].slot && t->stack[k - 1].ip == ip &&
+	    slot > t->stack[k - 1].slot && t->stack[k - 1].def != def) {
+		struct dframe *top = &t->stack[k - 1];
+		int i;
+
+		for (i = 0; i < DEC_ALIASES && top->alias_slot[i]; i++)
+			if (top->alias_def[i] == def)
+				break;
+		if (i < DEC_ALIASES && !top->alias_slot[i]) {
+			/* another probe's entry of the same call */
+			top->alias_slot[i] = slot;
+			top->alias_def[i] = def;
+			*depth = k - 1;
+			return;
+		}
+	}
 	while (k) {
 		const struct dframe *fr = &t->stack[k - 1];
 
@@ -561,6 +587,7 @@ static void open_entry(struct dthr *t, uint32_t slot, uint64_t ip, uint32_t def,
 	*depth = cut;
 	if (cut < DEC_MAX_DEPTH &&
 	    !ev_array_fit(&t->stack, &t->cap_stack, cut, sizeof(*t->stack))) {
+		memset(&t->stack[cut], 0, sizeof(t->stack[cut]));
 		t->stack[cut].ip = ip;
 		t->stack[cut].slot = slot;
 		t->stack[cut].def = def;
@@ -574,19 +601,35 @@ static uint64_t close_entry(struct dthr *t, uint32_t slot, uint32_t *depth)
 {
 	size_t k = t->nr_stack;
 
+	int i;
+
 	while (k && (!t->stack[k - 1].slot || t->stack[k - 1].slot > slot))
 		k--;
-	if (k && t->stack[k - 1].slot == slot) {
-		t->nr_stack = k - 1;
-		*depth = k - 1;
-		t->closed_slot = slot;
-		t->closed_depth = k - 1;
-		t->closed_ip = t->stack[k - 1].ip;
-		return t->closed_ip;
+	if (k) {
+		const struct dframe *fr = &t->stack[k - 1];
+		bool hit = fr->slot == slot;
+
+		for (i = 0; i < DEC_ALIASES; i++)
+			hit |= fr->alias_slot[i] == slot;
+		if (hit) {
+			t->nr_stack = k - 1;
+			*depth = k - 1;
+			t->closed_slot = fr->slot;
+			memcpy(t->closed_alias, fr->alias_slot, sizeof(t->closed_alias));
+			t->closed_depth = k - 1;
+			t->closed_ip = fr->ip;
+			return t->closed_ip;
+		}
 	}
-	if (slot == t->closed_slot) {
-		*depth = t->closed_depth;
-		return t->closed_ip;
+	if (t->closed_slot) {
+		bool hit = slot == t->closed_slot;
+
+		for (i = 0; i < DEC_ALIASES; i++)
+			hit |= t->closed_alias[i] == slot;
+		if (hit) {
+			*depth = t->closed_depth;
+			return t->closed_ip;
+		}
 	}
 	*depth = t->nr_stack;
 	return 0;
@@ -609,8 +652,8 @@ static void open_slotless(struct dthr *t, uint64_t ip, uint32_t def, uint32_t *d
 	}
 	*depth = n;
 	if (n < DEC_MAX_DEPTH && !ev_array_fit(&t->stack, &t->cap_stack, n, sizeof(*t->stack))) {
+		memset(&t->stack[n], 0, sizeof(t->stack[n]));
 		t->stack[n].ip = ip;
-		t->stack[n].slot = 0;
 		t->stack[n].def = def;
 		t->nr_stack = n + 1;
 	}
