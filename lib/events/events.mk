@@ -5,7 +5,8 @@
 # back (decode.c, format.c).  libdw never enters a traced process.
 LIB_SRCS += lib/events/record.c lib/events/types.c
 CMD_SRCS += lib/events/parse.c lib/events/prog.c lib/events/dwarf.c lib/events/types.c \
-	lib/events/session.c lib/events/decode.c lib/events/format.c lib/events/perfetto.c
+	lib/events/session.c lib/events/decode.c lib/events/calls.c lib/events/format.c \
+	lib/events/perfetto.c
 # What a recording is (RF_INFO): written by the session, read by decode.c.
 CMD_SRCS += lib/events/recinfo.c
 CLI_STATIC := -ldw $(CLI_STATIC) -llzma -lbz2 -lstdc++
