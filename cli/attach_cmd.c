@@ -134,7 +134,11 @@ static void unpatch_usage(FILE *f)
 		"\n"
 		"Remove the patch NAME (every patch without NAME) that `fhook patch -p` or\n"
 		"`fhook inject -p` applied in the running process PID.  Returns once no\n"
-		"thread can enter a replacement any more.\n");
+		"thread can enter a replacement any more.\n"
+		"\n"
+		"  -p, --pid PID        the process (required)\n"
+		"\n"
+		"Exit status: 0; 1 when the process cannot be reached; 2 for bad usage.\n");
 }
 
 int cmd_unpatch(int argc, char **argv)

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,16 @@ static void usage(FILE *f)
 		"  replay [PATH]       print a recording: text, json, chrome, graph, perfetto\n"
 		"  report [PATH]       time per function in a recording (fhook report -h)\n"
 		"  info [--json] [PATH]  what a recording is: command, processes, times, counts\n"
-		"  version             print the version\n");
+		"  version             print the version\n"
+		"  help                print this list\n"
+		"\n"
+		"fhook COMMAND -h prints the usage of a command.\n");
+}
+
+/* "fhook CMD -h": for the commands that have no options of their own */
+static bool wants_help(int argc, char **argv)
+{
+	return argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"));
 }
 
 int main(int argc, char **argv)
@@ -79,7 +89,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "cflags")) {
-		print_cflags();
+		if (wants_help(argc, argv))
+			printf("usage: fhook cflags\n\n"
+			       "Print the compiler flags that make a program traceable:\n"
+			       "cc $(fhook cflags) -o prog prog.c\n");
+		else
+			print_cflags();
 		return 0;
 	}
 	if (!strcmp(argv[1], "prepare"))
@@ -103,7 +118,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "info") && cmd_info)
 		return cmd_info(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
-		puts("fhook " FHOOK_VERSION);
+		if (wants_help(argc, argv))
+			printf("usage: fhook version\n\nPrint fhook's version.\n");
+		else
+			puts("fhook " FHOOK_VERSION);
 		return 0;
 	}
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {

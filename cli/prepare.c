@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * fhook prepare FILE...: what ftrace_init_nop does at run time, done once
- * in the file (as the kernel's build does with recordmcount/objtool), so
- * that no thread can ever be caught between two of the compiler's 1-byte
- * nops when fhook rewrites them in a running process.
+ * fhook prepare [--force] FILE...: what ftrace_init_nop does at run time,
+ * done once in the file (as the kernel's build does with
+ * recordmcount/objtool), so that no thread can ever be caught between two
+ * of the compiler's 1-byte nops when fhook rewrites them in a running
+ * process.
  *
  * A file is changed only if every recorded site holds a known pad; the new
  * contents go to a temporary file in the same directory, given the old
@@ -19,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <getopt.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,21 +293,55 @@ out:
 	return ret;
 }
 
+static void prepare_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: fhook prepare [--force] FILE...\n"
+		"\n"
+		"Turn every recorded site of each ELF FILE (a program or a shared library\n"
+		"built with $(fhook cflags)) into a 5-byte nop, in place, once: what libfhook\n"
+		"otherwise does in every process that loads it.  A file is changed only if\n"
+		"each of its sites holds a known pad; its owner, group and mode are kept, and\n"
+		"a symlink is followed (the file it names is rewritten).  Doing it again\n"
+		"changes nothing.\n"
+		"\n"
+		"  --force              rewrite a file with several hard links, a read-only\n"
+		"                       file, or a set-id file of another owner, which are\n"
+		"                       otherwise refused\n"
+		"\n"
+		"Exit status: 0; 1 when a file could not be prepared; 2 for bad usage.\n");
+}
+
 int cmd_prepare(int argc, char **argv)
 {
-	int i, ret = 0;
+	static const struct option opts[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, i, ret = 0;
 
 	prepare_force = false;
-	if (argc > 1 && !strcmp(argv[1], "--force")) {
-		prepare_force = true;
-		argv++;
-		argc--;
+	optind = 1;
+	/* '+': the first FILE ends the options, as before getopt */
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			prepare_force = true;
+			break;
+		case 'h':
+			prepare_usage(stdout);
+			return 0;
+		default:
+			prepare_usage(stderr);
+			return 2;
+		}
 	}
-	if (argc < 2) {
-		fprintf(stderr, "usage: fhook prepare [--force] FILE...\n");
+	if (optind >= argc) {
+		prepare_usage(stderr);
 		return 2;
 	}
-	for (i = 1; i < argc; i++)
+	for (i = optind; i < argc; i++)
 		ret |= prepare_one(argv[i]);
 	return ret;
 }

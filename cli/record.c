@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * fhook record [-e SPEC]... [--caller SYM]... [-o PATH] [--lossy] [--clock mono|tsc]
- *              [--buffer-size N] [--no-follow] -- PROG [ARGS]
+ *              [--buffer-size N] [--no-follow] [--dry-run] -- PROG [ARGS]
+ * fhook record -p PID [--duration SECS] [-e SPEC]... [-o PATH] [...]
  *
  * Record fprobe events (every function's entry and exit without -e) into
  * a binary recording: the traced threads write fixed-size records into
@@ -62,10 +63,12 @@ static void record_usage(FILE *f)
 	fprintf(f,
 		"usage: fhook record [-e SPEC]... [--caller SYM]... [-o PATH] [--lossy]\n"
 		"                    [--clock mono|tsc] [--buffer-size N] [--no-follow]\n"
-		"                    -- PROG [ARGS]\n"
+		"                    [--dry-run] -- PROG [ARGS]\n"
+		"       fhook record -p PID [--duration SECS] [-e SPEC]... [-o PATH] [...]\n"
 		"\n"
-		"Record fprobe events in PROG (and the programs it starts) into a binary\n"
-		"recording; without -e, the entry and exit of every traceable function.\n"
+		"Record fprobe events in PROG (and the programs it starts), or in the running\n"
+		"process PID, into a binary recording; without -e, the entry and exit of every\n"
+		"traceable function.\n"
 		"SPEC is the kernel's dynamic_events syntax, as for `fhook trace`: 'f'\n"
 		"events on fhook sites, 'p' and 'r' (kprobe) events on any code.\n"
 		"\n"
@@ -78,9 +81,16 @@ static void record_usage(FILE *f)
 		"                       kernel keeps time with it, else CLOCK_MONOTONIC)\n"
 		"  --buffer-size N      bytes of buffer per thread (default 2M)\n"
 		"  --no-follow          do not record the processes PROG starts\n"
+		"  --dry-run            print the definitions as dynamic_events shows them\n"
+		"                       and exit, without running PROG\n"
+		"  -p, --pid PID        record the running process PID instead of starting\n"
+		"                       PROG: attach, record until Ctrl-C, --duration or its\n"
+		"                       exit, then remove every probe (the processes it\n"
+		"                       starts are not recorded)\n"
+		"  --duration SECS      with -p: stop after SECS seconds (a decimal number)\n"
 		"\n"
-		"Then: fhook replay PATH (text, json, chrome, graph, perfetto) and\n"
-		"fhook report PATH (time per function).\n"
+		"Then: fhook replay PATH (text, json, chrome, graph, perfetto),\n"
+		"fhook report PATH (time per function) and fhook info PATH (what it is).\n"
 		"Exit status: PROG's; 1 when the recording failed or a definition is bad;\n"
 		"2 for bad usage.\n");
 }

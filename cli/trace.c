@@ -2,6 +2,7 @@
 /*
  * fhook trace -e SPEC... [--caller SYM]... [-o FILE] [--format FMT]
  *             [--dry-run] [--no-follow] [--lossy] -- PROG [ARGS]
+ * fhook trace -p PID [--duration SECS] -e SPEC... [...]
  *
  * A recording consumed as it is made: the drain hands each round's blocks
  * to a printer thread, which decodes and formats them (lib/events).  The
@@ -181,9 +182,10 @@ static void trace_usage(FILE *f)
 		"usage: fhook trace -e SPEC... [--caller SYM]... [-o FILE]\n"
 		"                   [--format text|json|chrome|graph] [--dry-run] [--no-follow]\n"
 		"                   [--lossy] [--clock mono|tsc] [--buffer-size N] -- PROG [ARGS]\n"
+		"       fhook trace -p PID [--duration SECS] -e SPEC... [...]\n"
 		"\n"
-		"Trace fprobe and kprobe events in PROG, defined with the kernel's\n"
-		"dynamic_events syntax:\n"
+		"Trace fprobe and kprobe events in PROG, or in the running process PID,\n"
+		"defined with the kernel's dynamic_events syntax:\n"
 		"  f[MAXACTIVE][:[GRP/][EVENT]] SYM[%%return] [FETCHARGS]   (fhook sites)\n"
 		"  p[:[GRP/][EVENT]] [MOD:]SYM[+OFFS]|ADDR [FETCHARGS]      (any code)\n"
 		"  r[MAXACTIVE][:[GRP/][EVENT]] [MOD:]SYM[+0] [FETCHARGS]   (any function)\n"
@@ -210,7 +212,11 @@ static void trace_usage(FILE *f)
 		"  --no-follow          do not trace the processes PROG starts\n"
 		"  --lossy              drop records when a buffer is full (counted) instead\n"
 		"                       of making the thread wait\n"
-		"  --clock, --buffer-size   as for fhook record\n"
+		"  --clock mono|tsc, --buffer-size N   as for fhook record\n"
+		"  -p, --pid PID        trace the running process PID instead of starting\n"
+		"                       PROG: attach, trace until Ctrl-C, --duration or its\n"
+		"                       exit, then remove every probe\n"
+		"  --duration SECS      with -p: stop after SECS seconds (a decimal number)\n"
 		"\n"
 		"To keep a trace and format it later, see fhook record.\n"
 		"Exit status: PROG's; 1 for a bad definition or a failed output; 2 for bad usage.\n");
