@@ -635,5 +635,7 @@ if [ -z "$ONLY" ]; then
 	bash bench/kprobes.sh
 	say "attaching to a running process (bench/attach.sh -> bench/ATTACH.md)"
 	bash bench/attach.sh > "$ROOT/bench/ATTACH.md.new" && mv "$ROOT/bench/ATTACH.md.new" "$ROOT/bench/ATTACH.md"
+	say "reading a recording beside uftrace (bench/reading.sh -> bench/READING.md)"
+	bash bench/reading.sh > "$ROOT/bench/READING.md.new" && mv "$ROOT/bench/READING.md.new" "$ROOT/bench/READING.md"
 fi
 say "done in $(( $(date +%s) - T0 )) s"

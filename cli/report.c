@@ -217,9 +217,27 @@ static int rep_exit(void *ctx, struct call *c, const struct dec_event *ev)
 	return 0;
 }
 
+/* An entry event of no call (a probe without an exit event): a call with no time. */
+static int rep_event(void *ctx, const struct dec_event *ev, uint32_t depth)
+{
+	struct rep *r = ctx;
+	struct call c = { .thr = ev->thr, .ip = ev->ip };
+	struct rep_row *row;
+
+	if (ev->def->is_return || !r->rows_wanted)
+		return 0;
+	row = row_get(r, &c);
+	if (!row)
+		return -ENOMEM;
+	row->calls++;
+	row->untimed++;
+	return 0;
+}
+
 static const struct call_view rep_view = {
 	.enter = rep_enter,
 	.exit = rep_exit,
+	.event = rep_event,
 };
 
 void rep_free(struct rep *r)
@@ -278,7 +296,7 @@ static uint64_t key_value(const struct rep_row *x, int key)
 	switch (key) {
 	case KEY_SELF: return x->self;
 	case KEY_CALLS: return x->calls;
-	case KEY_AVG: return x->calls ? x->sum / x->calls : 0;
+	case KEY_AVG: return x->calls > x->untimed ? x->sum / (x->calls - x->untimed) : 0;
 	case KEY_MIN: return x->min;
 	case KEY_MAX: return x->max;
 	default: return x->total;
@@ -345,6 +363,7 @@ struct rep_row **rep_rows(struct rep *r, size_t *n)
 			a->self += b->self;
 			a->sum += b->sum;
 			a->unfinished += b->unfinished;
+			a->untimed += b->untimed;
 			if (b->min < a->min)
 				a->min = b->min;
 			if (b->max > a->max)
@@ -402,11 +421,20 @@ static void print_table(struct rep *r, struct rep_row **all, size_t n)
 			print_group(r, f);
 			print_header();
 		}
-		rep_fmt_dur(t, sizeof(t), f->total);
-		rep_fmt_dur(s, sizeof(s), f->self);
-		rep_fmt_dur(a, sizeof(a), f->sum / f->calls);
-		rep_fmt_dur(mi, sizeof(mi), f->min);
-		rep_fmt_dur(ma, sizeof(ma), f->max);
+		if (f->calls > f->untimed) {
+			rep_fmt_dur(t, sizeof(t), f->total);
+			rep_fmt_dur(s, sizeof(s), f->self);
+			rep_fmt_dur(a, sizeof(a), f->sum / (f->calls - f->untimed));
+			rep_fmt_dur(mi, sizeof(mi), f->min);
+			rep_fmt_dur(ma, sizeof(ma), f->max);
+		} else {
+			/* entries alone (no exit event): counted, not timed */
+			strcpy(t, "-");
+			strcpy(s, "-");
+			strcpy(a, "-");
+			strcpy(mi, "-");
+			strcpy(ma, "-");
+		}
 		printf("  %12s  %12s  %10llu  %12s  %12s  %12s  %s", t, s,
 		       (unsigned long long)f->calls, a, mi, ma, f->name);
 		if (f->unfinished)

@@ -23,6 +23,7 @@ struct rep_row {
 	char comm[16];
 	uint64_t hash;
 	uint64_t calls, total, self, sum, min, max, unfinished;
+	uint64_t untimed;	/* calls seen by an entry event alone */
 };
 
 /* A call path: its function under its caller's path. */
