@@ -3,7 +3,7 @@
 # quiet and quick when they are already there.  --check only says what
 # is missing (what a plain `make` runs before compiling).
 set -e
-PKGS="gcc g++ make libc6-dev binutils libelf-dev libdw-dev libbz2-dev libcapstone-dev pkg-config clang
+PKGS="gcc g++ make libc6-dev binutils libelf-dev libdw-dev libbz2-dev libcapstone-dev libiberty-dev pkg-config clang
       protobuf-compiler python3 libcap2-bin strace xz-utils sqlite3"
 missing=""
 for p in $PKGS; do

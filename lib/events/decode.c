@@ -18,6 +18,7 @@
 
 #include <fhook/internal/events.h>
 
+#include "cxxname.h"
 #include "decode.h"
 #include "ev.h"
 #include "recinfo.h"
@@ -33,6 +34,7 @@ struct dec_file {
 	struct ev_file ef;	/* its symbols */
 	bool have_syms;		/* from the recording, or read from the file */
 	bool tried_disk;
+	bool in_cxx;		/* its symbols are in dec->cxx */
 };
 
 struct dec_chunk {
@@ -80,17 +82,16 @@ struct dthr {
 	bool have_cur;
 };
 
-/* C++ names, demangled once per symbol. */
+/* C++ names, demangled once per symbol (lib/events/cxxname.h). */
 struct dec_demangled {
 	struct dec_demangled *next;
 	const char *mangled;
-	char *name;
+	char *name;		/* in the mode shown; NULL: not yet */
+	char *forms[2];		/* short and template forms, for globs; NULL: not yet */
+	bool have_forms;
 };
 
 #define DEC_DEMANGLE_BUCKETS	(1U << 12)
-
-/* libstdc++'s demangler (the command links it; traced processes never do) */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 struct dec_cache {
 	const struct dec_proc *proc;
@@ -117,6 +118,13 @@ struct dec {
 	size_t nr_heap;
 	struct dec_cache *cache;
 	struct dec_demangled **demangled;
+	enum dec_demangle demangle;
+	/* the recording's symbols, for short names that tell functions apart */
+	struct cxx_set *cxx;
+	bool cxx_stale;		/* a file's symbols came after it was filled */
+	/* names shown before a change of mode or of symbols: a caller may hold them */
+	char **old_names;
+	size_t nr_old_names, cap_old_names;
 	void *map;
 	size_t map_len;
 	struct rec_info info;	/* RF_INFO, when info.valid */
@@ -190,11 +198,17 @@ void dec_free(struct dec *d)
 
 				d->demangled[k] = m->next;
 				free(m->name);
+				free(m->forms[0]);
+				free(m->forms[1]);
 				free(m);
 			}
 		}
 		free(d->demangled);
 	}
+	cxx_set_free(d->cxx);
+	while (d->nr_old_names)
+		free(d->old_names[--d->nr_old_names]);
+	free(d->old_names);
 	if (d->map)
 		munmap(d->map, d->map_len);
 	free(d);
@@ -353,6 +367,7 @@ static int add_syms(struct dec *d, const unsigned char *p, uint32_t len)
 		f->ef.nr_syms++;
 	}
 	f->have_syms = true;
+	d->cxx_stale = true;
 	return 0;
 }
 
@@ -990,39 +1005,114 @@ static void file_syms_from_disk(struct dec_file *f)
 	f->have_syms = true;
 }
 
-/* @name as a C++ programmer writes it, or @name itself. */
-static const char *demangle(struct dec *d, const char *name)
+/* @raw's cached names, made on first use; NULL on no memory. */
+static struct dec_demangled *demangled_of(struct dec *d, const char *raw)
 {
 	struct dec_demangled *m;
 	size_t h;
-	int status = -1;
-	char *dm;
 
-	if (name[0] != '_' || name[1] != 'Z')
-		return name;
 	if (!d->demangled && !(d->demangled = calloc(DEC_DEMANGLE_BUCKETS, sizeof(*d->demangled))))
-		return name;
-	h = ((uintptr_t)name >> 3) * 0x9e3779b97f4a7c15ULL >> 52;
+		return NULL;
+	h = ((uintptr_t)raw >> 3) * 0x9e3779b97f4a7c15ULL >> 52;
 	for (m = d->demangled[h]; m; m = m->next)
-		if (m->mangled == name)
-			return m->name;
-	dm = __cxa_demangle(name, NULL, NULL, &status);
-	m = malloc(sizeof(*m));
-	if (!m) {
-		free(dm);
-		return name;
-	}
-	m->mangled = name;
-	m->name = status == 0 && dm ? dm : strdup(name);
-	if (!m->name) {
-		free(m);
-		return name;
-	}
-	if (m->name != dm)
-		free(dm);
+		if (m->mangled == raw)
+			return m;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->mangled = raw;
 	m->next = d->demangled[h];
 	d->demangled[h] = m;
-	return m->name;
+	return m;
+}
+
+/*
+ * Forget the names shown (the mode or the symbols changed): kept until
+ * dec_free(), as a caller may still hold one; and the symbol cache that
+ * points at them.
+ */
+static void forget_names(struct dec *d)
+{
+	struct dec_demangled *m;
+	int k;
+
+	for (k = 0; d->demangled && k < (int)DEC_DEMANGLE_BUCKETS; k++) {
+		for (m = d->demangled[k]; m; m = m->next) {
+			if (!m->name)
+				continue;
+			if (d->nr_old_names == d->cap_old_names) {
+				size_t cap = d->cap_old_names ? 2 * d->cap_old_names : 256;
+				char **n = realloc(d->old_names, cap * sizeof(*n));
+
+				if (!n)
+					continue;	/* then it stays: shown in the old form */
+				d->old_names = n;
+				d->cap_old_names = cap;
+			}
+			d->old_names[d->nr_old_names++] = m->name;
+			m->name = NULL;
+		}
+	}
+	memset(d->cache, 0, DEC_SYM_CACHE * sizeof(*d->cache));
+}
+
+/*
+ * The recording's function symbols, all of them (a short name is ambiguous
+ * because of a function never called): filled when a C++ name is first
+ * shown, and again when a file's symbols came since (live, a dlopen).
+ */
+static struct cxx_set *recording_names(struct dec *d)
+{
+	struct dec_file *f;
+	size_t i;
+
+	if (d->cxx && !d->cxx_stale)
+		return d->cxx;
+	if (!d->cxx && !(d->cxx = cxx_set_new()))
+		return NULL;
+	for (f = d->files; f; f = f->next) {
+		if (!f->have_syms && !f->tried_disk)
+			file_syms_from_disk(f);
+		if (!f->have_syms || f->in_cxx)
+			continue;
+		for (i = 0; i < f->ef.nr_syms; i++)
+			if (f->ef.syms[i].func && cxx_set_add(d->cxx, f->ef.syms[i].name))
+				return NULL;
+		f->in_cxx = true;
+	}
+	if (d->cxx_stale) {
+		/* names shown so far may now say too little: work them out again */
+		d->cxx_stale = false;
+		forget_names(d);
+	}
+	return d->cxx;
+}
+
+/* @raw as the mode shows it: a C name, and any name on no memory, as it is. */
+static const char *demangle(struct dec *d, const char *raw)
+{
+	struct dec_demangled *m;
+	const char *s;
+
+	if (!cxx_mangled(raw) || d->demangle == DEC_DEMANGLE_NO)
+		return raw;
+	if (d->demangle == DEC_DEMANGLE_SHORT && d->cxx_stale)
+		recording_names(d);
+	m = demangled_of(d, raw);
+	if (!m)
+		return raw;
+	if (m->name)
+		return m->name;
+	if (d->demangle == DEC_DEMANGLE_FULL) {
+		/* as __cxa_demangle and c++filt write it (what fhook showed before short names) */
+		m->name = cxx_name(raw, CXX_SIG);
+	} else {
+		struct cxx_set *set = recording_names(d);
+
+		s = set ? cxx_set_short(set, raw) : NULL;
+		m->name = s ? strdup(s) : cxx_name(raw, CXX_SHORT);
+	}
+	return m->name ? m->name : raw;
 }
 
 bool dec_symbolize(struct dec *d, const struct dec_thread *thr, uint64_t addr,
@@ -1049,8 +1139,12 @@ bool dec_symbolize(struct dec *d, const struct dec_thread *thr, uint64_t addr,
 
 		if (o->base > addr || (best && o->base < best_base))
 			continue;
-		if (!o->file->have_syms && !o->file->tried_disk)
+		if (!o->file->have_syms && !o->file->tried_disk) {
 			file_syms_from_disk(o->file);
+			/* a file the short names have not seen */
+			if (d->cxx)
+				d->cxx_stale = true;
+		}
 		s = ev_file_sym_at(&o->file->ef, addr - o->base);
 		if (s) {
 			best = s;
@@ -1070,17 +1164,43 @@ bool dec_symbolize(struct dec *d, const struct dec_thread *thr, uint64_t addr,
 	return out->name != NULL;
 }
 
-/*
- * (Until the short form lands: the mode is kept, and every C++ name is
- * shown as __cxa_demangle gives it.)
- */
 void dec_set_demangle(struct dec *d, enum dec_demangle mode)
 {
-	(void)d;
-	(void)mode;
+	if (mode == d->demangle)
+		return;
+	d->demangle = mode;
+	forget_names(d);
 }
 
+/*
+ * A glob names a function by what is its name: its short and template
+ * forms, its mangled name; never by the types of its return value or
+ * parameters.  The name shown counts too, written out whole (copied from
+ * a report: "geo::scale(long, int)", a full signature), as no glob.
+ */
 bool dec_name_match(struct dec *d, const char *raw, const char *glob)
 {
-	return !fnmatch(glob, raw, 0) || !fnmatch(glob, demangle(d, raw), 0);
+	struct dec_demangled *m;
+	int i;
+
+	if (!fnmatch(glob, raw, 0))
+		return true;
+	if (!cxx_mangled(raw))
+		return false;
+	m = demangled_of(d, raw);
+	if (!m)
+		return false;
+	if (!m->have_forms) {
+		char *forms[CXX_NR_FORMS];
+
+		if (!cxx_names(raw, (1U << CXX_SHORT) | (1U << CXX_TEMPL), forms)) {
+			m->forms[0] = forms[CXX_SHORT];
+			m->forms[1] = forms[CXX_TEMPL];
+		}
+		m->have_forms = true;
+	}
+	for (i = 0; i < 2; i++)
+		if (m->forms[i] && (!fnmatch(glob, m->forms[i], 0) || !strcmp(glob, m->forms[i])))
+			return true;
+	return !strcmp(glob, demangle(d, raw));
 }

@@ -7,7 +7,9 @@ LIB_SRCS += lib/events/record.c lib/events/types.c
 CMD_SRCS += lib/events/parse.c lib/events/prog.c lib/events/dwarf.c lib/events/types.c \
 	lib/events/session.c lib/events/decode.c lib/events/calls.c lib/events/format.c \
 	lib/events/perfetto.c
+# C++ names (cxxname.c): libiberty's demangler, linked into the command alone.
+CMD_SRCS += lib/events/cxxname.c
 # What a recording is (RF_INFO): written by the session, read by decode.c.
 CMD_SRCS += lib/events/recinfo.c
-CLI_STATIC := -ldw $(CLI_STATIC) -llzma -lbz2 -lstdc++
+CLI_STATIC := -ldw $(CLI_STATIC) -llzma -lbz2 -liberty -lstdc++
 CLI_LDLIBS += -lpthread

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cxxname.h"
 #include "ev.h"
 
 #include <fhook/internal/elf.h>
@@ -362,9 +363,6 @@ int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob)
 	return n;
 }
 
-/* libstdc++'s demangler (the command links it) */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-
 /* Drop the blanks of @s in place: a definition's words cannot hold "f(int, char)". */
 static void squeeze(char *s)
 {
@@ -376,44 +374,51 @@ static void squeeze(char *s)
 	*d = 0;
 }
 
-static bool name_match(const char *pattern, const char *name, bool glob)
+static bool name_match(const char *pattern, char *name, bool glob)
 {
+	if (!name)
+		return false;
+	squeeze(name);
 	return glob ? !fnmatch(pattern, name, 0) : !strcmp(pattern, name);
 }
 
 /*
- * Does the C++ function behind @mangled match @pattern, as written with or
- * without its parameter list ("ns::Class::method", "ns::Class::*",
- * "f(int,char)"; blanks do not count)?
+ * Does the C++ function behind @mangled match @pattern (blanks squeezed
+ * out)?  By its name, short or with its template arguments
+ * ("ns::Class::method", "ns::Class<int>::*", "std::_Rb_tree<*>::_M_erase");
+ * a pattern with a parameter list by the name and its parameters, short
+ * or whole ("f(int,char)", "ns::Class::method(int)const", "geo::scale(*)").
+ * A glob never reaches into a return type: "geo::*" is no match for
+ * "std::vector<geo::P> std::make<geo::P>()".  A pattern written out whole
+ * may be the signature c++filt prints, return type and all.
  */
 static bool cxx_match(const char *mangled, const char *pattern, bool glob)
 {
-	char *dm, *paren;
-	int status = -1, depth = 0;
-	bool ok;
+	bool params = strchr(pattern, '(') != NULL, ok;
+	char *f[CXX_NR_FORMS], *with_params = NULL;
+	unsigned int want;
+	int i;
 
-	if (mangled[0] != '_' || mangled[1] != 'Z')
+	if (!cxx_mangled(mangled))
 		return false;
-	dm = __cxa_demangle(mangled, NULL, NULL, &status);
-	if (status || !dm) {
-		free(dm);
+	want = (1U << CXX_SHORT) | (1U << CXX_TEMPL);
+	if (params)
+		want |= 1U << CXX_FULL;
+	if (params && !glob)
+		want |= 1U << CXX_SIG;
+	if (cxx_names(mangled, want, f))
 		return false;
-	}
-	squeeze(dm);
-	ok = name_match(pattern, dm, glob);
-	/* the name without its parameters: up to the first '(' outside a template */
-	for (paren = dm; *paren && !ok; paren++) {
-		if (*paren == '<')
-			depth++;
-		else if (*paren == '>')
-			depth--;
-		else if (*paren == '(' && !depth && paren != dm) {
-			*paren = 0;
-			ok = name_match(pattern, dm, glob);
-			break;
-		}
-	}
-	free(dm);
+	/* the short name and the parameters: "ns::Class::method(int) const" */
+	if (params && asprintf(&with_params, "%s%s", f[CXX_SHORT],
+			       cxx_params(f[CXX_FULL], f[CXX_TEMPL])) < 0)
+		with_params = NULL;
+	/* a '(' may be a name's own: "(anonymous namespace)::f", "main::{lambda(int)#1}" */
+	ok = name_match(pattern, f[CXX_SHORT], glob) || name_match(pattern, f[CXX_TEMPL], glob) ||
+	     name_match(pattern, with_params, glob) || name_match(pattern, f[CXX_FULL], glob) ||
+	     name_match(pattern, f[CXX_SIG], glob);
+	free(with_params);
+	for (i = 0; i < CXX_NR_FORMS; i++)
+		free(f[i]);
 	return ok;
 }
 

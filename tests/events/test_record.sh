@@ -305,14 +305,15 @@ for cc in gcc clang; do
 		>/dev/null 2>"$tmp/cxx.err"
 	st=$?
 	got=$("$FHOOK" replay --format graph "$tmp/cxx.rec" 2>&1 | strip | tr '\n' '|') || st=$?
-	want='geo::Rect::area() const;|geo::scale(double, int);|geo::scale(long, int);|'
+	# short names (docs/events.md, C++ names): an overload says its parameters
+	want='geo::Rect::area();|geo::scale(double, int);|geo::scale(long, int);|'
 	[ $st = 0 ] && [ "$got" = "$want" ] && pass "cxx-$cc-names" ||
 		fail "cxx-$cc-names" "exit $st: $got $(cat "$tmp/cxx.err")"
 	got=$("$FHOOK" trace -e 'f geo::scale(double,int) v k' -e 'f:x/r geo::Rect::area%return $retval' \
 		-e 'f:x/s geo::scale(long,int)%return $retval' -- "$CP" 2>&1 >/dev/null |
 		sed -nE 's/^.*: ([a-z_]+): \((.*)\)(.*)/\1: \2\3/p' | sed -E 's/\+0x[0-9a-f]+\/0x[0-9a-f]+//g')
 	st=$?
-	want="r: main <- geo::Rect::area() const arg1=7
+	want="r: main <- geo::Rect::area arg1=7
 geo__scale_double_int___entry: geo::scale(double, int) v=1.5 k=4
 s: main <- geo::scale(long, int) arg1=21"
 	[ $st = 0 ] && [ "$got" = "$want" ] && pass "cxx-$cc-params" ||
@@ -322,9 +323,9 @@ s: main <- geo::scale(long, int) arg1=21"
 		"$CP" throw >"$tmp/throw.out" 2>&1
 	st=$?
 	got=$("$FHOOK" replay --format graph "$tmp/throw.rec" 2>&1 | strip | tr '\n' '|') || st=$?
-	want='geo::check(int) {|  geo::check(int) {|    geo::check(int) {|      geo::check(int) {|'
-	want+='      } /* unwound: geo::check(int) */|    } /* unwound: geo::check(int) */|'
-	want+='  } /* unwound: geo::check(int) */|} /* unwound: geo::check(int) */|'
+	want='geo::check() {|  geo::check() {|    geo::check() {|      geo::check() {|'
+	want+='      } /* unwound: geo::check */|    } /* unwound: geo::check */|'
+	want+='  } /* unwound: geo::check */|} /* unwound: geo::check */|'
 	if [ $st = 0 ] && [ "$got" = "$want" ] && grep -q '^caught deep$' "$tmp/throw.out"; then
 		pass "cxx-$cc-exception"
 	else
