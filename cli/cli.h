@@ -8,8 +8,28 @@
 
 int cmd_prepare(int argc, char **argv);
 int cmd_funcs(int argc, char **argv);
-/* fhook funcs --why: how each function of @path would be kprobed (funcs_why.c) */
-int cli_funcs_why(const char *path);
+/*
+ * The names fhook funcs prints (funcs.c): a C++ function's in @mode (a
+ * DEC_DEMANGLE_* of lib/events/decode.h), short against every function of
+ * the files added.
+ */
+struct cxx_set;
+struct cli_func_names {
+	int mode;
+	struct cxx_set *set;
+	char **tables;
+	int nr_tables;
+	char *buf;
+};
+/* The DEC_DEMANGLE_* that --demangle=@arg names, or -EINVAL. */
+int cli_func_names_mode(const char *arg);
+/* Take the functions of @path into account (short names only); 0 or a negative errno. */
+int cli_func_names_add(struct cli_func_names *fn, const char *path);
+/* @raw's name, valid until the next call. */
+const char *cli_func_name(struct cli_func_names *fn, const char *raw);
+void cli_func_names_fini(struct cli_func_names *fn);
+/* fhook funcs --why: how each function of @path would be kprobed, named in @mode (funcs_why.c) */
+int cli_funcs_why(const char *path, int mode);
 /*
  * Is link-time address @addr of @path, in the function [@start, +@size),
  * the first byte of an instruction (decoded from @start)?  0, -EILSEQ, or

@@ -11,6 +11,8 @@
  *   NAME trap: REASON         an int3; REASON says what refused a jump
  *   NAME none: REASON         not even one instruction can be moved
  *
+ * (NAME: a C++ function's short name, as fhook funcs prints it, or as
+ * --demangle says)
  * and a last line "# N functions: J jump (P%), T trap, S site, X none".
  */
 #define _GNU_SOURCE
@@ -197,8 +199,9 @@ int cli_insn_boundary(const char *path, unsigned long start, unsigned long size,
 	return ret == -EILSEQ && strstr(why, "is not the start of an instruction") ? -EILSEQ : 0;
 }
 
-int cli_funcs_why(const char *path)
+int cli_funcs_why(const char *path, int mode)
 {
+	struct cli_func_names fn = { .mode = mode };
 	static const char *const names_of[] = { "site", "jump", "trap", "none" };
 	struct fhook_elf_sites es = { 0 };
 	struct image im = { 0 };
@@ -221,6 +224,8 @@ int cli_funcs_why(const char *path)
 					: strerror(-ret));
 		goto out;
 	}
+	/* C++ names short against the object's own functions */
+	cli_func_names_add(&fn, path);
 	if (!nr) {
 		fprintf(stderr, "fhook: funcs: %s is stripped: no function in .symtab or "
 			".dynsym to probe\n", path);
@@ -249,8 +254,8 @@ int cli_funcs_why(const char *path)
 		}
 		count[m]++;
 		total++;
-		printf("%s %s%s%s\n", names + syms[i].name, names_of[m], why[0] ? ": " : "",
-		       why);
+		printf("%s %s%s%s\n", cli_func_name(&fn, names + syms[i].name), names_of[m],
+		       why[0] ? ": " : "", why);
 	}
 	printf("# %zu functions: %ld jump (%.2f%%), %ld trap, %ld site, %ld none\n", total,
 	       count[M_JUMP], total ? 100.0 * (double)count[M_JUMP] / (double)total : 0.0,
@@ -262,5 +267,6 @@ out:
 	free(es.addrs);
 	free(es.from_mcount);
 	free(im.data);
+	cli_func_names_fini(&fn);
 	return ret;
 }
