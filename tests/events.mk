@@ -44,3 +44,11 @@ TEST_TARGETS += $(B)/tests/events/own_malloc_prog
 $(B)/tests/events/own_malloc_prog: tests/events/own_malloc_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread
+
+# C++ names (lib/events/cxxname.c, the command's): the unit test links it and
+# libiberty directly (an explicit rule: tests.mk's pattern rule links libfhook).
+$(B)/tests/events/test_cxxname_unit: tests/events/test_cxxname_unit.c lib/events/cxxname.c \
+		lib/events/cxxname.h tests/check.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Ilib/events -o $@ tests/events/test_cxxname_unit.c \
+		lib/events/cxxname.c -liberty $(SAN)

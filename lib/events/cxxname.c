@@ -206,81 +206,248 @@ static struct demangle_component *short_of(struct arena *a, struct demangle_comp
 	}
 }
 
-static char *print(struct demangle_component *dc, int options, int len_hint)
-{
-	size_t size;
+/* A name printed into a buffer of the stack, then copied: one malloc, of its size. */
+struct out {
+	char buf[1024];
+	size_t len;
+	char *big;		/* past the buffer: malloc'd */
+	bool failed;
+};
 
-	if (!dc)
-		return NULL;
-	return cplus_demangle_print(options, dc, len_hint, &size);
+static void out_add(const char *s, size_t len, void *opaque)
+{
+	struct out *o = opaque;
+	char *nb;
+
+	if (o->failed)
+		return;
+	if (!o->big && o->len + len < sizeof(o->buf)) {
+		memcpy(o->buf + o->len, s, len);
+		o->len += len;
+		return;
+	}
+	nb = realloc(o->big, o->len + len + 1);
+	if (!nb) {
+		o->failed = true;
+		return;
+	}
+	if (!o->big)
+		memcpy(nb, o->buf, o->len);
+	memcpy(nb + o->len, s, len);
+	o->big = nb;
+	o->len += len;
 }
 
 /*
- * One form of @raw, from a tree of its own: libiberty's printer counts a
- * tree's nodes by marking them, and a tree printed twice is under-counted
- * (and then fails to print).
+ * Unmark a printed tree.  The printer first counts a tree's nodes, marking
+ * each (d_counting), and does not count below a node marked twice: a tree
+ * printed again would be under-counted, and would not print.  Below a kind
+ * of node not known here the marks stay: that print fails, and the name is
+ * parsed anew.
  */
-static char *one_form(const char *raw, enum cxx_form form, struct arena *a)
+static void unmark(struct demangle_component *dc)
 {
-	struct demangle_component *tree, *dc;
-	void *mem = NULL;
-	char *s = NULL;
-	int hint = (int)strlen(raw) * 2;
-
-	/* on failure, libiberty has freed what it allocated */
-	tree = cplus_demangle_v3_components(raw, CXX_PARSE, &mem);
-	if (!tree)
-		return NULL;
-	a->used = 0;
-	a->full = false;
-	switch (form) {
-	case CXX_SIG:
-		s = print(tree, CXX_PARSE, hint);
+	if (!dc || !dc->d_counting)
+		return;
+	dc->d_counting = 0;
+	switch (dc->type) {
+	case DEMANGLE_COMPONENT_QUAL_NAME:
+	case DEMANGLE_COMPONENT_LOCAL_NAME:
+	case DEMANGLE_COMPONENT_TYPED_NAME:
+	case DEMANGLE_COMPONENT_TEMPLATE:
+	case DEMANGLE_COMPONENT_VTABLE:
+	case DEMANGLE_COMPONENT_VTT:
+	case DEMANGLE_COMPONENT_CONSTRUCTION_VTABLE:
+	case DEMANGLE_COMPONENT_TYPEINFO:
+	case DEMANGLE_COMPONENT_TYPEINFO_NAME:
+	case DEMANGLE_COMPONENT_TYPEINFO_FN:
+	case DEMANGLE_COMPONENT_THUNK:
+	case DEMANGLE_COMPONENT_VIRTUAL_THUNK:
+	case DEMANGLE_COMPONENT_COVARIANT_THUNK:
+	case DEMANGLE_COMPONENT_JAVA_CLASS:
+	case DEMANGLE_COMPONENT_GUARD:
+	case DEMANGLE_COMPONENT_TLS_INIT:
+	case DEMANGLE_COMPONENT_TLS_WRAPPER:
+	case DEMANGLE_COMPONENT_REFTEMP:
+	case DEMANGLE_COMPONENT_HIDDEN_ALIAS:
+	case DEMANGLE_COMPONENT_RESTRICT:
+	case DEMANGLE_COMPONENT_VOLATILE:
+	case DEMANGLE_COMPONENT_CONST:
+	case DEMANGLE_COMPONENT_RESTRICT_THIS:
+	case DEMANGLE_COMPONENT_VOLATILE_THIS:
+	case DEMANGLE_COMPONENT_CONST_THIS:
+	case DEMANGLE_COMPONENT_REFERENCE_THIS:
+	case DEMANGLE_COMPONENT_RVALUE_REFERENCE_THIS:
+	case DEMANGLE_COMPONENT_TRANSACTION_SAFE:
+	case DEMANGLE_COMPONENT_NOEXCEPT:
+	case DEMANGLE_COMPONENT_THROW_SPEC:
+	case DEMANGLE_COMPONENT_VENDOR_TYPE_QUAL:
+	case DEMANGLE_COMPONENT_POINTER:
+	case DEMANGLE_COMPONENT_REFERENCE:
+	case DEMANGLE_COMPONENT_RVALUE_REFERENCE:
+	case DEMANGLE_COMPONENT_COMPLEX:
+	case DEMANGLE_COMPONENT_IMAGINARY:
+	case DEMANGLE_COMPONENT_VENDOR_TYPE:
+	case DEMANGLE_COMPONENT_FUNCTION_TYPE:
+	case DEMANGLE_COMPONENT_ARRAY_TYPE:
+	case DEMANGLE_COMPONENT_PTRMEM_TYPE:
+	case DEMANGLE_COMPONENT_VECTOR_TYPE:
+	case DEMANGLE_COMPONENT_ARGLIST:
+	case DEMANGLE_COMPONENT_TEMPLATE_ARGLIST:
+	case DEMANGLE_COMPONENT_TPARM_OBJ:
+	case DEMANGLE_COMPONENT_INITIALIZER_LIST:
+	case DEMANGLE_COMPONENT_CAST:
+	case DEMANGLE_COMPONENT_CONVERSION:
+	case DEMANGLE_COMPONENT_NULLARY:
+	case DEMANGLE_COMPONENT_UNARY:
+	case DEMANGLE_COMPONENT_BINARY:
+	case DEMANGLE_COMPONENT_BINARY_ARGS:
+	case DEMANGLE_COMPONENT_TRINARY:
+	case DEMANGLE_COMPONENT_TRINARY_ARG1:
+	case DEMANGLE_COMPONENT_TRINARY_ARG2:
+	case DEMANGLE_COMPONENT_LITERAL:
+	case DEMANGLE_COMPONENT_LITERAL_NEG:
+	case DEMANGLE_COMPONENT_VENDOR_EXPR:
+	case DEMANGLE_COMPONENT_JAVA_RESOURCE:
+	case DEMANGLE_COMPONENT_COMPOUND_NAME:
+	case DEMANGLE_COMPONENT_DECLTYPE:
+	case DEMANGLE_COMPONENT_TRANSACTION_CLONE:
+	case DEMANGLE_COMPONENT_NONTRANSACTION_CLONE:
+	case DEMANGLE_COMPONENT_PACK_EXPANSION:
+	case DEMANGLE_COMPONENT_TAGGED_NAME:
+	case DEMANGLE_COMPONENT_CLONE:
+		unmark(dc->u.s_binary.left);
+		unmark(dc->u.s_binary.right);
 		break;
-	case CXX_FULL:
-		s = print(noret_of(a, tree), CXX_PARSE, hint);
+	case DEMANGLE_COMPONENT_GLOBAL_CONSTRUCTORS:
+	case DEMANGLE_COMPONENT_GLOBAL_DESTRUCTORS:
+	case DEMANGLE_COMPONENT_MODULE_ENTITY:
+		unmark(dc->u.s_binary.left);
 		break;
-	case CXX_TEMPL:
-		s = print(templ_of(a, tree), CXX_PARSE, hint);
+	case DEMANGLE_COMPONENT_CTOR:
+		unmark(dc->u.s_ctor.name);
 		break;
-	case CXX_SHORT:
-		dc = short_of(a, templ_of(a, tree));
-		s = a->full ? NULL : print(dc, CXX_PARSE, hint / 2);
+	case DEMANGLE_COMPONENT_DTOR:
+		unmark(dc->u.s_dtor.name);
+		break;
+	case DEMANGLE_COMPONENT_EXTENDED_OPERATOR:
+		unmark(dc->u.s_extended_operator.name);
+		break;
+	case DEMANGLE_COMPONENT_LAMBDA:
+	case DEMANGLE_COMPONENT_DEFAULT_ARG:
+		unmark(dc->u.s_unary_num.sub);
 		break;
 	default:
 		break;
 	}
-	if (a->full) {
-		free(s);
-		s = NULL;
+}
+
+/* @raw parsed once, printed in any form. */
+struct parsed {
+	const char *raw;
+	struct demangle_component *tree;
+	void *mem;
+	bool printed;		/* its marks then need undoing first */
+	struct arena a;
+};
+
+static int parse(struct parsed *p)
+{
+	free(p->mem);
+	p->mem = NULL;
+	p->printed = false;
+	/* on failure, libiberty has freed what it allocated */
+	p->tree = cplus_demangle_v3_components(p->raw, CXX_PARSE, &p->mem);
+	if (!p->tree)
+		p->mem = NULL;
+	return p->tree ? 0 : -EINVAL;
+}
+
+static char *print_once(struct parsed *p, enum cxx_form form)
+{
+	struct demangle_component *dc = NULL;
+	struct out o;
+	char *s;
+
+	p->a.used = 0;
+	p->a.full = false;
+	switch (form) {
+	case CXX_SIG:
+		dc = p->tree;
+		break;
+	case CXX_FULL:
+		dc = noret_of(&p->a, p->tree);
+		break;
+	case CXX_TEMPL:
+		dc = templ_of(&p->a, p->tree);
+		break;
+	case CXX_SHORT:
+		dc = short_of(&p->a, templ_of(&p->a, p->tree));
+		break;
+	default:
+		break;
 	}
-	free(mem);
+	if (!dc || p->a.full)
+		return NULL;
+	o.len = 0;
+	o.big = NULL;
+	o.failed = false;
+	p->printed = true;
+	if (!cplus_demangle_print_callback(CXX_PARSE, dc, out_add, &o) || o.failed) {
+		unmark(dc);
+		free(o.big);
+		return NULL;
+	}
+	unmark(dc);
+	if (o.big) {
+		o.big[o.len] = 0;
+		return o.big;
+	}
+	s = malloc(o.len + 1);
+	if (s) {
+		memcpy(s, o.buf, o.len);
+		s[o.len] = 0;
+	}
+	return s;
+}
+
+/* @form of @p; a tree printed before and that now fails is parsed anew, once. */
+static char *print_form(struct parsed *p, enum cxx_form form)
+{
+	char *s;
+
+	if (!p->tree)
+		return NULL;
+	s = print_once(p, form);
+	if (!s && p->printed && !parse(p))
+		s = print_once(p, form);
 	return s;
 }
 
 int cxx_names(const char *raw, unsigned int want, char *out[CXX_NR_FORMS])
 {
-	struct arena a;
+	struct parsed p = { .raw = raw };
 	int i;
 
 	for (i = 0; i < CXX_NR_FORMS; i++)
 		out[i] = NULL;
-	if (!cxx_mangled(raw))
+	if (!cxx_mangled(raw) || parse(&p))
 		return -EINVAL;
 	for (i = 0; i < CXX_NR_FORMS; i++) {
 		if (!(want & (1U << i)))
 			continue;
-		out[i] = one_form(raw, i, &a);
+		out[i] = print_form(&p, i);
 		/*
 		 * A short name that does not print alone (a lambda's parameter
 		 * naming its enclosing template's argument) or that nests too
 		 * deep: the template form then.
 		 */
 		if (!out[i] && i == CXX_SHORT)
-			out[i] = one_form(raw, CXX_TEMPL, &a);
+			out[i] = print_form(&p, CXX_TEMPL);
 		if (!out[i])
 			goto fail;
 	}
+	free(p.mem);
 	return 0;
 fail:
 	/* a tree that does not print is no name either (or memory ran out: libiberty does not say) */
@@ -288,6 +455,7 @@ fail:
 		free(out[i]);
 		out[i] = NULL;
 	}
+	free(p.mem);
 	return -EINVAL;
 }
 
@@ -445,21 +613,25 @@ static int split_group(struct cxx_gen *g, uint32_t first, uint32_t nr)
 
 	if (!m || !c)
 		goto out;
-	/* the full forms first: most groups are one function's symbols (C1 and C2) */
 	for (i = 0, e = first; i < nr; i++, e = g->ents[e].next_same) {
 		struct member *p = &m[i];
+		char *forms[CXX_NR_FORMS];
 
 		p->e = &g->ents[e];
 		p->chosen = -1;
-		p->full = p->e->shrt ? cxx_name(p->e->raw, CXX_FULL) : NULL;
-		/* a C function of that name (or one libiberty reads once only): its own name */
-		p->form[0] = p->form[1] = p->form[2] =
-			p->full ? p->full : p->e->shrt ? p->e->shrt : p->e->raw;
+		if (p->e->shrt && !cxx_names(p->e->raw, (1U << CXX_TEMPL) | (1U << CXX_FULL), forms)) {
+			p->templ = forms[CXX_TEMPL];
+			p->full = forms[CXX_FULL];
+			p->form[0] = p->form[1] = p->form[2] = p->full;
+		} else {
+			/* a C function of that name (or one libiberty reads once only): its own name */
+			p->form[0] = p->form[1] = p->form[2] = p->e->shrt ? p->e->shrt : p->e->raw;
+		}
 		if (i && strcmp(p->form[2], m[0].form[2]))
 			all_same = false;
 	}
 	if (all_same) {
-		ret = 0;	/* one function under several symbols */
+		ret = 0;	/* one function under several symbols (a constructor's C1 and C2) */
 		goto out;
 	}
 	for (i = 0; i < nr; i++) {
@@ -467,11 +639,6 @@ static int split_group(struct cxx_gen *g, uint32_t first, uint32_t nr)
 
 		if (!p->full)
 			continue;
-		p->templ = cxx_name(p->e->raw, CXX_TEMPL);
-		if (!p->templ) {
-			p->form[0] = p->form[1] = p->full;
-			continue;
-		}
 		if (asprintf(&p->with_params, "%s%s", p->e->shrt,
 			     cxx_params(p->full, p->templ)) < 0) {
 			p->with_params = NULL;

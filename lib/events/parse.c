@@ -1430,10 +1430,13 @@ int fhook_event_parse(const char *spec, struct fhook_event_prog *prog,
 		goto out;
 	}
 	ev->is_glob = has_glob(ev->symbol);
-	/* a C++ name or glob ("ns::Class::*"): the symbols it stands for */
-	if (c.prog && (strstr(ev->symbol, "::") || strchr(ev->symbol, '(')) &&
-	    !(ev->is_glob ? ev_prog_match_glob(c.prog, ev->symbol) > 0 :
-			    ev_prog_find(c.prog, ev->symbol, true, NULL) != NULL)) {
+	/*
+	 * Not a symbol: a C++ name or glob ("ns::Class::*", "make_box<int>",
+	 * "make_box*"), the symbols it stands for (lib/events/prog.c: by
+	 * their names, never their return types).
+	 */
+	if (c.prog && !(ev->is_glob ? ev_prog_match_glob(c.prog, ev->symbol) > 0 :
+				      ev_prog_find(c.prog, ev->symbol, true, NULL) != NULL)) {
 		ret = ev_prog_match_cxx(c.prog, ev->symbol, ev->is_glob, &ev->targets);
 		if (ret < 0)
 			goto out;
