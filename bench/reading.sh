@@ -26,22 +26,25 @@ command -v uftrace >/dev/null || { echo "uftrace is not installed: nothing to co
 cc -O1 $("$FHOOK" cflags) -o "$B/reading_prog" bench/reading_prog.c || exit 1
 cc -O1 -pg -o "$B/reading_prog_pg" bench/reading_prog.c || exit 1
 
-# run CMD...: "SECONDS PEAK_ANON_KB" of its CPU time (user + sys) and its
-# largest anonymous resident size, sampled every 10 ms
+[ -x "$B/cputime" ] && [ "$B/cputime" -nt bench/cputime.c ] || cc -O2 -o "$B/cputime" bench/cputime.c || exit 1
+
+# run CMD...: "SECONDS PEAK_ANON_KB" of its CPU time (user + system, from
+# wait4) and its largest anonymous resident size, sampled every 10 ms
 run()
 {
-	local pid peak=0 a t0 t1
-	t0=$(awk '{ print $14 + $15 + $16 + $17 }' /proc/$BASHPID/stat)
-	"$@" >/dev/null 2>"$TMP/err" &
+	local pid peak=0 a c w u s f
+	"$B/cputime" "$@" 3>"$TMP/cpu" >/dev/null 2>"$TMP/err" &
 	pid=$!
 	while kill -0 $pid 2>/dev/null; do
-		a=$(awk '/^RssAnon/ { print $2 }' /proc/$pid/status 2>/dev/null)
-		[ -n "$a" ] && [ "$a" -gt "$peak" ] && peak=$a
+		for c in $(pgrep -P $pid); do
+			a=$(awk '/^RssAnon/ { print $2 }' /proc/$c/status 2>/dev/null)
+			[ -n "$a" ] && [ "$a" -gt "$peak" ] && peak=$a
+		done
 		sleep 0.01
 	done
-	wait $pid || { echo "FAILED: $* ($(head -2 "$TMP/err"))" >&2; }
-	t1=$(awk '{ print $14 + $15 + $16 + $17 }' /proc/$BASHPID/stat)
-	echo "$(awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz }') $peak"
+	wait $pid || echo "FAILED: $* ($(head -2 "$TMP/err"))" >&2
+	read -r w u s f <"$TMP/cpu"
+	echo "$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", (u + s) / 1e6 }') $peak"
 }
 
 (cd "$TMP" && "$FHOOK" record -o "$TMP/f.rec" -- "$B/reading_prog" "$ROUNDS" >/dev/null 2>"$TMP/rec.err")

@@ -33,10 +33,35 @@ static const char *const key_names[KEY_NR] = {
 
 static int sort_keys[MAX_KEYS] = { KEY_TOTAL };
 static int nr_sort_keys = 1;
+static bool sort_groups_first;	/* --by: one table per group, sorted within it */
 
 /* ---- rows: one per function (and thread or process with --by) ---------- */
 
+static struct rep_row *row_lookup(struct rep *r, const struct call *c);
+
+/*
+ * The row of @c: most calls are of an address met before, found in a
+ * direct-mapped cache before any symbol or name lookup.
+ */
 static struct rep_row *row_get(struct rep *r, const struct call *c)
+{
+	uint32_t group = r->by == REP_BY_THREAD ? c->thr->num :
+			 r->by == REP_BY_PROCESS ? c->thr->pid : 0;
+	struct rep_ipcache *e;
+
+	if (!r->ipcache && !(r->ipcache = calloc(REP_IPCACHE, sizeof(*r->ipcache))))
+		return row_lookup(r, c);
+	e = &r->ipcache[((c->ip >> 2) ^ (c->ip >> 15) ^ group * 0x9e37) & (REP_IPCACHE - 1)];
+	if (e->row && e->ip == c->ip && e->proc == c->thr->proc && e->group == group)
+		return e->row;
+	e->row = row_lookup(r, c);
+	e->ip = c->ip;
+	e->proc = c->thr->proc;
+	e->group = group;
+	return e->row;
+}
+
+static struct rep_row *row_lookup(struct rep *r, const struct call *c)
 {
 	struct dec_sym s;
 	const char *name;
@@ -141,10 +166,12 @@ static struct rep_frame *frame_push(struct rep *r, uint32_t thr)
 {
 	struct rep_thr *t;
 
-	if (ev_array_fit(&r->thr, &r->nr_thr, thr, sizeof(*r->thr)))
+	if (__builtin_expect(thr >= r->nr_thr, 0) &&
+	    ev_array_fit(&r->thr, &r->nr_thr, thr, sizeof(*r->thr)))
 		return NULL;
 	t = &r->thr[thr];
-	if (ev_array_fit(&t->st, &t->cap, t->n, sizeof(*t->st)))
+	if (__builtin_expect(t->n >= t->cap, 0) &&
+	    ev_array_fit(&t->st, &t->cap, t->n, sizeof(*t->st)))
 		return NULL;
 	return &t->st[t->n++];
 }
@@ -160,10 +187,26 @@ static int rep_enter(void *ctx, struct call *c, const struct dec_event *ev)
 	fr->node = NULL;
 	fr->active = NULL;
 	if (r->rows_wanted) {
-		fr->row = row_get(r, c);
-		fr->active = fr->row ? active_get(r, fr->row, c->thr->num) : NULL;
-		if (!fr->active)
+		struct rep_row *row = fr->row = row_get(r, c);
+		uint32_t thr = c->thr->num;
+
+		if (!row)
 			return -ENOMEM;
+		/*
+		 * The row's own counter serves one thread at a time: a thread
+		 * takes it when it is free and the thread has no frames of the
+		 * row counted elsewhere.
+		 */
+		if (row->act_n && row->act_thr == thr) {
+			fr->active = &row->act_n;
+		} else if (!row->act_n && (!r->nr_active || !*active_get(r, row, thr))) {
+			row->act_thr = thr;
+			fr->active = &row->act_n;
+		} else {
+			fr->active = active_get(r, row, thr);
+			if (!fr->active)
+				return -ENOMEM;
+		}
 		++*fr->active;
 	}
 	if (r->tree_wanted) {
@@ -252,6 +295,7 @@ void rep_free(struct rep *r)
 	}
 	free(r->rows);
 	free(r->active);
+	free(r->ipcache);
 	for (i = 0; i < r->nr_thr; i++)
 		free(r->thr[i].st);
 	free(r->thr);
@@ -309,6 +353,8 @@ static int cmp_rows(const void *a, const void *b)
 	const struct rep_row *y = *(const struct rep_row *const *)b;
 	int i, c;
 
+	if (sort_groups_first && x->group != y->group)
+		return x->group < y->group ? -1 : 1;
 	for (i = 0; i < nr_sort_keys; i++) {
 		uint64_t vx, vy;
 
@@ -372,6 +418,7 @@ struct rep_row **rep_rows(struct rep *r, size_t *n)
 		}
 		all[(*n)++] = b;
 	}
+	sort_groups_first = r->by != REP_BY_NONE;
 	qsort(all, *n, sizeof(*all), cmp_rows);
 	return all;
 }

@@ -24,7 +24,19 @@ struct rep_row {
 	uint64_t hash;
 	uint64_t calls, total, self, sum, min, max, unfinished;
 	uint64_t untimed;	/* calls seen by an entry event alone */
+	/* frames open on one thread (others: struct rep_active), for recursion */
+	uint32_t act_thr, act_n;
 };
+
+/* The row of an address in a process, found again without a symbol lookup. */
+struct rep_ipcache {
+	uint64_t ip;
+	const void *proc;
+	uint32_t group;
+	struct rep_row *row;
+};
+
+#define REP_IPCACHE	(1U << 14)
 
 /* A call path: its function under its caller's path. */
 struct rep_node {
@@ -62,6 +74,7 @@ struct rep {
 	size_t nr_rows, cap_rows;
 	struct rep_active *active;
 	size_t nr_active, cap_active;
+	struct rep_ipcache *ipcache;
 	struct rep_thr *thr;
 	size_t nr_thr;
 	struct rep_node **nodes;	/* open addressing, by (parent, name) */

@@ -281,7 +281,7 @@ static int frame_close(struct calls *cs, struct cthr *t, uint64_t ts, const stru
 	fr->c.unfinished = !ev;
 	fr->c.unwound = ev && ev->unwound;
 	dur = fr->c.end - fr->c.start;
-	if (!ev)
+	if (!ev && fr->shown && !cs->prepass)
 		cs->unfinished++;
 	if (cs->prepass) {
 		if (dur >= cs->flt->min_time)

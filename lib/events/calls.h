@@ -99,7 +99,7 @@ int calls_finish(struct calls *cs);
 
 /* Exits that closed no call (their entry was not recorded). */
 uint64_t calls_unpaired(const struct calls *cs);
-/* Calls that never ended. */
+/* Shown calls that never ended. */
 uint64_t calls_unfinished(const struct calls *cs);
 
 /* Parse a duration: "500" (ns), "2.5us", "10ms", "1s"; false if it is none. */

@@ -731,6 +731,8 @@ static bool thr_next(struct dec *d, struct dthr *t)
 			t->pos = 0;
 			continue;
 		}
+		/* the data is read once, in order: ask for it ahead of its use */
+		__builtin_prefetch(p + 1024);
 		w0 = load64(p);
 		id = ev_w0_id(w0);
 		if (id == EV_ID_PAD) {
@@ -781,7 +783,10 @@ static bool thr_next(struct dec *d, struct dthr *t)
 			d->bad++;
 			continue;
 		}
-		memset(ev, 0, sizeof(*ev));
+		ev->ip = 0;
+		ev->ret_ip = 0;
+		ev->args = NULL;
+		ev->args_len = 0;
 		if (__builtin_expect(!t->pub.proc && t->proc_seq, 0) && t->proc_seq < d->procs_cap)
 			t->pub.proc = d->procs[t->proc_seq];
 		ev->def = &d->defs[id];

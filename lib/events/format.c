@@ -54,6 +54,11 @@ struct fmt_out {
 	/* the call graph's state */
 	struct graph_thr *gthr;
 	size_t nr_gthr;
+	/* the seconds of the last time written, and their text */
+	uint64_t sec;
+	int sec_width;
+	size_t sec_len;
+	char sec_text[32];
 	/* calls, and the filters */
 	struct calls *cs;
 	/* copies of the definitions as events of no call (a call's further events) */
@@ -132,18 +137,36 @@ static inline void ob_char(struct fmt_out *f, char c)
 /* @v in decimal, at least @width digits wide (@pad before), into @p; returns the length. */
 static inline size_t fmt_u64(char *p, uint64_t v, int width, char pad)
 {
-	char tmp[24];
-	int n = 0, k = 0;
+	static const char pairs[201] =
+		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
+	char tmp[24], *e = tmp + sizeof(tmp), *q = e;
+	size_t n, k = 0;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n + k < width)
-		p[k++] = pad;
-	while (n)
-		p[k++] = tmp[--n];
-	return k;
+	/* two digits a step: this runs several times for every line written */
+	while (v >= 100) {
+		unsigned int r = (unsigned int)(v % 100);
+
+		v /= 100;
+		q -= 2;
+		q[0] = pairs[2 * r];
+		q[1] = pairs[2 * r + 1];
+	}
+	if (v >= 10) {
+		q -= 2;
+		q[0] = pairs[2 * v];
+		q[1] = pairs[2 * v + 1];
+	} else {
+		*--q = (char)('0' + v);
+	}
+	n = (size_t)(e - q);
+	if (width > 0 && n < (size_t)width) {
+		k = (size_t)width - n;
+		memset(p, pad, k);
+	}
+	memcpy(p + k, q, n);
+	return k + n;
 }
 
 static inline void ob_u64(struct fmt_out *f, uint64_t v, int width, char pad)
@@ -456,8 +479,16 @@ static void where(struct fmt_out *f, const struct dec_event *ev)
 
 static void ts_sec_usec(struct fmt_out *f, uint64_t ts, int width)
 {
-	ob_u64(f, ts / 1000000000ULL, width, ' ');
-	ob_char(f, '.');
+	uint64_t sec = ts / 1000000000ULL;
+
+	/* the seconds change seldom from one line to the next: formatted once */
+	if (sec != f->sec || width != f->sec_width || !f->sec_len) {
+		f->sec = sec;
+		f->sec_width = width;
+		f->sec_len = fmt_u64(f->sec_text, sec, width, ' ');
+		f->sec_text[f->sec_len++] = '.';
+	}
+	ob_mem(f, f->sec_text, f->sec_len);
 	ob_u64(f, ts % 1000000000ULL / 1000, 6, '0');
 }
 
@@ -563,19 +594,39 @@ static void event_chrome(struct fmt_out *f, const struct dec_event *ev)
  * "} = ret; /" "* func *" "/" with the call's duration per exit, and a call
  * that made no shown call on one line, "func(args) = ret;".
  */
+/* "%7.3f us" (or ms, s) of @ns, formatted without printf: this is per line */
 static void graph_dur(struct fmt_out *f, uint64_t ns, bool known)
 {
-	char buf[32];
+	static const char *const units[] = { " us", " ms", "  s" };
+	uint64_t v;
+	char *p, tmp[24];
+	size_t n, k;
+	int u;
 
-	if (!known)
-		snprintf(buf, sizeof(buf), "%10s", "");
-	else if (ns < 1000000)
-		snprintf(buf, sizeof(buf), "%7.3f us", ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, sizeof(buf), "%7.3f ms", ns / 1e6);
-	else
-		snprintf(buf, sizeof(buf), "%7.3f  s", ns / 1e9);
-	ob_str(f, buf);
+	if (!known) {
+		ob_mem(f, "          ", 10);
+		return;
+	}
+	/* three decimals of the unit, rounded as printf would */
+	if (ns < 1000000) {
+		v = ns;
+		u = 0;
+	} else if (ns < 1000000000) {
+		v = (ns + 500) / 1000;
+		u = 1;
+	} else {
+		v = (ns + 500000) / 1000000;
+		u = 2;
+	}
+	n = fmt_u64(tmp, v / 1000, 0, ' ');
+	tmp[n++] = '.';
+	n += fmt_u64(tmp + n, v % 1000, 3, '0');
+	p = ob_room(f, 32);
+	for (k = 0; n + k < 7; k++)
+		p[k] = ' ';
+	memcpy(p + k, tmp, n);
+	f->len += k + n;
+	ob_str(f, units[u]);
 }
 
 static void graph_prefix(struct fmt_out *f, const struct dec_thread *thr, uint32_t depth,
@@ -595,8 +646,9 @@ static void graph_prefix(struct fmt_out *f, const struct dec_thread *thr, uint32
 		f->len += fmt_u64(p, thr->tid, 6, ' ');
 	}
 	ob_str(f, "] | ");
-	for (i = 0; i < depth; i++)
-		ob_str(f, "  ");
+	for (i = 0; i < depth; i += 32)
+		ob_mem(f, "                                                                ",
+		       2 * (depth - i < 32 ? depth - i : 32));
 }
 
 static const unsigned char *g_args(const struct graph_thr *g, size_t off, const struct dec_event *ev)
