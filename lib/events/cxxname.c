@@ -488,9 +488,8 @@ struct cxx_ent {
 	uint32_t nr_same;	/* at a group's first entry: how many */
 };
 
-/* One working-out of the names, kept for the pointers handed out. */
+/* One working-out of the names. */
 struct cxx_gen {
-	struct cxx_gen *older;
 	struct cxx_ent *ents;
 	uint32_t nr;
 	uint32_t *index;	/* by raw: entry numbers, NONE where free */
@@ -500,7 +499,7 @@ struct cxx_gen {
 struct cxx_set {
 	const char **raws;
 	size_t nr_raws, cap_raws;
-	struct cxx_gen *gen;	/* the names of the first gen->nr... raws; NULL: not worked out */
+	struct cxx_gen *gen;	/* the names last worked out; NULL: none yet */
 	bool stale;		/* raws were added since */
 };
 
@@ -536,12 +535,8 @@ void cxx_set_free(struct cxx_set *s)
 {
 	if (!s)
 		return;
-	while (s->gen) {
-		struct cxx_gen *g = s->gen;
-
-		s->gen = g->older;
-		gen_free(g);
-	}
+	if (s->gen)
+		gen_free(s->gen);
 	free(s->raws);
 	free(s);
 }
@@ -766,7 +761,8 @@ static int set_resolve(struct cxx_set *s)
 			goto fail;
 	}
 	free(groups);
-	g->older = s->gen;
+	if (s->gen)
+		gen_free(s->gen);
 	s->gen = g;
 	s->stale = false;
 	return 0;

@@ -77,16 +77,17 @@ void cxx_set_free(struct cxx_set *s);
 /*
  * Add a symbol by its name (@raw kept by pointer: it must live as long as
  * @s).  Names added twice are one symbol.  A symbol added after names
- * were asked for makes the next cxx_set_short() work them out again; the
- * names handed out before stay valid.  Returns 0 or -ENOMEM.
+ * were asked for makes the next cxx_set_short() work them all out again,
+ * and the names handed out before are then gone.  Returns 0 or -ENOMEM.
  */
 int cxx_set_add(struct cxx_set *s, const char *raw);
 
 /*
- * @raw's name that tells it apart (valid while @s lives), working the
- * set's names out the first time (one pass over all its symbols: about
- * 2 us per C++ symbol).  NULL when @raw is no C++ name or is not in @s,
- * or on no memory: then its short form (cxx_name()) is the best there is.
+ * @raw's name that tells it apart (valid while @s lives and has no symbol
+ * added), working the set's names out the first time: one pass over all
+ * its symbols, about 3 us per C++ symbol (100,000 in 0.3 s).  NULL when
+ * @raw is no C++ name or is not in @s, or on no memory: then its short
+ * form (cxx_name()) is the best there is.
  */
 const char *cxx_set_short(struct cxx_set *s, const char *raw);
 
