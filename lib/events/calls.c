@@ -37,8 +37,8 @@ struct cthr {
 	/* the last event: a further event of the same entry or exit joins it */
 	bool last_entry, last_exit;
 	uint32_t last_def;
-	struct cframe closed;	/* the call the last exit closed */
-	size_t closed_pos;	/* where it was on the stack */
+	size_t closed_pos;	/* where the call the last exit closed was on the stack:
+				 * its frame stays there until the next entry */
 	uint32_t closed_def;	/* the definition of its exit event */
 	bool closed_valid;
 	/* the first pass's verdicts: bit n set when call n took at least min_time */
@@ -293,7 +293,6 @@ static int frame_close(struct calls *cs, struct cthr *t, uint64_t ts, const stru
 		if (cs->view->exit)
 			ret = cs->view->exit(cs->ctx, &fr->c, ev);
 	}
-	t->closed = *fr;
 	t->closed_pos = t->n;
 	t->closed_def = ev ? ev->def->id : 0;
 	t->closed_valid = !!ev;
@@ -329,10 +328,13 @@ static int on_entry_ev(struct calls *cs, struct cthr *t, const struct dec_event 
 	if (ev_array_fit(&t->st, &t->cap, t->n, sizeof(*t->st)))
 		return -ENOMEM;
 	fr = &t->st[t->n];
-	memset(fr, 0, sizeof(*fr));
 	fr->c.thr = ev->thr;
 	fr->c.ip = ev->ip;
 	fr->c.start = ev->ts;
+	fr->c.end = 0;
+	fr->c.child = 0;
+	fr->c.unfinished = fr->c.unwound = fr->c.shown = false;
+	fr->c.priv = NULL;
 	fr->def = id;
 	fr->seq = t->seq++;
 	frame_place(cs, t, fr, t->n);
@@ -361,9 +363,9 @@ static int on_exit_ev(struct calls *cs, struct cthr *t, const struct dec_event *
 	size_t d = ev->depth;
 	int ret;
 
-	if (t->last_exit && t->closed_valid && t->closed_pos == d && t->closed.c.ip == ev->ip &&
+	if (t->last_exit && t->closed_valid && t->closed_pos == d && t->st[d].c.ip == ev->ip &&
 	    t->closed_def != ev->def->id) {
-		struct cframe *fr = &t->closed;
+		struct cframe *fr = &t->st[d];
 
 		if (fr->shown && fr->c.shown && !cs->prepass && cs->view->exit_more)
 			return cs->view->exit_more(cs->ctx, &fr->c, ev);

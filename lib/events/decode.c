@@ -712,17 +712,92 @@ static void bad_chunk(struct dec *d, struct dthr *t)
 	t->pos = 0;
 }
 
+/*
+ * Fill @t's next event from a record of event @id: @w1 its second word,
+ * @p the record, @ext_len its length, @flags its payload's flags.
+ */
+static __attribute__((always_inline)) inline bool
+thr_event(struct dec *d, struct dthr *t, uint32_t id, uint64_t w1, const unsigned char *p,
+	  uint64_t ext_len, uint64_t flags)
+{
+	struct dec_event *ev = &t->cur;
+	uint32_t slot;
+
+	ev->ip = 0;
+	ev->ret_ip = 0;
+	ev->args = NULL;
+	ev->args_len = 0;
+	if (__builtin_expect(!t->pub.proc && t->proc_seq, 0) && t->proc_seq < d->procs_cap)
+		t->pub.proc = d->procs[t->proc_seq];
+	ev->def = &d->defs[id];
+	ev->thr = &t->pub;
+	ev->ts = to_ns(d, t->ts);
+	ev->cpu = t->cpu;
+	ev->unwound = !!(w1 & EV_W1_UNWOUND);
+	slot = (uint32_t)(w1 >> 48) & EV_DEPTH_MASK;
+	if (ext_len > 16) {
+		ev->args = p + 24;
+		ev->args_len = ext_len - 24;
+		if (flags & EV_W2_IP) {
+			ev->ip = load64(ev->args);
+			ev->args += 8;
+			ev->args_len -= 8;
+		}
+	}
+	if (!ev->def->is_return) {
+		ev->ip = w1 & EV_ADDR_MASK;
+		if (slot)
+			open_entry(t, slot, ev->ip, id, &ev->depth);
+		else if (ev->def->is_slice)
+			open_slotless(t, ev->ip, id, &ev->depth);
+		else
+			ev->depth = t->nr_stack;
+	} else {
+		uint64_t ip = slot ? close_entry(t, slot, &ev->depth) : 0;
+
+		ev->ret_ip = w1 & EV_ADDR_MASK;
+		if (!ev->ip)
+			ev->ip = ip;
+		if (!slot && !(ev->def->is_slice && ev->ip &&
+			       close_slotless(t, ev->ip, id, &ev->depth)))
+			ev->depth = t->nr_stack;
+	}
+	t->last_def = id;
+	t->last_was_entry = !ev->def->is_return;
+	t->last_was_exit = ev->def->is_return;
+	t->pub.events++;
+	return true;
+}
+
 /* Advance @t to its next event record; false when its queued data is done. */
 static bool thr_next(struct dec *d, struct dthr *t)
 {
-	struct dec_event *ev = &t->cur;
+	/*
+	 * Nearly every record is 16 bytes of a known event: no padding, no
+	 * ring record, no payload (ids of those are all >= any event's).
+	 */
+	if (__builtin_expect(t->ci < t->nr_chunks, 1)) {
+		const struct dec_chunk *c = &t->chunks[t->ci];
 
+		if (c->len - t->pos >= 16) {
+			const unsigned char *p = c->p + t->pos;
+			uint64_t w0 = load64(p);
+			uint32_t id = ev_w0_id(w0);
+
+			if (id < (uint32_t)d->nr_defs) {
+				__builtin_prefetch(p + 1024);
+				t->pos += 16;
+				t->ts = extend_ts(t->ts, w0 & EV_TS_MASK);
+				return thr_event(d, t, id, load64(p + 8), p, 16, 0);
+			}
+		}
+	}
 	while (t->ci < t->nr_chunks) {
 		const struct dec_chunk *c = &t->chunks[t->ci];
 		const unsigned char *p = c->p + t->pos;
 		size_t left = c->len - t->pos;
 		uint64_t w0, w1, ext_len = 16, flags = 0;
-		uint32_t id, slot;
+		uint32_t id;
 
 		if (left < 8) {
 			if (left)
@@ -783,50 +858,7 @@ static bool thr_next(struct dec *d, struct dthr *t)
 			d->bad++;
 			continue;
 		}
-		ev->ip = 0;
-		ev->ret_ip = 0;
-		ev->args = NULL;
-		ev->args_len = 0;
-		if (__builtin_expect(!t->pub.proc && t->proc_seq, 0) && t->proc_seq < d->procs_cap)
-			t->pub.proc = d->procs[t->proc_seq];
-		ev->def = &d->defs[id];
-		ev->thr = &t->pub;
-		ev->ts = to_ns(d, t->ts);
-		ev->cpu = t->cpu;
-		ev->unwound = !!(w1 & EV_W1_UNWOUND);
-		slot = (uint32_t)(w1 >> 48) & EV_DEPTH_MASK;
-		if (ext_len > 16) {
-			ev->args = p + 24;
-			ev->args_len = ext_len - 24;
-			if (flags & EV_W2_IP) {
-				ev->ip = load64(ev->args);
-				ev->args += 8;
-				ev->args_len -= 8;
-			}
-		}
-		if (!ev->def->is_return) {
-			ev->ip = w1 & EV_ADDR_MASK;
-			if (slot)
-				open_entry(t, slot, ev->ip, id, &ev->depth);
-			else if (ev->def->is_slice)
-				open_slotless(t, ev->ip, id, &ev->depth);
-			else
-				ev->depth = t->nr_stack;
-		} else {
-			uint64_t ip = slot ? close_entry(t, slot, &ev->depth) : 0;
-
-			ev->ret_ip = w1 & EV_ADDR_MASK;
-			if (!ev->ip)
-				ev->ip = ip;
-			if (!slot && !(ev->def->is_slice && ev->ip &&
-				       close_slotless(t, ev->ip, id, &ev->depth)))
-				ev->depth = t->nr_stack;
-		}
-		t->last_def = id;
-		t->last_was_entry = !ev->def->is_return;
-		t->last_was_exit = ev->def->is_return;
-		t->pub.events++;
-		return true;
+		return thr_event(d, t, id, w1, p, ext_len, flags);
 	}
 	return false;
 }
@@ -1117,6 +1149,9 @@ static const char *demangle(struct dec *d, const char *raw)
 		s = set ? cxx_set_short(set, raw) : NULL;
 		m->name = s ? strdup(s) : cxx_name(raw, CXX_SHORT);
 	}
+	/* a name libiberty cannot read is shown as it is, and not read again */
+	if (!m->name)
+		m->name = strdup(raw);
 	return m->name ? m->name : raw;
 }
 
