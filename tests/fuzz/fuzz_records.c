@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../../lib/events/decode.h"
+#include "../../lib/events/calls.h"
 #include "../../lib/events/format.h"
 #include "../../lib/events/ring.h"
 
@@ -89,8 +90,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	d = dec_new();
 	if (!dec_read_file(d, path, &truncated)) {
-		f = fmt_new(data[0] % 4, devnull, d);
-		dec_flush(d, fmt_event, f);
+		/* the high bits of the first byte choose a filter: calls.c under fire too */
+		static const char *only[] = { "f*" }, *hide[] = { "g*" };
+		struct call_filter flt = {
+			.only = only, .nr_only = (data[0] >> 4) & 1,
+			.hide = hide, .nr_hide = (data[0] >> 5) & 1,
+			.max_depth = (data[0] >> 6) & 3,
+		};
+
+		f = fmt_new(data[0] % 4, devnull, d, &flt);
+		dec_flush_ends(d, fmt_event, fmt_thread_end, f);
 		fmt_finish(f);
 	}
 	dec_free(d);
