@@ -67,6 +67,7 @@ struct calls {
 	struct cthr *thr;
 	size_t nr_thr;
 	bool prepass, prepass_done;
+	bool all;		/* no filter at all */
 	bool have_t0;
 	uint64_t t0, lo, hi;
 	uint64_t unpaired, unfinished;
@@ -87,6 +88,8 @@ struct calls *calls_new(struct dec *d, const struct call_filter *flt,
 	cs->view = view;
 	cs->ctx = ctx;
 	cs->hi = UINT64_MAX;
+	cs->all = !cs->flt->nr_only && !cs->flt->nr_hide && !cs->flt->max_depth &&
+		  !cs->flt->min_time && !cs->flt->have_range;
 	return cs;
 }
 
@@ -247,8 +250,21 @@ static void frame_place(struct calls *cs, struct cthr *t, struct cframe *fr, siz
 {
 	const struct call_filter *flt = cs->flt;
 	const struct cframe *up = at ? &t->st[at - 1] : NULL;
-	uint8_t fl = name_flags(cs, fr->c.thr, fr->c.ip);
 	uint32_t depth = up ? up->kids_depth : 0;
+	uint8_t fl;
+
+	if (cs->all) {
+		/* no filter: every call shown, one deeper than its caller */
+		fr->anc = at ? (int)at - 1 : -1;
+		fr->hidden_sub = false;
+		fr->in_only = true;
+		fr->root_depth = 0;
+		fr->shown = true;
+		fr->c.depth = depth;
+		fr->kids_depth = depth + 1;
+		return;
+	}
+	fl = name_flags(cs, fr->c.thr, fr->c.ip);
 
 	fr->anc = up ? (up->shown ? (int)at - 1 : up->anc) : -1;
 	fr->hidden_sub = (up && up->hidden_sub) || (fl & CN_HIDE);

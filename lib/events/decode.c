@@ -57,6 +57,7 @@ struct dframe {
 	 * and probed for its arguments): each has its own slot, one above the
 	 * other, and their exits come back in turn.
 	 */
+	uint32_t nr_alias;
 	uint32_t alias_slot[DEC_ALIASES];
 	uint32_t alias_def[DEC_ALIASES];
 };
@@ -74,6 +75,7 @@ struct dthr {
 	/* the exit last paired: further exit events of the same return share it */
 	uint32_t closed_slot, closed_depth;
 	uint32_t closed_alias[DEC_ALIASES];	/* the closed call's other slots */
+	uint32_t closed_nr_alias;
 	uint64_t closed_ip;
 	/* the thread's last event: a second event of the same entry or exit joins it */
 	uint32_t last_def;
@@ -578,13 +580,14 @@ static void open_entry(struct dthr *t, uint32_t slot, uint64_t ip, uint32_t def,
 		struct dframe *top = &t->stack[k - 1];
 		int i;
 
-		for (i = 0; i < DEC_ALIASES && top->alias_slot[i]; i++)
+		for (i = 0; i < (int)top->nr_alias; i++)
 			if (top->alias_def[i] == def)
 				break;
-		if (i < DEC_ALIASES && !top->alias_slot[i]) {
+		if (i == (int)top->nr_alias && i < DEC_ALIASES) {
 			/* another probe's entry of the same call */
 			top->alias_slot[i] = slot;
 			top->alias_def[i] = def;
+			top->nr_alias++;
 			*depth = k - 1;
 			return;
 		}
@@ -602,10 +605,10 @@ static void open_entry(struct dthr *t, uint32_t slot, uint64_t ip, uint32_t def,
 	*depth = cut;
 	if (cut < DEC_MAX_DEPTH &&
 	    !ev_array_fit(&t->stack, &t->cap_stack, cut, sizeof(*t->stack))) {
-		memset(&t->stack[cut], 0, sizeof(t->stack[cut]));
 		t->stack[cut].ip = ip;
 		t->stack[cut].slot = slot;
 		t->stack[cut].def = def;
+		t->stack[cut].nr_alias = 0;
 		t->nr_stack = cut + 1;
 	}
 	t->closed_slot = 0;
@@ -624,13 +627,15 @@ static uint64_t close_entry(struct dthr *t, uint32_t slot, uint32_t *depth)
 		const struct dframe *fr = &t->stack[k - 1];
 		bool hit = fr->slot == slot;
 
-		for (i = 0; i < DEC_ALIASES; i++)
+		for (i = 0; i < (int)fr->nr_alias; i++)
 			hit |= fr->alias_slot[i] == slot;
 		if (hit) {
 			t->nr_stack = k - 1;
 			*depth = k - 1;
 			t->closed_slot = fr->slot;
-			memcpy(t->closed_alias, fr->alias_slot, sizeof(t->closed_alias));
+			t->closed_nr_alias = fr->nr_alias;
+			for (i = 0; i < (int)fr->nr_alias; i++)
+				t->closed_alias[i] = fr->alias_slot[i];
 			t->closed_depth = k - 1;
 			t->closed_ip = fr->ip;
 			return t->closed_ip;
@@ -639,7 +644,7 @@ static uint64_t close_entry(struct dthr *t, uint32_t slot, uint32_t *depth)
 	if (t->closed_slot) {
 		bool hit = slot == t->closed_slot;
 
-		for (i = 0; i < DEC_ALIASES; i++)
+		for (i = 0; i < (int)t->closed_nr_alias; i++)
 			hit |= t->closed_alias[i] == slot;
 		if (hit) {
 			*depth = t->closed_depth;
@@ -667,9 +672,10 @@ static void open_slotless(struct dthr *t, uint64_t ip, uint32_t def, uint32_t *d
 	}
 	*depth = n;
 	if (n < DEC_MAX_DEPTH && !ev_array_fit(&t->stack, &t->cap_stack, n, sizeof(*t->stack))) {
-		memset(&t->stack[n], 0, sizeof(t->stack[n]));
 		t->stack[n].ip = ip;
+		t->stack[n].slot = 0;
 		t->stack[n].def = def;
+		t->stack[n].nr_alias = 0;
 		t->nr_stack = n + 1;
 	}
 	t->closed_slot = 0;
@@ -919,7 +925,8 @@ int dec_flush_ends(struct dec *d, dec_emit_fn emit, dec_end_fn end, void *ctx)
 		if (!ret)
 			ret = emit(ctx, &t->cur);
 		if (thr_next(d, t)) {
-			heap_down(d, 0);
+			if (d->nr_heap > 1)
+				heap_down(d, 0);
 		} else {
 			if (end && !ret)
 				ret = end(ctx, &t->pub);
