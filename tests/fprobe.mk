@@ -77,3 +77,11 @@ $(B)/tests/fprobe/test_cxx_exceptions_framed: tests/fprobe/test_cxx_exceptions.c
 		tests/fprobe/progs.h tests/check.h $(B)/libfhook.so
 	@mkdir -p $(dir $@)
 	$(CXX) $(FPROBE_CXXFLAGS) -DH_FRAMED -o $@ $< $(TEST_LDFLAGS)
+
+# unregister_fprobe() under eight calling threads, also with handlers the
+# assembler front end proves (the frameless paths and their generated copies).
+TEST_TARGETS += $(B)/tests/fprobe/test_unregister_stress_lean
+$(B)/tests/fprobe/test_unregister_stress_lean: tests/fprobe/test_unregister_stress.c tests/check.h \
+		$(B)/libfhook.so $(B)/gcc-as/as
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -DH_LEAN -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)

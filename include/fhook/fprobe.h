@@ -170,7 +170,10 @@ int register_fprobe_syms(struct fprobe *fp, const char **syms, int num);
  *
  * Waits until no thread is in either handler; once it returns neither
  * handler runs again, even for calls still in flight (their functions
- * return to their callers as usual), and @fp may be freed.  Returns 0, or
+ * return to their callers as usual), and @fp may be freed.  Until it
+ * returns, the exit handler may still run for a call whose entry handler
+ * ran: the sites are unhooked first, the returns cut off after.  From
+ * ordinary thread context, not from a handler of @fp.  Returns 0, or
  * -EINVAL if @fp is not registered.
  */
 int unregister_fprobe(struct fprobe *fp);

@@ -418,15 +418,23 @@ int unregister_fprobe(struct fprobe *fp)
 	if (!fprobe_is_registered(fp))
 		return fhook_ret_errno(-EINVAL);
 	/*
-	 * Exits still in flight see no fprobe from here on; the grace period
-	 * unregister_ftrace_function() waits for also covers exit handlers
-	 * that read it before (they read it inside a tasks section, util/tasks.h).
+	 * The kernel's order: first no new call reaches the probe (its sites
+	 * unhooked, its stubs unbound) and no thread is left between a site
+	 * and the entry handler (the grace period unregister_ftrace_function()
+	 * waits for).  Only then may what the entry reads change: the graph
+	 * trampolines test the probe's flags word and then load the probe,
+	 * so clearing the probe while a thread was between the two handed
+	 * the entry handler a NULL fprobe.
 	 */
-	if (fp->rethook)
-		rethook_going(fp->rethook);
 	ret = unregister_ftrace_function(&fp->ops);
 	fprobe_free_fgraph(fp);
 	if (fp->rethook) {
+		/*
+		 * Returns still pending see no fprobe from here on and go back
+		 * to their callers; it waits for exit handlers that read the
+		 * fprobe before, and keeps the rethook until the last pending
+		 * return has passed.
+		 */
 		rethook_free(fp->rethook);
 		fp->rethook = NULL;
 	}

@@ -506,11 +506,13 @@ static bool rethook_in_use(struct rethook *rh)
 	return false;
 }
 
-/* Free the detached rethooks whose last node has returned. */
-static void sweep_dead(void)
+/*
+ * Free the detached rethooks whose last node has returned.  @synced: the
+ * caller waited for a grace period after the last one was detached.
+ */
+static void sweep_dead(bool synced)
 {
 	struct rethook **pp, *rh;
-	bool synced = false;
 
 	pthread_mutex_lock(&dead_lock);
 	for (pp = &dead_list; (rh = *pp);) {
@@ -545,7 +547,7 @@ struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_s
 {
 	struct rethook *rh;
 
-	sweep_dead();
+	sweep_dead(false);
 	rh = calloc(1, sizeof(*rh));
 
 	if (!rh)
@@ -570,23 +572,41 @@ static const unsigned int rethook_gone_word = ~0U;
  * here on: its probe NULL, and to the trampolines, which test only the
  * flags word on the path of graph records, disabled (its owner's flags
  * may be freed after the grace period, the word stays).
+ *
+ * Only once no entry can take a node of @rh any more (the owner's sites
+ * unhooked and a grace period over): the graph entries test the flags
+ * word before they load the probe, so a thread between the two would
+ * call the entry handler with a NULL probe.  The returns load the probe
+ * first, then test the word (rethook_tramp.S), which is why the word
+ * changes first here.
  */
-void rethook_going(struct rethook *rh)
+static void rethook_going(struct rethook *rh)
 {
 	fhook_fgraph_set_flags_word(&rh->fgraph, (unsigned int *)&rethook_gone_word);
 	__atomic_store_n(&rh->fgraph.probe, NULL, __ATOMIC_RELEASE);
 }
 
-/*
- * rethook_free - detach @rh from its owner.  The caller then waits for a
- * grace period before freeing the owner; nodes still in flight see
- * data == NULL and run no handler.
+/**
+ * rethook_free - detach @rh from its owner
+ *
+ * The rethook's teardown, as the kernel's rethook_free() after
+ * unregister_ftrace_function(): call it only once no entry can take a
+ * node of @rh any more (the owner's sites unhooked, the grace period that
+ * unregister_ftrace_function() or unregister_kprobe() waits for over).
+ * Returns still pending through its nodes see no owner from here on and
+ * run no handler; this waits for the exit handlers that read the owner
+ * before, so the owner may be freed when it returns.  The rethook itself
+ * stays until the last pending return has passed (sweep_dead), so each
+ * still finds where to go back to.  From ordinary thread context, inside
+ * no section (it waits for a grace period).
  */
 void rethook_free(struct rethook *rh)
 {
 	if (rh->unwind)
 		__atomic_sub_fetch(&rethook_unwind_users, 1, __ATOMIC_RELAXED);
 	rethook_going(rh);
+	/* exit handlers that read the owner before it was cleared end */
+	fhook_synchronize();
 	if (rh->capped && __atomic_sub_fetch(&rh->ref, 1, __ATOMIC_ACQ_REL) == 0) {
 		free(rh);
 	} else {
@@ -595,7 +615,7 @@ void rethook_free(struct rethook *rh)
 		dead_list = rh;
 		pthread_mutex_unlock(&dead_lock);
 	}
-	sweep_dead();
+	sweep_dead(true);
 }
 
 /*

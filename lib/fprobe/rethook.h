@@ -214,7 +214,6 @@ void fprobe_graph_rec(struct fprobe *fp, long tls, unsigned long entry, unsigned
 	__hidden;
 struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_size,
 			      bool unwind) __hidden;
-void rethook_going(struct rethook *rh) __hidden;
 void rethook_free(struct rethook *rh) __hidden;
 struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp) __hidden;
 void rethook_recycle(struct rethook_node *node) __hidden;

@@ -142,8 +142,8 @@ int register_kretprobes(struct kretprobe **rps, int num)
 		rp->kp.pre_handler = kretprobe_pre;
 		ret = register_kprobe(&rp->kp);
 		if (ret) {
+			/* no pre-handler runs; rethook_free() waits for the rest */
 			rethook_free(h->rh);
-			fhook_synchronize();
 			free(h);
 			rp->fhook_rethook = NULL;
 			break;
@@ -171,9 +171,17 @@ void unregister_kretprobes(struct kretprobe **rps, int num)
 
 		if (!h)
 			continue;
-		/* returns still in flight run no handler from here on */
-		rethook_free(h->rh);
+		/*
+		 * The kernel's order: the kprobe first, which waits until no
+		 * pre-handler can still take a node of the rethook; then the
+		 * rethook, after which returns still in flight run no handler
+		 * (it waits for those that began before) and go back to their
+		 * callers.  Freed the other way round, a pre-handler running
+		 * meanwhile hooked a return on a rethook already freed, or
+		 * swept as unused.
+		 */
 		unregister_kprobe(&rps[i]->kp);	/* waits a grace period */
+		rethook_free(h->rh);
 		rps[i]->nmissed += (int)h->fp.nmissed;
 		free(h);
 		rps[i]->fhook_rethook = NULL;

@@ -203,6 +203,12 @@
 	movq	OPS_PRIVATE(%rdx), %r8		/* the fgraph */
 	testq	$FGRAPH_FL_SLOW, FGRAPH_FLAGS(%r8)
 	jnz	25f
+	/*
+	 * Tested here, the probe loaded only at the call below: safe because
+	 * a probe is cleared (and its flags word changed) only once its stubs
+	 * are unbound and a grace period has passed (unregister_fprobe()), so
+	 * no thread is between the two then.
+	 */
 	PROBE_DISABLED %r8, %rax, 24f	/* disabled: no handler at all */
 	movq	%rsi, %rax			/* a stub's address: a tail call */
 	subq	fhook_shadow_base(%rip), %rax
@@ -511,7 +517,11 @@
 	FAST_ENTER %rdi, %rsi, 90f
 .endif
 	movq	STUB_GREC(%r11), %r8		/* the fgraph (an unbound stub's: of no kind) */
-	/* disabled: no handler at all; not of this kind (or none): C */
+	/*
+	 * disabled: no handler at all; not of this kind (or none): C.  The
+	 * probe is loaded later: see GRAPH_ENTER for why it cannot be cleared
+	 * in between.
+	 */
 	.if \bare
 	KIND_DISABLED %r8, FGRAPH_TRAMP_LEAN_BARE, %rax, 86f
 	.else
