@@ -333,6 +333,9 @@ vs_uftrace() {
 	rows "$(V "$t" tab)" | sed -E 's/ \([0-9]+ unfinished\)$//; s/\([^ ]*\) / /' | LC_ALL=C sort >"$u.fcalls"
 	if ! [ -s "$u.paths" ]; then
 		fail "$t/vs-uftrace" "uftrace shows none of the program's calls"
+	elif [ -n "${UF_MAY_LOSE:-}" ] && ! grep -q "^$UF_MAY_LOSE\b" "$u.paths"; then
+		# uftrace does not always write out a thread still running at exit
+		echo "SKIP report/$t/vs-uftrace: uftrace lost the thread still running in $UF_MAY_LOSE at exit"
 	elif cmp -s "$u.paths" "$u.fpaths" && cmp -s "$u.calls" "$u.fcalls"; then
 		pass "$t/vs-uftrace"
 	else
@@ -661,7 +664,7 @@ if build ends ends.c; then
 		else
 			fail thread/graph "$(cat "$tmp/tg.why")"
 		fi
-		vs_uftrace thread ends 0 thread
+		UF_MAY_LOSE=worker vs_uftrace thread ends 0 thread
 	fi
 
 	# SIGKILL three frames down: fhook record ends as the program did
