@@ -38,6 +38,13 @@ struct rep_ipcache {
 
 #define REP_IPCACHE	(1U << 14)
 
+/* The node of an address under a caller's node, found again without a lookup. */
+struct rep_nodecache {
+	struct rep_node *up, *node;
+	uint64_t ip;
+	const void *proc;
+};
+
 /* A call path: its function under its caller's path. */
 struct rep_node {
 	const char *name;
@@ -80,6 +87,7 @@ struct rep {
 	struct rep_node **nodes;	/* open addressing, by (parent, name) */
 	size_t nr_nodes, cap_nodes;
 	struct rep_node *roots;
+	struct rep_nodecache *nodecache;
 	uint64_t unpaired, unfinished;
 };
 

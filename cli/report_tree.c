@@ -47,7 +47,27 @@ static int nodes_grow(struct rep *r)
 	return 0;
 }
 
+static struct rep_node *node_lookup(struct rep *r, struct rep_node *up, const struct call *c);
+
+/* A direct-mapped cache by caller's node and address: no symbol lookup for a path met before. */
 struct rep_node *rep_node_get(struct rep *r, struct rep_node *up, const struct call *c)
+{
+	struct rep_nodecache *e;
+
+	if (!r->nodecache && !(r->nodecache = calloc(REP_IPCACHE, sizeof(*r->nodecache))))
+		return node_lookup(r, up, c);
+	e = &r->nodecache[(((uintptr_t)up >> 4) * 0x9e3779b1U ^ (c->ip >> 2) ^ (c->ip >> 15)) &
+			  (REP_IPCACHE - 1)];
+	if (e->node && e->up == up && e->ip == c->ip && e->proc == c->thr->proc)
+		return e->node;
+	e->node = node_lookup(r, up, c);
+	e->up = up;
+	e->ip = c->ip;
+	e->proc = c->thr->proc;
+	return e->node;
+}
+
+static struct rep_node *node_lookup(struct rep *r, struct rep_node *up, const struct call *c)
 {
 	struct dec_sym s;
 	const char *name = dec_symbolize(r->d, c->thr, c->ip, &s) ? s.name : NULL;
@@ -101,6 +121,8 @@ void rep_tree_free(struct rep *r)
 		}
 	}
 	free(r->nodes);
+	free(r->nodecache);
+	r->nodecache = NULL;
 	r->nodes = NULL;
 	r->roots = NULL;
 }
