@@ -88,5 +88,6 @@ for k in report graph tree folded; do
 	f=${FT[$k]} u=${UT[$k]}
 	ratio=$(awk -v f="$f" -v u="$u" 'BEGIN { if (f > 0) printf "%.1f×", u / f; else print "–" }')
 	met=$(awk -v f="$f" -v u="$u" 'BEGIN { print (f > 0 && u / f >= 3) ? "yes" : "**no**" }')
-	echo "| $k (\`${FC[$k]%% $TMP*}\` / \`${UC[$k]%% -d*}\`) | $f s | $u s | $ratio | $met | $(awk -v k="${FM[$k]}" 'BEGIN { printf "%.1f", k / 1024 }') MB | $(awk -v k="${UM[$k]}" 'BEGIN { printf "%.1f", k / 1024 }') MB |"
+	fc=${FC[$k]%% $TMP*}
+	echo "| $k (\`fhook${fc#$FHOOK}\` / \`${UC[$k]%% -d*}\`) | $f s | $u s | $ratio | $met | $(awk -v k="${FM[$k]}" 'BEGIN { printf "%.1f", k / 1024 }') MB | $(awk -v k="${UM[$k]}" 'BEGIN { printf "%.1f", k / 1024 }') MB |"
 done
