@@ -23,8 +23,6 @@
 #include "../lib/events/array.h"
 #include "../lib/events/decode.h"
 
-enum { KEY_TOTAL, KEY_SELF, KEY_CALLS, KEY_AVG, KEY_MIN, KEY_MAX, KEY_NAME, KEY_NR };
-
 static const char *const key_names[KEY_NR] = {
 	"total", "self", "calls", "avg", "min", "max", "name",
 };
@@ -335,7 +333,7 @@ int rep_read(struct rep *r, const char *cmd, const char *path, const struct cli_
 
 /* ---- the table ------------------------------------------------------------ */
 
-static uint64_t key_value(const struct rep_row *x, int key)
+uint64_t rep_key_value(const struct rep_row *x, int key)
 {
 	switch (key) {
 	case KEY_SELF: return x->self;
@@ -364,8 +362,8 @@ static int cmp_rows(const void *a, const void *b)
 				return c;
 			continue;
 		}
-		vx = key_value(x, sort_keys[i]);
-		vy = key_value(y, sort_keys[i]);
+		vx = rep_key_value(x, sort_keys[i]);
+		vy = rep_key_value(y, sort_keys[i]);
 		if (vx != vy)
 			return vx > vy ? -1 : 1;
 	}

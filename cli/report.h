@@ -14,6 +14,9 @@
 
 enum { REP_BY_NONE, REP_BY_THREAD, REP_BY_PROCESS };
 
+/* report's sort keys (-s) */
+enum { KEY_TOTAL, KEY_SELF, KEY_CALLS, KEY_AVG, KEY_MIN, KEY_MAX, KEY_NAME, KEY_NR };
+
 struct rep_row {
 	const char *name;	/* the function's shown name */
 	char *own;		/* @name's storage when it is an address */
@@ -95,6 +98,8 @@ int rep_read(struct rep *r, const char *cmd, const char *path, const struct cli_
 struct rep_row **rep_rows(struct rep *r, size_t *n);
 void rep_free(struct rep *r);
 void rep_fmt_dur(char *buf, size_t size, uint64_t ns);
+/* @x's value of sort key @key (not KEY_NAME), as the table shows it */
+uint64_t rep_key_value(const struct rep_row *x, int key);
 
 struct call;
 struct rep_node *rep_node_get(struct rep *r, struct rep_node *up, const struct call *c);

@@ -294,23 +294,6 @@ struct diff_row {
 	int64_t change;		/* of the sort key */
 };
 
-static int key_of(const struct rep_row *x, int key, uint64_t *v)
-{
-	static const struct rep_row zero = { .min = 0 };
-
-	if (!x)
-		x = &zero;
-	switch (key) {
-	case 1: *v = x->self; break;
-	case 2: *v = x->calls; break;
-	case 3: *v = x->calls ? x->sum / x->calls : 0; break;
-	case 4: *v = x->calls ? x->min : 0; break;
-	case 5: *v = x->max; break;
-	default: *v = x->total; break;
-	}
-	return 0;
-}
-
 static int cmp_diff(const void *x, const void *y)
 {
 	const struct diff_row *a = x, *b = y;
@@ -368,8 +351,8 @@ int rep_diff(const char *base, const char *new, const struct cli_view *view, int
 		d->a = c <= 0 ? xa[i++] : NULL;
 		d->b = c >= 0 ? xb[j++] : NULL;
 		d->name = d->a ? d->a->name : d->b->name;
-		key_of(d->a, key, &va);
-		key_of(d->b, key, &vb);
+		va = d->a ? rep_key_value(d->a, key) : 0;
+		vb = d->b ? rep_key_value(d->b, key) : 0;
 		d->change = (int64_t)(vb - va);
 	}
 	qsort(rows, n, sizeof(*rows), cmp_diff);
