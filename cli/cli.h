@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 int cmd_prepare(int argc, char **argv);
@@ -73,6 +74,10 @@ int cli_exit_status(int status);
 struct dec;
 /* Open a recording for reading, saying on stderr what a reader should know of it. */
 struct dec *cli_open_recording(const char *cmd, const char *path);
+/* The same, with @fn told of every whole block read (dec_set_block_hook()). */
+typedef int (*dec_block_fn)(void *ctx, uint32_t type, const void *payload, uint32_t len);
+struct dec *cli_open_recording_with(const char *cmd, const char *path, dec_block_fn fn,
+				    void *ctx);
 /* After decoding: records that did not parse. */
 void cli_recording_warnings(const char *cmd, struct dec *d);
 

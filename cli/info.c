@@ -14,13 +14,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -216,63 +213,16 @@ static int assign_threads(struct info *in)
 	return 0;
 }
 
-/*
- * Read the file's RF_PROC and RF_THREAD blocks, as dec_read_file() reads
- * the file (cli_open_recording() has checked its header).
- */
-static int read_procs(struct info *in, const char *path)
+/* The decoder's walk of the file hands every block over: the processes and threads kept. */
+static int info_block(void *ctx, uint32_t type, const void *p, uint32_t len)
 {
-	struct rf_header h;
-	unsigned char *map;
-	struct stat st;
-	size_t off;
-	int fd, ret = 0;
+	struct info *in = ctx;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
-	in->size = st.st_size;
-	if ((size_t)st.st_size < sizeof(h)) {
-		close(fd);
-		return -EPROTO;
-	}
-	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
-	memcpy(&h, map, sizeof(h));
-	if (h.hdr_size < sizeof(h) || h.hdr_size % 8 || h.hdr_size > in->size) {
-		ret = -EPROTO;
-		goto out;
-	}
-	for (off = h.hdr_size; off < in->size && !ret;) {
-		struct rf_block b;
-
-		if (in->size - off < sizeof(b)) {
-			in->truncated = true;
-			break;
-		}
-		memcpy(&b, map + off, sizeof(b));
-		if (in->size - off - sizeof(b) < b.len) {
-			in->truncated = true;
-			break;
-		}
-		if (b.type == RF_PROC)
-			ret = add_proc(in, map + off + sizeof(b), b.len);
-		else if (b.type == RF_THREAD)
-			ret = add_thread(in, map + off + sizeof(b), b.len);
-		off += sizeof(b) + rf_align(b.len);
-	}
-	if (!ret)
-		ret = assign_threads(in);
-out:
-	munmap(map, st.st_size);
-	return ret;
+	if (type == RF_PROC)
+		return add_proc(in, p, len);
+	if (type == RF_THREAD)
+		return add_thread(in, p, len);
+	return 0;
 }
 
 /* ---- the events --------------------------------------------------------- */
@@ -690,10 +640,12 @@ int cmd_info(int argc, char **argv)
 		info_usage(stderr);
 		return 2;
 	}
-	d = cli_open_recording("info", path);
+	d = cli_open_recording_with("info", path, info_block, &in);
 	if (!d)
 		return 1;
-	ret = read_procs(&in, path);
+	in.size = dec_file_size(d);
+	in.truncated = dec_truncated(d);
+	ret = assign_threads(&in);
 	if (!ret)
 		ret = dec_flush(d, count_event, &in);
 	if (ret) {

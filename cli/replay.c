@@ -47,6 +47,12 @@ static void replay_usage(FILE *f)
 /* Open a recording and say what a reader should know about it. */
 struct dec *cli_open_recording(const char *cmd, const char *path)
 {
+	return cli_open_recording_with(cmd, path, NULL, NULL);
+}
+
+struct dec *cli_open_recording_with(const char *cmd, const char *path, dec_block_fn fn,
+				    void *ctx)
+{
 	struct dec *d = dec_new();
 	const struct rf_end *end;
 	bool truncated;
@@ -56,6 +62,7 @@ struct dec *cli_open_recording(const char *cmd, const char *path)
 		fprintf(stderr, "fhook: %s: out of memory\n", cmd);
 		return NULL;
 	}
+	dec_set_block_hook(d, fn, ctx);
 	ret = dec_read_file(d, path, &truncated);
 	if (ret) {
 		fprintf(stderr, "fhook: %s: %s: %s\n", cmd, path,

@@ -103,6 +103,10 @@ struct dec_cache {
 };
 
 struct dec {
+	/* dec_set_block_hook(): told of every whole block dec_read_file() reads */
+	dec_block_fn block_hook;
+	void *block_ctx;
+	bool truncated;
 	struct dec_event_def *defs;
 	int nr_defs;
 	struct rf_clock clock;
@@ -989,15 +993,37 @@ int dec_read_file(struct dec *d, const char *path, bool *truncated)
 		if (d->map_len - off < sizeof(*b) ||
 		    d->map_len - off - sizeof(*b) < b->len) {
 			*truncated = true;
+			d->truncated = true;
 			break;
 		}
 		if (dec_block(d, b->type, b + 1, b->len) == -EINVAL)
 			d->bad++;
+		if (d->block_hook) {
+			ret = d->block_hook(d->block_ctx, b->type, b + 1, b->len);
+			if (ret)
+				return ret;
+		}
 		off += sizeof(*b) + rf_align(b->len);
 	}
 	if (!d->nr_defs)
 		return -EPROTO;
 	return 0;
+}
+
+void dec_set_block_hook(struct dec *d, dec_block_fn fn, void *ctx)
+{
+	d->block_hook = fn;
+	d->block_ctx = ctx;
+}
+
+size_t dec_file_size(struct dec *d)
+{
+	return d->map_len;
+}
+
+bool dec_truncated(struct dec *d)
+{
+	return d->truncated;
 }
 
 const struct dec_event_def *dec_events(struct dec *d, int *nr)

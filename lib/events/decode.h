@@ -115,6 +115,17 @@ int dec_flush_ends(struct dec *d, dec_emit_fn emit, dec_end_fn end, void *ctx);
  */
 int dec_read_file(struct dec *d, const char *path, bool *truncated);
 
+/*
+ * Before dec_read_file(): @fn is called with every whole block it reads,
+ * after the decoder took it (the payload is untrusted); a non-zero return
+ * stops the reading and is what dec_read_file() returns.
+ */
+typedef int (*dec_block_fn)(void *ctx, uint32_t type, const void *payload, uint32_t len);
+void dec_set_block_hook(struct dec *d, dec_block_fn fn, void *ctx);
+/* The size of the file dec_read_file() read, and whether it ends in a part of a block. */
+size_t dec_file_size(struct dec *d);
+bool dec_truncated(struct dec *d);
+
 /* The events the recording defines (valid while @d lives). */
 const struct dec_event_def *dec_events(struct dec *d, int *nr);
 /* The summary block, if the recording has one. */
