@@ -204,6 +204,12 @@ static uint64_t rec_proc_seq __fhook_startup_data;	/* this image's ev_proc */
 static bool rec_announce_pending __fhook_startup_data;
 /* a thread is announcing them: the others wait for the number it gets */
 static int rec_announcing __fhook_startup_data;
+/*
+ * A forked child's time of birth (0: none pending): the frames it
+ * inherited from the parent's thread get their entries at that time in
+ * its first ring (rec_inherit()), so that their returns pair with them.
+ */
+static uint64_t rec_fork_ts __fhook_startup_data;
 /* shm->follow, kept here: the shared page would cost the child a fault */
 static bool rec_follow __fhook_startup_data;
 static void register_process(void);
@@ -413,6 +419,8 @@ static void rec_set_limit(struct rec_thread *t, uint64_t limit)
 	t->wlim = limit >= head + 16 ? t->wptr + (limit - head) - 15 : 0;
 }
 
+static void rec_inherit(struct rec_thread *t);
+
 /*
  * A free ring for this thread, mapped.  When none is free, the thread
  * retries only after the command has freed one (rings_freed moved), not
@@ -488,6 +496,9 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 	/* the key was made first thing in the process: a slot of the static block */
 	if (rec_have_key)
 		pthread_setspecific(rec_ring_key, r);
+	/* a forked child's thread (its only one at the fork: tid == pid) */
+	if (__builtin_expect(rec_fork_ts != 0, 0) && r->tid == r->pid)
+		rec_inherit(t);
 	return r;
 }
 
@@ -1162,6 +1173,96 @@ static void entry_events(struct rec_probe *p, unsigned long entry_ip, uint64_t w
 		else
 			record(e, 0, w1, fregs, NULL);
 	}
+}
+
+/*
+ * A plain record at time @ts, earlier than now: only into a ring nothing
+ * was written to since @ts (rec_inherit(), a fresh ring).
+ */
+static void record_plain_at(struct rec_thread *t, uint32_t id, uint64_t w1, uint64_t ts)
+{
+	uint32_t cpu = rec_cpu(), pre = 0;
+	uint64_t *p;
+
+	if (ts - t->last_ts >= REC_GAP)
+		pre += 16;
+	if (cpu != t->last_cpu)
+		pre += 16;
+	p = reserve(t, 16 + pre);
+	if (!p) {
+		drop(t);
+		return;
+	}
+	if (ts - t->last_ts >= REC_GAP) {
+		p[0] = ev_w0(ts, EV_ID_TIME);
+		p[1] = ts;
+		p += 2;
+	}
+	if (cpu != t->last_cpu) {
+		p[0] = ev_w0(ts, EV_ID_CPU);
+		p[1] = cpu;
+		t->last_cpu = cpu;
+		p += 2;
+	}
+	rec_head_add(t, pre);
+	t->last_ts = ts;
+	p[0] = ev_w0(ts, id);
+	p[1] = w1;
+	commit(t, 16);
+}
+
+static struct rec_probe *rec_probe_of(void *probe)
+{
+	int i;
+
+	for (i = 0; probe && i < rec_nr_probes; i++)
+		if (probe == (void *)&rec_probes[i].fp)
+			return &rec_probes[i];
+	return NULL;
+}
+
+/* what rec_inherit() writes: plain entries at the fork's time until one is not */
+struct rec_inherit_ctx {
+	struct rec_thread *t;
+	bool now;
+};
+
+static void rec_inherit_one(void *probe, unsigned long entry_ip, unsigned long slot, void *arg)
+{
+	struct rec_inherit_ctx *c = arg;
+	struct rec_probe *p = rec_probe_of(probe);
+	uint64_t w1 = ev_w1(entry_ip, slot);
+
+	/* without an entry event, its exit carries the address: nothing to pair */
+	if (!p || !p->nr_entry || !p->nr_ret)
+		return;
+	if (p->plain_entry >= 0 && !c->now) {
+		record_plain_at(c->t, p->plain_entry, w1, rec_fork_ts);
+		return;
+	}
+	/* arguments are not known here (faults); later ones now, in order */
+	c->now = true;
+	if (p->plain_entry >= 0)
+		record_plain(p->plain_entry, w1);
+	else
+		entry_events(p, entry_ip, w1, NULL);
+}
+
+/*
+ * The first ring of a forked child's thread: the frames it inherited
+ * (main, and whatever called fork()) were entered by the parent, whose
+ * ring has their entries; their returns are this thread's.  Their entries
+ * go first, at the fork's time and at their shadow-stack slots, so the
+ * child's own records pair with them: its calls are a tree under them, as
+ * the parent's are, and a return from main is main's exit.
+ */
+static void rec_inherit(struct rec_thread *t)
+{
+	struct rec_inherit_ctx c = { t, false };
+
+	rethook_for_each_pending(rec_inherit_one, &c);
+	rec_fork_ts = 0;
+	rec_set_limit(t, rec_limit(t));
 }
 
 static int __attribute__((noinline)) rec_entry_slow(struct fprobe *fp, unsigned long entry_ip,
@@ -1967,6 +2068,7 @@ static void __fhook_startup rec_atfork_child(void)
 	rec_proc_seq = 0;
 	rec_announce_pending = true;
 	rec_announcing = 0;
+	rec_fork_ts = ev_clock_read(rec_clock) - rec_clock_base;
 }
 
 /*
@@ -2360,7 +2462,7 @@ static int rec_teardown(FILE *out)
 
 static int verb_memfd(int argc, char **argv, FILE *out)
 {
-	int fd = memfd_create("fhook-trace", MFD_CLOEXEC);
+	int fd = memfd_create("fhook-trace", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
 	if (fd < 0) {
 		fprintf(out, "fhook: record: memfd_create: %s\n", strerror(errno));

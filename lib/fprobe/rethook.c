@@ -909,6 +909,37 @@ static unsigned long rethook_trampoline_slow(unsigned long stub, struct ftrace_r
 	return ret;
 }
 
+/**
+ * rethook_for_each_pending - the returns still hooked on this thread's
+ * shadow stack, outermost first: @fn(probe, entry_ip, slot, @arg) for
+ * each, the one being returned through included.  For a forked child,
+ * whose shadow stack holds the frames it inherited: their entries were
+ * recorded by the parent's thread, their returns will be the child's.
+ * @probe is the owner (an fprobe), NULL once it is going away.  Any
+ * context; reads only this thread's own region.
+ */
+void rethook_for_each_pending(void (*fn)(void *probe, unsigned long entry_ip,
+					 unsigned long slot, void *arg), void *arg)
+{
+	struct rethook_thread *t = rethook_self;
+	unsigned long base, i, top;
+
+	if (!t)
+		return;
+	base = region_of((unsigned long)t);
+	top = rethook_top(t, __ATOMIC_ACQUIRE);
+	for (i = 1; i <= top; i++) {
+		struct rethook_node *node = node_of(base, i);
+		struct rethook *rh;
+
+		if (!__atomic_load_n(&ret_of(base, i)->sp, __ATOMIC_ACQUIRE))
+			continue;	/* a hole */
+		rh = __atomic_load_n(&node->rethook, __ATOMIC_RELAXED);
+		fn(rh ? __atomic_load_n(&rh->fgraph.probe, __ATOMIC_ACQUIRE) : NULL,
+		   node->entry_ip, i, arg);
+	}
+}
+
 unsigned long rethook_find_ret_addr(unsigned long addr)
 {
 	if (!is_stub(addr))

@@ -219,6 +219,8 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp) __hid
 void rethook_recycle(struct rethook_node *node) __hidden;
 void rethook_hook(struct rethook_node *node, unsigned long sp) __hidden;
 bool rethook_drop_entry(unsigned long base, unsigned long i, bool locked) __hidden;
+void rethook_for_each_pending(void (*fn)(void *probe, unsigned long entry_ip,
+					 unsigned long slot, void *arg), void *arg) __hidden;
 
 /* rethook_unwind.c: frames removed without a return */
 void rethook_report_unwound(struct rethook_node *node, bool locked) __hidden;
