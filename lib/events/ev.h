@@ -64,6 +64,14 @@ const struct ev_sym *ev_prog_find_in(struct fhook_event_prog *prog, const char *
 bool ev_prog_has_mod(struct fhook_event_prog *prog, const char *mod);
 int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob);
 /*
+ * A kprobe glob: the functions (one per address, with or without a site)
+ * of the file @mod names (NULL: the executable) whose names match @glob;
+ * how many, -ENOENT when no file goes by @mod.  *@file is that file,
+ * *@skipped how many of them fhook runs itself and a glob leaves out.
+ */
+int ev_prog_kprobe_glob(struct fhook_event_prog *prog, const char *mod, const char *glob,
+			int *file, int *skipped);
+/*
  * The mangled names of the sited functions whose C++ name matches @pattern
  * (with or without parameters); returns how many (*out malloc'd) or -ENOMEM.
  */

@@ -1263,7 +1263,8 @@ static int parse_kprobe_head(struct ev_ctx *c)
 		}
 		colon = strrchr(sym, ':');
 		base = colon ? colon + 1 : sym;
-		off = strpbrk(base, "+-");
+		/* a glob's '-' is a range's ("[a-z]*"): only '+' starts its offset */
+		off = has_glob(base) ? strchr(base, '+') : strpbrk(base, "+-");
 		if (off) {
 			if (k_strtol(off + (*off == '+'), 0, &offset) || offset < 0 ||
 			    offset > UINT_MAX) {
@@ -1286,6 +1287,12 @@ static int parse_kprobe_head(struct ev_ctx *c)
 		ev->offset = offset;
 		if (ev->is_return && offset) {
 			log_err(c, 0, E_BAD_RETPROBE);
+			return -EINVAL;
+		}
+		/* beyond the kernel: a glob probes every function it names, at its entry */
+		ev->is_glob = has_glob(ev->symbol);
+		if (ev->is_glob && offset) {
+			log_err(c, off - sym, E_BAD_PROBE_ADDR);
 			return -EINVAL;
 		}
 		c->fentry = !ev->is_return && !offset;
@@ -1323,6 +1330,17 @@ static int check_kprobe_symbol(struct ev_ctx *c)
 
 	if (!c->prog || kprobe_at_addr(ev))
 		return 0;
+	if (ev->is_glob) {
+		int skipped;
+
+		r = ev_prog_kprobe_glob(c->prog, ev->module, ev->symbol, &file, &skipped);
+		/* a MOD the program does not load at start: matched when it comes */
+		if (r > 0 || (r == -ENOENT && ev->module))
+			return 0;
+		c->index = 1;
+		log_err(c, 0, E_BAD_PROBE_ADDR);
+		return -ENOENT;
+	}
 	s = ev_prog_find_in(c->prog, ev->module, ev->symbol, true, &file);
 	if (!s) {
 		if (ev->module && !ev_prog_has_mod(c->prog, ev->module))

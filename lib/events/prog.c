@@ -20,6 +20,7 @@
 #include <fhook/internal/elf.h>
 
 #include "util/bsearch.h"
+#include "kprobes/nokprobe.h"
 
 static int ev_sym_cmp(const void *a, const void *b)
 {
@@ -360,6 +361,45 @@ int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob)
 				n++;
 		}
 	}
+	return n;
+}
+
+int ev_prog_kprobe_glob(struct fhook_event_prog *prog, const char *mod, const char *glob,
+			int *file, int *skipped)
+{
+	struct ev_file *f = NULL;
+	unsigned long last = 0;
+	bool last_skip = false;
+	int i, n = 0, skip = 0;
+	size_t j;
+
+	for (i = 0; i < prog->nr_files && !f; i++)
+		if (mod ? file_is(&prog->files[i], mod) : !i)
+			f = &prog->files[i];
+	if (!f)
+		return -ENOENT;
+	*file = i - 1;
+	ev_file_load(f);
+	/* sorted by address: aliases are neighbours, one function, left out if any name is fhook's */
+	for (j = 0; j < f->nr_syms; j++) {
+		const struct ev_sym *s = &f->syms[j];
+		bool sk;
+
+		if (!s->func || fnmatch(glob, s->name, 0))
+			continue;
+		sk = fhook_nokprobe(f->path, s->name) != NULL;
+		if (n && s->addr == last) {
+			if (sk && !last_skip)
+				skip++;
+			last_skip |= sk;
+			continue;
+		}
+		n++;
+		skip += sk;
+		last = s->addr;
+		last_skip = sk;
+	}
+	*skipped = skip;
 	return n;
 }
 

@@ -42,6 +42,7 @@
 #include "util/recursion.h"
 #include "util/tasks.h"
 #include "kprobes.h"
+#include "kpglob.h"
 
 static pthread_mutex_t kp_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct kp_addr *kp_table[1024];
@@ -54,6 +55,14 @@ static bool kp_recheck;
 static unsigned long kp_epoch;
 
 static void kp_objects_check(void);
+
+/* what refused this thread's last registration, where its errno does not say */
+static __thread char kp_last_why[128];
+
+const char *fhook_kprobe_last_why(void)
+{
+	return kp_last_why;
+}
 
 static void kp_lock(void)
 {
@@ -654,6 +663,7 @@ int register_kprobes(struct kprobe **kps, int num)
 	struct kp_order *ord = NULL;
 	int i, done = 0, ret = 0;
 
+	kp_last_why[0] = 0;
 	if (num <= 0 || !kps)
 		return fhook_ret_errno(-EINVAL);
 	pthread_once(&once, kp_init_once);

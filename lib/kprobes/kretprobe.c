@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 
 #include <fhook/fprobe.h>
 #include <fhook/kallsyms.h>
@@ -91,16 +92,37 @@ static int kretprobe_check_entry(struct kretprobe *rp)
 	addr += rp->kp.offset;
 	if (!kallsyms_lookup_size_offset(addr, &size, &off) || off)
 		return -EINVAL;
+	/* the program's entry point: no call enters it, the stack holds argc */
+	if (addr == getauxval(AT_ENTRY))
+		return -EINVAL;
 	return 0;
 }
 
+/* @rp's holder off again, before its kprobe was registered */
+static void kretprobe_holder_free(struct kretprobe *rp)
+{
+	struct kretprobe_holder *h = rp->fhook_rethook;
+
+	rethook_free(h->rh);
+	free(h);
+	rp->fhook_rethook = NULL;
+}
+
+/*
+ * Every rethook is set up first, then the kprobes are registered in one
+ * register_kprobes(): one round of text patching for all, not one each.
+ */
 int register_kretprobes(struct kretprobe **rps, int num)
 {
 	fhook_internal_guard();
-	int i, ret = 0;
+	struct kprobe **kps;
+	int i, set = 0, ret = 0;
 
 	if (num <= 0 || !rps)
 		return fhook_ret_errno(-EINVAL);
+	kps = calloc((size_t)num, sizeof(*kps));
+	if (!kps)
+		return fhook_ret_errno(-ENOMEM);
 	for (i = 0; i < num && !ret; i++) {
 		struct kretprobe *rp = rps[i];
 		struct kretprobe_holder *h;
@@ -140,20 +162,18 @@ int register_kretprobes(struct kretprobe **rps, int num)
 		rp->fhook_rethook = h;
 		rp->nmissed = 0;
 		rp->kp.pre_handler = kretprobe_pre;
-		ret = register_kprobe(&rp->kp);
-		if (ret) {
-			/* no pre-handler runs; rethook_free() waits for the rest */
-			rethook_free(h->rh);
-			free(h);
-			rp->fhook_rethook = NULL;
-			break;
-		}
+		kps[i] = &rp->kp;
+		set = i + 1;
 	}
+	if (!ret)
+		ret = register_kprobes(kps, num);
 	if (ret) {
-		unregister_kretprobes(rps, i);
-		return fhook_ret_errno(ret);
+		/* no pre-handler ran; rethook_free() waits for the rest */
+		for (i = 0; i < set; i++)
+			kretprobe_holder_free(rps[i]);
 	}
-	return 0;
+	free(kps);
+	return fhook_ret_errno(ret);
 }
 
 int register_kretprobe(struct kretprobe *rp)
@@ -164,23 +184,36 @@ int register_kretprobe(struct kretprobe *rp)
 void unregister_kretprobes(struct kretprobe **rps, int num)
 {
 	fhook_internal_guard();
-	int i;
+	struct kprobe **kps = num > 0 ? calloc((size_t)num, sizeof(*kps)) : NULL;
+	int i, n = 0;
 
+	if (num <= 0 || !rps)
+		return;
+	/*
+	 * The kernel's order: the kprobes first, which waits until no
+	 * pre-handler can still take a node of a rethook; then the rethooks,
+	 * after which returns still in flight run no handler (each waits for
+	 * those that began before) and go back to their callers.  Freed the
+	 * other way round, a pre-handler running meanwhile hooked a return
+	 * on a rethook already freed, or swept as unused.  The kprobes go in
+	 * one unregister_kprobes(): one round of text patching for all.
+	 */
+	for (i = 0; i < num; i++) {
+		if (!rps[i] || !rps[i]->fhook_rethook)
+			continue;
+		if (kps)
+			kps[n++] = &rps[i]->kp;
+		else
+			unregister_kprobe(&rps[i]->kp);	/* waits a grace period */
+	}
+	if (n)
+		unregister_kprobes(kps, n);
+	free(kps);
 	for (i = 0; i < num; i++) {
 		struct kretprobe_holder *h = rps[i] ? rps[i]->fhook_rethook : NULL;
 
 		if (!h)
 			continue;
-		/*
-		 * The kernel's order: the kprobe first, which waits until no
-		 * pre-handler can still take a node of the rethook; then the
-		 * rethook, after which returns still in flight run no handler
-		 * (it waits for those that began before) and go back to their
-		 * callers.  Freed the other way round, a pre-handler running
-		 * meanwhile hooked a return on a rethook already freed, or
-		 * swept as unused.
-		 */
-		unregister_kprobe(&rps[i]->kp);	/* waits a grace period */
 		rethook_free(h->rh);
 		rps[i]->nmissed += (int)h->fp.nmissed;
 		free(h);

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Kprobe globs: "p [MOD:]GLOB" probes every function of one object whose
+ * name matches, one kprobe each, placed in batches (register_kprobes():
+ * one text_poke round for all), less the functions fhook runs itself
+ * (nokprobe.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include <fhook/kallsyms.h>
+
+#include "kpglob.h"
+#include "nokprobe.h"
+
+struct glob_fn {
+	unsigned long addr;
+	bool skip;
+};
+
+struct glob_walk {
+	const char *mod;		/* file name; NULL: the executable */
+	const char *exe;		/* the executable's file name */
+	const char *glob;
+	struct glob_fn *fns;
+	size_t nr, cap;
+	bool seen;
+	bool oom;
+};
+
+static const char *base_of(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path;
+}
+
+/* Is the object of @object (NULL: the executable) the one @w names? */
+static bool walk_object(const struct glob_walk *w, const char *object)
+{
+	if (!w->mod)
+		return !object;
+	if (object)
+		return !strcmp(object, w->mod);
+	return w->exe && !strcmp(w->exe, w->mod);
+}
+
+static int glob_cb(void *data, const struct fhook_symbol *sym)
+{
+	struct glob_walk *w = data;
+
+	if (!walk_object(w, sym->object))
+		return 0;
+	w->seen = true;
+	if (fnmatch(w->glob, sym->name, 0))
+		return 0;
+	if (w->nr == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 256;
+		struct glob_fn *n = realloc(w->fns, cap * sizeof(*n));
+
+		if (!n) {
+			w->oom = true;
+			return 1;
+		}
+		w->fns = n;
+		w->cap = cap;
+	}
+	w->fns[w->nr].addr = sym->addr;
+	w->fns[w->nr++].skip = fhook_nokprobe(sym->object, sym->name) != NULL;
+	return 0;
+}
+
+static int fn_cmp(const void *a, const void *b)
+{
+	const struct glob_fn *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+struct loaded_find {
+	const char *mod;
+	bool found;
+};
+
+static int loaded_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct loaded_find *f = arg;
+	const char *b = base_of(info->dlpi_name);
+
+	(void)size;
+	if (b && *b && !strcmp(b, f->mod)) {
+		f->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+int fhook_kprobe_glob(const char *mod, const char *glob, bool ret, struct fhook_kp_glob *g)
+{
+	unsigned long entry = ret ? getauxval(AT_ENTRY) : 0;
+	struct glob_walk w = { .mod = base_of(mod), .glob = glob };
+	struct loaded_find lf = { .mod = w.mod };
+	char exe[PATH_MAX];
+	ssize_t n;
+	size_t i, k;
+
+	memset(g, 0, sizeof(*g));
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	w.exe = n > 0 ? base_of(exe) : NULL;
+	/* the executable, or an object by that name: loaded even when it has no symbol */
+	g->loaded = !w.mod || (w.exe && !strcmp(w.exe, w.mod));
+	if (!g->loaded) {
+		dl_iterate_phdr(loaded_cb, &lf);
+		g->loaded = lf.found;
+	}
+	if (!g->loaded)
+		return 0;
+	fhook_kallsyms_for_each(glob_cb, &w);
+	if (w.oom) {
+		free(w.fns);
+		return -ENOMEM;
+	}
+	/* one probe per function: aliases are one address; skipped if any name is fhook's */
+	qsort(w.fns, w.nr, sizeof(*w.fns), fn_cmp);
+	for (i = 0, k = 0; i < w.nr; i++) {
+		if (k && w.fns[k - 1].addr == w.fns[i].addr) {
+			w.fns[k - 1].skip |= w.fns[i].skip;
+			continue;
+		}
+		w.fns[k++] = w.fns[i];
+	}
+	g->addrs = calloc(k ? k : 1, sizeof(*g->addrs));
+	if (!g->addrs) {
+		free(w.fns);
+		return -ENOMEM;
+	}
+	for (i = 0; i < k; i++) {
+		if (w.fns[i].skip || w.fns[i].addr == entry)
+			g->nr_skipped++;
+		else
+			g->addrs[g->nr++] = w.fns[i].addr;
+	}
+	free(w.fns);
+	return 0;
+}
+
+void fhook_kprobe_glob_free(struct fhook_kp_glob *g)
+{
+	free(g->addrs);
+	memset(g, 0, sizeof(*g));
+}
+
+/* ---- many at once ---- */
+
+static void note_refusal(int i, int err, int *errs, char **whys)
+{
+	const char *why = fhook_kprobe_last_why();
+
+	errs[i] = err;
+	if (whys)
+		whys[i] = why[0] ? strdup(why) : NULL;
+}
+
+static int kprobes_each(struct kprobe **kps, int lo, int hi, int *errs, char **whys)
+{
+	int ret, mid;
+
+	ret = register_kprobes(kps + lo, hi - lo);
+	if (!ret)
+		return hi - lo;
+	if (hi - lo == 1) {
+		note_refusal(lo, ret, errs, whys);
+		return 0;
+	}
+	mid = lo + (hi - lo) / 2;
+	return kprobes_each(kps, lo, mid, errs, whys) + kprobes_each(kps, mid, hi, errs, whys);
+}
+
+int fhook_register_kprobes_each(struct kprobe **kps, int num, int *errs, char **whys)
+{
+	memset(errs, 0, (size_t)num * sizeof(*errs));
+	if (whys)
+		memset(whys, 0, (size_t)num * sizeof(*whys));
+	return num > 0 ? kprobes_each(kps, 0, num, errs, whys) : 0;
+}
+
+static int kretprobes_each(struct kretprobe **rps, int lo, int hi, int *errs, char **whys)
+{
+	int ret, mid;
+
+	ret = register_kretprobes(rps + lo, hi - lo);
+	if (!ret)
+		return hi - lo;
+	if (hi - lo == 1) {
+		note_refusal(lo, ret, errs, whys);
+		return 0;
+	}
+	mid = lo + (hi - lo) / 2;
+	return kretprobes_each(rps, lo, mid, errs, whys) + kretprobes_each(rps, mid, hi, errs, whys);
+}
+
+int fhook_register_kretprobes_each(struct kretprobe **rps, int num, int *errs, char **whys)
+{
+	memset(errs, 0, (size_t)num * sizeof(*errs));
+	if (whys)
+		memset(whys, 0, (size_t)num * sizeof(*whys));
+	return num > 0 ? kretprobes_each(rps, 0, num, errs, whys) : 0;
+}

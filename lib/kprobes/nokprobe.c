@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * What a kprobe glob leaves out: the functions fhook itself runs when a
+ * probe fires or is placed, the counterpart of the kernel's
+ * NOKPROBE_SYMBOL() list.  A probe there would fire inside fhook's own
+ * work: at best every hit is refused as a recursion and counted as
+ * missed; before the recursion lock is taken (the trap's signal return,
+ * a lazy binding's resolver, the vDSO clock) it recurses until the stack
+ * is gone.
+ *
+ * The libc and loader functions are named, not found: libfhook calls
+ * them through its imports, and tests/kprobes/test_kprobe_globs.sh fails
+ * when an import of build/libfhook.so is missing here.  A glob never
+ * matches them; a single symbol still may (the user asked for it, and
+ * the recursion lock refuses the nested hits).
+ *
+ * Shared by libfhook (what a glob probes in a process) and the command
+ * (fhook funcs --why, the count said at start).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nokprobe.h"
+
+/* sorted (strcmp): bsearch */
+static const char *const nokprobe_libc[] = {
+	"__environ", "__errno_location", "__isoc99_sscanf", "__libc_calloc", "__libc_free",
+	"__libc_malloc", "__libc_memalign", "__libc_realloc", "__libc_single_threaded",
+	"__memcpy_chk", "__memmove_chk", "__memset_chk", "__register_atfork", "__restore_rt",
+	"__rseq_offset", "__rseq_size", "__sched_cpucount", "__snprintf_chk", "__tls_get_addr",
+	"__vsnprintf_chk", "_dl_fixup", "_dl_runtime_resolve_fxsave", "_dl_runtime_resolve_xsave",
+	"_dl_runtime_resolve_xsavec", "_exit", "abort", "accept4", "access", "asprintf", "bind",
+	"calloc", "clock_gettime", "close", "closedir", "dl_iterate_phdr", "dladdr", "dladdr1",
+	"dlerror", "dlsym", "environ", "fclose", "fcntl", "fcntl64", "fflush", "fgets", "fnmatch",
+	"fopen", "fopen64", "fprintf", "fputc", "free", "fstat", "fstat64", "ftruncate",
+	"ftruncate64", "fwrite", "getauxval", "getgid", "getpid", "getpriority", "getrlimit",
+	"getrlimit64", "getsockopt", "gettid", "getuid", "listen", "madvise", "malloc", "memchr",
+	"memcmp", "memcpy", "memfd_create", "memmove", "memset", "mmap", "mmap64", "mprotect",
+	"mremap", "munmap", "nanosleep", "open", "open64", "open_memstream", "opendir", "prctl",
+	"pread", "pread64", "process_vm_readv", "pthread_attr_destroy", "pthread_attr_getstack",
+	"pthread_attr_init", "pthread_attr_setdetachstate", "pthread_create",
+	"pthread_getattr_np", "pthread_getspecific", "pthread_key_create", "pthread_mutex_init",
+	"pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_unlock", "pthread_once",
+	"pthread_self", "pthread_setname_np", "pthread_setspecific", "pwrite", "pwrite64",
+	"qsort", "raise", "read", "readdir", "readdir64", "readlink", "realloc", "realpath", "recv",
+	"sched_getcpu", "sched_yield", "secure_getenv", "send", "setsockopt", "sigaddset",
+	"sigaltstack", "sigdelset", "sigemptyset", "sigfillset", "sigismember", "signal",
+	"snprintf", "socket", "stat", "stat64", "stderr", "strchr", "strcmp", "strcspn", "strdup",
+	"strerror", "strlen", "strncmp", "strndup", "strnlen", "strpbrk", "strrchr", "strstr",
+	"strtok_r", "strtol", "strtoll", "strtoul", "strtoull", "syscall", "sysconf", "unsetenv",
+	"usleep", "vfprintf", "vsnprintf", "write",
+};
+
+static int name_cmp(const void *key, const void *elt)
+{
+	return strcmp(key, *(const char *const *)elt);
+}
+
+static const char *file_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path;
+}
+
+bool fhook_nokprobe_name(const char *name)
+{
+	return bsearch(name, nokprobe_libc, sizeof(nokprobe_libc) / sizeof(nokprobe_libc[0]),
+		       sizeof(nokprobe_libc[0]), name_cmp) != NULL;
+}
+
+/* libc and the loader: the objects libfhook's imports bind to */
+static bool is_libc(const char *base)
+{
+	return !strcmp(base, "libc.so.6") || !strncmp(base, "ld-linux", 8) ||
+	       !strcmp(base, "libpthread.so.0") || !strcmp(base, "libdl.so.2");
+}
+
+const char *fhook_nokprobe(const char *object, const char *name)
+{
+	const char *base = file_name(object);
+
+	if (!base)
+		return NULL;
+	if (!strcmp(base, "libfhook.so") || !strncmp(base, "libfhook.so.", 12))
+		return "fhook itself";
+	if (!strncmp(base, "linux-vdso.so", 13))
+		return "the vDSO: fhook reads the clock there";
+	if (is_libc(base) && name && fhook_nokprobe_name(name))
+		return "fhook's probe and recording path calls it";
+	return NULL;
+}
+
+size_t fhook_nokprobe_count(void)
+{
+	return sizeof(nokprobe_libc) / sizeof(nokprobe_libc[0]);
+}
+
+const char *fhook_nokprobe_at(size_t i)
+{
+	return i < fhook_nokprobe_count() ? nokprobe_libc[i] : NULL;
+}
