@@ -46,6 +46,7 @@
 #include "clock.h"
 #include "fprobe/rethook.h"
 #include "core/core.h"
+#include "kprobes/kpglob.h"
 #include "util/recursion.h"
 
 struct rec_arg {
@@ -81,6 +82,8 @@ struct rec_kprobe {
 	struct rec_event *e;
 	bool registered;
 	bool failed;			/* refused: not tried again */
+	struct rec_kprobe *many;	/* a glob: one per function (registered each) */
+	int nr_many;
 };
 
 /*
@@ -1493,6 +1496,92 @@ static unsigned long kp_event_addr(const struct rec_event *e)
 	return f.addr ? f.addr + e->offset : 0;
 }
 
+/* @k's handlers for event @e at @addr (not registered) */
+static void rec_kp_init(struct rec_kprobe *k, struct rec_event *e, unsigned long addr)
+{
+	memset(k, 0, sizeof(*k));
+	k->e = e;
+	k->rp.kp.addr = (kprobe_opcode_t *)addr;
+	if (e->is_return) {
+		k->rp.entry_handler = rec_kp_ret_entry;
+		k->rp.handler = rec_kp_ret;
+		k->rp.maxactive = e->nr_maxactive;
+		k->rp.data_size = e->nr_entry * sizeof(unsigned long);
+	} else {
+		k->rp.kp.pre_handler = rec_kp_pre;
+	}
+}
+
+/*
+ * A glob ("p *", "r liblzma.so.5:lzma_*"): a kprobe on every function it
+ * names in its object (lib/kprobes/kpglob.c), registered in batches; one
+ * that is refused is said and the others stay.
+ */
+static void rec_kp_arm_glob(struct rec_event *e, struct rec_kprobe *k, FILE *err)
+{
+	struct fhook_kp_glob g;
+	struct rec_kprobe *m;
+	char **whys = NULL;
+	void **list = NULL;
+	int *errs = NULL, i, n, placed, refused = 0;
+
+	if (fhook_kprobe_glob(e->module, e->symbol, e->is_return, &g) || !g.loaded) {
+		fhook_kprobe_glob_free(&g);
+		return;		/* its object comes later, if ever */
+	}
+	n = (int)g.nr;
+	m = calloc(n ? n : 1, sizeof(*m));
+	list = calloc(n ? n : 1, sizeof(*list));
+	errs = calloc(n ? n : 1, sizeof(*errs));
+	whys = calloc(n ? n : 1, sizeof(*whys));
+	k->e = e;
+	k->registered = true;	/* not again: the object is here */
+	if (!m || !list || !errs || !whys || resolve_symbols(e)) {
+		fprintf(err, "fhook: record: cannot probe %s%s%s: %s\n", e->module ? e->module : "",
+			e->module ? ":" : "", e->symbol, m && list && errs && whys ?
+			"a symbol of its arguments is not in this process" : strerror(ENOMEM));
+		free(m);
+		n = 0;
+		m = NULL;
+	}
+	for (i = 0; i < n; i++) {
+		rec_kp_init(&m[i], e, g.addrs[i]);
+		list[i] = e->is_return ? (void *)&m[i].rp : (void *)&m[i].rp.kp;
+	}
+	__atomic_store_n(&rec_disabled, 0, __ATOMIC_RELAXED);
+	placed = !n ? 0 : e->is_return ?
+		fhook_register_kretprobes_each((struct kretprobe **)list, n, errs, whys) :
+		fhook_register_kprobes_each((struct kprobe **)list, n, errs, whys);
+	for (i = 0; i < n; i++) {
+		char name[KSYM_SYMBOL_LEN];
+
+		m[i].registered = !errs[i];
+		if (!errs[i])
+			continue;
+		refused++;
+		sprint_symbol(name, g.addrs[i]);
+		fprintf(err, "fhook: record: cannot probe %s: %s\n", name, whys[i] ? whys[i] :
+			errs[i] == -EILSEQ ? "an instruction that cannot be moved" :
+			strerror(-errs[i]));
+		free(whys[i]);
+	}
+	if (refused)
+		rec_untraced("%d of %d functions of %s%s%s not probed", refused, n,
+			     e->module ? e->module : "", e->module ? ":" : "", e->symbol);
+	k->many = m;
+	k->nr_many = n;
+	k->failed = n && !placed;
+	fhook_kprobe_glob_free(&g);
+	free(list);
+	free(errs);
+	free(whys);
+}
+
+static bool rec_kp_is_glob(const struct rec_event *e)
+{
+	return strpbrk(e->symbol, "*?[") != NULL;
+}
+
 /*
  * Register the kprobe events whose code is loaded now and that are not
  * yet: at start-up, and after each dlopen() (an object the program loads
@@ -1511,6 +1600,10 @@ static void rec_kp_arm(FILE *err)
 
 		if (!e->kprobe || k->registered || k->failed)
 			continue;
+		if (rec_kp_is_glob(e)) {
+			rec_kp_arm_glob(e, k, err);
+			continue;
+		}
 		addr = kp_event_addr(e);
 		if (!addr)
 			continue;
@@ -1520,20 +1613,12 @@ static void rec_kp_arm(FILE *err)
 			k->failed = true;
 			continue;
 		}
-		memset(k, 0, sizeof(*k));
-		k->e = e;
-		k->rp.kp.addr = (kprobe_opcode_t *)addr;
+		rec_kp_init(k, e, addr);
 		__atomic_store_n(&rec_disabled, 0, __ATOMIC_RELAXED);
-		if (e->is_return) {
-			k->rp.entry_handler = rec_kp_ret_entry;
-			k->rp.handler = rec_kp_ret;
-			k->rp.maxactive = e->nr_maxactive;
-			k->rp.data_size = e->nr_entry * sizeof(unsigned long);
+		if (e->is_return)
 			ret = register_kretprobe(&k->rp);
-		} else {
-			k->rp.kp.pre_handler = rec_kp_pre;
+		else
 			ret = register_kprobe(&k->rp.kp);
-		}
 		k->registered = !ret;
 		k->failed = ret != 0;
 		if (ret) {
@@ -1562,7 +1647,36 @@ static bool __fhook_startup rec_kp_pending(void)
 
 static unsigned long kp_nmissed(const struct rec_kprobe *k)
 {
-	return k->rp.kp.nmissed + (unsigned long)k->rp.nmissed;
+	unsigned long n = k->rp.kp.nmissed + (unsigned long)k->rp.nmissed;
+	int i;
+
+	for (i = 0; i < k->nr_many; i++)
+		n += k->many[i].rp.kp.nmissed + (unsigned long)k->many[i].rp.nmissed;
+	return n;
+}
+
+/* A glob's probes off, in one batch; @k is not registered any more. */
+static void rec_kp_disarm_glob(struct rec_kprobe *k)
+{
+	void **list = calloc(k->nr_many ? k->nr_many : 1, sizeof(*list));
+	int i, n = 0;
+
+	for (i = 0; i < k->nr_many; i++) {
+		struct rec_kprobe *m = &k->many[i];
+
+		if (!m->registered)
+			continue;
+		m->registered = false;
+		if (!list)
+			k->e->is_return ? unregister_kretprobe(&m->rp) : unregister_kprobe(&m->rp.kp);
+		else
+			list[n++] = k->e->is_return ? (void *)&m->rp : (void *)&m->rp.kp;
+	}
+	if (n && k->e->is_return)
+		unregister_kretprobes((struct kretprobe **)list, n);
+	else if (n)
+		unregister_kprobes((struct kprobe **)list, n);
+	free(list);
 }
 
 /* Remove the kprobe events' probes; their misses are returned. */
@@ -1576,7 +1690,9 @@ static unsigned long rec_kp_disarm(void)
 
 		if (!k->registered)
 			continue;
-		if (k->e->is_return)
+		if (k->many)
+			rec_kp_disarm_glob(k);
+		else if (k->e->is_return)
 			unregister_kretprobe(&k->rp);
 		else
 			unregister_kprobe(&k->rp.kp);
@@ -2402,6 +2518,8 @@ static void free_events(void)
 	}
 	free(rec_events);
 	rec_events = NULL;
+	for (i = 0; rec_kprobes && i < rec_nr_events; i++)
+		free(rec_kprobes[i].many);
 	rec_nr_events = 0;
 	free(rec_kprobes);
 	rec_kprobes = NULL;
