@@ -37,26 +37,37 @@ static bool sort_groups_first;	/* --by: one table per group, sorted within it */
 
 static struct rep_row *row_lookup(struct rep *r, const struct call *c);
 
-/*
- * The row of @c: most calls are of an address met before, found in a
- * direct-mapped cache before any symbol or name lookup.
- */
-static struct rep_row *row_get(struct rep *r, const struct call *c)
+/* row_get() of an address not in the cache */
+static __attribute__((noinline)) struct rep_row *row_miss(struct rep *r, const struct call *c,
+							  uint32_t group, size_t slot)
 {
-	uint32_t group = r->by == REP_BY_THREAD ? c->thr->num :
-			 r->by == REP_BY_PROCESS ? c->thr->pid : 0;
 	struct rep_ipcache *e;
 
 	if (!r->ipcache && !(r->ipcache = calloc(REP_IPCACHE, sizeof(*r->ipcache))))
 		return row_lookup(r, c);
-	e = &r->ipcache[((c->ip >> 2) ^ (c->ip >> 15) ^ group * 0x9e37) & (REP_IPCACHE - 1)];
-	if (e->row && e->ip == c->ip && e->proc == c->thr->proc && e->group == group)
-		return e->row;
+	e = &r->ipcache[slot];
 	e->row = row_lookup(r, c);
 	e->ip = c->ip;
 	e->proc = c->thr->proc;
 	e->group = group;
 	return e->row;
+}
+
+/*
+ * The row of @c: most calls are of an address met before, found in a
+ * direct-mapped cache before any symbol or name lookup.
+ */
+static inline struct rep_row *row_get(struct rep *r, const struct call *c)
+{
+	uint32_t group = __builtin_expect(r->by == REP_BY_NONE, 1) ? 0 :
+			 r->by == REP_BY_THREAD ? c->thr->num : c->thr->pid;
+	size_t slot = ((c->ip >> 2) ^ (c->ip >> 15) ^ group * 0x9e37) & (REP_IPCACHE - 1);
+	const struct rep_ipcache *e = r->ipcache ? &r->ipcache[slot] : NULL;
+
+	if (__builtin_expect(e && e->row && e->ip == c->ip && e->proc == c->thr->proc &&
+			     e->group == group, 1))
+		return e->row;
+	return row_miss(r, c, group, slot);
 }
 
 static struct rep_row *row_lookup(struct rep *r, const struct call *c)
@@ -160,33 +171,18 @@ static uint32_t *active_get(struct rep *r, const struct rep_row *row, uint32_t t
 	return &r->active[h & mask].count;
 }
 
-static struct rep_frame *frame_push(struct rep *r, uint32_t thr)
-{
-	struct rep_thr *t;
-
-	if (__builtin_expect(thr >= r->nr_thr, 0) &&
-	    ev_array_fit(&r->thr, &r->nr_thr, thr, sizeof(*r->thr)))
-		return NULL;
-	t = &r->thr[thr];
-	if (__builtin_expect(t->n >= t->cap, 0) &&
-	    ev_array_fit(&t->st, &t->cap, t->n, sizeof(*t->st)))
-		return NULL;
-	return &t->st[t->n++];
-}
-
+/*
+ * A call's row and the counter of its row's open frames on its thread are
+ * kept in the call itself (priv[0], priv[1]) from its enter to its exit; a
+ * call path's node in priv[0].
+ */
 static int rep_enter(void *ctx, struct call *c, const struct dec_event *ev)
 {
 	struct rep *r = ctx;
-	struct rep_frame *fr = frame_push(r, c->thr->num);
 
-	if (!fr)
-		return -ENOMEM;
-	fr->row = NULL;
-	fr->node = NULL;
-	fr->active = NULL;
 	if (r->rows_wanted) {
-		struct rep_row *row = fr->row = row_get(r, c);
-		uint32_t thr = c->thr->num;
+		struct rep_row *row = row_get(r, c);
+		uint32_t thr = c->thr->num, *active;
 
 		if (!row)
 			return -ENOMEM;
@@ -196,24 +192,24 @@ static int rep_enter(void *ctx, struct call *c, const struct dec_event *ev)
 		 * row counted elsewhere.
 		 */
 		if (row->act_n && row->act_thr == thr) {
-			fr->active = &row->act_n;
+			active = &row->act_n;
 		} else if (!row->act_n && (!r->nr_active || !*active_get(r, row, thr))) {
 			row->act_thr = thr;
-			fr->active = &row->act_n;
+			active = &row->act_n;
 		} else {
-			fr->active = active_get(r, row, thr);
-			if (!fr->active)
+			active = active_get(r, row, thr);
+			if (!active)
 				return -ENOMEM;
 		}
-		++*fr->active;
-	}
-	if (r->tree_wanted) {
-		struct rep_thr *t = &r->thr[c->thr->num];
-		struct rep_node *up = t->n > 1 ? t->st[t->n - 2].node : NULL;
+		++*active;
+		c->priv[0] = row;
+		c->priv[1] = active;
+	} else {
+		struct rep_node *node = rep_node_get(r, c->up ? c->up->priv[0] : NULL, c);
 
-		fr->node = rep_node_get(r, up, c);
-		if (!fr->node)
+		if (!node)
 			return -ENOMEM;
+		c->priv[0] = node;
 	}
 	return 0;
 }
@@ -221,25 +217,22 @@ static int rep_enter(void *ctx, struct call *c, const struct dec_event *ev)
 static int rep_exit(void *ctx, struct call *c, const struct dec_event *ev)
 {
 	struct rep *r = ctx;
-	struct rep_thr *t = c->thr->num < r->nr_thr ? &r->thr[c->thr->num] : NULL;
-	struct rep_frame *fr;
 	uint64_t dur = c->end - c->start, self;
 
-	if (!t || !t->n)
+	if (!c->priv[0])
 		return 0;	/* cannot be: every exit has had its enter */
-	fr = &t->st[--t->n];
-	if (fr->active)
-		--*fr->active;
-	if (!c->shown)
-		return 0;
 	self = dur > c->child ? dur - c->child : 0;
-	if (fr->row) {
-		struct rep_row *row = fr->row;
+	if (r->rows_wanted) {
+		struct rep_row *row = c->priv[0];
+		uint32_t *active = c->priv[1];
 
+		--*active;
+		if (!c->shown)
+			return 0;
 		row->calls++;
 		row->sum += dur;
 		row->self += self;
-		if (!*fr->active)
+		if (!*active)
 			row->total += dur;
 		if (dur < row->min)
 			row->min = dur;
@@ -247,13 +240,16 @@ static int rep_exit(void *ctx, struct call *c, const struct dec_event *ev)
 			row->max = dur;
 		if (c->unfinished)
 			row->unfinished++;
-	}
-	if (fr->node) {
-		fr->node->calls++;
-		fr->node->total += dur;
-		fr->node->self += self;
+	} else {
+		struct rep_node *node = c->priv[0];
+
+		if (!c->shown)
+			return 0;
+		node->calls++;
+		node->total += dur;
+		node->self += self;
 		if (c->unfinished)
-			fr->node->unfinished++;
+			node->unfinished++;
 	}
 	return 0;
 }
@@ -294,9 +290,6 @@ void rep_free(struct rep *r)
 	free(r->rows);
 	free(r->active);
 	free(r->ipcache);
-	for (i = 0; i < r->nr_thr; i++)
-		free(r->thr[i].st);
-	free(r->thr);
 	rep_tree_free(r);
 	dec_free(r->d);
 	memset(r, 0, sizeof(*r));

@@ -65,28 +65,15 @@ struct rep_active {
 	uint64_t hash;
 };
 
-struct rep_frame {
-	struct rep_row *row;
-	struct rep_node *node;
-	uint32_t *active;
-};
-
-struct rep_thr {
-	struct rep_frame *st;
-	size_t n, cap;
-};
-
 struct rep {
 	struct dec *d;
 	int by;
-	bool rows_wanted, tree_wanted;
+	bool rows_wanted, tree_wanted;	/* one or the other */
 	struct rep_row **rows;	/* open addressing */
 	size_t nr_rows, cap_rows;
 	struct rep_active *active;
 	size_t nr_active, cap_active;
 	struct rep_ipcache *ipcache;
-	struct rep_thr *thr;
-	size_t nr_thr;
 	struct rep_node **nodes;	/* open addressing, by (parent, name) */
 	size_t nr_nodes, cap_nodes;
 	struct rep_node *roots;
@@ -101,8 +88,22 @@ void rep_fmt_dur(char *buf, size_t size, uint64_t ns);
 /* @x's value of sort key @key (not KEY_NAME), as the table shows it */
 uint64_t rep_key_value(const struct rep_row *x, int key);
 
-struct call;
-struct rep_node *rep_node_get(struct rep *r, struct rep_node *up, const struct call *c);
+struct rep_node *rep_node_miss(struct rep *r, struct rep_node *up, const struct call *c,
+			       size_t slot);
+
+/* @c's path node under @up: a direct-mapped cache before any symbol lookup. */
+static inline struct rep_node *rep_node_get(struct rep *r, struct rep_node *up,
+					    const struct call *c)
+{
+	size_t slot = (((uintptr_t)up >> 4) * 0x9e3779b1U ^ (c->ip >> 2) ^ (c->ip >> 15)) &
+		      (REP_IPCACHE - 1);
+	const struct rep_nodecache *e = r->nodecache ? &r->nodecache[slot] : NULL;
+
+	if (__builtin_expect(e && e->node && e->up == up && e->ip == c->ip &&
+			     e->proc == c->thr->proc, 1))
+		return e->node;
+	return rep_node_miss(r, up, c, slot);
+}
 int rep_print_tree(struct rep *r, bool folded);
 void rep_tree_free(struct rep *r);
 /* fhook report --diff: 0, 1 (a recording unreadable) */

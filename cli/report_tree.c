@@ -49,17 +49,14 @@ static int nodes_grow(struct rep *r)
 
 static struct rep_node *node_lookup(struct rep *r, struct rep_node *up, const struct call *c);
 
-/* A direct-mapped cache by caller's node and address: no symbol lookup for a path met before. */
-struct rep_node *rep_node_get(struct rep *r, struct rep_node *up, const struct call *c)
+struct rep_node *rep_node_miss(struct rep *r, struct rep_node *up, const struct call *c,
+			       size_t slot)
 {
 	struct rep_nodecache *e;
 
 	if (!r->nodecache && !(r->nodecache = calloc(REP_IPCACHE, sizeof(*r->nodecache))))
 		return node_lookup(r, up, c);
-	e = &r->nodecache[(((uintptr_t)up >> 4) * 0x9e3779b1U ^ (c->ip >> 2) ^ (c->ip >> 15)) &
-			  (REP_IPCACHE - 1)];
-	if (e->node && e->up == up && e->ip == c->ip && e->proc == c->thr->proc)
-		return e->node;
+	e = &r->nodecache[slot];
 	e->node = node_lookup(r, up, c);
 	e->up = up;
 	e->ip = c->ip;

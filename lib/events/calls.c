@@ -68,6 +68,10 @@ struct calls {
 	size_t nr_thr;
 	bool prepass, prepass_done;
 	bool all;		/* no filter at all */
+	bool fast;		/* all, and not the first pass: every call shown as it is */
+	/* with fast: the thread of the last event, when its next one may take the short way */
+	const struct dec_thread *cur_thr;
+	struct cthr *cur;
 	bool have_t0;
 	uint64_t t0, lo, hi;
 	uint64_t unpaired, unfinished;
@@ -90,6 +94,7 @@ struct calls *calls_new(struct dec *d, const struct call_filter *flt,
 	cs->hi = UINT64_MAX;
 	cs->all = !cs->flt->nr_only && !cs->flt->nr_hide && !cs->flt->max_depth &&
 		  !cs->flt->min_time && !cs->flt->have_range;
+	cs->fast = cs->all;
 	return cs;
 }
 
@@ -120,6 +125,9 @@ void calls_rewind(struct calls *cs, struct dec *d)
 	cs->d = d;
 	cs->prepass = false;
 	cs->prepass_done = true;
+	cs->fast = cs->all;
+	cs->cur_thr = NULL;
+	cs->cur = NULL;
 	cs->unpaired = 0;
 	cs->unfinished = 0;
 	cs->have_t0 = false;
@@ -220,6 +228,9 @@ static struct cthr *thr_get(struct calls *cs, const struct dec_thread *thr)
 	struct cthr *t;
 	int i;
 
+	/* the array may move */
+	cs->cur_thr = NULL;
+	cs->cur = NULL;
 	if (ev_array_fit(&cs->thr, &cs->nr_thr, thr->num, sizeof(*cs->thr)))
 		return NULL;
 	t = &cs->thr[thr->num];
@@ -286,6 +297,27 @@ static void frame_place(struct calls *cs, struct cthr *t, struct cframe *fr, siz
 	fr->kids_depth = depth + fr->shown;
 }
 
+/*
+ * Close the call on top of @t's stack by its exit event @ev, with no
+ * filter and not in the first pass: the common case, kept short.
+ */
+static inline int frame_close_fast(struct calls *cs, struct cthr *t, const struct dec_event *ev)
+{
+	struct cframe *fr = &t->st[--t->n];
+	uint64_t dur;
+
+	fr->c.end = ev->ts > fr->c.start ? ev->ts : fr->c.start;
+	fr->c.unwound = ev->unwound;
+	fr->c.shown = true;
+	dur = fr->c.end - fr->c.start;
+	if (fr->anc >= 0)
+		t->st[fr->anc].c.child += dur;
+	t->closed_pos = t->n;
+	t->closed_def = ev->def->id;
+	t->closed_valid = true;
+	return cs->view->exit ? cs->view->exit(cs->ctx, &fr->c, ev) : 0;
+}
+
 /* Close the call on top of @t's stack at @ts; @ev its exit event or NULL. */
 static int frame_close(struct calls *cs, struct cthr *t, uint64_t ts, const struct dec_event *ev)
 {
@@ -338,10 +370,13 @@ static int on_entry_ev(struct calls *cs, struct cthr *t, const struct dec_event 
 			return cs->view->enter_more(cs->ctx, &fr->c, ev);
 		return 0;
 	}
-	ret = cut_to(cs, t, ev->depth);
-	if (ret)
-		return ret;
-	if (ev_array_fit(&t->st, &t->cap, t->n, sizeof(*t->st)))
+	if (__builtin_expect(t->n > ev->depth, 0)) {
+		ret = cut_to(cs, t, ev->depth);
+		if (ret)
+			return ret;
+	}
+	if (__builtin_expect(t->n >= t->cap, 0) &&
+	    ev_array_fit(&t->st, &t->cap, t->n, sizeof(*t->st)))
 		return -ENOMEM;
 	fr = &t->st[t->n];
 	fr->c.thr = ev->thr;
@@ -350,10 +385,21 @@ static int on_entry_ev(struct calls *cs, struct cthr *t, const struct dec_event 
 	fr->c.end = 0;
 	fr->c.child = 0;
 	fr->c.unfinished = fr->c.unwound = fr->c.shown = false;
-	fr->c.priv = NULL;
+	fr->c.priv[0] = fr->c.priv[1] = NULL;
 	fr->def = id;
 	fr->seq = t->seq++;
+	if (cs->fast) {
+		/* every call shown, one deeper than its caller */
+		fr->anc = (int)t->n - 1;
+		fr->shown = true;
+		fr->c.depth = t->n ? t->st[t->n - 1].kids_depth : 0;
+		fr->kids_depth = fr->c.depth + 1;
+		fr->c.up = t->n ? &t->st[t->n - 1].c : NULL;
+		t->n++;
+		return cs->view->enter ? cs->view->enter(cs->ctx, &fr->c, ev) : 0;
+	}
 	frame_place(cs, t, fr, t->n);
+	fr->c.up = fr->anc >= 0 ? &t->st[fr->anc].c : NULL;
 	t->n++;
 	if (fr->shown && !cs->prepass && cs->view->enter)
 		return cs->view->enter(cs->ctx, &fr->c, ev);
@@ -393,18 +439,24 @@ static int on_exit_ev(struct calls *cs, struct cthr *t, const struct dec_event *
 		t->closed_valid = false;
 		return on_instant(cs, t, ev);
 	}
-	ret = cut_to(cs, t, d + 1);
-	if (ret)
-		return ret;
+	if (__builtin_expect(t->n > d + 1, 0)) {
+		ret = cut_to(cs, t, d + 1);
+		if (ret)
+			return ret;
+	}
+	if (cs->fast)
+		return frame_close_fast(cs, t, ev);
 	return frame_close(cs, t, ev->ts, ev);
 }
 
-static int one_event(struct calls *cs, const struct dec_event *ev)
+static __attribute__((noinline)) int one_event(struct calls *cs, const struct dec_event *ev)
 {
+	const struct dec_event_def *def = ev->def;
+	uint32_t num = ev->thr->num;
 	struct cthr *t;
 	int ret;
 
-	if (!cs->have_t0) {
+	if (__builtin_expect(!cs->have_t0, 0)) {
 		const struct call_filter *flt = cs->flt;
 
 		cs->have_t0 = true;
@@ -415,30 +467,120 @@ static int one_event(struct calls *cs, const struct dec_event *ev)
 				 flt->hi_rel ? cs->t0 + flt->hi : flt->hi;
 		}
 	}
-	t = thr_get(cs, ev->thr);
-	if (!t)
+	if (__builtin_expect(num < cs->nr_thr && cs->thr[num].seen, 1))
+		t = &cs->thr[num];
+	else if (!(t = thr_get(cs, ev->thr)))
 		return -ENOMEM;
 	if (!t->wanted)
 		return 0;
-	if (!ev->def->is_slice)
+	if (cs->fast) {
+		cs->cur_thr = ev->thr;
+		cs->cur = t;
+	}
+	if (!def->is_slice) {
 		ret = on_instant(cs, t, ev);
-	else if (ev->def->is_return)
+		t->last_entry = t->last_exit = false;
+	} else if (def->is_return) {
 		ret = on_exit_ev(cs, t, ev);
-	else
+		t->last_entry = false;
+		t->last_exit = true;
+	} else {
 		ret = on_entry_ev(cs, t, ev);
+		t->last_entry = true;
+		t->last_exit = false;
+	}
 	t->last_ts = ev->ts;
-	t->last_entry = ev->def->is_slice && !ev->def->is_return;
-	t->last_exit = ev->def->is_slice && ev->def->is_return;
 	return ret;
+}
+
+/*
+ * The entry of a call right above its thread's top one, with no filter:
+ * nearly every entry.  False when it is anything else, nothing changed.
+ */
+static __attribute__((always_inline)) inline bool
+fast_entry(struct calls *cs, struct cthr *t, const struct dec_event *ev, int *ret)
+{
+	size_t n = t->n;
+	struct cframe *fr, *up = n ? &t->st[n - 1] : NULL;
+
+	if (n != ev->depth || n >= t->cap ||
+	    (t->last_entry && up && up->c.ip == ev->ip && up->def != ev->def->id))
+		return false;
+	fr = &t->st[n];
+	fr->c.thr = ev->thr;
+	fr->c.ip = ev->ip;
+	fr->c.start = ev->ts;
+	fr->c.end = 0;
+	fr->c.child = 0;
+	fr->c.unfinished = fr->c.unwound = fr->c.shown = false;
+	fr->c.priv[0] = fr->c.priv[1] = NULL;
+	fr->c.up = up ? &up->c : NULL;
+	fr->c.depth = up ? up->kids_depth : 0;
+	fr->def = ev->def->id;
+	/* fr->seq: only -t's first pass reads it */
+	fr->anc = (int)n - 1;
+	fr->kids_depth = fr->c.depth + 1;
+	fr->root_depth = 0;
+	fr->in_only = fr->shown = true;
+	fr->hidden_sub = false;
+	t->n = n + 1;
+	t->last_entry = true;
+	t->last_exit = false;
+	t->last_ts = ev->ts;
+	*ret = cs->view->enter ? cs->view->enter(cs->ctx, &fr->c, ev) : 0;
+	return true;
+}
+
+/* The exit of its thread's top call, with no filter: nearly every exit. */
+static __attribute__((always_inline)) inline bool
+fast_exit(struct calls *cs, struct cthr *t, const struct dec_event *ev, int *ret)
+{
+	size_t n = t->n;
+	struct cframe *fr = n ? &t->st[n - 1] : NULL;
+	uint64_t dur;
+
+	if (!fr || ev->depth != n - 1 || (ev->ip && fr->c.ip != ev->ip) ||
+	    (t->last_exit && t->closed_valid && t->closed_pos == n - 1 &&
+	     t->st[n - 1].c.ip == ev->ip && t->closed_def != ev->def->id))
+		return false;
+	t->n = n - 1;
+	fr->c.end = ev->ts > fr->c.start ? ev->ts : fr->c.start;
+	fr->c.unwound = ev->unwound;
+	fr->c.shown = true;
+	dur = fr->c.end - fr->c.start;
+	if (fr->anc >= 0)
+		t->st[fr->anc].c.child += dur;
+	t->closed_pos = n - 1;
+	t->closed_def = ev->def->id;
+	t->closed_valid = true;
+	t->last_entry = false;
+	t->last_exit = true;
+	t->last_ts = ev->ts;
+	*ret = cs->view->exit ? cs->view->exit(cs->ctx, &fr->c, ev) : 0;
+	return true;
 }
 
 int calls_event(void *arg, const struct dec_event *ev)
 {
 	struct calls *cs = arg;
+	const struct dec_event_def *def = ev->def;
+	int ret;
 
+	/* cur_thr is set only with fast, no error and the thread wanted */
+	if (__builtin_expect(cs->cur_thr == ev->thr && def->is_slice, 1) &&
+	    (def->is_return ? fast_exit(cs, cs->cur, ev, &ret) :
+			      fast_entry(cs, cs->cur, ev, &ret))) {
+		if (__builtin_expect(ret, 0)) {
+			cs->err = ret;
+			cs->cur_thr = NULL;
+		}
+		return ret;
+	}
 	if (cs->err)
 		return cs->err;
 	cs->err = one_event(cs, ev);
+	if (cs->err)
+		cs->cur_thr = NULL;
 	return cs->err;
 }
 
@@ -447,6 +589,7 @@ int calls_prepass(void *arg, const struct dec_event *ev)
 	struct calls *cs = arg;
 
 	cs->prepass = true;
+	cs->fast = false;
 	return calls_event(cs, ev);
 }
 

@@ -46,7 +46,12 @@ struct call {
 	bool unfinished;	/* no exit: ends at its thread's last event */
 	bool unwound;		/* left by an exception, longjmp or cancellation */
 	bool shown;		/* at the exit: false when -t hides it */
-	void *priv;		/* the view's, from its enter to its exit */
+	void *priv[2];		/* the view's, from its enter to its exit */
+	/*
+	 * At the enter only: the nearest shown call it was made from, NULL
+	 * when none (later the frames below may have moved).
+	 */
+	const struct call *up;
 };
 
 /*

@@ -714,6 +714,10 @@ static bool close_slotless(struct dthr *t, uint64_t ip, uint32_t def, uint32_t *
 	return true;
 }
 
+static bool thr_next_slow(struct dec *d, struct dthr *t);
+static bool thr_event_short(struct dec *d, struct dthr *t, uint32_t id, uint64_t w1,
+			    const unsigned char *p);
+
 /* Drop the rest of the current chunk: it does not parse. */
 static void bad_chunk(struct dec *d, struct dthr *t)
 {
@@ -779,8 +783,68 @@ thr_event(struct dec *d, struct dthr *t, uint32_t id, uint64_t w1, const unsigne
 	return true;
 }
 
+/*
+ * A 16-byte record of event @id with a shadow-stack slot that opens a frame
+ * right above the top one, or closes the top one (no other probe's entry
+ * on it): what nearly every record of a function traced whole is.  False
+ * when it is anything else, with nothing changed.
+ */
+static __attribute__((always_inline)) inline bool
+thr_event_plain(struct dec *d, struct dthr *t, uint32_t id, uint64_t w1)
+{
+	const struct dec_event_def *def = &d->defs[id];
+	struct dec_event *ev = &t->cur;
+	uint32_t slot = (uint32_t)(w1 >> 48) & EV_DEPTH_MASK;
+	size_t n = t->nr_stack;
+	const struct dframe *top = n ? &t->stack[n - 1] : NULL;
+	uint64_t addr = w1 & EV_ADDR_MASK;
+
+	if (!slot || __builtin_expect(!t->pub.proc && t->proc_seq, 0))
+		return false;
+	if (!def->is_return) {
+		struct dframe *fr;
+
+		if (top && (!top->slot || top->slot >= slot || (t->last_was_entry && top->ip == addr && top->def != id)))
+			return false;
+		if (__builtin_expect(n >= t->cap_stack || n >= DEC_MAX_DEPTH, 0))
+			return false;
+		fr = &t->stack[n];
+		fr->ip = addr;
+		fr->slot = slot;
+		fr->def = id;
+		fr->nr_alias = 0;
+		t->nr_stack = n + 1;
+		t->closed_slot = 0;
+		ev->ip = addr;
+		ev->ret_ip = 0;
+		ev->depth = n;
+	} else {
+		if (!top || top->slot != slot || top->nr_alias)
+			return false;
+		t->nr_stack = n - 1;
+		t->closed_slot = slot;
+		t->closed_nr_alias = 0;
+		t->closed_depth = n - 1;
+		t->closed_ip = top->ip;
+		ev->ip = top->ip;
+		ev->ret_ip = addr;
+		ev->depth = n - 1;
+	}
+	ev->args = NULL;
+	ev->args_len = 0;
+	ev->def = def;
+	ev->ts = to_ns(d, t->ts);
+	/* ev->cpu: set by the record that changed it */
+	ev->unwound = !!(w1 & EV_W1_UNWOUND);
+	t->last_def = id;
+	t->last_was_entry = !def->is_return;
+	t->last_was_exit = def->is_return;
+	t->pub.events++;
+	return true;
+}
+
 /* Advance @t to its next event record; false when its queued data is done. */
-static bool thr_next(struct dec *d, struct dthr *t)
+static __attribute__((always_inline)) inline bool thr_next(struct dec *d, struct dthr *t)
 {
 	/*
 	 * Nearly every record is 16 bytes of a known event: no padding, no
@@ -795,13 +859,30 @@ static bool thr_next(struct dec *d, struct dthr *t)
 			uint32_t id = ev_w0_id(w0);
 
 			if (id < (uint32_t)d->nr_defs) {
+				uint64_t w1 = load64(p + 8);
+
 				__builtin_prefetch(p + 1024);
 				t->pos += 16;
 				t->ts = extend_ts(t->ts, w0 & EV_TS_MASK);
-				return thr_event(d, t, id, load64(p + 8), p, 16, 0);
+				if (thr_event_plain(d, t, id, w1))
+					return true;
+				return thr_event_short(d, t, id, w1, p);
 			}
 		}
 	}
+	return thr_next_slow(d, t);
+}
+
+/* thr_event() of a 16-byte record */
+static __attribute__((noinline)) bool thr_event_short(struct dec *d, struct dthr *t, uint32_t id,
+						       uint64_t w1, const unsigned char *p)
+{
+	return thr_event(d, t, id, w1, p, 16, 0);
+}
+
+/* thr_next() of any record */
+static __attribute__((noinline)) bool thr_next_slow(struct dec *d, struct dthr *t)
+{
 	while (t->ci < t->nr_chunks) {
 		const struct dec_chunk *c = &t->chunks[t->ci];
 		const unsigned char *p = c->p + t->pos;
@@ -839,7 +920,7 @@ static bool thr_next(struct dec *d, struct dthr *t)
 			t->pos += 16;
 			switch (id) {
 			case EV_ID_TIME: t->ts = w1; break;
-			case EV_ID_CPU: t->cpu = (uint32_t)w1; break;
+			case EV_ID_CPU: t->cur.cpu = t->cpu = (uint32_t)w1; break;
 			case EV_ID_LOST: d->lost_inband += w1; break;
 			default: d->bad++; break;
 			}
@@ -926,17 +1007,24 @@ int dec_flush_ends(struct dec *d, dec_emit_fn emit, dec_end_fn end, void *ctx)
 	while (d->nr_heap) {
 		struct dthr *t = d->heap[0];
 
-		if (!ret)
-			ret = emit(ctx, &t->cur);
-		if (thr_next(d, t)) {
-			if (d->nr_heap > 1)
-				heap_down(d, 0);
+		if (d->nr_heap == 1) {
+			/* the last thread: nothing to merge with */
+			do {
+				if (__builtin_expect(!ret, 1))
+					ret = emit(ctx, &t->cur);
+			} while (thr_next(d, t));
 		} else {
-			if (end && !ret)
-				ret = end(ctx, &t->pub);
-			d->heap[0] = d->heap[--d->nr_heap];
-			heap_down(d, 0);
+			if (!ret)
+				ret = emit(ctx, &t->cur);
+			if (thr_next(d, t)) {
+				heap_down(d, 0);
+				continue;
+			}
 		}
+		if (end && !ret)
+			ret = end(ctx, &t->pub);
+		d->heap[0] = d->heap[--d->nr_heap];
+		heap_down(d, 0);
 	}
 	/* the data is consumed: the caller may reuse it */
 	for (i = 0; i < d->threads_cap; i++) {
