@@ -404,7 +404,7 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 		.follow = c->follow, .lossy = c->lossy, .clock = c->clock,
 		.ring_size = c->ring_size,
 		/* -p: c->argv names the program alone; the process's own command line is read */
-		.argv = c->pid ? NULL : c->argv, .pid = c->pid,
+		.argv = c->pid ? NULL : c->argv, .pid = c->pid, .cmd = c->cmd,
 	};
 	struct sigaction sa = { .sa_handler = on_stop }, old[4];
 	static const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
@@ -422,6 +422,13 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	ret = ev_session_new(&so, sink, &s);
 	if (ret && c->pid)
 		cli_ev_attach_abort(c);
+	if (ret == -EBADF && c->pid) {
+		fprintf(stderr, "fhook: %s: process %d offered memory that cannot be sealed against "
+			"truncation (not a memfd made with MFD_ALLOW_SEALING); refusing to share it\n",
+			c->cmd, c->pid);
+		*failed = true;
+		return 1;
+	}
 	if (ret) {
 		fprintf(stderr, "fhook: %s: cannot start the recording (writing %s): %s\n", c->cmd,
 			c->out ? c->out : "the trace", strerror(-ret));

@@ -23,9 +23,15 @@
 #include "cli.h"
 #include "evcli.h"
 
+/*
+ * The recording's file is opened (and an old one truncated) at the first
+ * block, once the program is about to run or the process has agreed to be
+ * recorded: a refused attach or a bad definition leaves the file as it was.
+ */
 struct file_sink {
 	struct ev_sink s;
 	int fd;
+	const char *path;	/* opened at the first write; NULL: fd is open */
 	uint64_t bytes;
 };
 
@@ -37,6 +43,12 @@ static int file_write(struct ev_sink *sink, const struct iovec *iov, int n)
 
 	if (n > 8)
 		return -EINVAL;
+	if (f->fd < 0) {
+		/* not inherited by the traced processes */
+		f->fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (f->fd < 0)
+			return -errno;
+	}
 	memcpy(v, iov, n * sizeof(*v));
 	while (i < n) {
 		ssize_t w = writev(f->fd, v + i, n - i);
@@ -95,12 +107,11 @@ static void record_usage(FILE *f)
 		"2 for bad usage.\n");
 }
 
-/* -o must not be the program being recorded, nor anything but a file or a pipe. */
-static int open_output(const char *path, const char *prog)
+/* -o must not be the program being recorded. */
+static int check_output(const char *path, const char *prog)
 {
 	char *exe = cli_which(prog);
 	struct stat a, b;
-	int fd;
 
 	if (exe && !stat(exe, &a) && !stat(path, &b) && a.st_dev == b.st_dev &&
 	    a.st_ino == b.st_ino) {
@@ -109,13 +120,7 @@ static int open_output(const char *path, const char *prog)
 		return -EEXIST;
 	}
 	free(exe);
-	/* not inherited by the traced processes */
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "fhook: record: %s: %s\n", path, strerror(errno));
-		return -errno;
-	}
-	return fd;
+	return 0;
 }
 
 int cmd_record(int argc, char **argv)
@@ -143,13 +148,16 @@ int cmd_record(int argc, char **argv)
 		cli_ev_free(&c);
 		return ret < 0 ? 0 : ret;
 	}
-	fs.fd = !strcmp(c.out, "-") ? dup(STDOUT_FILENO) : open_output(c.out, c.argv[0]);
-	if (fs.fd < 0) {
+	if (!strcmp(c.out, "-"))
+		fs.fd = dup(STDOUT_FILENO);
+	else if (!check_output(c.out, c.argv[0]))
+		fs.path = c.out;
+	if (fs.fd < 0 && !fs.path) {
 		cli_ev_free(&c);
 		return 1;
 	}
 	ret = cli_ev_run(&c, &fs.s, &end, &failed);
-	if (close(fs.fd) && !failed) {
+	if (fs.fd >= 0 && close(fs.fd) && !failed) {
 		fprintf(stderr, "fhook: record: %s: %s\n", c.out, strerror(errno));
 		failed = true;
 	}

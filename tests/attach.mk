@@ -27,5 +27,9 @@ $(B)/tests/attach/att_seccomp: tests/attach/att_seccomp.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall $(SAN) -o $@ $<
 
-TEST_TARGETS += $(B)/tests/attach/att_prog $(B)/tests/attach/att_repl.so $(B)/tests/attach/att_slow.so \
+$(B)/tests/attach/att_hostile: tests/attach/att_hostile.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread
+
+TEST_TARGETS += $(B)/tests/attach/att_hostile $(B)/tests/attach/att_prog $(B)/tests/attach/att_repl.so $(B)/tests/attach/att_slow.so \
 	$(B)/tests/attach/att_ctl_client $(B)/tests/attach/att_seccomp $(B)/tests/attach/att_wrap.so

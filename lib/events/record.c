@@ -692,13 +692,22 @@ static bool wait_room(struct rec_thread *t, uint64_t need)
 		uint32_t seq = __atomic_load_n(&r->space_seq, __ATOMIC_ACQUIRE);
 		uint64_t now_beat;
 
-		if (__atomic_load_n(&rec_shm->stopped, __ATOMIC_RELAXED))
+		/* a detach (rec_teardown) waits for this thread to leave its handler */
+		if (__atomic_load_n(&rec_shm->stopped, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
 			return false;
 		/* pairs with the command's store of tail, then load of waiting */
 		__atomic_store_n(&r->waiting, 1, __ATOMIC_SEQ_CST);
 		t->tail = __atomic_load_n(&r->tail, __ATOMIC_SEQ_CST);
 		if (rec_head(t) + need - t->tail <= rec_ring_size)
 			break;
+		/*
+		 * A tail no consumer can have written (past the head, or more
+		 * than a ring behind it): the shared memory was written over.
+		 * Waiting would be forever; this record is dropped.
+		 */
+		if (t->tail > rec_head(t) || rec_head(t) - t->tail > rec_ring_size)
+			return false;
 		kick(r, true);
 		futex(&r->space_seq, FUTEX_WAIT, seq, &slice);
 		t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);

@@ -39,11 +39,31 @@ struct ses_ring {
 	struct ev_ring *map;	/* mapped when first claimed: fhook's address space is what is used */
 	uint32_t thread;	/* the recording's thread number; 0: not announced */
 	bool dead;		/* its thread is gone: free it after this round */
+	bool damaged;		/* its producer wrote what no correct one can: read no more */
 	uint32_t pid, tid;
+	/*
+	 * Where the command read to, and how much: the copy in the ring's
+	 * header is for the producer; the traced program can write it, so
+	 * it is never read back.
+	 */
+	uint64_t tail, moved;
+};
+
+/*
+ * Everything about the memory that the traced programs can write is read
+ * from here, the command's own copy made when it laid the memory out: a
+ * program that rewrites its header can neither crash the command nor
+ * choose where it reads or writes.
+ */
+struct ses_layout {
+	uint64_t size, ring_size, stride;
+	uint64_t procs_off, rings_off;
 };
 
 struct ev_session {
 	struct ev_shm *shm;
+	struct ses_layout l;
+	struct ev_proc *procs;
 	int fd;
 	struct ev_sink *sink;
 	const struct ev_session_opts *o;
@@ -60,6 +80,8 @@ struct ev_session {
 	struct rf_clock clock;
 	bool clock_written;	/* an RF_CLOCK with a rate is in the recording */
 	int err;		/* the sink's first error */
+	uint32_t nr_damaged;	/* rings whose producer broke the protocol */
+	uint32_t nr_seen;	/* the most rings ever claimed, as far as the command saw */
 };
 
 /* Ring @i, mapped on first use; NULL if it cannot be. */
@@ -70,8 +92,8 @@ static struct ev_ring *ring(struct ev_session *s, uint32_t i)
 
 	if (sr->map)
 		return sr->map;
-	m = mmap(NULL, ev_ring_stride(s->shm->ring_size), PROT_READ | PROT_WRITE, MAP_SHARED,
-		 s->fd, s->shm->rings_off + (off_t)i * ev_ring_stride(s->shm->ring_size));
+	m = mmap(NULL, s->l.stride, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd,
+		 s->l.rings_off + (off_t)i * s->l.stride);
 	if (m == MAP_FAILED)
 		return NULL;
 	sr->map = m;
@@ -534,7 +556,7 @@ static bool written(struct ev_session *s, uint64_t seq)
  */
 static int import_procs(struct ev_session *s)
 {
-	struct ev_proc *procs = ev_shm_procs(s->shm);
+	struct ev_proc *procs = s->procs;
 	uint32_t i, j, k;
 	int ret = 0;
 
@@ -621,6 +643,37 @@ static int info_write(struct ev_sink *sink, const struct ev_session_opts *o)
 	return ret;
 }
 
+/*
+ * Size the memory and seal it against shrinking: every process that holds
+ * it (the traced ones, or the attached process that made it) could
+ * otherwise truncate it under the command's mappings, and the command's
+ * next read of a ring would be a SIGBUS.  Memory that cannot be sealed
+ * (not a memfd, or one made without MFD_ALLOW_SEALING) is refused.
+ */
+static int ses_seal(int fd, uint64_t size)
+{
+	struct stat st;
+	int seals;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EBADF;
+	if ((uint64_t)st.st_size < size && ftruncate(fd, size))
+		return -errno;
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) && errno != EPERM)
+		return errno == EINVAL ? -EBADF : -errno;
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK))
+		return -EBADF;
+	/* a truncation that came first, between the two calls above */
+	if (fstat(fd, &st))
+		return -errno;
+	if ((uint64_t)st.st_size < size)
+		return -EBADF;
+	return 0;
+}
+
 int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 		   struct ev_session **out)
 {
@@ -652,11 +705,19 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	desc_off = procs_off + EV_MAX_PROCS * sizeof(struct ev_proc);
 	rings_off = (desc_off + desc.len + EV_PAGE - 1) & ~(EV_PAGE - 1);
 	size = rings_off + EV_MAX_RINGS * ev_ring_stride(ring_size);
-	s->fd = o->use_fd ? o->fd : memfd_create("fhook-trace", 0);
-	if (s->fd < 0 || ftruncate(s->fd, size)) {
+	s->fd = o->use_fd ? o->fd : memfd_create("fhook-trace", MFD_ALLOW_SEALING);
+	if (s->fd < 0) {
 		ret = -errno;
 		goto fail;
 	}
+	ret = ses_seal(s->fd, size);
+	if (ret)
+		goto fail;
+	s->l.size = size;
+	s->l.ring_size = ring_size;
+	s->l.stride = ev_ring_stride(ring_size);
+	s->l.procs_off = procs_off;
+	s->l.rings_off = rings_off;
 	/* the rings are mapped one by one as threads claim them */
 	s->shm = mmap(NULL, rings_off, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
 	if (s->shm == MAP_FAILED) {
@@ -664,6 +725,7 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 		ret = -errno;
 		goto fail;
 	}
+	s->procs = (struct ev_proc *)((char *)s->shm + procs_off);
 	s->shm->size = size;
 	s->shm->ring_size = ring_size;
 	s->shm->procs_off = procs_off;
@@ -747,6 +809,82 @@ static int announce(struct ev_session *s, uint32_t i)
 	return ev_write_block(s->sink, RF_THREAD, &t, sizeof(t), NULL, 0);
 }
 
+static void printable(char *s);
+
+/*
+ * Rings [0, n) may be in use.  The count in the header only grows in a
+ * correct program; a lower one read later is a program's scribble, and the
+ * rings past it are still drained.
+ */
+static uint32_t rings_in_use(struct ev_session *s)
+{
+	uint32_t nr = __atomic_load_n(&s->shm->nr_rings, __ATOMIC_ACQUIRE);
+
+	if (nr > EV_MAX_RINGS)
+		nr = EV_MAX_RINGS;
+	if (nr > s->nr_seen)
+		s->nr_seen = nr;
+	return s->nr_seen;
+}
+
+/*
+ * Ring @i holds a thread's bytes.  Once the command has announced its
+ * thread, only the command frees it: what the header's state word says
+ * after that (the program can write it) no longer matters.
+ */
+static bool ring_live(struct ev_session *s, uint32_t i)
+{
+	return s->rings[i].thread ||
+	       __atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) == EV_SLOT_READY;
+}
+
+/*
+ * Ring @i's producer wrote what no correct producer can (its program
+ * scribbled over the memory it shares with us, or a bug): say so once,
+ * naming the process, and read nothing more of that ring.
+ */
+static void ring_damaged(struct ev_session *s, uint32_t i, const char *what)
+{
+	struct ses_ring *sr = &s->rings[i];
+	char comm[16];
+
+	if (sr->damaged)
+		return;
+	sr->damaged = true;
+	s->nr_damaged++;
+	memcpy(comm, sr->map->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = 0;
+	printable(comm);
+	fprintf(stderr, "fhook: %s: process %u (%s) damaged the memory it shares with fhook "
+		"(%s); the rest of thread %u's events are dropped, and its counts are not "
+		"trusted\n", s->o->cmd ? s->o->cmd : "record", sr->pid, comm, what, sr->tid);
+}
+
+/*
+ * A ring's counters, as far as they can be believed: its producer writes
+ * them, so they are bounded by what the command moved (an event record is
+ * 16 bytes at least, and at most a ring's worth is not moved yet).
+ */
+static void ring_counts(struct ev_session *s, uint32_t i, struct rf_end *c)
+{
+	struct ses_ring *sr = &s->rings[i];
+	struct ev_ring *r = ring(s, i);
+	uint64_t bound = (sr->moved + s->l.ring_size) / 16;
+
+	c->events = c->lost = c->waits = 0;
+	if (!r)
+		return;
+	c->events = ev_ring_events(r);
+	if (!sr->damaged && c->events > bound)
+		ring_damaged(s, i, "its event count exceeds the bytes it wrote");
+	if (sr->damaged) {
+		c->events = sr->moved / 16 < c->events ? sr->moved / 16 : c->events;
+		return;
+	}
+	c->lost = __atomic_load_n(&r->lost, __ATOMIC_RELAXED);
+	c->waits = __atomic_load_n(&r->waits, __ATOMIC_RELAXED);
+}
+
 /*
  * Rings whose thread is gone and whose bytes are written go back to the
  * producers.  Only the drain frees, so a ring is never freed under a
@@ -755,10 +893,12 @@ static int announce(struct ev_session *s, uint32_t i)
 static void free_ring(struct ev_session *s, uint32_t i)
 {
 	struct ev_ring *r = ring(s, i);
+	struct rf_end c = { 0 };
 
-	s->events_freed += ev_ring_events(r);
-	s->lost_freed += __atomic_load_n(&r->lost, __ATOMIC_RELAXED);
-	s->waits_freed += __atomic_load_n(&r->waits, __ATOMIC_RELAXED);
+	ring_counts(s, i, &c);
+	s->events_freed += c.events;
+	s->lost_freed += c.lost;
+	s->waits_freed += c.waits;
 	memset(&s->rings[i], 0, sizeof(s->rings[i]));
 	s->rings[i].map = r;	/* kept for the ring's next thread */
 	r->head = r->tail = r->lost = r->events = r->events_head = r->waits = 0;
@@ -799,18 +939,16 @@ long ev_session_drain(struct ev_session *s, int wait_ms)
 	reap = now - s->reap_ns >= SES_REAP_NS;
 	if (reap)
 		s->reap_ns = now;
-	nr = __atomic_load_n(&s->shm->nr_rings, __ATOMIC_ACQUIRE);
-	if (nr > EV_MAX_RINGS)
-		nr = EV_MAX_RINGS;
+	nr = rings_in_use(s);
 	for (i = 0; i < nr; i++) {
 		struct ses_ring *sr = &s->rings[i];
-		uint64_t head, tail, size = s->shm->ring_size;
+		uint64_t head, tail, size = s->l.ring_size;
 		struct ev_ring *r;
 
-		if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY ||
+		if (!ring_live(s, i) ||
 		    !(r = ring(s, i)))
 			continue;
-		tail = r->tail;
+		tail = sr->tail;
 		if (!sr->thread && (ret = announce(s, i)))
 			return sink_err(s, ret);
 		/* gone before its head is read: this copy is its last */
@@ -818,11 +956,14 @@ long ev_session_drain(struct ev_session *s, int wait_ms)
 				  (reap && thread_gone(sr))))
 			sr->dead = true;
 		head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-		/* a head no correct producer can write: take no more than the ring */
-		if (head < tail)
-			head = tail;
-		else if (head - tail > size)
-			head = tail + size;
+		if (!sr->damaged && (head < tail || head - tail > size))
+			ring_damaged(s, i, head < tail ? "its head went backwards" :
+				     "its head ran more than a ring ahead");
+		if (sr->damaged) {
+			/* its bytes are dropped; its thread is not kept waiting for room */
+			__atomic_store_n(&r->tail, head, __ATOMIC_SEQ_CST);
+			tail = head;
+		}
 		if (head > tail) {
 			uint64_t pos = tail & (size - 1), n1 = head - tail, n2 = 0;
 			struct rf_data dh = { .thread = sr->thread };
@@ -859,6 +1000,8 @@ long ev_session_drain(struct ev_session *s, int wait_ms)
 			if (ret)
 				return sink_err(s, ret);
 			moved += head - tail;
+			sr->moved += head - tail;
+			sr->tail = head;
 			/* pairs with the producer's store of waiting, then load of tail */
 			__atomic_store_n(&r->tail, head, __ATOMIC_SEQ_CST);
 		}
@@ -881,11 +1024,11 @@ void ev_session_stop(struct ev_session *s)
 	uint32_t i, nr;
 
 	__atomic_store_n(&s->shm->stopped, 1, __ATOMIC_RELEASE);
-	nr = __atomic_load_n(&s->shm->nr_rings, __ATOMIC_ACQUIRE);
+	nr = rings_in_use(s);
 	for (i = 0; i < nr && i < EV_MAX_RINGS; i++) {
 		struct ev_ring *r;
 
-		if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY ||
+		if (!ring_live(s, i) ||
 		    !(r = ring(s, i)))
 			continue;
 		__atomic_add_fetch(&r->space_seq, 1, __ATOMIC_RELEASE);
@@ -895,21 +1038,21 @@ void ev_session_stop(struct ev_session *s)
 
 void ev_session_counts(struct ev_session *s, struct rf_end *out)
 {
-	uint32_t nr = __atomic_load_n(&s->shm->nr_rings, __ATOMIC_ACQUIRE), i;
+	uint32_t nr = rings_in_use(s), i;
 
 	memset(out, 0, sizeof(*out));
 	out->events = s->events_freed;
 	out->lost = s->lost_freed + __atomic_load_n(&s->shm->lost_no_ring, __ATOMIC_RELAXED);
 	out->waits = s->waits_freed;
 	for (i = 0; i < nr && i < EV_MAX_RINGS; i++) {
-		struct ev_ring *r;
+		struct rf_end c;
 
-		if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY ||
-		    !(r = ring(s, i)))
+		if (!ring_live(s, i))
 			continue;
-		out->events += ev_ring_events(r);
-		out->lost += __atomic_load_n(&r->lost, __ATOMIC_RELAXED);
-		out->waits += __atomic_load_n(&r->waits, __ATOMIC_RELAXED);
+		ring_counts(s, i, &c);
+		out->events += c.events;
+		out->lost += c.lost;
+		out->waits += c.waits;
 	}
 	out->nmissed = __atomic_load_n(&s->shm->nmissed, __ATOMIC_RELAXED);
 }
@@ -921,12 +1064,12 @@ void ev_session_counts(struct ev_session *s, struct rf_end *out)
 static uint64_t unwritten_events(struct ev_session *s, uint32_t i)
 {
 	struct ev_ring *r = ring(s, i);
-	uint64_t size = s->shm->ring_size, tail, head, n = 0;
+	uint64_t size = s->l.ring_size, tail, head, n = 0;
 	const unsigned char *data;
 
-	if (!r)
+	if (!r || s->rings[i].damaged)
 		return 0;
-	tail = r->tail;
+	tail = s->rings[i].tail;
 	head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 	data = ev_ring_data(r);
 
@@ -963,11 +1106,11 @@ int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_
 	ev_session_counts(s, &end);
 	if (s->err) {
 		/* what the rings still hold never reached the output: lost, not recorded */
-		nr = __atomic_load_n(&s->shm->nr_rings, __ATOMIC_ACQUIRE);
+		nr = rings_in_use(s);
 		for (i = 0; i < nr && i < EV_MAX_RINGS; i++) {
 			uint64_t n;
 
-			if (__atomic_load_n(&s->shm->ring_state[i], __ATOMIC_ACQUIRE) != EV_SLOT_READY)
+			if (!ring_live(s, i))
 				continue;
 			n = unwritten_events(s, i);
 			end.events -= n < end.events ? n : end.events;
@@ -1041,9 +1184,9 @@ void ev_session_free(struct ev_session *s)
 		return;
 	for (i = 0; i < EV_MAX_RINGS; i++)
 		if (s->rings[i].map)
-			munmap(s->rings[i].map, ev_ring_stride(s->shm->ring_size));
+			munmap(s->rings[i].map, s->l.stride);
 	if (s->shm)
-		munmap(s->shm, s->shm->rings_off);
+		munmap(s->shm, s->l.rings_off);
 	if (s->fd >= 0)
 		close(s->fd);
 	unsetenv("FHOOK_EV_SHM");

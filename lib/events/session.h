@@ -41,6 +41,7 @@ struct ev_session_opts {
 	/* the recording's command line (RF_INFO): @argv, or process @pid's (-p) */
 	char *const *argv;
 	pid_t pid;
+	const char *cmd;	/* the command's name, for its messages ("record", "trace") */
 };
 
 struct ev_session;
