@@ -45,6 +45,13 @@ struct live_sink {
 	struct dec *dec;
 	struct fmt_out *fmt;
 	int err;
+	/*
+	 * -o: opened (and truncated) at the first block, when the program is
+	 * about to run or the process has agreed to be traced, over @fd, a
+	 * placeholder the formatter was given: a refusal leaves no file.
+	 */
+	const char *path;
+	int fd;
 };
 
 static int live_write(struct ev_sink *sink, const struct iovec *iov, int n)
@@ -54,6 +61,18 @@ static int live_write(struct ev_sink *sink, const struct iovec *iov, int n)
 	size_t total = 0;
 	int i;
 
+	if (l->path) {
+		int fd = open(l->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd < 0)
+			return -errno;
+		if (dup3(fd, l->fd, O_CLOEXEC) < 0) {
+			close(fd);
+			return -errno;
+		}
+		close(fd);
+		l->path = NULL;
+	}
 	for (i = 0; i < n; i++)
 		total += iov[i].iov_len;
 	if (!b) {
@@ -249,11 +268,13 @@ int cmd_trace(int argc, char **argv)
 		return ret < 0 ? 0 : ret;
 	}
 	fd = STDERR_FILENO;
-	if (c.out && (fd = open(c.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-		fprintf(stderr, "fhook: trace: %s: %s\n", c.out, strerror(errno));
+	if (c.out && (fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "fhook: trace: /dev/null: %s\n", strerror(errno));
 		cli_ev_free(&c);
 		return 1;
 	}
+	l.path = c.out;
+	l.fd = fd;
 	pthread_mutex_init(&l.lock, NULL);
 	pthread_cond_init(&l.cond, NULL);
 	l.tail = &l.head;

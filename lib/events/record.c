@@ -2589,7 +2589,15 @@ static int rec_teardown(FILE *out)
 
 static int verb_memfd(int argc, char **argv, FILE *out)
 {
-	int fd = memfd_create("fhook-trace", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int fd;
+
+	/* refused before the command starts anything (its -o file included) */
+	if (rec_shm) {
+		fprintf(out, "fhook: record: process %d is being recorded already (by fhook "
+			"record or trace, started with it or attached)\n", (int)getpid());
+		return -EBUSY;
+	}
+	fd = memfd_create("fhook-trace", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
 	if (fd < 0) {
 		fprintf(out, "fhook: record: memfd_create: %s\n", strerror(errno));

@@ -78,6 +78,27 @@ expect no_sites_unpatched "$?:$(cat "$TMP/err")" \
 kill "$spid"
 wait "$spid" 2>/dev/null
 
+# ---- recorded already: the refused command touches no file ----
+start_prog 2
+"$FHOOK" record -p "$pid" -e 'f ping' -o "$TMP/first.rec" 2>"$TMP/ferr" &
+fpid=$!
+for i in $(seq 250); do
+	grep -q 'attached to process' "$TMP/ferr" && break
+	sleep 0.02
+done
+printf 'an older recording\n' > "$TMP/old.rec"
+cp "$TMP/old.rec" "$TMP/old.copy"
+"$FHOOK" record -p "$pid" -e 'f ping' -o "$TMP/old.rec" 2>"$TMP/err"
+expect recorded_already_status "$?:$(grep -c 'is being recorded already' "$TMP/err")" "1:1"
+expect recorded_already_file_kept "$(cmp "$TMP/old.rec" "$TMP/old.copy" && echo same)" same
+"$FHOOK" trace -p "$pid" -e 'f ping' -o "$TMP/new.out" 2>"$TMP/err"
+expect traced_already_status "$?:$(grep -c 'is being recorded already' "$TMP/err")" "1:1"
+expect traced_already_no_file "$([ -e "$TMP/new.out" ] && echo created || echo none)" none
+kill -INT "$fpid"
+wait "$fpid"
+expect first_recorder_ends "$?:$(grep -c 'detached from process' "$TMP/ferr")" "0:1"
+expect recorded_already_still_correct "$(stop_prog)" "calls ok, bad 0"
+
 # ---- no such process ----
 "$FHOOK" unpatch -p "$spid" 2>"$TMP/err"
 expect no_process "$?:$(cat "$TMP/err")" "1:fhook: unpatch: no process $spid"
