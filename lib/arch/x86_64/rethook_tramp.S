@@ -27,8 +27,15 @@
 #define R14	8
 #define R13	16
 #define R12	24
+#define R11	48
+#define R10	56
+#define R9	64
+#define R8	72
 #define RAX	80
+#define RCX	88
 #define RDX	96
+#define RSI	104
+#define RDI	112
 #define RIP	128
 #define RSP	152
 #define FULL	168
@@ -363,6 +370,22 @@ rethook_tramp_c:
 	fldt	X87+16(%rsp)
 3:	fldt	X87(%rsp)
 4:
+	/*
+	 * A handler that set fhook_full (a kretprobe's) gave every
+	 * caller-saved register the value the caller expects: a program
+	 * built with GCC's -fipa-ra (not for fhook) keeps values in the
+	 * registers a local callee leaves alone, which this path clobbered.
+	 */
+	cmpq	$0, FULL(%rsp)
+	je	13f
+	movq	RCX(%rsp), %rcx
+	movq	RSI(%rsp), %rsi
+	movq	RDI(%rsp), %rdi
+	movq	R8(%rsp), %r8
+	movq	R9(%rsp), %r9
+	movq	R10(%rsp), %r10
+	movq	R11(%rsp), %r11
+13:
 	movaps	XMM+0*16(%rsp), %xmm0
 	movaps	XMM+1*16(%rsp), %xmm1
 	movq	RAX(%rsp), %rax
