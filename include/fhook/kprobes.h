@@ -131,8 +131,11 @@ struct kretprobe_instance {
 
 typedef int (*kretprobe_handler_t)(struct kretprobe_instance *ri, struct pt_regs *regs);
 
-/* at most this many bytes of per-call data */
-#define KRETPROBE_DATA_MAX	(256 - 64)
+/*
+ * at most this many bytes of per-call data (a shadow-stack entry's 256,
+ * less the instance and the caller-saved registers kept for the return)
+ */
+#define KRETPROBE_DATA_MAX	(256 - 88)
 
 /**
  * struct kretprobe - a probe on a function's return

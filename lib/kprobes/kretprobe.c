@@ -35,8 +35,25 @@ struct kretprobe_holder {
 	struct rethook *rh;
 };
 
-_Static_assert(sizeof(struct kretprobe_instance) + KRETPROBE_DATA_MAX <= RETHOOK_DATA_MAX,
-	       "an instance and its data fit a shadow-stack entry");
+/*
+ * The caller-saved registers at entry, given back at the return: a caller
+ * built with GCC's -fipa-ra (a program not built for fhook, at -O2) keeps
+ * values across a call in the registers its local callee leaves alone,
+ * and the return hook's path clobbers them.  A register the callee
+ * changed is dead to such a caller, so the entry's value does for all.
+ */
+struct kretprobe_saved {
+	unsigned long cx, si, di, r8, r9, r10, r11;
+};
+
+_Static_assert(sizeof(struct kretprobe_instance) + sizeof(struct kretprobe_saved) +
+	       KRETPROBE_DATA_MAX <= RETHOOK_DATA_MAX,
+	       "an instance, the saved registers and its data fit a shadow-stack entry");
+
+static struct kretprobe_saved *kretprobe_saved_of(struct kretprobe_instance *ri)
+{
+	return (struct kretprobe_saved *)(ri + 1);
+}
 
 static int kretprobe_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -59,7 +76,11 @@ static int kretprobe_pre(struct kprobe *p, struct pt_regs *regs)
 	ri = rethook_node_data(node);
 	ri->rp = rp;
 	ri->ret_addr = ret;
-	ri->data = (char *)(ri + 1);
+	ri->data = (char *)(kretprobe_saved_of(ri) + 1);
+	*kretprobe_saved_of(ri) = (struct kretprobe_saved){
+		.cx = regs->cx, .si = regs->si, .di = regs->di, .r8 = regs->r8, .r9 = regs->r9,
+		.r10 = regs->r10, .r11 = regs->r11,
+	};
 	if (rp->entry_handler && rp->entry_handler(ri, regs)) {
 		rethook_recycle(node);
 		return 0;
@@ -73,8 +94,20 @@ static void kretprobe_exit(struct rethook_node *node, void *data, unsigned long 
 {
 	struct kretprobe_holder *h = data;
 	struct kretprobe *rp = h->rp;
+	struct kretprobe_saved *sv = kretprobe_saved_of(rethook_node_data(node));
 
-	if (!fregs || !rp->handler ||
+	if (!fregs)
+		return;
+	/* the trampoline gives them back (rethook_tramp.S) */
+	fregs->regs.cx = sv->cx;
+	fregs->regs.si = sv->si;
+	fregs->regs.di = sv->di;
+	fregs->regs.r8 = sv->r8;
+	fregs->regs.r9 = sv->r9;
+	fregs->regs.r10 = sv->r10;
+	fregs->regs.r11 = sv->r11;
+	fregs->fhook_full = 1;
+	if (!rp->handler ||
 	    (__atomic_load_n(&rp->kp.flags, __ATOMIC_RELAXED) & KPROBE_FLAG_DISABLED))
 		return;
 	rp->handler(rethook_node_data(node), &fregs->regs);
