@@ -66,6 +66,13 @@ void fhook_arch_longjmp_init(void (*before_jump)(unsigned long target_sp),
 			     void *(*libc_sym)(const char *name));
 
 /*
+ * The makecontext() interposer's hook: told the memory [@lo, @hi) a new
+ * context will run on, before libc's makecontext() (found with the
+ * longjmp interposers' @libc_sym) builds it.
+ */
+void fhook_arch_makecontext_init(void (*new_stack)(unsigned long lo, unsigned long hi));
+
+/*
  * The kprobe layer's handlers, for the detours and the SIGTRAP handler:
  * @hit runs a probe's pre_handlers (regs->ip is the address + 1) and
  * returns 1 when the thread is to go on at regs->ip instead of the probed

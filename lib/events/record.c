@@ -1339,7 +1339,8 @@ static void rec_exit(struct fprobe *fp, unsigned long entry_ip, unsigned long re
 
 	if (!fregs)
 		w1 |= EV_W1_UNWOUND;
-	if (__builtin_expect(p->plain_ret >= 0 && p->nr_entry, 1))
+	if (__builtin_expect(p->plain_ret >= 0 && p->nr_entry, 1) &&
+	    __builtin_expect(!fregs || rethook_data_pairs(entry_data), 1))
 		record_plain(p->plain_ret, w1);
 	else
 		rec_exit_slow(p, entry_ip, fregs, entry_data, w1);
@@ -1348,16 +1349,21 @@ static void rec_exit(struct fprobe *fp, unsigned long entry_ip, unsigned long re
 static void rec_exit_slow(struct rec_probe *p, unsigned long entry_ip,
 			  struct ftrace_regs *fregs, void *entry_data, uint64_t w1)
 {
+	/*
+	 * Without an entry event the reader cannot pair: the address goes
+	 * along; nor for an entry the reader no longer has open (a thread
+	 * that switched stacks: rethook_data_pairs()).
+	 */
+	bool pair = p->nr_entry && (!fregs || rethook_data_pairs(entry_data));
 	int i;
 
 	for (i = 0; i < p->nr_ret; i++) {
 		struct rec_event *e = p->ret[i];
 
-		/* without an entry event the reader cannot pair: the address goes along */
-		if (!e->nr_args && p->nr_entry)
+		if (!e->nr_args && pair)
 			record_plain(e->id, w1);
 		else
-			record(e, p->nr_entry ? 0 : entry_ip, w1, fregs,
+			record(e, pair ? 0 : entry_ip, w1, fregs,
 			       (unsigned long *)((char *)entry_data + p->ret_off[i]));
 	}
 }

@@ -241,6 +241,23 @@ static inline unsigned long rethook_data_index(const void *data)
 	return (off - RETHOOK_DATA_OFF) / RETHOOK_DATA_MAX;
 }
 
+/*
+ * Can a reader pair the exit of the entry whose data is @data with its
+ * entry by slot?  It keeps a thread's open calls as one stack, so only
+ * when the entry is this thread's top one: not after a switch of stacks
+ * (ucontext, coroutines: another stack's entries above it), nor for
+ * another thread's entry (a coroutine resumed there); those exits carry
+ * their function's address.  For an exit handler: the entry is popped
+ * after it.
+ */
+static inline bool rethook_data_pairs(const void *data)
+{
+	struct rethook_thread *t = rethook_self;
+
+	return t && rethook_region_of((unsigned long)data) == rethook_region_of((unsigned long)t) &&
+	       rethook_data_index(data) == rethook_top(t, __ATOMIC_RELAXED);
+}
+
 static inline void *rethook_node_data(struct rethook_node *node)
 {
 	unsigned long base = (unsigned long)node & ~(RETHOOK_REGION_SIZE - 1);

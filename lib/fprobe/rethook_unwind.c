@@ -37,6 +37,14 @@
  * A frame on another stack (a parked coroutine) is never reported while
  * its slot still holds its stub: it may be resumed and return normally.
  *
+ * Contexts made with makecontext() run on stacks of their own, which a
+ * program may carve out of its thread's stack (an array in main's
+ * frame): the interposer tells their ranges, and those are not the
+ * thread's own stack for any of the above, so that a switch between two
+ * contexts never passes for frames removed without a return.  Their
+ * frames are kept while their slots hold their stubs, as any other
+ * stack's.
+ *
  * The thread's own stack is the mapping that holds its thread descriptor
  * (glibc puts it at the top of every thread's stack block) or, for the
  * main thread, the one that holds the auxiliary vector's random bytes;
@@ -162,7 +170,8 @@ static bool mapping_of(unsigned long addr, unsigned long *lo, unsigned long *hi)
 	return found;
 }
 
-static void own_stack_lookup(struct rethook_thread *t)
+/* The calling thread's own stack: [@lo, @hi), both 1 if not found. */
+static void own_stack_range(unsigned long *lo_out, unsigned long *hi_out)
 {
 	unsigned long lo = 1, hi = 1, anchor;
 	bool main_thread = gettid() == getpid();
@@ -178,17 +187,90 @@ static void own_stack_lookup(struct rethook_thread *t)
 	}
 	if (lo >= hi)
 		lo = hi = 1;	/* looked up, not found: nothing is on it */
+	*lo_out = lo;
+	*hi_out = hi;
+}
+
+static void own_stack_lookup(struct rethook_thread *t)
+{
+	unsigned long lo, hi;
+
+	own_stack_range(&lo, &hi);
 	t->stack_lo = lo;
 	__atomic_store_n(&t->stack_hi, hi, __ATOMIC_RELEASE);
+}
+
+/*
+ * The stacks makecontext() was given inside a thread's own stack: ranges
+ * never removed (a stale one only makes frames there kept until their
+ * slots change), a few of them; NCTX at most, later ones are not told
+ * apart (their frames may then pass for dead on the thread's stack).
+ */
+#define NCTX	64
+static struct { unsigned long lo, hi; } ctx_stacks[NCTX];
+static unsigned int ctx_nr;
+
+static void ctx_new_stack(unsigned long lo, unsigned long hi)
+{
+	struct rethook_thread *t = rethook_self;
+	unsigned long own_lo, own_hi;
+	unsigned int i, n;
+
+	if (lo >= hi)
+		return;
+	/* a thread that has hooked no return yet: looked up for this once */
+	if (t) {
+		if (!__atomic_load_n(&t->stack_hi, __ATOMIC_ACQUIRE))
+			own_stack_lookup(t);
+		own_lo = t->stack_lo;
+		own_hi = t->stack_hi;
+	} else {
+		own_stack_range(&own_lo, &own_hi);
+	}
+	if (hi <= own_lo || lo >= own_hi)
+		return;		/* not on this thread's stack: told apart already */
+	n = __atomic_load_n(&ctx_nr, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n && i < NCTX; i++)
+		if (__atomic_load_n(&ctx_stacks[i].lo, __ATOMIC_RELAXED) == lo &&
+		    __atomic_load_n(&ctx_stacks[i].hi, __ATOMIC_RELAXED) == hi)
+			return;
+	i = __atomic_fetch_add(&ctx_nr, 1, __ATOMIC_ACQ_REL);
+	if (i >= NCTX) {
+		__atomic_store_n(&ctx_nr, NCTX, __ATOMIC_RELEASE);
+		return;
+	}
+	/* hi last: a reader that sees it sees lo */
+	__atomic_store_n(&ctx_stacks[i].lo, lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctx_stacks[i].hi, hi, __ATOMIC_RELEASE);
+}
+
+/* Is @a on a context's stack (makecontext) inside a thread's? */
+static bool on_ctx_stack(unsigned long a)
+{
+	unsigned int i, n = __atomic_load_n(&ctx_nr, __ATOMIC_ACQUIRE);
+
+	for (i = 0; i < n && i < NCTX; i++) {
+		unsigned long hi = __atomic_load_n(&ctx_stacks[i].hi, __ATOMIC_ACQUIRE);
+
+		if (a - ctx_stacks[i].lo < hi - ctx_stacks[i].lo)
+			return true;
+	}
+	return false;
+}
+
+/* Is @a on @t's own stack (the one its thread started on), not a context's inside it? */
+static bool own_stack(struct rethook_thread *t, unsigned long a)
+{
+	if (!__atomic_load_n(&t->stack_hi, __ATOMIC_ACQUIRE))
+		own_stack_lookup(t);
+	return a - t->stack_lo < t->stack_hi - t->stack_lo &&
+	       !(__atomic_load_n(&ctx_nr, __ATOMIC_RELAXED) && on_ctx_stack(a));
 }
 
 /* Are @a and @b both on @t's own stack (the one its thread started on)? */
 bool rethook_on_own_stack(struct rethook_thread *t, unsigned long a, unsigned long b)
 {
-	if (!__atomic_load_n(&t->stack_hi, __ATOMIC_ACQUIRE))
-		own_stack_lookup(t);
-	return a - t->stack_lo < t->stack_hi - t->stack_lo &&
-	       b - t->stack_lo < t->stack_hi - t->stack_lo;
+	return own_stack(t, a) && own_stack(t, b);
 }
 
 /*
@@ -213,6 +295,9 @@ static void reap_range(struct rethook_thread *t, unsigned long lo, unsigned long
 				break;
 			continue;
 		}
+		/* another context's frame, on a stack inside the thread's: alive */
+		if (ordered && !own_stack(t, rsp))
+			continue;
 		if (!rethook_drop_entry(base, i, locked))
 			break;
 		t->holes = 1;	/* the top is popped by the next hook */
@@ -337,4 +422,5 @@ static void before_longjmp(unsigned long target)
 __attribute__((constructor(101))) static void rethook_longjmp_init(void)
 {
 	fhook_arch_longjmp_init(before_longjmp, fhook_libc_sym);
+	fhook_arch_makecontext_init(ctx_new_stack);
 }

@@ -2,10 +2,13 @@
 /*
  * The longjmp interposers: each tells the return-hook layer which stack
  * pointer the jump restores (the frames below it are gone, and so are
- * their shadow entries), then jumps on to libc's function.
+ * their shadow entries), then jumps on to libc's function.  And the
+ * makecontext() interposer: it tells which memory a context will run on,
+ * a stack of its own even where it lies inside the thread's.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
+#include <ucontext.h>
 
 #include "internal.h"
 
@@ -30,6 +33,11 @@ static unsigned long jmp_buf_sp(struct __jmp_buf_tag *env)
 	return v ^ guard;
 }
 
+typedef void (*makecontext_fn)(void);
+static makecontext_fn real_makecontext;
+static void *(*makecontext_libc_sym)(const char *name);
+static void (*makecontext_before)(unsigned long lo, unsigned long hi);
+
 void __fhook_startup fhook_arch_longjmp_init(void (*before_jump)(unsigned long target_sp),
 			     void *(*libc_sym)(const char *name))
 {
@@ -40,6 +48,15 @@ void __fhook_startup fhook_arch_longjmp_init(void (*before_jump)(unsigned long t
 			__atomic_store_n(&real_longjmps[i], (longjmp_fn)libc_sym(longjmp_names[i]),
 					 __ATOMIC_RELAXED);
 	__atomic_store_n(&fhook_arch_before_longjmp, before_jump, __ATOMIC_RELEASE);
+	if (!__atomic_load_n(&real_makecontext, __ATOMIC_RELAXED))
+		__atomic_store_n(&real_makecontext, (makecontext_fn)libc_sym("makecontext"),
+				 __ATOMIC_RELAXED);
+	__atomic_store_n(&makecontext_libc_sym, libc_sym, __ATOMIC_RELEASE);
+}
+
+void fhook_arch_makecontext_init(void (*new_stack)(unsigned long lo, unsigned long hi))
+{
+	__atomic_store_n(&makecontext_before, new_stack, __ATOMIC_RELEASE);
 }
 
 longjmp_fn fhook_arch_longjmp_prepare(struct __jmp_buf_tag *env, int which) __arch_hidden
@@ -93,3 +110,72 @@ LONGJMP_INTERPOSER(longjmp, 0);
 LONGJMP_INTERPOSER(_longjmp, 1);
 LONGJMP_INTERPOSER(siglongjmp, 2);
 LONGJMP_INTERPOSER(__longjmp_chk, 3);
+
+makecontext_fn fhook_arch_makecontext_prepare(ucontext_t *ucp) __arch_hidden
+	__attribute__((used));
+
+/* Called by the interposer below: report the stack, then name libc's makecontext. */
+makecontext_fn fhook_arch_makecontext_prepare(ucontext_t *ucp)
+{
+	void (*before)(unsigned long, unsigned long) =
+		__atomic_load_n(&makecontext_before, __ATOMIC_ACQUIRE);
+	makecontext_fn fn = __atomic_load_n(&real_makecontext, __ATOMIC_RELAXED);
+	void *(*sym)(const char *) = __atomic_load_n(&makecontext_libc_sym, __ATOMIC_ACQUIRE);
+
+	if (before && ucp && ucp->uc_stack.ss_size)
+		before((unsigned long)ucp->uc_stack.ss_sp,
+		       (unsigned long)ucp->uc_stack.ss_sp + ucp->uc_stack.ss_size);
+	if (!fn && sym) {
+		fn = (makecontext_fn)sym("makecontext");
+		__atomic_store_n(&real_makecontext, fn, __ATOMIC_RELAXED);
+	}
+	return fn;
+}
+
+/*
+ * makecontext(ucp, func, argc, ...) passes its arguments on in registers
+ * and on the stack: the interposer keeps every argument register (and
+ * %al, the variadic call's count of vector registers) and jumps on with
+ * its frame gone, so the stack arguments are where libc's function finds
+ * them.
+ */
+__asm__(".pushsection .text\n"
+	".globl makecontext\n"
+	".type makecontext, @function\n"
+	".p2align 4\n"
+	"makecontext:\n"
+	"	.cfi_startproc\n"
+	"	pushq %rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %rsi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %rdx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %rcx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %r8\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %r9\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %rax\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	call fhook_arch_makecontext_prepare\n"
+	"	movq %rax, %r11\n"
+	"	popq %rax\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %r9\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %r8\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rcx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rdx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	jmp *%r11\n"
+	"	.cfi_endproc\n"
+	".size makecontext, .-makecontext\n"
+	".popsection\n");
