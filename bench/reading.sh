@@ -11,7 +11,7 @@
 #   tree      fhook report --format tree    uftrace graph
 #   folded    fhook report --format folded  uftrace dump --flame-graph
 # Prints a Markdown section (bench/run.sh writes it to bench/READING.md).
-#   bash bench/reading.sh [ROUNDS]
+#   [TMPDIR=DIR] bash bench/reading.sh [ROUNDS]
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -19,7 +19,8 @@ ROUNDS=${1:-150000}
 B=$ROOT/build/bench
 FHOOK=$ROOT/build/fhook
 mkdir -p "$B"
-TMP=$(mktemp -d /tmp/fhook-reading-bench.XXXXXX)
+# the two recordings (~1.6 GB): in $TMPDIR when set (a tmpfs, when /tmp is short)
+TMP=$(mktemp -d -t fhook-reading-bench.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 command -v uftrace >/dev/null || { echo "uftrace is not installed: nothing to compare"; exit 0; }
 

@@ -462,6 +462,7 @@ static int add_thread(struct dec *d, const unsigned char *p, uint32_t len)
 	if (!t)
 		return -EINVAL;
 	t->pub.num = h->thread;
+	t->cur.thr = &t->pub;	/* thr_event_plain() leaves it */
 	t->pub.pid = h->pid;
 	t->pub.tid = h->tid;
 	memcpy(t->pub.comm, h->comm, sizeof(t->pub.comm));
