@@ -86,6 +86,13 @@ int cli_lp_attached(const char *mode, pid_t pid, const char *name, const char *f
 		fprintf(stderr, "fhook: %s: nothing was changed in process %d\n", mode, pid);
 	if (ret)
 		return 1;
+	/* its warnings (a tail call, an unreachable caller), as without -p */
+	for (c = strchr(reply, '\n'); c && c[1]; c = strchr(c + 1, '\n'))
+		if (!strncmp(c + 1, "fhook: ", 7)) {
+			char *end = strchr(c + 1, '\n');
+
+			fprintf(stderr, "%.*s\n", end ? (int)(end - c - 1) : (int)strlen(c + 1), c + 1);
+		}
 	fprintf(stderr, "fhook: %s: '%s' applied in process %d; `fhook unpatch -p %d %s` "
 		"removes it\n", mode, name ? name : func, pid, pid, name ? name : func);
 	free(reply);
