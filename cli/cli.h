@@ -30,7 +30,7 @@ int cli_func_names_add(struct cli_func_names *fn, const char *path);
 const char *cli_func_name(struct cli_func_names *fn, const char *raw);
 void cli_func_names_fini(struct cli_func_names *fn);
 /* fhook funcs --why: how each function of @path would be kprobed, named in @mode (funcs_why.c) */
-int cli_funcs_why(const char *path, int mode);
+int cli_funcs_why(const char *path, const char *glob, int mode);
 /*
  * Is link-time address @addr of @path, in the function [@start, +@size),
  * the first byte of an instruction (decoded from @start)?  0, -EILSEQ, or

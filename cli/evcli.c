@@ -181,6 +181,39 @@ out:
 	free(names);
 }
 
+/*
+ * A kprobe glob leaves out the functions fhook runs itself (libc's
+ * memcpy, malloc, ...: lib/kprobes/nokprobe.c): said once per glob, with
+ * how to list them.
+ */
+static void glob_skips_say(struct cli_ev *c)
+{
+	int i, j, file, skipped, n;
+
+	for (i = 0; i < c->nr_evs; i++) {
+		struct fhook_event *ev = &c->evs[i];
+
+		if (!ev->kprobe || !ev->is_glob)
+			continue;
+		/* once for "p libc.so.6:*" and "r libc.so.6:*" */
+		for (j = 0; j < i; j++)
+			if (c->evs[j].kprobe && c->evs[j].is_glob &&
+			    !strcmp(c->evs[j].symbol, ev->symbol) &&
+			    !strcmp(c->evs[j].module ? c->evs[j].module : "",
+				    ev->module ? ev->module : ""))
+				break;
+		if (j < i)
+			continue;
+		n = ev_prog_kprobe_glob(c->prog, ev->module, ev->symbol, &file, &skipped);
+		if (n <= 0 || !skipped)
+			continue;
+		fprintf(stderr, "fhook: %s: %s%s%s: %d of %d functions left out, which fhook runs "
+			"itself (`fhook funcs --why %s '%s'` lists them)\n", c->cmd,
+			ev->module ? ev->module : "", ev->module ? ":" : "", ev->symbol, skipped, n,
+			c->prog->files[file].path, ev->symbol);
+	}
+}
+
 int cli_ev_resolve(struct cli_ev *c)
 {
 	struct fhook_event_prog *resolve;
@@ -290,6 +323,7 @@ int cli_ev_resolve(struct cli_ev *c)
 		}
 		c->evs[c->nr_evs++] = ev;
 	}
+	glob_skips_say(c);
 	if (c->dry_run) {
 		char line[8192];
 

@@ -188,13 +188,15 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: fhook funcs [-v|--verbose] [--demangle=MODE] PROG\n"
-		"       fhook funcs -w|--why [--demangle=MODE] OBJECT\n"
+		"       fhook funcs -w|--why [--demangle=MODE] OBJECT [GLOB]\n"
 		"\n"
 		"The traceable functions of PROG and of the libraries it loads (PROG is not run),\n"
-		"one a line; with --why, how a kprobe would be placed on each function of OBJECT.\n"
+		"one a line; with --why, how a kprobe would be placed on each function of OBJECT\n"
+		"(those whose name matches GLOB: what -e 'p OBJECT:GLOB' probes).\n"
 		"  -v, --verbose        each function's address and size, and its library\n"
 		"  -w, --why            the kprobe method of each function of OBJECT, and why not a\n"
-		"                       jump: site, jump, trap: REASON, none: REASON\n"
+		"                       jump: site, jump, trap: REASON, none: REASON, skipped:\n"
+		"                       REASON (fhook runs it itself: a glob leaves it out)\n"
 		"  --demangle=MODE      C++ names: short (ns::Class::method, the default; functions\n"
 		"                       that share one say what tells them apart: parameters,\n"
 		"                       template arguments), full (the signature, as c++filt) or\n"
@@ -241,12 +243,12 @@ int cmd_funcs(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind != argc - 1 && !(why && optind == argc - 2)) {
 		usage(stderr);
 		return 2;
 	}
 	if (why)
-		return cli_funcs_why(argv[optind], fn.mode) ? 1 : 0;
+		return cli_funcs_why(argv[optind], argv[optind + 1], fn.mode) ? 1 : 0;
 	if (cli_program_objects(argv[optind], &paths, &nr))
 		return 1;
 	/* a C++ name is short against every function of the program, as report's */

@@ -1,23 +1,27 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * fhook funcs --why PROG: how a kprobe on the entry of each function of
- * PROG would be placed (<fhook/kprobes.h>), and why not with a jump, read
- * from the file with the library's own relocation engine.  A process may
- * still get a trap where this says jump: when a thread keeps being inside
- * the bytes a jump would cover as it is placed.
+ * fhook funcs --why PROG [GLOB]: how a kprobe on the entry of each
+ * function of PROG (whose name matches GLOB) would be placed
+ * (<fhook/kprobes.h>) by a kprobe glob ("p PROG:GLOB"), and why not with
+ * a jump, read from the file with the library's own relocation engine.  A
+ * process may still get a trap where this says jump: when a thread keeps
+ * being inside the bytes a jump would cover as it is placed.
  *
  *   NAME site                 an fhook site at its entry
  *   NAME jump                 its first instructions are relocated
  *   NAME trap: REASON         an int3; REASON says what refused a jump
  *   NAME none: REASON         not even one instruction can be moved
+ *   NAME skipped: REASON      fhook runs it itself: a glob leaves it out
+ *                             (lib/kprobes/nokprobe.c)
  *
  * (NAME: a C++ function's short name, as fhook funcs prints it, or as
  * --demangle says)
- * and a last line "# N functions: J jump (P%), T trap, S site, X none".
+ * and a last line "# N functions: J jump (P%), T trap, S site, X none, K skipped".
  */
 #define _GNU_SOURCE
 #include <elf.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +32,7 @@
 #include "cli.h"
 #include <fhook/internal/elf.h>
 #include "kprobe.h"
+#include "kprobes/nokprobe.h"
 
 /* The file, whole, and its loadable segments (link-time addresses). */
 struct image {
@@ -124,7 +129,7 @@ static int addr_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-enum { M_SITE, M_JUMP, M_TRAP, M_NONE };
+enum { M_SITE, M_JUMP, M_TRAP, M_NONE, M_SKIPPED };
 
 /* The method of the function [@addr, +@size) followed by @pad free bytes. */
 static int method_of(const struct image *im, unsigned long addr, unsigned long size,
@@ -199,16 +204,17 @@ int cli_insn_boundary(const char *path, unsigned long start, unsigned long size,
 	return ret == -EILSEQ && strstr(why, "is not the start of an instruction") ? -EILSEQ : 0;
 }
 
-int cli_funcs_why(const char *path, int mode)
+int cli_funcs_why(const char *path, const char *glob, int mode)
 {
 	struct cli_func_names fn = { .mode = mode };
-	static const char *const names_of[] = { "site", "jump", "trap", "none" };
+	static const char *const names_of[] = { "site", "jump", "trap", "none", "skipped" };
 	struct fhook_elf_sites es = { 0 };
 	struct image im = { 0 };
-	struct fhook_sym *syms = NULL;
-	long count[4] = { 0 };
-	char *names = NULL, why[128];
-	size_t nr = 0, i, total = 0;
+	struct fhook_sym *syms = NULL, *all = NULL;
+	long count[5] = { 0 };
+	char *names = NULL, *all_names = NULL, why[128];
+	unsigned long *skip_addrs = NULL;
+	size_t nr = 0, i, total = 0, nr_all = 0, nr_skip = 0;
 	int ret;
 
 	ret = image_load(path, &im);
@@ -224,6 +230,15 @@ int cli_funcs_why(const char *path, int mode)
 					: strerror(-ret));
 		goto out;
 	}
+	/* a function is fhook's when any of its names is (fopen, _IO_fopen) */
+	if (!fhook_elf_read_syms(path, FHOOK_ELF_SYMS_ALIASES, &all, &nr_all, &all_names)) {
+		skip_addrs = calloc(nr_all ? nr_all : 1, sizeof(*skip_addrs));
+		for (i = 0; skip_addrs && i < nr_all; i++)
+			if (fhook_nokprobe(path, all_names + all[i].name))
+				skip_addrs[nr_skip++] = all[i].addr;
+		if (skip_addrs)
+			qsort(skip_addrs, nr_skip, sizeof(*skip_addrs), addr_cmp);
+	}
 	/* C++ names short against the object's own functions */
 	cli_func_names_add(&fn, path);
 	if (!nr) {
@@ -234,15 +249,26 @@ int cli_funcs_why(const char *path, int mode)
 	}
 	for (i = 0; i < nr; i++) {
 		unsigned long end = syms[i].addr + syms[i].size, limit;
+		const char *name = names + syms[i].name, *skip;
 		unsigned int pad;
 		int m;
+
+		if (glob && fnmatch(glob, name, 0))
+			continue;
 
 		/* free bytes after it: up to the next symbol and the next 16 bytes */
 		limit = (end + 15) & ~15UL;
 		if (i + 1 < nr && syms[i + 1].addr < limit)
 			limit = syms[i + 1].addr > end ? syms[i + 1].addr : end;
 		pad = (unsigned int)(limit - end);
-		if (has_site(&es, &im, syms[i].addr)) {
+		skip = fhook_nokprobe(path, name);
+		if (!skip && nr_skip && bsearch(&syms[i].addr, skip_addrs, nr_skip,
+						sizeof(*skip_addrs), addr_cmp))
+			skip = fhook_nokprobe(path, "malloc");
+		if (skip) {
+			m = M_SKIPPED;
+			snprintf(why, sizeof(why), "%s", skip);
+		} else if (has_site(&es, &im, syms[i].addr)) {
 			m = M_SITE;
 			why[0] = 0;
 		} else {
@@ -254,16 +280,22 @@ int cli_funcs_why(const char *path, int mode)
 		}
 		count[m]++;
 		total++;
-		printf("%s %s%s%s\n", cli_func_name(&fn, names + syms[i].name), names_of[m],
-		       why[0] ? ": " : "", why);
+		printf("%s %s%s%s\n", cli_func_name(&fn, name), names_of[m], why[0] ? ": " : "", why);
 	}
-	printf("# %zu functions: %ld jump (%.2f%%), %ld trap, %ld site, %ld none\n", total,
-	       count[M_JUMP], total ? 100.0 * (double)count[M_JUMP] / (double)total : 0.0,
-	       count[M_TRAP], count[M_SITE], count[M_NONE]);
+	printf("# %zu functions: %ld jump (%.2f%%), %ld trap, %ld site, %ld none, %ld skipped\n",
+	       total, count[M_JUMP], total ? 100.0 * (double)count[M_JUMP] / (double)total : 0.0,
+	       count[M_TRAP], count[M_SITE], count[M_NONE], count[M_SKIPPED]);
 	ret = 0;
+	if (glob && !total) {
+		fprintf(stderr, "fhook: funcs: no function of %s matches %s\n", path, glob);
+		ret = -ENOENT;
+	}
 out:
 	free(syms);
 	free(names);
+	free(all);
+	free(all_names);
+	free(skip_addrs);
 	free(es.addrs);
 	free(es.from_mcount);
 	free(im.data);

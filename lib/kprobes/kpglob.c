@@ -17,6 +17,7 @@
 
 #include <fhook/kallsyms.h>
 
+#include "core/core.h"
 #include "kpglob.h"
 #include "nokprobe.h"
 
@@ -25,10 +26,49 @@ struct glob_fn {
 	bool skip;
 };
 
+/*
+ * The addresses of the libc functions fhook runs, whatever name the
+ * object's table keeps for each (fopen or _IO_fopen: kallsyms keeps one
+ * name of several at an address).
+ */
+struct skip_addrs {
+	unsigned long *a;
+	size_t nr;
+};
+
+static int ul_cmp(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void skip_addrs_fill(struct skip_addrs *sk)
+{
+	size_t i, n = fhook_nokprobe_count();
+
+	sk->a = calloc(n ? n : 1, sizeof(*sk->a));
+	if (!sk->a)
+		return;
+	for (i = 0; i < n; i++) {
+		void *p = fhook_libc_sym(fhook_nokprobe_at(i));
+
+		if (p)
+			sk->a[sk->nr++] = (unsigned long)p;
+	}
+	qsort(sk->a, sk->nr, sizeof(*sk->a), ul_cmp);
+}
+
+static bool skip_addrs_has(const struct skip_addrs *sk, unsigned long addr)
+{
+	return sk->nr && bsearch(&addr, sk->a, sk->nr, sizeof(*sk->a), ul_cmp);
+}
+
 struct glob_walk {
 	const char *mod;		/* file name; NULL: the executable */
 	const char *exe;		/* the executable's file name */
 	const char *glob;
+	struct skip_addrs skip;
 	struct glob_fn *fns;
 	size_t nr, cap;
 	bool seen;
@@ -73,7 +113,9 @@ static int glob_cb(void *data, const struct fhook_symbol *sym)
 		w->cap = cap;
 	}
 	w->fns[w->nr].addr = sym->addr;
-	w->fns[w->nr++].skip = fhook_nokprobe(sym->object, sym->name) != NULL;
+	w->fns[w->nr++].skip = fhook_nokprobe(sym->object, sym->name) != NULL ||
+			       (fhook_nokprobe(sym->object, "malloc") &&
+				skip_addrs_has(&w->skip, sym->addr));
 	return 0;
 }
 
@@ -123,7 +165,11 @@ int fhook_kprobe_glob(const char *mod, const char *glob, bool ret, struct fhook_
 	}
 	if (!g->loaded)
 		return 0;
+	/* libc's (a name of its list is its own: "malloc" stands for any) */
+	if (fhook_nokprobe(w.mod, "malloc"))
+		skip_addrs_fill(&w.skip);
 	fhook_kallsyms_for_each(glob_cb, &w);
+	free(w.skip.a);
 	if (w.oom) {
 		free(w.fns);
 		return -ENOMEM;

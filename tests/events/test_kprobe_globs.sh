@@ -1,0 +1,146 @@
+#!/bin/bash
+# Kprobe globs ("p [MOD:]GLOB", "r [MOD:]GLOB"): a program built without
+# fhook's flags (gcc -O2 and -O0) recorded with -e 'p *' -e 'r *' has
+# every function of its executable recorded, and the same call tree,
+# call for call, as the program built with fhook's flags recorded the
+# usual way; a library's glob; libc's glob leaves out what fhook runs
+# itself, says so once and leaves the program's output alone; a glob
+# that matches nothing is an error at the glob; a stripped executable;
+# fhook funcs --why for a glob; every libc function libfhook imports is
+# in the list a glob leaves out.
+set -o pipefail
+. "${FHOOK_ROOT:-$(dirname "$0")/../..}/tests/events/kp_setup.sh" kprobe_globs \
+	kpglob_O2 kpglob_O0 kpglob_fh_O2 kpglob_fh_O0 kpglob_stripped kpglob_lib.so
+CHECK_PREFIX=kprobe_globs
+
+# main's call tree from a recording: no times, no tids, main's subtree
+# only (a probe on every function also sees _start, _init, ...), GCC's
+# clone suffixes dropped (-fpatchable-function-entry changes its choices)
+tree() {
+	"$FHOOK" replay --format graph "$1" |
+		sed -E 's/^ *[0-9]+\.[0-9]+ +([0-9.]+ [un]?s)? *\[ *[0-9]+\] \| //' |
+		awk 'match($0, /^ *main\(\) \{/) { on = 1; ind = index($0, "m") - 1 }
+		     on { print substr($0, ind + 1) }
+		     on && /\} \/\* main \*\// { on = 0 }' |
+		sed -E 's/\.(constprop|isra|part)\.[0-9]+//g'
+}
+
+want_tree="main() {
+  outer() {
+    mid() {
+      leaf();
+      leaf();
+      leaf();
+    } /* mid */
+    fib() {
+      fib() {
+        fib() {
+          leaf();
+        } /* fib */
+        fib() {
+          leaf();
+        } /* fib */
+      } /* fib */
+      fib() {
+        leaf();
+      } /* fib */
+    } /* fib */
+    by_pointer() {
+      leaf();
+    } /* by_pointer */
+  } /* outer */
+} /* main */"
+
+for o in O2 O0; do
+	P=$D/kpglob_$o
+	timeout 60 "$FHOOK" record -o "$T/p$o.rec" -e 'p *' -e 'r *' -- "$P" 3 > "$T/out" 2> "$T/err"
+	check "${o}_status" eq "$?: $(cat "$T/out")" "0: 41"
+	check "${o}_summary" grep -q '^fhook: record: [0-9]* events, 0 nmissed, 0 lost' "$T/err"
+	timeout 60 "$FHOOK" record -o "$T/f$o.rec" -- "$D/kpglob_fh_$o" 3 > /dev/null 2>&1
+	check "${o}_tree_with_fhook_flags" eq "$(tree "$T/f$o.rec")" "$want_tree"
+	check "${o}_tree_without" eq "$(tree "$T/p$o.rec")" "$want_tree"
+	# every function of the executable: an entry each (all are called)
+	"$FHOOK" replay "$T/p$o.rec" | grep -o ': p___0: ([^+]*' | sed 's/.*(//' | sort -u > "$T/got"
+	nm "$P" | awk '$2 ~ /^[tT]$/ { print $3 }' | sort -u > "$T/want"
+	check "${o}_every_function" eq "$(cat "$T/got")" "$(cat "$T/want")"
+	# and a return from each that returns (not _start, which no call enters)
+	"$FHOOK" replay "$T/p$o.rec" | grep -o ': r___0: (.* <- [^)]*' | sed 's/.*<- //' |
+		sort -u > "$T/got"
+	check "${o}_every_return" eq "$(cat "$T/got")" "$(grep -vx _start "$T/want")"
+done
+
+# ---- a library's functions by prefix: those, no other
+timeout 60 "$FHOOK" trace -e 'p kpglob_lib.so:kpg_*' -e 'r kpglob_lib.so:kpg_* $retval' \
+	-o "$T/lib" -- "$D/kpglob_O2" 3 > "$T/out" 2> "$T/err"
+check lib_status eq "$?: $(cat "$T/out")" "0: 41"
+check lib_lines eq "$(sed -E 's/^ *[a-zA-Z0-9_]+-[0-9]+ +\[[0-9]{3}\] +[0-9]+\.[0-9]{6}: //' "$T/lib")" \
+"p_kpglob_lib_so_kpg___0: (kpg_lib_add+0x0/0x16)
+r_kpglob_lib_so_kpg___0: (outer+0x32/0x60 <- kpg_lib_add) arg1=0x4
+p_kpglob_lib_so_kpg___0: (kpg_lib_twice+0x0/0x19)
+p_kpglob_lib_so_kpg___0: (kpg_lib_add+0x0/0x16)
+r_kpglob_lib_so_kpg___0: (outer+0x3a/0x60 <- kpg_lib_add) arg1=0x8
+r_kpglob_lib_so_kpg___0: (outer+0x3a/0x60 <- kpg_lib_twice) arg1=0x8"
+
+# ---- libc: what fhook runs is left out, said once; the program unchanged
+timeout 120 "$FHOOK" record -o "$T/libc.rec" -e 'p libc.so.6:*' -e 'r libc.so.6:*' -- \
+	"$D/kpglob_O2" 3 > "$T/out" 2> "$T/err"
+check libc_status eq "$?: $(cat "$T/out")" "0: 41"
+libc=$(ldd "$D/kpglob_O2" | awk '$1 == "libc.so.6" { print $3 }')
+skipped=$("$FHOOK" funcs --why "$libc" '*' | grep -c ' skipped: ')
+total=$("$FHOOK" funcs --why "$libc" '*' | sed -n 's/^# \([0-9]*\) functions.*/\1/p')
+check libc_left_out_said_once eq "$(grep 'left out' "$T/err")" \
+	"fhook: record: libc.so.6:*: $skipped of $total functions left out, which fhook runs itself (\`fhook funcs --why $libc '*'\` lists them)"
+check libc_some_skipped test "$skipped" -gt 50
+check libc_no_miss grep -q '^fhook: record: [0-9]* events, 0 nmissed, 0 lost' "$T/err"
+check libc_printf_recorded grep -q ' printf();\| printf() {' <<< "$("$FHOOK" replay --format graph "$T/libc.rec")"
+check libc_memcpy_not eq "$("$FHOOK" replay "$T/libc.rec" | grep -c '(memcpy+\|<- memcpy)')" 0
+
+# ---- a glob that matches nothing: the error at the glob
+got=$(timeout 20 "$FHOOK" record -o "$T/none.rec" -e 'p nosuch_*' -- "$D/kpglob_O2" 2>&1)
+check nothing_status eq "$?" 1
+check nothing_message eq "$(head -3 <<< "$got")" "fhook: error: Invalid probed address or symbol
+  Command: p nosuch_*
+             ^"
+got=$(timeout 20 "$FHOOK" record -o "$T/none.rec" -e 'r kpglob_lib.so:nosuch_*' -- "$D/kpglob_O2" 2>&1)
+check nothing_lib_message eq "$(head -3 <<< "$got")" "fhook: error: Invalid probed address or symbol
+  Command: r kpglob_lib.so:nosuch_*
+             ^"
+got=$(timeout 20 "$FHOOK" record -o "$T/none.rec" -e 'p kp*+4' -- "$D/kpglob_O2" 2>&1)
+check glob_offset_message eq "$(head -3 <<< "$got")" "fhook: error: Invalid probed address or symbol
+  Command: p kp*+4
+                ^"
+
+# ---- a stripped executable: what to name instead
+got=$(timeout 20 "$FHOOK" record -o "$T/s.rec" -e 'p *' -e 'r *' -- "$D/kpglob_stripped" 2>&1)
+check stripped_status eq "$?" 1
+check stripped_message eq "$got" "fhook: error: Invalid probed address or symbol
+  Command: p *
+             ^
+fhook: record: $D/kpglob_stripped is stripped: no function in .symtab or .dynsym; probe its libraries' functions (MOD:SYM) or an address (p ADDR)
+fhook: record: for a program $D/kpglob_stripped starts, name its file: p NAME:SYM"
+# its libraries' globs still work
+timeout 60 "$FHOOK" record -o "$T/s.rec" -e 'p kpglob_lib.so:*' -- "$D/kpglob_stripped" 3 \
+	> "$T/out" 2> "$T/err"
+check stripped_lib eq "$?: $("$FHOOK" report "$T/s.rec" | awk '/kpg_|other_/ { print $(NF-4), $NF }' | sort)" \
+"0: 1 kpg_lib_twice
+1 other_lib_fn
+2 kpg_lib_add"
+
+# ---- fhook funcs --why for a glob
+check why_lib eq "$("$FHOOK" funcs --why "$D/kpglob_lib.so" 'kpg_*')" "kpg_lib_add jump
+kpg_lib_twice jump
+# 2 functions: 2 jump (100.00%), 0 trap, 0 site, 0 none, 0 skipped"
+# (memcmp is bcmp's alias; memcpy has two versions, GLIBC_2.2.5 and 2.14)
+check why_libc eq "$("$FHOOK" funcs --why "$libc" 'mem[cs]*' | sort)" "# 5 functions: 1 jump (20.00%), 0 trap, 0 site, 0 none, 4 skipped
+memccpy jump
+memchr skipped: fhook's probe and recording path calls it
+memcpy skipped: fhook's probe and recording path calls it
+memcpy skipped: fhook's probe and recording path calls it
+memset skipped: fhook's probe and recording path calls it"
+got=$("$FHOOK" funcs --why "$D/kpglob_lib.so" 'nosuch*' 2> "$T/err")
+check why_nothing eq "$?: $got: $(cat "$T/err")" "1: # 0 functions: 0 jump (0.00%), 0 trap, 0 site, 0 none, 0 skipped: fhook: funcs: no function of $D/kpglob_lib.so matches nosuch*"
+
+# ---- every libc function libfhook calls is one a glob leaves out
+missing=$(nm -D --undefined-only "$B/libfhook.so" | awk '$1 == "U" { sub(/@.*/, "", $2); print $2 }' |
+	while read -r f; do grep -q "\"$f\"" lib/kprobes/nokprobe.c || echo "$f"; done)
+check nokprobe_has_imports eq "$missing" ""
