@@ -119,6 +119,16 @@ void fhook_ops_loader_event(void) __hidden;
 int fhook_loader_notify(void (*fn)(void)) __hidden;
 
 /*
+ * fhook_loader_keep_addresses - from now on, the address range of an
+ * object that dlclose() unmaps is kept reserved (no access, no memory),
+ * so that no later object gets its addresses: a recording names an
+ * address by the objects the process loaded, and one whose addresses a
+ * newer object took would be named by the newer one's symbols.  For the
+ * recorder; once per process is enough.
+ */
+void fhook_loader_keep_addresses(void) __hidden;
+
+/*
  * fhook_exec_notify - call @fn with the program about to be started by
  * an interposed exec or spawn call (exec_env.c): a path, or for the
  * PATH-searching calls a bare name.  @fn may run in a vfork child: only
@@ -154,5 +164,12 @@ int fhook_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void
  */
 char *fhook_ctl_serve(const char *req) __hidden;
 void fhook_ctl_thread_start(void) __hidden;
+/*
+ * When process @pid (a tracer) exits, the control thread (running, or
+ * started later) serves @req as if the tracer had sent it ("trace-stop").
+ * One watch at a time; 0, or a negative errno (-ESRCH: no such process).
+ */
+int fhook_ctl_watch(pid_t pid, const char *req) __hidden;
+void fhook_ctl_unwatch(void) __hidden;
 
 #endif /* FHOOK_CORE_H */

@@ -32,7 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -53,6 +55,20 @@ static int ctl_lfd = -1;		/* the listening socket; >= 0 while the thread runs */
 static dev_t ctl_dev;			/* and which file it is */
 static ino_t ctl_ino;
 static bool ctl_atfork_done;
+
+/*
+ * The tracer this process serves (a recording's fhook command): its pidfd
+ * turns readable when it exits, and the thread then serves @ctl_watch_req
+ * itself, as the command would have (trace-stop: every probe removed).
+ * -1: no watch.  Changed under ctl_thread_lock.  While a watch is set the
+ * thread's accept() times out every CTL_WATCH_MS to look at it: a blocked
+ * accept() keeps serving the socket it started on, even when a daemon
+ * closes the descriptor under it, which a poll() would not.
+ */
+#define CTL_WATCH_MS		200
+static int ctl_watch_fd = -1;
+static pid_t ctl_watch_pid;
+static char ctl_watch_req[32];
 
 /*
  * Is @fd still our socket?  A daemon may close every descriptor it did not
@@ -174,9 +190,94 @@ static void ctl_connection(int c, char *buf)
 	}
 }
 
+int fhook_ctl_watch(pid_t pid, const char *req)
+{
+	int fd, ret = 0;
+
+	if (strlen(req) >= sizeof(ctl_watch_req))
+		return -EINVAL;
+	fd = syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0)
+		return -errno;
+	/* (a thread started later, or the one serving this request, picks it up) */
+	pthread_mutex_lock(&ctl_thread_lock);
+	if (ctl_watch_fd >= 0)
+		close(ctl_watch_fd);
+	ctl_watch_fd = fd;
+	ctl_watch_pid = pid;
+	strcpy(ctl_watch_req, req);
+	pthread_mutex_unlock(&ctl_thread_lock);
+	return ret;
+}
+
+void fhook_ctl_unwatch(void)
+{
+	pthread_mutex_lock(&ctl_thread_lock);
+	if (ctl_watch_fd >= 0) {
+		close(ctl_watch_fd);
+		ctl_watch_fd = -1;
+	}
+	pthread_mutex_unlock(&ctl_thread_lock);
+}
+
+/* The watched tracer is gone: do for it what it did not do. */
+static void ctl_tracer_gone(void)
+{
+	char req[sizeof(ctl_watch_req)], *reply;
+	pid_t pid;
+
+	pthread_mutex_lock(&ctl_thread_lock);
+	if (ctl_watch_fd < 0) {
+		pthread_mutex_unlock(&ctl_thread_lock);
+		return;
+	}
+	close(ctl_watch_fd);
+	ctl_watch_fd = -1;
+	pid = ctl_watch_pid;
+	memcpy(req, ctl_watch_req, sizeof(req));
+	pthread_mutex_unlock(&ctl_thread_lock);
+	reply = fhook_ctl_serve(req);
+	fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended without "
+		"detaching; %s\n", (int)getpid(), (int)pid,
+		reply && !strncmp(reply, "ok", 2) ? "every probe removed, it runs untraced" :
+		"its probes could not all be removed");
+	free(reply);
+}
+
+/*
+ * Wait for a connection, with a timeout while a tracer is watched; the
+ * connection, or -1 (errno EAGAIN: the time is up, or the tracer gone).
+ */
+static int ctl_wait(int lfd, bool *timed)
+{
+	struct pollfd p = { .fd = -1, .events = POLLIN };
+	bool watch;
+	int c;
+
+	pthread_mutex_lock(&ctl_thread_lock);
+	watch = ctl_watch_fd >= 0;
+	p.fd = ctl_watch_fd;
+	if (watch && poll(&p, 1, 0) > 0) {
+		pthread_mutex_unlock(&ctl_thread_lock);
+		ctl_tracer_gone();
+		errno = EAGAIN;
+		return -1;
+	}
+	pthread_mutex_unlock(&ctl_thread_lock);
+	if (watch != *timed) {
+		struct timeval tv = { 0, watch ? CTL_WATCH_MS * 1000 : 0 };
+
+		setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		*timed = watch;
+	}
+	c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	return c;
+}
+
 static void *ctl_thread_main(void *arg)
 {
 	int lfd = (int)(long)arg;
+	bool timed = false;
 	char *buf;
 
 	/* none of its calls are the program's: no handler sees them, ever */
@@ -188,10 +289,10 @@ static void *ctl_thread_main(void *arg)
 	if (!buf)
 		return NULL;
 	while (ctl_fd_ours(lfd)) {
-		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		int c = ctl_wait(lfd, &timed);
 
 		if (c < 0) {
-			if (errno != EINTR && errno != ECONNABORTED)
+			if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN)
 				usleep(10000);	/* out of descriptors: not a busy loop */
 			continue;
 		}
@@ -213,6 +314,10 @@ static void ctl_atfork_child(void)
 	if (ctl_lfd >= 0 && ctl_fd_ours(ctl_lfd))
 		close(ctl_lfd);
 	ctl_lfd = -1;
+	/* the parent's tracer is not the child's business until it attaches itself */
+	if (ctl_watch_fd >= 0)
+		close(ctl_watch_fd);
+	ctl_watch_fd = -1;
 }
 
 void fhook_ctl_thread_start(void)

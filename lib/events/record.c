@@ -2405,6 +2405,22 @@ static int rec_arm(FILE *err)
 	return 0;
 }
 
+/*
+ * If the fhook command dies (SIGKILL, a crash, the OOM killer) without
+ * detaching, the control thread removes the probes when it sees the
+ * command's pidfd close, as trace-stop would: the process runs on at its
+ * untraced speed, and a later attach finds it free.  A process that
+ * probes nothing (no sites, no kprobes yet) gets no thread for it.
+ */
+static void rec_watch_tracer(bool attached)
+{
+	if (!attached && !rec_nr_probes && !rec_kprobes)
+		return;
+	fhook_ctl_watch((pid_t)rec_shm->tracer_pid, "trace-stop");
+	if (!attached)
+		fhook_ctl_thread_start();
+}
+
 static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
 {
 	static bool once;
@@ -2477,6 +2493,7 @@ static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
 	rec_arming = false;
 	if (ret)
 		return ret;
+	rec_watch_tracer(attached);
 	/*
 	 * After the probes: thread-exit destructors run in the order their
 	 * keys were made, and the return hooks report the frames a thread
@@ -2567,6 +2584,7 @@ static int rec_teardown(FILE *out)
 		fprintf(out, "fhook: record: this process is not being recorded\n");
 		return -ENOENT;
 	}
+	fhook_ctl_unwatch();
 	__atomic_store_n(&rec_disabled, REC_G_STOPPED, __ATOMIC_RELAXED);
 	for (i = 0; i < rec_nr_probes; i++) {
 		if (rec_probes[i].registered)
