@@ -28,7 +28,7 @@ RES=$ROOT/bench/RESULTS.md
 PNG=$ROOT/bench/results.png
 ROUNDS=${BENCH_ROUNDS:-7}
 ONLY=${BENCH_ONLY:-}
-case $ONLY in ""|startup) ;; kprobes) exec bash bench/kprobes.sh ;;
+case $ONLY in ""|startup) ;; kprobes) exec bash bench/kprobes.sh ;; kpglob) exec bash bench/kpglob.sh ;;
 *) echo "BENCH_ONLY: only 'startup' and 'kprobes' are known" >&2; exit 2 ;; esac
 # want N: run workload N (1 tight loop, 2 start-up, 3 real program, 4 recordings)
 want() { [ -z "$ONLY" ] || [ "$1" = 2 ]; }
