@@ -53,6 +53,13 @@ int cmd_info(int argc, char **argv) __attribute__((weak));
 char *cli_which(const char *name);
 
 /*
+ * For a "#!" script, the program the kernel runs for it, following
+ * interpreters that are scripts themselves (malloc'd); NULL when @file is
+ * not a script, or its chain ends nowhere.
+ */
+char *cli_script_interpreter(const char *file);
+
+/*
  * Can fhook act inside the program execvp would run for @name?  0, or
  * -ENOEXEC with the reason on stderr (statically linked, set-id or with
  * file capabilities, 32-bit or foreign ELF, corrupt ELF).

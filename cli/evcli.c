@@ -230,6 +230,25 @@ int cli_ev_resolve(struct cli_ev *c)
 		if (found)
 			path = found;
 	}
+	/*
+	 * A script's process is its interpreter's (the shell, python): that is
+	 * what has, or has not, sites; the functions are mostly in what it runs.
+	 */
+	if (!c->pid) {
+		char *interp = cli_script_interpreter(path);
+
+		if (interp && access(interp, X_OK)) {
+			fprintf(stderr, "fhook: %s: %s: its interpreter %s: %s\n", c->cmd, path,
+				interp, strerror(errno));
+			free(interp);
+			free(found);
+			return 127;
+		}
+		if (interp) {
+			free(found);
+			path = found = interp;
+		}
+	}
 	if (c->pid ? cli_attach_objects(c->pid, &paths, &nr) : cli_program_objects(path, &paths, &nr)) {
 		free(found);
 		return 1;
@@ -504,7 +523,8 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	}
 	c->untraced = ev_session_untraced(s, c->cmd);
 	ev_session_free(s);
-	if (!end->events && c->no_sites && !*failed)
+	/* (a process that ran untraced says why itself, below) */
+	if (!end->events && c->no_sites && !*failed && !c->untraced)
 		fprintf(stderr, "fhook: %s: no events: %s has no patchable sites%s; rebuild "
 			"what you want traced with `cc $(fhook cflags) ...` "
 			"(-fpatchable-function-entry=5), or use kprobe events, which need none "

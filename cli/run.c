@@ -66,6 +66,38 @@ char *cli_which(const char *name)
 	return NULL;
 }
 
+char *cli_script_interpreter(const char *file)
+{
+	char *cur = strdup(file), *next;
+	int depth;
+
+	/* the kernel's own limit of interpreters behind interpreters (binfmt_script) */
+	for (depth = 0; cur && depth < 5; depth++) {
+		char line[256], *p, *end;
+		ssize_t n;
+		int fd = open(cur, O_RDONLY | O_CLOEXEC);
+
+		/* an interpreter that cannot be read: the caller says so */
+		if (fd < 0)
+			return depth ? cur : (free(cur), NULL);
+		n = read(fd, line, sizeof(line) - 1);
+		close(fd);
+		if (n < 2 || line[0] != '#' || line[1] != '!')
+			return depth ? cur : (free(cur), NULL);
+		line[n] = 0;
+		p = line + 2 + strspn(line + 2, " \t");
+		end = p + strcspn(p, " \t\n");
+		*end = 0;
+		if (!*p)
+			break;
+		next = strdup(p);
+		free(cur);
+		cur = next;
+	}
+	free(cur);
+	return NULL;
+}
+
 /*
  * Would @file run with AT_SECURE (set-user-ID or set-group-ID to someone
  * else, or file capabilities)?  The kernel then marks the process

@@ -643,6 +643,17 @@ static void __fhook_startup rec_exec(const char *path, bool search)
 		path = buf;
 	}
 	why = exec_untraced_why(path);
+	if (!why) {
+		bool shm = false;
+
+		/* `env -i`, clearenv(): the program took fhook's variables from its children */
+		for (e = environ; e && *e; e++)
+			if (!strncmp(*e, "FHOOK_EV_SHM=", 13))
+				shm = true;
+		if (!shm)
+			why = "its environment was cleared of fhook's variables (env -i, "
+			      "clearenv()): start it under fhook itself to trace it";
+	}
 	if (!why && !fd_is_shm(rec_tracer_fd)) {
 		/*
 		 * The program reused the number FHOOK_EV_SHM names: the new
