@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -461,10 +462,24 @@ static struct ev_ring *get_ring(struct rec_thread *t)
 	if (!map) {
 		static int said;
 
-		/* its events are counted lost; the summary says whose and why */
-		if (idx < nr && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-			rec_untraced("threads untraced: no address space for a trace ring "
-				     "(RLIMIT_AS / ulimit -v)");
+		/* its events are counted lost; the summary says whose, why and what to change */
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
+			struct rlimit rl;
+
+			if (idx == nr)
+				rec_untraced("threads untraced: all %u trace rings in use (threads "
+					     "recording at once)", nr);
+			else if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY)
+				rec_untraced("threads untraced: no address space for a %lu KiB trace "
+					     "ring under RLIMIT_AS %lu MiB: record with a smaller "
+					     "--buffer-size, or raise ulimit -v",
+					     (unsigned long)(ev_ring_stride(rec_ring_size) >> 10),
+					     (unsigned long)(rl.rlim_cur >> 20));
+			else
+				rec_untraced("threads untraced: no memory for a %lu KiB trace ring: "
+					     "record with a smaller --buffer-size",
+					     (unsigned long)(ev_ring_stride(rec_ring_size) >> 10));
+		}
 		t->no_ring = 1;
 		t->no_ring_gen = freed;
 		return NULL;

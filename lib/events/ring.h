@@ -54,7 +54,12 @@ static inline unsigned long long ev_proc_start(int pid)
 		start = strtoull(p + 1, NULL, 10);
 	return start;
 }
-#define EV_MAX_RINGS		1024
+/*
+ * Threads recording at once.  The memory is sized for all of them but is
+ * sparse: a ring costs pages only once its thread writes, and each
+ * process maps only its own threads' rings.
+ */
+#define EV_MAX_RINGS		16384
 #define EV_MAX_PROCS		256		/* registrations between two drains */
 #define EV_MAX_OBJS		64
 #define EV_STR_MAX		256		/* bytes kept of a string */
@@ -91,6 +96,7 @@ static inline unsigned long long ev_proc_start(int pid)
 #define EV_W1_UNWOUND		(1ULL << 63)	/* an exit the unwinder caused */
 #define EV_ID_EXT		0x8000U
 #define EV_ID_MAX		0x7f00U		/* events per recording */
+#define EV_MAX_KP_EVENTS	256		/* kprobe events counted (struct ev_shm) */
 #define EV_ID_SPECIAL		0xff00U
 #define EV_ID_LOST		0xfffcU		/* w1: records dropped just before */
 #define EV_ID_CPU		0xfffdU		/* w1: the cpu from now on */
@@ -223,6 +229,14 @@ struct ev_shm {
 	struct ev_untraced untraced[EV_MAX_UNTRACED];
 	/* EV_SLOT_* of each ring: here, so that claiming one maps only that ring */
 	uint32_t ring_state[EV_MAX_RINGS];
+	/*
+	 * Kprobe events, by id (the first EV_MAX_KP_EVENTS): how many
+	 * processes had the event's object (MOD, SYM) when they resolved it,
+	 * and how many probes they placed; the command says at exit which
+	 * MOD never loaded and why nothing was probed.
+	 */
+	uint32_t kp_loaded[EV_MAX_KP_EVENTS];
+	uint32_t kp_placed[EV_MAX_KP_EVENTS];
 };
 
 /*

@@ -590,7 +590,7 @@ static int import_procs(struct ev_session *s)
 					     rp.h.nr_objs * sizeof(rp.objs[0]));
 		if (!ret)
 			mark_written(s, rp.h.seq);
-		for (k = 0; k < EV_MAX_RINGS; k++) {
+		for (k = 0; k < s->nr_seen; k++) {
 			struct ses_ring *sr = &s->rings[k];
 
 			if (sr->thread && sr->pid == rp.h.pid && sr->map &&
@@ -1142,6 +1142,14 @@ static void printable(char *s)
 	for (; *s; s++)
 		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
 			*s = '?';
+}
+
+void ev_session_kprobe_counts(struct ev_session *s, int id, uint32_t *loaded, uint32_t *placed)
+{
+	bool in = id >= 0 && id < EV_MAX_KP_EVENTS;
+
+	*loaded = in ? __atomic_load_n(&s->shm->kp_loaded[id], __ATOMIC_RELAXED) : 0;
+	*placed = in ? __atomic_load_n(&s->shm->kp_placed[id], __ATOMIC_RELAXED) : 0;
 }
 
 char *ev_session_untraced(struct ev_session *s, const char *cmd)

@@ -34,6 +34,10 @@ out=$(ulimit -v $LIMIT; timeout 60 $F trace -e 'f work' -o $T/t2 -- $T/rlimit_pr
 pid=$(grep -o 'pid [0-9]*' <<< "$out" | head -1)
 check fill_runs eq "$st:$(grep -c '^filled 2$' <<< "$out")" "0:1"
 check fill_summary eq "$(grep -A1 'ran untraced' <<< "$out")" "fhook: trace: 1 process ran untraced, or partly:
-fhook: trace:   $pid (rlimit_prog): threads untraced: no address space for a trace ring (RLIMIT_AS / ulimit -v)"
+fhook: trace:   $pid (rlimit_prog): threads untraced: no address space for a 2052 KiB trace ring under RLIMIT_AS 512 MiB: record with a smaller --buffer-size, or raise ulimit -v"
 check fill_counted_lost test -n "$(grep -E '^fhook: trace: 0 events, 0 nmissed, 1 lost' <<< "$out")"
+
+# 128 MiB: the number and the option that changes it, and the option works
+out=$(ulimit -v 131072; timeout 60 $F trace -e 'f work' -o $T/t3 -- $T/rlimit_prog fill 2>&1); st=$?
+check fill_128_said eq "$(grep -c 'no address space for a 2052 KiB trace ring under RLIMIT_AS 128 MiB: record with a smaller --buffer-size' <<< "$out")" 1
 exit 0
