@@ -1537,6 +1537,12 @@ static unsigned long kp_event_addr(const struct rec_event *e)
 	return f.addr ? f.addr + e->offset : 0;
 }
 
+/* For the command's summary at exit: what kprobe event @e found (ring.h) */
+#define rec_kp_count(e, field, n) do {						\
+		if ((e)->id < EV_MAX_KP_EVENTS && (n))				\
+			__atomic_fetch_add(&rec_shm->field[(e)->id], (n), __ATOMIC_RELAXED); \
+	} while (0)
+
 /* @k's handlers for event @e at @addr (not registered) */
 static void rec_kp_init(struct rec_kprobe *k, struct rec_event *e, unsigned long addr)
 {
@@ -1570,6 +1576,7 @@ static void rec_kp_arm_glob(struct rec_event *e, struct rec_kprobe *k, FILE *err
 		fhook_kprobe_glob_free(&g);
 		return;		/* its object comes later, if ever */
 	}
+	rec_kp_count(e, kp_loaded, 1);
 	n = (int)g.nr;
 	m = calloc(n ? n : 1, sizeof(*m));
 	list = calloc(n ? n : 1, sizeof(*list));
@@ -1609,6 +1616,7 @@ static void rec_kp_arm_glob(struct rec_event *e, struct rec_kprobe *k, FILE *err
 	if (refused)
 		rec_untraced("%d of %d functions of %s%s%s not probed", refused, n,
 			     e->module ? e->module : "", e->module ? ":" : "", e->symbol);
+	rec_kp_count(e, kp_placed, placed);
 	k->many = m;
 	k->nr_many = n;
 	k->failed = n && !placed;
@@ -1648,6 +1656,7 @@ static void rec_kp_arm(FILE *err)
 		addr = kp_event_addr(e);
 		if (!addr)
 			continue;
+		rec_kp_count(e, kp_loaded, 1);
 		if (resolve_symbols(e)) {
 			fprintf(err, "fhook: record: a symbol of event %u is not in this process\n",
 				e->id);
@@ -1662,6 +1671,7 @@ static void rec_kp_arm(FILE *err)
 			ret = register_kprobe(&k->rp.kp);
 		k->registered = !ret;
 		k->failed = ret != 0;
+		rec_kp_count(e, kp_placed, !ret);
 		if (ret) {
 			const char *why = ret == -EILSEQ ? "not the first byte of an instruction, or "
 				"an instruction that cannot be moved" : strerror(-ret);

@@ -78,6 +78,13 @@ int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_
  * malloc'd; NULL if none did.
  */
 char *ev_session_untraced(struct ev_session *s, const char *cmd);
+/*
+ * What the traced processes said of kprobe event @id (its index in the
+ * options' evs): how many had its object (MOD, or SYM) when they looked,
+ * and how many probes they placed (0 and 0 for an id past the first
+ * EV_MAX_KP_EVENTS).  Numbers the processes wrote: for messages only.
+ */
+void ev_session_kprobe_counts(struct ev_session *s, int id, uint32_t *loaded, uint32_t *placed);
 
 void ev_session_free(struct ev_session *s);
 
