@@ -13,10 +13,19 @@
  *  - a dlopen() that does not reach libfhook's: when libfhook is only the
  *    dependency of a preloaded object, libc comes first in the search
  *    order.  The next fhook call (or fhook_refresh()) then catches up.
+ *
+ * While a process is recorded, what a dlclose() unmaps stays reserved
+ * (fhook_loader_keep_addresses()): every object of a process image then
+ * has addresses of its own, and a record is named by the one object that
+ * held its address, before or after a dlclose().
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/mman.h>
 
 #include "core.h"
 
@@ -124,10 +133,116 @@ void *dlmopen(Lmid_t lmid, const char *file, int mode)
 	return h;
 }
 
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE	0x100000
+#endif
+
+static bool keep_addresses;
+
+void fhook_loader_keep_addresses(void)
+{
+	__atomic_store_n(&keep_addresses, true, __ATOMIC_RELEASE);
+}
+
+/* The objects loaded before a dlclose(): their load addresses and extents. */
+#define KEEP_MAX	512
+struct keep_obj {
+	unsigned long base, start, end;
+};
+static struct keep_obj keep_before[KEEP_MAX];
+static int keep_nr;
+static pthread_mutex_t keep_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int keep_extent(struct dl_phdr_info *info, struct keep_obj *o)
+{
+	unsigned long lo = ~0UL, hi = 0, page = 4096;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !ph->p_memsz)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (lo >= hi)
+		return -1;
+	o->base = info->dlpi_addr;
+	o->start = lo & ~(page - 1);
+	o->end = (hi + page - 1) & ~(page - 1);
+	return 0;
+}
+
+static int keep_snap_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	if (keep_nr < KEEP_MAX && !keep_extent(info, &keep_before[keep_nr]))
+		keep_nr++;
+	return 0;
+}
+
+/* Still loaded: clear its entry in the snapshot. */
+static int keep_still_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct keep_obj o;
+	int i;
+
+	if (keep_extent(info, &o))
+		return 0;
+	for (i = 0; i < keep_nr; i++)
+		if (keep_before[i].base == o.base && keep_before[i].start == o.start)
+			keep_before[i].end = 0;
+	return 0;
+}
+
+/*
+ * Reserve what was unmapped.  Where something else has taken a part of it
+ * already (another thread's mapping), that part is left to it.
+ */
+static void keep_reserve(const struct keep_obj *o)
+{
+	unsigned long a;
+	void *p = mmap((void *)o->start, o->end - o->start, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == (void *)o->start)
+		return;
+	if (p != MAP_FAILED)
+		munmap(p, o->end - o->start);	/* a kernel that took it for a hint */
+	for (a = o->start; a < o->end; a += 4096) {
+		p = mmap((void *)a, 4096, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED && p != (void *)a)
+			munmap(p, 4096);
+	}
+}
+
 int dlclose(void *handle)
 {
-	int ret = fhook_loader_dlclose(handle);
+	bool keep = __atomic_load_n(&keep_addresses, __ATOMIC_ACQUIRE);
+	int ret, saved, i;
 
+	if (!keep) {
+		ret = fhook_loader_dlclose(handle);
+		if (!ret)
+			after_loader_call();
+		return ret;
+	}
+	pthread_mutex_lock(&keep_lock);
+	keep_nr = 0;
+	dl_iterate_phdr(keep_snap_cb, NULL);
+	ret = fhook_loader_dlclose(handle);
+	if (!ret) {
+		saved = errno;
+		dl_iterate_phdr(keep_still_cb, NULL);
+		for (i = 0; i < keep_nr; i++)
+			if (keep_before[i].end)
+				keep_reserve(&keep_before[i]);
+		errno = saved;
+	}
+	pthread_mutex_unlock(&keep_lock);
 	if (!ret)
 		after_loader_call();
 	return ret;

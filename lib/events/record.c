@@ -2509,6 +2509,8 @@ static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
 		once = true;
 		fhook_atfork(NULL, NULL, rec_atfork_child);
 		fhook_loader_notify(rec_objects_changed);
+		/* a record is named by the object at its address: none takes another's */
+		fhook_loader_keep_addresses();
 		fhook_exec_notify(rec_exec);
 	}
 	/*
