@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -62,7 +63,8 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 			char *end;
 
 			c->duration = strtod(optarg, &end);
-			if (end == optarg || *end || c->duration <= 0) {
+			/* (not "nan" nor "inf": !(x > 0) is true for NaN) */
+			if (end == optarg || *end || !(c->duration > 0) || isinf(c->duration)) {
 				fprintf(stderr, "fhook: %s: --duration needs seconds, got '%s'\n",
 					c->cmd, optarg);
 				return 2;
@@ -395,8 +397,12 @@ static void *drain_thread(void *arg)
 	while (!__atomic_load_n(&cli_drain_done, __ATOMIC_ACQUIRE)) {
 		long r = ev_session_drain(a->s, 20);
 
-		if (r < 0 && !a->err)
+		if (r < 0 && !a->err) {
 			a->err = r;
+			/* -p: nothing more can be recorded; detach now, not when --duration ends */
+			if (a->c->pid)
+				cli_stop_sig = -1;
+		}
 		if (!a->status)
 			continue;
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -447,6 +453,51 @@ static int wait_program(pid_t pid, struct ev_session *s, const char *cmd)
 			waited_ms += 10;
 		}
 	}
+}
+
+/*
+ * The kprobe events at the end: a MOD no process ever loaded is an error
+ * naming it, and so is a run in which no kprobe event placed any probe,
+ * with why for each.  True: exit non-zero.
+ */
+static bool kprobe_ends(struct cli_ev *c, struct ev_session *s, const struct rf_end *end)
+{
+	uint32_t loaded, placed;
+	int i, nr = 0, nr_placed = 0;
+	bool fprobes = false, bad = false;
+
+	for (i = 0; i < c->nr_evs; i++) {
+		struct fhook_event *ev = &c->evs[i];
+
+		if (!ev->kprobe) {
+			fprobes = true;
+			continue;
+		}
+		ev_session_kprobe_counts(s, i, &loaded, &placed);
+		nr++;
+		nr_placed += placed > 0;
+		if (ev->module && !loaded && i < EV_MAX_KP_EVENTS) {
+			fprintf(stderr, "fhook: %s: %s was never loaded by a traced process: "
+				"nothing probed %s:%s\n", c->cmd, ev->module, ev->module, ev->symbol);
+			bad = true;
+		}
+	}
+	if (!nr || nr_placed || (fprobes && end->events) || nr > EV_MAX_KP_EVENTS)
+		return bad;
+	fprintf(stderr, "fhook: %s: no probe could be placed:\n", c->cmd);
+	for (i = 0; i < c->nr_evs; i++) {
+		struct fhook_event *ev = &c->evs[i];
+
+		if (!ev->kprobe)
+			continue;
+		ev_session_kprobe_counts(s, i, &loaded, &placed);
+		fprintf(stderr, "fhook: %s:   %s%s%s: %s\n", c->cmd, ev->module ? ev->module : "",
+			ev->module ? ":" : "", ev->symbol,
+			loaded ? "every probe was refused (said above)" :
+			ev->module ? "its object was never loaded" :
+			"no traced process has it");
+	}
+	return true;
 }
 
 int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool *failed)
@@ -522,6 +573,8 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 			strsignal(cli_stop_sig));
 	}
 	c->untraced = ev_session_untraced(s, c->cmd);
+	if (kprobe_ends(c, s, end) && !status && !*failed)
+		status = 1;
 	ev_session_free(s);
 	/* (a process that ran untraced says why itself, below) */
 	if (!end->events && c->no_sites && !*failed && !c->untraced)

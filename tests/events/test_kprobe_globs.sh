@@ -144,3 +144,38 @@ check why_nothing eq "$?: $got: $(cat "$T/err")" "1: # 0 functions: 0 jump (0.00
 missing=$(nm -D --undefined-only "$B/libfhook.so" | awk '$1 == "U" { sub(/@.*/, "", $2); print $2 }' |
 	while read -r f; do grep -q "\"$f\"" lib/kprobes/nokprobe.c || echo "$f"; done)
 check nokprobe_has_imports eq "$missing" ""
+
+# ---- a library the program loads later with dlopen(): its glob placed then
+timeout 60 "$FHOOK" trace -e 'p kp_lib.so:kp_*' -o "$T/dl" -- "$PROG" 2 "$PWD/$D/kp_lib.so" \
+	> "$T/out" 2> "$T/err"
+check dlopen_glob_status eq "$?: $(head -1 "$T/out")" "0: kp_lib_fn 2"
+check dlopen_glob_lines eq "$(sed -E 's/^ *[a-zA-Z0-9_]+-[0-9]+ +\[[0-9]{3}\] +[0-9]+\.[0-9]{6}: //' "$T/dl")" \
+"p_kp_lib_so_kp___0: (kp_lib_fn+0x0/0x6)
+p_kp_lib_so_kp___0: (kp_lib_fn+0x0/0x6)"
+
+# ---- honest ends: a MOD that never loads is an error naming it, at exit
+timeout 60 "$FHOOK" record -o "$T/n.rec" -e 'p nosuch.so:foo_*' -e 'p kp_add' -- "$PROG" 2 \
+	> "$T/out" 2> "$T/err"
+check never_loaded_status eq "$?: $(cat "$T/out")" "1: kp_add 2 kp_asm 2 kp_name 1 sum 219"
+check never_loaded_message eq "$(cat "$T/err")" \
+"fhook: record: nosuch.so was never loaded by a traced process: nothing probed nosuch.so:foo_*
+fhook: record: 2 events, 0 nmissed, 0 lost, 0 waits; 0.1 MB in $T/n.rec"
+# ... and a run that placed no probe at all says why, for each
+timeout 60 "$FHOOK" trace -o "$T/n.trace" -e 'p nosuch.so:*' -e 'r kpglob_O2:*' -- sh -c 'exit 0' \
+	> "$T/out" 2> "$T/err"
+check no_probe_status eq "$?" 1
+check no_probe_message eq "$(cat "$T/err")" \
+"fhook: trace: nosuch.so was never loaded by a traced process: nothing probed nosuch.so:*
+fhook: trace: kpglob_O2 was never loaded by a traced process: nothing probed kpglob_O2:*
+fhook: trace: no probe could be placed:
+fhook: trace:   nosuch.so:*: its object was never loaded
+fhook: trace:   kpglob_O2:*: its object was never loaded
+fhook: trace: 0 events, 0 nmissed, 0 lost"
+# the same program named by its file, run by the harness: probed
+timeout 60 "$FHOOK" trace -o "$T/h.trace" -e 'p kpglob_O2:fib' -e 'r kpglob_O2:*' -- \
+	sh -c "$D/kpglob_O2 3" > "$T/out" 2> "$T/err"
+timeout 60 "$FHOOK" trace -o "$T/d.trace" -e 'p kpglob_O2:fib' -e 'r kpglob_O2:*' -- \
+	"$D/kpglob_O2" 3 > /dev/null 2>&1
+check harness_glob eq "$(grep -o ' <- [^)]*' "$T/h.trace" | sort | uniq -c)" \
+	"$(grep -o ' <- [^)]*' "$T/d.trace" | sort | uniq -c)"
+check harness_glob_fib eq "$(grep -c '<- fib)' "$T/h.trace")" 5
