@@ -75,7 +75,7 @@ static int ctl_or_say(struct cli_ev *c, const char *req, char **reply)
 
 int cli_ev_attach_begin(struct cli_ev *c, struct ev_session_opts *so)
 {
-	char *reply = NULL;
+	char *reply = NULL, req[32];
 	int fd, i;
 
 	for (i = 0; i < c->nr_evs; i++)
@@ -83,7 +83,8 @@ int cli_ev_attach_begin(struct cli_ev *c, struct ev_session_opts *so)
 			cli_attach_no_sites_ok = true;
 	if (cli_attach_open(c->cmd, c->pid, &ev_att))
 		return 1;
-	if (ctl_or_say(c, "memfd", &reply)) {
+	snprintf(req, sizeof(req), "memfd\t%s", c->cmd);
+	if (ctl_or_say(c, req, &reply)) {
 		free(reply);
 		cli_attach_close(ev_att);
 		ev_att = NULL;
@@ -132,7 +133,7 @@ int cli_ev_attach_wait(struct cli_ev *c, volatile sig_atomic_t *stop_sig)
 	double end = c->duration ? now_s() + c->duration : 0, t_stop;
 	int pidfd, ret;
 
-	snprintf(req, sizeof(req), "trace-start\t%d", c->target_fd);
+	snprintf(req, sizeof(req), "trace-start\t%d\t%s", c->target_fd, c->cmd);
 	ret = ctl_or_say(c, req, &reply);
 	free(reply);
 	cli_attach_close(ev_att);

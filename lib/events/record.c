@@ -2649,16 +2649,30 @@ static int rec_teardown(FILE *out)
 	return 0;
 }
 
+/*
+ * The command a request came from, by its last word ("trace" or
+ * "record"; a command that does not say is record): its messages name it.
+ */
+static const char *verb_cmd(int argc, char **argv, int at)
+{
+	return argc > at && !strcmp(argv[at], "trace") ? "trace" : "record";
+}
+
+static int say_busy(const char *cmd, FILE *out)
+{
+	fprintf(out, "fhook: %s: process %d is being %s already (by fhook record or trace, "
+		"started with it or attached)\n", cmd, (int)getpid(),
+		strcmp(cmd, "trace") ? "recorded" : "traced");
+	return -EBUSY;
+}
+
 static int verb_memfd(int argc, char **argv, FILE *out)
 {
 	int fd;
 
 	/* refused before the command starts anything (its -o file included) */
-	if (rec_shm) {
-		fprintf(out, "fhook: record: process %d is being recorded already (by fhook "
-			"record or trace, started with it or attached)\n", (int)getpid());
-		return -EBUSY;
-	}
+	if (rec_shm)
+		return say_busy(verb_cmd(argc, argv, 0), out);
 	fd = memfd_create("fhook-trace", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
 	if (fd < 0) {
@@ -2688,15 +2702,12 @@ static int verb_memfd_close(int argc, char **argv, FILE *out)
 
 static int verb_trace_start(int argc, char **argv, FILE *out)
 {
-	if (argc != 1) {
+	if (argc != 1 && argc != 2) {
 		fprintf(out, "fhook: record: bad request\n");
 		return -EINVAL;
 	}
-	if (rec_shm) {
-		fprintf(out, "fhook: record: process %d is being recorded already (by fhook "
-			"record or trace, started with it or attached)\n", (int)getpid());
-		return -EBUSY;
-	}
+	if (rec_shm)
+		return say_busy(verb_cmd(argc, argv, 1), out);
 	return rec_setup(argv[0], true, out);
 }
 

@@ -89,10 +89,11 @@ done
 printf 'an older recording\n' > "$TMP/old.rec"
 cp "$TMP/old.rec" "$TMP/old.copy"
 "$FHOOK" record -p "$pid" -e 'f ping' -o "$TMP/old.rec" 2>"$TMP/err"
-expect recorded_already_status "$?:$(grep -c 'is being recorded already' "$TMP/err")" "1:1"
+expect recorded_already_status "$?:$(grep -c "^fhook: record: process $pid is being recorded already" "$TMP/err")" "1:1"
 expect recorded_already_file_kept "$(cmp "$TMP/old.rec" "$TMP/old.copy" && echo same)" same
 "$FHOOK" trace -p "$pid" -e 'f ping' -o "$TMP/new.out" 2>"$TMP/err"
-expect traced_already_status "$?:$(grep -c 'is being recorded already' "$TMP/err")" "1:1"
+# named by the command that was refused
+expect traced_already_status "$?:$(grep -c "^fhook: trace: process $pid is being traced already" "$TMP/err")" "1:1"
 expect traced_already_no_file "$([ -e "$TMP/new.out" ] && echo created || echo none)" none
 kill -INT "$fpid"
 wait "$fpid"
