@@ -1673,7 +1673,8 @@ static void rec_kp_arm(FILE *err)
 		k->failed = ret != 0;
 		rec_kp_count(e, kp_placed, !ret);
 		if (ret) {
-			const char *why = ret == -EILSEQ ? "not the first byte of an instruction, or "
+			const char *why = fhook_kprobe_last_why()[0] ? fhook_kprobe_last_why() :
+				ret == -EILSEQ ? "not the first byte of an instruction, or "
 				"an instruction that cannot be moved" : strerror(-ret);
 
 			fprintf(err, "fhook: record: cannot probe %s%s%s+%lu: %s\n",
