@@ -18,3 +18,13 @@ $(KPG)/kpglob_fh_O2 $(KPG)/kpglob_fh_O0: $(KPG)/kpglob_fh_%: tests/events/kpglob
 
 $(KPG)/kpglob_stripped: $(KPG)/kpglob_O2
 	strip --strip-all -o $@ $<
+
+# another tool's breakpoint and jump, written before fhook probes
+TEST_TARGETS += $(KPG)/kpg_victim.so $(KPG)/kpg_patcher.so
+$(KPG)/kpg_victim.so: tests/events/kpg_victim.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -fPIC -shared $(SAN) -o $@ $<
+
+$(KPG)/kpg_patcher.so: tests/events/kpg_patcher.c $(KPG)/kpg_victim.so
+	$(CC) -std=gnu11 -O2 -fPIC -shared $(SAN) -o $@ $< -L$(KPG) -l:kpg_victim.so \
+		-Wl,-rpath,'$$ORIGIN'

@@ -25,11 +25,15 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <fhook/kallsyms.h>
 #include <fhook/kprobes.h>
@@ -397,6 +401,113 @@ static void kp_retrapped(struct fhook_kprobe_slot *slot)
 		kp_set_flags(*pp);
 }
 
+/* ---- bytes that are not what fhook expects ---- */
+
+/* Where the file of the object holding an address has its bytes. */
+struct kp_file_at {
+	unsigned long addr;
+	const char *name;	/* "" for the executable */
+	unsigned long off;	/* in the file */
+	unsigned long avail;	/* bytes of its segment in the file from there */
+	bool found;
+};
+
+static int file_at_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct kp_file_at *f = arg;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		unsigned long lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || f->addr < lo || f->addr >= lo + ph->p_filesz)
+			continue;
+		f->name = info->dlpi_name ? info->dlpi_name : "";
+		f->off = ph->p_offset + (f->addr - lo);
+		f->avail = lo + ph->p_filesz - f->addr;
+		f->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* The file last read (a glob reads one object's, thousands of times). */
+static char kp_file_path[PATH_MAX];
+static int kp_file_fd = -1;
+
+static void kp_file_close(void)
+{
+	if (kp_file_fd >= 0)
+		close(kp_file_fd);
+	kp_file_fd = -1;
+	kp_file_path[0] = 0;
+}
+
+/* Is @a inside an fhook site (whose pad start-up rewrote)? */
+static bool in_site(unsigned long a)
+{
+	unsigned long k;
+
+	for (k = 0; k < FHOOK_SITE_LEN && k <= a; k++)
+		if (ftrace_location(a - k) == a - k)
+			return true;
+	return false;
+}
+
+/*
+ * The bytes a probe at @addr would move (@len of them, at most 64) must be
+ * the object's file's: another tool's int3 (a uprobe's, a debugger's
+ * breakpoint) or patch (a jump) there would be copied into the slot, or
+ * overwritten, and break both.  fhook's own probes are seen through
+ * (fhook_kprobe_read_orig()), and so are its sites.  0, or -EBUSY with
+ * the cause in kp_last_why.  Code with no file (the vDSO, a JIT's) is
+ * not checked.
+ */
+static int kp_foreign_check(unsigned long addr, unsigned long len)
+{
+	struct kp_file_at f = { .addr = addr };
+	unsigned char mem[64], file[64];
+	const char *path;
+	unsigned long i;
+
+	if (len > sizeof(mem))
+		len = sizeof(mem);
+	dl_iterate_phdr(file_at_cb, &f);
+	if (!f.found || !strncmp(f.name, "linux-vdso", 10) || !strncmp(f.name, "linux-gate", 10))
+		return 0;
+	if (len > f.avail)
+		len = f.avail;
+	path = f.name[0] ? f.name : "/proc/self/exe";
+	if (kp_file_fd < 0 || strcmp(path, kp_file_path)) {
+		kp_file_close();
+		kp_file_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (kp_file_fd < 0)
+			return 0;
+		snprintf(kp_file_path, sizeof(kp_file_path), "%s", path);
+	}
+	if (!len || pread(kp_file_fd, file, len, (off_t)f.off) != (ssize_t)len ||
+	    fhook_kprobe_read_orig(addr, mem, len))
+		return 0;	/* cannot tell */
+	for (i = 0; i < len; i++)
+		if (mem[i] != file[i] && !in_site(addr + i))
+			break;
+	if (i == len)
+		return 0;
+	if (mem[i] == 0xcc)
+		snprintf(kp_last_why, sizeof(kp_last_why), "an int3 that is not fhook's at +%lu "
+			 "(a uprobe's or a debugger's breakpoint): refused", i);
+	else if (mem[i] == 0xe9 || mem[i] == 0xeb || mem[i] == 0xe8 || mem[i] == 0xff)
+		snprintf(kp_last_why, sizeof(kp_last_why), "a jump or call that is not fhook's at "
+			 "+%lu, not the file's code (another tool's patch): refused", i);
+	else
+		snprintf(kp_last_why, sizeof(kp_last_why), "code at +%lu that is not the file's "
+			 "(0x%02x, the file has 0x%02x: patched by another tool): refused", i,
+			 mem[i], file[i]);
+	return -EBUSY;
+}
+
 /* The record of @addr, made (not placed) if new.  Call with kp_mutex held. */
 static int kp_addr_get(unsigned long addr, bool post, struct kp_addr **ap)
 {
@@ -425,6 +536,9 @@ static int kp_addr_get(unsigned long addr, bool post, struct kp_addr **ap)
 	}
 	if (!kallsyms_lookup_size_offset(addr, &size, &off))
 		size = off = 0;
+	ret = kp_foreign_check(addr, size ? size - off : 16);
+	if (ret)
+		return ret;
 	fhook_text_lock();
 	ret = fhook_kprobe_slot_get(addr, addr - off, size, size ? pad_after(addr - off + size) : 0,
 				    jumps_allowed(), post, a, &a->slot, &retrapped, a->why,
@@ -725,6 +839,7 @@ int register_kprobes(struct kprobe **kps, int num)
 		for (i = 0; i < num; i++)
 			free(old[i]);
 	}
+	kp_file_close();
 	kp_unlock();
 out_free:
 	free(b.new);

@@ -179,3 +179,45 @@ timeout 60 "$FHOOK" trace -o "$T/d.trace" -e 'p kpglob_O2:fib' -e 'r kpglob_O2:*
 check harness_glob eq "$(grep -o ' <- [^)]*' "$T/h.trace" | sort | uniq -c)" \
 	"$(grep -o ' <- [^)]*' "$T/d.trace" | sort | uniq -c)"
 check harness_glob_fib eq "$(grep -c '<- fib)' "$T/h.trace")" 5
+
+# ---- another tool's bytes: refused, named; the rest probed
+for f in kpg_victim.so kpg_patcher.so; do
+	[ -e "$D/$f" ] || make -s "$D/$f" > /dev/null 2>&1
+done
+timeout 60 "$FHOOK" trace -e 'p kpg_victim.so:victim_*' -o "$T/v" -- "$PROG" 2 \
+	"$PWD/$D/kpg_patcher.so" > "$T/out" 2> "$T/err"
+check foreign_status eq "$?: $(head -1 "$T/out")" "0: kp_lib_fn 2"
+check foreign_refused eq "$(grep 'cannot probe' "$T/err")" \
+"fhook: trace: cannot probe victim_int3+0x0/0x17 [kpg_victim.so]: an int3 that is not fhook's at +0 (a uprobe's or a debugger's breakpoint): refused
+fhook: trace: cannot probe victim_jmp+0x0/0x21 [kpg_victim.so]: a jump or call that is not fhook's at +0, not the file's code (another tool's patch): refused"
+check foreign_rest_probed eq "$(grep -c ': (victim_ok+0x0/' "$T/v")" 2
+check foreign_untraced grep -q '(kp_prog): 2 of 3 functions of kpg_victim.so:victim_\* not probed' "$T/err"
+
+# ---- a real uprobe (the kernel's int3 in the process's copy of the page): root, tracefs
+uprobe_test() {
+	local tfs=$T/tfs off got
+	mkdir -p "$tfs"
+	cp "$D/kpglob_O2" "$T/victim" && cp "$D/kpglob_lib.so" "$T/" || return 1
+	mount -t tracefs nodev "$tfs" 2> /dev/null || return 1
+	[ -w "$tfs/uprobe_events" ] || { umount "$tfs"; return 1; }
+	off=$(nm "$T/victim" | awk '$3 == "fib" { print $1 }')
+	if ! echo "p:fhook_kpglob/fib $T/victim:0x$off" >> "$tfs/uprobe_events" ||
+	   ! echo 1 > "$tfs/events/fhook_kpglob/enable"; then
+		echo "-:fhook_kpglob/fib" >> "$tfs/uprobe_events" 2> /dev/null
+		umount "$tfs"
+		return 1
+	fi
+	timeout 60 "$FHOOK" trace -o "$T/u" -e 'p *' -- "$T/victim" 3 > "$T/out" 2> "$T/err"
+	got="$?: $(cat "$T/out")"
+	echo 0 > "$tfs/events/fhook_kpglob/enable"
+	echo "-:fhook_kpglob/fib" >> "$tfs/uprobe_events"
+	umount "$tfs"
+	check uprobe_status eq "$got" "0: 41"
+	check uprobe_refused eq "$(grep 'cannot probe' "$T/err" | sed -E 's/fib\+0x0\/0x[0-9a-f]+/fib/')" \
+		"fhook: trace: cannot probe fib: an int3 that is not fhook's at +0 (a uprobe's or a debugger's breakpoint): refused"
+	check uprobe_rest_probed grep -q ': (leaf+0x0/' "$T/u"
+	return 0
+}
+if [ "$(id -u)" != 0 ] || ! uprobe_test; then
+	echo "SKIP kprobe_globs/uprobe: needs root and the kernel's uprobe_events (tracefs)"
+fi
