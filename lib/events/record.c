@@ -266,6 +266,8 @@ static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *
 }
 
 static void rec_untraced(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* the command recording this process ("record", "trace"), for its messages */
+static char rec_cmd[sizeof(((struct ev_shm *)0)->cmd)] = "record";
 static void detach(const char *why);
 
 static bool fd_is_shm(int fd)
@@ -692,7 +694,8 @@ static void detach(const char *why)
 {
 	if (__atomic_exchange_n(&rec_disabled, REC_G_STOPPED, __ATOMIC_RELAXED))
 		return;
-	fprintf(stderr, "fhook: record: %s: process %d continues untraced\n", why, getpid());
+	fprintf(stderr, "fhook: %s: %s: process %d continues untraced\n", rec_cmd, why,
+		getpid());
 	rec_untraced("%s", why);
 }
 
@@ -711,9 +714,10 @@ static bool wait_room(struct rec_thread *t, uint64_t need)
 	uint64_t beat = __atomic_load_n(&rec_shm->heartbeat, __ATOMIC_RELAXED);
 	int still = 0;
 
+	bool counted = false;
+
 	if (rec_shm->lossy)
 		return false;
-	__atomic_store_n(&r->waits, r->waits + 1, __ATOMIC_RELAXED);
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&r->space_seq, __ATOMIC_ACQUIRE);
 		uint64_t now_beat;
@@ -734,6 +738,11 @@ static bool wait_room(struct rec_thread *t, uint64_t need)
 		 */
 		if (t->tail > rec_head(t) || rec_head(t) - t->tail > rec_ring_size)
 			return false;
+		/* a wait, not a drop: counted once it sleeps */
+		if (!counted) {
+			counted = true;
+			__atomic_store_n(&r->waits, r->waits + 1, __ATOMIC_RELAXED);
+		}
 		kick(r, true);
 		futex(&r->space_seq, FUTEX_WAIT, seq, &slice);
 		t->tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
@@ -1585,7 +1594,8 @@ static void rec_kp_arm_glob(struct rec_event *e, struct rec_kprobe *k, FILE *err
 	k->e = e;
 	k->registered = true;	/* not again: the object is here */
 	if (!m || !list || !errs || !whys || resolve_symbols(e)) {
-		fprintf(err, "fhook: record: cannot probe %s%s%s: %s\n", e->module ? e->module : "",
+		fprintf(err, "fhook: %s: cannot probe %s%s%s: %s\n", rec_cmd,
+			e->module ? e->module : "",
 			e->module ? ":" : "", e->symbol, m && list && errs && whys ?
 			"a symbol of its arguments is not in this process" : strerror(ENOMEM));
 		free(m);
@@ -1608,7 +1618,7 @@ static void rec_kp_arm_glob(struct rec_event *e, struct rec_kprobe *k, FILE *err
 			continue;
 		refused++;
 		sprint_symbol(name, g.addrs[i]);
-		fprintf(err, "fhook: record: cannot probe %s: %s\n", name, whys[i] ? whys[i] :
+		fprintf(err, "fhook: %s: cannot probe %s: %s\n", rec_cmd, name, whys[i] ? whys[i] :
 			errs[i] == -EILSEQ ? "an instruction that cannot be moved" :
 			strerror(-errs[i]));
 		free(whys[i]);
@@ -1658,7 +1668,7 @@ static void rec_kp_arm(FILE *err)
 			continue;
 		rec_kp_count(e, kp_loaded, 1);
 		if (resolve_symbols(e)) {
-			fprintf(err, "fhook: record: a symbol of event %u is not in this process\n",
+			fprintf(err, "fhook: %s: a symbol of event %u is not in this process\n", rec_cmd,
 				e->id);
 			k->failed = true;
 			continue;
@@ -1677,7 +1687,7 @@ static void rec_kp_arm(FILE *err)
 				ret == -EILSEQ ? "not the first byte of an instruction, or "
 				"an instruction that cannot be moved" : strerror(-ret);
 
-			fprintf(err, "fhook: record: cannot probe %s%s%s+%lu: %s\n",
+			fprintf(err, "fhook: %s: cannot probe %s%s%s+%lu: %s\n", rec_cmd,
 				e->module ? e->module : "", e->module ? ":" : "", e->symbol,
 				e->offset, why);
 			rec_untraced("cannot probe %s+%lu: %s", e->symbol, e->offset, why);
@@ -1985,7 +1995,8 @@ static int parse_desc(const char *d)
 			unsigned long addr = kallsyms_lookup_name(l + 2), size = 0, off;
 
 			if (!addr || !kallsyms_lookup_size_offset(addr, &size, &off)) {
-				fprintf(stderr, "fhook: record: no caller '%s' in this process\n", l + 2);
+				fprintf(stderr, "fhook: %s: no caller '%s' in this process\n",
+					rec_cmd, l + 2);
 			} else {
 				rec_callers = realloc(rec_callers, (rec_nr_callers + 1) * sizeof(*rec_callers));
 				rec_callers[rec_nr_callers].start = addr;
@@ -2380,7 +2391,7 @@ static int read_desc(FILE *err)
 		return rec_desc_state < 0 ? -EINVAL : 0;
 	desc = strndup((char *)rec_shm + rec_shm->desc_off, rec_shm->desc_len);
 	if (!desc || parse_desc(desc)) {
-		fprintf(err, "fhook: record: bad event descriptions\n");
+		fprintf(err, "fhook: %s: bad event descriptions\n", rec_cmd);
 		rec_untraced("bad event descriptions");
 		free(desc);
 		free_events();
@@ -2406,13 +2417,13 @@ static int rec_arm(FILE *err)
 		if (e->kprobe)
 			continue;
 		if (resolve_symbols(e)) {
-			fprintf(err, "fhook: record: a symbol of event %u is not in this process\n",
+			fprintf(err, "fhook: %s: a symbol of event %u is not in this process\n", rec_cmd,
 				e->id);
 			e->unresolved = true;
 		}
 	}
 	if (build_probes()) {
-		fprintf(err, "fhook: record: out of memory\n");
+		fprintf(err, "fhook: %s: out of memory\n", rec_cmd);
 		return -ENOMEM;
 	}
 	__atomic_store_n(&rec_disabled, 0, __ATOMIC_RELAXED);
@@ -2431,7 +2442,7 @@ static int rec_arm(FILE *err)
 			ret = register_fprobe(&p->fp, p->symbol, NULL);
 		/* a child that exec'd another program may not have the function */
 		if (ret && ret != -ENOENT) {
-			fprintf(err, "fhook: record: cannot probe %s: %s\n", p->symbol,
+			fprintf(err, "fhook: %s: cannot probe %s: %s\n", rec_cmd, p->symbol,
 				strerror(-ret));
 			rec_untraced("cannot probe %s: %s", p->symbol, strerror(-ret));
 		}
@@ -2454,8 +2465,27 @@ static void rec_watch_tracer(bool attached)
 	if (!attached && !rec_nr_probes && !rec_kprobes)
 		return;
 	fhook_ctl_watch((pid_t)rec_shm->tracer_pid, "trace-stop");
-	if (!attached)
+	if (!attached) {
+		/* pthread_create's calloc may be the program's own, and traced: not this call */
+		unsigned int old = fhook_internal_enter();
+
 		fhook_ctl_thread_start();
+		fhook_internal_leave(old);
+	}
+}
+
+/* The command's name as it wrote it, if it is a plain word; else "record". */
+static void rec_set_cmd(const char *cmd)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(rec_cmd) - 1 && cmd[i] >= 'a' && cmd[i] <= 'z'; i++)
+		;
+	if (!i || cmd[i]) {
+		strcpy(rec_cmd, "record");
+		return;
+	}
+	memcpy(rec_cmd, cmd, i + 1);
 }
 
 static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
@@ -2474,6 +2504,7 @@ static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
 		return -EINVAL;
 	}
 	rec_shm = shm;
+	rec_set_cmd(shm->cmd);
 	rec_ring_size = shm->ring_size;
 	rec_mark = shm->ring_size / 2;
 	rec_clock = shm->clock;

@@ -227,6 +227,7 @@ struct ev_shm {
 	uint32_t nr_untraced;	/* reports claimed (may exceed EV_MAX_UNTRACED) */
 	uint32_t pad2;
 	struct ev_untraced untraced[EV_MAX_UNTRACED];
+	char cmd[8];		/* the command's name ("record", "trace"), for messages */
 	/* EV_SLOT_* of each ring: here, so that claiming one maps only that ring */
 	uint32_t ring_state[EV_MAX_RINGS];
 	/*

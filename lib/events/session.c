@@ -736,6 +736,7 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	s->shm->desc_kprobes = desc_has_kprobes(desc.s, desc.len);
 	s->shm->follow = o->follow;
 	s->shm->lossy = o->lossy;
+	snprintf(s->shm->cmd, sizeof(s->shm->cmd), "%s", o->cmd ? o->cmd : "record");
 	s->shm->tracer_pid = getpid();
 	s->shm->tracer_start = ev_proc_start(getpid());
 	s->clock.kind = o->clock >= 0 ? o->clock : best_clock();

@@ -41,7 +41,9 @@ if [ "$(id -u)" = 0 ]; then
 		>$T/out 2>$T/err; st=$?
 	check drop_runs eq "$st:$(cat $T/out)" "0:child 4
 parent 2, child status 0"
-	check drop_summary eq "$(grep '^fhook: trace' $T/err | sed -E 's/pid [0-9]+/pid N/')" \
+	check drop_said_by_trace eq "$(grep -c '^fhook: trace: the program closed the trace buffer.s descriptor and fhook.s copy cannot be reopened: process [0-9]* continues untraced$' $T/err)" 1
+	check drop_summary eq "$(grep '^fhook: trace' $T/err | grep -v 'continues untraced$' |
+		sed -E 's/pid [0-9]+/pid N/')" \
 "fhook: trace: 1 events, 0 nmissed, 1 lost
 fhook: trace: 2 processes ran untraced, or partly:
 fhook: trace:   pid N (fdreuse_prog): started /proc/self/exe: untraced, the program reused the trace buffer's descriptor and fhook's copy cannot be reopened (a process of another user?)

@@ -227,7 +227,8 @@ if [ $st = 143 ] && grep -q 'stopped by signal 15' "$tmp/term.err" && [ "$n" -gt
 else
 	fail sigterm "exit $st, $n calls: $(cat "$tmp/term.err" "$tmp/term.rerr")"
 fi
-# fhook killed: the recording reads to its last block; the program says it goes on untraced
+# fhook killed: the recording reads to its last block; the program removes its probes
+# and says it goes on untraced
 "$FHOOK" record -o "$tmp/kill.rec" -- "$RP" spin >"$tmp/kill.out" 2>"$tmp/kill.err" &
 fpid=$!
 for _ in $(seq 100); do grep -q spinning "$tmp/kill.out" 2>/dev/null && break; sleep 0.1; done
@@ -235,10 +236,11 @@ ppid=$(pgrep -xf "$RP spin" | head -1)
 sleep 0.3
 kill -KILL $fpid
 wait $fpid 2>/dev/null
-for _ in $(seq 100); do grep -q 'continues untraced' "$tmp/kill.err" && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q 'ended without detaching' "$tmp/kill.err" && break; sleep 0.1; done
 [ -n "$ppid" ] && kill "$ppid" 2>/dev/null
 n=$("$FHOOK" replay "$tmp/kill.rec" 2>"$tmp/kill.rerr" | wc -l)
-if grep -q "process $ppid continues untraced" "$tmp/kill.err" && grep -q 'ends early' "$tmp/kill.rerr" &&
+if grep -q "process $ppid: the fhook process that traced it ([0-9]*) ended without detaching; every probe removed, it runs untraced" "$tmp/kill.err" &&
+   grep -q 'ends early' "$tmp/kill.rerr" &&
    [ "$n" -gt 0 ]; then
 	pass killed "($n events readable)"
 else
