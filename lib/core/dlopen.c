@@ -201,12 +201,25 @@ static int keep_still_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * Reserve what was unmapped.  Where something else has taken a part of it
  * already (another thread's mapping), that part is left to it.
  */
+/*
+ * At most this many ranges reserved: each is a mapping of the process's,
+ * whose count the kernel bounds (vm.max_map_count, 65530 by default); a
+ * program that loads and unloads more libraries than this while traced
+ * may get an unloaded one's addresses again, and its names then.
+ */
+#define KEEP_RESERVED_MAX	4096
+static unsigned int keep_reserved;
+
 static void keep_reserve(const struct keep_obj *o)
 {
 	unsigned long a;
-	void *p = mmap((void *)o->start, o->end - o->start, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	void *p;
 
+	if (keep_reserved >= KEEP_RESERVED_MAX)
+		return;
+	keep_reserved++;
+	p = mmap((void *)o->start, o->end - o->start, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
 	if (p == (void *)o->start)
 		return;
 	if (p != MAP_FAILED)
