@@ -46,6 +46,7 @@ struct cthr {
 	size_t long_cap;
 	bool wanted;		/* its tid is in --tid */
 	bool seen;
+	bool quick;		/* seen and wanted: its events may take calls_event()'s short way */
 };
 
 /* A function's verdict under -F and -N, by the name's address. */
@@ -69,7 +70,8 @@ struct calls {
 	bool prepass, prepass_done;
 	bool all;		/* no filter at all */
 	bool fast;		/* all, and not the first pass: every call shown as it is */
-	/* with fast: the thread of the last event, when its next one may take the short way */
+	bool quick;		/* fast, no error, and the first event seen: the short way open */
+	/* with quick: the thread of the last event that took the short way, and its state */
 	const struct dec_thread *cur_thr;
 	struct cthr *cur;
 	bool have_t0;
@@ -126,8 +128,8 @@ void calls_rewind(struct calls *cs, struct dec *d)
 	cs->prepass = false;
 	cs->prepass_done = true;
 	cs->fast = cs->all;
+	cs->quick = false;
 	cs->cur_thr = NULL;
-	cs->cur = NULL;
 	cs->unpaired = 0;
 	cs->unfinished = 0;
 	cs->have_t0 = false;
@@ -143,6 +145,7 @@ void calls_rewind(struct calls *cs, struct dec *d)
 		t->last_entry = t->last_exit = false;
 		t->closed_valid = false;
 		t->seen = false;
+		t->quick = false;
 	}
 }
 
@@ -228,9 +231,7 @@ static struct cthr *thr_get(struct calls *cs, const struct dec_thread *thr)
 	struct cthr *t;
 	int i;
 
-	/* the array may move */
-	cs->cur_thr = NULL;
-	cs->cur = NULL;
+	cs->cur_thr = NULL;	/* the array may move */
 	if (ev_array_fit(&cs->thr, &cs->nr_thr, thr->num, sizeof(*cs->thr)))
 		return NULL;
 	t = &cs->thr[thr->num];
@@ -473,10 +474,8 @@ static __attribute__((noinline)) int one_event(struct calls *cs, const struct de
 		return -ENOMEM;
 	if (!t->wanted)
 		return 0;
-	if (cs->fast) {
-		cs->cur_thr = ev->thr;
-		cs->cur = t;
-	}
+	t->quick = true;
+	cs->quick = cs->fast;
 	if (!def->is_slice) {
 		ret = on_instant(cs, t, ev);
 		t->last_entry = t->last_exit = false;
@@ -560,18 +559,39 @@ fast_exit(struct calls *cs, struct cthr *t, const struct dec_event *ev, int *ret
 	return true;
 }
 
+/* quick_thr() of a thread other than the last one's */
+static __attribute__((noinline)) struct cthr *quick_thr_find(struct calls *cs,
+							     const struct dec_event *ev)
+{
+	uint32_t num = ev->thr->num;
+
+	if (!cs->quick || num >= cs->nr_thr || !cs->thr[num].quick)
+		return NULL;
+	cs->cur_thr = ev->thr;
+	cs->cur = &cs->thr[num];
+	return cs->cur;
+}
+
+/* @ev's thread when its events may take the short way, else NULL */
+static inline struct cthr *quick_thr(struct calls *cs, const struct dec_event *ev)
+{
+	if (__builtin_expect(cs->cur_thr == ev->thr, 1))
+		return cs->cur;
+	return quick_thr_find(cs, ev);
+}
+
 int calls_event(void *arg, const struct dec_event *ev)
 {
 	struct calls *cs = arg;
 	const struct dec_event_def *def = ev->def;
+	struct cthr *t;
 	int ret;
 
-	/* cur_thr is set only with fast, no error and the thread wanted */
-	if (__builtin_expect(cs->cur_thr == ev->thr && def->is_slice, 1) &&
-	    (def->is_return ? fast_exit(cs, cs->cur, ev, &ret) :
-			      fast_entry(cs, cs->cur, ev, &ret))) {
+	if (__builtin_expect(def->is_slice, 1) && (t = quick_thr(cs, ev)) &&
+	    (def->is_return ? fast_exit(cs, t, ev, &ret) : fast_entry(cs, t, ev, &ret))) {
 		if (__builtin_expect(ret, 0)) {
 			cs->err = ret;
+			cs->quick = false;
 			cs->cur_thr = NULL;
 		}
 		return ret;
@@ -579,8 +599,10 @@ int calls_event(void *arg, const struct dec_event *ev)
 	if (cs->err)
 		return cs->err;
 	cs->err = one_event(cs, ev);
-	if (cs->err)
+	if (cs->err) {
+		cs->quick = false;
 		cs->cur_thr = NULL;
+	}
 	return cs->err;
 }
 
@@ -589,7 +611,8 @@ int calls_prepass(void *arg, const struct dec_event *ev)
 	struct calls *cs = arg;
 
 	cs->prepass = true;
-	cs->fast = false;
+	cs->fast = cs->quick = false;
+	cs->cur_thr = NULL;
 	return calls_event(cs, ev);
 }
 
@@ -607,6 +630,10 @@ int calls_thread_end(void *arg, const struct dec_thread *thr)
 	if (!ret && !cs->prepass && cs->view->thread_end)
 		ret = cs->view->thread_end(cs->ctx, thr);
 	cs->err = ret;
+	if (ret) {
+		cs->quick = false;
+		cs->cur_thr = NULL;
+	}
 	return ret;
 }
 

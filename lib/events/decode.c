@@ -67,6 +67,11 @@ struct dthr {
 	struct dec_thread pub;
 	struct dec_chunk *chunks;
 	size_t nr_chunks, cap_chunks, ci, pos;
+	/*
+	 * During dec_flush_ends(): the current chunk from the next record on
+	 * (NULL when none is left), ahead of pos, which the slow walk syncs.
+	 */
+	const unsigned char *rp, *rend;
 	uint64_t ts;		/* the full time of the last record */
 	uint64_t proc_seq;	/* its process image, found when first needed */
 	uint32_t cpu;
@@ -805,7 +810,9 @@ thr_event_plain(struct dec *d, struct dthr *t, uint32_t id, uint64_t w1)
 	if (!def->is_return) {
 		struct dframe *fr;
 
-		if (top && (!top->slot || top->slot >= slot || (t->last_was_entry && top->ip == addr && top->def != id)))
+		/* a slotless frame, one to cut, or another probe's entry of the top call */
+		if (top && (!top->slot || top->slot >= slot ||
+			    (t->last_was_entry && top->ip == addr && top->def != id)))
 			return false;
 		if (__builtin_expect(n >= t->cap_stack || n >= DEC_MAX_DEPTH, 0))
 			return false;
@@ -851,27 +858,47 @@ static __attribute__((always_inline)) inline bool thr_next(struct dec *d, struct
 	 * Nearly every record is 16 bytes of a known event: no padding, no
 	 * ring record, no payload (ids of those are all >= any event's).
 	 */
-	if (__builtin_expect(t->ci < t->nr_chunks, 1)) {
-		const struct dec_chunk *c = &t->chunks[t->ci];
+	if (__builtin_expect((uintptr_t)t->rend - (uintptr_t)t->rp >= 16, 1)) {
+		const unsigned char *p = t->rp;
+		uint64_t w0 = load64(p);
+		uint32_t id = ev_w0_id(w0);
 
-		if (c->len - t->pos >= 16) {
-			const unsigned char *p = c->p + t->pos;
-			uint64_t w0 = load64(p);
-			uint32_t id = ev_w0_id(w0);
+		if (id < (uint32_t)d->nr_defs) {
+			uint64_t w1 = load64(p + 8);
 
-			if (id < (uint32_t)d->nr_defs) {
-				uint64_t w1 = load64(p + 8);
-
-				__builtin_prefetch(p + 1024);
-				t->pos += 16;
-				t->ts = extend_ts(t->ts, w0 & EV_TS_MASK);
-				if (thr_event_plain(d, t, id, w1))
-					return true;
-				return thr_event_short(d, t, id, w1, p);
-			}
+			__builtin_prefetch(p + 1024);
+			t->rp = p + 16;
+			t->ts = extend_ts(t->ts, w0 & EV_TS_MASK);
+			if (thr_event_plain(d, t, id, w1))
+				return true;
+			return thr_event_short(d, t, id, w1, p);
 		}
 	}
 	return thr_next_slow(d, t);
+}
+
+/* rp and rend from ci and pos */
+static void thr_sync(struct dthr *t)
+{
+	if (t->ci < t->nr_chunks) {
+		t->rp = t->chunks[t->ci].p + t->pos;
+		t->rend = t->chunks[t->ci].p + t->chunks[t->ci].len;
+	} else {
+		t->rp = t->rend = NULL;
+	}
+}
+
+static bool thr_walk(struct dec *d, struct dthr *t);
+
+static __attribute__((noinline)) bool thr_next_slow(struct dec *d, struct dthr *t)
+{
+	bool ok;
+
+	if (t->ci < t->nr_chunks)
+		t->pos = t->rp - t->chunks[t->ci].p;
+	ok = thr_walk(d, t);
+	thr_sync(t);
+	return ok;
 }
 
 /* thr_event() of a 16-byte record */
@@ -881,8 +908,8 @@ static __attribute__((noinline)) bool thr_event_short(struct dec *d, struct dthr
 	return thr_event(d, t, id, w1, p, 16, 0);
 }
 
-/* thr_next() of any record */
-static __attribute__((noinline)) bool thr_next_slow(struct dec *d, struct dthr *t)
+/* thr_next() of any record, from ci and pos */
+static bool thr_walk(struct dec *d, struct dthr *t)
 {
 	while (t->ci < t->nr_chunks) {
 		const struct dec_chunk *c = &t->chunks[t->ci];
@@ -1000,7 +1027,10 @@ int dec_flush_ends(struct dec *d, dec_emit_fn emit, dec_end_fn end, void *ctx)
 	for (i = 0; i < d->threads_cap; i++) {
 		struct dthr *t = d->threads[i];
 
-		if (t && t->ci < t->nr_chunks && thr_next(d, t))
+		if (!t)
+			continue;
+		thr_sync(t);
+		if (t->ci < t->nr_chunks && thr_next(d, t))
 			d->heap[d->nr_heap++] = t;
 	}
 	for (k = d->nr_heap / 2 + 1; k-- > 0;)
@@ -1018,6 +1048,10 @@ int dec_flush_ends(struct dec *d, dec_emit_fn emit, dec_end_fn end, void *ctx)
 			if (!ret)
 				ret = emit(ctx, &t->cur);
 			if (thr_next(d, t)) {
+				/* often still the first: a thread's events come in runs */
+				if (heap_less(t, d->heap[1]) &&
+				    (d->nr_heap == 2 || heap_less(t, d->heap[2])))
+					continue;
 				heap_down(d, 0);
 				continue;
 			}
@@ -1035,6 +1069,7 @@ int dec_flush_ends(struct dec *d, dec_emit_fn emit, dec_end_fn end, void *ctx)
 			t->nr_chunks = 0;
 			t->ci = 0;
 			t->pos = 0;
+			t->rp = t->rend = NULL;
 		}
 	}
 	return ret;
