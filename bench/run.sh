@@ -634,7 +634,9 @@ if [ -z "$ONLY" ]; then
 	say "kprobes on programs not built for fhook (bench/kprobes.sh -> section 5)"
 	bash bench/kprobes.sh
 	say "attaching to a running process (bench/attach.sh -> bench/ATTACH.md)"
-	bash bench/attach.sh > "$ROOT/bench/ATTACH.md.new" && mv "$ROOT/bench/ATTACH.md.new" "$ROOT/bench/ATTACH.md"
+	bash bench/attach.sh > "$ROOT/bench/ATTACH.md.new" &&
+		{ echo; bash bench/tracer_killed.sh; } >> "$ROOT/bench/ATTACH.md.new" &&
+		mv "$ROOT/bench/ATTACH.md.new" "$ROOT/bench/ATTACH.md"
 	say "reading a recording beside uftrace (bench/reading.sh -> bench/READING.md)"
 	bash bench/reading.sh > "$ROOT/bench/READING.md.new" && mv "$ROOT/bench/READING.md.new" "$ROOT/bench/READING.md"
 fi
