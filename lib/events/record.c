@@ -1415,6 +1415,24 @@ static void kp_fregs(struct ftrace_regs *fr, const struct pt_regs *regs)
 	memset(fr->fhook_xmm, 0, sizeof(fr->fhook_xmm));
 }
 
+/*
+ * This thread is inside fork(), between fhook's prepare handler and its
+ * parent or child one: a kprobe event there (a libc function that fork()
+ * or another handler runs) would write with the parent's ring in the
+ * child.  The child's thread inherits the flag, and its handler clears it.
+ */
+static __thread bool rec_forking;
+
+static void rec_atfork_prepare(void)
+{
+	rec_forking = true;
+}
+
+static void rec_atfork_parent(void)
+{
+	rec_forking = false;
+}
+
 static int rec_kp_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct rec_kprobe *k = (struct rec_kprobe *)((char *)p - offsetof(struct rec_kprobe, rp.kp));
@@ -1422,6 +1440,8 @@ static int rec_kp_pre(struct kprobe *p, struct pt_regs *regs)
 	uint64_t w1 = ev_w1((unsigned long)p->addr, 0);
 	struct ftrace_regs fr;
 
+	if (__builtin_expect(rec_forking, 0))
+		return 0;
 	/* a caller is known at a function's first byte only: the word at the stack pointer */
 	if (__builtin_expect(rec_nr_callers != 0, 0) && !e->offset &&
 	    !caller_ok(*(unsigned long *)regs->sp))
@@ -1443,6 +1463,8 @@ static int rec_kp_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct ftrace_regs fr;
 	int i;
 
+	if (__builtin_expect(rec_forking, 0))
+		return 1;
 	if (__builtin_expect(rec_nr_callers != 0, 0) && !caller_ok(ri->ret_addr))
 		return 1;
 	if (k->e->nr_entry) {
@@ -1459,6 +1481,8 @@ static int rec_kp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct rec_kprobe *k = (struct rec_kprobe *)ri->rp;
 	struct ftrace_regs fr;
 
+	if (__builtin_expect(rec_forking, 0))
+		return 0;
 	kp_fregs(&fr, regs);
 	record(k->e, (unsigned long)k->rp.kp.addr, ev_w1(ri->ret_addr, 0), &fr,
 	       (unsigned long *)ri->data);
@@ -2235,6 +2259,7 @@ static void __fhook_startup rec_atfork_child(void)
 		}
 	}
 	zero_if_set(&rec_thr, sizeof(rec_thr));
+	rec_forking = false;
 	if (!rec_follow) {
 		__atomic_store_n(&rec_disabled, REC_G_STOPPED, __ATOMIC_RELAXED);
 		return;
@@ -2539,7 +2564,7 @@ static int __fhook_startup rec_setup(const char *v, bool attached, FILE *err)
 	rec_desc_state = 0;
 	if (!once) {
 		once = true;
-		fhook_atfork(NULL, NULL, rec_atfork_child);
+		fhook_atfork(rec_atfork_prepare, rec_atfork_parent, rec_atfork_child);
 		fhook_loader_notify(rec_objects_changed);
 		/* a record is named by the object at its address: none takes another's */
 		fhook_loader_keep_addresses();
