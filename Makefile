@@ -162,7 +162,7 @@ test-asan:
 		build/asan/fhook
 	mkdir -p build/asan-cli && cp build/asan/fhook build/asan-cli/fhook && \
 		ln -sf ../libfhook.so build/asan-cli/libfhook.so
-	FHOOK_CLI=$(CURDIR)/build/asan-cli/fhook \
+	FHOOK_CLI=$(CURDIR)/build/asan-cli/fhook FHOOK_ATTACH_SOAK_CYCLES=40 \
 		ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		bash tests/run.sh attach/test_
 

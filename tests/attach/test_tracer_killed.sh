@@ -5,17 +5,6 @@
 # goes on with its text as before the attach, and a later attach succeeds.
 . "$(dirname "$0")/lib.sh"
 
-# text PID FUNC: the first 16 bytes of FUNC in process PID, in hex
-text() {
-	local base addr
-	base=$(awk -v p="$P" '$6 == p && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' \
-		/proc/"$1"/maps)
-	addr=$(nm "$P" | awk -v f="$2" '$3 == f { print $1 }')
-	[ -n "$base" ] && [ -n "$addr" ] || { echo "no $2"; return; }
-	dd if=/proc/"$1"/mem bs=1 skip=$((0x$base + 0x$addr)) count=16 2>/dev/null | od -An -tx1 |
-		tr -d ' \n'
-}
-
 # wait_for FILE PATTERN: until FILE holds PATTERN (5 s at most)
 wait_for() {
 	local i
