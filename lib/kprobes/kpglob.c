@@ -71,6 +71,7 @@ struct glob_walk {
 	struct skip_addrs skip;
 	struct glob_fn *fns;
 	size_t nr, cap;
+	bool ret;		/* return probes: not what returns twice either */
 	bool seen;
 	bool oom;
 };
@@ -114,6 +115,7 @@ static int glob_cb(void *data, const struct fhook_symbol *sym)
 	}
 	w->fns[w->nr].addr = sym->addr;
 	w->fns[w->nr++].skip = fhook_nokprobe(sym->object, sym->name) != NULL ||
+			       (w->ret && fhook_noretprobe(sym->name)) ||
 			       (fhook_nokprobe(sym->object, "malloc") &&
 				skip_addrs_has(&w->skip, sym->addr));
 	return 0;
@@ -147,7 +149,7 @@ static int loaded_cb(struct dl_phdr_info *info, size_t size, void *arg)
 int fhook_kprobe_glob(const char *mod, const char *glob, bool ret, struct fhook_kp_glob *g)
 {
 	unsigned long entry = ret ? getauxval(AT_ENTRY) : 0;
-	struct glob_walk w = { .mod = base_of(mod), .glob = glob };
+	struct glob_walk w = { .mod = base_of(mod), .glob = glob, .ret = ret };
 	struct loaded_find lf = { .mod = w.mod };
 	char exe[PATH_MAX];
 	ssize_t n;

@@ -8,6 +8,12 @@
  * a lazy binding's resolver, the vDSO clock) it recurses until the stack
  * is gone.
  *
+ * Also what runs while fork() holds libc's atfork lock or in the child
+ * before fhook's fork handler (_Fork, _IO_list_*: a probe there would
+ * register the thread, which takes that lock, or write into the parent's
+ * ring), and what starts a child on the parent's memory (vfork, clone,
+ * posix_spawn: its probes would run on the parent's thread state).
+ *
  * The libc and loader functions are named, not found: libfhook calls
  * them through its imports (and a few libc functions those call: fstatat,
  * getcwd, openat), and tests/events/test_kprobe_globs.sh fails when an
@@ -26,21 +32,23 @@
 
 /* sorted (strcmp): bsearch */
 static const char *const nokprobe_libc[] = {
+	"_Fork", "_IO_list_lock", "_IO_list_resetlock", "_IO_list_unlock", "__clone", "__clone3",
 	"__environ", "__errno_location", "__isoc99_sscanf", "__libc_calloc", "__libc_free",
 	"__libc_malloc", "__libc_memalign", "__libc_realloc", "__libc_single_threaded",
 	"__memcpy_chk", "__memmove_chk", "__memset_chk", "__register_atfork", "__restore_rt",
 	"__rseq_offset", "__rseq_size", "__sched_cpucount", "__snprintf_chk", "__tls_get_addr",
-	"__vsnprintf_chk", "_dl_fixup", "_dl_runtime_resolve_fxsave", "_dl_runtime_resolve_xsave",
-	"_dl_runtime_resolve_xsavec", "_exit", "abort", "accept4", "access", "asprintf", "bind",
-	"calloc", "clock_gettime", "close", "closedir", "dl_iterate_phdr", "dladdr", "dladdr1",
-	"dlerror", "dlsym", "environ", "eventfd", "eventfd_read", "eventfd_write", "fclose",
-	"fcntl", "fcntl64", "fflush", "fgets", "fnmatch", "fopen", "fopen64", "fprintf", "fputc",
-	"free", "fstat", "fstat64", "fstatat", "fstatat64", "ftruncate", "ftruncate64", "fwrite",
-	"getauxval", "getcwd", "getgid", "getpid", "getpriority", "getrlimit", "getrlimit64",
-	"getsockopt", "gettid", "getuid", "listen", "madvise", "malloc", "memchr", "memcmp",
-	"memcpy", "memfd_create", "memmove", "memset", "mmap", "mmap64", "mprotect", "mremap",
-	"munmap", "nanosleep", "open", "open64", "open_memstream", "openat", "openat64", "opendir",
-	"poll", "prctl", "pread", "pread64", "process_vm_readv", "pthread_attr_destroy",
+	"__vfork", "__vsnprintf_chk", "_dl_fixup", "_dl_runtime_resolve_fxsave",
+	"_dl_runtime_resolve_xsave", "_dl_runtime_resolve_xsavec", "_exit", "abort", "accept4",
+	"access", "asprintf", "bind", "calloc", "clock_gettime", "clone", "clone3", "close",
+	"closedir", "dl_iterate_phdr", "dladdr", "dladdr1", "dlerror", "dlsym", "environ",
+	"eventfd", "eventfd_read", "eventfd_write", "fclose", "fcntl", "fcntl64", "fflush", "fgets",
+	"fnmatch", "fopen", "fopen64", "fprintf", "fputc", "free", "fstat", "fstat64", "fstatat",
+	"fstatat64", "ftruncate", "ftruncate64", "fwrite", "getauxval", "getcwd", "getgid",
+	"getpid", "getpriority", "getrlimit", "getrlimit64", "getsockopt", "gettid", "getuid",
+	"listen", "madvise", "malloc", "memchr", "memcmp", "memcpy", "memfd_create", "memmove",
+	"memset", "mmap", "mmap64", "mprotect", "mremap", "munmap", "nanosleep", "open", "open64",
+	"open_memstream", "openat", "openat64", "opendir", "poll", "posix_spawn", "posix_spawnp",
+	"prctl", "pread", "pread64", "process_vm_readv", "pthread_atfork", "pthread_attr_destroy",
 	"pthread_attr_getstack", "pthread_attr_init", "pthread_attr_setdetachstate",
 	"pthread_create", "pthread_getattr_np", "pthread_getspecific", "pthread_key_create",
 	"pthread_mutex_init", "pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_unlock",
@@ -51,7 +59,7 @@ static const char *const nokprobe_libc[] = {
 	"signal", "snprintf", "socket", "stat", "stat64", "stderr", "strchr", "strcmp", "strcpy",
 	"strcspn", "strdup", "strerror", "strlen", "strncmp", "strndup", "strnlen", "strpbrk",
 	"strrchr", "strstr", "strtok_r", "strtol", "strtoll", "strtoul", "strtoull", "syscall",
-	"sysconf", "unsetenv", "usleep", "vfprintf", "vsnprintf", "write",
+	"sysconf", "unsetenv", "usleep", "vfork", "vfprintf", "vsnprintf", "write",
 };
 
 static int name_cmp(const void *key, const void *elt)
@@ -91,6 +99,27 @@ const char *fhook_nokprobe(const char *object, const char *name)
 		return "the vDSO: fhook reads the clock there";
 	if (is_libc(base) && name && fhook_nokprobe_name(name))
 		return "fhook's probe and recording path calls it";
+	return NULL;
+}
+
+/*
+ * Functions that return twice, or elsewhere: setjmp() saves its caller's
+ * return address, which a return probe has just swapped for its hook's,
+ * and the second return (longjmp) would go through a hook long gone.
+ */
+static const char *const noretprobe[] = {
+	"__setjmp", "__sigsetjmp", "_setjmp", "getcontext", "savectx", "setjmp", "sigsetjmp",
+	"swapcontext",
+};
+
+const char *fhook_noretprobe(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < sizeof(noretprobe) / sizeof(noretprobe[0]); i++)
+		if (!strcmp(name, noretprobe[i]))
+			return "it returns twice (setjmp): a return probe's hook would be saved "
+			       "as its caller's return address";
 	return NULL;
 }
 

@@ -17,6 +17,8 @@ const char *fhook_nokprobe(const char *object, const char *name)
 	__attribute__((visibility("hidden")));
 /* Is @name one of the libc and loader functions fhook runs? */
 bool fhook_nokprobe_name(const char *name) __attribute__((visibility("hidden")));
+/* Why a return probe (r GLOB) leaves out function @name, or NULL. */
+const char *fhook_noretprobe(const char *name) __attribute__((visibility("hidden")));
 /* The names, in order (for tests): how many, and the @i-th. */
 size_t fhook_nokprobe_count(void) __attribute__((visibility("hidden")));
 const char *fhook_nokprobe_at(size_t i) __attribute__((visibility("hidden")));

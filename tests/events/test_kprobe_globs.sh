@@ -221,3 +221,33 @@ uprobe_test() {
 if [ "$(id -u)" != 0 ] || ! uprobe_test; then
 	echo "SKIP kprobe_globs/uprobe: needs root and the kernel's uprobe_events (tracefs)"
 fi
+
+# ---- unmodified Debian programs, every function of the executable and of libc, or of
+# the library that does the work: the output unchanged, nothing missed
+real() {	# name, -e definitions..., --, command...
+	local name=$1 want got defs=()
+	shift
+	while [ "$1" != -- ]; do defs+=(-e "$1"); shift; done
+	shift
+	command -v "$1" > /dev/null || { echo "SKIP kprobe_globs/real_$name: $1 is not installed"; return; }
+	want=$(timeout 120 "$@" < "$T/stdin" | md5sum)
+	got=$(timeout 300 "$FHOOK" record -o "$T/real.rec" "${defs[@]}" -- "$@" < "$T/stdin" \
+		2> "$T/err" | md5sum)
+	check "real_${name}_unchanged" eq "$got" "$want"
+	check "real_${name}_no_miss" grep -q '^fhook: record: [1-9][0-9]* events, 0 nmissed, 0 lost' \
+		"$T/err"
+}
+cat > "$T/script.sh" <<'SH'
+s=0; for i in $(seq 1 300); do s=$((s + i * i % 7)); done; echo $s
+f() { local x=$1; [ $x -le 1 ] && echo 1 && return; echo $(( x * $(f $((x-1))) )); }; f 8
+str="hello world"; echo ${str^^} ${str//o/0} $(printf '%05d' 42)
+SH
+: > "$T/stdin"
+real bash 'p *' 'r *' 'p libc.so.6:*' 'r libc.so.6:*' -- bash "$T/script.sh"
+cat > "$T/stdin" <<'SQL'
+create table t(a integer primary key, b text);
+with recursive n(i) as (select 1 union all select i+1 from n where i < 3000)
+  insert into t select i, 'v' || (i*7 % 100) from n;
+select count(*), max(b) from t;
+SQL
+real sqlite3 'p libsqlite3.so.0:*' 'r libsqlite3.so.0:* $retval' -- sqlite3 :memory:
