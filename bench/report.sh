@@ -35,6 +35,9 @@ TARGET[redirect-miss]="≤ 20 over untraced"; TVAL[redirect-miss]=20; TOVER[redi
 TARGET[inject-hit]="(as a redirected call) ≤ 20 over untraced"; TVAL[inject-hit]=20; TOVER[inject-hit]=plain
 TARGET[inject-miss]="(as a caller not redirected) ≤ 20 over untraced"; TVAL[inject-miss]=20; TOVER[inject-miss]=plain
 TARGET[fprobe-both]="≤ 80 over untraced"; TVAL[fprobe-both]=80; TOVER[fprobe-both]=plain
+for m in ipmodify-hit ipmodify-miss ipmodify-np-hit ipmodify-np-miss ipmodify-args-hit ipmodify-args-miss; do
+	TARGET[$m]="≤ 40 over untraced"; TVAL[$m]=40; TOVER[$m]=plain
+done
 
 TARGET[trace]="≤ 150 per call; ≥ 4× faster than uftrace record"; TVAL[trace]=150
 TARGET[uftrace-pg]="(measured when the targets were set: 585-805 here)"

@@ -176,7 +176,7 @@ declare -A CGMATCH
 
 if want 1; then
 say "workload 1: the tight loop"
-ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss fprobe-entry fprobe-entry-np fprobe-both fprobe-both-np fprobe-args trace cyg uftrace-pg uftrace-P lttng uprobe"
+ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss ipmodify-hit ipmodify-miss ipmodify-np-hit ipmodify-np-miss ipmodify-args-hit ipmodify-args-miss fprobe-entry fprobe-entry-np fprobe-both fprobe-both-np fprobe-args trace cyg uftrace-pg uftrace-P lttng uprobe"
 LABEL[plain]="untraced (no pad, no libfhook)"
 LABEL[pad]="pad, no libfhook (five 1-byte nops)"
 LABEL[nop]="fhook: pad, no ops (one 5-byte nop)"
@@ -188,6 +188,12 @@ LABEL[redirect-hit]="fhook: redirect, redirected caller"
 LABEL[redirect-miss]="fhook: redirect, caller not redirected"
 LABEL[inject-hit]="fhook: fault injection, failing caller"
 LABEL[inject-miss]="fhook: fault injection, other caller"
+LABEL[ipmodify-hit]="fhook: IPMODIFY ops, the kernel module's handler (SAVE_REGS, parent_ip range test, regs->ip), redirected caller"
+LABEL[ipmodify-miss]="fhook: the same, caller not redirected"
+LABEL[ipmodify-np-hit]="fhook: the same built without fhook's assembler front end (handler decoded at registration), redirected caller"
+LABEL[ipmodify-np-miss]="fhook: the same, caller not redirected"
+LABEL[ipmodify-args-hit]="fhook: IPMODIFY ops, the 6.12 way (no SAVE_REGS, ftrace_regs_set_instruction_pointer), redirected caller"
+LABEL[ipmodify-args-miss]="fhook: the same, caller not redirected"
 LABEL[fprobe-entry]="fhook: fprobe, empty entry handler (notrace, proven by its build: no frame)"
 LABEL[fprobe-entry-np]="fhook: the same, built without fhook's assembler front end (a frame of ftrace_regs)"
 LABEL[fprobe-both]="fhook: fprobe, empty entry + exit handlers (proven by their build: no frame)"
@@ -206,8 +212,10 @@ CMD[direct]="$B/tight_plain direct @N@"
 CMD[empty-np]="$B/tight_fhook_np empty @N@"
 CMD[fprobe-entry-np]="$B/tight_fhook_np fprobe-entry @N@"
 CMD[fprobe-both-np]="$B/tight_fhook_np fprobe-both @N@"
+CMD[ipmodify-np-hit]="$B/tight_fhook_np ipmodify-hit @N@"
+CMD[ipmodify-np-miss]="$B/tight_fhook_np ipmodify-miss @N@"
 for m in nop empty empty-gp redirect-hit redirect-miss inject-hit inject-miss fprobe-entry \
-	 fprobe-both fprobe-args; do
+	 fprobe-both fprobe-args ipmodify-hit ipmodify-miss ipmodify-args-hit ipmodify-args-miss; do
 	CMD[$m]="$B/tight_fhook $m @N@"
 done
 CMD[cyg]="$B/tight_cyg run @N@"

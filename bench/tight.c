@@ -10,7 +10,8 @@
  *   pad          -fpatchable-function-entry=5, no libfhook   MODE run
  *   fhook        pad + libfhook (-DTIGHT_FHOOK)          MODE run | nop | empty | empty-gp |
  *                redirect-hit | redirect-miss | inject-hit | inject-miss |
- *                fprobe-entry | fprobe-both | fprobe-args | direct
+ *                fprobe-entry | fprobe-both | fprobe-args | direct |
+ *                ipmodify-hit | ipmodify-miss | ipmodify-args-hit | ipmodify-args-miss
  *   pg           -pg (for `uftrace record`)              MODE run
  *   cyg          -finstrument-functions, empty hooks     MODE run
  *   lttng        a tracepoint in tiny() (-DTIGHT_LTTNG)  MODE run
@@ -28,6 +29,9 @@
 #include <fhook/fhook.h>
 #include <fhook/fprobe.h>
 #include <fhook/livepatch.h>
+#include <fhook/kallsyms.h>
+#include <stdbool.h>
+#include <stddef.h>
 #endif
 
 #ifdef TIGHT_LTTNG
@@ -116,6 +120,78 @@ NOTRACE static void fp_exit_args(struct fprobe *fp, unsigned long ip, unsigned l
 	fp_seen ^= ip ^ ret_ip;
 }
 
+/*
+ * The kernel module's redirect by caller (examples/seed-module), its
+ * handler as it is there: SAVE_REGS, pt_regs through ftrace_get_regs(),
+ * the caller's range tested against parent_ip, regs->ip set.  The
+ * -args modes are the 6.12 way: no SAVE_REGS, the setter.
+ */
+struct ftrace_handler {
+	unsigned long new_addr;
+	struct ftrace_ops ops;
+};
+
+struct parent_symbol {
+	unsigned long start_addr;
+	unsigned long end_addr;
+};
+
+static struct parent_symbol g_parent_symbol[1];
+static struct ftrace_handler g_handler;
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+NOTRACE static void ipmod_handler(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *fops, struct ftrace_regs *fregs)
+{
+	struct pt_regs *regs = ftrace_get_regs(fregs);
+	struct ftrace_handler *handler;
+	unsigned int i;
+
+	handler = container_of(fops, struct ftrace_handler, ops);
+	for (i = 0; i < sizeof(g_parent_symbol) / sizeof(g_parent_symbol[0]); ++i) {
+		if (g_parent_symbol[i].start_addr <= parent_ip &&
+		    parent_ip < g_parent_symbol[i].end_addr)
+			regs->ip = handler->new_addr;
+	}
+}
+
+NOTRACE static void ipmod_args_handler(unsigned long ip, unsigned long parent_ip,
+				       struct ftrace_ops *fops, struct ftrace_regs *fregs)
+{
+	struct ftrace_handler *handler;
+	unsigned int i;
+
+	handler = container_of(fops, struct ftrace_handler, ops);
+	for (i = 0; i < sizeof(g_parent_symbol) / sizeof(g_parent_symbol[0]); ++i) {
+		if (g_parent_symbol[i].start_addr <= parent_ip &&
+		    parent_ip < g_parent_symbol[i].end_addr)
+			ftrace_regs_set_instruction_pointer(fregs, handler->new_addr);
+	}
+}
+
+static int setup_ipmodify(bool args)
+{
+	unsigned long size;
+	char buf[128], *slash;
+
+	g_parent_symbol[0].start_addr = kallsyms_lookup_name("loop_a");
+	if (!g_parent_symbol[0].start_addr || sprint_symbol(buf, g_parent_symbol[0].start_addr) <= 0)
+		return -1;
+	slash = strchr(buf, '/');
+	if (!slash || sscanf(slash + 1, "%lx", &size) != 1)
+		return -1;
+	g_parent_symbol[0].end_addr = g_parent_symbol[0].start_addr + size;
+	g_handler.new_addr = (unsigned long)tiny_new;
+	g_handler.ops.func = args ? ipmod_args_handler : ipmod_handler;
+	g_handler.ops.flags = FTRACE_OPS_FL_DYNAMIC | FTRACE_OPS_FL_IPMODIFY;
+	if (!args)
+		g_handler.ops.flags |= FTRACE_OPS_FL_SAVE_REGS;
+	if (ftrace_set_filter_ip(&g_handler.ops, kallsyms_lookup_name("tiny"), 0, 0))
+		return -1;
+	return register_ftrace_function(&g_handler.ops);
+}
+
 static struct ftrace_ops ops = { .func = empty };
 /* the same handler, declared to leave the vector registers alone */
 static struct ftrace_ops ops_gp = { .func = empty, .flags = FHOOK_OPS_FL_GENERAL_REGS_ONLY };
@@ -142,6 +218,8 @@ static int setup(const char *mode)
 			return -1;
 		return fhook_lp_apply(lp);
 	}
+	if (!strncmp(mode, "ipmodify-", 9))
+		return setup_ipmodify(!strncmp(mode, "ipmodify-args-", 14));
 	if (!strncmp(mode, "fprobe-", 7)) {
 		fp.entry_handler = fp_entry;
 		if (!strcmp(mode, "fprobe-args")) {

@@ -24,3 +24,15 @@ $(B)/tests/core/test_ops_lean: tests/core/test_ops_lean.c tests/check.h $(B)/lib
 			       $(B)/gcc-as/as
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)
+
+# IPMODIFY copies: the handlers proven by the front end's note (test_ipmod)
+# and by decoding at registration (test_ipmod_nonote, the usual build).
+$(B)/tests/core/test_ipmod: tests/core/test_ipmod.c tests/check.h tests/argregs.h \
+			    $(B)/libfhook.so $(B)/gcc-as/as
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)
+TEST_TARGETS += $(B)/tests/core/test_ipmod_nonote
+$(B)/tests/core/test_ipmod_nonote: tests/core/test_ipmod.c tests/check.h tests/argregs.h \
+				   $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LDFLAGS)

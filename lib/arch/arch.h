@@ -195,6 +195,12 @@ struct fhook_stub *fhook_stub_of_code(unsigned long code);
 #define FHOOK_TRAMP_LEAN_BARE	0x400	/* ... and may be served bare (fhook_fgraph.bare) */
 /* an ops' handler proven to read no fregs: its copy (GEN) needs build none */
 #define FHOOK_TRAMP_OPS_LEAN	0x200
+/*
+ * an IPMODIFY ops' handler proven (FHOOK_FREGS_IPMOD): a copy made for
+ * its shape (gen.c) builds only the words of ftrace_regs it reads and the
+ * ip, saves only what it may change, and returns where it left the ip
+ */
+#define FHOOK_TRAMP_IPMOD	0x800
 
 /*
  * Point @s at @func with @data, through a trampoline of @kind; with @func
@@ -448,8 +454,15 @@ enum fhook_fregs_kind {
 	FHOOK_FREGS_NOSSE,	/* a struct ftrace_regs without its vector part */
 	FHOOK_FREGS_ARGS,	/* the argument registers only (frameless fprobe entry) */
 	FHOOK_FREGS_RETVAL,	/* the return values only (frameless fprobe return) */
+	FHOOK_FREGS_IPMOD,	/* pt_regs and fhook_full, the ip read back (IPMODIFY copies) */
 };
 void fhook_arch_handler_scan(void *func);
+/*
+ * ... and, when its object's notes do not prove it, decoded even if that
+ * loads libcapstone now (an IPMODIFY ops' handler: the copy it may get
+ * saves five times what the load costs after a few thousand calls).
+ */
+void fhook_arch_handler_scan_decode(void *func);
 size_t fhook_arch_handler_vec_free(void *func, enum fhook_fregs_kind kind);
 /* Does the proven handler at @func read its fregs at all? */
 bool fhook_arch_handler_reads_fregs(void *func);

@@ -104,7 +104,7 @@ static bool handler_vec_free(void *func, enum fhook_fregs_kind kind)
 static struct {
 	const struct ftrace_ops *ops;
 	void *handler;
-	bool valid, vec_free, args_only, reads_fregs;
+	bool valid, vec_free, args_only, reads_fregs, ipmod;
 } vec_memo;
 
 /* The handler an ops' trampoline calls: an fprobe's entry handler for the graph ones. */
@@ -125,6 +125,7 @@ static void vec_memo_of(const struct ftrace_ops *ops, void *handler)
 	vec_memo.vec_free = handler_vec_free(handler, FHOOK_FREGS_NOSSE);
 	vec_memo.args_only = handler_vec_free(handler, FHOOK_FREGS_ARGS);
 	vec_memo.reads_fregs = fhook_arch_handler_reads_fregs(handler);
+	vec_memo.ipmod = handler_vec_free(handler, FHOOK_FREGS_IPMOD);
 	vec_memo.valid = true;
 }
 
@@ -204,6 +205,14 @@ static unsigned int tramp_flags(const struct ftrace_ops *ops)
 		flags |= FHOOK_TRAMP_C;
 	if ((ops->flags & FHOOK_OPS_FL_GENERAL_REGS_ONLY) || ops_vec_free(ops, false))
 		flags |= FHOOK_TRAMP_NOSSE;
+	/*
+	 * one moving the ip gets a copy made for what its handler reads and
+	 * changes, when that is proven (the kernel's redirect by caller)
+	 */
+	if ((ops->flags & FTRACE_OPS_FL_IPMODIFY) && !(ops->flags & FHOOK_OPS_FL_FGRAPH) &&
+	    !(flags & FHOOK_TRAMP_C) && ops->func && (vec_memo_of(ops, (void *)ops->func),
+						      vec_memo.ipmod))
+		flags |= FHOOK_TRAMP_IPMOD;
 	/* its own trampoline, unless its handler may move the ip */
 	if (!(ops->flags & FTRACE_OPS_FL_IPMODIFY)) {
 		flags |= FHOOK_TRAMP_GEN;
@@ -824,7 +833,9 @@ int register_ftrace_function(struct ftrace_ops *ops)
 	/* before any trampoline can run: its set-up may take milliseconds */
 	fhook_tasks_init();
 	/* a leaf handler that touches no vector register needs none saved */
-	if (!(ops->flags & (FHOOK_OPS_FL_GENERAL_REGS_ONLY | FHOOK_OPS_FL_FGRAPH)))
+	if ((ops->flags & (FTRACE_OPS_FL_IPMODIFY | FHOOK_OPS_FL_FGRAPH)) == FTRACE_OPS_FL_IPMODIFY)
+		fhook_arch_handler_scan_decode((void *)ops->func);
+	else if (!(ops->flags & (FHOOK_OPS_FL_GENERAL_REGS_ONLY | FHOOK_OPS_FL_FGRAPH)))
 		fhook_arch_handler_scan((void *)ops->func);
 	/* ... and one that reads no fregs saves what each site's function reads */
 	if (site_classes_for(ops) && ops_handler(ops) &&

@@ -28,7 +28,9 @@
 #include "internal.h"
 #include "arch/shadow.h"
 #include "gen_layout.h"
+#include "vecfree.h"
 #include "util/tasks.h"
+#include "util/thread_word.h"
 
 #define GEN_PAGE	4096UL
 #define GEN_EH_FRAME	256
@@ -89,12 +91,13 @@ struct gen_tramp {
 	struct gen_tramp *next;
 	const void *owner;
 	void *func;
-	int kind;			/* GEN_SSE, GEN_NOSSE, GEN_LEAN2, GEN_LEAN3 */
+	int kind;			/* GEN_SSE, GEN_NOSSE, GEN_LEAN2, GEN_LEAN3, GEN_IPMOD */
+	unsigned int shape;		/* GEN_IPMOD: what it was written for */
 	unsigned char *code;
 	void **word;			/* the handler it calls */
 };
 
-enum { GEN_SSE, GEN_NOSSE, GEN_LEAN2, GEN_LEAN3 };
+enum { GEN_SSE, GEN_NOSSE, GEN_LEAN2, GEN_LEAN3, GEN_IPMOD };
 
 /* What a copy calls once its ops is unregistered. */
 static void gen_nop(unsigned long ip, unsigned long parent_ip, void *op, void *fregs)
@@ -755,4 +758,334 @@ void fhook_gen_ops_retire(const void *owner)
 	for (g = gen_list; g; g = g->next)
 		if (g->owner == owner)
 			__atomic_store_n(g->word, (void *)gen_nop, __ATOMIC_RELEASE);
+}
+
+/*
+ * The IPMODIFY copies: for an ops that may move the ip and whose handler
+ * is proven (vecfree.h: a leaf naming no vector register, whose only
+ * store through its fregs is the ip).  The kernel's own way of
+ * redirecting one caller is such a handler: a range test of parent_ip
+ * and ftrace_regs_set_instruction_pointer().  The generic trampolines
+ * build the whole ftrace_regs and save every argument register (and with
+ * SAVE_REGS every register and the flags) for it; the copy is written for
+ * what the handler reads and changes, as the kernel's BPF trampolines
+ * are written for what a program reads:
+ *
+ *	cmpq	$IDLE, %fs:tw		nested, or a thread not known yet:
+ *	jne	slow			the generic trampoline
+ *	movq	$2, %fs:tw		enter (FHOOK_TW_FAST with RECURSION)
+ *	push	...			the words of pt_regs it reads, from
+ *					the highest down, and the ip: a copy
+ *					of the return slot (words it does not
+ *					read are skipped with one sub)
+ *	push	%rdi %rsi %rdx %rcx	what it clobbers: its arguments, and
+ *	push	[%rax %r8 %r9 %r10]	those of these it may change
+ *	movq	SLOT(%rsp), %rdi; subq $5, %rdi; movq SLOT+8(%rsp), %rsi
+ *	movabsq	$ops, %rdx; leaq FREGS(%rsp), %rcx
+ *	call	*handler(%rip)		the word on the page after
+ *	pop	...
+ *	addq	$BELOW, %rsp		the words below the ip, if any
+ *	movq	$IDLE, %fs:tw		leave
+ *	ret	$ABOVE			to the ip word, dropping the words
+ *					above it and the return slot
+ *	slow:	jmp *generic(%rip)
+ *
+ * fregs points where pt_regs would begin, so that each word it reads is
+ * where the handler looks (those it does not read may lie anywhere, even
+ * under the stack pointer: it never touches them).  A proven handler
+ * needs no aligned stack and keeps to its frame, so nothing else is kept.
+ */
+
+struct gen_emit {
+	unsigned char *p, *code;
+	unsigned char *cfi;		/* the FDE's instructions so far */
+	size_t cfi_at;			/* offset of the last CFA change */
+	long depth;			/* bytes pushed since the entry */
+};
+
+static void emit(struct gen_emit *e, const void *b, size_t n)
+{
+	memcpy(e->p, b, n);
+	e->p += n;
+}
+
+/* the CFA is %rsp + 8 + depth from here */
+static void emit_cfa(struct gen_emit *e)
+{
+	size_t at = (size_t)(e->p - e->code);
+
+	e->cfi = gen_advance(e->cfi, at - e->cfi_at);
+	e->cfi_at = at;
+	*e->cfi++ = 0x0e;		/* DW_CFA_def_cfa_offset */
+	e->cfi = fhook_put_uleb(e->cfi, (unsigned long)(8 + e->depth));
+}
+
+static void emit_push(struct gen_emit *e, const void *b, size_t n)
+{
+	emit(e, b, n);
+	e->depth += 8;
+	emit_cfa(e);
+}
+
+/* push %reg (reg: 0-15, the encoding's number) */
+static void emit_push_reg(struct gen_emit *e, unsigned int reg)
+{
+	unsigned char b[2] = { 0x41, (unsigned char)(0x50 + (reg & 7)) };
+
+	if (reg >= 8)
+		emit_push(e, b, 2);
+	else
+		emit_push(e, b + 1, 1);
+}
+
+static void emit_pop_reg(struct gen_emit *e, unsigned int reg)
+{
+	unsigned char b[2] = { 0x41, (unsigned char)(0x58 + (reg & 7)) };
+
+	if (reg >= 8)
+		emit(e, b, 2);
+	else
+		emit(e, b + 1, 1);
+	e->depth -= 8;
+	emit_cfa(e);
+}
+
+static void emit_push_imm8(struct gen_emit *e, signed char v)
+{
+	unsigned char b[2] = { 0x6a, (unsigned char)v };
+
+	emit_push(e, b, 2);
+}
+
+/* op disp32(%rsp) with a ModRM of @modrm (its reg field set), after @pre */
+static void emit_rsp_disp(struct gen_emit *e, const unsigned char *pre, size_t n,
+			  unsigned char modrm, long disp)
+{
+	unsigned char b[8];
+
+	memcpy(b, pre, n);
+	b[n] = (unsigned char)(0x84 | modrm);	/* mod 10, r/m 100: SIB follows */
+	b[n + 1] = 0x24;			/* base %rsp, no index */
+	fhook_put_u32(b + n + 2, (uint32_t)(int32_t)disp);
+	emit(e, b, n + 6);
+}
+
+/* an instruction on %fs:@tls: @pre, ModRM with @reg, SIB disp32, then @imm of @imm_len */
+static void emit_tls(struct gen_emit *e, const unsigned char *pre, size_t n, unsigned char reg,
+		     long tls, uint32_t imm, size_t imm_len)
+{
+	unsigned char b[16];
+
+	b[0] = 0x64;				/* %fs: */
+	memcpy(b + 1, pre, n);
+	b[n + 1] = (unsigned char)(0x04 | reg << 3);	/* mod 00, r/m 100 */
+	b[n + 2] = 0x25;			/* no base, no index: disp32 */
+	fhook_put_u32(b + n + 3, (uint32_t)(int32_t)tls);
+	memcpy(b + n + 7, &imm, imm_len);
+	emit(e, b, n + 7 + imm_len);
+}
+
+/* register numbers of the encoding */
+enum { R_AX, R_CX, R_DX, R_BX, R_SP, R_BP, R_SI, R_DI, R_8, R_9, R_10, R_11, R_12, R_13,
+       R_14, R_15 };
+
+/* the register of each word of pt_regs that holds one at the site; -1: not a register's */
+static const signed char pt_reg[21] = {
+	R_15, R_14, R_13, R_12, R_BP, R_BX, -1, R_10, R_9, R_8, R_AX, R_CX, R_DX, R_SI, R_DI,
+	-1, -1, -1, -1, -1, -1,
+};
+
+#define W_IP		16
+#define W_CS		17
+#define W_FLAGS		18
+#define W_SP		19
+#define W_FULL		21
+
+/* push word @w of the ftrace_regs the handler reads */
+static void emit_word(struct gen_emit *e, unsigned int w, bool full)
+{
+	static const unsigned char push_mem[] = { 0xff };		/* push disp32(%rsp) */
+	static const unsigned char lea_r11[] = { 0x4c, 0x8d };	/* lea disp32(%rsp), %r11 */
+	unsigned char b = 0x9c;						/* pushfq */
+
+	if (w < 21 && pt_reg[w] >= 0)
+		emit_push_reg(e, (unsigned int)pt_reg[w]);
+	else if (w == W_IP) {
+		emit_rsp_disp(e, push_mem, 1, 6 << 3, e->depth);	/* the return slot */
+		e->depth += 8;
+		emit_cfa(e);
+	} else if (w == W_SP) {
+		emit_rsp_disp(e, lea_r11, 2, R_11 << 3 & 0x38, e->depth + 8);
+		emit_push_reg(e, R_11);
+	} else if (w == W_FLAGS)
+		emit_push(e, &b, 1);
+	else if (w == W_FULL)
+		emit_push_imm8(e, full);
+	else
+		emit_push_imm8(e, w == 15 ? -1 : 0);	/* orig_ax; r11, cs, ss */
+}
+
+/* the bytes of a CIE, an FDE and the terminator at @eh */
+static size_t eh_len_of(const unsigned char *eh)
+{
+	uint32_t cie, fde;
+
+	memcpy(&cie, eh, 4);
+	memcpy(&fde, eh + 4 + cie, 4);
+	return 4 + (size_t)cie + 4 + (size_t)fde + 4;
+}
+
+static size_t gen_ipmod_code(unsigned char *code, unsigned char *eh, unsigned int fregs,
+			     bool full, bool recursion, long tls, const void *owner,
+			     size_t *slow_word)
+{
+	static const unsigned char cmpq[] = { 0x48, 0x83 }, movq_imm[] = { 0x48, 0xc7 },
+		movq_r11[] = { 0x4c, 0x89 }, mov_load[] = { 0x48, 0x8b },
+		lea[] = { 0x48, 0x8d };
+	unsigned int lo = W_IP, hi = W_IP + 1, w, skip = 0, i, nsaved = 4;
+	unsigned char saved[8] = { R_DI, R_SI, R_DX, R_CX };
+	struct gen_emit e = { code, code, NULL, 0, 0 };
+	unsigned char *fde = gen_cie(eh), *jne;
+	long slot, below;
+
+	e.cfi = gen_fde(fde, eh, code, 0);	/* its length below */
+	if (VECFREE_FREGS_LOADS(fregs)) {
+		lo = VECFREE_FREGS_LO(fregs) < lo ? VECFREE_FREGS_LO(fregs) : lo;
+		hi = VECFREE_FREGS_HI(fregs) > hi ? VECFREE_FREGS_HI(fregs) : hi;
+	}
+	if (fregs & VECFREE_CLOB_RAX)
+		saved[nsaved++] = R_AX;
+	if (fregs & VECFREE_CLOB_R8)
+		saved[nsaved++] = R_8;
+	if (fregs & VECFREE_CLOB_R9)
+		saved[nsaved++] = R_9;
+	if (fregs & VECFREE_CLOB_R10)
+		saved[nsaved++] = R_10;
+
+	emit_tls(&e, cmpq, 2, 7, tls, FHOOK_TW_IDLE, 1);	/* cmpq $IDLE, %fs:tw */
+	emit(&e, "\x0f\x85\0\0\0\0", 6);			/* jne slow */
+	jne = e.p;
+	if (recursion) {
+		emit(&e, "\x49\xbb", 2);			/* movabsq $FAST, %r11 */
+		fhook_put_u64(e.p, FHOOK_TW_FAST);
+		e.p += 8;
+		emit_tls(&e, movq_r11, 2, R_11 & 7, tls, 0, 0);
+	} else {
+		emit_tls(&e, movq_imm, 2, 0, tls, 2, 4);	/* movq $2, %fs:tw */
+	}
+	for (w = hi; w-- > lo;) {
+		bool wanted = w == W_IP || (VECFREE_FREGS_LOADS(fregs) &&
+					   w >= VECFREE_FREGS_LO(fregs) &&
+					   w < VECFREE_FREGS_HI(fregs));
+
+		if (!wanted) {
+			skip++;
+			continue;
+		}
+		if (skip) {			/* lea -8n(%rsp), %rsp: words never read */
+			unsigned char b[8] = { 0x48, 0x8d, 0xa4, 0x24 };
+
+			fhook_put_u32(b + 4, (uint32_t)(-8 * (int32_t)skip));
+			emit(&e, b, 8);
+			e.depth += 8 * skip;
+			emit_cfa(&e);
+			skip = 0;
+		}
+		emit_word(&e, w, full);
+	}
+	for (i = 0; i < nsaved; i++)
+		emit_push_reg(&e, saved[i]);
+	slot = e.depth;
+	emit_rsp_disp(&e, mov_load, 2, R_DI << 3, slot);		/* movq slot, %rdi */
+	emit(&e, "\x48\x83\xef\x05", 4);				/* subq $5, %rdi */
+	emit_rsp_disp(&e, mov_load, 2, R_SI << 3, slot + 8);		/* parent_ip */
+	emit(&e, "\x48\xba", 2);					/* movabsq $ops, %rdx */
+	fhook_put_u64(e.p, (uint64_t)(unsigned long)owner);
+	e.p += 8;
+	emit_rsp_disp(&e, lea, 2, R_CX << 3, 8 * (long)nsaved - 8 * (long)lo);	/* fregs */
+	emit(&e, "\xff\x15", 2);					/* call *word(%rip) */
+	fhook_put_u32(e.p, (uint32_t)(GEN_PAGE - (size_t)(e.p + 4 - code)));
+	e.p += 4;
+	while (nsaved)
+		emit_pop_reg(&e, saved[--nsaved]);
+	below = 8 * (long)(W_IP - lo);
+	if (below) {					/* lea below(%rsp), %rsp */
+		unsigned char b[8] = { 0x48, 0x8d, 0xa4, 0x24 };
+
+		fhook_put_u32(b + 4, (uint32_t)below);
+		emit(&e, b, 8);
+		e.depth -= below;
+		emit_cfa(&e);
+	}
+	emit_tls(&e, movq_imm, 2, 0, tls, FHOOK_TW_IDLE, 4);	/* leave */
+	emit(&e, "\xc2", 1);					/* ret $above */
+	*e.p++ = (unsigned char)(8 * (hi - W_IP));
+	*e.p++ = 0;
+	/* the slow path: nothing pushed */
+	fhook_put_u32(jne - 4, (uint32_t)(e.p - jne));
+	e.depth = 0;
+	emit_cfa(&e);
+	emit(&e, "\xff\x25", 2);				/* jmp *word2(%rip) */
+	fhook_put_u32(e.p, (uint32_t)(GEN_PAGE + 8 - (size_t)(e.p + 4 - code)));
+	e.p += 4;
+	*slow_word = 1;
+	/* the FDE's length now that the code's is known */
+	fhook_put_u64(fde + 16, (uint64_t)(e.p - code));
+	gen_fde_end(fde, e.cfi);
+	return (size_t)(e.p - code);
+}
+
+/**
+ * fhook_gen_ipmod_tramp - the IPMODIFY copy of @owner calling @func
+ *
+ * Written for @fregs (what the handler reads and changes), @full and
+ * @recursion; made on first use and found again for the same owner,
+ * handler and shape.  NULL when it cannot be (no memory, no copies, an
+ * ip never stored: nothing to gain), and the generic trampolines serve.
+ * Called under the caller's lock.
+ */
+void *fhook_gen_ipmod_tramp(const void *owner, void *func, unsigned int fregs, bool full,
+			    bool recursion, void *slow)
+{
+	unsigned int shape = fregs | (unsigned int)full << 30 | (unsigned int)recursion << 31;
+	unsigned char eh[1024], *p;
+	struct gen_tramp *g;
+	size_t len, word;
+	long tls;
+
+	if (!(fregs & VECFREE_FREGS_STORES_IP))
+		return NULL;
+	for (g = gen_list; g; g = g->next)
+		if (g->owner == owner && g->func == func && g->kind == GEN_IPMOD &&
+		    g->shape == shape) {
+			__atomic_store_n(g->word, func, __ATOMIC_RELEASE);
+			return g->code;
+		}
+	tls = gen_off() ? 0 : gen_tls();
+	if (!tls || !(g = calloc(1, sizeof(*g))))
+		return NULL;
+	if (!(p = gen_page(GEN_PAGE - GEN_EH_FRAME)))
+		goto fail;
+	len = gen_ipmod_code(p, eh, fregs, full, recursion, tls, owner, &word);
+	if (len > GEN_PAGE - GEN_EH_FRAME || eh_len_of(eh) > GEN_EH_FRAME) {
+		munmap(p, 2 * GEN_PAGE);
+		goto fail;
+	}
+	memcpy(p + GEN_PAGE - GEN_EH_FRAME, eh, eh_len_of(eh));
+	*(void **)(p + GEN_PAGE) = func;
+	*(void **)(p + GEN_PAGE + 8 * word) = slow;
+	if (!gen_seal(p, len, eh_len_of(eh)))
+		goto fail;
+	g->owner = owner;
+	g->func = func;
+	g->kind = GEN_IPMOD;
+	g->shape = shape;
+	g->code = p;
+	g->word = (void **)(p + GEN_PAGE);
+	g->next = gen_list;
+	gen_list = g;
+	return p;
+fail:
+	free(g);
+	return NULL;
 }

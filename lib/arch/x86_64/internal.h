@@ -54,6 +54,18 @@ void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse,
 			  unsigned int saves) __arch_hidden;
 /* @owner unregistered: its copies call a handler that does nothing (gen.c). */
 void fhook_gen_ops_retire(const void *owner) __arch_hidden;
+/*
+ * gen.c: the copy for an IPMODIFY ops @owner whose handler @func is
+ * proven for FHOOK_FREGS_IPMOD, what it reads and changes being @fregs
+ * (vecfree.h); @full: a SAVE_REGS ops; @recursion: its thread enters
+ * holding the recursion lock (FTRACE_OPS_FL_RECURSION); @slow: the
+ * trampoline that takes a thread inside something of ours already.
+ * NULL: none.
+ */
+void *fhook_gen_ipmod_tramp(const void *owner, void *func, unsigned int fregs, bool full,
+			    bool recursion, void *slow) __arch_hidden;
+/* What of its fregs the handler at @func reads and changes (vecfree.h); 0: nothing known */
+unsigned int fhook_arch_handler_fregs(void *func) __arch_hidden;
 void *fhook_gen_graph_tramp(void *tramp) __arch_hidden;
 void *fhook_gen_graph_bare(unsigned int saves) __arch_hidden;
 int fhook_gen_graph_kind(const void *tramp) __arch_hidden;

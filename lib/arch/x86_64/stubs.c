@@ -329,7 +329,16 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
 		return;
 	}
 #ifndef __SANITIZE_THREAD__
-	if ((flags & FHOOK_TRAMP_GEN) && kind == FHOOK_TRAMP_ARGS &&
+	if ((flags & FHOOK_TRAMP_IPMOD) && !(flags & (FHOOK_TRAMP_C | FHOOK_TRAMP_FGRAPH))) {
+		const struct ftrace_ops *ops = data;
+		void *h = (void *)ops->func;
+
+		/* the recursion lock taken by the copy, not by ftrace_ops_assist_func() */
+		gen = fhook_gen_ipmod_tramp(data, h, fhook_arch_handler_fregs(h),
+					    kind == FHOOK_TRAMP_REGS,
+					    ops->flags & FTRACE_OPS_FL_RECURSION,
+					    stub_tramp(kind, FHOOK_TRAMP_NOSSE, 0));
+	} else if ((flags & FHOOK_TRAMP_GEN) && kind == FHOOK_TRAMP_ARGS &&
 	    !(flags & (FHOOK_TRAMP_C | FHOOK_TRAMP_FGRAPH)))
 		gen = fhook_gen_ops_tramp(data, (void *)func, !(flags & FHOOK_TRAMP_NOSSE),
 					  (flags & FHOOK_TRAMP_OPS_LEAN) &&

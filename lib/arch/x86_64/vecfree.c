@@ -8,12 +8,15 @@
  * decoded (capstone), following direct branches, and the function
  * qualifies only if none of them names a vector, MMX, x87 or mask
  * register, belongs to an instruction set extension that works on them,
- * does anything with the handler's fregs argument but load from it, or
- * leaves the code we can see (a call, an indirect branch, a system call).
+ * does anything with the handler's fregs argument but load from it (or
+ * store its ip: an IPMODIFY handler's one write), or leaves the code we can see (a call, an indirect branch, a system call).
  * So only small leaves qualify; anything in doubt keeps the save.
  */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <string.h>
+
+#include <fhook/ftrace.h>
 
 #include "vecfree.h"
 
@@ -171,6 +174,58 @@ static bool fregs_load(const cs_insn *insn, unsigned int i, unsigned int fregs[2
 }
 
 /*
+ * Is operand @i of @insn the one store a proven handler may make through
+ * the fregs in the %rcx it came with: all of pt_regs.ip, by a plain mov
+ * (an IPMODIFY handler's ftrace_regs_set_instruction_pointer())?
+ */
+static bool fregs_store_ip(const cs_insn *insn, unsigned int i)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	const cs_x86_op *op = &x->operands[i];
+
+	return insn->id == X86_INS_MOV && x->op_count == 2 && i == 0 &&
+	       op->mem.base == X86_REG_RCX && op->mem.index == X86_REG_INVALID &&
+	       op->mem.segment == X86_REG_INVALID && op->size == 8 &&
+	       op->mem.disp == (int64_t)offsetof(struct pt_regs, ip) &&
+	       (x->operands[1].type == X86_OP_REG || x->operands[1].type == X86_OP_IMM);
+}
+
+/* The VECFREE_CLOB_* bit of the register @r is part of; 0: none */
+static unsigned int clob_bit(unsigned int r)
+{
+	switch (r) {
+	case X86_REG_RAX: case X86_REG_EAX: case X86_REG_AX: case X86_REG_AL: case X86_REG_AH:
+		return VECFREE_CLOB_RAX;
+	case X86_REG_R8: case X86_REG_R8D: case X86_REG_R8W: case X86_REG_R8B:
+		return VECFREE_CLOB_R8;
+	case X86_REG_R9: case X86_REG_R9D: case X86_REG_R9W: case X86_REG_R9B:
+		return VECFREE_CLOB_R9;
+	case X86_REG_R10: case X86_REG_R10D: case X86_REG_R10W: case X86_REG_R10B:
+		return VECFREE_CLOB_R10;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * What of %rax, %r8, %r9, %r10 @insn may change: any it names as an
+ * operand (written or not: the access flags are not trusted) or writes
+ * implicitly
+ */
+static unsigned int insn_clob(const cs_insn *insn)
+{
+	const cs_detail *d = insn->detail;
+	unsigned int i, m = 0;
+
+	for (i = 0; i < d->regs_write_count; i++)
+		m |= clob_bit(d->regs_write[i]);
+	for (i = 0; i < d->x86.op_count; i++)
+		if (d->x86.operands[i].type == X86_OP_REG)
+			m |= clob_bit(d->x86.operands[i].reg);
+	return m;
+}
+
+/*
  * Does @insn leave xmm/ymm/zmm, mm, st and k registers alone, and stay in
  * view?  The %rcx the function came with, the handler's fregs, it may
  * only load from: the trampolines tell from @fregs whether they give it
@@ -180,7 +235,7 @@ static bool fregs_load(const cs_insn *insn, unsigned int i, unsigned int fregs[2
  * write anywhere.  Once the path wrote all of %rcx itself (@st), it is a
  * register like any other.
  */
-static bool insn_plain(const cs_insn *insn, struct stack_state *st, unsigned int fregs[2])
+static bool insn_plain(const cs_insn *insn, struct stack_state *st, unsigned int fregs[3])
 {
 	const cs_detail *d = insn->detail;
 	const cs_x86 *x = &d->x86;
@@ -190,6 +245,12 @@ static bool insn_plain(const cs_insn *insn, struct stack_state *st, unsigned int
 						"retf", "lret", "iret", "std" };
 	bool zero = zeroes_rcx(insn), write = writes_rcx(insn);
 	unsigned int i;
+
+	/* "test %rcx, %rcx": is there an fregs (ftrace_get_regs()), nothing else of it */
+	if (insn->id == X86_INS_TEST && x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
+	    x->operands[1].type == X86_OP_REG && x->operands[0].reg == X86_REG_RCX &&
+	    x->operands[1].reg == X86_REG_RCX)
+		return true;
 
 	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (!strncmp(insn->mnemonic, prefixes[i], strlen(prefixes[i])))
@@ -214,9 +275,14 @@ static bool insn_plain(const cs_insn *insn, struct stack_state *st, unsigned int
 		     (is_rcx(op->reg) && !st->rcx_own && !zero && !(i == 0 && write))))
 			return false;
 		if (op->type == X86_OP_MEM && (is_rcx(op->mem.base) || is_rcx(op->mem.index)) &&
-		    !st->rcx_own && !fregs_load(insn, i, fregs))
-			return false;
+		    !st->rcx_own) {
+			if (fregs_store_ip(insn, i))
+				fregs[2] |= VECFREE_FREGS_STORES_IP;
+			else if (!fregs_load(insn, i, fregs))
+				return false;
+		}
 	}
+	fregs[2] |= insn_clob(insn);
 	st->rcx_own |= zero || write;
 	return true;
 }
@@ -395,7 +461,7 @@ static bool branch_target(const cs_insn *insn, unsigned long *t)
 bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 		    unsigned long *end, unsigned int *fregs)
 {
-	unsigned int fr[2] = { VECFREE_FREGS_SLOTS, 0 };
+	unsigned int fr[3] = { VECFREE_FREGS_SLOTS, 0, 0 };
 	struct {
 		unsigned long addr;
 		struct stack_state st;
@@ -476,5 +542,7 @@ bool fhook_vec_free(unsigned long func, const struct fhook_vecfree_src *src,
 	}
 	fhook_cs_close(&h, insn);
 	*fregs = fr[0] < fr[1] ? VECFREE_FREGS(fr[0], fr[1]) : 0;
+	if (fr[2] & VECFREE_FREGS_STORES_IP)
+		*fregs |= fr[2];
 	return ok;
 }

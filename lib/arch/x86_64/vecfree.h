@@ -38,6 +38,24 @@ struct fhook_vecfree_src {
 #define VECFREE_FREGS(lo, hi)	((unsigned int)(lo) | (unsigned int)(hi) << 8)
 #define VECFREE_FREGS_LO(f)	((f) & 0xff)
 #define VECFREE_FREGS_HI(f)	(((f) >> 8) & 0xff)
+/* the words it loads, without the bits below */
+#define VECFREE_FREGS_LOADS(f)	((f) & 0xffff)
+/*
+ * It stores to its fregs' ip (an 8-byte mov to pt_regs.ip through the
+ * %rcx it came with, and no other store through it): an IPMODIFY
+ * handler's ftrace_regs_set_instruction_pointer().  Only then, what of
+ * %rax, %r8, %r9 and %r10 it may change (VECFREE_CLOB_*), so that a
+ * trampoline made for it saves only those (and the four it passes its
+ * arguments in); notes of the functions that store nothing stay as
+ * they were.
+ */
+#define VECFREE_FREGS_STORES_IP	(1u << 16)
+#define VECFREE_CLOB_SHIFT	17
+#define VECFREE_CLOB_RAX	(1u << 17)
+#define VECFREE_CLOB_R8		(1u << 18)
+#define VECFREE_CLOB_R9		(1u << 19)
+#define VECFREE_CLOB_R10	(1u << 20)
+#define VECFREE_FREGS_BITS	21	/* bits the value may have */
 
 /*
  * True when every instruction reachable from @func, following direct
@@ -47,7 +65,8 @@ struct fhook_vecfree_src {
  * stack frame and stays in view (no call, indirect branch or system
  * call).  False too when it cannot be decoded (no libcapstone, past the
  * limits above).  When true: @end, where the last byte decoded ends;
- * @fregs, what of its fregs it reads (VECFREE_FREGS()).
+ * @fregs, what of its fregs it reads (VECFREE_FREGS()), and whether it
+ * stores its ip (VECFREE_FREGS_STORES_IP, with the VECFREE_CLOB_* bits).
  *
  * The trampolines that save no vector register give a proven handler an
  * fregs whose vector part is not filled in, and the frameless fprobe

@@ -30,15 +30,17 @@ static size_t proven_by(const unsigned char *desc, size_t len, unsigned long fun
 		uint32_t masks[2 * VECNOTE_MAX_MASKS];
 		size_t mlen;
 		uint64_t h;
-		unsigned int nmask, fr;
+		unsigned int nmask, fr, ld;
 
 		memcpy(&rec, desc + off, sizeof(rec));
 		off += sizeof(rec);
 		nmask = rec.nmask & ((1u << VECNOTE_FREGS_SHIFT) - 1);
 		fr = rec.nmask >> VECNOTE_FREGS_SHIFT;
-		if (nmask > VECNOTE_MAX_MASKS || (fr && (VECFREE_FREGS_LO(fr) >= VECFREE_FREGS_HI(fr) ||
-							 VECFREE_FREGS_HI(fr) > VECFREE_FREGS_SLOTS ||
-							 fr >> 16)))
+		ld = VECFREE_FREGS_LOADS(fr);
+		if (nmask > VECNOTE_MAX_MASKS || (ld && (VECFREE_FREGS_LO(ld) >= VECFREE_FREGS_HI(ld) ||
+							 VECFREE_FREGS_HI(ld) > VECFREE_FREGS_SLOTS)) ||
+		    fr >> VECFREE_FREGS_BITS ||
+		    (fr >> VECFREE_CLOB_SHIFT && !(fr & VECFREE_FREGS_STORES_IP)))
 			return 0;	/* not a list we wrote: stop reading it */
 		mlen = (size_t)nmask * 2 * sizeof(uint32_t);
 		if (len - off < mlen)

@@ -18,7 +18,10 @@
  *
  * The bits of nmask above the count say what of its fregs the function
  * reads (vecfree.h VECFREE_FREGS(), 0: nothing; notes written before
- * proven functions could read it have none).
+ * proven functions could read it have none), and for one that stores its
+ * ip, that and the registers it may change (VECFREE_FREGS_STORES_IP,
+ * VECFREE_CLOB_*: a library older than those bits stops reading the list
+ * at such a record, and proves fewer handlers).
  *
  * The note names no address: the library proves a handler by hashing its
  * bytes in the process as the record says and finding the record's hash

@@ -87,19 +87,21 @@ static size_t text_read(void *ctx, unsigned long addr, void *buf, size_t len)
  * then one range from @func, in which ops.c looks for sites (a tail jump
  * back to a function with a site of its own would escape that look).
  */
-static size_t scan(unsigned long func, unsigned int *fregs)
+static size_t scan(unsigned long func, unsigned int *fregs, bool decode)
 {
 	const struct fhook_vecfree_src src = {
 		.read = text_read, .lo = func, .hi = func + VECFREE_MAX_BYTES,
 	};
 	unsigned long end;
 
+	if (decode)
+		fhook_cs_load();
 	if (!fhook_cs_loaded() || !fhook_vec_free(func, &src, &end, fregs))
 		return 0;
 	return end - func;
 }
 
-void fhook_arch_handler_scan(void *func)
+static void handler_scan(void *func, bool decode)
 {
 	unsigned long f = (unsigned long)func;
 	unsigned int fregs = 0;
@@ -122,7 +124,7 @@ void fhook_arch_handler_scan(void *func)
 	 */
 	len = fhook_vecnote_proven(f, &fregs);
 	if (!len)
-		len = scan(f, &fregs);
+		len = scan(f, &fregs, decode);
 	if (len && probed_within(f, len))
 		len = 0;
 	/* (both read under ftrace_lock, after the scan: no torn pair) */
@@ -133,6 +135,16 @@ void fhook_arch_handler_scan(void *func)
 		__atomic_store_n(&nr_scanned, nr_scanned + 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&scan_lock);
+}
+
+void fhook_arch_handler_scan(void *func)
+{
+	handler_scan(func, false);
+}
+
+void fhook_arch_handler_scan_decode(void *func)
+{
+	handler_scan(func, true);
 }
 
 bool fhook_arch_handler_unprove(unsigned long addr)
@@ -172,6 +184,8 @@ static const struct {
 	[FHOOK_FREGS_NOSSE] = { 0, offsetof(struct ftrace_regs, fhook_xmm) / 8 },
 	[FHOOK_FREGS_ARGS] = { offsetof(struct pt_regs, r10) / 8, offsetof(struct pt_regs, di) / 8 + 1 },
 	[FHOOK_FREGS_RETVAL] = { offsetof(struct pt_regs, ax) / 8, offsetof(struct pt_regs, dx) / 8 + 1 },
+	/* the IPMODIFY copies (gen.c) fill in any word of pt_regs, and fhook_full */
+	[FHOOK_FREGS_IPMOD] = { 0, offsetof(struct ftrace_regs, fhook_full) / 8 + 1 },
 };
 
 _Static_assert(sizeof(struct ftrace_regs) == VECFREE_FREGS_SLOTS * 8, "VECFREE_FREGS_SLOTS");
@@ -194,6 +208,11 @@ size_t fhook_arch_handler_vec_free(void *func, enum fhook_fregs_kind kind)
 	if (i == SCAN_CACHE)
 		return 0;
 	fregs = __atomic_load_n(&scanned[i].fregs, __ATOMIC_RELAXED);
+	/* a store to the ip only where the trampoline reads it back, or ignores it */
+	if ((fregs & VECFREE_FREGS_STORES_IP) && kind != FHOOK_FREGS_NOSSE &&
+	    kind != FHOOK_FREGS_IPMOD)
+		return 0;
+	fregs = VECFREE_FREGS_LOADS(fregs);
 	if (fregs && (VECFREE_FREGS_LO(fregs) < fregs_given[kind].lo ||
 		      VECFREE_FREGS_HI(fregs) > fregs_given[kind].hi))
 		return 0;
@@ -205,4 +224,11 @@ bool fhook_arch_handler_reads_fregs(void *func)
 	size_t i = find((unsigned long)func);
 
 	return i < SCAN_CACHE && __atomic_load_n(&scanned[i].fregs, __ATOMIC_RELAXED);
+}
+
+unsigned int fhook_arch_handler_fregs(void *func)
+{
+	size_t i = find((unsigned long)func);
+
+	return i < SCAN_CACHE ? __atomic_load_n(&scanned[i].fregs, __ATOMIC_RELAXED) : 0;
 }
