@@ -221,13 +221,14 @@ void fhook_ctl_unwatch(void)
 }
 
 /* The watched tracer is gone: do for it what it did not do. */
-static void ctl_tracer_gone(void)
+static void ctl_tracer_gone(int fd)
 {
 	char req[sizeof(ctl_watch_req)], *reply;
 	pid_t pid;
 
 	pthread_mutex_lock(&ctl_thread_lock);
-	if (ctl_watch_fd < 0) {
+	/* (a request served meanwhile may have ended that watch, and set another) */
+	if (ctl_watch_fd < 0 || ctl_watch_fd != fd) {
 		pthread_mutex_unlock(&ctl_thread_lock);
 		return;
 	}
@@ -259,7 +260,7 @@ static int ctl_wait(int lfd, bool *timed)
 	p.fd = ctl_watch_fd;
 	if (watch && poll(&p, 1, 0) > 0) {
 		pthread_mutex_unlock(&ctl_thread_lock);
-		ctl_tracer_gone();
+		ctl_tracer_gone(p.fd);
 		errno = EAGAIN;
 		return -1;
 	}

@@ -2723,19 +2723,60 @@ static int say_busy(const char *cmd, FILE *out)
 	return -EBUSY;
 }
 
+/*
+ * Is this process recorded by a command that is still there?  A claim
+ * whose command is gone (killed before the control thread saw it: its
+ * pidfd is read every CTL_WATCH_MS) expires here: the probes go, and the
+ * new command may take the process.
+ */
+static bool rec_claimed(void)
+{
+	if (!rec_shm)
+		return false;
+	if (ev_proc_start((int)rec_shm->tracer_pid) == rec_shm->tracer_start)
+		return true;
+	rec_teardown(stderr);
+	return false;
+}
+
+/*
+ * The memory the last "memfd" request made, until a "trace-start" takes
+ * it: a command killed between the two leaves it here, and the next
+ * request closes it (if it is still ours: the program may have closed the
+ * number and opened its own).
+ */
+static int rec_pending_fd = -1;
+
+static void close_pending(void)
+{
+	char link[64], target[64];
+	ssize_t n;
+
+	if (rec_pending_fd < 0 || rec_pending_fd == rec_fd)
+		goto out;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", rec_pending_fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n > 0 && (target[n] = 0, !strncmp(target, "/memfd:fhook-trace", 18)))
+		close(rec_pending_fd);
+out:
+	rec_pending_fd = -1;
+}
+
 static int verb_memfd(int argc, char **argv, FILE *out)
 {
 	int fd;
 
 	/* refused before the command starts anything (its -o file included) */
-	if (rec_shm)
+	if (rec_claimed())
 		return say_busy(verb_cmd(argc, argv, 0), out);
+	close_pending();
 	fd = memfd_create("fhook-trace", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
 	if (fd < 0) {
 		fprintf(out, "fhook: record: memfd_create: %s\n", strerror(errno));
 		return -errno;
 	}
+	rec_pending_fd = fd;
 	fprintf(out, "%d\n", fd);
 	return 0;
 }
@@ -2754,6 +2795,8 @@ static int verb_memfd_close(int argc, char **argv, FILE *out)
 		return -EINVAL;
 	}
 	close(fd);
+	if (fd == rec_pending_fd)
+		rec_pending_fd = -1;
 	return 0;
 }
 
@@ -2763,8 +2806,9 @@ static int verb_trace_start(int argc, char **argv, FILE *out)
 		fprintf(out, "fhook: record: bad request\n");
 		return -EINVAL;
 	}
-	if (rec_shm)
+	if (rec_claimed())
 		return say_busy(verb_cmd(argc, argv, 1), out);
+	rec_pending_fd = -1;
 	return rec_setup(argv[0], true, out);
 }
 
