@@ -102,6 +102,47 @@ echo "| threads stopped in all, first attach of 5 processes (pads rewritten, lib
 echo "| threads stopped, later attaches (ms, sorted; channel) | $later_sorted($later_chans) | 10 ms |"
 echo "| first event after \`fhook trace -p\` starts (ms) | ${lat[*]} | 100 ms |"
 echo "| detach: Ctrl-C to every probe removed and the process let go (ms) | ${det[*]} | 50 ms |"
+
+# the matrix: 1k and 20k functions, 1, 8 and 64 busy threads; one sample each
+echo
+echo "| functions | threads | first attach: threads stopped (ms) | second attach: threads stopped (ms; channel) | first event after \`fhook trace -p\` starts (ms) |"
+echo "|---|---|---|---|---|"
+for n in 1000 20000; do
+	mprog=$B/attach_prog_$n
+	if [ ! -e "$mprog" ] || [ bench/attach_prog.c -nt "$mprog" ]; then
+		bash bench/gen_funcs.sh "$n" > "$TMP/gen.c"
+		cc -O1 -fpatchable-function-entry=5 -o "$mprog" bench/attach_prog.c "$TMP/gen.c" \
+			-lpthread || exit 1
+	fi
+	for t in 1 8 64; do
+		"$mprog" "$t" > "$TMP/mout" &
+		mp=$!
+		for i in $(seq 200); do grep -q ready "$TMP/mout" && break; sleep 0.01; done
+		f1=$(first_att $mp 2>/dev/null)
+		FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p $mp --list 2>"$TMP/verbose" >/dev/null
+		s2=$(grep -o 'stopped for [0-9.]* ms' "$TMP/verbose" | grep -o '[0-9.]*' | head -1)
+		c2=$(grep -o 'channel: [a-z ]*' "$TMP/verbose" | head -1 | cut -d' ' -f2-)
+		: > "$TMP/ev"
+		FHOOK_ATTACH_VERBOSE=1 "$stamp" "$FHOOK" trace -p $mp -e 'f f123' -o "$TMP/ev" \
+			--lossy 2>"$TMP/err" &
+		tp=$!
+		while ! grep -q 'attached to' "$TMP/err" && kill -0 $tp 2>/dev/null; do
+			sleep 0.01
+		done
+		sleep 0.3
+		kill -INT $tp
+		wait $tp
+		t0=$(awk '/^stamp / { print $2; exit }' "$TMP/err")
+		t1=$(awk '/__entry/ { sub(":", "", $3); print $3; exit }' "$TMP/ev")
+		ev=$(awk -v a="$t0" -v b="$t1" 'BEGIN { if (b == "") print "none"; else printf "%.0f", (b - a) * 1000 }')
+		kill $mp; wait $mp 2>/dev/null
+		echo "| $n | $t | $f1 | ${s2:-0.00} ($c2) | $ev |"
+	done
+done
+echo
+echo "Target: no thread stopped for longer than 1 ms once a process has been attached before"
+echo "(the second attach); the first attach stops every thread while the pads are rewritten."
+
 # the times are mostly waits for a CPU: how busy the machine was says how to read them
 echo
 echo "Load average (1, 5, 15 min) after the run, on $(nproc) CPUs: $(cut -d' ' -f1-3 /proc/loadavg)."

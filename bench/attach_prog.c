@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * bench/attach.sh's target: the generated functions (gen_funcs.sh, 20,000
- * by default) and 8 threads calling them in a loop, started without fhook.
+ * by default) and THREADS threads (8 by default) calling them in a loop,
+ * started without fhook.   attach_prog [THREADS]
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 extern int gen_n;
@@ -22,12 +24,12 @@ static void *busy(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	long i, n = argc > 1 ? atol(argv[1]) : 8;
 	pthread_t th;
-	long i;
 
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < n; i++)
 		pthread_create(&th, NULL, busy, (void *)i);
 	printf("ready\n");
 	fflush(stdout);
