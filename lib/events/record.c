@@ -1416,21 +1416,27 @@ static void kp_fregs(struct ftrace_regs *fr, const struct pt_regs *regs)
 }
 
 /*
- * This thread is inside fork(), between fhook's prepare handler and its
- * parent or child one: a kprobe event there (a libc function that fork()
- * or another handler runs) would write with the parent's ring in the
- * child.  The child's thread inherits the flag, and its handler clears it.
+ * The thread inside fork(), between fhook's prepare handler and its parent
+ * or child one (libc runs one fork at a time): a kprobe event there (a
+ * libc function that fork() or another handler runs) would write with the
+ * parent's ring in the child.  In .data with what the child's handler
+ * writes anyway: clearing it there costs the child no page.
  */
-static __thread bool rec_forking;
+static struct rec_thread *rec_forking __fhook_startup_data;
 
 static void rec_atfork_prepare(void)
 {
-	rec_forking = true;
+	__atomic_store_n(&rec_forking, &rec_thr, __ATOMIC_RELAXED);
 }
 
 static void rec_atfork_parent(void)
 {
-	rec_forking = false;
+	__atomic_store_n(&rec_forking, NULL, __ATOMIC_RELAXED);
+}
+
+static inline bool rec_in_fork(void)
+{
+	return __builtin_expect(__atomic_load_n(&rec_forking, __ATOMIC_RELAXED) == &rec_thr, 0);
 }
 
 static int rec_kp_pre(struct kprobe *p, struct pt_regs *regs)
@@ -1440,7 +1446,7 @@ static int rec_kp_pre(struct kprobe *p, struct pt_regs *regs)
 	uint64_t w1 = ev_w1((unsigned long)p->addr, 0);
 	struct ftrace_regs fr;
 
-	if (__builtin_expect(rec_forking, 0))
+	if (rec_in_fork())
 		return 0;
 	/* a caller is known at a function's first byte only: the word at the stack pointer */
 	if (__builtin_expect(rec_nr_callers != 0, 0) && !e->offset &&
@@ -1463,7 +1469,7 @@ static int rec_kp_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct ftrace_regs fr;
 	int i;
 
-	if (__builtin_expect(rec_forking, 0))
+	if (rec_in_fork())
 		return 1;
 	if (__builtin_expect(rec_nr_callers != 0, 0) && !caller_ok(ri->ret_addr))
 		return 1;
@@ -1481,7 +1487,7 @@ static int rec_kp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct rec_kprobe *k = (struct rec_kprobe *)ri->rp;
 	struct ftrace_regs fr;
 
-	if (__builtin_expect(rec_forking, 0))
+	if (rec_in_fork())
 		return 0;
 	kp_fregs(&fr, regs);
 	record(k->e, (unsigned long)k->rp.kp.addr, ev_w1(ri->ret_addr, 0), &fr,
@@ -2259,7 +2265,6 @@ static void __fhook_startup rec_atfork_child(void)
 		}
 	}
 	zero_if_set(&rec_thr, sizeof(rec_thr));
-	rec_forking = false;
 	if (!rec_follow) {
 		__atomic_store_n(&rec_disabled, REC_G_STOPPED, __ATOMIC_RELAXED);
 		return;
@@ -2270,6 +2275,7 @@ static void __fhook_startup rec_atfork_child(void)
 	 * once (a shell's, make's), and that costs them about 25 page faults.
 	 */
 	rec_proc_seq = 0;
+	rec_forking = NULL;
 	rec_announce_pending = true;
 	rec_announcing = 0;
 	rec_fork_ts = ev_clock_read(rec_clock) - rec_clock_base;
