@@ -85,3 +85,10 @@ $(B)/tests/fprobe/test_unregister_stress_lean: tests/fprobe/test_unregister_stre
 		$(B)/libfhook.so $(B)/gcc-as/as
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -DH_LEAN -B$(CURDIR)/$(B)/gcc-as/ -o $@ $< $(TEST_LDFLAGS)
+
+# test_rec_order.sh's program: threads, yields and a profiling signal.
+TEST_TARGETS += $(B)/tests/fprobe/rec_order_prog
+$(B)/tests/fprobe/rec_order_prog: tests/fprobe/rec_order_prog.c $(B)/gcc-as/as
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -fpatchable-function-entry=5 -B$(CURDIR)/$(B)/gcc-as/ \
+		$(SAN) -o $@ $< -lpthread

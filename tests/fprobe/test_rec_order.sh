@@ -1,0 +1,98 @@
+#!/bin/bash
+# The records the trampolines write themselves (graph_rec.S, rethook_tramp.S)
+# and those C writes (another cpu, a full ring, a signal handler's), read
+# back in order: three threads on fewer cores, yielding, each signalled at
+# any moment by a fourth whose handler calls a traced function.  Every
+# thread's records strictly ordered in time, every exit after its entry and
+# matching it (a signal handler's calls nested anywhere), every call of
+# f() and g() there once, nothing lost, and every event's time within the
+# program's own monotonic clock readings around the threads.
+set -o pipefail
+cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
+B=${FHOOK_BUILD:-build}
+FHOOK=$B/fhook
+P=$B/tests/fprobe/rec_order_prog
+if [ ! -x "$FHOOK" ] || [ ! -x "$P" ]; then
+	echo "SKIP rec_order: $FHOOK or $P not built"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+N=100000
+# the clock's readings and the recording's may differ by the conversion of
+# the TSC to the monotonic clock: well under a millisecond
+SLACK=1000000
+
+if ! timeout 120 "$FHOOK" record -o "$tmp/o.rec" -- "$P" $N >"$tmp/out" 2>"$tmp/err"; then
+	echo "FAIL rec_order_recorded: $(tail -3 "$tmp/err")"
+	exit 0
+fi
+if grep -q ' 0 lost' "$tmp/err"; then
+	echo "PASS rec_order_nothing_lost"
+else
+	echo "FAIL rec_order_nothing_lost: $(tail -1 "$tmp/err")"
+fi
+read -r _ t0 < <(grep '^t0 ' "$tmp/out")
+read -r _ t1 < <(grep '^t1 ' "$tmp/out")
+read -r _ hc < <(grep '^h ' "$tmp/out")
+if ! timeout 120 "$FHOOK" replay --format json "$tmp/o.rec" >"$tmp/o.json" 2>"$tmp/rerr"; then
+	echo "FAIL rec_order_replayed: $(tail -3 "$tmp/rerr")"
+	exit 0
+fi
+
+awk -v t0="$t0" -v t1="$t1" -v slack=$SLACK -v n=$N -v hc="$hc" '
+match($0, /"tid":[0-9]+/) { tid = substr($0, RSTART + 6, RLENGTH - 6) }
+match($0, /"ts":[0-9]+/) { ts = substr($0, RSTART + 5, RLENGTH - 5) + 0 }
+match($0, /"type":"[a-z]+"/) { ty = substr($0, RSTART + 8, RLENGTH - 9) }
+match($0, /"func":"[^"]*"/) { fn = substr($0, RSTART + 8, RLENGTH - 9) }
+{
+	if ((tid in last) && ts <= last[tid]) {
+		if (!unordered++)
+			first_bad = sprintf("tid %s: %s %s at %d after %d", tid, ty, fn, ts, last[tid])
+	}
+	last[tid] = ts
+	if (ty == "entry") {
+		stack[tid, ++depth[tid]] = fn
+	} else if (ty == "exit") {
+		if (depth[tid] < 1 || stack[tid, depth[tid]] != fn) {
+			if (!mismatched++)
+				first_mis = sprintf("tid %s: exit of %s, top %s", tid, fn,
+						    depth[tid] ? stack[tid, depth[tid]] : "(none)")
+		} else {
+			depth[tid]--
+		}
+	}
+	if (fn == "f" || fn == "g" || fn == "h" || fn == "on_sig") {
+		if (ts < t0 - slack || ts > t1 + slack)
+			if (!outside++)
+				first_out = sprintf("%s %s at %d, the clock read %d and %d", ty, fn, ts, t0, t1)
+		calls[tid, fn, ty]++
+		if (!(tid in seen)) { seen[tid] = 1; tids[++ntid] = tid }
+	}
+	if (fn == "h")
+		h[ty]++
+}
+END {
+	print (unordered ? "FAIL rec_order_strict: " unordered " out of order, first " first_bad \
+			 : "PASS rec_order_strict")
+	print (mismatched ? "FAIL rec_order_nested: " mismatched " exits not of the top call, first " first_mis \
+			  : "PASS rec_order_nested")
+	print (outside ? "FAIL rec_order_clock: " outside " outside the clock, first " first_out \
+		       : "PASS rec_order_clock")
+	workers = 0; wrong = ""
+	for (i = 1; i <= ntid; i++) {
+		t = tids[i]
+		if (!calls[t, "f", "entry"])
+			continue
+		workers++
+		if (calls[t, "f", "entry"] != n || calls[t, "f", "exit"] != n ||
+		    calls[t, "g", "entry"] != n || calls[t, "g", "exit"] != n)
+			wrong = wrong sprintf(" tid %s: f %d/%d g %d/%d", t, calls[t, "f", "entry"],
+					      calls[t, "f", "exit"], calls[t, "g", "entry"], calls[t, "g", "exit"])
+	}
+	print (workers == 3 && wrong == "" ? "PASS rec_order_counts" \
+		: "FAIL rec_order_counts: " workers " threads with f;" wrong)
+	print (h["entry"] > 0 && h["entry"] == h["exit"] && h["entry"] <= hc ? \
+		"PASS rec_order_signal_calls" : \
+		"FAIL rec_order_signal_calls: h " h["entry"] + 0 "/" h["exit"] + 0 " recorded, " hc " made")
+}' "$tmp/o.json"
