@@ -49,5 +49,8 @@ int fhook_register_kretprobes_each(struct kretprobe **rps, int num, int *errs, c
  * the errno alone does not say it (bytes that are not fhook's), or "".
  */
 const char *fhook_kprobe_last_why(void) FHOOK_HIDDEN;
+/* ... forgotten: a registration that fails before register_kprobes() says none */
+void fhook_kprobe_why_clear(void) FHOOK_HIDDEN;
+void fhook_kprobe_why_set(const char *why) FHOOK_HIDDEN;
 
 #endif

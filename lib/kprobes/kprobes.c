@@ -68,6 +68,16 @@ const char *fhook_kprobe_last_why(void)
 	return kp_last_why;
 }
 
+void fhook_kprobe_why_clear(void)
+{
+	kp_last_why[0] = 0;
+}
+
+void fhook_kprobe_why_set(const char *why)
+{
+	snprintf(kp_last_why, sizeof(kp_last_why), "%s", why);
+}
+
 static void kp_lock(void)
 {
 	pthread_mutex_lock(&kp_mutex);

@@ -21,6 +21,7 @@
 
 #include "core/core.h"
 #include "fprobe/rethook.h"
+#include "kpglob.h"
 #include "util/errno.h"
 #include "util/recursion.h"
 
@@ -126,8 +127,11 @@ static int kretprobe_check_entry(struct kretprobe *rp)
 	if (!kallsyms_lookup_size_offset(addr, &size, &off) || off)
 		return -EINVAL;
 	/* the program's entry point: no call enters it, the stack holds argc */
-	if (addr == getauxval(AT_ENTRY))
+	if (addr == getauxval(AT_ENTRY)) {
+		fhook_kprobe_why_set("the program's entry point: no call enters it, no return "
+				     "to probe");
 		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -151,6 +155,7 @@ int register_kretprobes(struct kretprobe **rps, int num)
 	struct kprobe **kps;
 	int i, set = 0, ret = 0;
 
+	fhook_kprobe_why_clear();
 	if (num <= 0 || !rps)
 		return fhook_ret_errno(-EINVAL);
 	kps = calloc((size_t)num, sizeof(*kps));

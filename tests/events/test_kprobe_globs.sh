@@ -251,3 +251,8 @@ with recursive n(i) as (select 1 union all select i+1 from n where i < 3000)
 select count(*), max(b) from t;
 SQL
 real sqlite3 'p libsqlite3.so.0:*' 'r libsqlite3.so.0:* $retval' -- sqlite3 :memory:
+
+# ---- a return probe on the entry point: refused with the reason (r * leaves it out)
+timeout 60 "$FHOOK" trace -o "$T/start" -e 'r _start' -- "$D/kpglob_O2" 3 > "$T/out" 2> "$T/err"
+check r_start_refused grep -qx "fhook: trace: cannot probe _start+0: the program's entry point: no call enters it, no return to probe" "$T/err"
+check r_start_runs eq "$(cat "$T/out")" 41
