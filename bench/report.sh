@@ -34,12 +34,13 @@ TARGET[redirect-hit]="≤ 20 over calling the replacement directly"; TVAL[redire
 TARGET[redirect-miss]="≤ 20 over untraced"; TVAL[redirect-miss]=20; TOVER[redirect-miss]=plain
 TARGET[inject-hit]="(as a redirected call) ≤ 20 over untraced"; TVAL[inject-hit]=20; TOVER[inject-hit]=plain
 TARGET[inject-miss]="(as a caller not redirected) ≤ 20 over untraced"; TVAL[inject-miss]=20; TOVER[inject-miss]=plain
-TARGET[fprobe-both]="≤ 80 over untraced"; TVAL[fprobe-both]=80; TOVER[fprobe-both]=plain
+TARGET[fprobe-both]="≤ 50 over untraced"; TVAL[fprobe-both]=50; TOVER[fprobe-both]=plain
 for m in ipmodify-hit ipmodify-miss ipmodify-np-hit ipmodify-np-miss ipmodify-args-hit ipmodify-args-miss; do
 	TARGET[$m]="≤ 40 over untraced"; TVAL[$m]=40; TOVER[$m]=plain
 done
 
-TARGET[trace]="≤ 150 per call; ≥ 4× faster than uftrace record"; TVAL[trace]=150
+TARGET[trace]="≤ 60 per call (stretch 50); ≥ 4× faster than uftrace record"; TVAL[trace]=60
+TARGET[floor]="(what fhook record / trace would cost with nothing but their records)"
 TARGET[uftrace-pg]="(measured when the targets were set: 585-805 here)"
 TARGET[cyg]="(measured when the targets were set: 16 over untraced)"
 TARGET[lttng]="(measured when the targets were set: 842 here)"

@@ -116,6 +116,8 @@ cc_q -O2 -g $CFLAGS_TRACE -DTIGHT_FHOOK -Iinclude -o "$B/tight_fhook" $T $LFH
 cc_q -O2 -g -fpatchable-function-entry=5 -DTIGHT_FHOOK -Iinclude -o "$B/tight_fhook_np" $T $LFH
 cc_q -O2 -g -pg -o "$B/tight_pg" $T
 cc_q -O2 -g -finstrument-functions -o "$B/tight_cyg" $T bench/cyg_hooks.c
+# the floor of a recorded call: hooks that only write each event's 16-byte record
+cc_q -O2 -g -finstrument-functions -o "$B/tight_floor" $T bench/tight_floor.c
 if echo '#include <lttng/tracepoint.h>' | "$CC" -E -x c - >/dev/null 2>&1; then
 	cc_q -O2 -g -DTIGHT_LTTNG -Ibench -o "$B/tight_lttng" $T bench/tight_tp.c -llttng-ust -ldl
 fi
@@ -176,7 +178,7 @@ declare -A CGMATCH
 
 if want 1; then
 say "workload 1: the tight loop"
-ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss ipmodify-hit ipmodify-miss ipmodify-np-hit ipmodify-np-miss ipmodify-args-hit ipmodify-args-miss fprobe-entry fprobe-entry-np fprobe-both fprobe-both-np fprobe-args trace cyg uftrace-pg uftrace-P lttng uprobe"
+ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss ipmodify-hit ipmodify-miss ipmodify-np-hit ipmodify-np-miss ipmodify-args-hit ipmodify-args-miss fprobe-entry fprobe-entry-np fprobe-both fprobe-both-np fprobe-args trace floor cyg uftrace-pg uftrace-P lttng uprobe"
 LABEL[plain]="untraced (no pad, no libfhook)"
 LABEL[pad]="pad, no libfhook (five 1-byte nops)"
 LABEL[nop]="fhook: pad, no ops (one 5-byte nop)"
@@ -200,6 +202,7 @@ LABEL[fprobe-both]="fhook: fprobe, empty entry + exit handlers (proven by their 
 LABEL[fprobe-both-np]="fhook: the same, built without fhook's assembler front end (frames, xmm and x87 state saved)"
 LABEL[fprobe-args]="fhook: fprobe, entry + exit handlers that read their arguments (proven: no frame)"
 LABEL[trace]="fhook trace: entry + exit events to the ring buffer"
+LABEL[floor]="the floor: -finstrument-functions hooks that only write a 16-byte record with rdtsc per event (bench/tight_floor.c)"
 LABEL[cyg]="-finstrument-functions, empty hooks"
 LABEL[uftrace-pg]="uftrace record (-pg build)"
 LABEL[uftrace-P]="uftrace record -P . (patchable build)"
@@ -219,6 +222,7 @@ for m in nop empty empty-gp redirect-hit redirect-miss inject-hit inject-miss fp
 	CMD[$m]="$B/tight_fhook $m @N@"
 done
 CMD[cyg]="$B/tight_cyg run @N@"
+CMD[floor]="$B/tight_floor run @N@"
 if have uftrace; then
 	CMD[uftrace-pg]="uftrace record -d $TMP/ut.data $B/tight_pg run @N@"
 	CMD[uftrace-P]="uftrace record -P . -d $TMP/ut.data $B/tight_pad run @N@"

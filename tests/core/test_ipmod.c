@@ -31,8 +31,8 @@
 #include "../check.h"
 #include "../argregs.h"
 
-/* ThreadSanitizer's builds take the C path: no copies */
-#ifdef __SANITIZE_THREAD__
+/* ThreadSanitizer's builds take the C path, and sanitized handlers need not be proven */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define NO_COPIES	1
 #else
 #define NO_COPIES	0
