@@ -86,7 +86,8 @@ static void record_usage(FILE *f)
 		"\n"
 		"  -e, --event SPEC     an event definition (repeatable); SYM may be a glob\n"
 		"  --caller SYM         record only calls made from SYM (repeatable)\n"
-		"  -o, --output PATH    the recording (default: fhook.rec)\n"
+		"  -o, --output PATH    the recording (default: fhook.rec); -: standard output,\n"
+		"                       and PROG's own output goes to standard error\n"
 		"  --lossy              drop records when a buffer is full (counted) instead\n"
 		"                       of making the thread wait for this process\n"
 		"  --clock mono|tsc     the clock of the records (default: the TSC where the\n"
@@ -148,8 +149,15 @@ int cmd_record(int argc, char **argv)
 		cli_ev_free(&c);
 		return ret < 0 ? 0 : ret;
 	}
-	if (!strcmp(c.out, "-"))
-		fs.fd = dup(STDOUT_FILENO);
+	if (!strcmp(c.out, "-")) {
+		/*
+		 * The recording is all that goes to standard output: PROG's
+		 * own output goes to standard error instead, as fhook's does.
+		 */
+		fs.fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+		if (fs.fd >= 0 && !c.pid)
+			dup2(STDERR_FILENO, STDOUT_FILENO);
+	}
 	else if (!check_output(c.out, c.argv[0]))
 		fs.path = c.out;
 	if (fs.fd < 0 && !fs.path) {

@@ -644,8 +644,10 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "fhook: report: %llu calls had not returned when their thread's "
 			"events ended: counted up to its last event (unfinished)\n",
 			(unsigned long long)r.unfinished);
-	if (fflush(stdout))
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "fhook: report: writing the output: %s\n", strerror(errno));
 		ret = 1;
+	}
 out:
 	free(all);
 	if (r.d || r.rows)

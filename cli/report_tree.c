@@ -378,7 +378,11 @@ int rep_diff(const char *base, const char *new, const struct cli_view *view, int
 		       s1, s2, s3, (unsigned long long)ca, (unsigned long long)cb, c3,
 		       rows[i].name);
 	}
-	ret = fflush(stdout) ? 1 : 0;
+	ret = 0;
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "fhook: report: writing the output: %s\n", strerror(errno));
+		ret = 1;
+	}
 out:
 	free(rows);
 	free(xa);

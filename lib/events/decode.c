@@ -1077,6 +1077,41 @@ int dec_flush_ends(struct dec *d, dec_emit_fn emit, dec_end_fn end, void *ctx)
 
 /* ---- files ------------------------------------------------------------- */
 
+/*
+ * A recording that comes through a pipe (`fhook record -o - | fhook report
+ * -`, /dev/stdin, a FIFO) is copied whole into memory first: it is read as
+ * a mapping.  The copy replaces @fd.
+ */
+static int dec_spool(int *fd, struct stat *st)
+{
+	char buf[1 << 16];
+	int mfd = memfd_create("fhook-recording", MFD_CLOEXEC);
+	ssize_t n;
+
+	if (mfd < 0)
+		return -errno;
+	for (;;) {
+		n = read(*fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (write(mfd, buf, n) != n) {
+			n = -1;
+			break;
+		}
+	}
+	if (n < 0 || fstat(mfd, st)) {
+		int ret = -errno;
+
+		close(mfd);
+		return ret;
+	}
+	close(*fd);
+	*fd = mfd;
+	return 0;
+}
+
 int dec_read_file(struct dec *d, const char *path, bool *truncated)
 {
 	const struct rf_header *h;
@@ -1085,11 +1120,20 @@ int dec_read_file(struct dec *d, const char *path, bool *truncated)
 	int fd, ret;
 
 	*truncated = false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = !strcmp(path, "-") ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0) :
+				 open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st)) {
 		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
+	if (!S_ISREG(st.st_mode) && (ret = dec_spool(&fd, &st))) {
 		close(fd);
 		return ret;
 	}

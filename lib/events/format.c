@@ -536,11 +536,12 @@ static void event_json(struct fmt_out *f, const struct dec_event *ev)
 	ob_u64(f, ev->cpu, 0, ' ');
 	ob_str(f, ",\"ts\":");
 	ob_u64(f, ev->ts, 0, ' ');
-	ob_str(f, ",\"group\":\"");
-	ob_str(f, ev->def->group);
-	ob_str(f, "\",\"event\":\"");
-	ob_str(f, ev->def->event);
-	ob_str(f, ev->def->is_return ? "\",\"type\":\"exit\",\"func\":" : "\",\"type\":\"entry\",\"func\":");
+	/* the names come from the recording, which may be damaged: quoted as JSON strings */
+	ob_str(f, ",\"group\":");
+	ob_json_str(f, ev->def->group, strlen(ev->def->group));
+	ob_str(f, ",\"event\":");
+	ob_json_str(f, ev->def->event, strlen(ev->def->event));
+	ob_str(f, ev->def->is_return ? ",\"type\":\"exit\",\"func\":" : ",\"type\":\"entry\",\"func\":");
 	/* symbol names are bytes of an ELF file: quoted as JSON strings */
 	ob_room(f, 2048);
 	start = f->len;
@@ -570,12 +571,15 @@ static void event_chrome(struct fmt_out *f, const struct dec_event *ev)
 	start = f->len;
 	ob_sym(f, thr, ev->ip, true);
 	ob_quote_from(f, start);
-	ob_str(f, ",\"cat\":\"");
+	ob_str(f, ",\"cat\":");
+	ob_room(f, 2048);
+	start = f->len;
 	ob_str(f, def->group);
 	ob_char(f, '/');
 	ob_str(f, def->event);
-	ob_str(f, !def->is_slice ? "\",\"ph\":\"i\",\"s\":\"t\"," :
-		  def->is_return ? "\",\"ph\":\"E\"," : "\",\"ph\":\"B\",");
+	ob_quote_from(f, start);
+	ob_str(f, !def->is_slice ? ",\"ph\":\"i\",\"s\":\"t\"," :
+		  def->is_return ? ",\"ph\":\"E\"," : ",\"ph\":\"B\",");
 	ob_str(f, "\"ts\":");
 	ob_u64(f, ev->ts / 1000, 0, ' ');
 	ob_char(f, '.');
