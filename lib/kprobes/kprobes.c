@@ -204,24 +204,62 @@ static void kp_post(void *cookie, struct pt_regs *regs)
 	fhook_tasks_leave();
 }
 
+/*
+ * The sites placed by one registration share one ftrace_ops, whose filter
+ * holds them all: one round of text patching for a batch (a glob on a
+ * program built with fhook's flags), not one registration each.  Its
+ * table, sorted by site, is fixed once registered (readers take it
+ * without a lock); an address whose last probe goes leaves the filter,
+ * and the ops is unregistered with its last address.
+ */
+struct kp_site_ops {
+	struct ftrace_ops ops;
+	size_t nr;
+	size_t live;			/* addresses still in the filter */
+	unsigned long *sites;		/* sorted */
+	struct kp_addr **addrs;		/* each site's record */
+};
+
+/* The first entry of @so for site @ip (a function's entry and its endbr64's end share one) */
+static size_t site_ops_find(const struct kp_site_ops *so, unsigned long ip)
+{
+	size_t lo = 0, hi = so->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (so->sites[mid] < ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* A site's ftrace_ops: the trampoline holds the tasks section already. */
 static void kp_ftrace_func(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
 			   struct ftrace_regs *fregs)
 {
-	struct kp_addr *a = (struct kp_addr *)((char *)op - offsetof(struct kp_addr, ops));
+	struct kp_site_ops *so = (struct kp_site_ops *)((char *)op -
+							 offsetof(struct kp_site_ops, ops));
 	struct pt_regs *regs = ftrace_get_regs(fregs);
 	unsigned long resume;
+	size_t i;
 
 	if (!regs)
 		return;
 	resume = regs->ip;
-	regs->ip = a->addr + 1;
-	if (run_pre(a, regs))
-		return;
-	/* as the kernel's kprobe_ftrace_handler: post runs at once */
-	regs->ip = a->addr + FHOOK_SITE_LEN;
-	run_post(a, regs);
-	regs->ip = resume;
+	for (i = site_ops_find(so, ip); i < so->nr && so->sites[i] == ip; i++) {
+		struct kp_addr *a = so->addrs[i];
+
+		regs->ip = a->addr + 1;
+		if (run_pre(a, regs))
+			return;
+		/* as the kernel's kprobe_ftrace_handler: post runs at once */
+		regs->ip = a->addr + FHOOK_SITE_LEN;
+		run_post(a, regs);
+		regs->ip = resume;
+	}
 }
 
 /* ---- objects unloaded ---- */
@@ -589,33 +627,91 @@ struct kp_batch {
 	size_t nr;
 };
 
-/* Place the new records of @b: one arch batch for the slots, an ops per site. */
+static void site_ops_free(struct kp_site_ops *so)
+{
+	free(so->sites);
+	free(so->addrs);
+	free(so);
+}
+
+struct site_pair {
+	unsigned long site;
+	struct kp_addr *a;
+};
+
+static int site_pair_cmp(const void *x, const void *y)
+{
+	const struct site_pair *p = x, *q = y;
+
+	return p->site < q->site ? -1 : p->site > q->site;
+}
+
+/* The site records of @b (@n of them) in one ops, registered: 0 or an errno. */
+static int kp_place_sites(struct kp_batch *b, size_t n)
+{
+	struct kp_site_ops *so = calloc(1, sizeof(*so));
+	struct site_pair *pairs = calloc(n ? n : 1, sizeof(*pairs));
+	size_t i, k = 0;
+	int ret = -ENOMEM;
+
+	if (!so || !pairs)
+		goto fail;
+	so->sites = calloc(n, sizeof(*so->sites));
+	so->addrs = calloc(n, sizeof(*so->addrs));
+	if (!so->sites || !so->addrs)
+		goto fail;
+	for (i = 0; i < b->nr; i++)
+		if (b->new[i]->method == KPROBE_METHOD_SITE) {
+			b->new[i]->site = ftrace_location(b->new[i]->addr);
+			pairs[k].site = b->new[i]->site;
+			pairs[k++].a = b->new[i];
+		}
+	qsort(pairs, k, sizeof(*pairs), site_pair_cmp);
+	for (i = 0; i < k; i++) {
+		so->sites[i] = pairs[i].site;
+		so->addrs[i] = pairs[i].a;
+	}
+	so->nr = so->live = k;
+	so->ops.func = kp_ftrace_func;
+	so->ops.flags = FTRACE_OPS_FL_SAVE_REGS;
+	ret = ftrace_set_filter_ips(&so->ops, so->sites, (unsigned int)k, 0, 1);
+	if (!ret)
+		ret = register_ftrace_function(&so->ops);
+	if (ret) {
+		ftrace_free_filter(&so->ops);
+		goto fail;
+	}
+	for (i = 0; i < k; i++) {
+		so->addrs[i]->sops = so;
+		so->addrs[i]->obj_gen = kp_obj_gen(so->addrs[i]->addr);
+		so->addrs[i]->placed = true;
+	}
+	free(pairs);
+	return 0;
+fail:
+	free(pairs);
+	if (so)
+		site_ops_free(so);
+	return ret;
+}
+
+/* Place the new records of @b: one arch batch for the slots, one ops for the sites. */
 static int kp_place(struct kp_batch *b)
 {
 	struct fhook_kprobe_slot **slots = calloc(b->nr + 1, sizeof(*slots));
-	size_t i, n = 0;
+	size_t i, n = 0, nsites = 0;
 	int ret = 0;
 
 	if (!slots)
 		return -ENOMEM;
 	for (i = 0; i < b->nr; i++) {
-		struct kp_addr *a = b->new[i];
-
-		if (a->method != KPROBE_METHOD_SITE) {
-			slots[n++] = a->slot;
-			continue;
-		}
-		memset(&a->ops, 0, sizeof(a->ops));
-		a->ops.func = kp_ftrace_func;
-		a->ops.flags = FTRACE_OPS_FL_SAVE_REGS;
-		ret = ftrace_set_filter_ip(&a->ops, ftrace_location(a->addr), 0, 1);
-		if (!ret)
-			ret = register_ftrace_function(&a->ops);
-		if (ret)
-			break;
-		a->obj_gen = kp_obj_gen(a->addr);
-		a->placed = true;
+		if (b->new[i]->method == KPROBE_METHOD_SITE)
+			nsites++;
+		else
+			slots[n++] = b->new[i]->slot;
 	}
+	if (nsites)
+		ret = kp_place_sites(b, nsites);
 	/* not inside a handler that runs without the vector registers saved */
 	for (i = 0; i < b->nr && !ret; i++)
 		ret = fhook_ops_probe_check(b->new[i]->addr);
@@ -640,23 +736,64 @@ static int kp_place(struct kp_batch *b)
 	return ret;
 }
 
+/*
+ * The sites among @as leave their ops: an ops left with none is
+ * unregistered (an empty filter would mean every function), the others
+ * drop them from their filters, one call per ops.
+ */
+static void kp_unplace_sites(struct kp_addr **as, size_t nr)
+{
+	unsigned long *ips = calloc(nr + 1, sizeof(*ips));
+	size_t i, j, n;
+
+	for (i = 0; i < nr; i++) {
+		struct kp_site_ops *so = as[i]->sops;
+
+		if (!as[i]->placed || as[i]->method != KPROBE_METHOD_SITE || !so)
+			continue;
+		/* every record of this ops among the rest of @as */
+		for (j = i, n = 0; j < nr; j++) {
+			struct kp_addr *a = as[j];
+
+			if (!a->placed || a->method != KPROBE_METHOD_SITE || a->sops != so)
+				continue;
+			if (ips)
+				ips[n] = a->site;
+			n++;
+			a->placed = false;
+			a->sops = NULL;
+		}
+		if (n >= so->live || !ips) {
+			unregister_ftrace_function(&so->ops);
+			ftrace_free_filter(&so->ops);
+			for (j = 0; j < so->nr; j++)
+				if (so->addrs[j]->sops == so)
+					so->addrs[j]->sops = NULL;
+			/* unregistering waited for the handlers: none reads it now */
+			site_ops_free(so);
+			continue;
+		}
+		/* (a site whose object is gone is no longer in it: refused, as it should) */
+		ftrace_set_filter_ips(&so->ops, ips, (unsigned int)n, 1, 0);
+		so->live -= n;
+	}
+	free(ips);
+}
+
 /* Remove @nr records' probes from the code (their last probe went). */
 static void kp_unplace(struct kp_addr **as, size_t nr)
 {
 	struct fhook_kprobe_slot **slots = calloc(nr + 1, sizeof(*slots));
 	size_t i, n = 0;
 
+	kp_unplace_sites(as, nr);
 	for (i = 0; i < nr; i++) {
 		struct kp_addr *a = as[i];
 
-		if (!a->placed)
+		if (!a->placed || a->method == KPROBE_METHOD_SITE)
 			continue;
-		if (a->method == KPROBE_METHOD_SITE) {
-			unregister_ftrace_function(&a->ops);
-			ftrace_free_filter(&a->ops);
-		} else if (slots) {
+		if (slots)
 			slots[n++] = a->slot;
-		}
 		a->placed = false;
 	}
 	if (n) {

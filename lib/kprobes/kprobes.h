@@ -10,6 +10,7 @@
 #include <fhook/kprobes.h>
 
 struct fhook_kprobe_slot;
+struct kp_site_ops;
 
 /* One probed address, for good (see kprobes.c). */
 struct kp_addr {
@@ -21,7 +22,8 @@ struct kp_addr {
 	bool gone;			/* its object was unloaded (KPROBE_FLAG_GONE) */
 	unsigned long obj_gen;		/* the load generation of its object */
 	struct fhook_kprobe_slot *slot;	/* jump, trap */
-	struct ftrace_ops ops;		/* site */
+	struct kp_site_ops *sops;	/* site: the ops of its batch */
+	unsigned long site;		/* site: its address (after an endbr64) */
 	char why[96];
 };
 

@@ -69,6 +69,12 @@ for o in O2 O0; do
 	check "${o}_every_return" eq "$(cat "$T/got")" "$(grep -vx _start "$T/want")"
 done
 
+# ---- the program built with fhook's flags: the glob's probes are its sites, one ops for all
+timeout 60 "$FHOOK" record -o "$T/site.rec" -e 'p *' -e 'r *' -- "$D/kpglob_fh_O2" 3 \
+	> "$T/out" 2> "$T/err"
+check sites_status eq "$?: $(cat "$T/out")" "0: 41"
+check sites_tree eq "$(tree "$T/site.rec")" "$want_tree"
+
 # ---- a library's functions by prefix: those, no other
 timeout 60 "$FHOOK" trace -e 'p kpglob_lib.so:kpg_*' -e 'r kpglob_lib.so:kpg_* $retval' \
 	-o "$T/lib" -- "$D/kpglob_O2" 3 > "$T/out" 2> "$T/err"
