@@ -2,7 +2,7 @@
 #
 #   make            library (build/libfhook.so, build/libfhook.a) and build/fhook
 #   make test       every test; ends with "N passed, N failed"
-#   make demo       the seed's scenario on the bundled example
+#   make demo       the redirect by caller on the bundled memcg example
 #   make install PREFIX=/usr/local
 
 CC      ?= cc

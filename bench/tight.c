@@ -121,7 +121,7 @@ NOTRACE static void fp_exit_args(struct fprobe *fp, unsigned long ip, unsigned l
 }
 
 /*
- * The kernel module's redirect by caller (examples/seed-module), its
+ * The kernel module's redirect by caller (examples/caller-redirect), its
  * handler as it is there: SAVE_REGS, pt_regs through ftrace_get_regs(),
  * the caller's range tested against parent_ip, regs->ip set.  The
  * -args modes are the 6.12 way: no SAVE_REGS, the setter.

@@ -1,4 +1,4 @@
-# The seed's replacement as a plain shared object: `make demo` patches it
+# The memcg redirect's replacement as a plain shared object: `make demo` patches it
 # into a memcg server started without fhook (fhook patch -p PID).
 $(B)/examples/memcg/memcg_patch.so: examples/memcg/memcg_patch.c examples/memcg/memcg.h
 	@mkdir -p $(dir $@)

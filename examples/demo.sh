@@ -5,13 +5,13 @@
 # build/examples/memcg/memcg is a server with the kernel's
 # __memory_events_show, memory_events_show and memory_events_local_show.
 # While it keeps running, we read both files, load the example's module
-# (build/examples/seed-module/seed_module.so, dlopen'ed by the server: its
+# (build/examples/caller-redirect/caller_redirect.so, dlopen'ed by the server: its
 # constructor is module_init), read them again, unload it (dlclose:
 # module_exit) and read them a last time.
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
 MEMCG=$ROOT/build/examples/memcg/memcg
-MODULE=$ROOT/build/examples/seed-module/seed_module.so
+MODULE=$ROOT/build/examples/caller-redirect/caller_redirect.so
 for f in "$MEMCG" "$MODULE"; do
 	[ -e "$f" ] || { echo "demo: $f is missing (run make)" >&2; exit 2; }
 done
@@ -29,7 +29,7 @@ echo "---- before loading the module ----"
 show memory.events;       got[before,ev]=$reply
 show memory.events.local; got[before,local]=$reply
 echo
-echo "---- load seed_module.so into the running server (pid $pid) ----"
+echo "---- load caller_redirect.so into the running server (pid $pid) ----"
 ask "load $MODULE"
 echo "# dmesg | tail -2"
 tail -2 "$log"

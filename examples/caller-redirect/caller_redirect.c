@@ -8,11 +8,11 @@
  *     dlopen()/dlclose() in the program that loads the module;
  *   - the handler takes struct ftrace_regs and reaches pt_regs through
  *     ftrace_get_regs() (non-NULL because of FTRACE_OPS_FL_SAVE_REGS);
- *   - return values the seed ignores are checked;
+ *   - return values the module ignores are checked;
  *   - pr_info prints to stderr, msleep is usleep.
  * The structs, the handler's range test, kallsyms_lookup_name +
  * sprint_symbol + sscanf of the size, ftrace_set_filter_ip and
- * register_ftrace_function are the seed's.
+ * register_ftrace_function are the module's own.
  */
 /* fhook: user-space headers instead of <linux/...> */
 #define _GNU_SOURCE
@@ -26,7 +26,7 @@
 
 #include "../memcg/memcg.h"
 
-/* fhook: the kernel helpers the seed uses */
+/* fhook: the kernel helpers the module uses */
 #define pr_info(fmt, ...)	fprintf(stderr, fmt, ##__VA_ARGS__)
 #define pr_err(fmt, ...)	fprintf(stderr, fmt, ##__VA_ARGS__)
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
@@ -36,7 +36,7 @@
 #define msleep(ms)		usleep((ms) * 1000)
 /*
  * fhook: unregister_ftrace_function() already waited for a grace period
- * (util/tasks.h); the msleep() below is kept, as in the seed, for a thread that
+ * (util/tasks.h); the msleep() below is kept, as in the module, for a thread that
  * left the handler but has not yet jumped to the new function.
  */
 #define synchronize_rcu()	do { } while (0)

@@ -47,7 +47,7 @@ static struct mem_cgroup *mem_cgroup_from_seq(struct seq_file *m)
 	return m->private;
 }
 
-/* mm/memcontrol.c, as in the seed's kernel */
+/* mm/memcontrol.c, as in Linux 6.x */
 static noinline void __memory_events_show(struct seq_file *m, atomic_long_t *events)
 {
 	seq_printf(m, "low %lu\n", atomic_long_read(&events[MEMCG_LOW]));

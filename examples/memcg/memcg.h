@@ -3,7 +3,7 @@
  * The little of the kernel's memcg and seq_file that the caller-selective
  * redirect module touches, for
  * the user-space example: examples/memcg/memcg.c defines it, the module in
- * examples/seed-module/ uses it (the program is linked -rdynamic, as the
+ * examples/caller-redirect/ uses it (the program is linked -rdynamic, as the
  * kernel exports symbols to its modules).
  */
 #ifndef EXAMPLES_MEMCG_H

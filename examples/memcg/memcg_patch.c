@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The seed module's replacement as a plain shared object, for `fhook patch
+ * The caller-redirect module's replacement as a plain shared object, for `fhook patch
  * -p PID` on a memcg server that was started without fhook (make demo):
  *
  *   fhook patch -p PID --func __memory_events_show --caller memory_events_show \

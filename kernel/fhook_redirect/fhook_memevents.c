@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The seed's example as a client of fhook_redirect: reads of a memory
+ * The memcg redirect example as a client of fhook_redirect: reads of a memory
  * cgroup's memory.events go to __memory_events_show_new, reads of
  * memory.events.local keep the kernel's __memory_events_show.
  *

@@ -1,7 +1,7 @@
 #!/bin/busybox sh
 # /init of the test initramfs (busybox only).  Mode "test" runs the checks
 # and writes one "PASS name" / "FAIL name" line per check to the second
-# serial port; mode "demo" writes the seed's before/with/after table there.
+# serial port; mode "demo" writes the memcg before/with/after table there.
 # Lines starting with "#" are details for humans; "DONE" marks a full run.
 
 export PATH=/bin:/sbin
@@ -128,7 +128,7 @@ ok mount-tracefs mount -t tracefs none /sys/kernel/tracing
 check tracefs-function-tracer yes \
 	"$(grep -qw function /sys/kernel/tracing/available_tracers && echo yes)"
 
-# --- the seed's table: before ----------------------------------------
+# --- the memcg table: before -----------------------------------------
 check before-events "$ORIG" "$(cat $EV)"
 check before-events-local "$ORIG" "$(cat $EVL)"
 

@@ -5,7 +5,7 @@
 #   kernel-test.sh test   install, build, boot both kernels, run the checks,
 #                         print one line per check and "N passed, N failed"
 #   kernel-test.sh demo   install, build, boot one kernel and print the
-#                         seed's before/with/after table
+#                         memcg before/with/after table
 #
 # Must run as root (apt-get, mknod).  Everything it produces is under
 # kernel/build/.  Environment: FHOOK_NO_INSTALL=1 skips apt-get when the

@@ -1,6 +1,6 @@
 #!/bin/bash
 # make demo's live part (examples/attach_demo.sh): the memcg server started
-# as an ordinary process, the seed's redirect patched in from outside,
+# as an ordinary process, the memcg redirect patched in from outside,
 # listed, and removed; the table must be exactly this.
 set -o pipefail
 ROOT=${FHOOK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}

@@ -81,9 +81,9 @@ static struct ftrace_handler g_handler;
 
 static long calls, after_unregister, live = 1;
 
-/* the seed module's handler, with a count */
-NOTRACE static void seed_handler(unsigned long ip, unsigned long parent_ip,
-				 struct ftrace_ops *fops, struct ftrace_regs *fregs)
+/* the caller-redirect module's handler, with a count */
+NOTRACE static void module_handler(unsigned long ip, unsigned long parent_ip,
+				   struct ftrace_ops *fops, struct ftrace_regs *fregs)
 {
 	struct pt_regs *regs = ftrace_get_regs(fregs);
 	struct ftrace_handler *handler;
@@ -201,9 +201,9 @@ static void redirects(const char *name, ftrace_func_t func, unsigned long flags)
 	CHECK(caller_a(7) == EXPECT(7) && caller_b(7) == EXPECT(7), what, "still redirected");
 }
 
-static void case_seed(void)
+static void case_module(void)
 {
-	redirects("seed", seed_handler, FTRACE_OPS_FL_SAVE_REGS);
+	redirects("module", module_handler, FTRACE_OPS_FL_SAVE_REGS);
 }
 
 static void case_setter(void)
@@ -278,7 +278,7 @@ static void case_signals(void)
 	spin_lo = kallsyms_lookup_name("spin");
 	CHECK(spin_lo && kallsyms_lookup_size_offset(spin_lo, &spin_size, &off),
 	      "signals_spin_found", "no size for spin");
-	CHECK_EQ(reg(seed_handler, FTRACE_OPS_FL_SAVE_REGS), 0, "signals_registered");
+	CHECK_EQ(reg(module_handler, FTRACE_OPS_FL_SAVE_REGS), 0, "signals_registered");
 	copy_lo = in_copy() ? site_tramp((void *)ipm_traced) : 0;
 	sig_wrong = sig_n = sig_in_copy = sig_unwound = 0;
 	sigaction(SIGPROF, &sa, NULL);
@@ -326,7 +326,7 @@ static void case_unregister(void)
 		pthread_create(&t[i], NULL, caller_thread, &wrong);
 	for (r = 0; r < 40; r++) {
 		__atomic_store_n(&live, 1, __ATOMIC_RELEASE);
-		fails += reg(seed_handler, FTRACE_OPS_FL_SAVE_REGS) != 0;
+		fails += reg(module_handler, FTRACE_OPS_FL_SAVE_REGS) != 0;
 		usleep(2000);
 		unregister_ftrace_function(&g_handler.ops);
 		__atomic_store_n(&live, 0, __ATOMIC_RELEASE);
@@ -343,7 +343,7 @@ static void case_unregister(void)
 }
 
 static const struct check_case cases[] = {
-	CHECK_CASE(seed),
+	CHECK_CASE(module),
 	CHECK_CASE(setter),
 	CHECK_CASE(recursion),
 	CHECK_CASE(regs),

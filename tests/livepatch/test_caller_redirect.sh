@@ -4,9 +4,9 @@
 # from the running server (twice), over real counters; and `make demo` itself.
 ROOT=${FHOOK_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 MEMCG=$ROOT/build/examples/memcg/memcg
-MODULE=$ROOT/build/examples/seed-module/seed_module.so
+MODULE=$ROOT/build/examples/caller-redirect/caller_redirect.so
 if [ ! -x "$MEMCG" ] || [ ! -e "$MODULE" ]; then
-	echo "FAIL seed_built: run make first"
+	echo "FAIL caller_redirect_built: run make first"
 	exit 1
 fi
 
@@ -64,18 +64,18 @@ IN
 )
 status=$?
 if [ "$out" = "$expected" ] && [ $status = 0 ]; then
-	echo "PASS seed_outputs_exact"
+	echo "PASS caller_redirect_outputs_exact"
 else
-	echo "FAIL seed_outputs_exact: status $status, diff:"
+	echo "FAIL caller_redirect_outputs_exact: status $status, diff:"
 	diff <(echo "$expected") <(echo "$out") | head -20
 fi
 
 if grep -q '^parent_symbol = memory_events_show, start_addr = 0x[0-9a-f]*, end_addr = 0x[0-9a-f]*, buffer = memory_events_show+0x0/0x[0-9a-f]*$' "$errf" &&
    [ "$(grep -c '^test hook init$' "$errf")" = 2 ] &&
    [ "$(grep -c '^test hook exit$' "$errf")" = 2 ]; then
-	echo "PASS seed_module_messages"
+	echo "PASS caller_redirect_messages"
 else
-	echo "FAIL seed_module_messages: $(head -c 600 "$errf")"
+	echo "FAIL caller_redirect_messages: $(head -c 600 "$errf")"
 fi
 
 demo=$(cd "$ROOT" && FHOOK_DEMO_NO_KERNEL=1 timeout 60 bash examples/demo.sh 2>&1)
