@@ -1,6 +1,6 @@
 #!/bin/bash
 # Fuzz the ELF readers for a bounded time with libFuzzer + ASan + UBSan.
-# The seed corpus is a handful of real binaries (built here, instrumented
+# The starting corpus is a handful of real binaries (built here, instrumented
 # and not) and truncated copies; a crash found becomes a file in
 # tests/fuzz/elf-regressions/, replayed on every run.
 cd "$FHOOK_ROOT" || exit 2
@@ -17,12 +17,12 @@ if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib -o $B/fuzz
 	exit 0
 fi
 echo "PASS fuzz_elf_build"
-# seeds: small programs in both kinds of instrumentation, and prefixes of them
-printf 'int f(int x){return x+1;}\nint main(void){return f(0);}\n' > $B/seed.c
-gcc -O2 -fpatchable-function-entry=5 -o $B/elf-corpus/pfe $B/seed.c
-gcc -O2 -pg -mfentry -mrecord-mcount -c -o $B/seed.o $B/seed.c && gcc -o $B/elf-corpus/mcount $B/seed.o 2>/dev/null
-gcc -O2 -o $B/elf-corpus/plain $B/seed.c
-gcc -O2 -fPIC -shared -fpatchable-function-entry=5 -o $B/elf-corpus/lib.so $B/seed.c
+# the corpus: small programs in both kinds of instrumentation, and prefixes of them
+printf 'int f(int x){return x+1;}\nint main(void){return f(0);}\n' > $B/tiny.c
+gcc -O2 -fpatchable-function-entry=5 -o $B/elf-corpus/pfe $B/tiny.c
+gcc -O2 -pg -mfentry -mrecord-mcount -c -o $B/tiny.o $B/tiny.c && gcc -o $B/elf-corpus/mcount $B/tiny.o 2>/dev/null
+gcc -O2 -o $B/elf-corpus/plain $B/tiny.c
+gcc -O2 -fPIC -shared -fpatchable-function-entry=5 -o $B/elf-corpus/lib.so $B/tiny.c
 head -c 1000 $B/elf-corpus/pfe > $B/elf-corpus/trunc1000
 head -c 64 $B/elf-corpus/pfe > $B/elf-corpus/trunc64
 regress=()

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Build the event-parser fuzzer with clang -fsanitize=fuzzer,address and run
-# it for a bounded time (FHOOK_FUZZ_SECONDS, default 60) from the seed
+# it for a bounded time (FHOOK_FUZZ_SECONDS, default 60) from the starting
 # corpus in tests/fuzz/corpus.  PASS when it ends without a crash, leak or
 # sanitizer report.
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2

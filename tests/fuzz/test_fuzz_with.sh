@@ -1,6 +1,6 @@
 #!/bin/bash
 # Fuzz the replacement-library check of `fhook patch --with` for
-# a bounded time with libFuzzer + ASan + UBSan.  Seeds: small shared
+# a bounded time with libFuzzer + ASan + UBSan.  Corpus: small shared
 # objects with functions, variables, thread-locals and an IFUNC, and
 # truncated copies; the first byte of an input picks the symbol looked for.
 cd "$FHOOK_ROOT" || exit 2
@@ -17,7 +17,7 @@ if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -o $B/fuzz_with 
 	exit 0
 fi
 echo "PASS fuzz_with_build"
-cat > $B/with_seed.c <<'C'
+cat > $B/with_base.c <<'C'
 int not_a_function = 42;
 __thread int per_thread;
 static int impl(void) { return 1; }
@@ -25,16 +25,16 @@ static void *resolve(void) { return (void *)impl; }
 int f(void) __attribute__((ifunc("resolve")));
 int plain(void) { return 2; }
 C
-gcc -O1 -fPIC -shared -o $B/with_seed.so $B/with_seed.c || exit 2
+gcc -O1 -fPIC -shared -o $B/with_base.so $B/with_base.c || exit 2
 for k in 0 1 2 3; do
-	{ printf "\\x$(printf %02x $k)"; cat $B/with_seed.so; } > $B/with-corpus/seed$k
+	{ printf "\\x$(printf %02x $k)"; cat $B/with_base.so; } > $B/with-corpus/base$k
 done
-{ printf '\x01'; head -c 2000 $B/with_seed.so; } > $B/with-corpus/trunc2000
-{ printf '\x02'; head -c 64 $B/with_seed.so; } > $B/with-corpus/trunc64
+{ printf '\x01'; head -c 2000 $B/with_base.so; } > $B/with-corpus/trunc2000
+{ printf '\x02'; head -c 64 $B/with_base.so; } > $B/with-corpus/trunc64
 if $B/fuzz_with $B/with-corpus/* >$B/with-regress.log 2>&1; then
-	echo "PASS fuzz_with_seeds"
+	echo "PASS fuzz_with_corpus"
 else
-	echo "FAIL fuzz_with_seeds: $(grep -m1 -E 'ERROR|runtime error' $B/with-regress.log)"
+	echo "FAIL fuzz_with_corpus: $(grep -m1 -E 'ERROR|runtime error' $B/with-regress.log)"
 fi
 if $B/fuzz_with -max_total_time=$SECS -max_len=65536 -rss_limit_mb=1024 \
 	-artifact_prefix=$B/with- $B/with-corpus >$B/fuzz_with.log 2>&1; then
