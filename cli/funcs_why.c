@@ -264,7 +264,7 @@ int cli_funcs_why(const char *path, const char *glob, int mode)
 		skip = fhook_nokprobe(path, name);
 		if (!skip && nr_skip && bsearch(&syms[i].addr, skip_addrs, nr_skip,
 						sizeof(*skip_addrs), addr_cmp))
-			skip = fhook_nokprobe(path, "malloc");
+			skip = fhook_nokprobe_libc(path);
 		if (skip) {
 			m = M_SKIPPED;
 			snprintf(why, sizeof(why), "%s", skip);

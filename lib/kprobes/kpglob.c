@@ -116,7 +116,7 @@ static int glob_cb(void *data, const struct fhook_symbol *sym)
 	w->fns[w->nr].addr = sym->addr;
 	w->fns[w->nr++].skip = fhook_nokprobe(sym->object, sym->name) != NULL ||
 			       (w->ret && fhook_noretprobe(sym->name)) ||
-			       (fhook_nokprobe(sym->object, "malloc") &&
+			       (fhook_nokprobe_libc(sym->object) &&
 				skip_addrs_has(&w->skip, sym->addr));
 	return 0;
 }
@@ -167,8 +167,7 @@ int fhook_kprobe_glob(const char *mod, const char *glob, bool ret, struct fhook_
 	}
 	if (!g->loaded)
 		return 0;
-	/* libc's (a name of its list is its own: "malloc" stands for any) */
-	if (fhook_nokprobe(w.mod, "malloc"))
+	if (fhook_nokprobe_libc(w.mod))
 		skip_addrs_fill(&w.skip);
 	fhook_kallsyms_for_each(glob_cb, &w);
 	free(w.skip.a);

@@ -87,6 +87,13 @@ static bool is_libc(const char *base)
 	       !strcmp(base, "libpthread.so.0") || !strcmp(base, "libdl.so.2");
 }
 
+const char *fhook_nokprobe_libc(const char *object)
+{
+	const char *base = file_name(object);
+
+	return base && is_libc(base) ? "fhook's probe and recording path calls it" : NULL;
+}
+
 const char *fhook_nokprobe(const char *object, const char *name)
 {
 	const char *base = file_name(object);

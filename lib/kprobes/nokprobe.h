@@ -15,6 +15,11 @@
  */
 const char *fhook_nokprobe(const char *object, const char *name)
 	__attribute__((visibility("hidden")));
+/*
+ * Is @object libc or the loader, whose functions fhook runs: why, for a
+ * function found at the address of one of them under another name.
+ */
+const char *fhook_nokprobe_libc(const char *object) __attribute__((visibility("hidden")));
 /* Is @name one of the libc and loader functions fhook runs? */
 bool fhook_nokprobe_name(const char *name) __attribute__((visibility("hidden")));
 /* Why a return probe (r GLOB) leaves out function @name, or NULL. */
