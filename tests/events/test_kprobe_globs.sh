@@ -262,3 +262,11 @@ real sqlite3 'p libsqlite3.so.0:*' 'r libsqlite3.so.0:* $retval' -- sqlite3 :mem
 timeout 60 "$FHOOK" trace -o "$T/start" -e 'r _start' -- "$D/kpglob_O2" 3 > "$T/out" 2> "$T/err"
 check r_start_refused grep -qx "fhook: trace: cannot probe _start+0: the program's entry point: no call enters it, no return to probe" "$T/err"
 check r_start_runs eq "$(cat "$T/out")" 41
+
+# ---- every probe refused: no probe placed, said, status 1
+timeout 60 "$FHOOK" trace -o "$T/x" -e 'p kpg_victim.so:victim_int3' -- "$PROG" 2 \
+	"$PWD/$D/kpg_patcher.so" > "$T/out" 2> "$T/err"
+check all_refused_status eq "$?: $(head -1 "$T/out")" "1: kp_lib_fn 2"
+check all_refused_said eq "$(grep -A1 'no probe could be placed' "$T/err")" \
+"fhook: trace: no probe could be placed:
+fhook: trace:   kpg_victim.so:victim_int3: every probe was refused (said above)"
