@@ -3,7 +3,9 @@
 # and those C writes (another cpu, a full ring, a signal handler's), read
 # back in order: three threads on fewer cores, yielding, each signalled at
 # any moment by a fourth whose handler calls a traced function.  Every
-# thread's records strictly ordered in time, every exit after its entry and
+# thread's records in time order (never a step back; two records may share
+# a time: the TSC of this kind of machine counts in steps of about 10 ns,
+# 21 ticks on the 2.1 GHz EPYC here), every exit after its entry and
 # matching it (a signal handler's calls nested anywhere), every call of
 # f() and g() there once, nothing lost, and every event's time within the
 # program's own monotonic clock readings around the threads.
@@ -43,14 +45,15 @@ fi
 awk -v t0="$t0" -v t1="$t1" -v slack=$SLACK -v n=$N -v hc="$hc" '
 match($0, /"tid":[0-9]+/) { tid = substr($0, RSTART + 6, RLENGTH - 6) }
 match($0, /"ts":[0-9]+/) { ts = substr($0, RSTART + 5, RLENGTH - 5) + 0 }
+match($0, /"cpu":[0-9]+/) { cpu = substr($0, RSTART + 6, RLENGTH - 6) }
 match($0, /"type":"[a-z]+"/) { ty = substr($0, RSTART + 8, RLENGTH - 9) }
 match($0, /"func":"[^"]*"/) { fn = substr($0, RSTART + 8, RLENGTH - 9) }
 {
-	if ((tid in last) && ts <= last[tid]) {
+	if ((tid in last) && ts < last[tid]) {
 		if (!unordered++)
-			first_bad = sprintf("tid %s: %s %s at %d after %d", tid, ty, fn, ts, last[tid])
+			first_bad = sprintf("tid %s: %s %s at %.0f after %s %s at %.0f, cpu %s after %s", tid, ty, fn, ts, lty[tid], lfn[tid], last[tid], cpu, lcpu[tid])
 	}
-	last[tid] = ts
+	last[tid] = ts; lty[tid] = ty; lfn[tid] = fn; lcpu[tid] = cpu
 	if (ty == "entry") {
 		stack[tid, ++depth[tid]] = fn
 	} else if (ty == "exit") {
@@ -65,7 +68,7 @@ match($0, /"func":"[^"]*"/) { fn = substr($0, RSTART + 8, RLENGTH - 9) }
 	if (fn == "f" || fn == "g" || fn == "h" || fn == "on_sig") {
 		if (ts < t0 - slack || ts > t1 + slack)
 			if (!outside++)
-				first_out = sprintf("%s %s at %d, the clock read %d and %d", ty, fn, ts, t0, t1)
+				first_out = sprintf("%s %s at %.0f, the clock read %.0f and %.0f", ty, fn, ts, t0, t1)
 		calls[tid, fn, ty]++
 		if (!(tid in seen)) { seen[tid] = 1; tids[++ntid] = tid }
 	}
@@ -73,8 +76,8 @@ match($0, /"func":"[^"]*"/) { fn = substr($0, RSTART + 8, RLENGTH - 9) }
 		h[ty]++
 }
 END {
-	print (unordered ? "FAIL rec_order_strict: " unordered " out of order, first " first_bad \
-			 : "PASS rec_order_strict")
+	print (unordered ? "FAIL rec_order_in_time: " unordered " back in time, first " first_bad \
+			 : "PASS rec_order_in_time")
 	print (mismatched ? "FAIL rec_order_nested: " mismatched " exits not of the top call, first " first_mis \
 			  : "PASS rec_order_nested")
 	print (outside ? "FAIL rec_order_clock: " outside " outside the clock, first " first_out \
