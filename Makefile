@@ -147,10 +147,11 @@ demo:
 kernel-test:
 	$(MAKE) -C kernel test
 
-# The library and the test programs built with sanitizers, and run.
+# The library and the test programs built with sanitizers, and run; with the
+# lock rules checked (FHOOK_DEBUG_LOCKS: lib/util/lockdep.h).
 test-asan:
 	@bash scripts/deps.sh
-	$(MAKE) B=build/asan SAN="-fsanitize=address,undefined -fno-sanitize=alignment -fno-omit-frame-pointer" \
+	$(MAKE) B=build/asan SAN="-fsanitize=address,undefined -fno-sanitize=alignment -fno-omit-frame-pointer -DFHOOK_DEBUG_LOCKS" \
 		build/asan/libfhook.so $(subst $(B)/,build/asan/,$(TEST_TARGETS))
 	FHOOK_BUILD=build/asan FHOOK_ONLY_PROGRAMS=1 \
 		ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -158,7 +159,7 @@ test-asan:
 	@# the fhook command itself (ptrace, attach) under the sanitizers, beside the plain
 	@# libfhook.so that it loads into the processes it attaches to
 	$(MAKE) all $(TEST_TARGETS)
-	$(MAKE) B=build/asan SAN="-fsanitize=address,undefined -fno-sanitize=alignment -fno-omit-frame-pointer" \
+	$(MAKE) B=build/asan SAN="-fsanitize=address,undefined -fno-sanitize=alignment -fno-omit-frame-pointer -DFHOOK_DEBUG_LOCKS" \
 		build/asan/fhook
 	mkdir -p build/asan-cli && cp build/asan/fhook build/asan-cli/fhook && \
 		ln -sf ../libfhook.so build/asan-cli/libfhook.so
@@ -168,7 +169,7 @@ test-asan:
 
 test-tsan:
 	@bash scripts/deps.sh
-	$(MAKE) B=build/tsan SAN="-fsanitize=thread" \
+	$(MAKE) B=build/tsan SAN="-fsanitize=thread -DFHOOK_DEBUG_LOCKS" \
 		build/tsan/libfhook.so $(subst $(B)/,build/tsan/,$(TEST_TARGETS))
 	FHOOK_BUILD=build/tsan FHOOK_ONLY_PROGRAMS=1 \
 		TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \

@@ -24,6 +24,7 @@
 #include "core.h"
 #include "kallsyms/objects.h"
 #include "util/bsearch.h"
+#include "util/lockdep.h"
 
 int fhook_ipvec_push(struct fhook_ipvec *iv, unsigned long ip)
 {
@@ -101,6 +102,7 @@ int fhook_match_glob(const char *glob, unsigned long min_gen, struct fhook_ipvec
 	struct fhook_object *obj;
 	int matched = 0;
 
+	fhook_assert_held(&ftrace_lock);
 	for (obj = fhook_objects; obj; obj = obj->next) {
 		int n;
 
@@ -146,6 +148,7 @@ struct ftrace_hash *fhook_hash_refresh(struct ftrace_hash *h, int *err)
 	struct ftrace_hash *s = NULL, *n = NULL, *t;
 	size_t i;
 
+	fhook_assert_held(&ftrace_lock);
 	*err = 0;
 	if (!h || h->epoch == epoch)
 		return NULL;

@@ -27,6 +27,7 @@
 #include "util/bsearch.h"
 #include "util/rcu.h"
 #include "util/tasks.h"
+#include "util/lockdep.h"
 
 #include "core.h"
 #include "arch/shadow.h"
@@ -74,6 +75,7 @@ static bool sites_within(unsigned long func, size_t len)
 	struct fhook_object *obj = fhook_object_of(func);
 	size_t i;
 
+	fhook_assert_held(&ftrace_lock);
 	if (!obj)
 		return false;
 	fhook_object_load_sites(obj);
@@ -90,8 +92,10 @@ static bool sites_within(unsigned long func, size_t len)
  */
 static bool handler_vec_free(void *func, enum fhook_fregs_kind kind)
 {
-	size_t len = fhook_arch_handler_vec_free(func, kind);
+	size_t len;
 
+	fhook_assert_held(&ftrace_lock);
+	len = fhook_arch_handler_vec_free(func, kind);
 	return len && !sites_within((unsigned long)func, len);
 }
 
@@ -504,6 +508,7 @@ static int update_sites(void)
 	size_t nr = 0, i;
 	int ret = 0;
 
+	fhook_assert_held(&ftrace_lock);
 	/*
 	 * Sites not read yet are nops that no filter names (a filter is made
 	 * of sites read): only an ops on every function needs them all.
@@ -696,9 +701,11 @@ static void retire_hash(struct ftrace_hash *h)
 /* Free what a sync unlinked and what a refresh replaced; ftrace_lock held. */
 static void reap_objects(bool synced)
 {
-	struct fhook_object *list = fhook_objects_detach_reaped();
+	struct fhook_object *list;
 	size_t i;
 
+	fhook_assert_held(&ftrace_lock);
+	list = fhook_objects_detach_reaped();
 	if (!list && !nr_retired)
 		return;
 	if (!synced)
