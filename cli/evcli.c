@@ -44,6 +44,8 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'D' },
+		{ "flight-recorder", optional_argument, NULL, 'R' },
+		{ "trigger", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -69,6 +71,50 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 					c->cmd, optarg);
 				return 2;
 			}
+			break;
+		}
+		case 'R': {
+			char *end;
+			unsigned long mb = optarg ? strtoul(optarg, &end, 10) : 2;
+			uint64_t v = EV_RING_MIN;
+
+			if ((optarg && (end == optarg || *end)) || !mb || mb > (EV_RING_MAX >> 20)) {
+				fprintf(stderr, "fhook: %s: --flight-recorder=MB: megabytes per thread, "
+					"1 to %lu, got '%s'\n", c->cmd, EV_RING_MAX >> 20, optarg);
+				return 2;
+			}
+			/* a ring is a power of two: the next one up */
+			while (v < (uint64_t)mb << 20)
+				v <<= 1;
+			c->flight = true;
+			c->ring_size = v;
+			break;
+		}
+		case 'T': {
+			int sig = 0;
+
+			if (!strncmp(optarg, "signal:", 7)) {
+				const char *n = optarg + 7;
+
+				if (!strncmp(n, "SIG", 3))
+					n += 3;
+				sig = !strcmp(n, "USR1") ? SIGUSR1 : !strcmp(n, "USR2") ? SIGUSR2 :
+				      !strcmp(n, "QUIT") ? SIGQUIT : !strcmp(n, "PROF") ? SIGPROF : 0;
+				if (!sig) {
+					char *end;
+					long v = strtol(n, &end, 10);
+
+					if (end != n && !*end && v >= SIGRTMIN && v <= SIGRTMAX)
+						sig = (int)v;
+				}
+			}
+			if (!sig) {
+				fprintf(stderr, "fhook: %s: --trigger %s: signal:USR1, signal:USR2, "
+					"signal:QUIT, signal:PROF or signal:N (a real-time signal)\n",
+					c->cmd, optarg);
+				return 2;
+			}
+			c->trigger_sig = sig;
 			break;
 		}
 		case 'e':
@@ -129,6 +175,21 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 			return 2;
 		}
 	}
+	if (c->flight && strcmp(c->cmd, "record")) {
+		fprintf(stderr, "fhook: %s: --flight-recorder is for fhook record\n", c->cmd);
+		return 2;
+	}
+	if (c->trigger_sig && !c->flight) {
+		fprintf(stderr, "fhook: %s: --trigger needs --flight-recorder\n", c->cmd);
+		return 2;
+	}
+	if (c->flight && c->lossy) {
+		fprintf(stderr, "fhook: %s: --flight-recorder keeps the newest events; --lossy "
+			"does not go with it\n", c->cmd);
+		return 2;
+	}
+	if (c->flight && !c->trigger_sig)
+		c->trigger_sig = SIGUSR2;
 	if (c->pid) {
 		if (optind < argc) {
 			fprintf(stderr, "fhook: %s: -p PID takes no program\n", c->cmd);
@@ -369,6 +430,7 @@ int cli_ev_resolve(struct cli_ev *c)
 /* ---- the run ----------------------------------------------------------- */
 
 static volatile sig_atomic_t cli_stop_sig;
+static volatile sig_atomic_t cli_dump_req;	/* a flight recorder's trigger fired */
 static volatile int cli_drain_done;
 
 static void on_stop(int sig)
@@ -376,9 +438,15 @@ static void on_stop(int sig)
 	cli_stop_sig = sig;
 }
 
+static void on_trigger(int sig)
+{
+	cli_dump_req = 1;
+}
+
 struct drain_arg {
 	struct ev_session *s;
 	struct cli_ev *c;
+	uint32_t dumps;
 	bool status;		/* a status line on the terminal */
 	long err;
 };
@@ -397,6 +465,13 @@ static void *drain_thread(void *arg)
 	while (!__atomic_load_n(&cli_drain_done, __ATOMIC_ACQUIRE)) {
 		long r = ev_session_drain(a->s, 20);
 
+		if (r >= 0 && cli_dump_req) {
+			cli_dump_req = 0;
+			r = ev_session_dump(a->s);
+			if (r >= 0)
+				fprintf(stderr, "fhook: %s: flight recorder: dump %u, %.1f MB\n",
+					a->c->cmd, ++a->dumps, r / 1e6);
+		}
 		if (r < 0 && !a->err) {
 			a->err = r;
 			/* -p: nothing more can be recorded; detach now, not when --duration ends */
@@ -506,11 +581,11 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 		.evs = c->evs, .nr_evs = c->nr_evs, .prog = c->prog,
 		.callers = c->callers, .nr_callers = c->nr_callers,
 		.follow = c->follow, .lossy = c->lossy, .clock = c->clock,
-		.ring_size = c->ring_size,
+		.ring_size = c->ring_size, .flight = c->flight,
 		/* -p: c->argv names the program alone; the process's own command line is read */
 		.argv = c->pid ? NULL : c->argv, .pid = c->pid, .cmd = c->cmd,
 	};
-	struct sigaction sa = { .sa_handler = on_stop }, old[4];
+	struct sigaction sa = { .sa_handler = on_stop }, old[4], old_trigger;
 	static const int sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 	struct drain_arg da = { 0 };
 	struct ev_session *s;
@@ -547,6 +622,17 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	/* no SA_RESTART: a stop signal interrupts the wait */
 	for (i = 0; i < 4; i++)
 		sigaction(sigs[i], &sa, &old[i]);
+	cli_dump_req = 0;
+	if (c->flight) {
+		struct sigaction st = { .sa_handler = on_trigger, .sa_flags = SA_RESTART };
+
+		sigaction(c->trigger_sig, &st, &old_trigger);
+		fprintf(stderr, "fhook: %s: flight recorder: the last %llu KiB of each thread's "
+			"events are kept; `kill -%s %d` writes them to %s (and the end does)\n",
+			c->cmd, (unsigned long long)(c->ring_size >> 10),
+			sigabbrev_np(c->trigger_sig) ? sigabbrev_np(c->trigger_sig) : "USR2",
+			(int)getpid(), c->out ? c->out : "the recording");
+	}
 	pthread_create(&th, NULL, drain_thread, &da);
 	pid = c->pid ? 0 : cli_start_preloaded(c->argv);
 	if (c->pid)
@@ -560,6 +646,17 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	ret = ev_session_finish(s, cli_stop_sig ? RF_END_STOPPED : RF_END_OK, 0, end);
 	for (i = 0; i < 4; i++)
 		sigaction(sigs[i], &old[i], NULL);
+	if (c->flight) {
+		uint32_t dumps;
+		uint64_t bytes;
+
+		sigaction(c->trigger_sig, &old_trigger, NULL);
+		ev_session_dumps(s, &dumps, &bytes);
+		if (!ret && !da.err)
+			fprintf(stderr, "fhook: %s: flight recorder: %u dump%s (the last at the "
+				"end), %.1f MB of events written\n", c->cmd, dumps,
+				dumps == 1 ? "" : "s", bytes / 1e6);
+	}
 	if (ret || da.err) {
 		int err = ret ? -ret : (int)-da.err;
 

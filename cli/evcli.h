@@ -27,6 +27,8 @@ struct cli_ev {
 	bool follow, lossy, dry_run;
 	int clock;			/* EV_CLOCK_*, -1: the best this machine trusts */
 	uint64_t ring_size;
+	bool flight;			/* --flight-recorder: rings read at a trigger and at the end */
+	int trigger_sig;		/* --trigger signal:SIG (flight recorder; default SIGUSR2) */
 	char **argv;			/* the program and its arguments */
 	pid_t pid;			/* -p: the running process instead */
 	double duration;		/* --duration: seconds; 0: until Ctrl-C or its exit */

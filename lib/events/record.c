@@ -700,6 +700,42 @@ static void detach(const char *why)
 }
 
 /*
+ * A flight recorder's full ring: free the oldest whole records, so that
+ * the ring always holds the newest.  The tail is published before the
+ * bytes behind it are overwritten (the command, copying meanwhile, reads
+ * the tail again after its copy and keeps only what is still behind it).
+ */
+static bool flight_room(struct rec_thread *t, uint64_t need)
+{
+	struct ev_ring *r = t->ring;
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED), head = rec_head(t);
+
+	if (tail > head || head - tail > rec_ring_size)
+		tail = head;	/* not what this thread wrote: start over */
+	while (head + need - tail > rec_ring_size) {
+		uint64_t pos = tail & (rec_ring_size - 1), w0, len = 16;
+		uint32_t id;
+
+		memcpy(&w0, t->data + pos, 8);
+		id = ev_w0_id(w0);
+		if (id == EV_ID_PAD)
+			len = w0 & EV_TS_MASK;
+		else if (id < EV_ID_SPECIAL && (id & EV_ID_EXT) && pos + 24 <= rec_ring_size)
+			len = (uint32_t)*(const uint64_t *)(t->data + pos + 16);
+		if (len < 8 || len % 8 || pos + len > rec_ring_size || tail + len > head) {
+			tail = head;
+			break;
+		}
+		tail += len;
+	}
+	t->tail = tail;
+	__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+	/* the new tail is seen before any byte behind it changes */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return true;
+}
+
+/*
  * The ring has no room for @need bytes: wait for the command to write
  * some out.  False when the record must be dropped: a lossy recording,
  * a stopped one, or a command that is gone (its drain rounds stopped
@@ -716,6 +752,8 @@ static bool wait_room(struct rec_thread *t, uint64_t need)
 
 	bool counted = false;
 
+	if (rec_shm->flight)
+		return flight_room(t, need);
 	if (rec_shm->lossy)
 		return false;
 	for (;;) {

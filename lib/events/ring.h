@@ -228,6 +228,13 @@ struct ev_shm {
 	uint32_t pad2;
 	struct ev_untraced untraced[EV_MAX_UNTRACED];
 	char cmd[8];		/* the command's name ("record", "trace"), for messages */
+	/*
+	 * A flight recorder: the command does not read the rings while the
+	 * program runs; a producer whose ring is full moves its tail itself,
+	 * past whole records, overwriting its oldest (the command copies the
+	 * rings when a trigger fires, and at the end).
+	 */
+	uint32_t flight;
 	/* EV_SLOT_* of each ring: here, so that claiming one maps only that ring */
 	uint32_t ring_state[EV_MAX_RINGS];
 	/*

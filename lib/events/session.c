@@ -82,6 +82,8 @@ struct ev_session {
 	int err;		/* the sink's first error */
 	uint32_t nr_damaged;	/* rings whose producer broke the protocol */
 	uint32_t nr_seen;	/* the most rings ever claimed, as far as the command saw */
+	uint32_t dumps;		/* a flight recorder's dumps so far */
+	uint64_t dumped;	/* and the bytes of records they wrote */
 };
 
 /* Ring @i, mapped on first use; NULL if it cannot be. */
@@ -736,6 +738,7 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	s->shm->desc_kprobes = desc_has_kprobes(desc.s, desc.len);
 	s->shm->follow = o->follow;
 	s->shm->lossy = o->lossy;
+	s->shm->flight = o->flight;
 	snprintf(s->shm->cmd, sizeof(s->shm->cmd), "%s", o->cmd ? o->cmd : "record");
 	s->shm->tracer_pid = getpid();
 	s->shm->tracer_start = ev_proc_start(getpid());
@@ -876,7 +879,8 @@ static void ring_counts(struct ev_session *s, uint32_t i, struct rf_end *c)
 	if (!r)
 		return;
 	c->events = ev_ring_events(r);
-	if (!sr->damaged && c->events > bound)
+	/* a flight recorder's producers overwrite: they write more than is read */
+	if (!sr->damaged && !s->o->flight && c->events > bound)
 		ring_damaged(s, i, "its event count exceeds the bytes it wrote");
 	if (sr->damaged) {
 		c->events = sr->moved / 16 < c->events ? sr->moved / 16 : c->events;
@@ -956,6 +960,8 @@ long ev_session_drain(struct ev_session *s, int wait_ms)
 		if (!sr->dead && (__atomic_load_n(&r->exited, __ATOMIC_ACQUIRE) ||
 				  (reap && thread_gone(sr))))
 			sr->dead = true;
+		if (s->o->flight)
+			continue;	/* read at a dump; its thread's ring is kept till the end */
 		head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 		if (!sr->damaged && (head < tail || head - tail > size))
 			ring_damaged(s, i, head < tail ? "its head went backwards" :
@@ -1096,6 +1102,127 @@ static uint64_t unwritten_events(struct ev_session *s, uint32_t i)
 	return n;
 }
 
+/*
+ * Copy what ring @i holds past the last dump into @buf (a ring's size at
+ * most), then keep only what its producer had not overwritten meanwhile:
+ * it publishes its new tail before it writes over anything behind it.
+ * Returns the bytes kept, from *@from.
+ */
+static uint64_t dump_copy(struct ev_session *s, uint32_t i, unsigned char *buf, uint64_t *from)
+{
+	struct ses_ring *sr = &s->rings[i];
+	struct ev_ring *r = sr->map;
+	uint64_t size = s->l.ring_size, head, tail, start, n, pos, n1;
+
+	head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	start = tail > sr->tail ? tail : sr->tail;
+	if (head < start || head - start > size)
+		return 0;	/* not what a producer writes: nothing to trust */
+	n = head - start;
+	pos = start & (size - 1);
+	n1 = pos + n > size ? size - pos : n;
+	memcpy(buf, ev_ring_data(r) + pos, n1);
+	memcpy(buf + n1, ev_ring_data(r), n - n1);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	sr->tail = head;
+	if (tail > start) {
+		if (tail >= head)
+			return 0;
+		memmove(buf, buf + (tail - start), head - tail);
+		n = head - tail;
+		start = tail;
+	}
+	*from = start;
+	return n;
+}
+
+/*
+ * The full time of a thread's first kept record, for an EV_ID_TIME record
+ * before it: its low 48 bits are in the record, the rest is now's (it was
+ * written less than 2^47 ticks ago).
+ */
+static uint64_t dump_time(struct ev_session *s, const unsigned char *p, uint64_t n)
+{
+	uint64_t now = ev_clock_read(s->clock.kind) - s->clock.base, w0, at = 0;
+
+	while (at + 16 <= n) {
+		uint32_t id;
+
+		memcpy(&w0, p + at, 8);
+		id = ev_w0_id(w0);
+		if (id == EV_ID_PAD) {
+			if ((w0 & EV_TS_MASK) < 8)
+				break;
+			at += w0 & EV_TS_MASK;
+			continue;
+		}
+		if (id >= EV_ID_SPECIAL)
+			break;
+		return now - ((now - (w0 & EV_TS_MASK)) & EV_TS_MASK);
+	}
+	return now;
+}
+
+long ev_session_dump(struct ev_session *s)
+{
+	unsigned char *buf;
+	uint32_t i, nr;
+	long moved = 0;
+	int ret = 0;
+
+	if (!s->o->flight || s->err)
+		return s->err;
+	/* announce what started since the last round first */
+	ev_session_drain(s, 0);
+	buf = malloc(s->l.ring_size);
+	if (!buf)
+		return -ENOMEM;
+	nr = rings_in_use(s);
+	for (i = 0; i < nr && !ret; i++) {
+		struct ses_ring *sr = &s->rings[i];
+		uint64_t from, n, tw[2];
+
+		if (!sr->thread || sr->damaged || !sr->map)
+			continue;
+		n = dump_copy(s, i, buf, &from);
+		if (!n)
+			continue;
+		tw[1] = dump_time(s, buf, n);
+		tw[0] = ev_w0(tw[1], EV_ID_TIME);
+		{
+			struct rf_data dh = { .thread = sr->thread };
+			struct rf_block b = { RF_DATA, sizeof(dh) + sizeof(tw) + n };
+			static const char zero[8];
+			struct iovec iov[] = {
+				{ &b, sizeof(b) }, { &dh, sizeof(dh) }, { tw, sizeof(tw) },
+				{ buf, n }, { (void *)zero, rf_align(b.len) - b.len },
+			};
+
+			ret = clock_first(s);
+			if (!ret)
+				ret = s->sink->write(s->sink, iov, 5);
+		}
+		sr->moved += n;
+		moved += n;
+	}
+	free(buf);
+	if (!ret && moved && s->sink->round)
+		ret = s->sink->round(s->sink);
+	if (ret)
+		return sink_err(s, ret);
+	s->dumps++;
+	s->dumped += moved;
+	return moved;
+}
+
+void ev_session_dumps(struct ev_session *s, uint32_t *dumps, uint64_t *bytes)
+{
+	*dumps = s->dumps;
+	*bytes = s->dumped;
+}
+
 int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_end *out)
 {
 	struct rf_end end;
@@ -1104,6 +1231,8 @@ int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_
 
 	if (!s->err)
 		ev_session_drain(s, 0);
+	if (!s->err && s->o->flight)
+		ev_session_dump(s);
 	ev_session_counts(s, &end);
 	if (s->err) {
 		/* what the rings still hold never reached the output: lost, not recorded */

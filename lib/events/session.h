@@ -42,6 +42,7 @@ struct ev_session_opts {
 	char *const *argv;
 	pid_t pid;
 	const char *cmd;	/* the command's name, for its messages ("record", "trace") */
+	bool flight;		/* a flight recorder: the rings are read at ev_session_dump() */
 };
 
 struct ev_session;
@@ -65,6 +66,17 @@ long ev_session_drain(struct ev_session *s, int wait_ms);
 
 /* Stop recording: producers stop waiting and drop (a write error, a signal). */
 void ev_session_stop(struct ev_session *s);
+
+/*
+ * A flight recorder's dump: what each ring holds that no earlier dump
+ * wrote (its newest events, up to the ring's size) goes to the sink.
+ * Returns the bytes written, or a negative errno of the sink.
+ * ev_session_finish() dumps once more.
+ */
+long ev_session_dump(struct ev_session *s);
+
+/* A flight recorder's dumps so far, and the bytes of events they wrote. */
+void ev_session_dumps(struct ev_session *s, uint32_t *dumps, uint64_t *bytes);
 
 /* Counters so far (events written, lost, nmissed, waits). */
 void ev_session_counts(struct ev_session *s, struct rf_end *out);
