@@ -43,7 +43,8 @@
 #define FREGS_SIZE 320
 #define X87	FREGS_SIZE		/* two 10-byte values, 16 apart */
 #define X87TOP	(FREGS_SIZE + 32)
-#define FRAME	(FREGS_SIZE + 48)
+#define XMMHI	(FREGS_SIZE + 48)	/* %xmm8-15 on the C path */
+#define FRAME	(FREGS_SIZE + 48 + 128)
 
 /*
  * The graph return (the kernel's fgraph pop): the common case without C,
@@ -122,9 +123,12 @@
 	movq	%rax, 8(%r9)
 	STUB_INDEX %rcx, %rsi
 	movw	%si, 14(%r9)			/* | idx << 48 (the address is below 2^47) */
-	/* ... the slot plain again, the entry free, ... */
-	movq	NODE(SHADOW_N_NEXT)(%rcx), %rax
-	movq	%rax, -8(%rsp)
+	/*
+	 * ... where it goes on, read before the entry is free (a signal
+	 * handler's C may take it then); the slot, below the stack pointer
+	 * now, is nobody's ...
+	 */
+	movq	NODE(SHADOW_N_NEXT)(%rcx), %rdi
 	movq	$0, NODE(SHADOW_N_SP)(%rcx)
 	REC_PUBLISH %r8, %rdx
 	leaq	-SHADOW_LINE(%rcx), %rsi
@@ -132,7 +136,7 @@
 	movq	$FHOOK_TW_IDLE, %fs:(%r11)	/* FAST_LEAVE: %r11 holds its offset */
 	movq	-16(%rsp), %rax
 	movq	-24(%rsp), %rdx
-	jmp	*-8(%rsp)			/* to the caller */
+	jmp	*%rdi				/* to the caller (%rdi is dead at a return) */
 15:	movq	-16(%rsp), %rax
 	movq	-24(%rsp), %rdx
 17:	FAST_LEAVE %r11
@@ -279,6 +283,46 @@ rethook_tramp_not_lean:
  * aligned frame with the return values; a long double returned (the x87
  * stack not empty) goes to 10f.
  */
+/*
+ * The vector registers a return leaves to the caller, before any C runs
+ * (the way to the frame touches none): given back when a handler asks
+ * (fhook_full: a kretprobe's), for callers built with GCC's -fipa-ra that
+ * keep values in the ones their local callee leaves alone.
+ */
+.macro SAVE_XMM_REST
+	movaps	%xmm2, XMM+2*16(%rsp)
+	movaps	%xmm3, XMM+3*16(%rsp)
+	movaps	%xmm4, XMM+4*16(%rsp)
+	movaps	%xmm5, XMM+5*16(%rsp)
+	movaps	%xmm6, XMM+6*16(%rsp)
+	movaps	%xmm7, XMM+7*16(%rsp)
+	movaps	%xmm8, XMMHI+0*16(%rsp)
+	movaps	%xmm9, XMMHI+1*16(%rsp)
+	movaps	%xmm10, XMMHI+2*16(%rsp)
+	movaps	%xmm11, XMMHI+3*16(%rsp)
+	movaps	%xmm12, XMMHI+4*16(%rsp)
+	movaps	%xmm13, XMMHI+5*16(%rsp)
+	movaps	%xmm14, XMMHI+6*16(%rsp)
+	movaps	%xmm15, XMMHI+7*16(%rsp)
+.endm
+
+.macro RESTORE_XMM_REST
+	movaps	XMM+2*16(%rsp), %xmm2
+	movaps	XMM+3*16(%rsp), %xmm3
+	movaps	XMM+4*16(%rsp), %xmm4
+	movaps	XMM+5*16(%rsp), %xmm5
+	movaps	XMM+6*16(%rsp), %xmm6
+	movaps	XMM+7*16(%rsp), %xmm7
+	movaps	XMMHI+0*16(%rsp), %xmm8
+	movaps	XMMHI+1*16(%rsp), %xmm9
+	movaps	XMMHI+2*16(%rsp), %xmm10
+	movaps	XMMHI+3*16(%rsp), %xmm11
+	movaps	XMMHI+4*16(%rsp), %xmm12
+	movaps	XMMHI+5*16(%rsp), %xmm13
+	movaps	XMMHI+6*16(%rsp), %xmm14
+	movaps	XMMHI+7*16(%rsp), %xmm15
+.endm
+
 .macro RETURN_FRAME
 	subq	$8, %rsp		/* the slot, holding the stub */
 	.cfi_def_cfa_offset 8
@@ -347,6 +391,7 @@ rethook_trampoline:
 	GRAPH_RETURN_LEAN
 30:	RETURN_FRAME
 	GRAPH_RETURN
+	SAVE_XMM_REST			/* to C */
 	jmp	12f
 	.cfi_restore_state
 31:
@@ -355,6 +400,7 @@ rethook_trampoline:
 rethook_tramp_c:
 #endif
 	RETURN_FRAME
+	SAVE_XMM_REST
 12:
 	movl	$0, X87TOP(%rsp)
 11:	movq	8(%rbp), %rdi		/* the stub */
@@ -372,9 +418,10 @@ rethook_tramp_c:
 4:
 	/*
 	 * A handler that set fhook_full (a kretprobe's) gave every
-	 * caller-saved register the value the caller expects: a program
-	 * built with GCC's -fipa-ra (not for fhook) keeps values in the
-	 * registers a local callee leaves alone, which this path clobbered.
+	 * caller-saved register the value the caller expects, and the vector
+	 * ones are as the function left them: a program built with GCC's
+	 * -fipa-ra (not for fhook) keeps values in the registers a local
+	 * callee leaves alone, which this path clobbered.
 	 */
 	cmpq	$0, FULL(%rsp)
 	je	13f
@@ -385,6 +432,7 @@ rethook_tramp_c:
 	movq	R9(%rsp), %r9
 	movq	R10(%rsp), %r10
 	movq	R11(%rsp), %r11
+	RESTORE_XMM_REST
 13:
 	movaps	XMM+0*16(%rsp), %xmm0
 	movaps	XMM+1*16(%rsp), %xmm1
@@ -406,7 +454,8 @@ rethook_tramp_c:
 	.cfi_def_cfa %rsp, 0
 	jmp	*-8(%rsp)
 	.cfi_restore_state
-10:	shrl	$11, %eax
+10:	SAVE_XMM_REST
+	shrl	$11, %eax
 	andl	$7, %eax
 	movl	%eax, X87TOP(%rsp)
 	cmpl	$7, %eax
