@@ -28,3 +28,9 @@ $(KPG)/kpg_victim.so: tests/events/kpg_victim.c
 $(KPG)/kpg_patcher.so: tests/events/kpg_patcher.c $(KPG)/kpg_victim.so
 	$(CC) -std=gnu11 -O2 -fPIC -shared $(SAN) -o $@ $< -L$(KPG) -l:kpg_victim.so \
 		-Wl,-rpath,'$$ORIGIN'
+
+# floating point kept in registers across calls (-fipa-ra)
+TEST_TARGETS += $(KPG)/kpglob_fp
+$(KPG)/kpglob_fp: tests/events/kpglob_fp.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 $(SAN) -o $@ $<

@@ -69,6 +69,15 @@ for o in O2 O0; do
 	check "${o}_every_return" eq "$(cat "$T/got")" "$(grep -vx _start "$T/want")"
 done
 
+# ---- values a -O2 caller keeps in registers across a call (GCC's -fipa-ra): kept
+[ -e "$D/kpglob_fp" ] || make -s "$D/kpglob_fp" > /dev/null 2>&1
+want=$("$D/kpglob_fp")
+for mode in "" 1; do
+	got=$(FHOOK_KPROBE_NOJUMP=$mode timeout 60 "$FHOOK" record -o "$T/fp.rec" -e 'p *' \
+		-e 'r *' -- "$D/kpglob_fp" 2> /dev/null)
+	check "ipa_ra_registers_kept${mode:+_traps}" eq "$got" "$want"
+done
+
 # ---- the program built with fhook's flags: the glob's probes are its sites, one ops for all
 timeout 60 "$FHOOK" record -o "$T/site.rec" -e 'p *' -e 'r *' -- "$D/kpglob_fh_O2" 3 \
 	> "$T/out" 2> "$T/err"
