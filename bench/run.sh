@@ -649,6 +649,8 @@ if [ -z "$ONLY" ]; then
 	bash bench/attach.sh > "$ROOT/bench/ATTACH.md.new" &&
 		{ echo; bash bench/tracer_killed.sh; } >> "$ROOT/bench/ATTACH.md.new" &&
 		mv "$ROOT/bench/ATTACH.md.new" "$ROOT/bench/ATTACH.md"
+	say "the flight recorder's cost (bench/flight.sh -> bench/FLIGHT.md)"
+	bash bench/flight.sh > "$ROOT/bench/FLIGHT.md.new" && mv "$ROOT/bench/FLIGHT.md.new" "$ROOT/bench/FLIGHT.md"
 	say "reading a recording beside uftrace (bench/reading.sh -> bench/READING.md)"
 	bash bench/reading.sh > "$ROOT/bench/READING.md.new" && mv "$ROOT/bench/READING.md.new" "$ROOT/bench/READING.md"
 fi

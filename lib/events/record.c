@@ -712,6 +712,8 @@ static bool flight_room(struct rec_thread *t, uint64_t need)
 
 	if (tail > head || head - tail > rec_ring_size)
 		tail = head;	/* not what this thread wrote: start over */
+	/* an eighth of the ring at once: the fast path runs on until the next */
+	need += rec_ring_size / 8;
 	while (head + need - tail > rec_ring_size) {
 		uint64_t pos = tail & (rec_ring_size - 1), w0, len = 16;
 		uint32_t id;
