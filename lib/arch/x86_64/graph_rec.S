@@ -36,15 +36,13 @@
 #define SAVE_RAX	-16
 #define SAVE_RCX	-24
 #define SAVE_RDX	-32
-#define SAVE_RSI	-40
-#define SAVE_RDI	-48
-#define SAVE_R8		-56
+#define SAVE_RDI	-40
+#define SAVE_R8		-48
 
 .macro SCRATCH_RESTORE
 	movq	SAVE_RAX(%rsp), %rax
 	movq	SAVE_RCX(%rsp), %rcx
 	movq	SAVE_RDX(%rsp), %rdx
-	movq	SAVE_RSI(%rsp), %rsi
 	movq	SAVE_RDI(%rsp), %rdi
 	movq	SAVE_R8(%rsp), %r8
 .endm
@@ -61,7 +59,6 @@
 	movq	%rax, SAVE_RAX(%rsp)
 	movq	%rcx, SAVE_RCX(%rsp)
 	movq	%rdx, SAVE_RDX(%rsp)
-	movq	%rsi, SAVE_RSI(%rsp)
 	movq	%rdi, SAVE_RDI(%rsp)
 	movq	%r8, SAVE_R8(%rsp)
 	/* first: the ops and its fgraph are read inside (an unregister waits) */
@@ -94,8 +91,8 @@
 .endif
 	movq	%rax, 8(%rcx)
 .if \exit
-	STUB_INDEX %r11, %rsi
-	movw	%si, 14(%rcx)			/* | idx << 48 (a site is below 2^47) */
+	STUB_INDEX %r11, %rax			/* (%rsi is never ours: not kept) */
+	movw	%ax, 14(%rcx)			/* | idx << 48 (a site is below 2^47) */
 .endif
 	REC_PUBLISH %rdi, %rcx
 .if \exit
