@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
@@ -286,8 +287,14 @@ static void *ctl_thread_main(void *arg)
 	/* how the command finds the thread to seize */
 	prctl(PR_SET_NAME, FHOOK_CTL_THREAD_NAME);
 	fhook_short_slice();
-	buf = malloc(FHOOK_CTL_REQ_MAX);
-	if (!buf)
+	/*
+	 * Not malloc: a thread's first malloc makes it an arena of its own
+	 * (64 MiB of address space), which a process that only has this
+	 * thread watching its tracer would pay for nothing.
+	 */
+	buf = mmap(NULL, FHOOK_CTL_REQ_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		   -1, 0);
+	if (buf == MAP_FAILED)
 		return NULL;
 	while (ctl_fd_ours(lfd)) {
 		int c = ctl_wait(lfd, &timed);
@@ -300,7 +307,7 @@ static void *ctl_thread_main(void *arg)
 		ctl_connection(c, buf);
 		close(c);
 	}
-	free(buf);
+	munmap(buf, FHOOK_CTL_REQ_MAX);
 	pthread_mutex_lock(&ctl_thread_lock);
 	if (ctl_lfd == lfd)
 		ctl_lfd = -1;
