@@ -715,16 +715,11 @@ static bool flight_room(struct rec_thread *t, uint64_t need)
 	/* an eighth of the ring at once: the fast path runs on until the next */
 	need += rec_ring_size / 8;
 	while (head + need - tail > rec_ring_size) {
-		uint64_t pos = tail & (rec_ring_size - 1), w0, len = 16;
-		uint32_t id;
+		bool event;
+		uint64_t len = ev_rec_len(t->data, tail & (rec_ring_size - 1), rec_ring_size,
+					  &event);
 
-		memcpy(&w0, t->data + pos, 8);
-		id = ev_w0_id(w0);
-		if (id == EV_ID_PAD)
-			len = w0 & EV_TS_MASK;
-		else if (id < EV_ID_SPECIAL && (id & EV_ID_EXT) && pos + 24 <= rec_ring_size)
-			len = (uint32_t)*(const uint64_t *)(t->data + pos + 16);
-		if (len < 8 || len % 8 || pos + len > rec_ring_size || tail + len > head) {
+		if (!len || tail + len > head) {
 			tail = head;
 			break;
 		}

@@ -259,6 +259,30 @@ static inline uint64_t ev_ring_events(struct ev_ring *r)
 	return __atomic_load_n(&r->events, __ATOMIC_RELAXED) + (head > from ? (head - from) / 16 : 0);
 }
 
+/*
+ * The length of the record at @pos of a ring's data of @size bytes (its
+ * producer may be another program: 0 when the length is not one a record
+ * can have, or runs past the ring's end); *@event says whether it is an
+ * event record (not a filler nor one of the ring's own).
+ */
+static inline uint64_t ev_rec_len(const unsigned char *data, uint64_t pos, uint64_t size,
+				  bool *event)
+{
+	uint64_t w0, len = 16;
+	uint32_t id;
+
+	memcpy(&w0, data + pos, 8);
+	id = ev_w0_id(w0);
+	*event = id < EV_ID_SPECIAL;
+	if (id == EV_ID_PAD)
+		len = w0 & EV_TS_MASK;
+	else if (*event && (id & EV_ID_EXT) && pos + 24 <= size)
+		len = (uint32_t)*(const uint64_t *)(data + pos + 16);
+	if (len < 8 || len % 8 || pos + len > size)
+		return 0;
+	return len;
+}
+
 static inline uint64_t ev_ring_stride(uint64_t ring_size)
 {
 	return EV_PAGE + ring_size;

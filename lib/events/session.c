@@ -1083,19 +1083,11 @@ static uint64_t unwritten_events(struct ev_session *s, uint32_t i)
 	if (head < tail || head - tail > size)
 		return 0;
 	while (tail < head) {
-		uint64_t pos = tail & (size - 1), w0, len = 16;
-		uint32_t id;
+		bool event;
+		uint64_t len = ev_rec_len(data, tail & (size - 1), size, &event);
 
-		memcpy(&w0, data + pos, 8);
-		id = ev_w0_id(w0);
-		if (id == EV_ID_PAD) {
-			len = w0 & EV_TS_MASK;
-		} else if (id < EV_ID_SPECIAL) {
-			n++;
-			if ((id & EV_ID_EXT) && pos + 24 <= size)
-				len = (uint32_t)*(const uint64_t *)(data + pos + 16);
-		}
-		if (len < 8 || len % 8 || pos + len > size)
+		n += event;
+		if (!len)
 			break;
 		tail += len;
 	}
