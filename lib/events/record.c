@@ -312,6 +312,20 @@ static void __fhook_startup proc_fd_path(char *buf, unsigned long pid, unsigned 
 	*p = 0;
 }
 
+/* Is @fd (of this process) a memfd fhook made for a recording? */
+static bool __fhook_startup fd_is_trace_memfd(long fd)
+{
+	char link[64], target[64];
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	proc_fd_path(link, 0, (unsigned long)fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = 0;
+	return n > 0 && !strncmp(target, "/memfd:fhook-trace", 18);
+}
+
 /*
  * The trace buffer's memfd, by a descriptor that still is it.  A program
  * may close descriptors it did not open (closefrom(3) before it execs a
@@ -2368,10 +2382,7 @@ static struct ev_shm *__fhook_startup map_shm(const char *v, const char **why)
 	rec_tracer_fd = (int)fd;
 	rec_tracer_pid = (pid_t)pid;
 	*why = "is not fhook's trace buffer";
-	proc_fd_path(link, 0, (unsigned long)fd);
-	n = readlink(link, target, sizeof(target) - 1);
-	target[n > 0 ? n : 0] = 0;
-	if (n <= 0 || strncmp(target, "/memfd:fhook-trace", 18) || fstat((int)fd, &st) ||
+	if (!fd_is_trace_memfd(fd) || fstat((int)fd, &st) ||
 	    (ino && st.st_ino != (ino_t)ino)) {
 		/* closed, or its number reused: the command's copy */
 		if (!ino || !pid)
@@ -2790,16 +2801,8 @@ static int rec_pending_fd = -1;
 
 static void close_pending(void)
 {
-	char link[64], target[64];
-	ssize_t n;
-
-	if (rec_pending_fd < 0 || rec_pending_fd == rec_fd)
-		goto out;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", rec_pending_fd);
-	n = readlink(link, target, sizeof(target) - 1);
-	if (n > 0 && (target[n] = 0, !strncmp(target, "/memfd:fhook-trace", 18)))
+	if (rec_pending_fd != rec_fd && fd_is_trace_memfd(rec_pending_fd))
 		close(rec_pending_fd);
-out:
 	rec_pending_fd = -1;
 }
 
@@ -2825,13 +2828,9 @@ static int verb_memfd(int argc, char **argv, FILE *out)
 /* The command could not use the memory after all: close it, if it is ours. */
 static int verb_memfd_close(int argc, char **argv, FILE *out)
 {
-	char link[64], target[64];
 	int fd = argc == 1 ? atoi(argv[0]) : -1;
-	ssize_t n;
 
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, target, sizeof(target) - 1);
-	if (fd < 0 || fd == rec_fd || n <= 0 || (target[n] = 0, strncmp(target, "/memfd:fhook-trace", 18))) {
+	if (fd == rec_fd || !fd_is_trace_memfd(fd)) {
 		fprintf(out, "fhook: record: descriptor %d is not an unused fhook memory\n", fd);
 		return -EINVAL;
 	}
