@@ -216,11 +216,16 @@ static void note_refusal(int i, int err, int *errs, char **whys)
 		whys[i] = why[0] ? strdup(why) : NULL;
 }
 
-static int kprobes_each(struct kprobe **kps, int lo, int hi, int *errs, char **whys)
+/*
+ * Register @items [lo, hi) as one batch; if the batch is refused, each half
+ * alone, down to the one item that is: the others are placed all the same.
+ */
+static int kp_each(void **items, int lo, int hi, int (*reg)(void **items, int num), int *errs,
+		char **whys)
 {
 	int ret, mid;
 
-	ret = register_kprobes(kps + lo, hi - lo);
+	ret = reg(items + lo, hi - lo);
 	if (!ret)
 		return hi - lo;
 	if (hi - lo == 1) {
@@ -228,36 +233,34 @@ static int kprobes_each(struct kprobe **kps, int lo, int hi, int *errs, char **w
 		return 0;
 	}
 	mid = lo + (hi - lo) / 2;
-	return kprobes_each(kps, lo, mid, errs, whys) + kprobes_each(kps, mid, hi, errs, whys);
+	return kp_each(items, lo, mid, reg, errs, whys) + kp_each(items, mid, hi, reg, errs, whys);
+}
+
+static int reg_kprobes(void **items, int num)
+{
+	return register_kprobes((struct kprobe **)items, num);
+}
+
+static int reg_kretprobes(void **items, int num)
+{
+	return register_kretprobes((struct kretprobe **)items, num);
+}
+
+static int kp_each_all(void **items, int num, int (*reg)(void **items, int num), int *errs,
+		       char **whys)
+{
+	memset(errs, 0, (size_t)num * sizeof(*errs));
+	if (whys)
+		memset(whys, 0, (size_t)num * sizeof(*whys));
+	return num > 0 ? kp_each(items, 0, num, reg, errs, whys) : 0;
 }
 
 int fhook_register_kprobes_each(struct kprobe **kps, int num, int *errs, char **whys)
 {
-	memset(errs, 0, (size_t)num * sizeof(*errs));
-	if (whys)
-		memset(whys, 0, (size_t)num * sizeof(*whys));
-	return num > 0 ? kprobes_each(kps, 0, num, errs, whys) : 0;
-}
-
-static int kretprobes_each(struct kretprobe **rps, int lo, int hi, int *errs, char **whys)
-{
-	int ret, mid;
-
-	ret = register_kretprobes(rps + lo, hi - lo);
-	if (!ret)
-		return hi - lo;
-	if (hi - lo == 1) {
-		note_refusal(lo, ret, errs, whys);
-		return 0;
-	}
-	mid = lo + (hi - lo) / 2;
-	return kretprobes_each(rps, lo, mid, errs, whys) + kretprobes_each(rps, mid, hi, errs, whys);
+	return kp_each_all((void **)kps, num, reg_kprobes, errs, whys);
 }
 
 int fhook_register_kretprobes_each(struct kretprobe **rps, int num, int *errs, char **whys)
 {
-	memset(errs, 0, (size_t)num * sizeof(*errs));
-	if (whys)
-		memset(whys, 0, (size_t)num * sizeof(*whys));
-	return num > 0 ? kretprobes_each(rps, 0, num, errs, whys) : 0;
+	return kp_each_all((void **)rps, num, reg_kretprobes, errs, whys);
 }
