@@ -193,7 +193,7 @@ static void ctl_connection(int c, char *buf)
 
 int fhook_ctl_watch(pid_t pid, const char *req)
 {
-	int fd, ret = 0;
+	int fd;
 
 	if (strlen(req) >= sizeof(ctl_watch_req))
 		return -EINVAL;
@@ -208,7 +208,7 @@ int fhook_ctl_watch(pid_t pid, const char *req)
 	ctl_watch_pid = pid;
 	strcpy(ctl_watch_req, req);
 	pthread_mutex_unlock(&ctl_thread_lock);
-	return ret;
+	return 0;
 }
 
 void fhook_ctl_unwatch(void)
@@ -229,7 +229,7 @@ static void ctl_tracer_gone(int fd)
 
 	pthread_mutex_lock(&ctl_thread_lock);
 	/* (a request served meanwhile may have ended that watch, and set another) */
-	if (ctl_watch_fd < 0 || ctl_watch_fd != fd) {
+	if (ctl_watch_fd != fd) {
 		pthread_mutex_unlock(&ctl_thread_lock);
 		return;
 	}
@@ -254,7 +254,6 @@ static int ctl_wait(int lfd, bool *timed)
 {
 	struct pollfd p = { .fd = -1, .events = POLLIN };
 	bool watch;
-	int c;
 
 	pthread_mutex_lock(&ctl_thread_lock);
 	watch = ctl_watch_fd >= 0;
@@ -272,8 +271,7 @@ static int ctl_wait(int lfd, bool *timed)
 		setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		*timed = watch;
 	}
-	c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	return c;
+	return accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 }
 
 static void *ctl_thread_main(void *arg)

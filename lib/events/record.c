@@ -2363,13 +2363,12 @@ static bool __fhook_startup parse_num(const char **s, unsigned long long max,
 
 static struct ev_shm *__fhook_startup map_shm(const char *v, const char **why)
 {
-	char link[64], target[64];
+	char link[64];
 	struct ev_shm hdr, *shm;
 	unsigned long long nfd, ino = 0, npid = 0;
 	const char *end = v;
 	struct stat st;
 	long fd, pid;
-	ssize_t n;
 
 	*why = "is malformed";
 	if (!parse_num(&end, INT_MAX, &nfd) ||

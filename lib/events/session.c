@@ -56,8 +56,7 @@ struct ses_ring {
  * choose where it reads or writes.
  */
 struct ses_layout {
-	uint64_t size, ring_size, stride;
-	uint64_t procs_off, rings_off;
+	uint64_t ring_size, stride, rings_off;
 };
 
 struct ev_session {
@@ -80,7 +79,6 @@ struct ev_session {
 	struct rf_clock clock;
 	bool clock_written;	/* an RF_CLOCK with a rate is in the recording */
 	int err;		/* the sink's first error */
-	uint32_t nr_damaged;	/* rings whose producer broke the protocol */
 	uint32_t nr_seen;	/* the most rings ever claimed, as far as the command saw */
 	uint32_t dumps;		/* a flight recorder's dumps so far */
 	uint64_t dumped;	/* and the bytes of records they wrote */
@@ -715,10 +713,8 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	ret = ses_seal(s->fd, size);
 	if (ret)
 		goto fail;
-	s->l.size = size;
 	s->l.ring_size = ring_size;
 	s->l.stride = ev_ring_stride(ring_size);
-	s->l.procs_off = procs_off;
 	s->l.rings_off = rings_off;
 	/* the rings are mapped one by one as threads claim them */
 	s->shm = mmap(NULL, rings_off, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
@@ -855,7 +851,6 @@ static void ring_damaged(struct ev_session *s, uint32_t i, const char *what)
 	if (sr->damaged)
 		return;
 	sr->damaged = true;
-	s->nr_damaged++;
 	memcpy(comm, sr->map->comm, sizeof(comm));
 	comm[sizeof(comm) - 1] = 0;
 	printable(comm);
@@ -1098,9 +1093,9 @@ static uint64_t unwritten_events(struct ev_session *s, uint32_t i)
  * Copy what ring @i holds past the last dump into @buf (a ring's size at
  * most), then keep only what its producer had not overwritten meanwhile:
  * it publishes its new tail before it writes over anything behind it.
- * Returns the bytes kept, from *@from.
+ * Returns the bytes kept.
  */
-static uint64_t dump_copy(struct ev_session *s, uint32_t i, unsigned char *buf, uint64_t *from)
+static uint64_t dump_copy(struct ev_session *s, uint32_t i, unsigned char *buf)
 {
 	struct ses_ring *sr = &s->rings[i];
 	struct ev_ring *r = sr->map;
@@ -1124,9 +1119,7 @@ static uint64_t dump_copy(struct ev_session *s, uint32_t i, unsigned char *buf, 
 			return 0;
 		memmove(buf, buf + (tail - start), head - tail);
 		n = head - tail;
-		start = tail;
 	}
-	*from = start;
 	return n;
 }
 
@@ -1174,11 +1167,11 @@ long ev_session_dump(struct ev_session *s)
 	nr = rings_in_use(s);
 	for (i = 0; i < nr && !ret; i++) {
 		struct ses_ring *sr = &s->rings[i];
-		uint64_t from, n, tw[2];
+		uint64_t n, tw[2];
 
 		if (!sr->thread || sr->damaged || !sr->map)
 			continue;
-		n = dump_copy(s, i, buf, &from);
+		n = dump_copy(s, i, buf);
 		if (!n)
 			continue;
 		tw[1] = dump_time(s, buf, n);
@@ -1221,10 +1214,11 @@ int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_
 	int ret = 0;
 	uint32_t i, nr;
 
-	if (!s->err)
-		ev_session_drain(s, 0);
+	/* (a dump drains first) */
 	if (!s->err && s->o->flight)
 		ev_session_dump(s);
+	else if (!s->err)
+		ev_session_drain(s, 0);
 	ev_session_counts(s, &end);
 	if (s->err) {
 		/* what the rings still hold never reached the output: lost, not recorded */
