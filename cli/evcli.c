@@ -208,6 +208,7 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 		c->specs = malloc(sizeof(default_specs));
 		memcpy(c->specs, default_specs, sizeof(default_specs));
 		c->nr_specs = 2;
+		c->default_specs = true;
 	}
 	return 0;
 }
@@ -270,11 +271,57 @@ static void glob_skips_say(struct cli_ev *c)
 		n = ev_prog_kprobe_glob(c->prog, ev->module, ev->symbol, &file, &skipped);
 		if (n <= 0 || !skipped)
 			continue;
-		fprintf(stderr, "fhook: %s: %s%s%s: %d of %d functions left out, which fhook runs "
-			"itself (`fhook funcs --why %s '%s'` lists them)\n", c->cmd,
+		fprintf(stderr, "fhook: %s: %s%s%s: %d of %d functions left out (`fhook funcs "
+			"--why %s '%s'` lists them and why)\n", c->cmd,
 			ev->module ? ev->module : "", ev->module ? ":" : "", ev->symbol, skipped, n,
 			c->prog->files[file].path, ev->symbol);
 	}
+}
+
+/*
+ * Without -e, a program built without sites is recorded whole all the
+ * same: a kprobe on the entry and on the return of every function of its
+ * executable (what `uftrace -P .` does when asked), the call tree the
+ * sites would give.  The processes it starts keep the usual events on
+ * their own sites.  A stripped program has no function to name: the
+ * usual way, and its messages.
+ */
+static int auto_kprobes(struct cli_ev *c)
+{
+	const char *base = strrchr(c->libs[0], '/');
+	int file, skipped, n, nr = 0;
+	char **specs;
+
+	if (!c->default_specs || ev_prog_match_glob(c->prog, "*") > 0)
+		return 0;
+	n = ev_prog_kprobe_glob(c->prog, NULL, "*", &file, &skipped);
+	c->stripped = n == 0;
+	if (n - skipped <= 0)
+		return 0;
+	base = base ? base + 1 : c->libs[0];
+	specs = calloc(4, sizeof(*specs));
+	if (!specs)
+		return -1;
+	/* the sites of the programs it starts, named as ever (nothing to list) */
+	if (c->follow && !c->pid && !c->dry_run) {
+		specs[nr++] = default_specs[0];
+		specs[nr++] = default_specs[1];
+	}
+	if (asprintf(&specs[nr++], "p:fhook/kentry %s:*", base) < 0 ||
+	    asprintf(&specs[nr++], "r:fhook/kexit %s:*", base) < 0) {
+		/* (asprintf leaves its pointer undefined on failure) */
+		fprintf(stderr, "fhook: %s: %s\n", c->cmd, strerror(ENOMEM));
+		return -1;
+	}
+	free(c->specs);
+	c->specs = specs;
+	c->nr_specs = nr;
+	if (!c->dry_run)
+		fprintf(stderr, "fhook: %s: %s has no patchable sites: %s its %d functions "
+			"through kprobes (a library's too: -e 'p *' -e 'r *' -e 'p LIB:*' "
+			"-e 'r LIB:*')\n", c->cmd, c->libs[0],
+			strcmp(c->cmd, "trace") ? "recording" : "tracing", n - skipped);
+	return 0;
 }
 
 int cli_ev_resolve(struct cli_ev *c)
@@ -326,6 +373,8 @@ int cli_ev_resolve(struct cli_ev *c)
 	}
 	free(found);
 	c->prog->insn_check = cli_insn_boundary;
+	if (auto_kprobes(c))
+		return 1;
 	c->evs = calloc(c->nr_specs, sizeof(*c->evs));
 	if (!c->evs)
 		return 1;
@@ -345,11 +394,12 @@ int cli_ev_resolve(struct cli_ev *c)
 	for (i = 0; i < c->nr_specs; i++)
 		if (is_kprobe_spec(c->specs[i]))
 			kprobes = true;
-	if (!c->pid && !kprobes && ev_prog_match_glob(c->prog, "*") <= 0) {
+	if (!c->pid && (!kprobes || c->default_specs) && ev_prog_match_glob(c->prog, "*") <= 0) {
 		c->no_sites = true;
 		if (c->follow && !c->dry_run) {
-			fprintf(stderr, "fhook: %s: %s has no patchable sites: events are resolved "
-				"in the processes it starts\n", c->cmd, c->argv[0]);
+			if (!c->default_specs)
+				fprintf(stderr, "fhook: %s: %s has no patchable sites: events are "
+					"resolved in the processes it starts\n", c->cmd, c->argv[0]);
 			resolve = NULL;
 		}
 	}
@@ -405,7 +455,9 @@ int cli_ev_resolve(struct cli_ev *c)
 		}
 		c->evs[c->nr_evs++] = ev;
 	}
-	glob_skips_say(c);
+	/* (without -e, the count of what is recorded was said) */
+	if (!c->default_specs)
+		glob_skips_say(c);
 	if (c->dry_run) {
 		char line[8192];
 
@@ -674,7 +726,13 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 		status = 1;
 	ev_session_free(s);
 	/* (a process that ran untraced says why itself, below) */
-	if (!end->events && c->no_sites && !*failed && !c->untraced)
+	if (!end->events && c->no_sites && !*failed && !c->untraced && c->stripped)
+		fprintf(stderr, "fhook: %s: no events: %s has no patchable sites and is stripped "
+			"(no function symbol for a kprobe to name)%s; probe its libraries' "
+			"functions (-e 'p LIB:*' -e 'r LIB:*'), or rebuild it with "
+			"`cc $(fhook cflags) ...`\n", c->cmd, c->argv[0],
+			c->follow ? ", nor had the programs it started sites" : "");
+	else if (!end->events && c->no_sites && !*failed && !c->untraced)
 		fprintf(stderr, "fhook: %s: no events: %s has no patchable sites%s; rebuild "
 			"what you want traced with `cc $(fhook cflags) ...` "
 			"(-fpatchable-function-entry=5), or use kprobe events, which need none "

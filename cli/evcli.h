@@ -20,6 +20,7 @@ struct cli_ev {
 	const char *cmd;		/* "record" or "trace" */
 	char **specs;
 	int nr_specs;
+	bool default_specs;		/* no -e: every function */
 	char **callers;
 	int nr_callers;
 	const char *out;
@@ -40,6 +41,7 @@ struct cli_ev {
 	char **libs;
 	int nr_libs;
 	bool no_sites;			/* the program itself has no patchable site */
+	bool stripped;			/* nor, without -e, a function symbol */
 	char *untraced;			/* after the run: who ran untraced, and why */
 };
 

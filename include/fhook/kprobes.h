@@ -147,6 +147,7 @@ typedef int (*kretprobe_handler_t)(struct kretprobe_instance *ri, struct pt_regs
  *		thread's shadow stack
  * @nmissed:	entries not hooked for want of a free instance
  * @data_size:	bytes of the instance's data (at most KRETPROBE_DATA_MAX)
+ * @fhook_flags: fhook's own, KRETPROBE_FL_*
  */
 struct kretprobe {
 	struct kprobe kp;
@@ -155,8 +156,17 @@ struct kretprobe {
 	int maxactive;
 	int nmissed;
 	size_t data_size;
+	unsigned int fhook_flags;
 	void *fhook_rethook;		/* fhook's */
 };
+
+/*
+ * User space has calls that end without a return: an exception, longjmp,
+ * a thread's cancellation.  With this flag @handler is called for those
+ * too, with @regs NULL, where the unwinder leaves the frame (fprobe's
+ * FPROBE_FL_EXIT_ON_UNWIND); without it such a call has no return event.
+ */
+#define KRETPROBE_FL_EXIT_ON_UNWIND	1
 
 static inline struct kretprobe *get_kretprobe(struct kretprobe_instance *ri)
 {

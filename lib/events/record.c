@@ -1323,12 +1323,59 @@ struct rec_inherit_ctx {
 	bool now;
 };
 
+/* The kretprobe event whose return hook @probe (a rethook's owner) is, or NULL. */
+static struct rec_event *rec_kretprobe_of(const void *probe)
+{
+	int i, j;
+
+	for (i = 0; rec_kprobes && i < rec_nr_events; i++) {
+		const struct rec_kprobe *k = &rec_kprobes[i];
+
+		if (!k->e || !k->e->is_return)
+			continue;
+		if (k->registered && k->rp.fhook_rethook == probe)
+			return k->e;
+		for (j = 0; j < k->nr_many; j++)
+			if (k->many[j].registered && k->many[j].rp.fhook_rethook == probe)
+				return k->e;
+	}
+	return NULL;
+}
+
+/*
+ * The entry event, without arguments, of the function whose return event
+ * is @r: a 'p' on the same symbol in the same object, which the reader
+ * pairs with @r's exits.
+ */
+static const struct rec_event *rec_kp_entry_of(const struct rec_event *r)
+{
+	int i;
+
+	for (i = 0; i < rec_nr_events; i++) {
+		const struct rec_event *e = &rec_events[i];
+
+		if (e->kprobe && !e->is_return && !e->offset && !e->nr_args &&
+		    !strcmp(e->symbol, r->symbol) &&
+		    !strcmp(e->module ? e->module : "", r->module ? r->module : ""))
+			return e;
+	}
+	return NULL;
+}
+
 static void rec_inherit_one(void *probe, unsigned long entry_ip, unsigned long slot, void *arg)
 {
 	struct rec_inherit_ctx *c = arg;
 	struct rec_probe *p = rec_probe_of(probe);
 	uint64_t w1 = ev_w1(entry_ip, slot);
 
+	/* a kprobe event's: its entry, if it has one to pair with (no arguments) */
+	if (!p && probe) {
+		const struct rec_event *r = rec_kretprobe_of(probe), *e;
+
+		if (r && (e = rec_kp_entry_of(r)) && !c->now)
+			record_plain_at(c->t, e->id, ev_w1(entry_ip, 0), rec_fork_ts);
+		return;
+	}
 	/* without an entry event, its exit carries the address: nothing to pair */
 	if (!p || !p->nr_entry || !p->nr_ret)
 		return;
@@ -1520,6 +1567,13 @@ static int rec_kp_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 	if (rec_in_fork())
 		return 1;
+	/*
+	 * A forked child's first record takes its ring, and with it the frames
+	 * it inherited: before this one is hooked, which is not inherited (its
+	 * entry event, which may run after this handler, is the child's own).
+	 */
+	if (__builtin_expect(rec_fork_ts != 0, 0))
+		(void)rec_thread();
 	if (__builtin_expect(rec_nr_callers != 0, 0) && !caller_ok(ri->ret_addr))
 		return 1;
 	if (k->e->nr_entry) {
@@ -1530,16 +1584,24 @@ static int rec_kp_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
-/* The exit carries the function's address: the reader pairs nothing. */
+/*
+ * The exit carries the function's address: the reader pairs it with the
+ * open entry of that function.  @regs NULL: the call was unwound
+ * (KRETPROBE_FL_EXIT_ON_UNWIND), its values are faults.
+ */
 static int rec_kp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct rec_kprobe *k = (struct rec_kprobe *)ri->rp;
+	uint64_t w1 = ev_w1(ri->ret_addr, 0);
 	struct ftrace_regs fr;
 
 	if (rec_in_fork())
 		return 0;
-	kp_fregs(&fr, regs);
-	record(k->e, (unsigned long)k->rp.kp.addr, ev_w1(ri->ret_addr, 0), &fr,
+	if (regs)
+		kp_fregs(&fr, regs);
+	else
+		w1 |= EV_W1_UNWOUND;
+	record(k->e, (unsigned long)k->rp.kp.addr, w1, regs ? &fr : NULL,
 	       (unsigned long *)ri->data);
 	return 0;
 }
@@ -1642,6 +1704,7 @@ static void rec_kp_init(struct rec_kprobe *k, struct rec_event *e, unsigned long
 		k->rp.handler = rec_kp_ret;
 		k->rp.maxactive = e->nr_maxactive;
 		k->rp.data_size = e->nr_entry * sizeof(unsigned long);
+		k->rp.fhook_flags = KRETPROBE_FL_EXIT_ON_UNWIND;
 	} else {
 		k->rp.kp.pre_handler = rec_kp_pre;
 	}
@@ -1725,17 +1788,70 @@ static bool rec_kp_is_glob(const struct rec_event *e)
  * yet: at start-up, and after each dlopen() (an object the program loads
  * later, as the kernel probes a module that comes later).
  */
+static void rec_kp_disarm_glob(struct rec_kprobe *k);
+static unsigned long kp_nmissed(const struct rec_kprobe *k);
+
+/* what probes of objects that were unloaded missed (they are placed anew) */
+static unsigned long rec_kp_missed_gone;
+
+/* Was the object of @k's probes unloaded (KPROBE_FLAG_GONE)? */
+static bool rec_kp_gone(const struct rec_kprobe *k)
+{
+	int i;
+
+	if (!k->many)
+		return __atomic_load_n(&k->rp.kp.flags, __ATOMIC_RELAXED) & KPROBE_FLAG_GONE;
+	for (i = 0; i < k->nr_many; i++)
+		if (k->many[i].registered)
+			return __atomic_load_n(&k->many[i].rp.kp.flags, __ATOMIC_RELAXED) &
+			       KPROBE_FLAG_GONE;
+	return false;
+}
+
+/* @k's probes off (registered); returns what they missed */
+static unsigned long rec_kp_off(struct rec_kprobe *k)
+{
+	if (k->many)
+		rec_kp_disarm_glob(k);
+	else if (k->e->is_return)
+		unregister_kretprobe(&k->rp);
+	else
+		unregister_kprobe(&k->rp.kp);
+	k->registered = false;
+	return kp_nmissed(k);
+}
+
+/* @k's probes off, their object gone: it may come back (dlopen again) */
+static void rec_kp_forget(struct rec_kprobe *k)
+{
+	rec_kp_missed_gone += rec_kp_off(k);
+	free(k->many);
+	k->many = NULL;
+	k->nr_many = 0;
+	k->registered = false;
+}
+
 static void rec_kp_arm(FILE *err)
 {
 	int i, ret;
 
 	if (!rec_kprobes)
 		rec_kprobes = calloc(rec_nr_events ? rec_nr_events : 1, sizeof(*rec_kprobes));
-	for (i = 0; rec_kprobes && i < rec_nr_events; i++) {
-		struct rec_event *e = &rec_events[i];
-		struct rec_kprobe *k = &rec_kprobes[i];
+	/*
+	 * Returns first, then entries: in a running process (-p) a call that
+	 * enters between the two would have an entry and never an exit, and
+	 * the reader would nest what follows under it; an exit without its
+	 * entry is only left unpaired.
+	 */
+	for (i = 0; rec_kprobes && i < 2 * rec_nr_events; i++) {
+		struct rec_event *e = &rec_events[i % rec_nr_events];
+		struct rec_kprobe *k = &rec_kprobes[i % rec_nr_events];
 		unsigned long addr;
 
+		if (e->is_return != (i < rec_nr_events))
+			continue;
+		if (e->kprobe && k->registered && rec_kp_gone(k))
+			rec_kp_forget(k);
 		if (!e->kprobe || k->registered || k->failed)
 			continue;
 		if (rec_kp_is_glob(e)) {
@@ -1781,7 +1897,8 @@ static bool __fhook_startup rec_kp_pending(void)
 
 	for (i = 0; i < rec_nr_events; i++)
 		if (rec_events[i].kprobe && (!rec_kprobes ||
-		    (!rec_kprobes[i].registered && !rec_kprobes[i].failed)))
+		    (!rec_kprobes[i].registered && !rec_kprobes[i].failed) ||
+		    (rec_kprobes[i].registered && rec_kp_gone(&rec_kprobes[i]))))
 			return true;
 	return false;
 }
@@ -1823,22 +1940,14 @@ static void rec_kp_disarm_glob(struct rec_kprobe *k)
 /* Remove the kprobe events' probes; their misses are returned. */
 static unsigned long rec_kp_disarm(void)
 {
-	unsigned long missed = 0;
+	unsigned long missed = rec_kp_missed_gone;
 	int i;
 
 	for (i = 0; rec_kprobes && i < rec_nr_events; i++) {
 		struct rec_kprobe *k = &rec_kprobes[i];
 
-		if (!k->registered)
-			continue;
-		if (k->many)
-			rec_kp_disarm_glob(k);
-		else if (k->e->is_return)
-			unregister_kretprobe(&k->rp);
-		else
-			unregister_kprobe(&k->rp.kp);
-		k->registered = false;
-		missed += kp_nmissed(k);
+		if (k->registered)
+			missed += rec_kp_off(k);
 	}
 	return missed;
 }

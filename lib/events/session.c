@@ -255,9 +255,13 @@ static void events_write(struct strbuf *b, const struct ev_session_opts *o)
 	for (i = 0; i < o->nr_evs; i++) {
 		struct fhook_event *ev = &o->evs[i];
 
-		/* a probe inside a function makes no slice with its function's exit */
-		sb_printf(b, "E %d %d %d %s %s %s", i, ev->is_return, ev->nr_args, ev->group,
-			  ev->event, ev->symbol);
+		/*
+		 * A probe inside a function makes no slice with its function's
+		 * exit; a library's glob none with the program's sites.
+		 */
+		sb_printf(b, "E %d %d %d %s %s %s%s%s", i, ev->is_return, ev->nr_args, ev->group,
+			  ev->event, ev->kprobe && ev->module ? ev->module : "",
+			  ev->kprobe && ev->module ? ":" : "", ev->symbol);
 		if (ev->kprobe && ev->offset)
 			sb_printf(b, "+%lu", ev->offset);
 		sb_printf(b, "\n");

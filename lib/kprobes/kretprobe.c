@@ -22,6 +22,7 @@
 #include "core/core.h"
 #include "fprobe/rethook.h"
 #include "kpglob.h"
+#include "nokprobe.h"
 #include "util/errno.h"
 #include "util/recursion.h"
 
@@ -97,8 +98,13 @@ static void kretprobe_exit(struct rethook_node *node, void *data, unsigned long 
 	struct kretprobe *rp = h->rp;
 	struct kretprobe_saved *sv = kretprobe_saved_of(rethook_node_data(node));
 
-	if (!fregs)
+	if (!fregs) {
+		/* a frame unwound (rethook_alloc()'s @unwind: the flag's) */
+		if (rp->handler &&
+		    !(__atomic_load_n(&rp->kp.flags, __ATOMIC_RELAXED) & KPROBE_FLAG_DISABLED))
+			rp->handler(rethook_node_data(node), NULL);
 		return;
+	}
 	/* the trampoline gives them back (rethook_tramp.S) */
 	fregs->regs.cx = sv->cx;
 	fregs->regs.si = sv->si;
@@ -117,6 +123,7 @@ static void kretprobe_exit(struct rethook_node *node, void *data, unsigned long 
 /* The address @rp->kp asks for is a function's entry (0), or an errno. */
 static int kretprobe_check_entry(struct kretprobe *rp)
 {
+	char name[KSYM_NAME_LEN];
 	unsigned long addr, size, off;
 
 	addr = rp->kp.symbol_name ? kallsyms_lookup_name(rp->kp.symbol_name) :
@@ -126,6 +133,12 @@ static int kretprobe_check_entry(struct kretprobe *rp)
 	addr += rp->kp.offset;
 	if (!kallsyms_lookup_size_offset(addr, &size, &off) || off)
 		return -EINVAL;
+	/* its "return address" would be the word its function left on the stack */
+	if (kallsyms_lookup(addr, NULL, NULL, NULL, name) && fhook_nokprobe_cold(name)) {
+		fhook_kprobe_why_set("the cold part of a function, entered by a jump from it: "
+				     "no return of its own to probe");
+		return -EINVAL;
+	}
 	/* the program's entry point: no call enters it, the stack holds argc */
 	if (addr == getauxval(AT_ENTRY)) {
 		fhook_kprobe_why_set("the program's entry point: no call enters it, no return "
@@ -182,7 +195,8 @@ int register_kretprobes(struct kretprobe **rps, int num)
 		h = calloc(1, sizeof(*h));
 		pool = rp->maxactive ? rp->maxactive : LONG_MAX / 2;
 		if (h)
-			h->rh = rethook_alloc(h, kretprobe_exit, pool, false);
+			h->rh = rethook_alloc(h, kretprobe_exit, pool,
+					      rp->fhook_flags & KRETPROBE_FL_EXIT_ON_UNWIND);
 #ifdef FGRAPH_FL_SLOW
 		/*
 		 * Where returns have a fast path in the trampoline (arch/shadow.h),

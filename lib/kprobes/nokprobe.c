@@ -62,6 +62,17 @@ static const char *const nokprobe_libc[] = {
 	"sysconf", "unsetenv", "usleep", "vfork", "vfprintf", "vsnprintf", "write",
 };
 
+/*
+ * The C run-time's start-up and tear-down code that every object links in
+ * (crt1.o, crti.o, crtbegin.o, crtend.o): not the program's, never built
+ * with sites, so a glob leaves it out too and the call tree begins at main
+ * as the sites' does.  Sorted (strcmp).
+ */
+static const char *const nokprobe_crt[] = {
+	"__do_global_dtors_aux", "__libc_csu_fini", "__libc_csu_init", "_dl_relocate_static_pie",
+	"_fini", "_init", "_start", "deregister_tm_clones", "frame_dummy", "register_tm_clones",
+};
+
 static int name_cmp(const void *key, const void *elt)
 {
 	return strcmp(key, *(const char *const *)elt);
@@ -94,10 +105,27 @@ const char *fhook_nokprobe_libc(const char *object)
 	return base && is_libc(base) ? "fhook's probe and recording path calls it" : NULL;
 }
 
+/*
+ * GCC's hot/cold split (foo.cold, foo.cold.12): a symbol of its own, but
+ * reached by a jump from foo's body, with foo's frame on the stack; a
+ * return probe there would take foo's caller's return address for its own.
+ */
+bool fhook_nokprobe_cold(const char *name)
+{
+	const char *c = strstr(name, ".cold");
+
+	return c && (!c[5] || c[5] == '.');
+}
+
 const char *fhook_nokprobe(const char *object, const char *name)
 {
 	const char *base = file_name(object);
 
+	if (name && bsearch(name, nokprobe_crt, sizeof(nokprobe_crt) / sizeof(nokprobe_crt[0]),
+			    sizeof(nokprobe_crt[0]), name_cmp))
+		return "the C run-time's start-up code (crt*.o), not the program's";
+	if (name && fhook_nokprobe_cold(name))
+		return "the cold part of a function, entered by a jump from it: not a call's entry";
 	if (!base)
 		return NULL;
 	if (!strcmp(base, "libfhook.so") || !strncmp(base, "libfhook.so.", 12))

@@ -22,6 +22,8 @@ const char *fhook_nokprobe(const char *object, const char *name)
 const char *fhook_nokprobe_libc(const char *object) __attribute__((visibility("hidden")));
 /* Is @name one of the libc and loader functions fhook runs? */
 bool fhook_nokprobe_name(const char *name) __attribute__((visibility("hidden")));
+/* Is @name the cold part of a function (foo.cold): entered by a jump, never a call? */
+bool fhook_nokprobe_cold(const char *name) __attribute__((visibility("hidden")));
 /* Why a return probe (r GLOB) leaves out function @name, or NULL. */
 const char *fhook_noretprobe(const char *name) __attribute__((visibility("hidden")));
 /* The names, in order (for tests): how many, and the @i-th. */

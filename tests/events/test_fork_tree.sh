@@ -21,15 +21,7 @@ done
 # -O0: gcc may drop a malloc() whose block is only freed
 gcc -O0 $($F cflags) -o $T/fork_malloc $S/fork_malloc.c || exit 2
 
-# The graph's calls, thread by thread (by id: the parent first), without times.
-threads() {
-	sed -n 's/^[^[]*\[ *\([0-9]*\)\] | \(.*\)$/\1 \2/p' |
-		awk '{ tid = $1; sub(/^[0-9]+ /, ""); out[tid] = out[tid] $0 "\n" }
-		     END { n = 0; for (t in out) ids[n++] = t + 0
-			   for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
-				if (ids[j] < ids[i]) { x = ids[i]; ids[i] = ids[j]; ids[j] = x }
-			   for (i = 0; i < n; i++) printf "-- thread %d\n%s", i + 1, out[ids[i]] }'
-}
+. tests/events/graph_threads.sh
 
 # run NAME EXPECTED PROG ARGS: both ways, the same graph
 run() {
