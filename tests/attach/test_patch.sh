@@ -79,11 +79,15 @@ start_prog 8
 mask_before=$(program_masks "$pid")
 ok=0
 for i in $(seq "$CYCLES"); do
-	"$FHOOK" patch -p "$pid" --func work --with "$R:work_new" 2>/dev/null &&
-	"$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" --name p2 2>/dev/null &&
-	[ "$(ask "call $i")" = "ping $i -> -$i" ] &&
-	"$FHOOK" unpatch -p "$pid" 2>/dev/null &&
-	[ "$(ask "call $i")" = "ping $i -> $((i + 1))" ] && ok=$((ok + 1))
+	# (a cycle that fails says where and what the command said)
+	step=patch1; "$FHOOK" patch -p "$pid" --func work --with "$R:work_new" 2> "$TMP/cerr" &&
+	step=patch2 && "$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" --name p2 \
+		2> "$TMP/cerr" &&
+	step=patched && got=$(ask "call $i") && [ "$got" = "ping $i -> -$i" ] &&
+	step=unpatch && "$FHOOK" unpatch -p "$pid" 2> "$TMP/cerr" &&
+	step=unpatched && got=$(ask "call $i") && [ "$got" = "ping $i -> $((i + 1))" ] &&
+		ok=$((ok + 1)) && continue
+	echo "cycle $i failed at $step: ${got:-} $(tail -2 "$TMP/cerr" | tr '\n' ' ')"
 done
 expect "cycles_${CYCLES}x_patch_unpatch" "$ok" "$CYCLES"
 expect cycles_threads_results "$(ask check)" "bad 0"
