@@ -386,6 +386,13 @@ struct fhook_kprobe_slot {
 	struct fhook_kprobe_slot *made;	/* every slot ever made, for good */
 	unsigned char orig[16];		/* the bytes at @addr before any probe */
 	char why[96];			/* why no jump ("" if none was refused) */
+	/*
+	 * A jump over more than one instruction: where another tool's
+	 * breakpoint at @addr (a uprobe, which steps the file's first
+	 * instruction) lets the thread go on, and the copy of the second.
+	 */
+	unsigned long after_first, second;
+	bool given_back;		/* the bytes went back to the function (kprobe.c) */
 };
 
 /*
@@ -436,6 +443,7 @@ int fhook_kprobe_read_orig(unsigned long addr, unsigned char *buf, size_t len);
 struct fhook_kprobe_stats {
 	unsigned long traps;		/* trap probes hit */
 	unsigned long kept_trap;	/* jumps not placed: a thread inside */
+	unsigned long stepped_over;	/* calls another tool's breakpoint took (not probed) */
 };
 void fhook_kprobe_stats(struct fhook_kprobe_stats *st);
 

@@ -60,6 +60,7 @@ void fhook_kprobe_stats(struct fhook_kprobe_stats *st)
 {
 	st->traps = __atomic_load_n(&kp_stats.traps, __ATOMIC_RELAXED);
 	st->kept_trap = kp_stats.kept_trap;
+	st->stepped_over = kp_stats.stepped_over;
 }
 
 /* ---- the slots, by address, for the SIGTRAP handler ---- */
@@ -197,37 +198,60 @@ static void *map_at(unsigned long hint, int fd)
 	return p;
 }
 
+/* The memory an area's code lives in: a memfd, or -1 (anonymous memory). */
+static int area_fd(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	int fd;
+
+	pthread_once(&once, areas_atfork);
+	fd = memfd_create("fhook-kprobes", MFD_CLOEXEC);
+	if (fd >= 0 && ftruncate(fd, AREA_SIZE)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static bool hint_usable(unsigned long hint, unsigned long a)
+{
+	return hint >= (1UL << 20) && hint < (1UL << 47) && area_reaches(hint, a);
+}
+
+static struct area *area_finish(struct area *ar, void *p, int fd);
+
 /*
  * A fresh area within reach of @a: try addresses at growing distances
  * on both sides, each mapped only where nothing is.
  */
 static struct area *area_new(unsigned long a)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	const unsigned long step = 16UL << 20;
 	struct area *ar;
 	unsigned long dist;
-	void *p = MAP_FAILED, *rw = MAP_FAILED;
+	void *p = MAP_FAILED;
 	int fd;
 
-	pthread_once(&once, areas_atfork);
 	ar = calloc(1, sizeof(*ar));
 	if (!ar)
 		return NULL;
-	fd = memfd_create("fhook-kprobes", MFD_CLOEXEC);
-	if (fd >= 0 && ftruncate(fd, AREA_SIZE)) {
-		close(fd);
-		fd = -1;
-	}
+	fd = area_fd();
 	for (dist = step; dist < AREA_REACH && p == MAP_FAILED; dist += step) {
 		unsigned long hint[2] = { (a & ~(step - 1)) - dist, (a & ~(step - 1)) + dist };
 		int side;
 
 		for (side = 0; side < 2 && p == MAP_FAILED; side++)
-			if (hint[side] >= (1UL << 20) && hint[side] < (1UL << 47) &&
-			    area_reaches(hint[side], a))
+			if (hint_usable(hint[side], a))
 				p = map_at(hint[side], fd);
 	}
+	return area_finish(ar, p, fd);
+}
+
+/* @ar mapped at @p (or not: MAP_FAILED), its writable view, in the list */
+static struct area *area_finish(struct area *ar, void *p, int fd)
+{
+	void *rw = MAP_FAILED;
+
 	if (p != MAP_FAILED && fd >= 0)
 		rw = mmap(NULL, AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (fd >= 0)
@@ -241,6 +265,107 @@ static struct area *area_new(unsigned long a)
 	ar->next = areas;
 	areas = ar;
 	return ar;
+}
+
+/*
+ * Another tool's breakpoint on a probed function's first byte (a uprobe:
+ * the kernel runs the first instruction as the file has it, out of line)
+ * sends the thread on after that instruction, into the middle of our jump
+ * when the jump covers more than one.  Such a jump takes a detour whose
+ * address makes the jump's byte there an int3: the trap sends the thread
+ * to the copy of the second instruction (fhook_kprobe_trap()), and the
+ * call runs as it would have, unprobed.  @b is the byte of the rel32
+ * (0-3) that must be 0xcc.
+ *
+ * The first address from @to on whose displacement from @from has that
+ * byte (the displacement's low 32 bits are the rel32's).
+ */
+static unsigned long rel_fit(unsigned long from, unsigned long to, unsigned int b)
+{
+	unsigned long w = 1UL << (8 * b), period = w << 8;
+	unsigned long d = to - from, cand;
+
+	if (((d >> (8 * b)) & 0xff) == INT3_INSN_OPCODE)
+		return to;
+	cand = (d & ~(period - 1)) + INT3_INSN_OPCODE * w;
+	if (cand < d)
+		cand += period;
+	return from + cand;
+}
+
+/* Does a jump from @from to @to (in reach) have 0xcc as its rel32's byte @b? */
+static bool rel_has(unsigned long from, unsigned long to, unsigned int b)
+{
+	return (((to - from) >> (8 * b)) & 0xff) == INT3_INSN_OPCODE;
+}
+
+/*
+ * For bytes 2 and 3 the addresses that fit are a 64 KiB window every 16
+ * MiB, or one 16 MiB window about 850 MiB below: an area of its own there.
+ */
+static struct area *area_new_window(unsigned long a, unsigned long from, unsigned int b)
+{
+	unsigned long w = 1UL << (8 * b), period = w << 8, base, off;
+	struct area *ar;
+	void *p = MAP_FAILED;
+	long k;
+	int fd;
+
+	ar = calloc(1, sizeof(*ar));
+	if (!ar)
+		return NULL;
+	fd = area_fd();
+	/* the windows nearest first: k = 0, -1, 1, -2, ... (rel32 0xcc....... is k = -1) */
+	for (k = 0; k < 256 && p == MAP_FAILED; k++) {
+		long kk = k & 1 ? -(k + 1) / 2 : k / 2;
+		long d = (long)(INT3_INSN_OPCODE * w) + kk * (long)period;
+
+		if (b == 3)
+			d = (long)(int32_t)(uint32_t)(INT3_INSN_OPCODE * w);
+		if (d < -(long)AREA_REACH || d > (long)AREA_REACH)
+			continue;
+		/* a page-aligned area whose entries from the window's start on fit */
+		for (off = 0; off < w && off < (64UL << 20) && p == MAP_FAILED; off += AREA_SIZE) {
+			base = (from + (unsigned long)d + off + 4095) & ~4095UL;
+			if (hint_usable(base, a))
+				p = map_at(base, fd);
+		}
+		if (b == 3)
+			break;
+	}
+	return area_finish(ar, p, fd);
+}
+
+/*
+ * @len bytes of slot code within reach of @a whose entry (@hdr bytes in)
+ * a jump from @from reaches with 0xcc as its rel32's byte @b.
+ */
+static unsigned long area_alloc_fit(unsigned long a, size_t len, size_t hdr, unsigned long from,
+				    unsigned int b, struct area **arp)
+{
+	struct area *ar;
+	unsigned long mem = 0;
+	int tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		for (ar = areas; ar; ar = ar->next) {
+			if (!area_reaches(ar->base, a) || ar->used >= AREA_SIZE)
+				continue;
+			mem = rel_fit(from, ar->base + ar->used + hdr, b) - hdr;
+			if (mem + len <= ar->base + AREA_SIZE && rel_has(from, mem + hdr, b))
+				break;
+		}
+		if (ar)
+			break;
+		if (!(b >= 2 ? area_new_window(a, from, b) : area_new(a)))
+			return 0;
+	}
+	if (!ar)
+		return 0;
+	/* (the bytes skipped stay zero: nothing jumps there) */
+	ar->used = ((mem - ar->base) + len + 15) & ~15UL;
+	*arp = ar;
+	return mem;
 }
 
 /* @len bytes of slot code within reach of @a; 0 when none can be mapped */
@@ -338,7 +463,7 @@ static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned 
 	unsigned char *code = NULL;
 	unsigned long mem, hdr[2];
 	unsigned int i;
-	struct area *ar = NULL;
+	struct area *ar = NULL, *fit_ar = NULL;
 	int ret;
 
 	if (!size) {
@@ -385,6 +510,27 @@ static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned 
 		ret = fhook_kprobe_relocate(&req, r, why, why_size);
 		if (!ret)
 			s->can = FHOOK_KPROBE_JUMP;
+		if (!ret && r->nr_insns > 1 && r->ends[0] < 5) {
+			/* a detour that puts an int3 after the first instruction (rel_fit()) */
+			unsigned long fit = area_alloc_fit(s->addr, KPROBE_HDR + KPROBE_CODE_MAX,
+							   KPROBE_HDR, s->addr + 5,
+							   r->ends[0] - 1, &fit_ar);
+
+			if (fit) {
+				req.dest = fit + KPROBE_HDR;
+				if (!fhook_kprobe_relocate(&req, r, why, why_size)) {
+					area_trim(ar, mem, KPROBE_HDR + KPROBE_CODE_MAX, 0);
+					mem = fit;
+					ar = fit_ar;
+					s->after_first = s->addr + r->ends[0];
+				} else {
+					/* (as it was) */
+					area_trim(fit_ar, fit, KPROBE_HDR + KPROBE_CODE_MAX, 0);
+					req.dest = mem + KPROBE_HDR;
+					ret = fhook_kprobe_relocate(&req, r, why, why_size);
+				}
+			}
+		}
 	}
 	if (ret == -EILSEQ) {
 		char w2[96];
@@ -411,6 +557,10 @@ static int slot_make(struct fhook_kprobe_slot *s, unsigned long start, unsigned 
 	area_trim(ar, mem, KPROBE_HDR + KPROBE_CODE_MAX, KPROBE_HDR + r->len);
 	s->entry = mem + KPROBE_HDR;
 	s->resume = s->entry + KPROBE_PREFIX;
+	if (s->after_first && s->can == FHOOK_KPROBE_JUMP)
+		s->second = s->entry + r->offs[1];
+	else
+		s->after_first = 0;
 	s->post = post;
 	s->nr_exits = (unsigned char)r->nr_exits;
 	for (i = 0; i < r->nr_exits; i++) {
@@ -1204,6 +1354,78 @@ static bool post_exit(struct fhook_kprobe_slot *s, const struct fhook_kprobe_exi
  * exits run their handlers here; the thread passed the entry, so it is
  * known to util/tasks.h already.
  */
+/*
+ * The int3 that a jump's displacement holds after its first instruction
+ * (rel_fit()): another tool's breakpoint ran that instruction for the
+ * thread (the jump was not taken), which goes on with the copy of the
+ * second one.  The probe misses this call, as it would under a uprobe
+ * in the kernel.
+ */
+/*
+ * Write @len bytes of text from a signal handler: /proc/self/mem, opened
+ * here (open, pwrite and close are async-signal-safe).
+ */
+static bool handler_text_write(unsigned long addr, const unsigned char *buf, size_t len)
+{
+	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = pwrite(fd, buf, len, (off_t)addr) == (ssize_t)len;
+	close(fd);
+	return ok;
+}
+
+/*
+ * The other tool's breakpoint stays on the first byte, and when it goes,
+ * its tool writes back the file's first byte (a uprobe does), not our
+ * jump's: the bytes after it must be the function's own by then.  So the
+ * jump's other bytes go back to the original ones now, the int3 after
+ * the first instruction last (a thread that meets it meanwhile still
+ * goes to the copy); the probe on this function is off from here on, as
+ * the kernel's probe is under another one's breakpoint.  Disarming finds
+ * the bytes not its own and leaves them.  Once, by the first thread.
+ */
+static void give_back(struct fhook_kprobe_slot *s)
+{
+	unsigned long k = s->after_first - s->addr;
+
+	if (__atomic_exchange_n(&s->given_back, true, __ATOMIC_ACQ_REL))
+		return;
+	/* (the rest of the first instruction runs from the other tool's copy only) */
+	if (k > 1 && !handler_text_write(s->addr + 1, s->orig + 1, k - 1))
+		return;
+	if (k + 1 < FHOOK_KPROBE_MAX_BYTES &&
+	    !handler_text_write(s->after_first + 1, s->orig + k + 1,
+				FHOOK_KPROBE_MAX_BYTES - k - 1))
+		return;
+	fhook_sync_core();
+	if (handler_text_write(s->after_first, s->orig + k, 1))
+		fhook_sync_core();
+}
+
+static bool stepped_over(unsigned long ip, greg_t *g)
+{
+	struct fhook_kprobe_slot *s;
+	unsigned long k;
+
+	for (k = 1; k < FHOOK_KPROBE_MAX_BYTES; k++) {
+		s = table_find(ip - k);
+		if (s && s->after_first == ip && s->second &&
+		    __atomic_load_n(&s->armed, __ATOMIC_ACQUIRE) == FHOOK_KPROBE_JUMP &&
+		    *(volatile unsigned char *)ip == INT3_INSN_OPCODE) {
+			__atomic_fetch_add(&kp_stats.stepped_over, 1, __ATOMIC_RELAXED);
+			/* someone's breakpoint, not our jump, at the first byte */
+			if (*(volatile unsigned char *)s->addr == INT3_INSN_OPCODE)
+				give_back(s);
+			g[REG_RIP] = (greg_t)s->second;
+			return true;
+		}
+	}
+	return false;
+}
+
 bool fhook_kprobe_trap(unsigned long ip, void *ctx)
 {
 	ucontext_t *uc = ctx;
@@ -1221,7 +1443,7 @@ bool fhook_kprobe_trap(unsigned long ip, void *ctx)
 		return true;
 	}
 	if (!s)
-		return false;
+		return stepped_over(ip, g);
 	for (i = 0; i < s->nr_exits; i++)
 		if (ip == s->exits[i].at)
 			return post_exit(s, &s->exits[i], g);

@@ -77,6 +77,7 @@ struct kprobe_reloc {
 		unsigned long ip, resume;
 	} exits[3];
 	unsigned int ends[KPROBE_MAX_INSNS];	/* end of each instruction */
+	unsigned int offs[KPROBE_MAX_INSNS];	/* where each one's copy begins in @code */
 	unsigned int nr_insns;
 };
 

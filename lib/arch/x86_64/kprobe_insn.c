@@ -734,6 +734,8 @@ int fhook_kprobe_relocate(const struct kprobe_reloc_req *req, struct kprobe_relo
 	out->len = e.len;
 	out->covered = padded ? req->min_len : covered;
 	memcpy(out->ends, ends, sizeof(ends[0]) * nr);
+	for (i = 0; i < nr; i++)
+		out->offs[i] = (unsigned int)insn_off[i];
 	out->nr_insns = nr;
 out:
 	fhook_cs_close(&h, insn);
