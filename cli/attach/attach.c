@@ -55,8 +55,8 @@
 #include <fhook/internal/elf.h>
 #include <fhook/internal/site.h>
 
-#include "cli.h"
-#include "attach.h"
+#include "../cli.h"
+#include "../attach.h"
 #include "util/sched_slice.h"
 
 #define ATT_MAX_THREADS		4096
