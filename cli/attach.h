@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Getting into a running process (`fhook ... -p PID`): cli/attach.c.
+ * Getting into a running process (`fhook ... -p PID`): cli/attach/.
  */
 #ifndef FHOOK_CLI_ATTACH_H
 #define FHOOK_CLI_ATTACH_H

@@ -10,7 +10,7 @@
  * A patch applied this way stays in the process after fhook exits, as a
  * loaded module stays in the kernel, until it is removed by name (or all
  * together).  The work is done in the process by libfhook
- * (lib/livepatch/attach.c); cli/attach.c gets there.
+ * (lib/livepatch/attach.c); cli/attach/ gets there.
  */
 #define _GNU_SOURCE
 #include <errno.h>

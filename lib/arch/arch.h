@@ -16,6 +16,7 @@
 #ifndef FHOOK_ARCH_H
 #define FHOOK_ARCH_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -97,6 +98,11 @@ long fhook_text_init_pads(const unsigned long *addrs, size_t stride, size_t nr,
 
 void fhook_text_lock(void);
 void fhook_text_unlock(void);
+/*
+ * text_mutex itself, for fhook_assert_held() (lib/util/lockdep.h) where
+ * code relies on its caller holding it.
+ */
+pthread_mutex_t *fhook_text_mutex(void);
 
 /* Serialize the instruction stream of every thread of the process. */
 void fhook_sync_core(void);

@@ -24,7 +24,8 @@ struct fhook_arch_hooks {
 	/*
 	 * The segment of a loaded object that holds @addr, or false for an
 	 * address no object maps (the patcher then asks the kernel).  Called
-	 * with text_mutex held; lock-free readers only.
+	 * with text_mutex held, and by fhook_text_read() with whatever lock
+	 * its caller holds (kprobes: kp_mutex); lock-free readers only.
 	 */
 	bool (*text_seg)(unsigned long addr, struct fhook_text_seg *seg);
 	/*

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The in-process end of `fhook ... -p PID`: fhook_attach_ctl(), which the
- * command calls on a thread it stopped with ptrace (cli/attach.c), the
+ * command calls on a thread it stopped with ptrace (cli/attach/), the
  * same requests served by the control thread (ctl_thread.c), and the table
  * of verbs the layers above register (core never calls up: they come to
  * it).  See docs/attach.md.

@@ -489,22 +489,134 @@ static unsigned int site_class(struct fhook_object *obj, size_t i)
 }
 
 /*
- * Bring every site in line with the registered ops, in batches.  If any
- * site holds bytes we did not put there, nothing is written at all: the
- * site is reported and disabled, and the operation fails with -EINVAL.
- * If a batch cannot be written, the sites of the batches before it are
- * in line and the others as they were (their records say which); the
- * caller puts things back with another update.
+ * What the last site was given, kept for the next one: neighbouring sites
+ * mostly have the same one ops, and so the same stub.
+ */
+struct site_choice {
+	struct fhook_stub_region *region;
+	struct ftrace_ops *ops;
+	struct fhook_stub *stub;
+	unsigned int cls;
+	struct ftrace_ops *lean_ops;	/* whose trampoline @lean is about */
+	bool lean;
+};
+
+/*
+ * Decide what site @i of @obj is to call (*@want): the stub of its one
+ * ops, the list stub when several ops (or an ops without a stub) want it,
+ * NULL for a nop when none does; the flags it is to have are noted in its
+ * record as the next ones, and each ops counts its sites.  -ENOMEM when
+ * the object has no stub region and none can be made (object_region()
+ * disabled its sites).
+ */
+static int site_decide(struct fhook_object *obj, size_t i, struct site_choice *c,
+		       struct fhook_stub **want)
+{
+	struct dyn_ftrace *rec = &obj->recs[i];
+	struct ftrace_ops *op, *last = NULL;
+	unsigned long flags = 0, next;
+	unsigned int count = 0;
+
+	*want = NULL;
+	if (ftrace_enabled) {
+		for (op = ftrace_ops_list; op; op = op->next) {
+			/* ftrace_lock held: the hashes cannot change */
+			if (!hash_test(op->filter_hash, op->notrace_hash, rec->ip))
+				continue;
+			count++;
+			op->nr_sites++;
+			last = op;
+			if (op->flags & FTRACE_OPS_FL_IPMODIFY)
+				flags |= FTRACE_FL_IPMODIFY;
+			if (op->flags & FTRACE_OPS_FL_SAVE_REGS)
+				flags |= FTRACE_FL_REGS;
+		}
+	}
+	if (count && !obj->region && object_region(obj))
+		return -ENOMEM;
+	if (count == 1) {
+		unsigned int cls = 0;
+
+		if (last != c->lean_ops) {
+			unsigned int tf = tramp_flags(last);
+
+			c->lean_ops = last;
+			c->lean = (((tf & FHOOK_TRAMP_LEAN) && !(tf & FHOOK_TRAMP_LEAN_FREGS)) ||
+				   ((tf & FHOOK_TRAMP_OPS_LEAN) && !(tf & FHOOK_TRAMP_C))) &&
+				  site_classes_for(last);
+		}
+		if (c->lean)
+			cls = site_class(obj, i);
+		if (obj->region != c->region || last != c->ops || cls != c->cls) {
+			c->stub = fhook_stub_get(obj->region, last, cls);
+			if (c->stub && __atomic_load_n(&c->stub->data, __ATOMIC_RELAXED) != last)
+				stub_bind(c->stub, last);
+			c->region = obj->region;
+			c->ops = last;
+			c->cls = cls;
+		}
+		*want = c->stub;
+	}
+	if (count > 1 || (count && !*want)) {
+		*want = fhook_stub_list(obj->region);
+		flags |= FTRACE_FL_REGS;
+	}
+	next = (rec->flags & ~(FTRACE_REF_MAX | FTRACE_FL_ENABLED |
+			       FTRACE_FL_REGS | FTRACE_FL_IPMODIFY)) |
+	       count | flags | (count ? FTRACE_FL_ENABLED : 0);
+	rec->flags = (rec->flags & REC_NOW_MASK) | (next | REC_NEXT) << REC_NEXT_SHIFT;
+	return 0;
+}
+
+/*
+ * Queue the write that makes @rec's site call @want (a nop when NULL) as
+ * update_vec[*@nr], unless it calls that already.  True when queued.
+ */
+static bool site_queue(const struct dyn_ftrace *rec, const struct fhook_stub *want, size_t *nr)
+{
+	const unsigned char *b = (const unsigned char *)rec->ip;
+	struct fhook_stub *cur = NULL;
+	unsigned long target;
+	size_t n = *nr;
+
+	/* every call here is to a stub of ours (foreign_sites()) */
+	if (!fhook_site_is_nop(b)) {
+		target = fhook_site_call_target(b, rec->ip);
+		cur = target ? fhook_stub_of_code(target) : NULL;
+	}
+	if (cur == want)
+		return false;
+	if (n == update_vec_ready)
+		update_vec_ready += fhook_populate(&update_vec[n], UPDATE_VEC - n,
+						   sizeof(update_vec[0]));
+	memset(&update_vec[n], 0, sizeof(update_vec[n]));
+	update_vec[n].addr = rec->ip;
+	update_vec[n].len = FHOOK_SITE_LEN;
+	update_vec[n].emu_len = (rec->flags & FTRACE_FL_PAD6) ? 6 : FHOOK_SITE_LEN;
+	if (want)
+		fhook_site_encode_call(update_vec[n].new, rec->ip, want->code);
+	else
+		memcpy(update_vec[n].new, fhook_site_nop, FHOOK_SITE_LEN);
+	*nr = n + 1;
+	return true;
+}
+
+/*
+ * Bring every site in line with the registered ops, in batches: each site
+ * is decided (site_decide()) and, if its bytes must change, queued
+ * (site_queue()); a full batch is written.  If any site holds bytes we
+ * did not put there, nothing is written at all: the site is reported and
+ * disabled, and the operation fails with -EINVAL.  If a batch cannot be
+ * written, the sites of the batches before it are in line and the others
+ * as they were (their records say which); the caller puts things back
+ * with another update.
  */
 static int update_sites(void)
 {
-	struct fhook_stub_region *last_region = NULL;
-	struct ftrace_ops *op, *last_ops = NULL, *lean_ops = NULL;
-	struct fhook_stub *last_stub = NULL;
-	unsigned int last_cls = 0;
-	bool lean = false;
+	struct site_choice choice = { 0 };
 	struct rec_pos settled = { fhook_objects, 0 };
 	struct fhook_object *obj;
+	struct ftrace_ops *op;
 	size_t nr = 0, i;
 	int ret = 0;
 
@@ -537,85 +649,14 @@ static int update_sites(void)
 		if (!__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
 			continue;
 		for (i = 0; i < obj->nr_recs; i++) {
-			struct dyn_ftrace *rec = &obj->recs[i];
-			struct ftrace_ops *last = NULL;
-			struct fhook_stub *want = NULL, *cur = NULL;
-			unsigned long flags = 0, next, target;
-			unsigned int count = 0;
-			const unsigned char *b;
+			struct fhook_stub *want;
 
-			if (rec->flags & FTRACE_FL_DISABLED)
+			if (obj->recs[i].flags & FTRACE_FL_DISABLED)
 				continue;
-			if (ftrace_enabled) {
-				for (op = ftrace_ops_list; op; op = op->next) {
-					/* ftrace_lock held: the hashes cannot change */
-					if (!hash_test(op->filter_hash, op->notrace_hash, rec->ip))
-						continue;
-					count++;
-					op->nr_sites++;
-					last = op;
-					if (op->flags & FTRACE_OPS_FL_IPMODIFY)
-						flags |= FTRACE_FL_IPMODIFY;
-					if (op->flags & FTRACE_OPS_FL_SAVE_REGS)
-						flags |= FTRACE_FL_REGS;
-				}
-			}
-			if (count && !obj->region && object_region(obj))
+			/* no memory for stubs near the object: its sites are disabled */
+			if (site_decide(obj, i, &choice, &want))
 				break;
-			if (count == 1) {
-				unsigned int cls = 0;
-
-				if (last != lean_ops) {
-					unsigned int tf = tramp_flags(last);
-
-					lean_ops = last;
-					lean = (((tf & FHOOK_TRAMP_LEAN) && !(tf & FHOOK_TRAMP_LEAN_FREGS)) ||
-						((tf & FHOOK_TRAMP_OPS_LEAN) && !(tf & FHOOK_TRAMP_C))) &&
-					       site_classes_for(last);
-				}
-				if (lean)
-					cls = site_class(obj, i);
-				if (obj->region != last_region || last != last_ops || cls != last_cls) {
-					last_stub = fhook_stub_get(obj->region, last, cls);
-					if (last_stub && __atomic_load_n(&last_stub->data,
-									 __ATOMIC_RELAXED) != last)
-						stub_bind(last_stub, last);
-					last_region = obj->region;
-					last_ops = last;
-					last_cls = cls;
-				}
-				want = last_stub;
-			}
-			if (count > 1 || (count && !want)) {
-				want = fhook_stub_list(obj->region);
-				flags |= FTRACE_FL_REGS;
-			}
-
-			/* every call here is to a stub of ours (foreign_sites()) */
-			b = (const unsigned char *)rec->ip;
-			if (!fhook_site_is_nop(b)) {
-				target = fhook_site_call_target(b, rec->ip);
-				cur = target ? fhook_stub_of_code(target) : NULL;
-			}
-			next = (rec->flags & ~(FTRACE_REF_MAX | FTRACE_FL_ENABLED |
-					       FTRACE_FL_REGS | FTRACE_FL_IPMODIFY)) |
-			       count | flags | (count ? FTRACE_FL_ENABLED : 0);
-			rec->flags = (rec->flags & REC_NOW_MASK) |
-				     (next | REC_NEXT) << REC_NEXT_SHIFT;
-			if (cur == want)
-				continue;
-			if (nr == update_vec_ready)
-				update_vec_ready += fhook_populate(&update_vec[nr], UPDATE_VEC - nr,
-								   sizeof(update_vec[0]));
-			memset(&update_vec[nr], 0, sizeof(update_vec[nr]));
-			update_vec[nr].addr = rec->ip;
-			update_vec[nr].len = FHOOK_SITE_LEN;
-			update_vec[nr].emu_len = (rec->flags & FTRACE_FL_PAD6) ? 6 : FHOOK_SITE_LEN;
-			if (want)
-				fhook_site_encode_call(update_vec[nr].new, rec->ip, want->code);
-			else
-				memcpy(update_vec[nr].new, fhook_site_nop, FHOOK_SITE_LEN);
-			if (++nr < UPDATE_VEC)
+			if (!site_queue(&obj->recs[i], want, &nr) || nr < UPDATE_VEC)
 				continue;
 			ret = update_flush(nr);
 			nr = 0;

@@ -42,6 +42,7 @@
 #include "core/core.h"
 #include "kallsyms/objects.h"
 #include "util/errno.h"
+#include "util/lockdep.h"
 #include "util/rcu.h"
 #include "util/recursion.h"
 #include "util/tasks.h"
@@ -297,6 +298,7 @@ static void kp_objects_check(void)
 	struct fhook_kprobe_slot **slots = NULL;
 	size_t i, n = 0, cap = 0;
 
+	fhook_assert_held(&kp_mutex);
 	if (epoch == kp_epoch)
 		return;
 	kp_epoch = epoch;
@@ -564,6 +566,7 @@ static int kp_addr_get(unsigned long addr, bool post, struct kp_addr **ap)
 	unsigned long size = 0, off = 0, site;
 	int ret;
 
+	fhook_assert_held(&kp_mutex);
 	if (!a) {
 		a = calloc(1, sizeof(*a));
 		if (!a)
@@ -815,6 +818,7 @@ static int kp_detach(struct kprobe *p, struct kprobe ***oldp, struct kp_addr **e
 	struct kprobe **pp;
 	bool empty;
 
+	fhook_assert_held(&kp_mutex);
 	pp = probes_with(a, NULL, p, &empty);
 	if (!pp)
 		return -ENOMEM;
@@ -851,6 +855,7 @@ static void kp_unregister_locked(struct kprobe **kps, int num)
 	size_t ne = 0;
 	int i;
 
+	fhook_assert_held(&kp_mutex);
 	if (!old || !emptied) {
 		/* without room for the lists: one at a time, each waited for */
 		for (i = 0; i < num; i++)

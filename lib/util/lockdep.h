@@ -36,9 +36,27 @@ static inline void fhook_lockdep_check(const pthread_mutex_t *m, const char *nam
 	abort();
 }
 
+/*
+ * The other way round, lockdep_assert_not_held(): for a function that
+ * takes @m itself, or calls what must not run under it (a dlopen()).
+ */
+static inline void fhook_lockdep_check_not(const pthread_mutex_t *m, const char *name,
+					   const char *file, int line)
+{
+	int owner = __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
+
+	if (owner != (int)syscall(SYS_gettid))
+		return;
+	fprintf(stderr, "fhook: lockdep: %s:%d: %s held by this thread\n", file, line, name);
+	abort();
+}
+
 #define fhook_assert_held(m)	fhook_lockdep_check((m), #m, __FILE__, __LINE__)
+#define fhook_assert_not_held(m) fhook_lockdep_check_not((m), #m, __FILE__, __LINE__)
 #else
-#define fhook_assert_held(m)	do { (void)(m); } while (0)
+/* (sizeof: @m type-checked, not evaluated, when it is a call) */
+#define fhook_assert_held(m)	do { (void)sizeof(m); } while (0)
+#define fhook_assert_not_held(m) do { (void)sizeof(m); } while (0)
 #endif
 
 #endif /* FHOOK_UTIL_LOCKDEP_H */

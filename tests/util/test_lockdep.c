@@ -3,8 +3,9 @@
  * fhook_assert_held() (lib/util/lockdep.h), compiled in as the sanitizer
  * builds compile it: silent while this thread holds the mutex; aborts,
  * naming the lock, when nobody holds it, when it was just unlocked and
- * when another thread holds it.  Each case runs in a child, whose
- * standard error and wait status are checked.
+ * when another thread holds it; fhook_assert_not_held() the other way
+ * round.  Each case runs in a child, whose standard error and wait status
+ * are checked.
  */
 #define _GNU_SOURCE
 #define FHOOK_DEBUG_LOCKS 1
@@ -125,10 +126,36 @@ static void case_other_thread(void)
 	      "status %#x, stderr '%s'", st, err);
 }
 
+static void free_here(void)
+{
+	fhook_assert_not_held(&m);
+}
+
+static void held_but_should_not(void)
+{
+	pthread_mutex_lock(&m);
+	fhook_assert_not_held(&m);
+}
+
+/* fhook_assert_not_held(): silent when the mutex is free, aborts when this thread holds it */
+static void case_not_held_check(void)
+{
+	char err[512];
+	int st;
+
+	st = in_child(free_here, err, sizeof(err));
+	CHECK(st == 0 && !err[0], "lockdep_not_held_silent", "status %#x, stderr '%s'", st, err);
+	st = in_child(held_but_should_not, err, sizeof(err));
+	CHECK(aborted(st) && !strncmp(err, "fhook: lockdep: ", 16) &&
+	      strstr(err, "&m held by this thread\n"), "lockdep_not_held_aborts",
+	      "status %#x, stderr '%s'", st, err);
+}
+
 static const struct check_case cases[] = {
 	CHECK_CASE(held),
 	CHECK_CASE(not_held),
 	CHECK_CASE(other_thread),
+	CHECK_CASE(not_held_check),
 };
 
 int main(void)

@@ -39,6 +39,7 @@
 #include "internal.h"
 #include "cs.h"
 #include "kprobe.h"
+#include "util/lockdep.h"
 #include "util/procfile.h"
 
 static struct fhook_kprobe_hooks kp_hooks;
@@ -585,6 +586,7 @@ static struct fhook_kprobe_slot *slots_made;
 
 bool fhook_kprobe_arch_ready(void)
 {
+	fhook_assert_not_held(fhook_text_mutex());
 	return fhook_cs_load();
 }
 
@@ -702,6 +704,7 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
 	unsigned int i;
 	int ret;
 
+	fhook_assert_held(fhook_text_mutex());
 	*retrapped = NULL;
 	if (over) {
 		ret = retrap(over, addr, start, size, pad, retrapped);
@@ -1180,6 +1183,7 @@ int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr)
 	size_t i;
 	int ret;
 
+	fhook_assert_held(fhook_text_mutex());
 	for (i = 0; i < nr; i++)
 		any_jump |= jump_wanted(slots[i]);
 	/* before the first int3: a thread that meets one during the batch is ours */

@@ -40,6 +40,7 @@
 
 #include "internal.h"
 #include "util/bsearch.h"
+#include "util/lockdep.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23
@@ -65,6 +66,11 @@ void fhook_text_lock(void)
 void fhook_text_unlock(void)
 {
 	pthread_mutex_unlock(&text_mutex);
+}
+
+pthread_mutex_t *fhook_text_mutex(void)
+{
+	return &text_mutex;
 }
 
 void fhook_poke_stats(struct fhook_poke_stats *st)
@@ -775,6 +781,7 @@ int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 	bool procmem;
 	size_t i;
 
+	fhook_assert_held(&text_mutex);
 	if (!nr)
 		return 0;
 	sort_locs(locs, nr);
@@ -872,6 +879,7 @@ long __fhook_startup fhook_text_init_pads(const unsigned long *addrs, size_t str
 	int nranges = -1, ret = 0;
 	bool procmem;
 
+	fhook_assert_held(&text_mutex);
 	/*
 	 * Which pages to write.  Expecting pads, every page holding a site,
 	 * from the addresses alone: a page copied before anything maps it

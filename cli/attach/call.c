@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The process's memory (process_vm_readv/writev), and a call of one of
+ * its functions on the kept thread: registers, extended state and signal
+ * mask saved, the call made to return to address 0, everything put back.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include "att.h"
+
+#define ATT_XSTATE_MAX		(64 << 10)
+#define ATT_SIGSETXID		33	/* glibc's internal SIGRTMIN + 1 */
+
+int att_mem_write(struct cli_attach *a, unsigned long addr, const void *buf, size_t len)
+{
+	struct iovec l = { (void *)buf, len }, r = { (void *)addr, len };
+
+	return process_vm_writev(a->pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+int att_mem_read(struct cli_attach *a, unsigned long addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)addr, len };
+
+	return process_vm_readv(a->pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* A NUL-terminated string of the process (malloc'd), at most @max bytes. */
+char *att_mem_string(struct cli_attach *a, unsigned long addr, size_t max)
+{
+	size_t len = 0, cap = 0;
+	char *s = NULL;
+
+	while (len < max) {
+		size_t chunk = 4096 - ((addr + len) & 4095);
+		char *ns;
+		void *nul;
+
+		if (len + chunk + 1 > cap) {
+			cap = (len + chunk + 1) * 2;
+			ns = realloc(s, cap);
+			if (!ns)
+				break;
+			s = ns;
+		}
+		if (att_mem_read(a, addr + len, s + len, chunk))
+			break;
+		nul = memchr(s + len, 0, chunk);
+		if (nul)
+			return s;
+		len += chunk;
+	}
+	if (s)
+		s[len < cap ? len : cap - 1] = 0;
+	return s;
+}
+
+/*
+ * Make the hijacked thread call @fn(@args...) with @data (if any) copied
+ * below its stack (its address replaces args[@data_arg]); the result in
+ * *@ret.  Everything the thread had is put back after.
+ */
+int att_call(struct cli_attach *a, unsigned long fn, unsigned long *args, int nargs,
+	     const void *data, size_t dlen, int data_arg, unsigned long *ret)
+{
+	struct att_thread *t = a->hijack;
+	struct user_regs_struct regs = t->regs, now;
+	static unsigned char xstate[ATT_XSTATE_MAX];
+	struct iovec xiov = { xstate, sizeof(xstate) };
+	unsigned long sp, zero = 0, mask, callmask;
+	bool have_x, have_mask;
+	double start = att_now_ms(), deadline = start + ATT_CALL_TIMEOUT_MS;
+	int st, err = 0;
+
+	have_x = !ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &xiov);
+	have_mask = !ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(mask), &mask);
+	/* below the red zone, and then some */
+	sp = (t->regs.rsp - 512) & ~15UL;
+	if (data) {
+		sp = (sp - dlen) & ~15UL;
+		if (att_mem_write(a, sp, data, dlen))
+			return -EFAULT;
+		args[data_arg] = sp;
+	}
+	sp -= 8;	/* at entry, rsp + 8 is 16-byte aligned */
+	if (att_mem_write(a, sp, &zero, sizeof(zero)))
+		return -EFAULT;
+	regs.rip = fn;
+	regs.rsp = sp;
+	regs.rax = 0;
+	regs.orig_rax = -1;	/* not inside a system call: nothing to restart */
+	regs.rdi = nargs > 0 ? args[0] : 0;
+	regs.rsi = nargs > 1 ? args[1] : 0;
+	regs.rdx = nargs > 2 ? args[2] : 0;
+	regs.rcx = nargs > 3 ? args[3] : 0;
+	regs.r8 = nargs > 4 ? args[4] : 0;
+	regs.r9 = nargs > 5 ? args[5] : 0;
+	regs.eflags &= ~0x400UL;	/* DF clear, as the ABI says */
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &regs))
+		return -errno;
+	/*
+	 * Asynchronous signals wait until the thread is back in its own code,
+	 * but glibc's SIGSETXID (33): a setuid() of another thread waits until
+	 * every thread has run its handler (which only makes the system call),
+	 * and a thread pthread_create() makes here (att_start_loader()) has this
+	 * mask for its whole life.
+	 */
+	callmask = ~0UL;
+	callmask &= ~(1UL << (SIGTRAP - 1) | 1UL << (SIGSEGV - 1) | 1UL << (SIGBUS - 1) |
+		      1UL << (SIGILL - 1) | 1UL << (SIGFPE - 1) | 1UL << (ATT_SIGSETXID - 1));
+	if (have_mask)
+		ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(callmask), &callmask);
+	if (ptrace(PTRACE_CONT, t->tid, NULL, NULL))
+		return -errno;
+	for (;;) {
+		pid_t r = waitpid(t->tid, &st, __WALL | WNOHANG);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || (r > 0 && (WIFEXITED(st) || WIFSIGNALED(st)))) {
+			t->gone = true;
+			return -ESRCH;
+		}
+		if (!r) {
+			if (att_now_ms() > deadline) {
+				fprintf(stderr, "fhook: %s: the call into process %d did not return "
+					"in %d s; the process is left running it\n", a->cmd, a->pid,
+					ATT_CALL_TIMEOUT_MS / 1000);
+				att_release(t);
+				return -ETIMEDOUT;
+			}
+			att_wait_for_tracee();
+			continue;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		if (st >> 16 == PTRACE_EVENT_STOP) {
+			/* stopped with the group meanwhile: finish our call first */
+			ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+			continue;
+		}
+		if (st >> 16 == PTRACE_EVENT_CLONE) {
+			/* att_start_loader()'s thread, attached to us at birth */
+			unsigned long msg = 0;
+
+			if (!ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg))
+				a->clone_tid = (pid_t)msg;
+			ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+			continue;
+		}
+		if (WSTOPSIG(st) == SIGSEGV && !ptrace(PTRACE_GETREGS, t->tid, NULL, &now) &&
+		    now.rip == 0 && now.rsp == sp + 8) {
+			*ret = now.rax;
+			break;
+		}
+		/* fhook's int3 mid-patch, or a real fault of the call: its handler decides */
+		ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)WSTOPSIG(st));
+	}
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs))
+		err = -errno;
+	if (have_x && ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &xiov))
+		err = -errno;
+	/* the fault unblocks SIGSEGV if it was blocked: the mask comes back whole */
+	if (have_mask)
+		ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(mask), &mask);
+	a->times.call_ms = att_now_ms() - start;
+	return err;
+}
