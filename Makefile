@@ -185,3 +185,8 @@ clean:
 	rm -rf $(B)
 
 .PHONY: all install deps test test-asan test-tsan demo kernel-test clean
+
+# The aarch64 edition: cross-built into build-aarch64/ and tested under
+# qemu-user (gcc-aarch64-linux-gnu, qemu-user-static, libelf-dev:arm64).
+test-aarch64:
+	@bash scripts/test-aarch64.sh
