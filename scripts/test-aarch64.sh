@@ -25,8 +25,13 @@ PROGRAMS="
 core/test_ops core/test_stress core/test_unregister_race core/test_blocked
 core/test_dlopen_glob core/test_nosites
 fprobe/test_dlopen_glob fprobe/test_coroutines fprobe/test_coroutines_framed
-livepatch/test_inject
+livepatch/test_inject livepatch/test_redirect fprobe/test_fprobe
 util/test_lockdep
+"
+# cases of those programs left out, with why (the others run one by one)
+SKIP_CASES="
+livepatch/test_redirect/bad_names:its uninstrumented function needs a kprobe (none on aarch64 yet)
+fprobe/test_fprobe/backtrace:backtrace through a hooked return needs the return stubs' unwind information
 "
 # ... and what is left out, with why
 SKIPS="
@@ -43,7 +48,6 @@ fprobe/test_graph:x86-64 graph trampolines
 fprobe/test_graph_lean:x86-64 graph trampolines
 fprobe/test_exit_on_unwind:no longjmp/siglongjmp interposers on aarch64 yet (glibc mangles sp in jmp_buf)
 core/test_unwind_tramp:no unwind information for the aarch64 trampolines and return stubs yet
-fprobe/test_fprobe:backtrace through a hooked return needs the return stubs' unwind information (1 of 55 checks)
 core/test_process:signals and fork not yet right on aarch64 (calls under signals uncounted, fork child fails)
 core/test_dlopen:fails on aarch64: a function of an object loaded again is not hooked (open)
 core/test_own_malloc:fails on aarch64: the loader's calloc at thread set-up reaches a handler (open)
@@ -51,7 +55,6 @@ core/test_exec_env:fails under qemu-user: exec with the environment kept (open)
 fprobe/test_progs:fails on aarch64: a traced program's output differs (open)
 fprobe/test_progs_framed:fails on aarch64: a traced program's output differs (open)
 fprobe/test_unregister_stress:fails on aarch64: exit handlers see wrong return values under stress (open)
-livepatch/test_redirect:fails on aarch64: crashes after 46 checks (open)
 "
 
 for tool in "$CC" "$QEMU"; do
@@ -80,9 +83,26 @@ mkdir -p "$B"
 log="$B/test-log.txt"
 : >"$log"
 pass=0 fail=0 skip=0
+# run @1, or each of its cases but those SKIP_CASES names
+run_program() {
+	local p=$1 dir prog cases c rc=0 r
+	dir="$B/tests/$(dirname "$p")" prog="./$(basename "$p")"
+	if ! grep -q "^$p/" <<<"$SKIP_CASES"; then
+		(cd "$dir" && timeout "$TIMEOUT" "$QEMU" -L "$SYSROOT" "$prog" 2>&1)
+		return
+	fi
+	cases=$(cd "$dir" && TEST_CASE=list timeout "$TIMEOUT" "$QEMU" -L "$SYSROOT" "$prog")
+	for c in $cases; do
+		grep -q "^$p/$c:" <<<"$SKIP_CASES" && continue
+		(cd "$dir" && TEST_CASE=$c timeout "$TIMEOUT" "$QEMU" -L "$SYSROOT" "$prog" 2>&1)
+		r=$?
+		[ "$r" -ne 0 ] && rc=$r
+	done
+	return $rc
+}
+
 for p in $PROGRAMS; do
-	out=$(cd "$B/tests/$(dirname "$p")" &&
-	      timeout "$TIMEOUT" "$QEMU" -L "$SYSROOT" "./$(basename "$p")" 2>&1)
+	out=$(run_program "$p")
 	rc=$?
 	printf '== %s (exit %d)\n%s\n' "$p" "$rc" "$out" >>"$log"
 	np=$(grep -c '^PASS ' <<<"$out")
@@ -100,7 +120,8 @@ while IFS=: read -r what why; do
 	[ -n "$what" ] || continue
 	echo "SKIP $what: $why"
 	skip=$((skip + 1))
-done <<<"$SKIPS"
+done <<<"$SKIPS
+$SKIP_CASES"
 echo
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
