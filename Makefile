@@ -62,7 +62,7 @@ LIB_OBJS = $(LIB_SRCS:%.c=$(B)/%.o) $(LIB_ASM:%.S=$(B)/%.o)
 CMD_OBJS = $(CMD_SRCS:%.c=$(B)/cmd/%.o)
 CLI_OBJS = $(CLI_SRCS:%.c=$(B)/%.o) $(CMD_OBJS)
 
-HEADERS := $(wildcard include/fhook/*.h) $(wildcard lib/*/*.h lib/*/*/*.h)
+HEADERS := $(wildcard include/fhook/*.h include/fhook/*/*.h include/fhook/*/*/*.h) $(wildcard lib/*/*.h lib/*/*/*.h)
 
 all: $(B)/libfhook.so $(B)/libfhook.a $(B)/fhook $(B)/gcc-as/as $(B)/fhook.pc $(EXTRA_TARGETS)
 
@@ -125,6 +125,8 @@ install: all
 	install -m 0755 $(B)/libfhook.so $(DESTDIR)$(PREFIX)/lib/libfhook.so
 	install -m 0644 $(B)/libfhook.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 include/fhook/*.h $(DESTDIR)$(PREFIX)/include/fhook/
+	install -d $(DESTDIR)$(PREFIX)/include/fhook/arch/$(ARCH)
+	install -m 0644 include/fhook/arch/$(ARCH)/*.h $(DESTDIR)$(PREFIX)/include/fhook/arch/$(ARCH)/
 	install -m 0755 $(B)/fhook $(DESTDIR)$(PREFIX)/bin/fhook
 	install -m 0755 $(B)/gcc-as/as $(DESTDIR)$(PREFIX)/libexec/fhook/as
 	sed -e 's|@PREFIX@|$(PREFIX)|g' fhook.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fhook.pc
@@ -183,3 +185,8 @@ clean:
 	rm -rf $(B)
 
 .PHONY: all install deps test test-asan test-tsan demo kernel-test clean
+
+# The aarch64 edition: cross-built into build-aarch64/ and tested under
+# qemu-user (gcc-aarch64-linux-gnu, qemu-user-static, libelf-dev:arm64).
+test-aarch64:
+	@bash scripts/test-aarch64.sh

@@ -31,8 +31,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "arch/x86_64/vecfree.h"
-#include "arch/x86_64/vecnote.h"
+#include "arch_insn.h"
+#include "vecfree.h"
+#include "vecnote.h"
 #include "as_vecproof.h"
 
 /* What the linker may still write into one function: its relocations. */
@@ -260,16 +261,12 @@ static void fn_relocs_of(const struct obj_relocs *o, size_t shndx, uint64_t lo, 
 	}
 }
 
-/* gcc's pad at a function's entry (after an endbr64): the function has a site. */
+/* gcc's pad at a function's entry (after the arch's entry instructions): a site. */
 static bool has_pad(const unsigned char *code, uint64_t size)
 {
-	static const unsigned char endbr[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	unsigned int off = size >= FHOOK_SITE_ENTRY_MAX ? fhook_site_entry_off(code) : 0;
 
-	if (size >= 4 && !memcmp(code, endbr, 4)) {
-		code += 4;
-		size -= 4;
-	}
-	return size >= FHOOK_SITE_LEN && fhook_site_is_pad(code);
+	return size >= off + FHOOK_SITE_LEN && fhook_site_is_pad(code + off);
 }
 
 struct note_buf {
@@ -481,7 +478,7 @@ int as_vecproof(const char *obj)
 		goto out;
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || eh.e_type != ET_REL ||
-	    eh.e_machine != EM_X86_64 || gelf_getclass(e) != ELFCLASS64)
+	    eh.e_machine != FHOOK_ELF_MACHINE || gelf_getclass(e) != ELFCLASS64)
 		goto out;
 	if (has_note(e))
 		goto out;

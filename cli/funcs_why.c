@@ -31,6 +31,7 @@
 
 #include "cli.h"
 #include <fhook/internal/elf.h>
+#include "arch_insn.h"
 #include "kprobe.h"
 #include "kprobes/nokprobe.h"
 
@@ -90,7 +91,7 @@ static int image_load(const char *path, struct image *im)
 		return -ENOEXEC;
 	eh = (const Elf64_Ehdr *)im->data;
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_machine != EM_X86_64 || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh->e_machine != FHOOK_ELF_MACHINE || eh->e_phentsize != sizeof(Elf64_Phdr) ||
 	    eh->e_phoff + (size_t)eh->e_phnum * sizeof(Elf64_Phdr) > im->size)
 		return -ENOEXEC;
 	im->ph = (const Elf64_Phdr *)(im->data + eh->e_phoff);
@@ -113,13 +114,12 @@ static bool site_in(const struct fhook_elf_sites *es, unsigned long addr)
 	return lo < es->nr && es->addrs[lo] == addr;
 }
 
-/* Does a site of @es (sorted) lie at @addr, or right after an endbr64 there? */
+/* Does a site of @es (sorted) lie at @addr, or after the arch's entry instructions there? */
 static bool has_site(const struct fhook_elf_sites *es, const struct image *im, unsigned long addr)
 {
-	const unsigned char *b = image_at(im, addr, 4);
+	const unsigned char *b = image_at(im, addr, FHOOK_SITE_ENTRY_MAX);
 
-	return site_in(es, addr) ||
-	       (b && !memcmp(b, "\xf3\x0f\x1e\xfa", 4) && site_in(es, addr + 4));
+	return site_in(es, addr) || (b && site_in(es, addr + fhook_site_entry_off(b)));
 }
 
 static int addr_cmp(const void *a, const void *b)

@@ -22,6 +22,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "arch_insn.h"
 #include "cli.h"
 
 /* libfhook.so next to the command (build tree), else in ../lib (installed). */
@@ -165,19 +166,24 @@ static int check_elf_header(const char *file, int fd, const struct stat *st)
 		machine = (uint16_t)(e[EI_NIDENT + 2] | e[EI_NIDENT + 3] << 8);
 	else
 		machine = (uint16_t)(e[EI_NIDENT + 2] << 8 | e[EI_NIDENT + 3]);
-	if (e[EI_CLASS] == ELFCLASS32 || machine != EM_X86_64 || e[EI_DATA] != ELFDATA2LSB) {
+	if (e[EI_CLASS] == ELFCLASS32 || machine != FHOOK_ELF_MACHINE ||
+	    e[EI_DATA] != ELFDATA2LSB) {
 		const char *what = machine == EM_386 ? "a 32-bit x86 program" :
+				   machine == EM_X86_64 && e[EI_CLASS] == ELFCLASS32 ?
+				   "a 32-bit (x32) program" :
+				   machine == EM_X86_64 ? "an x86-64 program" :
+				   machine == EM_AARCH64 && e[EI_CLASS] == ELFCLASS32 ?
+				   "a 32-bit AArch64 (ILP32) program" :
 				   machine == EM_AARCH64 ? "an AArch64 program" :
 				   machine == EM_ARM ? "a 32-bit ARM program" :
-				   machine == EM_RISCV ? "a RISC-V program" :
-				   machine == EM_X86_64 ? "a 32-bit (x32) program" : NULL;
+				   machine == EM_RISCV ? "a RISC-V program" : NULL;
 
 		if (what)
-			fprintf(stderr, "fhook: %s is %s: fhook runs x86-64 programs only\n",
-				file, what);
+			fprintf(stderr, "fhook: %s is %s: fhook runs " FHOOK_ARCH_NAME
+				" programs only\n", file, what);
 		else
 			fprintf(stderr, "fhook: %s is a %d-bit ELF program for machine %u: fhook "
-				"runs x86-64 programs only\n", file,
+				"runs " FHOOK_ARCH_NAME " programs only\n", file,
 				e[EI_CLASS] == ELFCLASS32 ? 32 : 64, machine);
 		return -ENOEXEC;
 	}

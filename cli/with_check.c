@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arch_insn.h"
 #include "with_check.h"
 
 static const char *type_name(int type)
@@ -100,7 +101,7 @@ int lp_check_with(const char *lib, const char *name, char *why, size_t size)
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
-	    gelf_getclass(elf) != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+	    gelf_getclass(elf) != ELFCLASS64 || eh.e_machine != FHOOK_ELF_MACHINE) {
 		snprintf(why, size, "%s: not an x86-64 ELF shared object", lib);
 		ret = -ENOEXEC;
 	} else if (eh.e_type != ET_DYN) {

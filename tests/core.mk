@@ -3,7 +3,7 @@ TEST_TARGETS += $(B)/tests/core/libdltarget.so
 
 $(B)/tests/core/libdltarget.so: tests/core/dltarget.c
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -g -fPIC -shared -fpatchable-function-entry=5 -o $@ $<
+	$(CC) -O2 -g -fPIC -shared $(FHOOK_SITE_CFLAGS) -o $@ $<
 
 # A program without patchable sites: built without the flags.
 TEST_TARGETS += $(B)/tests/core/test_nosites

@@ -1,6 +1,6 @@
 # fprobe's C++ test: exceptions thrown through hooked frames.
 CXX ?= c++
-FPROBE_CXXFLAGS := -std=gnu++17 -O2 -g -Wall -Iinclude -fpatchable-function-entry=5 $(SAN)
+FPROBE_CXXFLAGS := -std=gnu++17 -O2 -g -Wall -Iinclude $(FHOOK_SITE_CFLAGS) $(SAN)
 TEST_TARGETS += $(B)/tests/fprobe/test_cxx_exceptions
 
 $(B)/tests/fprobe/test_cxx_exceptions: tests/fprobe/test_cxx_exceptions.cc tests/fprobe/progs.h \
@@ -23,7 +23,7 @@ $(B)/tests/fprobe/test_dlopen_glob: $(B)/tests/fprobe/libdlprobe.so $(B)/tests/f
 
 $(B)/tests/fprobe/libdlprobe.so: tests/fprobe/dlprobe.c
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -g -fPIC -shared -fpatchable-function-entry=5 $(SAN) -o $@ $<
+	$(CC) -O2 -g -fPIC -shared $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $<
 
 $(B)/tests/fprobe/libdlfiller.so: tests/fprobe/dlfiller.c
 	@mkdir -p $(dir $@)

@@ -2,7 +2,7 @@
 # linked with libfhook (the command preloads it) and a replacement library.
 $(B)/tests/livepatch/lp_prog: tests/livepatch/lp_prog.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g -Wall -fpatchable-function-entry=5 -rdynamic $(SAN) \
+	$(CC) -std=gnu11 -O2 -g -Wall $(FHOOK_SITE_CFLAGS) -rdynamic $(SAN) \
 		-o $@ $< -ldl
 
 $(B)/tests/livepatch/lp_repl.so: tests/livepatch/lp_repl.c

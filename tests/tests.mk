@@ -1,7 +1,7 @@
 # Test programs: every tests/<layer>/test_*.c becomes build/tests/<layer>/test_*,
 # built traceable and linked with libfhook.  A layer's own fragment may add
 # TEST_TARGETS with other recipes.
-TEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Iinclude -fpatchable-function-entry=5 $(SAN)
+TEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Iinclude $(FHOOK_SITE_CFLAGS) $(SAN)
 TEST_LDFLAGS := -L$(B) -lfhook -Wl,-rpath,$(CURDIR)/$(B) -lpthread -ldl $(SAN)
 TEST_C_SRCS := $(wildcard tests/*/test_*.c)
 TEST_TARGETS += $(TEST_C_SRCS:tests/%.c=$(B)/tests/%)

@@ -93,7 +93,7 @@ static void notrace test_ftrace_handler(unsigned long ip,
 	for (i = 0; i < ARRAY_SIZE(g_parent_symbol); ++i) {
 		if (g_parent_symbol[i].start_addr <= parent_ip &&
 			parent_ip < g_parent_symbol[i].end_addr) {
-			regs->ip = handler->new_addr;
+			instruction_pointer_set(regs, handler->new_addr);
 		}
 	}
 }

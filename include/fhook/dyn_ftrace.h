@@ -26,11 +26,11 @@
 extern "C" {
 #endif
 
-#define MCOUNT_INSN_SIZE	5
+#include <fhook/ftrace.h>	/* MCOUNT_INSN_SIZE, the arch's */
 
 /*
  * struct dyn_ftrace - one patchable site (16 bytes, as the kernel's)
- * @ip:    address of the 5-byte site (after an endbr64, if any)
+ * @ip:    address of the site's call (after the arch's entry instructions, if any)
  * @flags: reference count of ops (low 24 bits) and FTRACE_FL_* bits
  */
 struct dyn_ftrace {

@@ -31,7 +31,8 @@ struct rethook;
 
 /*
  * The entry handler.  @entry_ip is the probed function's patchable site
- * (its address, or address + 4 after an endbr64), @ret_ip the address it
+ * (its address, or past the arch's entry instructions: an endbr64,
+ * aarch64's bti c and mov x9, x30), @ret_ip the address it
  * will return to, @entry_data the fprobe's per-call scratch area
  * (@entry_data_size bytes, NULL when that is 0), handed on to the exit
  * handler of the same call.  Returning non-zero cancels the exit handler
@@ -45,7 +46,7 @@ typedef int (*fprobe_entry_cb)(struct fprobe *fp, unsigned long entry_ip,
  * The exit handler.  @ret_ip is the address the function returns to.
  * @fregs is NULL for a frame removed without a return (only with
  * FPROBE_FL_EXIT_ON_UNWIND).  In @fregs only the return value registers (ftrace_regs_get_return_value(),
- * ftrace_regs_get_fp_return_value(), %rdx, xmm0-1), the instruction
+ * ftrace_regs_get_fp_return_value(); x86-64: rdx, xmm0-1; aarch64: x0-x8, q0-q7), the instruction
  * pointer (== @ret_ip) and the stack pointer (after the return) are valid;
  * a changed return value is what the caller sees.
  */
@@ -102,7 +103,7 @@ struct fprobe {
  */
 #define FPROBE_FL_EXIT_ON_UNWIND	4
 /*
- * fhook's own: both handlers neither change nor read xmm0-7, as
+ * fhook's own: both handlers neither change nor read the vector argument registers, as
  * FHOOK_OPS_FL_GENERAL_REGS_ONLY says of an ftrace_ops handler (built with
  * -mgeneral-regs-only, calling nothing that uses them): the entry then
  * saves no vector register.  A probe that sets it and breaks the promise

@@ -17,27 +17,19 @@ extern "C" {
 #endif
 
 /*
- * Register state at a function's patchable site, in the kernel's x86-64
- * pt_regs order.  Only with FTRACE_OPS_FL_SAVE_REGS are the callee-saved
- * registers and flags valid; see ftrace_get_regs().
+ * struct pt_regs and struct ftrace_regs are the architecture's (the
+ * kernel's layouts); their accessors below, and the kernel's register
+ * accessors in the arch header (instruction_pointer(),
+ * regs_get_kernel_argument(), regs_return_value(), ...), are the only
+ * stable interface.
  */
-struct pt_regs {
-	unsigned long r15, r14, r13, r12, bp, bx;
-	unsigned long r11, r10, r9, r8, ax, cx, dx, si, di;
-	unsigned long orig_ax;
-	unsigned long ip, cs, flags, sp, ss;
-};
-
-/*
- * What a handler sees.  Treat it as opaque and use the accessors: they are
- * the kernel's names and are the only stable interface.
- */
-struct ftrace_regs {
-	struct pt_regs regs;
-	unsigned long fhook_full;	/* non-zero when every field of regs is valid */
-	unsigned long fhook_pad;
-	unsigned char fhook_xmm[8][16] __attribute__((aligned(16)));
-};
+#if defined(__x86_64__)
+#include <fhook/arch/x86_64/ptrace.h>
+#elif defined(__aarch64__)
+#include <fhook/arch/aarch64/ptrace.h>
+#else
+#error "fhook: no struct pt_regs for this architecture (include/fhook/arch/)"
+#endif
 
 struct ftrace_ops;
 
@@ -67,7 +59,7 @@ enum {
 	FTRACE_OPS_FL_PERMANENT		= 1UL << 16, /* ftrace_enabled may not be cleared */
 	FTRACE_OPS_FL_DIRECT		= 1UL << 17,
 	/*
-	 * fhook's own: the handler neither changes nor reads xmm0-7 (built
+	 * fhook's own: the handler neither changes nor reads the vector argument registers (built
 	 * with -mgeneral-regs-only, calling nothing that uses them, and not
 	 * reading floating-point arguments), so the trampoline does not save
 	 * them.  A handler that sets it and breaks the promise corrupts the
@@ -130,7 +122,7 @@ int ftrace_set_enabled(bool enabled);
 bool ftrace_is_enabled(void);
 
 /*
- * fhook's own: does @ops's trampoline save xmm0-7 around its handler?
+ * fhook's own: does @ops's trampoline save the vector argument registers around its handler?
  * Not when the ops is FHOOK_OPS_FL_GENERAL_REGS_ONLY, or when its handler
  * was seen, at registration, to be a leaf that names no vector register
  * and reads of its fregs only the registers, not the vector part (proven
@@ -149,61 +141,52 @@ static inline struct pt_regs *ftrace_get_regs(struct ftrace_regs *fregs)
 
 static inline unsigned long ftrace_regs_get_instruction_pointer(struct ftrace_regs *fregs)
 {
-	return fregs->regs.ip;
+	return instruction_pointer(&fregs->regs);
 }
 
 /* Only an ops with FTRACE_OPS_FL_IPMODIFY may move the ip. */
 static inline void ftrace_regs_set_instruction_pointer(struct ftrace_regs *fregs,
 						       unsigned long ip)
 {
-	fregs->regs.ip = ip;
+	instruction_pointer_set(&fregs->regs, ip);
 }
 
 /* The 6.1 name of the same setter. */
 static inline void ftrace_instruction_pointer_set(struct ftrace_regs *fregs, unsigned long ip)
 {
-	fregs->regs.ip = ip;
+	instruction_pointer_set(&fregs->regs, ip);
 }
 
 static inline unsigned long ftrace_regs_get_stack_pointer(struct ftrace_regs *fregs)
 {
-	return fregs->regs.sp;
+	return user_stack_pointer(&fregs->regs);
 }
 
-/* Integer argument @n, counted from 0 as in the kernel (rdi, rsi, rdx, rcx, r8, r9). */
+/* Integer argument @n, counted from 0 as in the kernel (the ABI's argument registers). */
 static inline unsigned long ftrace_regs_get_argument(struct ftrace_regs *fregs, unsigned int n)
 {
-	switch (n) {
-	case 0: return fregs->regs.di;
-	case 1: return fregs->regs.si;
-	case 2: return fregs->regs.dx;
-	case 3: return fregs->regs.cx;
-	case 4: return fregs->regs.r8;
-	case 5: return fregs->regs.r9;
-	}
-	return 0;
+	return regs_get_kernel_argument(&fregs->regs, n);
 }
 
 static inline void ftrace_regs_set_argument(struct ftrace_regs *fregs, unsigned int n,
 					    unsigned long val)
 {
-	switch (n) {
-	case 0: fregs->regs.di = val; break;
-	case 1: fregs->regs.si = val; break;
-	case 2: fregs->regs.dx = val; break;
-	case 3: fregs->regs.cx = val; break;
-	case 4: fregs->regs.r8 = val; break;
-	case 5: fregs->regs.r9 = val; break;
-	}
+	regs_set_kernel_argument(&fregs->regs, n, val);
 }
 
-/* Floating-point argument @n (xmm0-7), as a double. */
+/* The raw 16 bytes of the vector argument register @n (0-7), or NULL. */
+static inline void *ftrace_regs_get_vector(struct ftrace_regs *fregs, unsigned int n)
+{
+	return n < 8 ? fregs->fhook_vregs[n] : NULL;
+}
+
+/* Floating-point argument @n (the first eight vector registers), as a double. */
 static inline double ftrace_regs_get_fp_argument(struct ftrace_regs *fregs, unsigned int n)
 {
 	double d = 0;
 
 	if (n < 8)
-		__builtin_memcpy(&d, fregs->fhook_xmm[n], sizeof(d));
+		__builtin_memcpy(&d, fregs->fhook_vregs[n], sizeof(d));
 	return d;
 }
 
@@ -211,23 +194,17 @@ static inline void ftrace_regs_set_fp_argument(struct ftrace_regs *fregs, unsign
 					       double d)
 {
 	if (n < 8)
-		__builtin_memcpy(fregs->fhook_xmm[n], &d, sizeof(d));
-}
-
-/* The raw 16 bytes of xmm@n. */
-static inline void *ftrace_regs_get_xmm(struct ftrace_regs *fregs, unsigned int n)
-{
-	return n < 8 ? fregs->fhook_xmm[n] : NULL;
+		__builtin_memcpy(fregs->fhook_vregs[n], &d, sizeof(d));
 }
 
 static inline unsigned long ftrace_regs_get_return_value(struct ftrace_regs *fregs)
 {
-	return fregs->regs.ax;
+	return regs_return_value(&fregs->regs);
 }
 
 static inline void ftrace_regs_set_return_value(struct ftrace_regs *fregs, unsigned long val)
 {
-	fregs->regs.ax = val;
+	regs_set_return_value(&fregs->regs, val);
 }
 
 static inline double ftrace_regs_get_fp_return_value(struct ftrace_regs *fregs)

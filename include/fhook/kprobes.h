@@ -18,9 +18,10 @@
  * kprobe_method() says which one a registered probe got and why.  See
  * docs/kprobes.md.
  *
- * As in the kernel on x86, a pre_handler sees regs->ip == address + 1;
- * a pre_handler that moves regs->ip elsewhere returns 1, and the probed
- * instructions are then skipped (the thread resumes at regs->ip).  Every
+ * As in the kernel, a pre_handler sees instruction_pointer(regs) ==
+ * address + 1 on x86-64 (past the int3), address on aarch64; a
+ * pre_handler that moves it elsewhere returns 1, and the probed
+ * instructions are then skipped (the thread resumes there).  Every
  * field of the struct pt_regs is valid; changes to registers take effect.
  *
  * Registering and unregistering may allocate and take locks: call them
@@ -140,8 +141,8 @@ typedef int (*kretprobe_handler_t)(struct kretprobe_instance *ri, struct pt_regs
 /**
  * struct kretprobe - a probe on a function's return
  * @kp:		the entry probe (symbol_name or addr, offset 0 once resolved)
- * @handler:	called on return; regs->ax (and dx) hold the return value,
- *		changes to them are what the caller sees
+ * @handler:	called on return; regs_return_value(regs) is the return value,
+ *		changes to the registers are what the caller sees
  * @entry_handler: called on entry; non-zero: this call is not hooked
  * @maxactive:	calls hooked at once over all threads; 0: no cap but each
  *		thread's shadow stack
@@ -185,11 +186,6 @@ int register_kretprobes(struct kretprobe **rps, int num);
 void unregister_kretprobes(struct kretprobe **rps, int num);
 int disable_kretprobe(struct kretprobe *rp);
 int enable_kretprobe(struct kretprobe *rp);
-
-static inline unsigned long regs_return_value(struct pt_regs *regs)
-{
-	return regs->ax;
-}
 
 #ifdef __cplusplus
 }

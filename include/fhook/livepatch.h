@@ -116,7 +116,7 @@ int fhook_lp_redirect(struct fhook_lp *lp, const char *caller, void *new_func);
  * fhook_lp_fail() - make calls of the target from @caller return @retval
  * @lp:     the patch, not applied
  * @caller: as for fhook_lp_redirect()
- * @retval: the value the target returns (in %rax) without running
+ * @retval: the value the target returns (in its integer result register) without running
  *
  * Which calls fail is decided by the patch's fault attribute
  * (fhook_lp_set_fault_attr()).  Context and return: as fhook_lp_redirect().

@@ -32,8 +32,18 @@
  *   fhook_site_is_nop(b)         @b holds the site's nop
  *   fhook_site_is_pad(b)         @b holds the compiler's split pad (written directly)
  *   fhook_site_call_target(b,ip) target of the call at @ip, or 0
+ *   FHOOK_SITE_ENTRY_MAX, fhook_site_entry_off(b)  where a site lies past a function's entry
+ *   FHOOK_SITE_ADJUST_SPAN, fhook_site_adjust(rec)  the site of a compiler's record
+ *   FHOOK_KPROBE_HIT_IP_OFF      the ip a kprobe's pre_handler sees, past the probed address
  */
 #include "arch_insn.h"
+/*
+ * Per arch, inline, with struct pt_regs: where a return address lives
+ * (FHOOK_RET_IN_SLOT, fhook_ret_key_at_return(), fhook_ret_slot_restore(),
+ * fhook_fregs_ret_ptr()) and what a kretprobe keeps of the registers
+ * (struct fhook_regs_scratch).
+ */
+#include "arch_regs.h"
 
 /* ---- site bytes (insn.c): the one encoder and classifier ---- */
 
@@ -89,12 +99,14 @@ int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr);
  * the file) the pages of every site are made private before any is read,
  * which is cheapest when pads are what they hold; without, only pages
  * found to hold a pad are written.  Addresses outside a loaded object's
- * text are no sites and are skipped.  Call with text_mutex held.  Returns
+ * text are no sites and are skipped.  With @records, the addresses are the
+ * compiler's records, which fhook_site_adjust() turns into sites; else
+ * they are sites.  Call with text_mutex held.  Returns
  * how many sites hold neither a pad nor a nop (left to the caller: -pg
  * calls, foreign bytes), or -EPERM.
  */
 long fhook_text_init_pads(const unsigned long *addrs, size_t stride, size_t nr,
-			  unsigned long bias, bool expect_pads);
+			  unsigned long bias, bool expect_pads, bool records);
 
 void fhook_text_lock(void);
 void fhook_text_unlock(void);

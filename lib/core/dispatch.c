@@ -95,6 +95,6 @@ void fhook_dispatch(unsigned long ip, unsigned long parent_ip, struct fhook_stub
 
 void ftrace_override_function_with_return(struct ftrace_regs *fregs, unsigned long retval)
 {
-	fregs->regs.ax = retval;
-	fregs->regs.ip = (unsigned long)fhook_just_return;
+	regs_set_return_value(&fregs->regs, retval);
+	instruction_pointer_set(&fregs->regs, (unsigned long)fhook_just_return);
 }

@@ -1055,7 +1055,7 @@ static unsigned long location_locked(unsigned long ip)
 	sym = fhook_object_sym_at(obj, ip);
 	if (!sym || sym->addr != ip)
 		return 0;
-	/* the first site inside the function: after an endbr64, if any */
+	/* the first site inside the function: after the arch's entry instructions, if any */
 	lo = fhook_lower_bound(obj->nr_recs, k, obj->recs[k].ip, ip);
 	if (lo < obj->nr_recs && obj->recs[lo].ip < sym->addr + sym->size &&
 	    obj->recs[lo].ip - sym->addr <= 16 && !(obj->recs[lo].flags & FTRACE_FL_DISABLED))

@@ -72,6 +72,12 @@ struct rec_fill {
 static inline void rec_add(struct fhook_object *obj, struct rec_fill *f, unsigned long ip,
 			   bool mcount)
 {
+	/* the arch's site of the compiler's record, in the text */
+	if (FHOOK_SITE_ADJUST_SPAN) {
+		if (!fhook_object_text(obj, ip, FHOOK_SITE_ADJUST_SPAN))
+			return;
+		ip = fhook_site_adjust(ip);
+	}
 	/* a site must leave room for the 6-byte form's tail */
 	if (!fhook_object_text(obj, ip, FHOOK_SITE_MAX))
 		return;
@@ -237,7 +243,7 @@ static void object_init_nops(struct fhook_object *obj, bool expect_pads)
 	fhook_text_lock();
 	others = fhook_text_init_pads(&obj->recs[0].ip,
 				      sizeof(obj->recs[0]) / sizeof(obj->recs[0].ip),
-				      obj->nr_recs, 0, expect_pads);
+				      obj->nr_recs, 0, expect_pads, false);
 	if (others > 0)
 		calls = malloc((size_t)others * sizeof(*calls));
 	for (i = 0; others > 0 && i < obj->nr_recs; i++) {
@@ -292,7 +298,9 @@ static bool object_same(struct fhook_object *obj)
 	size_t i;
 
 	if (!__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
-		return !obj->init_site || fhook_site_is_nop((const unsigned char *)obj->init_site);
+		return !obj->init_site ||
+		       (fhook_site_is_nop((const unsigned char *)obj->init_site) &&
+			!fhook_site_is_pad((const unsigned char *)obj->init_site));
 	for (i = 0; i < obj->nr_recs; i++) {
 		const unsigned char *b = (const unsigned char *)obj->recs[i].ip;
 		unsigned long t;
@@ -317,8 +325,9 @@ static unsigned long __fhook_startup first_site(struct fhook_object *obj,
 	for (s = 0; s < m->nr; s++)
 		for (i = 0; i < m->sec[s].nr; i++)
 			if (m->sec[s].addrs[i] &&
-			    fhook_object_text(obj, m->sec[s].addrs[i] + obj->base, FHOOK_SITE_MAX))
-				return m->sec[s].addrs[i] + obj->base;
+			    fhook_object_text(obj, m->sec[s].addrs[i] + obj->base,
+					      FHOOK_SITE_ADJUST_SPAN ?: FHOOK_SITE_MAX))
+				return fhook_site_adjust(m->sec[s].addrs[i] + obj->base);
 	return 0;
 }
 
@@ -355,12 +364,12 @@ static void __fhook_startup objects_added(struct fhook_object *list)
 		    !m.scan.nr_sections) {
 			obj->sites_loaded = true;
 		} else if (!m.scan.prepared) {
-			expect = m.have_first && fhook_site_is_pad(m.first);
+			expect = !FHOOK_SITE_ADJUST_SPAN && m.have_first && fhook_site_is_pad(m.first);
 			if (!m.copy_needed) {
 				fhook_text_lock();
 				for (s = 0, others = 0; s < m.nr && others >= 0; s++) {
 					long r = fhook_text_init_pads(m.sec[s].addrs, 1, m.sec[s].nr,
-								      obj->base, expect);
+								      obj->base, expect, true);
 
 					others = r < 0 ? r : others + r;
 				}

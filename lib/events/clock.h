@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "arch_insn.h"
 #include "ring.h"
 
 static inline uint64_t ev_clock_mono_ns(void)
@@ -24,12 +25,10 @@ static inline uint64_t ev_clock_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* the arch's cycle counter (x86-64's TSC) */
 static inline uint64_t ev_clock_tsc(void)
 {
-	uint32_t lo, hi;
-
-	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
+	return fhook_arch_counter();
 }
 
 static inline uint64_t ev_clock_read(uint32_t clock)

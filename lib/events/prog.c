@@ -21,6 +21,7 @@
 
 #include "util/bsearch.h"
 #include "kprobes/nokprobe.h"
+#include "arch_insn.h"
 
 static int ev_sym_cmp(const void *a, const void *b)
 {
@@ -77,10 +78,10 @@ static int read_file_syms(struct ev_file *f)
 	return 0;
 }
 
-/* A site lies at the function's start, or after its endbr64. */
+/* A site lies at the function's start, or after the arch's entry instructions. */
 static bool site_of(const struct ev_sym *s, unsigned long site)
 {
-	return s->func && site >= s->addr && site - s->addr <= 4;
+	return s->func && site >= s->addr && site - s->addr <= FHOOK_SITE_ENTRY_MAX;
 }
 
 static void mark_sites(struct ev_file *f)

@@ -43,6 +43,7 @@
 #include <fhook/internal/events.h>
 #include <fhook/internal/attach.h>
 
+#include "arch_insn.h"
 #include "ring.h"
 #include "clock.h"
 #include "fprobe/rethook.h"
@@ -618,7 +619,7 @@ static const char *__fhook_startup exec_untraced_why(const char *path)
 		why = "set-id: the loader ignores LD_PRELOAD there";
 		goto out;
 	}
-	if (e[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64) {
+	if (e[EI_CLASS] != ELFCLASS64 || eh->e_machine != FHOOK_ELF_MACHINE) {
 		why = "not an x86-64 program";
 		goto out;
 	}
@@ -1065,15 +1066,16 @@ static unsigned long fetch_arg(struct ftrace_regs *fregs, unsigned int n)
 	unsigned long v = 0;
 
 	if (n >= FHOOK_EV_ARG_XMM) {
-		/* the low eight bytes of an SSE register: a double, or a float in four */
+		/* the low eight bytes of a vector register: a double, or a float in four */
 		if (n - FHOOK_EV_ARG_XMM < 8)
-			memcpy(&v, fregs->fhook_xmm[n - FHOOK_EV_ARG_XMM], sizeof(v));
+			memcpy(&v, ftrace_regs_get_vector(fregs, n - FHOOK_EV_ARG_XMM), sizeof(v));
 		return v;
 	}
-	if (n < 6)
+	if (n < FHOOK_NR_REG_ARGS)
 		return ftrace_regs_get_argument(fregs, n);
-	/* the 7th argument on sits above the return address */
-	safe_read(&v, ftrace_regs_get_stack_pointer(fregs) + 8 * (n - 5), sizeof(v));
+	/* the arguments past the registers sit on the stack */
+	safe_read(&v, (unsigned long)(regs_stack_args(&fregs->regs) + (n - FHOOK_NR_REG_ARGS)),
+		  sizeof(v));
 	return v;
 }
 
@@ -1116,7 +1118,7 @@ static int run_fetch(struct rec_arg *a, struct ftrace_regs *fregs, unsigned long
 		case FHOOK_FOP_EDATA: val = entry ? entry[in->param] : 0; break;
 		case FHOOK_FOP_RETVAL:
 			if (in->param == 1)
-				memcpy(&val, fregs->fhook_xmm[0], sizeof(val));
+				memcpy(&val, ftrace_regs_get_vector(fregs, 0), sizeof(val));
 			else
 				val = ftrace_regs_get_return_value(fregs);
 			break;
@@ -1503,12 +1505,12 @@ static void rec_exit_slow(struct rec_probe *p, unsigned long entry_ip,
 
 static int resolve_symbols(struct rec_event *e);
 
-/* What run_fetch() reads: every register of a kprobe's @regs, no SSE one. */
+/* What run_fetch() reads: every register of a kprobe's @regs, no vector one. */
 static void kp_fregs(struct ftrace_regs *fr, const struct pt_regs *regs)
 {
 	fr->regs = *regs;
 	fr->fhook_full = 1;
-	memset(fr->fhook_xmm, 0, sizeof(fr->fhook_xmm));
+	memset(fr->fhook_vregs, 0, sizeof(fr->fhook_vregs));
 }
 
 /*
@@ -1544,9 +1546,9 @@ static int rec_kp_pre(struct kprobe *p, struct pt_regs *regs)
 
 	if (rec_in_fork())
 		return 0;
-	/* a caller is known at a function's first byte only: the word at the stack pointer */
+	/* a caller is known at a function's first instruction only */
 	if (__builtin_expect(rec_nr_callers != 0, 0) && !e->offset &&
-	    !caller_ok(*(unsigned long *)regs->sp))
+	    !caller_ok(*regs_return_address_ptr(regs)))
 		return 0;
 	if (!e->nr_args) {
 		record_plain(e->id, w1);

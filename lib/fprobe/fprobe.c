@@ -70,7 +70,8 @@ static void fprobe_handler_slow(unsigned long ip, unsigned long parent_ip,
 		if (ret)
 			rethook_recycle(node);
 		else
-			rethook_hook(node, ftrace_regs_get_stack_pointer(fregs));
+			rethook_hook(node, ftrace_regs_get_stack_pointer(fregs),
+				     fhook_fregs_ret_ptr(fregs));
 	}
 out:
 	fhook_recursion_unlock(bit);
@@ -145,7 +146,7 @@ static void fprobe_handler(unsigned long ip, unsigned long parent_ip, struct ftr
 		__asm__ __volatile__("" ::: "memory");
 		rethook_top_set(t, idx, __ATOMIC_RELAXED);
 		__asm__ __volatile__("" ::: "memory");
-		*(unsigned long *)sp = rethook_stub_of(base, idx);
+		*fhook_fregs_ret_ptr(fregs) = rethook_stub_of(base, idx);
 	}
 	fhook_recursion_unlock(0);
 	return;

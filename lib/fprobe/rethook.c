@@ -91,6 +91,9 @@ static bool slot_holds(unsigned long addr, unsigned long want)
 	struct iovec local = { &v, sizeof(v) }, remote = { (void *)addr, sizeof(v) };
 	int n;
 
+	/* a return address kept in a register and frames: nothing to read, kept */
+	if (!FHOOK_RET_IN_SLOT)
+		return true;
 	if (!rethook_pid)
 		rethook_pid = getpid();
 	if (process_vm_readv(rethook_pid, &local, 1, &remote, 1, 0) != sizeof(v))
@@ -699,7 +702,8 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 			break;			/* a caller's frame, another stack's, or returning */
 		if (rsp == sp) {
 			/* our own slot: a tail call, or another fprobe's hook */
-			if (rethook_stub_canon(*(unsigned long *)sp) == stub_of(base, top))
+			if (!FHOOK_RET_IN_SLOT ||
+			    rethook_stub_canon(*(unsigned long *)sp) == stub_of(base, top))
 				break;
 			continue;
 		}
@@ -739,17 +743,18 @@ void rethook_recycle(struct rethook_node *node)
 }
 
 /**
- * rethook_hook - make the function whose return slot is at @sp return
- * through @node's stub.  Called with the recursion lock held, right after
+ * rethook_hook - make the function entered with stack pointer @sp, whose
+ * return address is at @where (fhook_fregs_ret_ptr()), return through
+ * @node's stub.  Called with the recursion lock held, right after
  * rethook_try_get().
  */
-void rethook_hook(struct rethook_node *node, unsigned long sp)
+void rethook_hook(struct rethook_node *node, unsigned long sp, unsigned long *where)
 {
 	unsigned long base = region_of((unsigned long)node);
 	unsigned long idx = ((unsigned long)node - (unsigned long)node_of(base, 0)) / RETHOOK_LINE;
 	struct rethook_thread *t = thread_of(base);
 	struct rethook_ret *r = ret_of(base, idx);
-	unsigned long ret = *(unsigned long *)sp;
+	unsigned long ret = *where;
 	unsigned long real = is_stub(ret) ? rethook_stub_ret_ip(ret) : ret;
 
 	/*
@@ -768,7 +773,7 @@ void rethook_hook(struct rethook_node *node, unsigned long sp)
 	if (idx > rethook_top(t, __ATOMIC_RELAXED))	/* else a hole reused below the top */
 		rethook_top_set(t, idx, __ATOMIC_RELAXED);
 	__asm__ __volatile__("" ::: "memory");
-	*(unsigned long *)sp = stub_of(base, idx);
+	*where = stub_of(base, idx);
 }
 
 static void __attribute__((noreturn)) rethook_corrupt(unsigned long stub, unsigned long slot,
@@ -804,7 +809,7 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 	struct rethook_thread *t = thread_of(base);
 	struct rethook_ret *r = ret_of(base, idx);
 	struct rethook_node *node = node_of(base, idx);
-	unsigned long slot = fregs->regs.sp - 8;
+	unsigned long slot = fhook_ret_key_at_return(ftrace_regs_get_stack_pointer(fregs));
 	struct rethook *rh = node->rethook;
 	unsigned long ret = node->next;
 	int tasks = fhook_tasks_state;
@@ -817,8 +822,8 @@ unsigned long rethook_trampoline_handler(unsigned long stub, struct ftrace_regs 
 	/* as in the slow path: returning, then the slot plain again */
 	__atomic_store_n(&r->sp, slot | RETHOOK_RETURNING, __ATOMIC_RELAXED);
 	__asm__ __volatile__("" ::: "memory");
-	*(unsigned long *)slot = ret;
-	fregs->regs.ip = node->ret_ip;
+	fhook_ret_slot_restore(slot, ret);
+	instruction_pointer_set(&fregs->regs, node->ret_ip);
 	fhook_recursion_bits = 1;
 	__atomic_store_n(&fhook_tasks_state, tasks + 1, __ATOMIC_RELAXED);
 	__asm__ __volatile__("" ::: "memory");
@@ -840,7 +845,7 @@ static unsigned long rethook_trampoline_slow(unsigned long stub, struct ftrace_r
 	struct rethook_thread *t = thread_of(base);
 	struct rethook_ret *r = ret_of(base, idx);
 	struct rethook_node *node = node_of(base, idx);
-	unsigned long slot = fregs->regs.sp - 8;
+	unsigned long slot = fhook_ret_key_at_return(ftrace_regs_get_stack_pointer(fregs));
 	struct rethook *rh = node->rethook;
 	unsigned long ret = node->next;
 	int bit;
@@ -867,13 +872,13 @@ static unsigned long rethook_trampoline_slow(unsigned long stub, struct ftrace_r
 			rethook_corrupt(stub, slot, v);
 	}
 	__asm__ __volatile__("" ::: "memory");
-	*(unsigned long *)slot = ret;
+	fhook_ret_slot_restore(slot, ret);
 
 	/* frames above ours that were removed without a return exit first */
 	if (own && idx != rethook_top(t, __ATOMIC_RELAXED) &&
 	    __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED))
 		rethook_reap_deeper(slot, false);
-	fregs->regs.ip = node->ret_ip;
+	instruction_pointer_set(&fregs->regs, node->ret_ip);
 	/*
 	 * The owner (data) is read and used inside a tasks section, which
 	 * its unregistration waits for; the rethook itself stays allocated

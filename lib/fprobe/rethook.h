@@ -217,7 +217,7 @@ struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_s
 void rethook_free(struct rethook *rh) __hidden;
 struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp) __hidden;
 void rethook_recycle(struct rethook_node *node) __hidden;
-void rethook_hook(struct rethook_node *node, unsigned long sp) __hidden;
+void rethook_hook(struct rethook_node *node, unsigned long sp, unsigned long *ret) __hidden;
 bool rethook_drop_entry(unsigned long base, unsigned long i, bool locked) __hidden;
 void rethook_for_each_pending(void (*fn)(void *probe, unsigned long entry_ip,
 					 unsigned long slot, void *arg), void *arg) __hidden;

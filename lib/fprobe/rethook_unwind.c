@@ -361,8 +361,8 @@ static _Unwind_Reason_Code rethook_personality(int version, _Unwind_Action actio
 	 * if it does not (another unwinder's conventions), the frame is left
 	 * to the scans of later hooks, returns and thread exit.
 	 */
-	slot = uw_get_cfa(ctx) - 8;
-	if (!rethook_is_stub(stub) || *(unsigned long *)slot != stub)
+	slot = fhook_ret_key_at_return(uw_get_cfa(ctx));
+	if (!rethook_is_stub(stub) || (FHOOK_RET_IN_SLOT && *(unsigned long *)slot != stub))
 		return _URC_CONTINUE_UNWIND;
 	for (n = 0; n < 64 && rethook_is_stub(stub); n++) {
 		unsigned long base = rethook_region_of(stub);

@@ -28,6 +28,7 @@
 
 #include <fhook/internal/elf.h>
 
+#include "arch_insn.h"
 #include "util/sort.h"
 #include "util/startup.h"
 
@@ -232,7 +233,7 @@ static int __fhook_startup site_section(const struct elf_file *f, const Elf64_Sh
 
 static bool __fhook_startup sites_elf_type(const struct elf_file *f)
 {
-	return f->eh.e_machine == EM_X86_64 &&
+	return f->eh.e_machine == FHOOK_ELF_MACHINE &&
 	       (f->eh.e_type == ET_EXEC || f->eh.e_type == ET_DYN);
 }
 
@@ -461,7 +462,7 @@ static void apply_relative_addends(const struct elf_file *f, unsigned long lo, u
 			continue;
 		n = sh->sh_size / sizeof(*r);
 		for (i = 0; i < n; i++) {
-			if (ELF64_R_TYPE(r[i].r_info) != R_X86_64_RELATIVE)
+			if (ELF64_R_TYPE(r[i].r_info) != FHOOK_ELF_R_RELATIVE)
 				continue;
 			if (r[i].r_offset < lo || r[i].r_offset >= hi || r[i].r_offset + 8 > hi ||
 			    (r[i].r_offset - lo) % 8)

@@ -221,7 +221,7 @@ struct kp_site_ops {
 	struct kp_addr **addrs;		/* each site's record */
 };
 
-/* The first entry of @so for site @ip (a function's entry and its endbr64's end share one) */
+/* The first entry of @so for site @ip (a function's entry and its site after the arch's entry instructions share one) */
 static size_t site_ops_find(const struct kp_site_ops *so, unsigned long ip)
 {
 	size_t lo = 0, hi = so->nr;
@@ -249,17 +249,17 @@ static void kp_ftrace_func(unsigned long ip, unsigned long parent_ip, struct ftr
 
 	if (!regs)
 		return;
-	resume = regs->ip;
+	resume = instruction_pointer(regs);
 	for (i = site_ops_find(so, ip); i < so->nr && so->sites[i] == ip; i++) {
 		struct kp_addr *a = so->addrs[i];
 
-		regs->ip = a->addr + 1;
+		instruction_pointer_set(regs, a->addr + FHOOK_KPROBE_HIT_IP_OFF);
 		if (run_pre(a, regs))
 			return;
 		/* as the kernel's kprobe_ftrace_handler: post runs at once */
-		regs->ip = a->addr + FHOOK_SITE_LEN;
+		instruction_pointer_set(regs, a->addr + FHOOK_SITE_LEN);
 		run_post(a, regs);
-		regs->ip = resume;
+		instruction_pointer_set(regs, resume);
 	}
 }
 
@@ -397,16 +397,16 @@ static struct kprobe **probes_with(struct kp_addr *a, struct kprobe *add, struct
 
 /*
  * Is the function at @addr entered through a site at @site: the address
- * itself, or right after its endbr64?
+ * itself, or right after the instructions the arch allows before one?
  */
 static bool site_at_entry(unsigned long addr, unsigned long site)
 {
-	unsigned char b[4];
+	unsigned char b[FHOOK_SITE_ENTRY_MAX];
 
 	if (site == addr)
 		return true;
-	return site == addr + 4 && !fhook_kprobe_read_orig(addr, b, 4) &&
-	       !memcmp(b, "\xf3\x0f\x1e\xfa", 4);
+	return site > addr && site - addr <= FHOOK_SITE_ENTRY_MAX &&
+	       !fhook_kprobe_read_orig(addr, b, sizeof(b)) && site == addr + fhook_site_entry_off(b);
 }
 
 /*

@@ -45,7 +45,7 @@ struct kretprobe_holder {
  * changed is dead to such a caller, so the entry's value does for all.
  */
 struct kretprobe_saved {
-	unsigned long cx, si, di, r8, r9, r10, r11;
+	struct fhook_regs_scratch regs;
 };
 
 _Static_assert(sizeof(struct kretprobe_instance) + sizeof(struct kretprobe_saved) +
@@ -63,9 +63,9 @@ static int kretprobe_pre(struct kprobe *p, struct pt_regs *regs)
 	struct kretprobe_holder *h = rp->fhook_rethook;
 	struct kretprobe_instance *ri;
 	struct rethook_node *node;
-	unsigned long ret = *(unsigned long *)regs->sp;
+	unsigned long *where = regs_return_address_ptr(regs), ret = *where;
 
-	node = rethook_try_get(h->rh, regs->sp);
+	node = rethook_try_get(h->rh, user_stack_pointer(regs));
 	if (!node) {
 		__atomic_add_fetch(&rp->nmissed, 1, __ATOMIC_RELAXED);
 		return 0;
@@ -79,15 +79,12 @@ static int kretprobe_pre(struct kprobe *p, struct pt_regs *regs)
 	ri->rp = rp;
 	ri->ret_addr = ret;
 	ri->data = (char *)(kretprobe_saved_of(ri) + 1);
-	*kretprobe_saved_of(ri) = (struct kretprobe_saved){
-		.cx = regs->cx, .si = regs->si, .di = regs->di, .r8 = regs->r8, .r9 = regs->r9,
-		.r10 = regs->r10, .r11 = regs->r11,
-	};
+	fhook_regs_scratch_save(&kretprobe_saved_of(ri)->regs, regs);
 	if (rp->entry_handler && rp->entry_handler(ri, regs)) {
 		rethook_recycle(node);
 		return 0;
 	}
-	rethook_hook(node, regs->sp);
+	rethook_hook(node, user_stack_pointer(regs), where);
 	return 0;
 }
 
@@ -106,13 +103,7 @@ static void kretprobe_exit(struct rethook_node *node, void *data, unsigned long 
 		return;
 	}
 	/* the trampoline gives them back (rethook_tramp.S) */
-	fregs->regs.cx = sv->cx;
-	fregs->regs.si = sv->si;
-	fregs->regs.di = sv->di;
-	fregs->regs.r8 = sv->r8;
-	fregs->regs.r9 = sv->r9;
-	fregs->regs.r10 = sv->r10;
-	fregs->regs.r11 = sv->r11;
+	fhook_regs_scratch_restore(&fregs->regs, &sv->regs);
 	fregs->fhook_full = 1;
 	if (!rp->handler ||
 	    (__atomic_load_n(&rp->kp.flags, __ATOMIC_RELAXED) & KPROBE_FLAG_DISABLED))

@@ -36,17 +36,14 @@ static pthread_mutex_t lp_kprobes_lock = PTHREAD_MUTEX_INITIALIZER;
 static int lp_kprobe_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct lp_kprobe *k = (struct lp_kprobe *)((char *)p - offsetof(struct lp_kprobe, kp));
-	/* at the entry, the word at the stack pointer is the return address */
-	unsigned long ret = *(unsigned long *)regs->sp, to;
+	unsigned long ret = *regs_return_address_ptr(regs), to;
 
 	switch (fhook_lp_route_call(k->lp, ret, &to)) {
 	case LP_CALL_REDIRECT:
-		regs->ip = to;
+		instruction_pointer_set(regs, to);
 		return 1;
 	case LP_CALL_RETURN:
-		regs->ax = to;
-		regs->ip = ret;
-		regs->sp += sizeof(long);
+		regs_return_now(regs, to);
 		return 1;
 	}
 	return 0;

@@ -24,6 +24,7 @@
 
 #include "util/tasks.h"
 #include "util/sync_signals.h"
+#include <fhook/internal/processor.h>
 
 
 unsigned long fhook_tls_none[2] = { (unsigned long)&fhook_tls_none[1] - FHOOK_TLS_NONE_DISP };
@@ -38,18 +39,6 @@ static unsigned long threads_gen;	/* bumped when a thread leaves the list */
 static pthread_key_t tasks_key;
 static pthread_once_t tasks_once = PTHREAD_ONCE_INIT;
 static int barrier_cmd = -1;		/* membarrier command; 0: none works */
-
-/* a spin-wait hint to the core; util knows no architecture beyond this */
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 static __thread int exit_rounds __attribute__((tls_model("initial-exec")));
 

@@ -70,7 +70,7 @@ static void redirect(unsigned long ip, unsigned long parent_ip, struct ftrace_op
 	seen_n = (int)ftrace_regs_get_argument(fregs, 0);
 	seen_x = ftrace_regs_get_fp_argument(fregs, 0);
 	if (regs)
-		regs->ip = (unsigned long)t_scale_new;
+		instruction_pointer_set(regs, (unsigned long)t_scale_new);
 }
 
 static struct ftrace_ops ops_ipmod = {
@@ -140,15 +140,15 @@ static void case_kallsyms(void)
 /* the sites as found at start: all nops, none enabled */
 static void case_sites_at_start(void)
 {
-	const unsigned char *b = (const void *)t_add;
+	const unsigned char *b = (const unsigned char *)t_add + TEST_SITE_OFF;
 	struct fhook_stats st;
 
 	fhook_get_stats(&st);
 	CHECK(st.nr_sites >= 7 && st.nr_enabled == 0, "sites_found", "sites %lu enabled %lu",
 	      st.nr_sites, st.nr_enabled);
-	CHECK(ftrace_location((unsigned long)t_add) == (unsigned long)t_add,
+	CHECK(ftrace_location((unsigned long)t_add) == (unsigned long)t_add + TEST_SITE_OFF,
 	      "ftrace_location", "%#lx", ftrace_location((unsigned long)t_add));
-	CHECK(b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && b[3] == 0 && b[4] == 0,
+	CHECK(!memcmp(b, test_site_nop, sizeof(test_site_nop)),
 	      "init_nop", "%02x %02x %02x %02x %02x", b[0], b[1], b[2], b[3], b[4]);
 }
 
@@ -207,7 +207,7 @@ static void case_shared_site(void)
 	t_caller(5);
 	CHECK_EQ(c1.calls, 10, "shared_site_ops1");
 	CHECK_EQ(c2.calls, 5, "shared_site_ops2");
-	CHECK_EQ(c2.last_ip, (unsigned long)t_add, "ops2_ip");
+	CHECK_EQ(c2.last_ip, (unsigned long)t_add + TEST_SITE_OFF, "ops2_ip");
 	unregister_ftrace_function(&ops2);
 	unregister_ftrace_function(&ops1);
 }
@@ -231,7 +231,7 @@ static void case_notrace(void)
 /* unregistering one ops of a shared site, then the other: nops again */
 static void case_unregister(void)
 {
-	const unsigned char *b = (const void *)t_add;
+	const unsigned char *b = (const unsigned char *)t_add + TEST_SITE_OFF;
 	struct fhook_stats st;
 	unsigned long size;
 	int r;
@@ -254,7 +254,7 @@ static void case_unregister(void)
 	CHECK_EQ(c1.calls, 0, "ops1_gone");
 	fhook_get_stats(&st);
 	CHECK_EQ(st.nr_enabled, 0, "all_sites_nop_again");
-	CHECK(b[0] == 0x0f && b[1] == 0x1f, "site_is_nop_after", "%02x", b[0]);
+	CHECK(!memcmp(b, test_site_nop, sizeof(test_site_nop)), "site_is_nop_after", "%02x", b[0]);
 }
 
 static void case_errors(void)

@@ -95,7 +95,7 @@ static NOTRACE void fregs_handler(unsigned long ip, unsigned long parent_ip,
 static NOTRACE void fregs_xmm_handler(unsigned long ip, unsigned long parent_ip,
 				      struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	calls += (*(volatile unsigned long *)fregs->fhook_xmm[0] != 0) * 0x5a5a5a;
+	calls += (*(volatile unsigned long *)fregs->fhook_vregs[0] != 0) * 0x5a5a5a;
 }
 
 static NOINLINE void count_call(void)

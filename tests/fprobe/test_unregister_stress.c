@@ -62,8 +62,8 @@
  * proven: sanitized builds of the proven handlers read the fields themselves
  */
 #if defined(H_LEAN) && defined(__SANITIZE_ADDRESS__)
-#define ARG0(fregs)	((fregs)->regs.di)
-#define RETVAL(fregs)	((fregs)->regs.ax)
+#define ARG0(fregs)	ftrace_regs_get_argument(fregs, 0)
+#define RETVAL(fregs)	ftrace_regs_get_return_value(fregs)
 #else
 #define ARG0(fregs)	ftrace_regs_get_argument(fregs, 0)
 #define RETVAL(fregs)	ftrace_regs_get_return_value(fregs)

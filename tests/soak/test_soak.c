@@ -58,7 +58,7 @@ static void nothing(unsigned long ip, unsigned long parent_ip, struct ftrace_ops
 {
 	struct pt_regs *regs = ftrace_get_regs(fregs);
 
-	if (!regs || regs->ip != ip + 5)
+	if (!regs || instruction_pointer(regs) != ip + MCOUNT_INSN_SIZE)
 		atomic_fetch_add(&bad_regs, 1);
 }
 

@@ -43,22 +43,22 @@ extern "C" {
 #define FHOOK_EV_MAX_ARRAY_LEN		64
 #define FHOOK_EV_FETCH_INSN_MAX		16
 #define FHOOK_EV_MAX_STRING_SIZE	4096
-#define FHOOK_EV_PARAM_MAX_STACK	2048	/* THREAD_SIZE / sizeof(long) on x86-64 */
+#define FHOOK_EV_PARAM_MAX_STACK	2048	/* THREAD_SIZE / sizeof(long), the kernel's on x86-64 */
 #define FHOOK_EV_MAXACTIVE_MAX		4096
 #define FHOOK_EV_MAX_ENTRY_ARGS		16	/* $argN a return event may use */
 #define FHOOK_EV_DEFAULT_GROUP		"fprobes"
 #define FHOOK_EV_KPROBE_GROUP		"kprobes"
 
-/* FHOOK_FOP_ARG's parameter for an argument in SSE register n (ABI order). */
+/* FHOOK_FOP_ARG's parameter for a floating-point argument in vector register n (ABI order). */
 #define FHOOK_EV_ARG_XMM		0x100
 
 /* Fetch operations, as the kernel's FETCH_OP_*. */
 enum fhook_fetch_op {
 	FHOOK_FOP_NOP = 0,
 	FHOOK_FOP_ARG,		/* param: integer register 0-5, stack slot 6.., or
-				 * FHOOK_EV_ARG_XMM + n: SSE register n */
+				 * FHOOK_EV_ARG_XMM + n: vector register n */
 	FHOOK_FOP_EDATA,	/* param: slot of an argument saved at entry */
-	FHOOK_FOP_RETVAL,	/* param 0: rax; 1: xmm0 (a floating-point result) */
+	FHOOK_FOP_RETVAL,	/* param 0: the integer result register; 1: the vector one (a floating-point result) */
 	FHOOK_FOP_STACKP,
 	FHOOK_FOP_STACK,	/* param: word index */
 	FHOOK_FOP_COMM,

@@ -8,3 +8,5 @@ LIB_SRCS += lib/arch/x86_64/hooks.c lib/arch/x86_64/insn.c lib/arch/x86_64/text_
 	lib/arch/x86_64/livein.c
 LIB_ASM  += lib/arch/x86_64/trampoline.S lib/arch/x86_64/rethook_tramp.S \
 	lib/arch/x86_64/graph_rec.S lib/arch/x86_64/kprobe_tramp.S
+# what a program is built with to have sites fhook can patch
+FHOOK_SITE_CFLAGS := -fpatchable-function-entry=5

@@ -10,9 +10,17 @@
 #include <stdint.h>
 #endif
 
+/* the ELF machine and the relocation that makes a word base + addend */
+#define FHOOK_ELF_MACHINE	62	/* EM_X86_64 */
+#define FHOOK_ELF_R_RELATIVE	8	/* R_X86_64_RELATIVE */
+#define FHOOK_ARCH_NAME		"x86-64"
+
 #define INT3_INSN_OPCODE	0xcc
 #define CALL_INSN_OPCODE	0xe8
 #define CALL_INSN_SIZE		5
+
+/* a kprobe's pre_handler sees the ip past its int3, as the kernel's on x86 */
+#define FHOOK_KPROBE_HIT_IP_OFF	1
 
 /* what a kprobe writes at most: "jmp rel32" */
 #define FHOOK_KPROBE_MAX_BYTES	5
@@ -31,6 +39,15 @@
 #define FHOOK_RETHOOK_EH_FRAME_MAX	128
 
 #ifndef __ASSEMBLER__
+/* the time-stamp counter */
+static inline uint64_t fhook_arch_counter(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
 /* nopl 0(%rax,%rax,1); clang writes the same nop with a non-zero displacement */
 static inline bool fhook_site_is_nop(const unsigned char *b)
 {
@@ -50,6 +67,28 @@ static inline bool fhook_site_is_pad(const unsigned char *b)
 
 	__builtin_memcpy(&w, b, 4);
 	return w == 0x90909090u && b[4] == 0x90;
+}
+
+/* bytes a function may start with before its site: an endbr64 */
+#define FHOOK_SITE_ENTRY_MAX	4
+
+/*
+ * Where a site lies in a function whose first FHOOK_SITE_ENTRY_MAX bytes
+ * are @b: after its endbr64 (-fcf-protection), else at its start.
+ */
+static inline unsigned int fhook_site_entry_off(const unsigned char *b)
+{
+	uint32_t w;
+
+	__builtin_memcpy(&w, b, 4);
+	return w == 0xfa1e0ff3u ? 4 : 0;
+}
+
+/* The compiler's record of a site is the site. */
+#define FHOOK_SITE_ADJUST_SPAN	0
+static inline unsigned long fhook_site_adjust(unsigned long rec)
+{
+	return rec;
 }
 
 /* Target of "call rel32" in @b at @ip, or 0 if @b is no such call. */

@@ -192,7 +192,7 @@ _Static_assert(offsetof(struct fhook_stub, func) == 16, "trampoline.S STUB_FUNC"
 _Static_assert(offsetof(struct fhook_stub, grec) == 40, "graph.h STUB_GREC");
 _Static_assert(offsetof(struct ftrace_ops, private) == 16, "trampoline.S OPS_PRIVATE");
 _Static_assert(offsetof(struct ftrace_regs, fhook_pad) == 176, "trampoline.S PAD");
-_Static_assert(offsetof(struct ftrace_regs, fhook_xmm) == 192, "trampoline.S XMM");
+_Static_assert(offsetof(struct ftrace_regs, fhook_vregs) == 192, "trampoline.S XMM");
 _Static_assert(sizeof(struct ftrace_regs) == 320, "trampoline.S FREGS_SIZE");
 
 /* [returns hooked][entry data][fregs read]: no entry data without a return hook */

@@ -870,7 +870,7 @@ static inline bool init_site_in_text(unsigned long a, struct fhook_text_seg *seg
 }
 
 long __fhook_startup fhook_text_init_pads(const unsigned long *addrs, size_t stride, size_t nr,
-			  unsigned long bias, bool expect_pads)
+			  unsigned long bias, bool expect_pads, bool records)
 {
 	struct wranges w = { .psz = fhook_page_size() };
 	struct fhook_text_seg seg = { 0, 0, 0 };

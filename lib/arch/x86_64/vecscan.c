@@ -181,7 +181,7 @@ bool fhook_arch_handler_unprove(unsigned long addr)
 static const struct {
 	unsigned int lo, hi;
 } fregs_given[] = {
-	[FHOOK_FREGS_NOSSE] = { 0, offsetof(struct ftrace_regs, fhook_xmm) / 8 },
+	[FHOOK_FREGS_NOSSE] = { 0, offsetof(struct ftrace_regs, fhook_vregs) / 8 },
 	[FHOOK_FREGS_ARGS] = { offsetof(struct pt_regs, r10) / 8, offsetof(struct pt_regs, di) / 8 + 1 },
 	[FHOOK_FREGS_RETVAL] = { offsetof(struct pt_regs, ax) / 8, offsetof(struct pt_regs, dx) / 8 + 1 },
 	/* the IPMODIFY copies (gen.c) fill in any word of pt_regs, and fhook_full */

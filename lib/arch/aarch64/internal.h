@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * State shared by the files of lib/arch/aarch64/ and nothing else.
+ */
+#ifndef FHOOK_ARCH_AARCH64_INTERNAL_H
+#define FHOOK_ARCH_AARCH64_INTERNAL_H
+
+#include <stdint.h>
+
+#include "arch/arch.h"
+#include "util/startup.h"
+
+#define __arch_hidden __attribute__((visibility("hidden")))
+
+/* What generic code handed over in fhook_arch_init() (hooks.c). */
+extern struct fhook_arch_hooks fhook_arch_hooks __arch_hidden;
+/* The same pointers where the trampolines load them. */
+extern void *fhook_arch_dispatch __arch_hidden;
+extern void *fhook_arch_rethook_handler __arch_hidden;
+
+/* trampoline.S: the ops trampolines a stub leads to (x10: the stub) */
+extern char fhook_a64_tramp_args[], fhook_a64_tramp_regs[];
+
+/*
+ * Write @len bytes of code at @addr (page protection handled), then make
+ * the instruction stream see them: cache maintenance for one word, and
+ * with @sync a membarrier(SYNC_CORE) too.  Call with text_mutex held.
+ */
+int fhook_a64_text_write(unsigned long addr, const void *buf, size_t len, bool sync) __arch_hidden;
+
+/* The stub a literal slot names for the site's calls (stubs.c), or 0. */
+unsigned long fhook_a64_stub_literal(unsigned long code) __arch_hidden;
+
+#endif /* FHOOK_ARCH_AARCH64_INTERNAL_H */

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Stubs (lib/arch/arch.h) on aarch64: a "bl" reaches +-128 MiB, so the
+ * code a site calls sits in a region mapped near each object, as the
+ * kernel places its per-ops trampolines within a bl's reach.  A region
+ * holds REGION_STUBS stubs of code, written once when it is mapped and
+ * never again:
+ *
+ *	adr	x10, <this stub's struct fhook_stub>
+ *	ldr	x16, [x10]		// its trampoline
+ *	br	x16			// lands on the trampoline's "bti c"
+ *	brk	#0
+ *
+ * and, after the code, the stubs' data, which binding a stub changes
+ * (trampoline, handler, data) with no code written.  x10, x11 and x16
+ * are free at a function's entry (the AAPCS64 gives no argument in
+ * them); x9 holds the return address the site's "mov x9, x30" kept.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define REGION_STUBS	1024
+#define STUB_CODE	16
+#define REGION_CODE	(REGION_STUBS * STUB_CODE)
+#define REGION_SIZE	(REGION_CODE + REGION_STUBS * sizeof(struct fhook_stub))
+
+#define A64_ADR		0x10000000u
+#define A64_LDR_X16_X10	0xf9400150u
+#define A64_BR_X16	0xd61f0200u
+
+struct fhook_stub_region {
+	unsigned long code;		/* REGION_CODE bytes, then the stubs */
+	struct fhook_stub *stubs;
+	unsigned int nr;		/* handed out */
+	struct fhook_stub_region *next;
+};
+
+static struct fhook_stub_region *regions;
+static pthread_mutex_t regions_lock = PTHREAD_MUTEX_INITIALIZER;
+/* the owner of the stubs that call the list function */
+static const char list_owner;
+
+_Static_assert(offsetof(struct fhook_stub, tramp) == 0, "the stubs' ldr reads tramp at 0");
+
+static uint32_t adr(unsigned long pc, unsigned long target, unsigned int rd)
+{
+	long d = (long)(target - pc);
+
+	return A64_ADR | rd | ((uint32_t)(d & 3) << 29) | ((uint32_t)((d >> 2) & 0x7ffff) << 5);
+}
+
+/* Map REGION_SIZE bytes a bl from every address of [@lo, @hi) reaches. */
+static void *map_near(unsigned long lo, unsigned long hi)
+{
+	unsigned long step = 1UL << 20, psz = (unsigned long)sysconf(_SC_PAGESIZE);
+	unsigned long size = (REGION_SIZE + psz - 1) & ~(psz - 1);
+	unsigned long i;
+
+	/* below the object first, where nothing grows, then above it */
+	for (i = 1; i < 128; i++) {
+		unsigned long cand[2] = {
+			lo > i * step + size ? (lo - i * step - size) & ~(psz - 1) : 0,
+			(hi + i * step + psz - 1) & ~(psz - 1),
+		};
+		int k;
+
+		for (k = 0; k < 2; k++) {
+			unsigned long a = cand[k];
+			void *p;
+
+			if (!a || !fhook_site_in_reach(lo, a) || !fhook_site_in_reach(hi, a) ||
+			    !fhook_site_in_reach(lo, a + size) || !fhook_site_in_reach(hi, a + size))
+				continue;
+			p = mmap((void *)a, size, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (p == MAP_FAILED)
+				continue;
+			if ((unsigned long)p != a) {
+				/* a kernel that took the flag for a hint */
+				munmap(p, size);
+				continue;
+			}
+			return p;
+		}
+	}
+	return NULL;
+}
+
+static bool reaches(const struct fhook_stub_region *r, unsigned long lo, unsigned long hi)
+{
+	return fhook_site_in_reach(lo, r->code) && fhook_site_in_reach(hi, r->code) &&
+	       fhook_site_in_reach(lo, r->code + REGION_CODE) &&
+	       fhook_site_in_reach(hi, r->code + REGION_CODE);
+}
+
+struct fhook_stub_region *fhook_region_near(unsigned long lo, unsigned long hi)
+{
+	struct fhook_stub_region *r;
+	unsigned char *p;
+	unsigned int i;
+
+	pthread_mutex_lock(&regions_lock);
+	for (r = regions; r; r = r->next)
+		if (r->nr < REGION_STUBS && reaches(r, lo, hi))
+			goto out;
+	r = calloc(1, sizeof(*r));
+	p = r ? map_near(lo, hi) : NULL;
+	if (!p) {
+		free(r);
+		r = NULL;
+		goto out;
+	}
+	r->code = (unsigned long)p;
+	r->stubs = (struct fhook_stub *)(p + REGION_CODE);
+	for (i = 0; i < REGION_STUBS; i++) {
+		unsigned long pc = r->code + i * STUB_CODE;
+		uint32_t w[4] = { adr(pc, (unsigned long)&r->stubs[i], 10), A64_LDR_X16_X10,
+				  A64_BR_X16, A64_BRK };
+
+		memcpy((void *)pc, w, sizeof(w));
+		r->stubs[i].code = pc;
+		r->stubs[i].tramp = fhook_a64_tramp_args;
+	}
+	if (mprotect(p, REGION_CODE, PROT_READ | PROT_EXEC)) {
+		munmap(p, (REGION_SIZE + (unsigned long)sysconf(_SC_PAGESIZE) - 1) &
+			  ~((unsigned long)sysconf(_SC_PAGESIZE) - 1));
+		free(r);
+		r = NULL;
+		goto out;
+	}
+	__builtin___clear_cache((char *)p, (char *)p + REGION_CODE);
+	r->next = regions;
+	__atomic_store_n(&regions, r, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&regions_lock);
+	return r;
+}
+
+static struct fhook_stub *stub_for(struct fhook_stub_region *r, const void *owner)
+{
+	struct fhook_stub *s = NULL;
+	unsigned int i;
+
+	if (!r)
+		return NULL;
+	pthread_mutex_lock(&regions_lock);
+	for (i = 0; i < r->nr; i++)
+		if (r->stubs[i].owner == owner) {
+			s = &r->stubs[i];
+			goto out;
+		}
+	if (r->nr == REGION_STUBS)
+		goto out;
+	s = &r->stubs[r->nr];
+	s->owner = owner;
+	s->cls = 0;
+	__atomic_store_n(&r->nr, r->nr + 1, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&regions_lock);
+	return s;
+}
+
+struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner,
+				  unsigned int cls)
+{
+	(void)cls;
+	return stub_for(r, owner);
+}
+
+struct fhook_stub *fhook_stub_list(struct fhook_stub_region *r)
+{
+	return stub_for(r, &list_owner);
+}
+
+/* Lock-free: called in a handler's path and by the patcher. */
+struct fhook_stub *fhook_stub_of_code(unsigned long code)
+{
+	struct fhook_stub_region *r;
+
+	for (r = __atomic_load_n(&regions, __ATOMIC_ACQUIRE); r; r = r->next) {
+		if (code - r->code < REGION_CODE && !((code - r->code) % STUB_CODE) &&
+		    (code - r->code) / STUB_CODE < __atomic_load_n(&r->nr, __ATOMIC_ACQUIRE))
+			return &r->stubs[(code - r->code) / STUB_CODE];
+	}
+	return NULL;
+}
+
+unsigned long fhook_a64_stub_literal(unsigned long code)
+{
+	return (unsigned long)fhook_stub_of_code(code);
+}
+
+/*
+ * Every trampoline goes through the C dispatcher (hooks->dispatch), which
+ * counts the thread in the tasks word around the handler; the flags that
+ * pick a specialized x86-64 trampoline change nothing here but whether
+ * the handler's registers are the full set.
+ */
+void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned int flags,
+		    ftrace_func_t func, void *data)
+{
+	(void)flags;
+	/*
+	 * The dispatcher reads data (acquire), then func: unbinding clears
+	 * data only, and a thread that read the old data still finds a
+	 * handler; binding sets func before data.
+	 */
+	if (func)
+		__atomic_store_n(&s->func, func, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->data, func ? data : NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->tramp, kind == FHOOK_TRAMP_REGS ? (void *)fhook_a64_tramp_regs :
+			 (void *)fhook_a64_tramp_args, __ATOMIC_RELEASE);
+}
+
+/* No generated direct code on aarch64: the stub calls @func as any other. */
+void fhook_stub_set_direct(struct fhook_stub *s, void *code, ftrace_func_t func, void *data)
+{
+	(void)code;
+	fhook_stub_set(s, FHOOK_TRAMP_ARGS, 0, func, data);
+}
+
+void fhook_stubs_set(const void *owner, enum fhook_tramp_kind kind, unsigned int flags,
+		     ftrace_func_t func, void *data, void *code)
+{
+	struct fhook_stub_region *r;
+	unsigned int i;
+
+	(void)code;
+	for (r = __atomic_load_n(&regions, __ATOMIC_ACQUIRE); r; r = r->next)
+		for (i = 0; i < __atomic_load_n(&r->nr, __ATOMIC_ACQUIRE); i++)
+			if (r->stubs[i].owner == owner)
+				fhook_stub_set(&r->stubs[i], kind, flags, func, data);
+}
+
+/* No decoder of what a function reads: every site is of the class that saves all. */
+unsigned int fhook_arch_site_class(unsigned long ip, bool (*is_site)(unsigned long))
+{
+	(void)ip;
+	(void)is_site;
+	return 0;
+}
+
+bool fhook_arch_site_class_ready(void)
+{
+	return false;
+}
+
+void fhook_arch_site_class_prepare(void)
+{
+}

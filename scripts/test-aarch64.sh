@@ -1,0 +1,127 @@
+#!/bin/bash
+# The aarch64 edition: cross-build libfhook and the test programs that
+# apply into build-aarch64/ and run them under qemu-user.  Ends with
+# "N passed, N failed, N skipped"; each program left out is one SKIP line
+# with the reason.  Needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross,
+# qemu-user-static and libelf-dev:arm64 (.ci/run installs them).
+set -o pipefail
+cd "$(dirname "$0")/.."
+
+B=${FHOOK_AARCH64_BUILD:-build-aarch64}
+CC=${FHOOK_AARCH64_CC:-aarch64-linux-gnu-gcc}
+# Debian's arm64 multiarch libraries (libelf-dev:arm64 brings libc6:arm64)
+# run with their own loader: with the cross sysroot's older loader beside
+# them, the first pthread_create() never returns
+if [ -e /lib/ld-linux-aarch64.so.1 ]; then
+	SYSROOT=${FHOOK_AARCH64_SYSROOT:-/}
+else
+	SYSROOT=${FHOOK_AARCH64_SYSROOT:-/usr/aarch64-linux-gnu}
+fi
+QEMU=${FHOOK_QEMU:-qemu-aarch64-static}
+TIMEOUT=${FHOOK_TEST_TIMEOUT:-300}
+
+# the programs that run on aarch64 today
+PROGRAMS="
+core/test_ops core/test_stress core/test_unregister_race core/test_blocked
+core/test_dlopen_glob core/test_nosites
+fprobe/test_dlopen_glob fprobe/test_coroutines fprobe/test_coroutines_framed
+livepatch/test_inject livepatch/test_redirect fprobe/test_fprobe
+util/test_lockdep
+"
+# cases of those programs left out, with why (the others run one by one)
+SKIP_CASES="
+livepatch/test_redirect/bad_names:its uninstrumented function needs a kprobe (none on aarch64 yet)
+fprobe/test_fprobe/backtrace:backtrace through a hooked return needs the return stubs' unwind information
+"
+# ... and what is left out, with why
+SKIPS="
+attach/:ptrace is not implemented by qemu-user (attach needs a kernel running arm64 code)
+kprobes/:no instruction relocation for kprobes on aarch64 yet
+events/:the recorder and the fhook command are not built for aarch64 yet
+core/test_regs:x86-64 register layout (pt_regs fields by name)
+core/test_ipmod:x86-64 generated IPMODIFY copies
+core/test_general_regs:x86-64 handler scans (vecscan)
+core/test_vecnote:x86-64 handler proofs
+core/test_ops_lean:x86-64 lean trampolines
+core/test_sigtrap_raw:the int3 protocol (aarch64 patches with one store)
+fprobe/test_graph:x86-64 graph trampolines
+fprobe/test_graph_lean:x86-64 graph trampolines
+fprobe/test_exit_on_unwind:no longjmp/siglongjmp interposers on aarch64 yet (glibc mangles sp in jmp_buf)
+core/test_unwind_tramp:no unwind information for the aarch64 trampolines and return stubs yet
+core/test_process:signals and fork not yet right on aarch64 (calls under signals uncounted, fork child fails)
+core/test_dlopen:fails on aarch64: a function of an object loaded again is not hooked (open)
+core/test_own_malloc:fails on aarch64: the loader's calloc at thread set-up reaches a handler (open)
+core/test_exec_env:fails under qemu-user: exec with the environment kept (open)
+fprobe/test_progs:fails on aarch64: a traced program's output differs (open)
+fprobe/test_progs_framed:fails on aarch64: a traced program's output differs (open)
+fprobe/test_unregister_stress:fails on aarch64: exit handlers see wrong return values under stress (open)
+"
+
+for tool in "$CC" "$QEMU"; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "SKIP aarch64: $tool not installed"
+		echo "0 passed, 0 failed, 1 skipped"
+		exit 0
+	fi
+done
+
+mkdir -p "$B"
+targets=""
+for p in $PROGRAMS; do
+	targets="$targets $B/tests/$p"
+done
+if ! make --no-print-directory -j2 ARCH=aarch64 CC="$CC" B="$B" "$B/libfhook.so" $targets \
+	>"$B/build.log" 2>&1; then
+	mkdir -p "$B"
+	tail -30 "$B/build.log"
+	echo "FAIL aarch64_build: see $B/build.log"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+
+mkdir -p "$B"
+log="$B/test-log.txt"
+: >"$log"
+pass=0 fail=0 skip=0
+# run @1, or each of its cases but those SKIP_CASES names
+run_program() {
+	local p=$1 dir prog cases c rc=0 r
+	dir="$B/tests/$(dirname "$p")" prog="./$(basename "$p")"
+	if ! grep -q "^$p/" <<<"$SKIP_CASES"; then
+		(cd "$dir" && timeout "$TIMEOUT" "$QEMU" -L "$SYSROOT" "$prog" 2>&1)
+		return
+	fi
+	cases=$(cd "$dir" && TEST_CASE=list timeout "$TIMEOUT" "$QEMU" -L "$SYSROOT" "$prog")
+	for c in $cases; do
+		grep -q "^$p/$c:" <<<"$SKIP_CASES" && continue
+		(cd "$dir" && TEST_CASE=$c timeout "$TIMEOUT" "$QEMU" -L "$SYSROOT" "$prog" 2>&1)
+		r=$?
+		[ "$r" -ne 0 ] && rc=$r
+	done
+	return $rc
+}
+
+for p in $PROGRAMS; do
+	out=$(run_program "$p")
+	rc=$?
+	printf '== %s (exit %d)\n%s\n' "$p" "$rc" "$out" >>"$log"
+	np=$(grep -c '^PASS ' <<<"$out")
+	nf=$(grep -c '^FAIL ' <<<"$out")
+	ns=$(grep -c '^SKIP ' <<<"$out")
+	if [ "$rc" -ne 0 ] && [ "$nf" -eq 0 ]; then
+		echo "FAIL $p: exit $rc without a FAIL line" | tee -a "$log"
+		nf=1
+	fi
+	grep '^FAIL ' <<<"$out" | sed "s|^FAIL |FAIL $p: |"
+	printf '%-44s %4d passed, %d failed\n' "$p" "$np" "$nf"
+	pass=$((pass + np)) fail=$((fail + nf)) skip=$((skip + ns))
+done
+while IFS=: read -r what why; do
+	[ -n "$what" ] || continue
+	echo "SKIP $what: $why"
+	skip=$((skip + 1))
+done <<<"$SKIPS
+$SKIP_CASES"
+echo
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
