@@ -870,9 +870,19 @@ static inline struct rec_thread *rec_thread(void)
 	return t;
 }
 
+/*
+ * A record that found no room.  It is lost, unless the recording ended while
+ * its thread waited for room (a detach, the command's --duration or its
+ * SIGINT): the reader makes no more room then, and a call that reaches the
+ * ring after the end is outside the recording, as perf leaves out what comes
+ * after a disable, not a loss.
+ */
 static void drop(struct rec_thread *t)
 {
 	rec_set_limit(t, 0);
+	if (__atomic_load_n(&rec_shm->stopped, __ATOMIC_RELAXED) == EV_STOP_END ||
+	    __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED))
+		return;
 	t->lost_pending++;
 	__atomic_store_n(&t->ring->lost, t->ring->lost + 1, __ATOMIC_RELAXED);
 }

@@ -198,6 +198,18 @@ struct ev_untraced {
 	char why[168];
 };
 
+/*
+ * Why the command stopped recording (struct ev_shm.stopped).  A producer
+ * that then finds no room drops its record; it counts as lost only when the
+ * recording failed: after the end the user asked for, a call is outside the
+ * recording, not a loss.
+ */
+enum {
+	EV_STOP_NONE,
+	EV_STOP_END,	/* the duration, a signal, a detach */
+	EV_STOP_ERROR,	/* the output failed */
+};
+
 struct ev_shm {
 	uint64_t magic;
 	uint64_t size;		/* of the whole memory */
@@ -214,7 +226,7 @@ struct ev_shm {
 	uint64_t lost_no_ring;	/* events of threads that found no free ring */
 	uint64_t nmissed;	/* fprobe nmissed, added by each process at exit */
 	uint32_t wake;		/* futex: producers kick the consumer */
-	uint32_t stopped;	/* the command stopped recording: producers drop */
+	uint32_t stopped;	/* EV_STOP_*: producers drop */
 	uint64_t heartbeat;	/* the consumer's rounds: a waiting producer checks it */
 	uint32_t tracer_pid;	/* the fhook process, and when it started (/proc/PID/stat) */
 	/*

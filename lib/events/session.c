@@ -607,11 +607,13 @@ static int import_procs(struct ev_session *s)
 
 /* ---- the session ------------------------------------------------------- */
 
+static void session_stop(struct ev_session *s, uint32_t why);
+
 static int sink_err(struct ev_session *s, int ret)
 {
 	if (ret && !s->err) {
 		s->err = ret;
-		ev_session_stop(s);
+		session_stop(s, EV_STOP_ERROR);
 	}
 	return ret;
 }
@@ -1025,11 +1027,11 @@ long ev_session_drain(struct ev_session *s, int wait_ms)
 	return moved;
 }
 
-void ev_session_stop(struct ev_session *s)
+static void session_stop(struct ev_session *s, uint32_t why)
 {
 	uint32_t i, nr;
 
-	__atomic_store_n(&s->shm->stopped, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->shm->stopped, why, __ATOMIC_RELEASE);
 	nr = rings_in_use(s);
 	for (i = 0; i < nr && i < EV_MAX_RINGS; i++) {
 		struct ev_ring *r;
@@ -1040,6 +1042,11 @@ void ev_session_stop(struct ev_session *s)
 		__atomic_add_fetch(&r->space_seq, 1, __ATOMIC_RELEASE);
 		futex(&r->space_seq, FUTEX_WAKE, INT_MAX, NULL);
 	}
+}
+
+void ev_session_stop(struct ev_session *s)
+{
+	session_stop(s, EV_STOP_END);
 }
 
 void ev_session_counts(struct ev_session *s, struct rf_end *out)

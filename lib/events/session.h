@@ -64,7 +64,7 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
  */
 long ev_session_drain(struct ev_session *s, int wait_ms);
 
-/* Stop recording: producers stop waiting and drop (a write error, a signal). */
+/* Stop recording at the user's end (a signal, the duration): producers stop waiting. */
 void ev_session_stop(struct ev_session *s);
 
 /*

@@ -11,7 +11,7 @@ if ! command -v clang >/dev/null; then
 	echo "SKIP fuzz_elf: clang is not installed"
 	exit 0
 fi
-if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib -o $B/fuzz_elf \
+if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib -Ilib/arch/x86_64 -o $B/fuzz_elf \
 	tests/fuzz/fuzz_elf.c lib/kallsyms/elf.c lib/util/sort.c -lelf 2>$B/fuzz_elf.err; then
 	echo "FAIL fuzz_elf_build: $(head -3 $B/fuzz_elf.err)"
 	exit 0

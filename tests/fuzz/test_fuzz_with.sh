@@ -11,7 +11,7 @@ if ! command -v clang >/dev/null; then
 	echo "SKIP fuzz_with: clang is not installed"
 	exit 0
 fi
-if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -o $B/fuzz_with \
+if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib -Ilib/arch/x86_64 -o $B/fuzz_with \
 	tests/fuzz/fuzz_with.c cli/with_check.c -lelf 2>$B/fuzz_with.err; then
 	echo "FAIL fuzz_with_build: $(head -3 $B/fuzz_with.err)"
 	exit 0
