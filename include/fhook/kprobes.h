@@ -114,6 +114,15 @@ enum kprobe_method kprobe_method(const struct kprobe *p, char *why, size_t size)
 /* "site", "jump", "trap" or "none" */
 const char *kprobe_method_name(enum kprobe_method m);
 
+/*
+ * kprobe_vector_regs - fhook's own: in a pre_handler, the probed code's
+ * vector argument registers (x86-64: %xmm0-7, 16 bytes each), where a
+ * function's double and float arguments are; NULL elsewhere.  User-space
+ * code keeps floating-point values there, which the kernel's does not:
+ * struct pt_regs has no room for them.
+ */
+const void *kprobe_vector_regs(void);
+
 /* ---- return probes ---- */
 
 struct kretprobe;

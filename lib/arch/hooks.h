@@ -78,10 +78,12 @@ void fhook_arch_makecontext_init(void (*new_stack)(unsigned long lo, unsigned lo
  * @hit runs a probe's pre_handlers (regs->ip is the address + 1) and
  * returns 1 when the thread is to go on at regs->ip instead of the probed
  * code; @post runs its post_handlers.  @cookie is the one given to
- * fhook_kprobe_slot_get().  They may run in a signal handler.
+ * fhook_kprobe_slot_get(); @vregs the vector argument registers as the
+ * probed code had them (8 of 16 bytes), or NULL.  They may run in a
+ * signal handler.
  */
 struct fhook_kprobe_hooks {
-	int (*hit)(void *cookie, struct pt_regs *regs);
+	int (*hit)(void *cookie, struct pt_regs *regs, const void *vregs);
 	void (*post)(void *cookie, struct pt_regs *regs);
 };
 void fhook_arch_kprobe_init(const struct fhook_kprobe_hooks *hooks);

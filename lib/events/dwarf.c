@@ -36,7 +36,8 @@ static int find_cb(Dwarf_Die *die, void *arg)
 	return DWARF_CB_ABORT;
 }
 
-int ev_dw_find_func(struct fhook_event_prog *prog, const char *name, struct ev_dw_func *fn)
+int ev_dw_find_func(struct fhook_event_prog *prog, const char *mod, const char *name,
+		    struct ev_dw_func *fn)
 {
 	struct find_arg fa = { .name = name, .out = &fn->die };
 	Dwarf_Attribute at;
@@ -49,7 +50,7 @@ int ev_dw_find_func(struct fhook_event_prog *prog, const char *name, struct ev_d
 		Dwarf_Off off = 0, next;
 		size_t hsize;
 
-		if (!dw)
+		if (!dw || (mod && !ev_file_is(&prog->files[i], mod)))
 			continue;
 		while (!fa.found && !dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL)) {
 			Dwarf_Die cu;

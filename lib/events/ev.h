@@ -90,7 +90,11 @@ struct ev_dw_func {
 	Dwarf_Die ret_type;
 };
 
-int ev_dw_find_func(struct fhook_event_prog *prog, const char *name, struct ev_dw_func *fn);
+/* The function @name of the file @mod names (NULL: any file): 0 or -ENOENT. */
+int ev_dw_find_func(struct fhook_event_prog *prog, const char *mod, const char *name,
+		    struct ev_dw_func *fn);
+/* Is @f the file @mod names: its path, or its file name? */
+bool ev_file_is(const struct ev_file *f, const char *mod);
 /* Name of parameter @i (NULL if it has none) and its type. */
 const char *ev_dw_param(struct ev_dw_func *fn, int i, Dwarf_Die *type);
 /* Strip typedefs and qualifiers; false for void. */

@@ -62,7 +62,7 @@ static const char *const ev_err_text[] = {
 	[E_NO_RETVAL]		= "This function returns 'void' type",
 	[E_BAD_STACK_NUM]	= "Invalid stack number",
 	[E_BAD_ARG_NUM]		= "Invalid argument number",
-	[E_BAD_VAR]		= "Invalid $-valiable specified",
+	[E_BAD_VAR]		= "Invalid $-variable specified",
 	[E_BAD_REG_NAME]	= "Invalid register name",
 	[E_BAD_MEM_ADDR]	= "Invalid memory address",
 	[E_BAD_IMM]		= "Invalid immediate value",
@@ -125,7 +125,7 @@ struct ev_ctx {
 	struct fhook_event_prog *prog;
 	struct fhook_event *ev;
 	bool is_return;
-	bool kprobe;		/* a 'p' or 'r' event: registers, no DWARF */
+	bool kprobe;		/* a 'p' or 'r' event */
 	bool fentry;		/* a kprobe on a function's first byte: $argN reads */
 	int offset;		/* of the current sub-expression in its word */
 	/* DWARF state, like the kernel's BTF fields of traceprobe_parse_context */
@@ -133,17 +133,36 @@ struct ev_ctx {
 	int fn_status;		/* 0, or an E_* */
 	struct ev_dw_func fn;
 	bool have_type;
+	int star, star_n;	/* $arg*'s word, and the words it became */
+	/*
+	 * Each rewritten word's name and how much shorter it is than the
+	 * "$argN" it replaced (-1: a word of $arg*): a caret past the name
+	 * points into what the user wrote.
+	 */
+	int *name_len, *shorter;
+	int word_name_len, word_shorter;
 	Dwarf_Die last_type;
 	unsigned int last_bitoffs, last_bitsize;
 };
 
+static bool kprobe_at_addr(const struct fhook_event *ev)
+{
+	return ev->kprobe && !ev->module && isdigit((unsigned char)ev->symbol[0]);
+}
+
 /*
- * Kprobe events read registers as they are, as the kernel's do without
- * BTF: DWARF names are for fprobe events.
+ * DWARF plays BTF's part: for fprobe events, and for kprobe events on a
+ * function's entry or return by its name, as the kernel gives kprobes
+ * BTF there.  Inside a function, or at an address, registers as they are.
  */
 static bool use_dwarf(struct ev_ctx *c)
 {
-	return c->prog && !c->kprobe && ev_prog_dwarf(c->prog);
+	if (!c->prog)
+		return false;
+	if (c->kprobe && (!(c->fentry || c->is_return) || !c->ev->symbol ||
+			  kprobe_at_addr(c->ev)))
+		return false;
+	return ev_prog_dwarf(c->prog);
 }
 
 static void log_err(struct ev_ctx *c, int offset, int e)
@@ -164,6 +183,10 @@ static void log_err(struct ev_ctx *c, int offset, int e)
 		pos = len;
 		offset = 0;
 	}
+	if (c->word_shorter < 0)
+		offset = 0;
+	else if (c->word_shorter && offset >= c->word_name_len)
+		offset += c->word_shorter;
 	p = c->err->command;
 	*p = 0;
 	for (i = 0; i < c->argc; i++) {
@@ -263,7 +286,8 @@ static int query_dwarf(struct ev_ctx *c)
 		if (!use_dwarf(c))
 			c->fn_status = E_NOSUP_BTFARG;
 		else if ((c->ev->nr_targets != 1 && c->ev->is_glob) ||
-			 ev_dw_find_func(c->prog, c->ev->nr_targets == 1 ? c->ev->targets[0] :
+			 ev_dw_find_func(c->prog, c->ev->module,
+					 c->ev->nr_targets == 1 ? c->ev->targets[0] :
 					 c->ev->symbol, &c->fn))
 			c->fn_status = E_NO_BTF_ENTRY;
 		else
@@ -1039,70 +1063,141 @@ static bool has_glob(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
-/* $arg* becomes every parameter by name (the kernel's traceprobe_expand_meta_args()) */
+/* "$argN" or "$argN:TYPE": N, or 0 for anything else ("$arg1->f", "$argx") */
+static unsigned long plain_argn(const char *arg, const char **type)
+{
+	char *end;
+	unsigned long n;
+
+	if (strncmp(arg, "$arg", 4) || !isdigit((unsigned char)arg[4]))
+		return 0;
+	n = strtoul(arg + 4, &end, 10);
+	if (*end && *end != ':')
+		return 0;
+	*type = end;
+	return n;
+}
+
+/* Put parameter @k's name and @type at @abuf + *@used: the word, or NULL (logged). */
+static char *param_word(struct ev_ctx *c, int k, const char *type, char *abuf, int *used)
+{
+	Dwarf_Die t;
+	const char *name = ev_dw_param(&c->fn, k, &t);
+	int w;
+
+	if (name)
+		w = snprintf(abuf + *used, MAX_BTF_ARGS_LEN - *used, "%s%s", name, type);
+	else	/* a parameter without a name (C++'s unused ones): by its number */
+		w = snprintf(abuf + *used, MAX_BTF_ARGS_LEN - *used, "$arg%d%s", k + 1, type);
+	if (w + 1 > MAX_BTF_ARGS_LEN - *used) {
+		log_err(c, 0, E_ARGS_2LONG);
+		return NULL;
+	}
+	*used += w + 1;
+	return abuf + *used - w - 1;
+}
+
+/*
+ * With DWARF for the function, $arg* becomes every parameter by name and
+ * $argN (or $argN:TYPE) the Nth one's name, as Linux 6.12 rewrites them
+ * with BTF (traceprobe_expand_meta_args()): the definition then lists
+ * "file=file", not "arg1=$arg1".  Without it $argN stays a register read
+ * and $arg* is refused.  "$argN->field" is left for the DWARF walk.
+ */
 static int expand_meta_args(struct ev_ctx *c, char **argv, int argc, char ***pnew, int *pnew_argc,
 			    char *abuf)
 {
+	int i, j, k, n = 0, star = -1, used_len = 0, e;
+	bool any = false;
+	const char *type;
 	char **nargv;
-	int i, j, n = 0, used = -1, e, used_len = 0;
 
 	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "$arg*")) {
-			if (used >= 0) {
+		if (strncmp(argv[i], "$arg", 4)) {
+			/* "x=$arg*", "+0($arg*)": not a word of its own */
+			if (strstr(argv[i], "$arg*")) {
 				c->index = i + 2;
-				log_err(c, 0, E_DOUBLE_ARGS);
+				log_err(c, 0, E_BAD_VAR_ARGS);
 				return -EINVAL;
 			}
-			used = i;
-			e = query_dwarf(c);
-			if (e || !c->fn.nr_params) {
-				c->index = i + 2;
-				log_err(c, 0, e ? e : E_NO_BTF_ENTRY);
-				return -ENOENT;
-			}
-			n += c->fn.nr_params;
-		} else if (strstr(argv[i], "$arg*")) {
-			c->index = i + 2;
-			log_err(c, 0, E_BAD_VAR_ARGS);
-			return -EINVAL;
-		} else {
-			n++;
+			continue;
 		}
+		c->index = i + 2;
+		if (c->kprobe && !c->is_return && !c->fentry) {
+			log_err(c, 0, E_NOFENTRY_ARGS);
+			return -EINVAL;
+		}
+		if (isdigit((unsigned char)argv[i][4])) {
+			any = true;
+			continue;
+		}
+		if (strcmp(argv[i], "$arg*")) {
+			log_err(c, 0, argv[i][4] == '*' ? E_BAD_VAR_ARGS : E_BAD_VAR);
+			return -EINVAL;
+		}
+		if (star >= 0) {
+			log_err(c, 0, E_DOUBLE_ARGS);
+			return -EINVAL;
+		}
+		star = i;
+		any = true;
 	}
-	if (used < 0)
+	if (!any)
 		return 0;
+	e = query_dwarf(c);
+	if (e || !c->fn.nr_params) {
+		if (star >= 0) {
+			c->index = star + 2;
+			log_err(c, 0, e == E_NO_BTF_ENTRY && use_dwarf(c) ? E_NO_BTF_ENTRY :
+				      E_NOSUP_BTFARG);
+			return -ENOENT;
+		}
+		return 0;
+	}
+	n = argc + (star >= 0 ? c->fn.nr_params - 1 : 0);
 	nargv = calloc(n + 1, sizeof(*nargv));
-	if (!nargv)
+	c->name_len = calloc(n + 1, sizeof(int));
+	c->shorter = calloc(n + 1, sizeof(int));
+	if (!nargv || !c->name_len || !c->shorter) {
+		free(nargv);
 		return -ENOMEM;
+	}
 	for (i = 0, j = 0; i < argc; i++) {
-		int k;
+		unsigned long idx;
 
-		if (i != used) {
+		c->index = i + 2;
+		if (i == star) {
+			for (k = 0; k < c->fn.nr_params; k++) {
+				c->shorter[j] = -1;
+				if (!(nargv[j++] = param_word(c, k, "", abuf, &used_len)))
+					goto fail;
+			}
+			continue;
+		}
+		idx = plain_argn(argv[i], &type);
+		if (!idx || idx > FHOOK_EV_PARAM_MAX_STACK) {
+			/* "$arg0", "$arg1->f", "x=...": parsed as they are */
 			nargv[j++] = argv[i];
 			continue;
 		}
-		for (k = 0; k < c->fn.nr_params; k++) {
-			Dwarf_Die t;
-			const char *name = ev_dw_param(&c->fn, k, &t);
-			int w;
-
-			if (name)
-				w = snprintf(abuf + used_len, MAX_BTF_ARGS_LEN - used_len, "%s", name);
-			else
-				w = snprintf(abuf + used_len, MAX_BTF_ARGS_LEN - used_len, "$arg%d", k + 1);
-			if (w + 1 > MAX_BTF_ARGS_LEN - used_len) {
-				free(nargv);
-				c->index = i + 2;
-				log_err(c, 0, E_ARGS_2LONG);
-				return -E2BIG;
-			}
-			nargv[j++] = abuf + used_len;
-			used_len += w + 1;
+		if (idx > (unsigned long)c->fn.nr_params) {
+			log_err(c, 0, E_NO_BTFARG);
+			goto fail;
 		}
+		if (!(nargv[j] = param_word(c, idx - 1, type, abuf, &used_len)))
+			goto fail;
+		c->name_len[j] = strlen(nargv[j]) - strlen(type);
+		c->shorter[j] = (type - argv[i]) - c->name_len[j];
+		j++;
 	}
+	c->star = star;
+	c->star_n = star >= 0 ? c->fn.nr_params : 1;
 	*pnew = nargv;
 	*pnew_argc = n;
 	return 0;
+fail:
+	free(nargv);
+	return -EINVAL;
 }
 
 static int check_symbol(struct ev_ctx *c)
@@ -1203,11 +1298,6 @@ static void sanitize_event_name(char *p)
 }
 
 /* A kprobe event at an address: its symbol is the number as written. */
-static bool kprobe_at_addr(const struct fhook_event *ev)
-{
-	return ev->kprobe && !ev->module && isdigit((unsigned char)ev->symbol[0]);
-}
-
 /*
  * "p[:[GRP/][EVENT]] [MOD:]SYM[+OFFS]|ADDR" and "r[MAXACTIVE][:...]
  * [MOD:]SYM[+0]": the kernel's __trace_kprobe_create() up to the fetch
@@ -1365,7 +1455,7 @@ int fhook_event_parse(const char *spec, struct fhook_event_prog *prog,
 		      struct fhook_event *ev, struct fhook_event_error *err)
 {
 	char *buf, *argv[MAX_WORDS], **args, **new_argv = NULL, abuf[MAX_BTF_ARGS_LEN];
-	struct ev_ctx c = { .err = err, .prog = prog, .ev = ev, .argv = argv };
+	struct ev_ctx c = { .err = err, .prog = prog, .ev = ev, .argv = argv, .star = -1 };
 	const char *event = NULL, *pct;
 	int argc, nargs, i, ret = -EINVAL, new_argc = 0;
 
@@ -1503,17 +1593,26 @@ fetchargs:
 	}
 	for (i = 0; i < nargs; i++) {
 		/* an expanded $arg* logs against the word it came from */
-		c.index = new_argv ? 2 : i + 2;
+		c.index = i + 2;
+		if (new_argv && c.star >= 0 && i >= c.star)
+			c.index = i < c.star + c.star_n ? c.star + 2 : i - c.star_n + 3;
+		if (new_argv) {
+			c.word_name_len = c.name_len[i];
+			c.word_shorter = c.shorter[i];
+		}
 		c.offset = 0;
 		ret = traceprobe_parse_arg(&c, i, args[i]);
 		if (ret)
 			goto out;
 	}
+	c.word_shorter = 0;
 	ret = ev->kprobe ? check_kprobe_symbol(&c) : check_symbol(&c);
 	if (!ret)
 		ret = check_mem_symbols(&c, argv);
 out:
 	free(new_argv);
+	free(c.name_len);
+	free(c.shorter);
 	free(buf);
 	if (ret) {
 		if (err && !c.logged)

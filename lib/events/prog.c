@@ -288,8 +288,7 @@ void fhook_event_prog_close(struct fhook_event_prog *prog)
 	free(prog);
 }
 
-/* Is @f the file @mod names: its path, or its file name? */
-static bool file_is(const struct ev_file *f, const char *mod)
+bool ev_file_is(const struct ev_file *f, const char *mod)
 {
 	const char *base = strrchr(f->path, '/');
 
@@ -301,7 +300,7 @@ bool ev_prog_has_mod(struct fhook_event_prog *prog, const char *mod)
 	int i;
 
 	for (i = 0; i < prog->nr_files; i++)
-		if (file_is(&prog->files[i], mod))
+		if (ev_file_is(&prog->files[i], mod))
 			return true;
 	return false;
 }
@@ -324,7 +323,7 @@ const struct ev_sym *ev_prog_find_in(struct fhook_event_prog *prog, const char *
 		const struct ev_sym *syms = f->syms;
 		size_t nr = f->nr_syms;
 
-		if (mod && !file_is(f, mod))
+		if (mod && !ev_file_is(f, mod))
 			continue;
 		if (__atomic_load_n(&f->unread, __ATOMIC_ACQUIRE)) {
 			struct ev_found *fd = find_unread(f, name);
@@ -375,7 +374,7 @@ int ev_prog_kprobe_glob(struct fhook_event_prog *prog, const char *mod, const ch
 	size_t j;
 
 	for (i = 0; i < prog->nr_files && !f; i++)
-		if (mod ? file_is(&prog->files[i], mod) : !i)
+		if (mod ? ev_file_is(&prog->files[i], mod) : !i)
 			f = &prog->files[i];
 	if (!f)
 		return -ENOENT;

@@ -1515,12 +1515,18 @@ static void rec_exit_slow(struct rec_probe *p, unsigned long entry_ip,
 
 static int resolve_symbols(struct rec_event *e);
 
-/* What run_fetch() reads: every register of a kprobe's @regs, no vector one. */
-static void kp_fregs(struct ftrace_regs *fr, const struct pt_regs *regs)
+/*
+ * What run_fetch() reads: every register of a kprobe's @regs, and the
+ * vector ones of @vregs (a double's $argN), or zeros.
+ */
+static void kp_fregs(struct ftrace_regs *fr, const struct pt_regs *regs, const void *vregs)
 {
 	fr->regs = *regs;
 	fr->fhook_full = 1;
-	memset(fr->fhook_vregs, 0, sizeof(fr->fhook_vregs));
+	if (vregs)
+		memcpy(fr->fhook_vregs, vregs, sizeof(fr->fhook_vregs));
+	else
+		memset(fr->fhook_vregs, 0, sizeof(fr->fhook_vregs));
 }
 
 /*
@@ -1564,7 +1570,7 @@ static int rec_kp_pre(struct kprobe *p, struct pt_regs *regs)
 		record_plain(e->id, w1);
 		return 0;
 	}
-	kp_fregs(&fr, regs);
+	kp_fregs(&fr, regs, kprobe_vector_regs());
 	record(e, 0, w1, &fr, NULL);
 	return 0;
 }
@@ -1589,7 +1595,7 @@ static int rec_kp_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (__builtin_expect(rec_nr_callers != 0, 0) && !caller_ok(ri->ret_addr))
 		return 1;
 	if (k->e->nr_entry) {
-		kp_fregs(&fr, regs);
+		kp_fregs(&fr, regs, kprobe_vector_regs());
 		for (i = 0; i < k->e->nr_entry; i++)
 			saved[i] = fetch_arg(&fr, k->e->entry_args[i]);
 	}
@@ -1609,8 +1615,10 @@ static int rec_kp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 	if (rec_in_fork())
 		return 0;
+	/* a kretprobe's handler is given the return trampoline's ftrace_regs->regs */
 	if (regs)
-		kp_fregs(&fr, regs);
+		kp_fregs(&fr, regs, ((struct ftrace_regs *)((char *)regs -
+						     offsetof(struct ftrace_regs, regs)))->fhook_vregs);
 	else
 		w1 |= EV_W1_UNWOUND;
 	record(k->e, (unsigned long)k->rp.kp.addr, w1, regs ? &fr : NULL,

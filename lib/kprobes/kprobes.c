@@ -168,6 +168,14 @@ static void run_post(struct kp_addr *a, struct pt_regs *regs)
 	fhook_recursion_unlock(bit);
 }
 
+/* the vector registers of the hit this thread's pre_handlers run for */
+static __thread const void *kp_vregs;
+
+const void *kprobe_vector_regs(void)
+{
+	return kp_vregs;
+}
+
 /* The arch hooks: a detour's or an int3's hit, and the int3 after a copy. */
 /* A hit nested in something of ours, or on a thread not known yet. */
 static int __attribute__((noinline)) kp_hit_slow(void *cookie, struct pt_regs *regs)
@@ -181,19 +189,25 @@ static int __attribute__((noinline)) kp_hit_slow(void *cookie, struct pt_regs *r
 	return ret;
 }
 
-static int kp_hit(void *cookie, struct pt_regs *regs)
+static int kp_hit(void *cookie, struct pt_regs *regs, const void *vregs)
 {
+	const void *outer = kp_vregs;	/* a hit inside a handler's own calls */
 	struct kp_addr *a = cookie;
 	struct kprobe **pp;
 	int ret = 0;
 
+	kp_vregs = vregs;
 	/* the usual case: the section and the recursion lock in one store */
-	if (!fhook_fast_enter())
-		return kp_hit_slow(cookie, regs);
+	if (!fhook_fast_enter()) {
+		ret = kp_hit_slow(cookie, regs);
+		goto out;
+	}
 	pp = __atomic_load_n(&a->probes, __ATOMIC_ACQUIRE);
 	if (pp)
 		ret = call_pre(pp, regs);
 	fhook_fast_leave();
+out:
+	kp_vregs = outer;
 	return ret;
 }
 
@@ -249,18 +263,20 @@ static void kp_ftrace_func(unsigned long ip, unsigned long parent_ip, struct ftr
 
 	if (!regs)
 		return;
+	kp_vregs = fregs->fhook_vregs;
 	resume = instruction_pointer(regs);
 	for (i = site_ops_find(so, ip); i < so->nr && so->sites[i] == ip; i++) {
 		struct kp_addr *a = so->addrs[i];
 
 		instruction_pointer_set(regs, a->addr + FHOOK_KPROBE_HIT_IP_OFF);
 		if (run_pre(a, regs))
-			return;
+			break;
 		/* as the kernel's kprobe_ftrace_handler: post runs at once */
 		instruction_pointer_set(regs, a->addr + FHOOK_SITE_LEN);
 		run_post(a, regs);
 		instruction_pointer_set(regs, resume);
 	}
+	kp_vregs = NULL;
 }
 
 /* ---- objects unloaded ---- */

@@ -20,7 +20,7 @@ mkdir $T/files
 out=$(timeout 60 $F trace -e 'f work $arg1' -o $T/t -- $T/fdreuse_prog $T/files 2>&1); st=$?
 check runs eq "$st:$(grep -v '^fhook: trace' <<< "$out")" "0:child 4
 parent 2, child status 0"
-check all_events eq "$(grep -o 'work+0x0/0x[0-9a-f]*) arg1=[0-9]' $T/t | sed 's/.*arg1=//' | sort | tr '\n' ' ')" "1 1 2 3 "
+check all_events eq "$(grep -o 'work+0x0/0x[0-9a-f]*) x=[0-9]' $T/t | sed 's/.*x=//' | sort | tr '\n' ' ')" "1 1 2 3 "
 check summary eq "$(grep '^fhook: trace' <<< "$out")" "fhook: trace: 4 events, 0 nmissed, 0 lost"
 check files_untouched eq "$(cat $T/files/f* | sort -u):$(stat -c %s $T/files/f* | sort -u)" "data:5"
 

@@ -112,9 +112,9 @@ timeout 60 "$FHOOK" trace -e 'f add%return $retval' -e 'r add $retval' -e 'f add
 check mixed_status eq "$?" 0
 check mixed_lines eq "$(normalize < "$T/mixed" | sed -E 's/run\+0x[0-9a-f]+\/0x[0-9a-f]+/run+OFF/')" \
 "prog: p_add_0: (add+0x0/0x9) arg1=0x2
-prog: add__entry: (add+0x0/0x9) arg1=2
+prog: add__entry: (add+0x0/0x9) a=2
 prog: add__exit: (run+OFF <- add) arg1=42
-prog: r_add_0: (run+OFF <- add) arg1=0x2a"
+prog: r_add_0: (run+OFF <- add) arg1=42"
 
 # ---- a program a harness starts: named by its file
 timeout 60 "$FHOOK" trace -e 'p kp_prog:kp_add %di' -o "$T/harness" -- sh -c "$PROG 2; true" \

@@ -20,7 +20,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # The generations whose event was recorded, in order: "0 1 2 3".
 generations() {
-	grep -o 'generation_mark+0x0/[0-9a-fx]*) arg1=[0-9]*' "$1" | sed 's/.*arg1=//' | sort -n |
+	grep -o 'generation_mark+0x0/[0-9a-fx]*) gen=[0-9]*' "$1" | sed 's/.*gen=//' | sort -n |
 		tr '\n' ' ' | sed 's/ $//'
 }
 

@@ -1268,12 +1268,12 @@ void fhook_kprobe_forget(struct fhook_kprobe_slot **slots, size_t nr)
 /* ---- hits ---- */
 
 /* no hook yet: nothing to run */
-static int no_hit(void *cookie, struct pt_regs *regs)
+static int no_hit(void *cookie, struct pt_regs *regs, const void *vregs)
 {
 	return 0;
 }
 
-int (*fhook_kprobe_hit_hook)(void *cookie, struct pt_regs *regs) = no_hit;
+int (*fhook_kprobe_hit_hook)(void *cookie, struct pt_regs *regs, const void *vregs) = no_hit;
 
 static const int greg_of[] = {
 	REG_R15, REG_R14, REG_R13, REG_R12, REG_RBP, REG_RBX, REG_R11, REG_R10,

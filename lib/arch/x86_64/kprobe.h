@@ -97,7 +97,8 @@ extern char fhook_kprobe_setregs[] __arch_hidden;
 extern unsigned long fhook_kprobe_xsave_size __arch_hidden;
 
 /* what the trampolines call: the generic hook's hit(cookie, regs) */
-extern int (*fhook_kprobe_hit_hook)(void *cookie, struct pt_regs *regs) __arch_hidden;
+extern int (*fhook_kprobe_hit_hook)(void *cookie, struct pt_regs *regs,
+				    const void *vregs) __arch_hidden;
 
 _Static_assert(offsetof(struct fhook_kprobe_slot, addr) == KPROBE_SLOT_ADDR &&
 	       offsetof(struct fhook_kprobe_slot, cookie) == KPROBE_SLOT_COOKIE,

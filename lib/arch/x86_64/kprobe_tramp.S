@@ -50,10 +50,11 @@
 .endm
 
 /*
- * The hook: hit(slot->cookie, regs) with regs->ip = slot->addr + 1, as
+ * The hook: hit(slot->cookie, regs, vregs) with regs->ip = slot->addr + 1, as
  * the kernel shows an int3's; %eax: non-zero to go on at regs->ip.
  */
-.macro CALL_HIT
+.macro CALL_HIT vregs
+	leaq	\vregs, %rdx			/* xmm0-7 as the code had them */
 	movq	PT_SIZE(%rbx), %rdi		/* the return into the detour */
 	movq	-KPROBE_RET_TO_HDR(%rdi), %rdi	/* the slot */
 	movq	KPROBE_SLOT_ADDR(%rdi), %rax
@@ -141,7 +142,7 @@ fhook_kprobe_tramp_entry:
 	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7
 	movdqa	%xmm\n, \n * 16(%rsp)
 	.endr
-	CALL_HIT
+	CALL_HIT (%rsp)
 	.irp	n, 0, 1, 2, 3, 4, 5, 6, 7
 	movdqa	\n * 16(%rsp), %xmm\n
 	.endr
@@ -163,7 +164,7 @@ fhook_kprobe_tramp_full:
 	movl	$-1, %eax
 	movl	$-1, %edx
 	xsave64	(%rsp)
-	CALL_HIT
+	CALL_HIT 160(%rsp)			/* the legacy area's xmm0 */
 	movl	%eax, %r12d
 	movl	$-1, %eax
 	movl	$-1, %edx
