@@ -7,60 +7,131 @@
 #define _GNU_SOURCE
 #include <dwarf.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ev.h"
 
-struct find_arg {
-	const char *name;
-	Dwarf_Die *out;
-	bool found;
+struct ev_dw_def {
+	const char *name;	/* DWARF's string: lives as long as the file's Dwarf */
+	Dwarf_Off off;		/* the definition's DIE */
 };
 
-static int find_cb(Dwarf_Die *die, void *arg)
+struct defs_build {
+	struct ev_dw_def *v;
+	size_t nr, cap;
+	bool oom;
+};
+
+static int defs_add(struct defs_build *b, const char *name, Dwarf_Die *die)
 {
-	struct find_arg *fa = arg;
-	const char *name = dwarf_diename(die);
+	if (b->nr == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 256;
+		struct ev_dw_def *v = realloc(b->v, cap * sizeof(*v));
+
+		if (!v) {
+			b->oom = true;
+			return DWARF_CB_ABORT;
+		}
+		b->v = v;
+		b->cap = cap;
+	}
+	b->v[b->nr].name = name;
+	b->v[b->nr].off = dwarf_dieoffset(die);
+	b->nr++;
+	return DWARF_CB_OK;
+}
+
+static int defs_cb(Dwarf_Die *die, void *arg)
+{
+	struct defs_build *b = arg;
+	const char *name = dwarf_diename(die), *link;
 	Dwarf_Attribute at;
 
-	/* a C++ function is found by its symbol: the linkage name, maybe on its declaration */
-	if ((!name || strcmp(name, fa->name)) &&
-	    (!dwarf_attr_integrate(die, DW_AT_linkage_name, &at) ||
-	     !(name = dwarf_formstring(&at)) || strcmp(name, fa->name)))
-		return DWARF_CB_OK;
 	/* the definition, not a declaration or an abstract inline copy only */
 	if (dwarf_hasattr(die, DW_AT_declaration))
 		return DWARF_CB_OK;
-	*fa->out = *die;
-	fa->found = true;
-	return DWARF_CB_ABORT;
+	if (name && defs_add(b, name, die) != DWARF_CB_OK)
+		return DWARF_CB_ABORT;
+	/* a C++ function is found by its symbol: the linkage name, maybe on its declaration */
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &at) && (link = dwarf_formstring(&at)) &&
+	    (!name || strcmp(link, name)))
+		return defs_add(b, link, die);
+	return DWARF_CB_OK;
+}
+
+static int def_cmp(const void *a, const void *b)
+{
+	const struct ev_dw_def *x = a, *y = b;
+	int r = strcmp(x->name, y->name);
+
+	/* the first definition in the file wins a name's ties, as the old walk did */
+	return r ? r : (x->off > y->off) - (x->off < y->off);
+}
+
+/*
+ * Index @f's function definitions once: a glob's thousands of functions
+ * each look theirs up, which a walk over every unit would make quadratic.
+ */
+static void defs_build(struct ev_file *f)
+{
+	struct defs_build b = { 0 };
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	f->defs_built = true;
+	while (!b.oom && !dwarf_nextcu(f->dw, off, &next, &hsize, NULL, NULL, NULL)) {
+		Dwarf_Die cu;
+
+		if (dwarf_offdie(f->dw, off + hsize, &cu))
+			dwarf_getfuncs(&cu, defs_cb, &b, 0);
+		off = next;
+	}
+	if (b.oom) {
+		free(b.v);
+		return;
+	}
+	qsort(b.v, b.nr, sizeof(*b.v), def_cmp);
+	f->defs = b.v;
+	f->nr_defs = b.nr;
+}
+
+static bool defs_find(struct ev_file *f, const char *name, Dwarf_Die *out)
+{
+	size_t lo = 0, hi;
+
+	if (!f->defs_built)
+		defs_build(f);
+	hi = f->nr_defs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(f->defs[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < f->nr_defs && !strcmp(f->defs[lo].name, name) &&
+	       dwarf_offdie(f->dw, f->defs[lo].off, out) != NULL;
 }
 
 int ev_dw_find_func(struct fhook_event_prog *prog, const char *mod, const char *name,
 		    struct ev_dw_func *fn)
 {
-	struct find_arg fa = { .name = name, .out = &fn->die };
 	Dwarf_Attribute at;
 	Dwarf_Die child;
+	bool found = false;
 	int i;
 
 	ev_prog_dwarf(prog);
-	for (i = 0; i < prog->nr_files && !fa.found; i++) {
-		Dwarf *dw = prog->files[i].dw;
-		Dwarf_Off off = 0, next;
-		size_t hsize;
+	for (i = 0; i < prog->nr_files && !found; i++) {
+		struct ev_file *f = &prog->files[i];
 
-		if (!dw || (mod && !ev_file_is(&prog->files[i], mod)))
+		if (!f->dw || (mod && !ev_file_is(f, mod)))
 			continue;
-		while (!fa.found && !dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL)) {
-			Dwarf_Die cu;
-
-			if (dwarf_offdie(dw, off + hsize, &cu))
-				dwarf_getfuncs(&cu, find_cb, &fa, 0);
-			off = next;
-		}
+		found = defs_find(f, name, &fn->die);
 	}
-	if (!fa.found)
+	if (!found)
 		return -ENOENT;
 	fn->nr_params = 0;
 	if (dwarf_child(&fn->die, &child) == 0) {

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
 #include <fhook/internal/events.h>
 
 /* One symbol of a program file, from .symtab (else .dynsym). */
@@ -34,7 +35,12 @@ struct ev_file {
 	char *names;
 	struct ev_found *found;	/* names looked up while @unread */
 	int fd;
-	Dwarf *dw;		/* NULL without DWARF */
+	Dwarf *dw;		/* NULL without DWARF; @dwfl's */
+	Dwfl *dwfl;
+	/* its functions' definitions by name (symbol or linkage name), sorted; built once */
+	struct ev_dw_def *defs;
+	size_t nr_defs;
+	bool defs_built;
 };
 
 struct fhook_event_prog {

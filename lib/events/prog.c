@@ -242,6 +242,44 @@ struct fhook_event_prog *fhook_event_prog_open(const char *path, char **libs, in
 	return prog;
 }
 
+/*
+ * Where separate debug files are looked for: elfutils' default (the
+ * file's directory, its .debug/, /usr/lib/debug/ by path and by
+ * .build-id/), or FHOOK_DEBUGINFO_PATH in elfutils' own syntax
+ * ("+:.debug:/my/debug"), as eu-addr2line --debuginfo-path.
+ */
+static char *ev_debuginfo_path;
+
+static const Dwfl_Callbacks ev_dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &ev_debuginfo_path,
+};
+
+/*
+ * The DWARF of @f: its own, or that of the debug file its
+ * .gnu_debuglink or build-id names (Debian's -dbgsym packages, a
+ * `objcopy --only-keep-debug` beside it), found and checked by libdwfl.
+ */
+static void file_dwarf(struct ev_file *f)
+{
+	Dwfl_Module *m;
+	Dwarf_Addr bias;
+
+	f->dwfl = dwfl_begin(&ev_dwfl_callbacks);
+	if (!f->dwfl)
+		return;
+	m = dwfl_report_offline(f->dwfl, f->path, f->path, -1);
+	dwfl_report_end(f->dwfl, NULL, NULL);
+	if (m)
+		f->dw = dwfl_module_getdwarf(m, &bias);
+	if (!f->dw) {
+		dwfl_end(f->dwfl);
+		f->dwfl = NULL;
+	}
+}
+
 bool ev_prog_dwarf(struct fhook_event_prog *prog)
 {
 	int i;
@@ -249,11 +287,13 @@ bool ev_prog_dwarf(struct fhook_event_prog *prog)
 	if (prog->dwarf_opened)
 		return prog->has_dwarf;
 	prog->dwarf_opened = true;
+	if (!ev_debuginfo_path)
+		ev_debuginfo_path = secure_getenv("FHOOK_DEBUGINFO_PATH");
 	for (i = 0; i < prog->nr_files; i++) {
 		struct ev_file *f = &prog->files[i];
 
 		if (f->fd >= 0)
-			f->dw = dwarf_begin(f->fd, DWARF_C_READ);
+			file_dwarf(f);
 		if (f->dw)
 			prog->has_dwarf = true;
 	}
@@ -269,8 +309,9 @@ void fhook_event_prog_close(struct fhook_event_prog *prog)
 	for (i = 0; i < prog->nr_files; i++) {
 		struct ev_file *f = &prog->files[i];
 
-		if (f->dw)
-			dwarf_end(f->dw);
+		if (f->dwfl)
+			dwfl_end(f->dwfl);
+		free(f->defs);
 		if (f->fd >= 0)
 			close(f->fd);
 		free(f->path);
