@@ -373,7 +373,7 @@ int cli_ev_resolve(struct cli_ev *c)
 	}
 	free(found);
 	c->prog->insn_check = cli_insn_boundary;
-	if (auto_kprobes(c))
+	if (auto_kprobes(c) || cli_ev_glob_args(c))
 		return 1;
 	c->evs = calloc(c->nr_specs, sizeof(*c->evs));
 	if (!c->evs)
@@ -762,5 +762,8 @@ void cli_ev_free(struct cli_ev *c)
 		free(c->libs[i]);
 	free(c->libs);
 	free(c->specs);
+	for (i = 0; i < c->nr_spec_mem; i++)
+		free(c->spec_mem[i]);
+	free(c->spec_mem);
 	free(c->callers);
 }

@@ -20,6 +20,8 @@ struct cli_ev {
 	const char *cmd;		/* "record" or "trace" */
 	char **specs;
 	int nr_specs;
+	char **spec_mem;		/* the definitions the command wrote itself */
+	int nr_spec_mem;
 	bool default_specs;		/* no -e: every function */
 	char **callers;
 	int nr_callers;
@@ -51,6 +53,9 @@ struct cli_ev {
  * Returns 0, or an exit status (2: usage).
  */
 int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *));
+
+/* Each glob with $arg* made one definition per function (evglob.c): 0 or 1. */
+int cli_ev_glob_args(struct cli_ev *c);
 
 /* Parse and resolve the event definitions.  Returns 0 or an exit status. */
 int cli_ev_resolve(struct cli_ev *c);

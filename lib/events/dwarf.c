@@ -121,10 +121,18 @@ int ev_dw_find_func(struct fhook_event_prog *prog, const char *mod, const char *
 	Dwarf_Attribute at;
 	Dwarf_Die child;
 	bool found = false;
-	int i;
+	int i, file = -1;
 
 	ev_prog_dwarf(prog);
-	for (i = 0; i < prog->nr_files && !found; i++) {
+	/* the file whose symbol it is, where there is one: its DWARF or none */
+	if (ev_prog_find_in(prog, mod, name, true, &file)) {
+		struct ev_file *f = &prog->files[file];
+
+		if (!f->dw)
+			return -ENODATA;
+		found = defs_find(f, name, &fn->die);
+	}
+	for (i = 0; i < prog->nr_files && !found && file < 0; i++) {
 		struct ev_file *f = &prog->files[i];
 
 		if (!f->dw || (mod && !ev_file_is(f, mod)))

@@ -96,7 +96,10 @@ struct ev_dw_func {
 	Dwarf_Die ret_type;
 };
 
-/* The function @name of the file @mod names (NULL: any file): 0 or -ENOENT. */
+/*
+ * The function @name of the file @mod names (NULL: any file): 0, -ENOENT,
+ * or -ENODATA when the file whose symbol it is has no DWARF.
+ */
 int ev_dw_find_func(struct fhook_event_prog *prog, const char *mod, const char *name,
 		    struct ev_dw_func *fn);
 /* Is @f the file @mod names: its path, or its file name? */

@@ -281,15 +281,19 @@ static int find_fetch_type(const char *t)
 /* Look the probed function up once (the kernel's query_btf_context()). */
 static int query_dwarf(struct ev_ctx *c)
 {
+	int r;
+
 	if (!c->fn_looked_up) {
 		c->fn_looked_up = true;
 		if (!use_dwarf(c))
 			c->fn_status = E_NOSUP_BTFARG;
-		else if ((c->ev->nr_targets != 1 && c->ev->is_glob) ||
-			 ev_dw_find_func(c->prog, c->ev->module,
-					 c->ev->nr_targets == 1 ? c->ev->targets[0] :
-					 c->ev->symbol, &c->fn))
+		else if (c->ev->nr_targets != 1 && c->ev->is_glob)
 			c->fn_status = E_NO_BTF_ENTRY;
+		else if ((r = ev_dw_find_func(c->prog, c->ev->module,
+					      c->ev->nr_targets == 1 ? c->ev->targets[0] :
+					      c->ev->symbol, &c->fn)))
+			/* the kernel's words for a function it has no BTF for at all */
+			c->fn_status = r == -ENODATA ? E_NOSUP_BTFARG : E_NO_BTF_ENTRY;
 		else
 			c->fn_status = 0;
 	}
@@ -1148,8 +1152,7 @@ static int expand_meta_args(struct ev_ctx *c, char **argv, int argc, char ***pne
 	if (e || !c->fn.nr_params) {
 		if (star >= 0) {
 			c->index = star + 2;
-			log_err(c, 0, e == E_NO_BTF_ENTRY && use_dwarf(c) ? E_NO_BTF_ENTRY :
-				      E_NOSUP_BTFARG);
+			log_err(c, 0, e ? e : E_NOSUP_BTFARG);
 			return -ENOENT;
 		}
 		return 0;

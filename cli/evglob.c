@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A glob whose arguments are $arg*: one definition per function it
+ * matches, each with that function's parameters.  One event over many
+ * functions has one argument list, and each function has its own; so
+ * `p libfoo.so:foo_* $arg*` becomes `p libfoo.so:foo_open $arg*`,
+ * `p libfoo.so:foo_read $arg*`, ..., named per function as the kernel
+ * names a definition without a name (p_MOD_SYM_0, SYM__entry), or
+ * EVENT_SYM under a name the user gave.  A function without debug
+ * information gets the event without arguments, and the command says
+ * how many did.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evcli.h"
+#include "../lib/events/ev.h"
+#include "../lib/kprobes/nokprobe.h"
+
+#define GLOB_MAX_WORDS	256
+
+struct glob_spec {
+	char *words[GLOB_MAX_WORDS];
+	int nr;
+	char kind;			/* 'f', 'p' or 'r' */
+	const char *head_kind;		/* "f", "r4", ... up to the ':' */
+	size_t head_kind_len;
+	char group[64], event[64];	/* from ":GRP/EVENT"; empty: not given */
+	bool has_group;
+	const char *mod;		/* p/r: MOD of "MOD:GLOB" */
+	char *glob;
+	bool is_return_suffix;		/* f: GLOB%return */
+	int star;			/* the word that is $arg* */
+};
+
+static int split_words(char *s, struct glob_spec *g)
+{
+	char *save = NULL, *w;
+
+	g->nr = 0;
+	for (w = strtok_r(s, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		if (g->nr == GLOB_MAX_WORDS)
+			return -E2BIG;
+		g->words[g->nr++] = w;
+	}
+	return 0;
+}
+
+/* Is @spec (split into @g, in @buf) a glob with $arg* this file expands? */
+static bool glob_with_star(struct glob_spec *g)
+{
+	char *head = g->words[0], *colon, *slash, *target;
+	int i;
+
+	if (g->nr < 3)
+		return false;
+	g->star = -1;
+	for (i = 2; i < g->nr; i++)
+		if (!strcmp(g->words[i], "$arg*"))
+			g->star = i;
+	if (g->star < 0)
+		return false;
+	g->kind = head[0];
+	if (g->kind != 'f' && g->kind != 'p' && g->kind != 'r')
+		return false;
+	colon = strchr(head, ':');
+	g->head_kind = head;
+	g->head_kind_len = colon ? (size_t)(colon - head) : strlen(head);
+	g->group[0] = g->event[0] = 0;
+	g->has_group = false;
+	if (colon) {
+		const char *ev = colon + 1;
+
+		slash = strpbrk(ev, "/.");
+		if (slash) {
+			if ((size_t)(slash - ev) >= sizeof(g->group))
+				return false;
+			memcpy(g->group, ev, slash - ev);
+			g->group[slash - ev] = 0;
+			g->has_group = true;
+			ev = slash + 1;
+		}
+		if (strlen(ev) >= sizeof(g->event))
+			return false;
+		strcpy(g->event, ev);
+	}
+	target = g->words[1];
+	g->mod = NULL;
+	g->is_return_suffix = false;
+	if (g->kind == 'f') {
+		char *pct = strchr(target, '%');
+
+		/* C++ names go their own way (lib/events/prog.c) */
+		if (strstr(target, "::"))
+			return false;
+		if (pct) {
+			if (strcmp(pct, "%return"))
+				return false;
+			*pct = 0;
+			g->is_return_suffix = true;
+		}
+	} else {
+		char *c = strchr(target, ':');
+
+		if (strpbrk(target, "+-"))
+			return false;	/* an offset: the parser says why not */
+		if (c) {
+			*c = 0;
+			g->mod = target;
+			target = c + 1;
+		}
+	}
+	g->glob = target;
+	return strpbrk(target, "*?[") != NULL;
+}
+
+struct name_list {
+	const char **v;
+	int nr, cap;
+};
+
+static int names_add(struct name_list *l, const char *name)
+{
+	if (l->nr == l->cap) {
+		int cap = l->cap ? 2 * l->cap : 64;
+		const char **v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->nr++] = name;
+	return 0;
+}
+
+static bool names_have(const struct name_list *l, const char *name)
+{
+	int i;
+
+	for (i = 0; i < l->nr; i++)
+		if (!strcmp(l->v[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * The functions the glob probes, as the parser and the recorder match
+ * them: an f glob the sited functions of every file, a kprobe glob the
+ * functions of one file (MOD, or the executable), one name per address,
+ * without those fhook runs itself.
+ */
+static int glob_functions(struct fhook_event_prog *prog, struct glob_spec *g,
+			  struct name_list *out)
+{
+	int i, r;
+	size_t j;
+
+	for (i = 0; i < prog->nr_files; i++) {
+		struct ev_file *f = &prog->files[i];
+		unsigned long last = 0;
+		bool any = false;
+
+		if (g->kind != 'f' && (g->mod ? !ev_file_is(f, g->mod) : i != 0))
+			continue;
+		if (ev_file_load(f))
+			continue;
+		for (j = 0; j < f->nr_syms; j++) {
+			const struct ev_sym *s = &f->syms[j];
+
+			if (!s->func || fnmatch(g->glob, s->name, 0))
+				continue;
+			if (g->kind == 'f') {
+				if (!s->site || names_have(out, s->name))
+					continue;
+			} else {
+				if ((any && s->addr == last) || fhook_nokprobe(f->path, s->name))
+					continue;
+				any = true;
+				last = s->addr;
+			}
+			r = names_add(out, s->name);
+			if (r)
+				return r;
+		}
+		if (g->kind != 'f')
+			break;
+	}
+	return 0;
+}
+
+/* One function's definition: @name in place of the glob, @with_args or no $arg*. */
+static char *glob_one(const struct glob_spec *g, const char *name, bool with_args)
+{
+	char *s = NULL, *p;
+	size_t len = 0;
+	FILE *m = open_memstream(&s, &len);
+
+	int i;
+
+	if (!m)
+		return NULL;
+	fprintf(m, "%.*s", (int)g->head_kind_len, g->head_kind);
+	if (g->has_group || g->event[0]) {
+		fputc(':', m);
+		if (g->has_group)
+			fprintf(m, "%s/", g->group);
+		if (g->event[0]) {
+			/* EVENT_SYM: a C identifier of 63 characters at most, as the kernel wants */
+			char ev[64];
+
+			snprintf(ev, sizeof(ev), "%s_%s", g->event, name);
+			for (p = ev; *p; p++)
+				if (!isalnum((unsigned char)*p) && *p != '_')
+					*p = '_';
+			fputs(ev, m);
+		}
+	}
+	fprintf(m, " %s%s%s%s", g->mod ? g->mod : "", g->mod ? ":" : "", name,
+		g->is_return_suffix ? "%return" : "");
+	for (i = 2; i < g->nr; i++)
+		if (i != g->star || with_args)
+			fprintf(m, " %s", g->words[i]);
+	if (fclose(m)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Add @s to @c's definitions at @at (the strings @c owns go to c->spec_mem). */
+static int specs_put(struct cli_ev *c, char ***specs, int *nr, char *s, bool owned)
+{
+	char **v = realloc(*specs, (*nr + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	*specs = v;
+	v[(*nr)++] = s;
+	if (owned) {
+		char **m = realloc(c->spec_mem, (c->nr_spec_mem + 1) * sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		c->spec_mem = m;
+		m[c->nr_spec_mem++] = s;
+	}
+	return 0;
+}
+
+int cli_ev_glob_args(struct cli_ev *c)
+{
+	char **specs = NULL;
+	int nr = 0, i, k, ret = 0;
+
+	for (i = 0; i < c->nr_specs && !ret; i++) {
+		struct name_list names = { 0 };
+		struct glob_spec g;
+		char *buf = strdup(c->specs[i]);
+		int without = 0;
+
+		if (!buf) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (split_words(buf, &g) || !glob_with_star(&g) ||
+		    (ret = glob_functions(c->prog, &g, &names)) || !names.nr) {
+			/* as written: the parser takes it, or says why not */
+			free(buf);
+			free(names.v);
+			if (!ret)
+				ret = specs_put(c, &specs, &nr, c->specs[i], false);
+			continue;
+		}
+		for (k = 0; k < names.nr && !ret; k++) {
+			struct ev_dw_func fn;
+			bool args = !ev_dw_find_func(c->prog, g.kind == 'f' ? NULL : g.mod,
+						    names.v[k], &fn) && fn.nr_params > 0;
+			char *one = glob_one(&g, names.v[k], args);
+
+			if (!one) {
+				ret = -ENOMEM;
+				break;
+			}
+			/* a function without parameters has none to show either */
+			if (!args && ev_dw_find_func(c->prog, g.kind == 'f' ? NULL : g.mod,
+						     names.v[k], &fn))
+				without++;
+			ret = specs_put(c, &specs, &nr, one, true);
+			if (ret)
+				free(one);
+		}
+		if (!ret && without)
+			fprintf(stderr, "fhook: %s: %s: $arg* names the parameters of %d of %d "
+				"functions; the other %d have no debug information (their "
+				"events have no arguments)\n", c->cmd, c->specs[i],
+				names.nr - without, names.nr, without);
+		free(names.v);
+		free(buf);
+	}
+	if (ret) {
+		free(specs);
+		fprintf(stderr, "fhook: %s: %s\n", c->cmd, strerror(-ret));
+		return 1;
+	}
+	free(c->specs);
+	c->specs = specs;
+	c->nr_specs = nr;
+	return 0;
+}
