@@ -725,7 +725,13 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	if (kprobe_ends(c, s, end) && !status && !*failed)
 		status = 1;
 	ev_session_free(s);
-	/* (a process that ran untraced says why itself, below) */
+	/*
+	 * Nothing could be traced, in the program or in what it started: the
+	 * run failed at what it was for, whatever the program's own status
+	 * (a process that ran untraced says why itself, below).
+	 */
+	if (!end->events && c->no_sites && !*failed && !c->untraced && !status)
+		status = 1;
 	if (!end->events && c->no_sites && !*failed && !c->untraced && c->stripped)
 		fprintf(stderr, "fhook: %s: no events: %s has no patchable sites and is stripped "
 			"(no function symbol for a kprobe to name)%s; probe its libraries' "
