@@ -24,6 +24,7 @@ LIB_SRCS := \
 	lib/util/tasks.c \
 	lib/util/rcu.c \
 	lib/util/sort.c \
+	lib/util/libc.c \
 	lib/kallsyms/elf.c \
 	lib/kallsyms/objects.c \
 	lib/kallsyms/kallsyms.c \
@@ -41,7 +42,7 @@ LIB_ASM  :=
 CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c cli/funcs_why.c cli/run.c
 # The command builds in what it shares with the library (the ELF reader,
 # the site classifier) and never loads libfhook itself.
-CMD_SRCS := lib/kallsyms/elf.c lib/util/sort.c lib/arch/$(ARCH)/insn.c \
+CMD_SRCS := lib/kallsyms/elf.c lib/util/sort.c lib/util/libc.c lib/arch/$(ARCH)/insn.c \
 	    lib/arch/$(ARCH)/kprobe_insn.c lib/arch/$(ARCH)/branches.c lib/arch/$(ARCH)/cs.c
 # The libraries the command links in statically (layers add theirs, in link
 # order): `fhook trace -p` starts on CPUs busy with the threads it is to
@@ -69,7 +70,7 @@ all: $(B)/libfhook.so $(B)/libfhook.a $(B)/fhook $(B)/gcc-as/as $(B)/fhook.pc $(
 # The assembler front end `fhook cflags` gives GCC (cli/gcc_as.c).
 # It decodes with the library's own code, so that what it proves is what
 # the library would at registration.
-GCC_AS_SRCS := cli/gcc_as.c cli/as_vecproof.c lib/arch/$(ARCH)/cs.c lib/arch/$(ARCH)/vecfree.c
+GCC_AS_SRCS := cli/gcc_as.c cli/as_vecproof.c lib/util/libc.c lib/arch/$(ARCH)/cs.c lib/arch/$(ARCH)/vecfree.c
 $(B)/gcc-as/as: $(GCC_AS_SRCS) $(HEADERS) cli/as_vecproof.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Ilib -Iinclude -o $@ $(GCC_AS_SRCS) -lelf -ldl -lpthread

@@ -27,4 +27,18 @@ out=$(cd $T/b && FHOOK_LAYERS_TREE=$PWD FHOOK_LAYERS_OBJS="$T/b/lib/arch/x/a.o $
 grep -q '^FAIL layers_symbol: lib/arch/x/a.o uses fhook_object_of of lib/kallsyms' <<< "$out" &&
 	echo "PASS layers_upward_call_caught" ||
 	echo "FAIL layers_upward_call_caught: $out"
+# an interposed libc name (core's sigaction) is libc's to core and above,
+# an upward call from arch
+mkdir -p $T/c/lib/arch/x $T/c/lib/core $T/c/lib/kprobes
+cp lib/libfhook.map $T/c/lib/
+echo 'int sigaction(void) { return 0; }' > $T/s.c
+echo 'int sigaction(void); int use(void) { return sigaction(); }' > $T/u.c
+cc -c -o $T/c/lib/core/s.o $T/s.c && cc -c -o $T/c/lib/arch/x/u.o $T/u.c &&
+	cc -c -o $T/c/lib/kprobes/u.o $T/u.c
+out=$(cd $T/c && FHOOK_LAYERS_TREE=$PWD \
+	FHOOK_LAYERS_OBJS="$T/c/lib/arch/x/u.o $T/c/lib/core/s.o $T/c/lib/kprobes/u.o" \
+	bash "$OLDPWD/scripts/check-layers.sh" "$T/c" 2>&1)
+[ "$(grep '^FAIL' <<< "$out")" = "FAIL layers_symbol: lib/arch/x/u.o uses sigaction of lib/core (arch may not call core)" ] &&
+	echo "PASS layers_interposer_below_core_caught" ||
+	echo "FAIL layers_interposer_below_core_caught: $out"
 exit $st

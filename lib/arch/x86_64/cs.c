@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "cs.h"
+#include "util/libc.h"
 
 #define cs fhook_cs
 
@@ -24,8 +25,12 @@ static bool cs_ok;
 
 static void cs_load(void)
 {
-	/* never closed: a second check must not pay the load again */
-	void *h = dlopen("libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
+	/*
+	 * never closed: a second check must not pay the load again; libc's
+	 * dlopen, not the program's interposed one: a decoder loaded is no
+	 * event for the ops, and this may run under ftrace_lock
+	 */
+	void *h = fhook_libc_dlopen("libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
 
 	if (!h) {
 		if (fhook_cs_quiet)

@@ -39,6 +39,7 @@
 #include "internal.h"
 #include "cs.h"
 #include "kprobe.h"
+#include "util/libc.h"
 #include "util/lockdep.h"
 #include "util/procfile.h"
 
@@ -864,7 +865,7 @@ static bool where_install(struct sigaction *old)
 {
 	struct sigaction sa;
 
-	if (sigaction(SIGURG, NULL, old))
+	if (fhook_libc_sigaction(SIGURG, NULL, old))
 		return false;
 	if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN)
 		return false;	/* the program's: not ours to send it anything */
@@ -872,7 +873,7 @@ static bool where_install(struct sigaction *old)
 	sa.sa_sigaction = where_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	return !sigaction(SIGURG, &sa, NULL);
+	return !fhook_libc_sigaction(SIGURG, &sa, NULL);
 }
 
 /*
@@ -883,9 +884,9 @@ static void where_uninstall(const struct sigaction *old)
 {
 	struct sigaction cur;
 
-	if (!sigaction(SIGURG, NULL, &cur) && (cur.sa_flags & SA_SIGINFO) &&
+	if (!fhook_libc_sigaction(SIGURG, NULL, &cur) && (cur.sa_flags & SA_SIGINFO) &&
 	    cur.sa_sigaction == where_handler)
-		sigaction(SIGURG, old, NULL);
+		fhook_libc_sigaction(SIGURG, old, NULL);
 }
 
 /* Queue the question to @tid as the @idx-th of @round: false if it could not be. */

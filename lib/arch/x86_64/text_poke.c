@@ -40,6 +40,7 @@
 
 #include "internal.h"
 #include "util/bsearch.h"
+#include "util/libc.h"
 #include "util/lockdep.h"
 
 #ifndef MADV_POPULATE_WRITE
@@ -799,11 +800,12 @@ int fhook_text_poke_batch(struct text_poke_loc *locs, size_t nr)
 	 * signal handler of the program may run here.
 	 */
 	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	sigdelset(&all, SIGTRAP);	/* an int3 this thread meets is handled */
+	fhook_libc_sigmask(SIG_BLOCK, &all, &saved);
 
 	ret = check_trap_blocked();
 	if (ret) {
-		pthread_sigmask(SIG_SETMASK, &saved, NULL);
+		fhook_libc_sigmask(SIG_SETMASK, &saved, NULL);
 		free(old);
 		return ret;
 	}
@@ -844,7 +846,7 @@ out:
 		close_ranges(ranges, nranges);
 	else
 		free(ranges);
-	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	fhook_libc_sigmask(SIG_SETMASK, &saved, NULL);
 	free(old);
 	return ret;
 }
@@ -1064,7 +1066,7 @@ void fhook_trap_install(void)
 {
 	struct sigaction sa, cur;
 
-	if (sigaction(SIGTRAP, NULL, &cur))
+	if (fhook_libc_sigaction(SIGTRAP, NULL, &cur))
 		return;
 	if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == trap_handler)
 		return;
@@ -1076,6 +1078,8 @@ void fhook_trap_install(void)
 	sigfillset(&sa.sa_mask);
 	sigdelset(&sa.sa_mask, SIGSEGV);
 	sigdelset(&sa.sa_mask, SIGBUS);
-	sigaction(SIGTRAP, &sa, NULL);
+	/* a handler run from here may pass a site that holds an int3 */
+	sigdelset(&sa.sa_mask, SIGTRAP);
+	fhook_libc_sigaction(SIGTRAP, &sa, NULL);
 	atomic_store(&trap_installed, 1);
 }
