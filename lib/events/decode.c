@@ -326,7 +326,6 @@ static struct dec_file *file_get(struct dec *d, const char *path)
 		return NULL;
 	}
 	f->ef.path = f->path;
-	f->ef.fd = -1;
 	f->next = d->files;
 	d->files = f;
 	return f;

@@ -34,7 +34,7 @@ struct ev_file {
 	size_t nr_syms;
 	char *names;
 	struct ev_found *found;	/* names looked up while @unread */
-	int fd;
+	struct fhook_elf_file *elf;
 	Dwarf *dw;		/* NULL without DWARF; @dwfl's */
 	Dwfl *dwfl;
 	/* its functions' definitions by name (symbol or linkage name), sorted; built once */

@@ -53,7 +53,7 @@ static int read_file_syms(struct ev_file *f)
 	int ret;
 
 	f->names = NULL;
-	ret = fhook_elf_read_syms(f->path, FHOOK_ELF_SYMS_DATA | FHOOK_ELF_SYMS_ALIASES, &es,
+	ret = fhook_elf_file_read_syms(f->elf, FHOOK_ELF_SYMS_DATA | FHOOK_ELF_SYMS_ALIASES, &es,
 				  &nr, &f->names);
 	if (ret)
 		return ret;
@@ -89,7 +89,7 @@ static void mark_sites(struct ev_file *f)
 	struct fhook_elf_sites es;
 	size_t i, j;
 
-	if (fhook_elf_read_sites(f->path, &es))
+	if (fhook_elf_file_read_sites(f->elf, &es))
 		return;
 	for (i = 0; i < es.nr; i++) {
 		unsigned long a = es.addrs[i];
@@ -142,7 +142,7 @@ static void mark_found_sites(struct ev_file *f, struct ev_sym *syms, size_t nr)
 	unsigned int k;
 	size_t j;
 
-	if (!fhook_elf_map_sites(f->path, 0, &m) && !m.copy_needed) {
+	if (!fhook_elf_file_map_sites(f->elf, 0, &m) && !m.copy_needed) {
 		for (k = 0; k < m.nr; k++)
 			for (j = 0; j < m.sec[k].nr; j++)
 				if (m.sec[k].addrs[j])
@@ -151,7 +151,7 @@ static void mark_found_sites(struct ev_file *f, struct ev_sym *syms, size_t nr)
 		return;
 	}
 	fhook_elf_unmap_sites(&m);
-	if (fhook_elf_read_sites(f->path, &es))
+	if (fhook_elf_file_read_sites(f->elf, &es))
 		return;
 	for (j = 0; j < es.nr; j++)
 		mark_site(syms, nr, es.addrs[j]);
@@ -173,7 +173,7 @@ static struct ev_found *find_unread(struct ev_file *f, const char *name)
 	for (fd = f->found; fd; fd = fd->next)
 		if (!strcmp(fd->name, name))
 			return fd;
-	n = fhook_elf_find_syms(f->path, name, FHOOK_ELF_SYMS_DATA | FHOOK_ELF_SYMS_ALIASES,
+	n = fhook_elf_file_find_syms(f->elf, name, FHOOK_ELF_SYMS_DATA | FHOOK_ELF_SYMS_ALIASES,
 				&named);
 	if (n < 0)
 		return NULL;
@@ -223,10 +223,12 @@ struct fhook_event_prog *fhook_event_prog_open(const char *path, char **libs, in
 		struct ev_file *f = &prog->files[prog->nr_files];
 
 		f->path = strdup(i ? libs[i - 1] : path);
-		f->fd = -1;
 		f->unread = true;
-		/* an ELF file of this machine's kind: its tables are read when needed */
-		if (!f->path || fhook_elf_check(f->path)) {
+		/*
+		 * An ELF file of this machine's kind, opened once: its tables
+		 * are read when needed, every question from this descriptor.
+		 */
+		if (!f->path || fhook_elf_file_open(f->path, &f->elf)) {
 			free(f->path);
 			memset(f, 0, sizeof(*f));
 			if (!i) {
@@ -236,7 +238,6 @@ struct fhook_event_prog *fhook_event_prog_open(const char *path, char **libs, in
 			}
 			continue;
 		}
-		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
 		prog->nr_files++;
 	}
 	return prog;
@@ -266,11 +267,14 @@ static void file_dwarf(struct ev_file *f)
 {
 	Dwfl_Module *m;
 	Dwarf_Addr bias;
+	int fd;
 
 	f->dwfl = dwfl_begin(&ev_dwfl_callbacks);
 	if (!f->dwfl)
 		return;
-	m = dwfl_report_offline(f->dwfl, f->path, f->path, -1);
+	/* (dwfl owns the descriptor it is given) */
+	fd = dup(fhook_elf_file_fd(f->elf));
+	m = fd < 0 ? NULL : dwfl_report_offline(f->dwfl, f->path, f->path, fd);
 	dwfl_report_end(f->dwfl, NULL, NULL);
 	if (m)
 		f->dw = dwfl_module_getdwarf(m, &bias);
@@ -292,7 +296,7 @@ bool ev_prog_dwarf(struct fhook_event_prog *prog)
 	for (i = 0; i < prog->nr_files; i++) {
 		struct ev_file *f = &prog->files[i];
 
-		if (f->fd >= 0)
+		if (f->elf)
 			file_dwarf(f);
 		if (f->dw)
 			prog->has_dwarf = true;
@@ -312,8 +316,7 @@ void fhook_event_prog_close(struct fhook_event_prog *prog)
 		if (f->dwfl)
 			dwfl_end(f->dwfl);
 		free(f->defs);
-		if (f->fd >= 0)
-			close(f->fd);
+		fhook_elf_file_close(f->elf);
 		free(f->path);
 		free(f->syms);
 		free(f->names);

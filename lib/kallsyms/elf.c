@@ -35,6 +35,9 @@
 /* Section headers beyond this are not believed (a corrupt e_shnum). */
 #define MAX_SECTIONS	(1u << 20)
 
+/* An opened file (struct fhook_elf_file to the callers): its headers, read once. */
+#define elf_file fhook_elf_file
+
 struct elf_file {
 	int fd;
 	unsigned long size;
@@ -210,6 +213,36 @@ int fhook_elf_check(const char *path)
 	return ret;
 }
 
+int fhook_elf_file_open(const char *path, struct fhook_elf_file **out)
+{
+	struct elf_file *f = malloc(sizeof(*f));
+	int ret;
+
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	ret = elf_open(path, f);
+	if (ret) {
+		free(f);
+		return ret;
+	}
+	*out = f;
+	return 0;
+}
+
+void fhook_elf_file_close(struct fhook_elf_file *f)
+{
+	if (!f)
+		return;
+	elf_close(f);
+	free(f);
+}
+
+int fhook_elf_file_fd(const struct fhook_elf_file *f)
+{
+	return f->fd;
+}
+
 static const char *__fhook_startup sec_name(const struct elf_file *f, const Elf64_Shdr *s)
 {
 	if (!f->shstr || s->sh_name >= f->shstr_size)
@@ -380,32 +413,28 @@ static void unmap_section(struct sec_map *m)
 	m->map = NULL;
 }
 
-int __fhook_startup fhook_elf_map_sites(const char *path, unsigned int flags,
-					struct fhook_elf_site_map *m)
+static int __fhook_startup map_sites(const struct elf_file *f, unsigned int flags,
+				     struct fhook_elf_site_map *m)
 {
-	struct elf_file f;
 	unsigned int i;
-	int ret;
+	int ret = 0;
 
 	memset(m, 0, sizeof(*m));
-	ret = elf_open(path, &f);
-	if (ret)
-		return ret;
-	if (!sites_elf_type(&f)) {
+	if (!sites_elf_type(f)) {
 		ret = -ENOEXEC;
 		goto out;
 	}
-	scan_sections(&f, &m->scan);
+	scan_sections(f, &m->scan);
 	if (!m->scan.nr_sections || (m->scan.prepared && (flags & FHOOK_ELF_MAP_UNPREPARED)))
 		goto out;
-	for (i = 0; i < f.nr_sh; i++) {
-		const Elf64_Shdr *sh = &f.sh[i];
-		int mcount = site_section(&f, sh);
+	for (i = 0; i < f->nr_sh; i++) {
+		const Elf64_Shdr *sh = &f->sh[i];
+		int mcount = site_section(f, sh);
 		struct sec_map sm;
 
 		if (mcount < 0 || !sh->sh_size)
 			continue;
-		if (!in_file(&f, sh->sh_offset, sh->sh_size)) {
+		if (!in_file(f, sh->sh_offset, sh->sh_size)) {
 			ret = -ENOEXEC;
 			goto out;
 		}
@@ -413,7 +442,7 @@ int __fhook_startup fhook_elf_map_sites(const char *path, unsigned int flags,
 			m->copy_needed = true;
 			break;
 		}
-		if (map_range(&f, sh->sh_offset, sh->sh_size, 0, &sm)) {
+		if (map_range(f, sh->sh_offset, sh->sh_size, 0, &sm)) {
 			m->copy_needed = true;
 			break;
 		}
@@ -428,11 +457,31 @@ int __fhook_startup fhook_elf_map_sites(const char *path, unsigned int flags,
 	}
 	for (i = 0; m->nr && !m->have_first && i < m->sec[0].nr; i++)
 		if (m->sec[0].addrs[i])
-			m->have_first = !read_vaddr(&f, m->sec[0].addrs[i], m->first,
+			m->have_first = !read_vaddr(f, m->sec[0].addrs[i], m->first,
 						    sizeof(m->first));
 out:
+	return ret;
+}
+
+int __fhook_startup fhook_elf_map_sites(const char *path, unsigned int flags,
+					struct fhook_elf_site_map *m)
+{
+	struct elf_file f;
+	int ret = elf_open(path, &f);
+
+	if (ret) {
+		memset(m, 0, sizeof(*m));
+		return ret;
+	}
+	ret = map_sites(&f, flags, m);
 	elf_close(&f);
 	return ret;
+}
+
+int fhook_elf_file_map_sites(struct fhook_elf_file *f, unsigned int flags,
+			     struct fhook_elf_site_map *m)
+{
+	return map_sites(f, flags, m);
 }
 
 void __fhook_startup fhook_elf_unmap_sites(struct fhook_elf_site_map *m)
@@ -474,29 +523,25 @@ static void apply_relative_addends(const struct elf_file *f, unsigned long lo, u
 	}
 }
 
-int fhook_elf_read_sites(const char *path, struct fhook_elf_sites *out)
+static int read_sites(const struct elf_file *f, struct fhook_elf_sites *out)
 {
-	struct elf_file f;
 	unsigned int s;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = elf_open(path, &f);
-	if (ret)
-		return ret;
 	ret = -ENOEXEC;
-	if (!sites_elf_type(&f))
+	if (!sites_elf_type(f))
 		goto out;
 
-	for (s = 0; s < f.nr_sh; s++) {
-		const Elf64_Shdr *sh = &f.sh[s];
+	for (s = 0; s < f->nr_sh; s++) {
+		const Elf64_Shdr *sh = &f->sh[s];
 		unsigned long *vals, *na;
 		unsigned char *nm;
 		size_t i, n, w;
 		bool zero = false;
-		int mcount = site_section(&f, sh);
+		int mcount = site_section(f, sh);
 
-		if (mcount < 0 || !sh->sh_size || !in_file(&f, sh->sh_offset, sh->sh_size))
+		if (mcount < 0 || !sh->sh_size || !in_file(f, sh->sh_offset, sh->sh_size))
 			continue;
 		n = sh->sh_size / 8;
 		/* straight into the result: no copy of a list that may be long */
@@ -511,13 +556,13 @@ int fhook_elf_read_sites(const char *path, struct fhook_elf_sites *out)
 			goto out;
 		}
 		vals = out->addrs + out->nr;
-		if (read_at(&f, vals, sh->sh_size, sh->sh_offset))
+		if (read_at(f, vals, sh->sh_size, sh->sh_offset))
 			continue;
 		for (i = 0; i < n && !zero; i++)
 			zero = !vals[i];
 		/* relocations are only read when some slot needs them */
 		if (zero)
-			apply_relative_addends(&f, sh->sh_addr, sh->sh_addr + sh->sh_size, vals);
+			apply_relative_addends(f, sh->sh_addr, sh->sh_addr + sh->sh_size, vals);
 		for (i = 0, w = 0; i < n; i++)
 			if (vals[i])	/* zero: a discarded function */
 				vals[w++] = vals[i];
@@ -531,8 +576,26 @@ out:
 		free(out->from_mcount);
 		memset(out, 0, sizeof(*out));
 	}
+	return ret;
+}
+
+int fhook_elf_read_sites(const char *path, struct fhook_elf_sites *out)
+{
+	struct elf_file f;
+	int ret = elf_open(path, &f);
+
+	if (ret) {
+		memset(out, 0, sizeof(*out));
+		return ret;
+	}
+	ret = read_sites(&f, out);
 	elf_close(&f);
 	return ret;
+}
+
+int fhook_elf_file_read_sites(struct fhook_elf_file *f, struct fhook_elf_sites *out)
+{
+	return read_sites(f, out);
 }
 
 /*
@@ -653,21 +716,44 @@ out:
 }
 
 /*
- * Open @path and find its symbol tables: .symtab is read, and .dynsym
- * where .symtab takes nothing (or is not there).
+ * @f's symbol tables: .symtab is read, and .dynsym where .symtab takes
+ * nothing (or is not there).
  */
-static int open_sym_tables(const char *path, struct elf_file *f, const Elf64_Shdr **symtab,
-			   const Elf64_Shdr **dynsym)
+static void sym_tables(const struct elf_file *f, const Elf64_Shdr **symtab,
+		       const Elf64_Shdr **dynsym)
 {
 	unsigned int i;
-	int ret = elf_open(path, f);
 
 	*symtab = *dynsym = NULL;
-	for (i = 0; !ret && i < f->nr_sh; i++) {
+	for (i = 0; i < f->nr_sh; i++) {
 		if (f->sh[i].sh_type == SHT_SYMTAB)
 			*symtab = &f->sh[i];
 		else if (f->sh[i].sh_type == SHT_DYNSYM)
 			*dynsym = &f->sh[i];
+	}
+}
+
+static int read_syms(const struct elf_file *f, unsigned int flags, struct fhook_sym **syms,
+		     size_t *nr, char **names)
+{
+	const Elf64_Shdr *symtab, *dynsym;
+	int ret = 0;
+
+	sym_tables(f, &symtab, &dynsym);
+	if (symtab)
+		ret = read_symtab(f, symtab, flags, syms, nr, names);
+	if ((!symtab || (!ret && !*nr)) && dynsym) {
+		free(*syms);
+		free(*names);
+		*syms = NULL;
+		*names = NULL;
+		*nr = 0;
+		ret = read_symtab(f, dynsym, flags, syms, nr, names);
+	}
+	if (!ret && !*names) {
+		*names = strdup("");
+		if (!*names)
+			ret = -ENOMEM;
 	}
 	return ret;
 }
@@ -675,32 +761,26 @@ static int open_sym_tables(const char *path, struct elf_file *f, const Elf64_Shd
 int fhook_elf_read_syms(const char *path, unsigned int flags, struct fhook_sym **syms,
 			size_t *nr, char **names)
 {
-	const Elf64_Shdr *symtab, *dynsym;
 	struct elf_file f;
 	int ret;
 
 	*syms = NULL;
 	*nr = 0;
 	*names = NULL;
-	if ((ret = open_sym_tables(path, &f, &symtab, &dynsym)))
+	if ((ret = elf_open(path, &f)))
 		return ret;
-	if (symtab)
-		ret = read_symtab(&f, symtab, flags, syms, nr, names);
-	if ((!symtab || (!ret && !*nr)) && dynsym) {
-		free(*syms);
-		free(*names);
-		*syms = NULL;
-		*names = NULL;
-		*nr = 0;
-		ret = read_symtab(&f, dynsym, flags, syms, nr, names);
-	}
-	if (!ret && !*names) {
-		*names = strdup("");
-		if (!*names)
-			ret = -ENOMEM;
-	}
+	ret = read_syms(&f, flags, syms, nr, names);
 	elf_close(&f);
 	return ret;
+}
+
+int fhook_elf_file_read_syms(struct fhook_elf_file *f, unsigned int flags,
+			     struct fhook_sym **syms, size_t *nr, char **names)
+{
+	*syms = NULL;
+	*nr = 0;
+	*names = NULL;
+	return read_syms(f, flags, syms, nr, names);
 }
 
 /*
@@ -796,33 +876,50 @@ out:
 	return ret;
 }
 
-int fhook_elf_find_syms(const char *path, const char *name, unsigned int flags,
-			struct fhook_elf_named **out)
+static int find_syms(const struct elf_file *f, const char *name, unsigned int flags,
+		     struct fhook_elf_named **out)
 {
 	const Elf64_Shdr *symtab, *dynsym;
 	size_t nr = 0, taken = 0;
-	struct elf_file f;
-	int ret;
+	int ret = 0;
 
 	*out = NULL;
-	if ((ret = open_sym_tables(path, &f, &symtab, &dynsym)))
-		return ret;
+	sym_tables(f, &symtab, &dynsym);
 	if (symtab)
-		ret = find_in_table(&f, symtab, name, flags, out, &nr, &taken);
+		ret = find_in_table(f, symtab, name, flags, out, &nr, &taken);
 	/* the table fhook_elf_read_syms() reads */
 	if ((!symtab || (!ret && !taken)) && dynsym) {
 		free(*out);
 		*out = NULL;
 		nr = 0;
-		ret = find_in_table(&f, dynsym, name, flags, out, &nr, &taken);
+		ret = find_in_table(f, dynsym, name, flags, out, &nr, &taken);
 	}
-	elf_close(&f);
 	if (ret) {
 		free(*out);
 		*out = NULL;
 		return ret;
 	}
 	return (int)nr;
+}
+
+int fhook_elf_find_syms(const char *path, const char *name, unsigned int flags,
+			struct fhook_elf_named **out)
+{
+	struct elf_file f;
+	int ret;
+
+	*out = NULL;
+	if ((ret = elf_open(path, &f)))
+		return ret;
+	ret = find_syms(&f, name, flags, out);
+	elf_close(&f);
+	return ret;
+}
+
+int fhook_elf_file_find_syms(struct fhook_elf_file *f, const char *name, unsigned int flags,
+			     struct fhook_elf_named **out)
+{
+	return find_syms(f, name, flags, out);
 }
 
 int fhook_elf_mark_prepared(void *image, size_t size)

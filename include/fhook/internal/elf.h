@@ -37,6 +37,21 @@ int fhook_elf_read_sites(const char *path, struct fhook_elf_sites *out);
 int fhook_elf_check(const char *path);
 
 /*
+ * A file opened once, for a reader with many questions (the command's
+ * event definitions): its headers read at the open, every answer from the
+ * same descriptor.  The path functions below each open the file for one
+ * answer; fhook_elf_file_*() are the same on an opened file.
+ */
+struct fhook_elf_file;
+
+/* 0 or what fhook_elf_check() returns; *@out is NULL on error. */
+int fhook_elf_file_open(const char *path, struct fhook_elf_file **out);
+void fhook_elf_file_close(struct fhook_elf_file *f);
+/* Its descriptor, owned by @f (for a reader of the same file: dup() it). */
+int fhook_elf_file_fd(const struct fhook_elf_file *f);
+int fhook_elf_file_read_sites(struct fhook_elf_file *f, struct fhook_elf_sites *out);
+
+/*
  * `fhook prepare` marks the site sections of a file it rewrote with this
  * flag, from the range that the ELF gABI leaves to operating systems
  * (SHF_MASKOS) and that no GNU tool assigns: every site of a marked file
@@ -91,6 +106,8 @@ struct fhook_elf_site_map {
  * fhook_elf_unmap_sites() either way.
  */
 int fhook_elf_map_sites(const char *path, unsigned int flags, struct fhook_elf_site_map *m);
+int fhook_elf_file_map_sites(struct fhook_elf_file *f, unsigned int flags,
+			     struct fhook_elf_site_map *m);
 void fhook_elf_unmap_sites(struct fhook_elf_site_map *m);
 /* Mark the site sections of the file image @image; returns how many. */
 int fhook_elf_mark_prepared(void *image, size_t size);
@@ -106,6 +123,8 @@ int fhook_elf_mark_prepared(void *image, size_t size);
  */
 int fhook_elf_read_syms(const char *path, unsigned int flags, struct fhook_sym **syms,
 			size_t *nr, char **names);
+int fhook_elf_file_read_syms(struct fhook_elf_file *f, unsigned int flags,
+			     struct fhook_sym **syms, size_t *nr, char **names);
 
 /* A symbol found by its name (fhook_elf_find_syms()). */
 struct fhook_elf_named {
@@ -132,5 +151,7 @@ struct fhook_elf_named {
  */
 int fhook_elf_find_syms(const char *path, const char *name, unsigned int flags,
 			struct fhook_elf_named **out);
+int fhook_elf_file_find_syms(struct fhook_elf_file *f, const char *name, unsigned int flags,
+			     struct fhook_elf_named **out);
 
 #endif /* FHOOK_INTERNAL_ELF_H */
