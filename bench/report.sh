@@ -246,6 +246,7 @@ else
 	BZL[trace]="fhook trace, entry + exit events on \"*\", text to /dev/null"
 	BZL[record]="fhook record (every function's entry and exit, to a file)"
 	BZL[record-tsc]="fhook record --clock tsc (the TSC instead of clock_gettime)"
+	BZL[record-kp]="fhook record of the untraced build (no sites: every function through kprobes)"
 	echo "| mode | wall ms median (min-max) | slowdown vs untraced | uftrace -pg ÷ this | uftrace -P ÷ this | output |"
 	echo "|---|---:|---:|---:|---:|---|"
 	for v in $BZMODES; do
@@ -254,6 +255,7 @@ else
 	done
 	[ -n "${BZ_TRACE_STAT:-}" ] && echo && echo "fhook trace on bzip2 (last run, formatted as text to /dev/null): $BZ_TRACE_STAT."
 	[ -n "${BZ_REC_STAT:-}" ] && echo && echo "fhook record on bzip2 (last run): ${BZ_REC_STAT%% in /*}. Target: 0 lost, and at least 2× faster than \`uftrace record\`: $(ratio "${BZT[uftrace-pg]:-}" "${BZT[record]:-}") here."
+	[ -n "${BZ_KP_STAT:-}" ] && echo && echo "fhook record of the untraced build (last run): ${BZ_KP_STAT%% in /*}; its cost over the same recording with sites: $(ratio "$(calc "${BZT[record-kp]:-0} - ${BZT[plain]:-0}")" "$(calc "${BZT[record]:-0} - ${BZT[plain]:-0}")") (time added by the recording), and \`uftrace record -P .\` ÷ it: $(ratio "${BZT[uftrace-P]:-}" "${BZT[record-kp]:-}")."
 	case " $BZMODES " in *" trace "*) ;; *) echo; echo "fhook trace on \"*\": pending (${SKIP[trace]:-not run})." ;; esac
 fi
 echo

@@ -509,7 +509,7 @@ else
 	INSZ=$(stat -c %s "$TMP/input")
 	bzip2 -9 -c "$TMP/input" >"$TMP/ref.bz2"
 	BZMODES="plain pad nop fprobe-entry fprobe-both uftrace-pg uftrace-P"
-	$FHOOK record -h >/dev/null 2>&1 && BZMODES="$BZMODES record record-tsc"
+	$FHOOK record -h >/dev/null 2>&1 && BZMODES="$BZMODES record record-tsc record-kp"
 	$FHOOK trace -h >/dev/null 2>&1 && [ -z "${SKIP[trace]:-}" ] && BZMODES="$BZMODES trace"
 	declare -A BZC
 	BZC[plain]="$B/bzip2_plain -9 -c $TMP/input"
@@ -522,6 +522,8 @@ else
 	BZC[trace]="$FHOOK trace -e 'f:bench/in *' -e 'f:bench/out *%return' -o /dev/null -- $B/bzip2_pad -9 -c $TMP/input"
 	BZC[record]="$FHOOK record -o $TMP/bz.rec -- $B/bzip2_pad -9 -c $TMP/input"
 	BZC[record-tsc]="$FHOOK record --clock tsc -o $TMP/bz.rec -- $B/bzip2_pad -9 -c $TMP/input"
+	# the untraced build: no site, so every function through kprobes (jumps)
+	BZC[record-kp]="$FHOOK record -o $TMP/bz.rec -- $B/bzip2_plain -9 -c $TMP/input"
 	have uftrace || BZMODES=${BZMODES//uftrace-pg uftrace-P/}
 	declare -A BZBAD
 	set -f	# the globs of fhook trace's events are not file names
@@ -533,6 +535,7 @@ else
 			cmp -s "$TMP/out.bz2" "$TMP/ref.bz2" || BZBAD[$v]=1
 			[ "$v" = trace ] && BZ_TRACE_STAT=$(grep -o '[0-9]* events.*' "$TMP/err" | tail -1)
 			[ "$v" = record ] && BZ_REC_STAT=$(grep -o '[0-9]* events.*' "$TMP/err" | tail -1)
+			[ "$v" = record-kp ] && BZ_KP_STAT=$(grep -o '[0-9]* events.*' "$TMP/err" | tail -1)
 			[ "$v" = record ] && [ "$r" = 3 ] && mv "$TMP/bz.rec" "$TMP/bz.keep.rec"
 			rm -rf "$TMP/ut.data" "$TMP/trace.out" "$TMP/bz.rec"
 		done
