@@ -258,11 +258,13 @@ static void kp_ftrace_func(unsigned long ip, unsigned long parent_ip, struct ftr
 	struct kp_site_ops *so = (struct kp_site_ops *)((char *)op -
 							 offsetof(struct kp_site_ops, ops));
 	struct pt_regs *regs = ftrace_get_regs(fregs);
+	const void *outer;	/* a hit inside a handler's own calls */
 	unsigned long resume;
 	size_t i;
 
 	if (!regs)
 		return;
+	outer = kp_vregs;
 	kp_vregs = fregs->fhook_vregs;
 	resume = instruction_pointer(regs);
 	for (i = site_ops_find(so, ip); i < so->nr && so->sites[i] == ip; i++) {
@@ -276,7 +278,7 @@ static void kp_ftrace_func(unsigned long ip, unsigned long parent_ip, struct ftr
 		run_post(a, regs);
 		instruction_pointer_set(regs, resume);
 	}
-	kp_vregs = NULL;
+	kp_vregs = outer;
 }
 
 /* ---- objects unloaded ---- */
