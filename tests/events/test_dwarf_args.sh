@@ -117,6 +117,11 @@ check f_glob_lines eq "$(normalize < "$T/t" | sed 's/^sites:/plain:/' | sort)" \
 plain: da_none__entry: (da_none+0x0)
 plain: da_scale__entry: (da_scale+0x0) v=2.5 label=ADDR k=3"
 
+# ---- kprobe events on the sites of that build (the site method): the same values
+timeout 60 "$F" trace "${EVENTS[@]}" -o "$T/t" -- "$T/sites" > "$T/out" 2> "$T/err"
+check site_method_status eq "$?" 0
+check site_method_lines eq "$(normalize < "$T/t" | sed 's/^sites:/plain:/')" "$WANT"
+
 # ---- recorded, then replayed: the same lines
 timeout 60 "$F" record "${EVENTS[@]}" -o "$T/r.rec" -- "$T/link/plain" > "$T/out" 2> "$T/err"
 check record_status eq "$?" 0
