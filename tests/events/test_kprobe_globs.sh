@@ -242,8 +242,9 @@ if [ "$(id -u)" != 0 ] || ! uprobe_test; then
 	echo "SKIP kprobe_globs/uprobe: needs root and the kernel's uprobe_events (tracefs)"
 fi
 
-# ---- unmodified Debian programs, every function of the executable and of libc, or of
-# the library that does the work: the output unchanged, nothing missed
+# ---- unmodified Debian programs (bash, sqlite3, gzip, python3), every function of the
+# executable and of libc, or of the library that does the work: the output unchanged,
+# nothing missed
 real() {	# name, -e definitions..., --, command...
 	local name=$1 want got defs=()
 	shift
@@ -271,6 +272,11 @@ with recursive n(i) as (select 1 union all select i+1 from n where i < 3000)
 select count(*), max(b) from t;
 SQL
 real sqlite3 'p libsqlite3.so.0:*' 'r libsqlite3.so.0:* $retval' -- sqlite3 :memory:
+seq 1 20000 | sed 's/$/ every function probed/' > "$T/stdin"
+# (Debian's gzip is stripped: nothing of its own to name)
+real gzip 'p libc.so.6:*' 'r libc.so.6:*' -- gzip -9 -c
+: > "$T/stdin"
+real python3 'p *' 'r *' -- /usr/bin/python3 -c 'import json; print(sum(len(json.dumps({"k": i})) for i in range(2000)))'
 
 # ---- a return probe on the entry point: refused with the reason (r * leaves it out)
 timeout 60 "$FHOOK" trace -o "$T/start" -e 'r _start' -- "$D/kpglob_O2" 3 > "$T/out" 2> "$T/err"
