@@ -30,6 +30,47 @@ static char *default_specs[] = { "f:fhook/entry *", "f:fhook/exit *%return" };
 /* How long a program may run on after fhook was told to stop. */
 #define CLI_STOP_GRACE_MS	5000
 
+/*
+ * --trigger 'FUNC>DURATION': a call of FUNC that took DURATION or longer
+ * (a number with ns, us, ms or s) fires the flight recorder.  0 or -1 (said).
+ */
+static int parse_duration_trigger(struct cli_ev *c, const char *arg)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	};
+	const char *gt = strchr(arg, '>');
+	char *end;
+	double v;
+	size_t i, len = gt - arg;
+
+	if (c->trigger_func) {
+		fprintf(stderr, "fhook: %s: --trigger %s: one duration trigger at a time\n",
+			c->cmd, arg);
+		return -1;
+	}
+	if (!len || len >= EV_TRIGGER_FUNC_MAX) {
+		fprintf(stderr, "fhook: %s: --trigger %s: FUNC>DURATION names a function\n",
+			c->cmd, arg);
+		return -1;
+	}
+	v = strtod(gt + 1, &end);
+	for (i = 0; end != gt + 1 && i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit))
+			break;
+	if (end == gt + 1 || i == sizeof(units) / sizeof(units[0]) || !(v >= 0) ||
+	    v * units[i].ns > 1e18) {
+		fprintf(stderr, "fhook: %s: --trigger %s: DURATION is a number with ns, us, ms "
+			"or s (FUNC>5ms)\n", c->cmd, arg);
+		return -1;
+	}
+	c->trigger_func = strndup(arg, len);
+	if (!c->trigger_func)
+		return -1;
+	c->trigger_ns = (uint64_t)(v * units[i].ns);
+	return 0;
+}
+
 int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 {
 	static const struct option opts[] = {
@@ -93,6 +134,11 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 		case 'T': {
 			int sig = 0;
 
+			if (strchr(optarg, '>')) {
+				if (parse_duration_trigger(c, optarg))
+					return 2;
+				break;
+			}
 			if (!strncmp(optarg, "signal:", 7)) {
 				const char *n = optarg + 7;
 
@@ -179,7 +225,7 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 		fprintf(stderr, "fhook: %s: --flight-recorder is for fhook record\n", c->cmd);
 		return 2;
 	}
-	if (c->trigger_sig && !c->flight) {
+	if ((c->trigger_sig || c->trigger_func) && !c->flight) {
 		fprintf(stderr, "fhook: %s: --trigger needs --flight-recorder\n", c->cmd);
 		return 2;
 	}
@@ -458,6 +504,18 @@ int cli_ev_resolve(struct cli_ev *c)
 	/* (without -e, the count of what is recorded was said) */
 	if (!c->default_specs)
 		glob_skips_say(c);
+	/* the duration trigger times a function with a site, as an f event does */
+	if (c->trigger_func && resolve) {
+		const struct ev_sym *t = ev_prog_find(c->prog, c->trigger_func, true, NULL);
+
+		if (!t || !t->site) {
+			fprintf(stderr, "fhook: %s: --trigger %s>...: %s %s\n", c->cmd,
+				c->trigger_func, c->argv ? c->argv[0] : "the process",
+				t ? "has no patchable site at that function (the trigger times "
+				    "it with an fprobe)" : "has no such function");
+			return 1;
+		}
+	}
 	if (c->dry_run) {
 		char line[8192];
 
@@ -499,6 +557,7 @@ struct drain_arg {
 	struct ev_session *s;
 	struct cli_ev *c;
 	uint32_t dumps;
+	uint32_t fired;		/* the duration trigger's firings seen */
 	bool status;		/* a status line on the terminal */
 	long err;
 };
@@ -516,7 +575,19 @@ static void *drain_thread(void *arg)
 	pthread_setname_np(pthread_self(), "fhook-drain");
 	while (!__atomic_load_n(&cli_drain_done, __ATOMIC_ACQUIRE)) {
 		long r = ev_session_drain(a->s, 20);
+		uint64_t took = 0;
+		uint32_t fired = a->c->trigger_func ? ev_session_trigger_fired(a->s, &took) : 0;
 
+		if (r >= 0 && fired != a->fired) {
+			/* calls that fired it meanwhile share this dump */
+			a->fired = fired;
+			r = ev_session_dump(a->s);
+			if (r >= 0)
+				fprintf(stderr, "fhook: %s: flight recorder: a call of %s took %.3f ms "
+					"(the trigger: %.3f ms): dump %u, %.1f MB\n", a->c->cmd,
+					a->c->trigger_func, took / 1e6, a->c->trigger_ns / 1e6,
+					++a->dumps, r / 1e6);
+		}
 		if (r >= 0 && cli_dump_req) {
 			cli_dump_req = 0;
 			r = ev_session_dump(a->s);
@@ -634,6 +705,7 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 		.callers = c->callers, .nr_callers = c->nr_callers,
 		.follow = c->follow, .lossy = c->lossy, .clock = c->clock,
 		.ring_size = c->ring_size, .flight = c->flight,
+		.trigger_func = c->trigger_func, .trigger_ns = c->trigger_ns,
 		/* -p: c->argv names the program alone; the process's own command line is read */
 		.argv = c->pid ? NULL : c->argv, .pid = c->pid, .cmd = c->cmd,
 	};
@@ -695,6 +767,15 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 		status = wait_program(pid, s, c->cmd);
 	__atomic_store_n(&cli_drain_done, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
+	if (c->trigger_func) {
+		uint64_t took;
+
+		/* fired as the program ended: the final dump holds that call */
+		if (ev_session_trigger_fired(s, &took) != da.fired)
+			fprintf(stderr, "fhook: %s: flight recorder: a call of %s took %.3f ms "
+				"(the trigger: %.3f ms): in the final dump\n", c->cmd,
+				c->trigger_func, took / 1e6, c->trigger_ns / 1e6);
+	}
 	ret = ev_session_finish(s, cli_stop_sig ? RF_END_STOPPED : RF_END_OK, 0, end);
 	for (i = 0; i < 4; i++)
 		sigaction(sigs[i], &old[i], NULL);
@@ -768,6 +849,7 @@ void cli_ev_free(struct cli_ev *c)
 		free(c->libs[i]);
 	free(c->libs);
 	free(c->specs);
+	free(c->trigger_func);
 	for (i = 0; i < c->nr_spec_mem; i++)
 		free(c->spec_mem[i]);
 	free(c->spec_mem);

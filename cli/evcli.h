@@ -32,6 +32,8 @@ struct cli_ev {
 	uint64_t ring_size;
 	bool flight;			/* --flight-recorder: rings read at a trigger and at the end */
 	int trigger_sig;		/* --trigger signal:SIG (flight recorder; default SIGUSR2) */
+	char *trigger_func;		/* --trigger FUNC>DURATION */
+	uint64_t trigger_ns;
 	char **argv;			/* the program and its arguments */
 	pid_t pid;			/* -p: the running process instead */
 	double duration;		/* --duration: seconds; 0: until Ctrl-C or its exit */

@@ -75,7 +75,7 @@ static void record_usage(FILE *f)
 	fprintf(f,
 		"usage: fhook record [-e SPEC]... [--caller SYM]... [-o PATH] [--lossy]\n"
 		"                    [--clock mono|tsc] [--buffer-size N] [--no-follow]\n"
-		"                    [--flight-recorder[=MB] [--trigger signal:SIG]]\n"
+		"                    [--flight-recorder[=MB] [--trigger signal:SIG|FUNC>DURATION]]\n"
 		"                    [--dry-run] -- PROG [ARGS]\n"
 		"       fhook record -p PID [--duration SECS] [-e SPEC]... [-o PATH] [...]\n"
 		"\n"
@@ -108,6 +108,9 @@ static void record_usage(FILE *f)
 		"                       detach)\n"
 		"  --trigger signal:SIG the flight recorder's trigger: SIG sent to fhook\n"
 		"                       (default signal:USR2; USR1, QUIT, PROF or a number)\n"
+		"  --trigger FUNC>DURATION  also: a call of FUNC (a function with a site) that\n"
+		"                       took DURATION or longer (ns, us, ms, s: 'handle>5ms'),\n"
+		"                       decided at its return\n"
 		"\n"
 		"Then: fhook replay PATH (text, json, chrome, graph, perfetto),\n"
 		"fhook report PATH (time per function) and fhook info PATH (what it is).\n"

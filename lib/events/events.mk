@@ -3,7 +3,7 @@
 # the grammar (parse.c), program symbols and DWARF (prog.c, dwarf.c), the
 # recording session and its drain (session.c), and reading a recording
 # back (decode.c, format.c).  libdw never enters a traced process.
-LIB_SRCS += lib/events/record.c lib/events/types.c
+LIB_SRCS += lib/events/record.c lib/events/record_trigger.c lib/events/types.c
 CMD_SRCS += lib/events/parse.c lib/events/prog.c lib/events/dwarf.c lib/events/types.c \
 	lib/events/session.c lib/events/decode.c lib/events/calls.c lib/events/format.c \
 	lib/events/perfetto.c

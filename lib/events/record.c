@@ -46,6 +46,7 @@
 #include "arch_insn.h"
 #include "ring.h"
 #include "clock.h"
+#include "record_trigger.h"
 #include "fprobe/rethook.h"
 #include "core/core.h"
 #include "kprobes/kpglob.h"
@@ -2655,6 +2656,7 @@ static int rec_arm(FILE *err)
 		if (!ret)
 			rec_graph(p);
 	}
+	rec_trigger_arm(rec_shm, err);
 	return 0;
 }
 
@@ -2867,6 +2869,8 @@ static int rec_teardown(FILE *out)
 		missed += fprobe_nmissed(&rec_probes[i].fp);
 	}
 	missed += rec_kp_disarm();
+	/* (before the shared memory it writes to goes) */
+	rec_trigger_disarm();
 	__atomic_add_fetch(&rec_gen, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < EV_MAX_RINGS; i++) {
 		if (!rec_maps[i])

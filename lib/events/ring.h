@@ -97,6 +97,7 @@ static inline unsigned long long ev_proc_start(int pid)
 #define EV_ID_EXT		0x8000U
 #define EV_ID_MAX		0x7f00U		/* events per recording */
 #define EV_MAX_KP_EVENTS	256		/* kprobe events counted (struct ev_shm) */
+#define EV_TRIGGER_FUNC_MAX	256		/* a trigger's function name, NUL included */
 #define EV_ID_SPECIAL		0xff00U
 #define EV_ID_LOST		0xfffcU		/* w1: records dropped just before */
 #define EV_ID_CPU		0xfffdU		/* w1: the cpu from now on */
@@ -257,6 +258,17 @@ struct ev_shm {
 	 */
 	uint32_t kp_loaded[EV_MAX_KP_EVENTS];
 	uint32_t kp_placed[EV_MAX_KP_EVENTS];
+	/*
+	 * The flight recorder's duration trigger (--trigger 'FUNC>DURATION',
+	 * record_trigger.c): a call of @trigger_func that took @trigger_ns or
+	 * longer bumps @trigger_fired, notes how long in @trigger_took_ns,
+	 * and kicks the command, which dumps the rings.  "" : none.
+	 */
+	uint64_t trigger_ns;
+	uint64_t trigger_took_ns;
+	uint32_t trigger_fired;
+	uint32_t pad3;
+	char trigger_func[EV_TRIGGER_FUNC_MAX];
 };
 
 /*

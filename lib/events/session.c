@@ -741,6 +741,10 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	s->shm->follow = o->follow;
 	s->shm->lossy = o->lossy;
 	s->shm->flight = o->flight;
+	if (o->trigger_func) {
+		snprintf(s->shm->trigger_func, sizeof(s->shm->trigger_func), "%s", o->trigger_func);
+		s->shm->trigger_ns = o->trigger_ns;
+	}
 	snprintf(s->shm->cmd, sizeof(s->shm->cmd), "%s", o->cmd ? o->cmd : "record");
 	s->shm->tracer_pid = getpid();
 	s->shm->tracer_start = ev_proc_start(getpid());
@@ -1047,6 +1051,14 @@ static void session_stop(struct ev_session *s, uint32_t why)
 void ev_session_stop(struct ev_session *s)
 {
 	session_stop(s, EV_STOP_END);
+}
+
+uint32_t ev_session_trigger_fired(struct ev_session *s, uint64_t *took_ns)
+{
+	uint32_t n = __atomic_load_n(&s->shm->trigger_fired, __ATOMIC_ACQUIRE);
+
+	*took_ns = __atomic_load_n(&s->shm->trigger_took_ns, __ATOMIC_RELAXED);
+	return n;
 }
 
 void ev_session_counts(struct ev_session *s, struct rf_end *out)

@@ -43,6 +43,9 @@ struct ev_session_opts {
 	pid_t pid;
 	const char *cmd;	/* the command's name, for its messages ("record", "trace") */
 	bool flight;		/* a flight recorder: the rings are read at ev_session_dump() */
+	/* and its duration trigger: a call of @trigger_func taking @trigger_ns or more */
+	const char *trigger_func;
+	uint64_t trigger_ns;
 };
 
 struct ev_session;
@@ -74,6 +77,12 @@ void ev_session_stop(struct ev_session *s);
  * ev_session_finish() dumps once more.
  */
 long ev_session_dump(struct ev_session *s);
+
+/*
+ * How often the duration trigger fired so far, and how long the last
+ * call that fired it took.
+ */
+uint32_t ev_session_trigger_fired(struct ev_session *s, uint64_t *took_ns);
 
 /* A flight recorder's dumps so far, and the bytes of events they wrote. */
 void ev_session_dumps(struct ev_session *s, uint32_t *dumps, uint64_t *bytes);

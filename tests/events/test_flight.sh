@@ -109,5 +109,5 @@ check trace_refused eq "$($F trace --flight-recorder -- true 2>&1; echo "rc=$?")
 rc=2"
 check trigger_alone eq "$($F record --trigger signal:USR1 -- true 2>&1 | head -1)" \
 	"fhook: record: --trigger needs --flight-recorder"
-check trigger_bad eq "$($F record --flight-recorder --trigger 'f>1ms' -- true 2>&1 | head -1)" \
-	"fhook: record: --trigger f>1ms: signal:USR1, signal:USR2, signal:QUIT, signal:PROF or signal:N (a real-time signal)"
+check trigger_bad eq "$($F record --flight-recorder --trigger 'signal:FOO' -- true 2>&1 | head -1)" \
+	"fhook: record: --trigger signal:FOO: signal:USR1, signal:USR2, signal:QUIT, signal:PROF or signal:N (a real-time signal)"
