@@ -111,7 +111,8 @@ static const char *const ev_err_text[] = {
 	[E_NO_SUCH_EVENT]	= "No such event to remove",
 };
 
-#define MAX_BTF_ARGS_LEN	128
+/* the kernel has 128 bytes: a glob over C++ code meets functions whose names need more */
+#define MAX_BTF_ARGS_LEN	2048
 #define MAX_WORDS		(FHOOK_EV_MAX_TRACE_ARGS + 64)
 
 struct ev_ctx {
