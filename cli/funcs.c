@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "arch_insn.h"
 #include "events/cxxname.h"
 #include "events/decode.h"
 #include <fhook/internal/elf.h>
@@ -33,7 +34,7 @@ int cli_program_objects(const char *prog, char ***pathsp, int *nrp)
 	paths = calloc(1, sizeof(*paths));
 	paths[nr++] = strdup(prog);
 	/* the loader in list mode: prints "name => path (addr)" for each */
-	if (asprintf(&cmd, "LD_TRACE_LOADED_OBJECTS=1 /lib64/ld-linux-x86-64.so.2 '%s' "
+	if (asprintf(&cmd, "LD_TRACE_LOADED_OBJECTS=1 " FHOOK_ARCH_LOADER " '%s' "
 		     "2>/dev/null", prog) < 0)
 		goto done;
 	p = popen(cmd, "r");
@@ -143,7 +144,7 @@ static int list_object(struct cli_func_names *fn, const char *path, bool verbose
 	if (ret) {
 		if (is_main)
 			fprintf(stderr, "fhook: funcs: %s: %s\n", path,
-				ret == -ENOEXEC ? "not an x86-64 ELF executable or shared object"
+				ret == -ENOEXEC ? "not an " FHOOK_ARCH_NAME " ELF executable or shared object"
 						: strerror(-ret));
 		return ret;
 	}

@@ -226,7 +226,7 @@ int cli_funcs_why(const char *path, const char *glob, int mode)
 		ret = fhook_elf_read_syms(path, 0, &syms, &nr, &names);
 	if (ret) {
 		fprintf(stderr, "fhook: funcs: %s: %s\n", path,
-			ret == -ENOEXEC ? "not an x86-64 ELF executable or shared object"
+			ret == -ENOEXEC ? "not an " FHOOK_ARCH_NAME " ELF executable or shared object"
 					: strerror(-ret));
 		goto out;
 	}

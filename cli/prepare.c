@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "arch_insn.h"
 #include <fhook/internal/elf.h>
 #include <fhook/internal/site.h>
 
@@ -198,7 +199,7 @@ static int prepare_one(const char *arg)
 	ret = fhook_elf_read_sites(path, &es);
 	if (ret) {
 		fprintf(stderr, "fhook: prepare: %s: %s\n", arg,
-			ret == -ENOEXEC ? "not an x86-64 ELF executable or shared object"
+			ret == -ENOEXEC ? "not an " FHOOK_ARCH_NAME " ELF executable or shared object"
 					: strerror(-ret));
 		return 1;
 	}

@@ -102,7 +102,7 @@ int lp_check_with(const char *lib, const char *name, char *why, size_t size)
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
 	    gelf_getclass(elf) != ELFCLASS64 || eh.e_machine != FHOOK_ELF_MACHINE) {
-		snprintf(why, size, "%s: not an x86-64 ELF shared object", lib);
+		snprintf(why, size, "%s: not an " FHOOK_ARCH_NAME " ELF shared object", lib);
 		ret = -ENOEXEC;
 	} else if (eh.e_type != ET_DYN) {
 		snprintf(why, size, "%s: not a shared object (ELF type %u): build it with "
