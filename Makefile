@@ -31,6 +31,7 @@ LIB_SRCS := \
 	lib/core/hash.c \
 	lib/core/dispatch.c \
 	lib/core/ops.c \
+	lib/core/site_tally.c \
 	lib/core/filter.c \
 	lib/core/dlopen.c \
 	lib/core/init.c \

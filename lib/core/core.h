@@ -46,6 +46,33 @@ struct dyn_ftrace;
 /* Hand the arch and objects layers the hooks of this one; once, at start-up. */
 void fhook_sites_init(void) __hidden;
 /* The record of the site at @ip, if @obj's sites are loaded; never reads. */
+/*
+ * What the ops with a filter want at one site (site_tally.c): how many,
+ * the one when there is one, and the FTRACE_FL_IPMODIFY/REGS they ask.
+ */
+struct site_want {
+	unsigned long ip;		/* 0: a free slot */
+	struct ftrace_ops *last;
+	unsigned int count;
+	unsigned long flags;
+};
+
+struct site_tally {
+	struct site_want *slots;	/* by address, open addressing */
+	size_t mask;
+	struct ftrace_ops **every;	/* the ops on every function, asked site by site */
+	size_t nr_every;
+};
+
+/*
+ * Under ftrace_lock, ftrace enabled: walk the filters of ftrace_ops_list into @t, counting
+ * each ops's sites in its nr_sites (the others' are counted as they are
+ * asked).  0 or -ENOMEM (@t empty: ask every ops at every site).
+ */
+int fhook_site_tally_build(struct site_tally *t) __hidden;
+const struct site_want *fhook_site_tally_find(const struct site_tally *t, unsigned long ip) __hidden;
+void fhook_site_tally_free(struct site_tally *t) __hidden;
+
 struct dyn_ftrace *fhook_object_rec(struct fhook_object *obj, unsigned long ip) __hidden;
 /*
  * Read @obj's sites if they are not yet (once; any thread).  Returns 0, or

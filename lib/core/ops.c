@@ -493,6 +493,7 @@ static unsigned int site_class(struct fhook_object *obj, size_t i)
  * mostly have the same one ops, and so the same stub.
  */
 struct site_choice {
+	const struct site_tally *tally;	/* what the ops with filters want; NULL: ask each */
 	struct fhook_stub_region *region;
 	struct ftrace_ops *ops;
 	struct fhook_stub *stub;
@@ -518,9 +519,30 @@ static int site_decide(struct fhook_object *obj, size_t i, struct site_choice *c
 	unsigned int count = 0;
 
 	*want = NULL;
-	if (ftrace_enabled) {
-		for (op = ftrace_ops_list; op; op = op->next) {
+	if (ftrace_enabled && c->tally) {
+		const struct site_want *w = fhook_site_tally_find(c->tally, rec->ip);
+		size_t k;
+
+		if (w) {
+			count = w->count;
+			last = w->last;
+			flags = w->flags;
+		}
+		for (k = 0; k < c->tally->nr_every; k++) {
+			op = c->tally->every[k];
 			/* ftrace_lock held: the hashes cannot change */
+			if (!hash_test(op->filter_hash, op->notrace_hash, rec->ip))
+				continue;
+			count++;
+			op->nr_sites++;
+			last = op;
+			if (op->flags & FTRACE_OPS_FL_IPMODIFY)
+				flags |= FTRACE_FL_IPMODIFY;
+			if (op->flags & FTRACE_OPS_FL_SAVE_REGS)
+				flags |= FTRACE_FL_REGS;
+		}
+	} else if (ftrace_enabled) {
+		for (op = ftrace_ops_list; op; op = op->next) {
 			if (!hash_test(op->filter_hash, op->notrace_hash, rec->ip))
 				continue;
 			count++;
@@ -616,6 +638,7 @@ static int update_sites(void)
 	struct site_choice choice = { 0 };
 	struct rec_pos settled = { fhook_objects, 0 };
 	struct fhook_object *obj;
+	struct site_tally tally;
 	struct ftrace_ops *op;
 	size_t nr = 0, i;
 	int ret = 0;
@@ -644,6 +667,9 @@ static int update_sites(void)
 			return -ENOMEM;
 		update_vec = p;
 	}
+	/* (out of memory: every ops asked at every site, as it always could be) */
+	if (ftrace_enabled && !fhook_site_tally_build(&tally))
+		choice.tally = &tally;
 
 	for (obj = fhook_objects; obj; obj = obj->next) {
 		if (!__atomic_load_n(&obj->sites_loaded, __ATOMIC_ACQUIRE))
@@ -668,6 +694,8 @@ static int update_sites(void)
 	ret = update_flush(nr);
 out:
 	recs_settle(&settled, (struct rec_pos){ NULL, 0 }, !ret);
+	if (choice.tally)
+		fhook_site_tally_free(&tally);
 	return ret;
 }
 
