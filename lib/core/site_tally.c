@@ -16,6 +16,16 @@
 #include "core.h"
 #include "kallsyms/objects.h"
 
+/*
+ * The table is kept for the next update up to this many slots (2 MiB):
+ * registering fprobes one by one is an update each, and freeing a table
+ * of mapped pages each time costs every CPU a TLB shootdown.
+ */
+#define TALLY_KEEP	(1UL << 16)
+
+static struct site_want *kept;
+static size_t kept_size;
+
 static size_t tally_slot(const struct site_tally *t, unsigned long ip)
 {
 	/* the low bits of a site's address are its alignment: mixed first */
@@ -51,7 +61,12 @@ int fhook_site_tally_build(struct site_tally *t)
 	t->every = calloc(n + 1, sizeof(*t->every));
 	while (size < 2 * total)
 		size <<= 1;
-	t->slots = calloc(size, sizeof(*t->slots));
+	if (size <= kept_size) {
+		t->slots = kept;
+		memset(t->slots, 0, size * sizeof(*t->slots));
+	} else {
+		t->slots = calloc(size, sizeof(*t->slots));
+	}
 	if (!t->every || !t->slots) {
 		fhook_site_tally_free(t);
 		return -ENOMEM;
@@ -97,7 +112,17 @@ const struct site_want *fhook_site_tally_find(const struct site_tally *t, unsign
 
 void fhook_site_tally_free(struct site_tally *t)
 {
-	free(t->slots);
+	size_t size = t->slots ? t->mask + 1 : 0;
+
+	if (t->slots && t->slots != kept) {
+		if (size <= TALLY_KEEP) {
+			free(kept);
+			kept = t->slots;
+			kept_size = size;
+		} else {
+			free(t->slots);
+		}
+	}
 	free(t->every);
 	memset(t, 0, sizeof(*t));
 }
