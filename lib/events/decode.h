@@ -66,7 +66,7 @@ struct dec_event {
 	uint64_t ip;		/* the function (0: unknown, an exit whose entry was lost) */
 	uint64_t ret_ip;	/* exit events: where it returned to */
 	bool unwound;		/* an exit made by an exception, longjmp or cancellation */
-	const unsigned char *args;	/* the fetched arguments, as record.c wrote them */
+	const unsigned char *args;	/* the fetched arguments, as record_fetch.c wrote them */
 	size_t args_len;
 };
 

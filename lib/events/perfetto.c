@@ -704,7 +704,7 @@ static void put_value(struct pf_writer *w, int type, const unsigned char *p, uns
 }
 
 /*
- * The arguments of @ev as debug annotations, decoded as record.c laid them
+ * The arguments of @ev as debug annotations, decoded as record_fetch.c laid them
  * out: each 8-byte aligned; a string is a u32 length (0: a fault) and its
  * bytes with the NUL; any other type is its values and a fault byte.  An
  * argument cut short by args_len shows as "(bad)" and ends the list, as in

@@ -61,7 +61,7 @@ static void trig_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 	syscall(SYS_futex, &trig_shm->wake, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
-void rec_trigger_arm(struct ev_shm *shm, FILE *err)
+void fhook_rec_trigger_arm(struct ev_shm *shm, FILE *err)
 {
 	char func[EV_TRIGGER_FUNC_MAX];
 	int ret;
@@ -86,7 +86,7 @@ void rec_trigger_arm(struct ev_shm *shm, FILE *err)
 	trig_registered = !ret;
 }
 
-void rec_trigger_disarm(void)
+void fhook_rec_trigger_disarm(void)
 {
 	if (!trig_registered)
 		return;

@@ -6,10 +6,11 @@
 #include <stdio.h>
 
 #include "ring.h"
+#include "core/core.h"
 
 /* Probe @shm's trigger function, if it names one this process has; messages to @err. */
-void rec_trigger_arm(struct ev_shm *shm, FILE *err) __attribute__((visibility("hidden")));
+void fhook_rec_trigger_arm(struct ev_shm *shm, FILE *err) __hidden;
 /* Remove that probe (a detach); waits for handlers in flight. */
-void rec_trigger_disarm(void) __attribute__((visibility("hidden")));
+void fhook_rec_trigger_disarm(void) __hidden;
 
 #endif /* FHOOK_EVENTS_RECORD_TRIGGER_H */

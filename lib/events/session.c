@@ -187,7 +187,7 @@ static void kprobe_write(struct strbuf *b, const struct ev_session_opts *o,
 		sb_printf(b, "K %lu %s - 0\n", ev->offset, ev->module ? ev->module : "-");
 }
 
-/* The fetch programs for the traced processes (parsed by record.c). */
+/* The fetch programs for the traced processes (parsed by record_desc.c). */
 static void desc_write(struct strbuf *b, const struct ev_session_opts *o)
 {
 	int i, j, k;
@@ -773,7 +773,7 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	free(desc.s);
 	free(evtext.s);
 	if (!o->use_fd) {
-		/* the descriptor, which file it must be, and where to reopen it (record.c) */
+		/* the descriptor, which file it must be, and where to reopen it (record_shm.c) */
 		if (fstat(s->fd, &st)) {
 			ret = -errno;
 			goto fail;

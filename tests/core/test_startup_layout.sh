@@ -17,8 +17,8 @@ FUNCS="fhook_core_init fhook_sites_init exec_env_init sigtrap_mask_init
 rethook_longjmp_init fhook_ev_preload fhook_lp_preload rec_attach_init
 lp_attach_init fhook_atfork fhook_objects_refresh fhook_objects_sync sync_cb
 object_new objects_added fhook_elf_map_sites elf_open fhook_libc_sym
-fhook_arch_init fhook_arch_longjmp_init fhook_text_init_pads rec_setup
-map_shm announce_objects lp_kprobe_init fhook_lp_set_nosite
+fhook_arch_init fhook_arch_longjmp_init fhook_text_init_pads fhook_rec_setup
+fhook_rec_map_shm announce_objects lp_kprobe_init fhook_lp_set_nosite
 fhook_ev_preload_exit fhook_lp_preload_exit"
 
 if ! syms=$(nm -S "$LIB"); then

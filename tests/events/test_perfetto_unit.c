@@ -71,7 +71,7 @@ static const char *name_of(void *ctx, const struct dec_event *ev)
 	return buf;
 }
 
-/* ---- argument bytes, laid out as record.c writes them ---- */
+/* ---- argument bytes, laid out as record_fetch.c writes them ---- */
 
 struct argbuf {
 	unsigned char b[16384];
