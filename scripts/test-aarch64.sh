@@ -23,7 +23,7 @@ TIMEOUT=${FHOOK_TEST_TIMEOUT:-300}
 # the programs that run on aarch64 today
 PROGRAMS="
 core/test_ops core/test_stress core/test_unregister_race core/test_blocked
-core/test_dlopen_glob core/test_nosites core/test_dlopen core/test_own_malloc
+core/test_dlopen_glob core/test_nosites core/test_dlopen core/test_own_malloc core/test_process
 fprobe/test_dlopen_glob fprobe/test_coroutines fprobe/test_coroutines_framed
 livepatch/test_inject livepatch/test_redirect fprobe/test_fprobe
 util/test_lockdep
@@ -48,7 +48,6 @@ fprobe/test_graph:x86-64 graph trampolines
 fprobe/test_graph_lean:x86-64 graph trampolines
 fprobe/test_exit_on_unwind:no longjmp/siglongjmp interposers on aarch64 yet (glibc mangles sp in jmp_buf)
 core/test_unwind_tramp:no unwind information for the aarch64 trampolines and return stubs yet
-core/test_process:signals and fork not yet right on aarch64 (calls under signals uncounted, fork child fails)
 core/test_exec_env:fails under qemu-user: exec with the environment kept (open)
 fprobe/test_progs:fails on aarch64: a traced program's output differs (open)
 fprobe/test_progs_framed:fails on aarch64: a traced program's output differs (open)
