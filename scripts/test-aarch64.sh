@@ -25,7 +25,7 @@ PROGRAMS="
 core/test_ops core/test_stress core/test_unregister_race core/test_blocked
 core/test_dlopen_glob core/test_nosites core/test_dlopen core/test_own_malloc core/test_process
 fprobe/test_dlopen_glob fprobe/test_coroutines fprobe/test_coroutines_framed
-livepatch/test_inject livepatch/test_redirect fprobe/test_fprobe
+livepatch/test_inject livepatch/test_redirect fprobe/test_fprobe fprobe/test_unregister_stress
 util/test_lockdep
 "
 # cases of those programs left out, with why (the others run one by one)
@@ -51,7 +51,6 @@ core/test_unwind_tramp:no unwind information for the aarch64 trampolines and ret
 core/test_exec_env:fails under qemu-user: exec with the environment kept (open)
 fprobe/test_progs:fails on aarch64: a traced program's output differs (open)
 fprobe/test_progs_framed:fails on aarch64: a traced program's output differs (open)
-fprobe/test_unregister_stress:fails on aarch64: exit handlers see wrong return values under stress (open)
 "
 
 for tool in "$CC" "$QEMU"; do
