@@ -3,12 +3,14 @@
 # apply into build-aarch64/ and run them under qemu-user.  Ends with
 # "N passed, N failed, N skipped"; each program left out is one SKIP line
 # with the reason.  Needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross,
-# qemu-user-static and libelf-dev:arm64 (.ci/run installs them).
+# qemu-user-static and libelf-dev:arm64, and for the C++ programs
+# g++-aarch64-linux-gnu and libstdc++6:arm64 (.ci/run installs them).
 set -o pipefail
 cd "$(dirname "$0")/.."
 
 B=${FHOOK_AARCH64_BUILD:-build-aarch64}
 CC=${FHOOK_AARCH64_CC:-aarch64-linux-gnu-gcc}
+CXX=${FHOOK_AARCH64_CXX:-aarch64-linux-gnu-g++}
 # Debian's arm64 multiarch libraries (libelf-dev:arm64 brings libc6:arm64)
 # run with their own loader: with the cross sysroot's older loader beside
 # them, the first pthread_create() never returns
@@ -50,6 +52,20 @@ fprobe/test_exit_on_unwind:no longjmp/siglongjmp interposers on aarch64 yet (gli
 core/test_unwind_tramp:no unwind information for the aarch64 trampolines yet
 "
 
+# the C++ programs (exceptions through hooked returns), where they can
+# be built and their runtime is there to run them
+CXX_PROGRAMS="fprobe/test_cxx_exceptions fprobe/test_cxx_exceptions_framed
+fprobe/test_exit_on_unwind_cxx"
+if command -v "$CXX" >/dev/null && { [ -e "$SYSROOT/lib/aarch64-linux-gnu/libstdc++.so.6" ] ||
+				      [ -e "$SYSROOT/lib/libstdc++.so.6" ]; }; then
+	PROGRAMS="$PROGRAMS $CXX_PROGRAMS"
+else
+	for p in $CXX_PROGRAMS; do
+		SKIPS="$SKIPS
+$p:$CXX or libstdc++6:arm64 not installed"
+	done
+fi
+
 # test_exec_env runs itself again with execl(): qemu-user does not follow
 # an exec, so the kernel must hand an aarch64 program to qemu itself
 # (binfmt_misc), which containers often lack
@@ -73,7 +89,7 @@ targets=""
 for p in $PROGRAMS; do
 	targets="$targets $B/tests/$p"
 done
-if ! make --no-print-directory -j2 ARCH=aarch64 CC="$CC" B="$B" "$B/libfhook.so" $targets \
+if ! make --no-print-directory -j2 ARCH=aarch64 CC="$CC" CXX="$CXX" B="$B" "$B/libfhook.so" $targets \
 	>"$B/build.log" 2>&1; then
 	mkdir -p "$B"
 	tail -30 "$B/build.log"
