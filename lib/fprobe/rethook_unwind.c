@@ -415,7 +415,12 @@ static void before_longjmp(unsigned long target)
 		if (target - ss_lo >= ss.ss_size)
 			reap_range(t, ss_lo, ss_lo + ss.ss_size, false, false);
 	}
-	reap_below(t, target, false);
+	/*
+	 * The slots of the calls made from the frame jumped to are dead
+	 * too: below @target where the return address is pushed, at it
+	 * where the slot is the stack pointer of the entry (aarch64).
+	 */
+	reap_below(t, fhook_ret_key_at_return(target) + 1, false);
 }
 
 /* Before any program code can longjmp (a signal handler may). */
