@@ -25,7 +25,7 @@ TIMEOUT=${FHOOK_TEST_TIMEOUT:-300}
 # the programs that run on aarch64 today
 PROGRAMS="
 core/test_ops core/test_stress core/test_unregister_race core/test_blocked
-core/test_dlopen_glob core/test_nosites core/test_dlopen core/test_own_malloc core/test_process
+core/test_dlopen_glob core/test_nosites core/test_dlopen core/test_own_malloc core/test_process core/test_unwind_tramp
 fprobe/test_dlopen_glob fprobe/test_coroutines fprobe/test_coroutines_framed
 livepatch/test_inject livepatch/test_redirect fprobe/test_fprobe fprobe/test_unregister_stress
 fprobe/test_progs fprobe/test_progs_framed fprobe/test_exit_on_unwind
@@ -48,7 +48,6 @@ core/test_ops_lean:x86-64 lean trampolines
 core/test_sigtrap_raw:the int3 protocol (aarch64 patches with one store)
 fprobe/test_graph:x86-64 graph trampolines
 fprobe/test_graph_lean:x86-64 graph trampolines
-core/test_unwind_tramp:no unwind information for the aarch64 trampolines yet
 "
 
 # the C++ programs (exceptions through hooked returns), where they can
