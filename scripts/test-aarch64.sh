@@ -25,11 +25,13 @@ TIMEOUT=${FHOOK_TEST_TIMEOUT:-300}
 # the programs that run on aarch64 today
 PROGRAMS="
 core/test_ops core/test_stress core/test_unregister_race core/test_blocked
-core/test_dlopen_glob core/test_nosites core/test_dlopen core/test_own_malloc core/test_process core/test_unwind_tramp
+core/test_dlopen_glob core/test_nosites core/test_dlopen core/test_own_malloc
+core/test_process core/test_unwind_tramp core/test_misc
 fprobe/test_dlopen_glob fprobe/test_coroutines fprobe/test_coroutines_framed
-livepatch/test_inject livepatch/test_redirect fprobe/test_fprobe fprobe/test_unregister_stress
-fprobe/test_progs fprobe/test_progs_framed fprobe/test_exit_on_unwind
-util/test_lockdep
+fprobe/test_fprobe fprobe/test_unregister_stress fprobe/test_progs
+fprobe/test_progs_framed fprobe/test_exit_on_unwind
+livepatch/test_inject livepatch/test_redirect
+util/test_lockdep soak/test_soak
 "
 # cases of those programs left out, with why (the others run one by one)
 SKIP_CASES="
