@@ -26,7 +26,7 @@ TIMEOUT=${FHOOK_TEST_TIMEOUT:-300}
 PROGRAMS="
 core/test_ops core/test_stress core/test_unregister_race core/test_blocked
 core/test_dlopen_glob core/test_nosites core/test_dlopen core/test_own_malloc
-core/test_process core/test_unwind_tramp core/test_misc
+core/test_process core/test_unwind_tramp core/test_misc core/test_regs
 fprobe/test_dlopen_glob fprobe/test_coroutines fprobe/test_coroutines_framed
 fprobe/test_fprobe fprobe/test_unregister_stress fprobe/test_progs
 fprobe/test_progs_framed fprobe/test_exit_on_unwind
@@ -42,7 +42,6 @@ SKIPS="
 attach/:ptrace is not implemented by qemu-user (attach needs a kernel running arm64 code)
 kprobes/:no instruction relocation for kprobes on aarch64 yet
 events/:the recorder and the fhook command are not built for aarch64 yet
-core/test_regs:x86-64 register layout (pt_regs fields by name)
 core/test_ipmod:x86-64 generated IPMODIFY copies
 core/test_general_regs:x86-64 handler scans (vecscan)
 core/test_vecnote:x86-64 handler proofs
