@@ -47,8 +47,14 @@ core/test_general_regs:x86-64 handler scans (vecscan)
 core/test_vecnote:x86-64 handler proofs
 core/test_ops_lean:x86-64 lean trampolines
 core/test_sigtrap_raw:the int3 protocol (aarch64 patches with one store)
+core/test_ipmod_nonote:x86-64 generated IPMODIFY copies
 fprobe/test_graph:x86-64 graph trampolines
 fprobe/test_graph_lean:x86-64 graph trampolines
+fprobe/test_graph_kind:x86-64 frameless trampolines, stepped into with ptrace (which qemu-user does not implement)
+fprobe/*_lean:built with fhook's x86-64 assembler front end (handler proofs for the lean trampolines)
+arch/test_arch:x86-64 call-site bytes (5-byte calls and nops)
+arch/test_livein:the x86-64 live-argument analysis
+tests/*/test_*.sh:the shell tests run build/'s programs and the fhook command natively, not under qemu-user
 "
 
 # the C++ programs (exceptions through hooked returns), where they can
