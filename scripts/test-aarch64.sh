@@ -29,7 +29,7 @@ core/test_dlopen_glob core/test_nosites core/test_dlopen core/test_own_malloc
 core/test_process core/test_unwind_tramp core/test_misc core/test_regs
 fprobe/test_dlopen_glob fprobe/test_coroutines fprobe/test_coroutines_framed
 fprobe/test_fprobe fprobe/test_unregister_stress fprobe/test_progs
-fprobe/test_progs_framed fprobe/test_exit_on_unwind
+fprobe/test_progs_framed fprobe/test_exit_on_unwind fprobe/test_graph
 livepatch/test_inject livepatch/test_redirect
 util/test_lockdep soak/test_soak
 "
@@ -48,7 +48,6 @@ core/test_vecnote:x86-64 handler proofs
 core/test_ops_lean:x86-64 lean trampolines
 core/test_sigtrap_raw:the int3 protocol (aarch64 patches with one store)
 core/test_ipmod_nonote:x86-64 generated IPMODIFY copies
-fprobe/test_graph:x86-64 graph trampolines
 fprobe/test_graph_lean:x86-64 graph trampolines
 fprobe/test_graph_kind:x86-64 frameless trampolines, stepped into with ptrace (which qemu-user does not implement)
 fprobe/*_lean:built with fhook's x86-64 assembler front end (handler proofs for the lean trampolines)
