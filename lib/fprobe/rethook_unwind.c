@@ -407,8 +407,13 @@ static void before_longjmp(unsigned long target)
 	unsigned long ss_lo;
 	stack_t ss;
 
-	if (!t || !__atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED) ||
-	    !rethook_top(t, __ATOMIC_RELAXED))
+	/*
+	 * Where no slot shows whether a frame's return is still pending
+	 * (the return address in a register), the jump is what tells that
+	 * frames on the signal stack are gone: reaped for every probe.
+	 */
+	if (!t || !rethook_top(t, __ATOMIC_RELAXED) ||
+	    (FHOOK_RET_IN_SLOT && !__atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED)))
 		return;
 	if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
 		ss_lo = (unsigned long)ss.ss_sp;
