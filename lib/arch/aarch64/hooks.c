@@ -16,6 +16,6 @@ void __fhook_startup fhook_arch_init(const struct fhook_arch_hooks *hooks)
 
 void fhook_arch_rethook_init(fhook_rethook_handler_t handler, void *libgcc)
 {
-	(void)libgcc;
+	fhook_a64_unwind_init(libgcc);
 	__atomic_store_n(&fhook_arch_rethook_handler, (void *)handler, __ATOMIC_RELEASE);
 }

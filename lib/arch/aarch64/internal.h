@@ -28,6 +28,9 @@ extern char fhook_a64_tramp_args[], fhook_a64_tramp_regs[];
  */
 int fhook_a64_text_write(unsigned long addr, const void *buf, size_t len, bool sync) __arch_hidden;
 
+/* libgcc_s's handle, for the stubs' unwind information (stubs.c) */
+void fhook_a64_unwind_init(void *libgcc) __arch_hidden;
+
 /* The stub a literal slot names for the site's calls (stubs.c), or 0. */
 unsigned long fhook_a64_stub_literal(unsigned long code) __arch_hidden;
 

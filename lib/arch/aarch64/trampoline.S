@@ -95,9 +95,15 @@
 	.hidden	fhook_a64_tramp_regs
 	.type	fhook_a64_tramp_regs, %function
 fhook_a64_tramp_regs:
+	.cfi_startproc
+	.cfi_signal_frame
+	.cfi_return_column x16
+	.cfi_register x16, x30
+	.cfi_register x30, x9
 	bti	c
 	mov	x11, #1
 	b	1f
+	.cfi_endproc
 	.size	fhook_a64_tramp_regs, .-fhook_a64_tramp_regs
 
 	.p2align 3
@@ -153,6 +159,10 @@ fhook_a64_tramp_args:
  * x17.  x0-x7, x8 and q0-q7 may hold the return value; sp is the stack
  * pointer of the function's entry again.  The handler gives the real
  * return address back.
+ *
+ * To an unwinder the trampoline returns to the stub (x30, kept in the
+ * frame), whose own unwind information (rethook.c) leads to the real
+ * return address; once the handler gave that back, to it directly.
  */
 	.p2align 3
 	.globl	rethook_trampoline
@@ -167,7 +177,9 @@ rethook_rec_trampoline:
 	sub	sp, sp, #FRAME
 	.cfi_def_cfa_offset FRAME
 	save_gprs
+	.cfi_offset x29, FR_X(29) - FRAME
 	str	x17, [sp, #FR_LR]
+	.cfi_offset x30, FR_LR - FRAME		/* the stub (x30 is x17 here) */
 	add	x12, sp, #FRAME
 	stp	x12, x17, [sp, #FR_SP]		/* sp; pc: the stub */
 	stp	xzr, xzr, [sp, #FR_PSTATE]
@@ -179,7 +191,9 @@ rethook_rec_trampoline:
 	ldr	x16, [x16, #:lo12:fhook_arch_rethook_handler]
 	blr	x16
 	mov	x30, x0				/* the real return address */
+	.cfi_same_value x30
 	restore_gprs
+	.cfi_same_value x29
 	add	sp, sp, #FRAME
 	.cfi_def_cfa_offset 0
 	ret
