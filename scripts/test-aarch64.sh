@@ -30,6 +30,7 @@ core/test_process core/test_unwind_tramp core/test_misc core/test_regs
 fprobe/test_dlopen_glob fprobe/test_coroutines fprobe/test_coroutines_framed
 fprobe/test_fprobe fprobe/test_unregister_stress fprobe/test_progs
 fprobe/test_progs_framed fprobe/test_exit_on_unwind fprobe/test_graph
+fprobe/test_unwind_sampled
 livepatch/test_inject livepatch/test_redirect
 util/test_lockdep soak/test_soak
 "
