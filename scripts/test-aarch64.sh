@@ -50,11 +50,11 @@ core/test_ops_lean:x86-64 lean trampolines
 core/test_sigtrap_raw:the int3 protocol (aarch64 patches with one store)
 core/test_ipmod_nonote:x86-64 generated IPMODIFY copies
 fprobe/test_graph_lean:x86-64 graph trampolines
-fprobe/test_graph_kind:x86-64 frameless trampolines, stepped into with ptrace (which qemu-user does not implement)
-fprobe/*_lean:built with fhook's x86-64 assembler front end (handler proofs for the lean trampolines)
+fprobe/test_graph_kind:x86-64 frameless trampolines, stepped into with ptrace (none under qemu-user)
+fprobe/*_lean:built with fhook's x86-64 assembler front end (proven handlers)
 arch/test_arch:x86-64 call-site bytes (5-byte calls and nops)
 arch/test_livein:the x86-64 live-argument analysis
-tests/*/test_*.sh:the shell tests run build/'s programs and the fhook command natively, not under qemu-user
+tests/*/test_*.sh:the shell tests run build/'s programs and the fhook command natively
 "
 
 # the C++ programs (exceptions through hooked returns), where they can
@@ -78,7 +78,7 @@ if grep -qs '^enabled' /proc/sys/fs/binfmt_misc/qemu-aarch64; then
 	PROGRAMS="$PROGRAMS core/test_exec_env"
 else
 	SKIPS="$SKIPS
-core/test_exec_env:it runs itself again with exec, which qemu-user cannot follow (no binfmt_misc entry for qemu-aarch64 here)"
+core/test_exec_env:it execs itself, which qemu-user cannot follow (no binfmt_misc entry for qemu-aarch64)"
 fi
 
 for tool in "$CC" "$QEMU"; do
@@ -94,7 +94,8 @@ targets=""
 for p in $PROGRAMS; do
 	targets="$targets $B/tests/$p"
 done
-if ! make --no-print-directory -j2 ARCH=aarch64 CC="$CC" CXX="$CXX" B="$B" "$B/libfhook.so" $targets \
+if ! make --no-print-directory -j2 ARCH=aarch64 CC="$CC" CXX="$CXX" B="$B" \
+	"$B/libfhook.so" $targets \
 	>"$B/build.log" 2>&1; then
 	mkdir -p "$B"
 	tail -30 "$B/build.log"

@@ -717,7 +717,8 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp, unsig
 		 * a slot to read (the return address in a register), the stack
 		 * is all that tells them apart.
 		 */
-		if ((!FHOOK_RET_IN_SLOT || __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED)) &&
+		if ((!FHOOK_RET_IN_SLOT ||
+		     __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED)) &&
 		    rethook_on_own_stack(t, sp, rsp))
 			continue;	/* both on the thread's own stack: dead */
 		if (t->kept_idx == top && t->kept_sp == rsp)

@@ -410,7 +410,8 @@ static void before_longjmp(unsigned long target)
 	/*
 	 * Where no slot shows whether a frame's return is still pending
 	 * (the return address in a register), the jump is what tells that
-	 * frames on the signal stack are gone: reaped for every probe.
+	 * the frames it leaves are gone: reaped for every probe, not only
+	 * for those that report them.
 	 */
 	if (!t || !rethook_top(t, __ATOMIC_RELAXED) ||
 	    (FHOOK_RET_IN_SLOT && !__atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED)))

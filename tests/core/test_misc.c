@@ -31,11 +31,13 @@ static unsigned long outer_ip;
  * the program's own breakpoint instruction.
  */
 #if defined(__aarch64__)
-static const unsigned char foreign[4] = { 0xfd, 0x7b, 0xbf, 0xa9 };	/* stp x29, x30, [sp, #-16]! */
+/* stp x29, x30, [sp, #-16]! */
+static const unsigned char foreign[4] = { 0xfd, 0x7b, 0xbf, 0xa9 };
 #define TRAP_INSN	"brk #0"
 #define A64_BRK0	0xd4200000u
 #else
-static const unsigned char foreign[5] = { 0x55, 0x48, 0x89, 0xe5, 0x90 };	/* push %rbp; mov %rsp, %rbp; nop */
+/* push %rbp; mov %rsp, %rbp; nop */
+static const unsigned char foreign[5] = { 0x55, 0x48, 0x89, 0xe5, 0x90 };
 #define TRAP_INSN	"int3"
 #endif
 
