@@ -3,8 +3,9 @@
 # apply into build-aarch64/ and run them under qemu-user.  Ends with
 # "N passed, N failed, N skipped"; each program left out is one SKIP line
 # with the reason.  Needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross,
-# qemu-user-static and libelf-dev:arm64, and for the C++ programs
-# g++-aarch64-linux-gnu and libstdc++6:arm64 (.ci/run installs them).
+# qemu-user-static and libelf-dev:arm64, for the C++ programs
+# g++-aarch64-linux-gnu and libstdc++6:arm64, for the C++ names' unit
+# test libiberty-dev:arm64 (.ci/run installs them).
 set -o pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,16 +34,18 @@ fprobe/test_progs_framed fprobe/test_exit_on_unwind fprobe/test_graph
 fprobe/test_unwind_sampled
 livepatch/test_inject livepatch/test_redirect
 util/test_lockdep soak/test_soak
+events/test_perfetto_unit
 "
 # cases of those programs left out, with why (the others run one by one)
 SKIP_CASES="
 livepatch/test_redirect/bad_names:its uninstrumented function needs a kprobe (none on aarch64 yet)
+events/test_cxxname_unit/set_speed:a budget of native CPU time (qemu-user emulates)
 "
 # ... and what is left out, with why
 SKIPS="
 attach/:ptrace is not implemented by qemu-user (attach needs a kernel running arm64 code)
 kprobes/:no instruction relocation for kprobes on aarch64 yet
-events/:the recorder and the fhook command are not built for aarch64 yet
+events/ but its unit tests:the recorder and the fhook command are not built for aarch64 yet
 core/test_ipmod:x86-64 generated IPMODIFY copies
 core/test_general_regs:x86-64 handler scans (vecscan)
 core/test_vecnote:x86-64 handler proofs
@@ -69,6 +72,15 @@ else
 		SKIPS="$SKIPS
 $p:$CXX or libstdc++6:arm64 not installed"
 	done
+fi
+
+# the C++ names' unit test links libiberty
+if [ -e "$SYSROOT/usr/lib/aarch64-linux-gnu/libiberty.a" ] ||
+   [ -e /usr/lib/aarch64-linux-gnu/libiberty.a ]; then
+	PROGRAMS="$PROGRAMS events/test_cxxname_unit"
+else
+	SKIPS="$SKIPS
+events/test_cxxname_unit:libiberty-dev:arm64 not installed"
 fi
 
 # test_exec_env runs itself again with execl(): qemu-user does not follow
