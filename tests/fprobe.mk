@@ -92,3 +92,22 @@ $(B)/tests/fprobe/rec_order_prog: tests/fprobe/rec_order_prog.c $(B)/gcc-as/as
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -fpatchable-function-entry=5 -B$(CURDIR)/$(B)/gcc-as/ \
 		$(SAN) -o $@ $< -lpthread
+
+# aarch64: programs built with pointer authentication and BTI landing pads
+# (-mbranch-protection=standard): the sites after "bti c", and hooked
+# returns whose addresses the functions sign (paciasp) with the stubs'.
+ifeq ($(ARCH),aarch64)
+FPROBE_PAC_PROGS := test_fprobe test_unwind_sampled
+TEST_TARGETS += $(FPROBE_PAC_PROGS:%=$(B)/tests/fprobe/%_pac) \
+		$(B)/tests/fprobe/test_cxx_exceptions_pac
+
+$(FPROBE_PAC_PROGS:%=$(B)/tests/fprobe/%_pac): $(B)/tests/fprobe/%_pac: tests/fprobe/%.c \
+		tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -mbranch-protection=standard -o $@ $< $(TEST_LDFLAGS)
+
+$(B)/tests/fprobe/test_cxx_exceptions_pac: tests/fprobe/test_cxx_exceptions.cc \
+		tests/fprobe/progs.h tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CXX) $(FPROBE_CXXFLAGS) -mbranch-protection=standard -o $@ $< $(TEST_LDFLAGS)
+endif
