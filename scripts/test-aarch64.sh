@@ -36,6 +36,7 @@ livepatch/test_inject livepatch/test_redirect
 util/test_lockdep soak/test_soak
 events/test_perfetto_unit
 core/test_ops_pac fprobe/test_fprobe_pac fprobe/test_unwind_sampled_pac
+fprobe/test_progs_pac fprobe/test_exit_on_unwind_pac fprobe/test_coroutines_pac
 "
 # cases of those programs left out, with why (the others run one by one)
 SKIP_CASES="
@@ -64,7 +65,7 @@ tests/*/test_*.sh:the shell tests run build/'s programs and the fhook command na
 # the C++ programs (exceptions through hooked returns), where they can
 # be built and their runtime is there to run them
 CXX_PROGRAMS="fprobe/test_cxx_exceptions fprobe/test_cxx_exceptions_framed
-fprobe/test_exit_on_unwind_cxx fprobe/test_cxx_exceptions_pac"
+fprobe/test_exit_on_unwind_cxx fprobe/test_cxx_exceptions_pac fprobe/test_exit_on_unwind_cxx_pac"
 if command -v "$CXX" >/dev/null && { [ -e "$SYSROOT/lib/aarch64-linux-gnu/libstdc++.so.6" ] ||
 				      [ -e "$SYSROOT/lib/libstdc++.so.6" ]; }; then
 	PROGRAMS="$PROGRAMS $CXX_PROGRAMS"
