@@ -37,10 +37,12 @@ util/test_lockdep soak/test_soak
 events/test_perfetto_unit
 core/test_ops_pac fprobe/test_fprobe_pac fprobe/test_unwind_sampled_pac
 fprobe/test_progs_pac fprobe/test_exit_on_unwind_pac fprobe/test_coroutines_pac
+fprobe/test_graph_pac livepatch/test_redirect_pac livepatch/test_inject_pac
 "
 # cases of those programs left out, with why (the others run one by one)
 SKIP_CASES="
 livepatch/test_redirect/bad_names:its uninstrumented function needs a kprobe (none on aarch64 yet)
+livepatch/test_redirect_pac/bad_names:its uninstrumented function needs a kprobe (none on aarch64 yet)
 events/test_cxxname_unit/set_speed:a budget of native CPU time (qemu-user emulates)
 "
 # ... and what is left out, with why

@@ -98,12 +98,13 @@ $(B)/tests/fprobe/rec_order_prog: tests/fprobe/rec_order_prog.c $(B)/gcc-as/as
 # returns whose addresses the functions sign (paciasp) with the stubs'.
 ifeq ($(ARCH),aarch64)
 FPROBE_PAC_PROGS := test_fprobe test_unwind_sampled test_progs test_exit_on_unwind \
-		    test_coroutines
+		    test_coroutines test_graph
 TEST_TARGETS += $(FPROBE_PAC_PROGS:%=$(B)/tests/fprobe/%_pac) \
 		$(B)/tests/fprobe/test_cxx_exceptions_pac $(B)/tests/fprobe/test_exit_on_unwind_cxx_pac
 
 $(FPROBE_PAC_PROGS:%=$(B)/tests/fprobe/%_pac): $(B)/tests/fprobe/%_pac: tests/fprobe/%.c \
-		tests/check.h tests/fprobe/progs.h tests/fprobe/unwind_log.h $(B)/libfhook.so
+		tests/check.h tests/fprobe/progs.h tests/fprobe/unwind_log.h tests/fprobe/race.h \
+		$(B)/libfhook.so
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -mbranch-protection=standard -o $@ $< $(TEST_LDFLAGS)
 
