@@ -35,7 +35,9 @@ fprobe/test_unwind_sampled
 livepatch/test_inject livepatch/test_redirect
 util/test_lockdep soak/test_soak
 events/test_perfetto_unit
-core/test_ops_pac fprobe/test_fprobe_pac fprobe/test_unwind_sampled_pac
+core/test_ops_pac core/test_regs_pac core/test_misc_pac core/test_process_pac
+core/test_unwind_tramp_pac core/test_stress_pac
+fprobe/test_fprobe_pac fprobe/test_unwind_sampled_pac fprobe/test_unregister_stress_pac
 fprobe/test_progs_pac fprobe/test_exit_on_unwind_pac fprobe/test_coroutines_pac
 fprobe/test_graph_pac livepatch/test_redirect_pac livepatch/test_inject_pac
 "

@@ -37,11 +37,13 @@ $(B)/tests/core/test_ipmod_nonote: tests/core/test_ipmod.c tests/check.h tests/a
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LDFLAGS)
 
-# aarch64: test_ops built with pointer authentication and BTI landing pads
-# (its sites after "bti c": tests/check.h's TEST_SITE_OFF).
+# aarch64: programs built with pointer authentication and BTI landing pads
+# (their sites after "bti c": tests/check.h's TEST_SITE_OFF).
 ifeq ($(ARCH),aarch64)
-TEST_TARGETS += $(B)/tests/core/test_ops_pac
-$(B)/tests/core/test_ops_pac: tests/core/test_ops.c tests/check.h $(B)/libfhook.so
+CORE_PAC_PROGS := test_ops test_regs test_misc test_process test_unwind_tramp test_stress
+TEST_TARGETS += $(CORE_PAC_PROGS:%=$(B)/tests/core/%_pac)
+$(CORE_PAC_PROGS:%=$(B)/tests/core/%_pac): $(B)/tests/core/%_pac: tests/core/%.c tests/check.h \
+		$(B)/libfhook.so
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -mbranch-protection=standard -o $@ $< $(TEST_LDFLAGS)
 endif

@@ -98,7 +98,7 @@ $(B)/tests/fprobe/rec_order_prog: tests/fprobe/rec_order_prog.c $(B)/gcc-as/as
 # returns whose addresses the functions sign (paciasp) with the stubs'.
 ifeq ($(ARCH),aarch64)
 FPROBE_PAC_PROGS := test_fprobe test_unwind_sampled test_progs test_exit_on_unwind \
-		    test_coroutines test_graph
+		    test_coroutines test_graph test_unregister_stress
 TEST_TARGETS += $(FPROBE_PAC_PROGS:%=$(B)/tests/fprobe/%_pac) \
 		$(B)/tests/fprobe/test_cxx_exceptions_pac $(B)/tests/fprobe/test_exit_on_unwind_cxx_pac
 
