@@ -23,7 +23,8 @@ fi
 QEMU=${FHOOK_QEMU:-qemu-aarch64-static}
 TIMEOUT=${FHOOK_TEST_TIMEOUT:-300}
 
-# the programs that run on aarch64 today
+# the programs that run on aarch64 today (*_pac and pac/: built with
+# pointer authentication and BTI landing pads, -mbranch-protection=standard)
 PROGRAMS="
 core/test_ops core/test_stress core/test_unregister_race core/test_blocked
 core/test_dlopen_glob core/test_nosites core/test_dlopen core/test_own_malloc
@@ -36,7 +37,9 @@ livepatch/test_inject livepatch/test_redirect
 util/test_lockdep soak/test_soak
 events/test_perfetto_unit
 core/test_ops_pac core/test_regs_pac core/test_misc_pac core/test_process_pac
-core/test_unwind_tramp_pac core/test_stress_pac
+core/test_unwind_tramp_pac core/test_stress_pac core/test_own_malloc_pac
+core/test_unregister_race_pac core/test_blocked_pac core/pac/test_dlopen core/pac/test_dlopen_glob
+fprobe/test_progs_framed_pac fprobe/test_coroutines_framed_pac fprobe/pac/test_dlopen_glob
 fprobe/test_fprobe_pac fprobe/test_unwind_sampled_pac fprobe/test_unregister_stress_pac
 fprobe/test_progs_pac fprobe/test_exit_on_unwind_pac fprobe/test_coroutines_pac
 fprobe/test_graph_pac livepatch/test_redirect_pac livepatch/test_inject_pac
@@ -69,7 +72,8 @@ tests/*/test_*.sh:the shell tests run build/'s programs and the fhook command na
 # the C++ programs (exceptions through hooked returns), where they can
 # be built and their runtime is there to run them
 CXX_PROGRAMS="fprobe/test_cxx_exceptions fprobe/test_cxx_exceptions_framed
-fprobe/test_exit_on_unwind_cxx fprobe/test_cxx_exceptions_pac fprobe/test_exit_on_unwind_cxx_pac"
+fprobe/test_exit_on_unwind_cxx fprobe/test_cxx_exceptions_pac fprobe/test_exit_on_unwind_cxx_pac
+fprobe/test_cxx_exceptions_framed_pac"
 if command -v "$CXX" >/dev/null && { [ -e "$SYSROOT/lib/aarch64-linux-gnu/libstdc++.so.6" ] ||
 				      [ -e "$SYSROOT/lib/libstdc++.so.6" ]; }; then
 	PROGRAMS="$PROGRAMS $CXX_PROGRAMS"
