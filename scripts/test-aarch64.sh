@@ -3,12 +3,15 @@
 # apply into build-aarch64/ and run them under qemu-user.  Ends with
 # "N passed, N failed, N skipped"; each program left out is one SKIP line
 # with the reason.  Needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross,
-# qemu-user-static and libelf-dev:arm64 (.ci/run installs them).
+# qemu-user-static and libelf-dev:arm64, for the C++ programs
+# g++-aarch64-linux-gnu and libstdc++6:arm64, for the C++ names' unit
+# test libiberty-dev:arm64 (.ci/run installs them).
 set -o pipefail
 cd "$(dirname "$0")/.."
 
 B=${FHOOK_AARCH64_BUILD:-build-aarch64}
 CC=${FHOOK_AARCH64_CC:-aarch64-linux-gnu-gcc}
+CXX=${FHOOK_AARCH64_CXX:-aarch64-linux-gnu-g++}
 # Debian's arm64 multiarch libraries (libelf-dev:arm64 brings libc6:arm64)
 # run with their own loader: with the cross sysroot's older loader beside
 # them, the first pthread_create() never returns
@@ -20,42 +23,85 @@ fi
 QEMU=${FHOOK_QEMU:-qemu-aarch64-static}
 TIMEOUT=${FHOOK_TEST_TIMEOUT:-300}
 
-# the programs that run on aarch64 today
+# the programs that run on aarch64 today (*_pac and pac/: built with
+# pointer authentication and BTI landing pads, -mbranch-protection=standard)
 PROGRAMS="
 core/test_ops core/test_stress core/test_unregister_race core/test_blocked
-core/test_dlopen_glob core/test_nosites
+core/test_dlopen_glob core/test_nosites core/test_dlopen core/test_own_malloc
+core/test_process core/test_unwind_tramp core/test_misc core/test_regs
 fprobe/test_dlopen_glob fprobe/test_coroutines fprobe/test_coroutines_framed
-livepatch/test_inject livepatch/test_redirect fprobe/test_fprobe
-util/test_lockdep
+fprobe/test_fprobe fprobe/test_unregister_stress fprobe/test_progs
+fprobe/test_progs_framed fprobe/test_exit_on_unwind fprobe/test_graph
+fprobe/test_unwind_sampled
+livepatch/test_inject livepatch/test_redirect
+util/test_lockdep soak/test_soak
+events/test_perfetto_unit
+core/test_ops_pac core/test_regs_pac core/test_misc_pac core/test_process_pac
+core/test_unwind_tramp_pac core/test_stress_pac core/test_own_malloc_pac
+core/test_unregister_race_pac core/test_blocked_pac core/pac/test_dlopen core/pac/test_dlopen_glob
+fprobe/test_progs_framed_pac fprobe/test_coroutines_framed_pac fprobe/pac/test_dlopen_glob
+fprobe/test_fprobe_pac fprobe/test_unwind_sampled_pac fprobe/test_unregister_stress_pac
+fprobe/test_progs_pac fprobe/test_exit_on_unwind_pac fprobe/test_coroutines_pac
+fprobe/test_graph_pac livepatch/test_redirect_pac livepatch/test_inject_pac
 "
 # cases of those programs left out, with why (the others run one by one)
 SKIP_CASES="
 livepatch/test_redirect/bad_names:its uninstrumented function needs a kprobe (none on aarch64 yet)
-fprobe/test_fprobe/backtrace:backtrace through a hooked return needs the return stubs' unwind information
+livepatch/test_redirect_pac/bad_names:its uninstrumented function needs a kprobe (none on aarch64 yet)
+events/test_cxxname_unit/set_speed:a budget of native CPU time (qemu-user emulates)
 "
 # ... and what is left out, with why
 SKIPS="
 attach/:ptrace is not implemented by qemu-user (attach needs a kernel running arm64 code)
 kprobes/:no instruction relocation for kprobes on aarch64 yet
-events/:the recorder and the fhook command are not built for aarch64 yet
-core/test_regs:x86-64 register layout (pt_regs fields by name)
+events/ but its unit tests:the recorder and the fhook command are not built for aarch64 yet
 core/test_ipmod:x86-64 generated IPMODIFY copies
 core/test_general_regs:x86-64 handler scans (vecscan)
 core/test_vecnote:x86-64 handler proofs
 core/test_ops_lean:x86-64 lean trampolines
 core/test_sigtrap_raw:the int3 protocol (aarch64 patches with one store)
-fprobe/test_graph:x86-64 graph trampolines
+core/test_ipmod_nonote:x86-64 generated IPMODIFY copies
 fprobe/test_graph_lean:x86-64 graph trampolines
-fprobe/test_exit_on_unwind:no longjmp/siglongjmp interposers on aarch64 yet (glibc mangles sp in jmp_buf)
-core/test_unwind_tramp:no unwind information for the aarch64 trampolines and return stubs yet
-core/test_process:signals and fork not yet right on aarch64 (calls under signals uncounted, fork child fails)
-core/test_dlopen:fails on aarch64: a function of an object loaded again is not hooked (open)
-core/test_own_malloc:fails on aarch64: the loader's calloc at thread set-up reaches a handler (open)
-core/test_exec_env:fails under qemu-user: exec with the environment kept (open)
-fprobe/test_progs:fails on aarch64: a traced program's output differs (open)
-fprobe/test_progs_framed:fails on aarch64: a traced program's output differs (open)
-fprobe/test_unregister_stress:fails on aarch64: exit handlers see wrong return values under stress (open)
+fprobe/test_graph_kind:x86-64 frameless trampolines, stepped into with ptrace (none under qemu-user)
+fprobe/*_lean:built with fhook's x86-64 assembler front end (proven handlers)
+arch/test_arch:x86-64 call-site bytes (5-byte calls and nops)
+arch/test_livein:the x86-64 live-argument analysis
+tests/*/test_*.sh:the shell tests run build/'s programs and the fhook command natively
 "
+
+# the C++ programs (exceptions through hooked returns), where they can
+# be built and their runtime is there to run them
+CXX_PROGRAMS="fprobe/test_cxx_exceptions fprobe/test_cxx_exceptions_framed
+fprobe/test_exit_on_unwind_cxx fprobe/test_cxx_exceptions_pac fprobe/test_exit_on_unwind_cxx_pac
+fprobe/test_cxx_exceptions_framed_pac"
+if command -v "$CXX" >/dev/null && { [ -e "$SYSROOT/lib/aarch64-linux-gnu/libstdc++.so.6" ] ||
+				      [ -e "$SYSROOT/lib/libstdc++.so.6" ]; }; then
+	PROGRAMS="$PROGRAMS $CXX_PROGRAMS"
+else
+	for p in $CXX_PROGRAMS; do
+		SKIPS="$SKIPS
+$p:$CXX or libstdc++6:arm64 not installed"
+	done
+fi
+
+# the C++ names' unit test links libiberty
+if [ -e "$SYSROOT/usr/lib/aarch64-linux-gnu/libiberty.a" ] ||
+   [ -e /usr/lib/aarch64-linux-gnu/libiberty.a ]; then
+	PROGRAMS="$PROGRAMS events/test_cxxname_unit"
+else
+	SKIPS="$SKIPS
+events/test_cxxname_unit:libiberty-dev:arm64 not installed"
+fi
+
+# test_exec_env runs itself again with execl(): qemu-user does not follow
+# an exec, so the kernel must hand an aarch64 program to qemu itself
+# (binfmt_misc), which containers often lack
+if grep -qs '^enabled' /proc/sys/fs/binfmt_misc/qemu-aarch64; then
+	PROGRAMS="$PROGRAMS core/test_exec_env"
+else
+	SKIPS="$SKIPS
+core/test_exec_env:it execs itself, which qemu-user cannot follow (no binfmt_misc entry for qemu-aarch64)"
+fi
 
 for tool in "$CC" "$QEMU"; do
 	if ! command -v "$tool" >/dev/null; then
@@ -70,7 +116,8 @@ targets=""
 for p in $PROGRAMS; do
 	targets="$targets $B/tests/$p"
 done
-if ! make --no-print-directory -j2 ARCH=aarch64 CC="$CC" B="$B" "$B/libfhook.so" $targets \
+if ! make --no-print-directory -j2 ARCH=aarch64 CC="$CC" CXX="$CXX" B="$B" \
+	"$B/libfhook.so" $targets \
 	>"$B/build.log" 2>&1; then
 	mkdir -p "$B"
 	tail -30 "$B/build.log"

@@ -88,13 +88,23 @@ static inline int check_run_cases_n(const struct check_case *cases, size_t n)
 
 /*
  * Where the site of a function built with $(FHOOK_SITE_CFLAGS) lies (no
- * endbr64 or bti c before it), and the nop fhook keeps there.
+ * endbr64 before it; past "bti c" in a build with BTI landing pads), and
+ * the nop fhook keeps there; and how many core serializations one batch
+ * of site changes costs, however many sites it has: on aarch64 each site
+ * changes with one store and cache maintenance, which other threads may
+ * run through (none); on x86-64 the int3 protocol's three steps (three).
  */
 #if defined(__aarch64__)
+#ifdef __ARM_FEATURE_BTI_DEFAULT
+#define TEST_SITE_OFF	8	/* past "bti c" and "mov x9, x30" */
+#else
 #define TEST_SITE_OFF	4	/* past "mov x9, x30" */
+#endif
+#define TEST_BATCH_SYNCS	0
 static const unsigned char test_site_nop[4] __attribute__((unused)) = { 0x1f, 0x20, 0x03, 0xd5 };
 #else
 #define TEST_SITE_OFF	0
+#define TEST_BATCH_SYNCS	3
 static const unsigned char test_site_nop[5] __attribute__((unused)) = {
 	0x0f, 0x1f, 0x44, 0x00, 0x00
 };

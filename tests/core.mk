@@ -36,3 +36,27 @@ $(B)/tests/core/test_ipmod_nonote: tests/core/test_ipmod.c tests/check.h tests/a
 				   $(B)/libfhook.so
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LDFLAGS)
+
+# aarch64: programs built with pointer authentication and BTI landing pads
+# (their sites after "bti c": tests/check.h's TEST_SITE_OFF).
+ifeq ($(ARCH),aarch64)
+CORE_PAC_PROGS := test_ops test_regs test_misc test_process test_unwind_tramp test_stress \
+		  test_own_malloc test_unregister_race test_blocked
+TEST_TARGETS += $(CORE_PAC_PROGS:%=$(B)/tests/core/%_pac)
+$(CORE_PAC_PROGS:%=$(B)/tests/core/%_pac): $(B)/tests/core/%_pac: tests/core/%.c tests/check.h \
+		$(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -mbranch-protection=standard -o $@ $< $(TEST_LDFLAGS)
+
+# the dlopen programs load the library beside them: in pac/, built so too
+CORE_PAC_DL_PROGS := test_dlopen test_dlopen_glob
+TEST_TARGETS += $(CORE_PAC_DL_PROGS:%=$(B)/tests/core/pac/%) $(B)/tests/core/pac/libdltarget.so
+$(CORE_PAC_DL_PROGS:%=$(B)/tests/core/pac/%): $(B)/tests/core/pac/%: tests/core/%.c tests/check.h \
+		$(B)/libfhook.so $(B)/tests/core/pac/libdltarget.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -mbranch-protection=standard -o $@ $< $(TEST_LDFLAGS)
+
+$(B)/tests/core/pac/libdltarget.so: tests/core/dltarget.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fPIC -shared $(FHOOK_SITE_CFLAGS) -mbranch-protection=standard -o $@ $<
+endif

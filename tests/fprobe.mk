@@ -92,3 +92,57 @@ $(B)/tests/fprobe/rec_order_prog: tests/fprobe/rec_order_prog.c $(B)/gcc-as/as
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -fpatchable-function-entry=5 -B$(CURDIR)/$(B)/gcc-as/ \
 		$(SAN) -o $@ $< -lpthread
+
+# aarch64: programs built with pointer authentication and BTI landing pads
+# (-mbranch-protection=standard): the sites after "bti c", and hooked
+# returns whose addresses the functions sign (paciasp) with the stubs'.
+ifeq ($(ARCH),aarch64)
+FPROBE_PAC_PROGS := test_fprobe test_unwind_sampled test_progs test_exit_on_unwind \
+		    test_coroutines test_graph test_unregister_stress
+TEST_TARGETS += $(FPROBE_PAC_PROGS:%=$(B)/tests/fprobe/%_pac) \
+		$(B)/tests/fprobe/test_cxx_exceptions_pac $(B)/tests/fprobe/test_exit_on_unwind_cxx_pac
+
+$(FPROBE_PAC_PROGS:%=$(B)/tests/fprobe/%_pac): $(B)/tests/fprobe/%_pac: tests/fprobe/%.c \
+		tests/check.h tests/fprobe/progs.h tests/fprobe/unwind_log.h tests/fprobe/race.h \
+		$(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -mbranch-protection=standard -o $@ $< $(TEST_LDFLAGS)
+
+$(B)/tests/fprobe/test_cxx_exceptions_pac: tests/fprobe/test_cxx_exceptions.cc \
+		tests/fprobe/progs.h tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CXX) $(FPROBE_CXXFLAGS) -mbranch-protection=standard -o $@ $< $(TEST_LDFLAGS)
+
+FPROBE_PAC_FRAMED := test_progs test_coroutines
+TEST_TARGETS += $(FPROBE_PAC_FRAMED:%=$(B)/tests/fprobe/%_framed_pac) \
+		$(B)/tests/fprobe/test_cxx_exceptions_framed_pac
+$(FPROBE_PAC_FRAMED:%=$(B)/tests/fprobe/%_framed_pac): $(B)/tests/fprobe/%_framed_pac: \
+		tests/fprobe/%.c tests/check.h tests/fprobe/progs.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -DH_FRAMED -mbranch-protection=standard -o $@ $< $(TEST_LDFLAGS)
+
+$(B)/tests/fprobe/test_cxx_exceptions_framed_pac: tests/fprobe/test_cxx_exceptions.cc \
+		tests/fprobe/progs.h tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CXX) $(FPROBE_CXXFLAGS) -DH_FRAMED -mbranch-protection=standard -o $@ $< $(TEST_LDFLAGS)
+
+# the dlopen program loads the libraries beside it: in pac/, built so too
+TEST_TARGETS += $(B)/tests/fprobe/pac/test_dlopen_glob
+$(B)/tests/fprobe/pac/test_dlopen_glob: tests/fprobe/test_dlopen_glob.c tests/check.h \
+		$(B)/libfhook.so $(B)/tests/fprobe/pac/libdlprobe.so $(B)/tests/fprobe/pac/libdlfiller.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -mbranch-protection=standard -o $@ $< $(TEST_LDFLAGS)
+
+$(B)/tests/fprobe/pac/libdlprobe.so: tests/fprobe/dlprobe.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fPIC -shared $(FHOOK_SITE_CFLAGS) -mbranch-protection=standard -o $@ $<
+
+$(B)/tests/fprobe/pac/libdlfiller.so: tests/fprobe/dlfiller.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fPIC -shared -mbranch-protection=standard -o $@ $<
+
+$(B)/tests/fprobe/test_exit_on_unwind_cxx_pac: tests/fprobe/test_exit_on_unwind_cxx.cc \
+		tests/fprobe/unwind_log.h tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CXX) $(FPROBE_CXXFLAGS) -mbranch-protection=standard -o $@ $< $(TEST_LDFLAGS)
+endif

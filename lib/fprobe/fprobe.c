@@ -53,7 +53,8 @@ static void fprobe_handler_slow(unsigned long ip, unsigned long parent_ip,
 	if (!rh && __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED))
 		rethook_reap_deeper(ftrace_regs_get_stack_pointer(fregs), true);
 	if (rh) {
-		node = rethook_try_get(rh, ftrace_regs_get_stack_pointer(fregs));
+		node = rethook_try_get(rh, ftrace_regs_get_stack_pointer(fregs),
+				       *fhook_fregs_ret_ptr(fregs));
 		if (!node) {
 			__atomic_add_fetch(&fp->nmissed, 1, __ATOMIC_RELAXED);
 			goto out;

@@ -669,11 +669,13 @@ static unsigned long reclaim_hole(unsigned long base, struct rethook_thread *t, 
 
 /**
  * rethook_try_get - a node for hooking the return whose slot is at @sp
+ * @ret:	the return address the hook finds (in the slot, or in the
+ *		link register where the call keeps it there)
  *
  * Called with the recursion lock held.  Returns NULL when the pool of @rh
  * is used up, this thread's shadow stack is full, or it has none.
  */
-struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
+struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp, unsigned long ret)
 {
 	struct rethook_thread *t;
 	struct rethook_node *node;
@@ -688,9 +690,13 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 	/*
 	 * Entries below this call on the same stack are dead (left by
 	 * longjmp or an exception); one at this very slot is alive only if
-	 * the slot still holds its stub (a tail call, or another fprobe on
-	 * the same function).  An entry below may also be alive on another
-	 * stack: see the comment at the top of this file.
+	 * the return address still leads to its stub (a tail call, or
+	 * another fprobe on the same function).  Where the return address
+	 * is in a register, the slot is the stack pointer of the entry,
+	 * which every call from the same frame shares: a sibling called
+	 * after a longjmp finds its predecessor's entry at its own slot.
+	 * An entry below may also be alive on another stack: see the
+	 * comment at the top of this file.
 	 */
 	for (top = rethook_top(t, __ATOMIC_RELAXED); top; top--) {
 		struct rethook_ret *r = ret_of(base, top);
@@ -702,13 +708,17 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp)
 			break;			/* a caller's frame, another stack's, or returning */
 		if (rsp == sp) {
 			/* our own slot: a tail call, or another fprobe's hook */
-			if (!FHOOK_RET_IN_SLOT ||
-			    rethook_stub_canon(*(unsigned long *)sp) == stub_of(base, top))
+			if (rethook_stub_canon(ret) == stub_of(base, top))
 				break;
 			continue;
 		}
-		/* deeper than us: dead here, or alive on another stack */
-		if (__atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED) &&
+		/*
+		 * Deeper than us: dead here, or alive on another stack.  Without
+		 * a slot to read (the return address in a register), the stack
+		 * is all that tells them apart.
+		 */
+		if ((!FHOOK_RET_IN_SLOT ||
+		     __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED)) &&
 		    rethook_on_own_stack(t, sp, rsp))
 			continue;	/* both on the thread's own stack: dead */
 		if (t->kept_idx == top && t->kept_sp == rsp)

@@ -215,7 +215,8 @@ void fprobe_graph_rec(struct fprobe *fp, long tls, unsigned long entry, unsigned
 struct rethook *rethook_alloc(void *data, rethook_handler_t handler, long pool_size,
 			      bool unwind) __hidden;
 void rethook_free(struct rethook *rh) __hidden;
-struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp) __hidden;
+struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp,
+				     unsigned long ret) __hidden;
 void rethook_recycle(struct rethook_node *node) __hidden;
 void rethook_hook(struct rethook_node *node, unsigned long sp, unsigned long *ret) __hidden;
 bool rethook_drop_entry(unsigned long base, unsigned long i, bool locked) __hidden;

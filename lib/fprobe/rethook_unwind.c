@@ -407,15 +407,26 @@ static void before_longjmp(unsigned long target)
 	unsigned long ss_lo;
 	stack_t ss;
 
-	if (!t || !__atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED) ||
-	    !rethook_top(t, __ATOMIC_RELAXED))
+	/*
+	 * Where no slot shows whether a frame's return is still pending
+	 * (the return address in a register), the jump is what tells that
+	 * the frames it leaves are gone: reaped for every probe, not only
+	 * for those that report them.
+	 */
+	if (!t || !rethook_top(t, __ATOMIC_RELAXED) ||
+	    (FHOOK_RET_IN_SLOT && !__atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED)))
 		return;
 	if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
 		ss_lo = (unsigned long)ss.ss_sp;
 		if (target - ss_lo >= ss.ss_size)
 			reap_range(t, ss_lo, ss_lo + ss.ss_size, false, false);
 	}
-	reap_below(t, target, false);
+	/*
+	 * The slots of the calls made from the frame jumped to are dead
+	 * too: below @target where the return address is pushed, at it
+	 * where the slot is the stack pointer of the entry (aarch64).
+	 */
+	reap_below(t, fhook_ret_key_at_return(target) + 1, false);
 }
 
 /* Before any program code can longjmp (a signal handler may). */

@@ -65,7 +65,7 @@ static int kretprobe_pre(struct kprobe *p, struct pt_regs *regs)
 	struct rethook_node *node;
 	unsigned long *where = regs_return_address_ptr(regs), ret = *where;
 
-	node = rethook_try_get(h->rh, user_stack_pointer(regs));
+	node = rethook_try_get(h->rh, user_stack_pointer(regs), ret);
 	if (!node) {
 		__atomic_add_fetch(&rp->nmissed, 1, __ATOMIC_RELAXED);
 		return 0;

@@ -14,6 +14,7 @@
 #include "../check.h"
 
 static atomic_ulong hits, all_hits;
+/* the site of dl_target_fn: the handler's ip, past the entry's pad on aarch64 */
 static unsigned long want_ip;
 
 static void handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
@@ -35,6 +36,7 @@ static struct ftrace_ops all_ops = { .func = all_handler, .flags = FTRACE_OPS_FL
 int main(void)
 {
 	char lib[PATH_MAX], sym[KSYM_SYMBOL_LEN];
+	unsigned long addr;
 	ssize_t n = readlink("/proc/self/exe", lib, sizeof(lib) - 40);
 	int (*fn)(int), (*other)(int), round;
 	void *h;
@@ -50,15 +52,18 @@ int main(void)
 		if (!h)
 			return check_exit();
 		fn = dlsym(h, "dl_target_fn");
-		want_ip = kallsyms_lookup_name("dl_target_fn");
+		addr = kallsyms_lookup_name("dl_target_fn");
 		snprintf(name, sizeof(name), "lookup_new_object_%d", round);
-		CHECK(want_ip == (unsigned long)fn, name, "%#lx vs %p", want_ip, (void *)fn);
-		sprint_symbol(sym, want_ip);
+		CHECK(addr == (unsigned long)fn, name, "%#lx vs %p", addr, (void *)fn);
+		sprint_symbol(sym, addr);
 		snprintf(name, sizeof(name), "module_suffix_%d", round);
 		CHECK(strstr(sym, "dl_target_fn+0x0/") && strstr(sym, " [libdltarget.so]"), name,
 		      "%s", sym);
+		want_ip = ftrace_location(addr);
+		snprintf(name, sizeof(name), "site_in_new_object_%d", round);
+		CHECK(want_ip == addr + TEST_SITE_OFF, name, "%#lx for %#lx", want_ip, addr);
 		snprintf(name, sizeof(name), "filter_new_object_%d", round);
-		CHECK_EQ(ftrace_set_filter_ip(&ops, want_ip, 0, 1), 0, name);
+		CHECK_EQ(ftrace_set_filter_ip(&ops, addr, 0, 1), 0, name);
 		if (round == 0)
 			CHECK_EQ(register_ftrace_function(&ops), 0, "register");
 		hits = 0;

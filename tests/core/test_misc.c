@@ -7,8 +7,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <fhook/fhook.h>
@@ -21,6 +23,23 @@ NOINLINE int m_inner(int x) { __asm__ volatile(""); return x + 3; }
 NOINLINE int m_outer(int x) { __asm__ volatile(""); return m_inner(x) + 1; }
 
 static volatile unsigned long hits, inner_hits, traps;
+/* m_outer's site: the handler's ip (ftrace_location()) */
+static unsigned long outer_ip;
+
+/*
+ * What a foreign tool might leave at a site (a function prologue), and
+ * the program's own breakpoint instruction.
+ */
+#if defined(__aarch64__)
+/* stp x29, x30, [sp, #-16]! */
+static const unsigned char foreign[4] = { 0xfd, 0x7b, 0xbf, 0xa9 };
+#define TRAP_INSN	"brk #0"
+#define A64_BRK0	0xd4200000u
+#else
+/* push %rbp; mov %rsp, %rbp; nop */
+static const unsigned char foreign[5] = { 0x55, 0x48, 0x89, 0xe5, 0x90 };
+#define TRAP_INSN	"int3"
+#endif
 
 static void count(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
 		  struct ftrace_regs *fregs)
@@ -32,7 +51,7 @@ static void recurse(unsigned long ip, unsigned long parent_ip, struct ftrace_ops
 		    struct ftrace_regs *fregs)
 {
 	/* a handler calling a traced function: RECURSION refuses the nested call */
-	if (ip == (unsigned long)m_outer)
+	if (ip == outer_ip)
 		m_inner(1);
 	else
 		inner_hits++;
@@ -41,12 +60,26 @@ static void recurse(unsigned long ip, unsigned long parent_ip, struct ftrace_ops
 
 static void on_trap(int sig, siginfo_t *si, void *uc)
 {
+#if defined(__aarch64__)
+	ucontext_t *u = uc;
+
+	/* a brk leaves the pc on itself: go on past it (raise() has none there) */
+	if (*(const uint32_t *)u->uc_mcontext.pc == A64_BRK0)
+		u->uc_mcontext.pc += 4;
+#endif
 	traps++;
 }
 
-static const unsigned char *bytes(void *fn)
+/* the site of @fn */
+static unsigned char *site(void *fn)
 {
-	return (const unsigned char *)fn;
+	return (unsigned char *)fn + TEST_SITE_OFF;
+}
+
+static void site_write(void *fn, const void *b, size_t len)
+{
+	memcpy(site(fn), b, len);
+	__builtin___clear_cache((char *)site(fn), (char *)site(fn) + len);
 }
 
 static void case_unknown_symbols(void)
@@ -61,22 +94,22 @@ static void case_foreign_bytes(void)
 	struct ftrace_ops ops = { .func = count };
 	struct fhook_stats st;
 	long psz = sysconf(_SC_PAGESIZE);
-	unsigned char saved[5];
+	unsigned char saved[sizeof(foreign)];
 	unsigned long page;
 	int r;
 
-	page = (unsigned long)m_victim & ~(psz - 1);
-	memcpy(saved, bytes(m_victim), 5);
+	page = (unsigned long)site(m_victim) & ~(psz - 1);
+	memcpy(saved, site(m_victim), sizeof(saved));
 	mprotect((void *)page, psz * 2, PROT_READ | PROT_WRITE | PROT_EXEC);
-	memcpy((void *)m_victim, "\x55\x48\x89\xe5\x90", 5);
+	site_write(m_victim, foreign, sizeof(foreign));
 	mprotect((void *)page, psz * 2, PROT_READ | PROT_EXEC);
 	ftrace_set_filter(&ops, (unsigned char *)"m_ok m_victim", 13, 1);
 	r = register_ftrace_function(&ops);
 	fhook_get_stats(&st);
 	CHECK_EQ(r, -EINVAL, "foreign_bytes_refused");
 	CHECK_EQ(st.nr_enabled, 0, "foreign_bytes_nothing_patched");
-	CHECK(bytes(m_ok)[0] == 0x0f && !memcmp(bytes(m_victim), "\x55\x48\x89\xe5\x90", 5),
-	      "foreign_bytes_untouched", "");
+	CHECK(!memcmp(site(m_ok), test_site_nop, sizeof(test_site_nop)) &&
+	      !memcmp(site(m_victim), foreign, sizeof(foreign)), "foreign_bytes_untouched", "");
 	CHECK_EQ(st.nr_disabled, 1, "foreign_site_disabled");
 	/* the rest keeps working; the bad site is no longer offered */
 	r = ftrace_set_filter(&ops, (unsigned char *)"m_ok", 4, 1);
@@ -90,7 +123,7 @@ static void case_foreign_bytes(void)
 	unregister_ftrace_function(&ops);
 	ftrace_free_filter(&ops);
 	mprotect((void *)page, psz * 2, PROT_READ | PROT_WRITE | PROT_EXEC);
-	memcpy((void *)m_victim, saved, 5);
+	site_write(m_victim, saved, sizeof(saved));
 	mprotect((void *)page, psz * 2, PROT_READ | PROT_EXEC);
 }
 
@@ -134,6 +167,8 @@ static void case_recursion(void)
 {
 	struct ftrace_ops rec = { .func = recurse, .flags = FTRACE_OPS_FL_RECURSION };
 
+	outer_ip = ftrace_location((unsigned long)m_outer);
+
 	ftrace_set_filter(&rec, (unsigned char *)"m_outer m_inner", 15, 1);
 	CHECK_EQ(register_ftrace_function(&rec), 0, "recursion_register");
 	hits = inner_hits = 0;
@@ -168,7 +203,7 @@ static void case_program_traps(void)
 	ftrace_set_filter_ip(&ops, (unsigned long)m_ok, 0, 1);
 	register_ftrace_function(&ops);	/* reinstalls ours, chained to it */
 	traps = 0;
-	__asm__ volatile("int3");
+	__asm__ volatile(TRAP_INSN);
 	raise(SIGTRAP);
 	CHECK_EQ(traps, 2, "program_traps_chained");
 	hits = 0;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <fhook/fhook.h>
@@ -210,6 +211,14 @@ static bool in_exe(unsigned long addr)
 	return dladdr((void *)addr, &di) && (unsigned long)di.dli_fbase == exe_base;
 }
 
+/* in the dynamic loader (ld-linux-x86-64.so.2, ld-linux-aarch64.so.1, ...) */
+static bool in_loader(unsigned long addr)
+{
+	Dl_info di;
+
+	return dladdr((void *)addr, &di) && (unsigned long)di.dli_fbase == getauxval(AT_BASE);
+}
+
 static const char *object_of(unsigned long addr)
 {
 	Dl_info di;
@@ -289,8 +298,7 @@ static unsigned long scan(int which, char *why, size_t size)
 			 * set-up and teardown of a thread (which allocate through
 			 * pthread_getattr_np, pthread_setspecific) are not.
 			 */
-			if (!fn || in_exe(e->parent_ip) ||
-			    !strcmp(object_of(e->parent_ip), "ld-linux-x86-64.so.2") ||
+			if (!fn || in_exe(e->parent_ip) || in_loader(e->parent_ip) ||
 			    !strcmp(fn, "free"))
 				break;
 			count++;

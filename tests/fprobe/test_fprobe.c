@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <execinfo.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <string.h>
 
 #include <fhook/fhook.h>
@@ -447,6 +449,72 @@ NOINLINE static void case_find_ret_addr(void)
 	unregister_fprobe(&fp);
 }
 
+/* ---- frames a jump leaves behind ---- */
+static jmp_buf jmp_env;
+static sigjmp_buf alt_env;
+
+NOINLINE int t_jmp_inner(int x)
+{
+	__asm__ volatile("");
+	if (x >= 0)
+		longjmp(jmp_env, 1);
+	return x;
+}
+
+NOINLINE int t_jmp_outer(int x)
+{
+	int r = t_jmp_inner(x);
+
+	__asm__ volatile("" : "+r"(r));
+	return r + 1;
+}
+
+NOINLINE int t_alt_leaf(int x) { __asm__ volatile(""); return x + 1; }
+
+static void on_alt_signal(int sig)
+{
+	t_alt_leaf(sig);
+	siglongjmp(alt_env, 1);
+}
+
+/*
+ * Hooked frames left by longjmp, and by siglongjmp out of a handler on
+ * the signal stack, more of them than a shadow stack holds: each is found
+ * gone (by the jump, or by the next hook below the frame jumped to), so
+ * no call is missed and the probe's exits still run.
+ */
+static void case_jumped_out(void)
+{
+	const char *syms[] = { "t_jmp_inner", "t_jmp_outer", "t_alt_leaf", "t_add" };
+	static char alt[64 << 10];
+	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) }, old_ss;
+	struct sigaction sa = { .sa_handler = on_alt_signal, .sa_flags = SA_ONSTACK }, old_sa;
+	volatile int i;
+
+	setup();
+	fp.entry_handler = h_entry;
+	fp.exit_handler = h_exit;
+	CHECK_EQ(register_fprobe_syms(&fp, syms, 4), 0, "jumped_out_register");
+	for (i = 0; i < 20000; i++)
+		if (!setjmp(jmp_env))
+			t_jmp_outer(i);
+	CHECK_EQ(fprobe_nmissed(&fp), 0, "longjmp_nothing_missed");
+	sigaltstack(&ss, &old_ss);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, &old_sa);
+	for (i = 0; i < 20000; i++)
+		if (!sigsetjmp(alt_env, 1))
+			raise(SIGUSR1);
+	sigaction(SIGUSR1, &old_sa, NULL);
+	sigaltstack(&old_ss, NULL);
+	CHECK_EQ(fprobe_nmissed(&fp), 0, "siglongjmp_from_altstack_nothing_missed");
+	reset();
+	CHECK_EQ(t_add(2, 3), 5, "jumped_out_result");
+	CHECK(s.entries == 1 && s.exits == 1, "jumped_out_exits_still_run",
+	      "%ld entries, %ld exits", s.entries, s.exits);
+	unregister_fprobe(&fp);
+}
+
 static const struct check_case cases[] = {
 	CHECK_CASE(unknown_symbols),
 	CHECK_CASE(entry_exit),
@@ -466,6 +534,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(two_fprobes),
 	CHECK_CASE(backtrace),
 	CHECK_CASE(find_ret_addr),
+	CHECK_CASE(jumped_out),
 };
 
 int main(void)

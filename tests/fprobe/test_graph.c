@@ -98,9 +98,15 @@ static void clobber(void)
 	for (i = 0; i < 64; i++)
 		v += buf[i] * 0.5;
 	sink = v;
+#if defined(__aarch64__)
+	__asm__ volatile("movi v0.16b, #0\n\tmovi v1.16b, #0\n\t"
+			 "movi v2.16b, #0\n\tmovi v7.16b, #0"
+			 ::: "v0", "v1", "v2", "v7");
+#else
 	__asm__ volatile("xorps %%xmm0, %%xmm0\n\txorps %%xmm1, %%xmm1\n\t"
 			 "xorps %%xmm2, %%xmm2\n\txorps %%xmm7, %%xmm7"
 			 ::: "xmm0", "xmm1", "xmm2", "xmm7");
+#endif
 }
 
 static long double ld_sink;
@@ -172,7 +178,11 @@ NOINLINE double gp_outer(double a, double b)
 static int liar_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 		      struct ftrace_regs *fregs, void *data)
 {
+#if defined(__aarch64__)
+	__asm__ volatile("movi v7.2d, #0xffffffffffffffff" ::: "v7");
+#else
 	__asm__ volatile("pcmpeqd %%xmm7, %%xmm7" ::: "xmm7");
+#endif
 	return 0;
 }
 
@@ -207,7 +217,10 @@ static void case_general_regs(void)
 	unregister_fprobe(&tail);
 	CHECK_EQ(register_fprobe_syms(&liar, &sym, 1), 0, "gp_liar_register");
 	r = fp_traced(1, 2, 3, 4, 5, 6, 7, h);
-#ifndef __SANITIZE_THREAD__
+#if defined(__aarch64__)
+	/* (no trampoline of its own for the flag: v0-v7 are saved for every handler) */
+	printf("SKIP gp_liar_not_saved: aarch64 saves v0-v7 for every handler\n");
+#elif !defined(__SANITIZE_THREAD__)
 	/* (the C trampolines of ThreadSanitizer builds save every register) */
 	CHECK(r != 208.0, "gp_liar_not_saved", "%g: xmm7 was saved after all", r);
 #endif

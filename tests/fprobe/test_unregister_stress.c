@@ -88,6 +88,7 @@ static long bad_data;		/* an exit whose data is not its entry's */
 static long bad_retval;		/* an exit whose return value is not its argument's */
 static long late;		/* a handler after unregister_fprobe() returned */
 static int alive;
+/* the sites of work() and slow_work(): the ip the handlers get (ftrace_location()) */
 static unsigned long ip_work, ip_slow;
 
 NOINLINE long work(long x)
@@ -219,8 +220,8 @@ static void case_stress(void)
 	long calls = 0, wrong = 0;
 	int i, cycles, failed = 0, frameless = -1, first_bad = 0;
 
-	ip_work = addrs[0];
-	ip_slow = addrs[1];
+	ip_work = ftrace_location(addrs[0]);
+	ip_slow = ftrace_location(addrs[1]);
 	entries = exits = bad_fp = bad_data = bad_retval = late = 0;
 	for (i = 0; i < THREADS; i++) {
 		c[i].seed = i * 100003L;
@@ -317,7 +318,7 @@ static void case_parked_in_flight(void)
 	long r[2] = { 0, 0 }, e, x;
 	pthread_t t;
 
-	ip_work = (unsigned long)work;
+	ip_work = ftrace_location((unsigned long)work);
 	ip_slow = 0;
 	entries = exits = bad_fp = bad_data = bad_retval = late = 0;
 	parked_in = parked_go = 0;

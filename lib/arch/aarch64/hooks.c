@@ -16,23 +16,6 @@ void __fhook_startup fhook_arch_init(const struct fhook_arch_hooks *hooks)
 
 void fhook_arch_rethook_init(fhook_rethook_handler_t handler, void *libgcc)
 {
-	(void)libgcc;
+	fhook_a64_unwind_init(libgcc);
 	__atomic_store_n(&fhook_arch_rethook_handler, (void *)handler, __ATOMIC_RELEASE);
-}
-
-/*
- * No longjmp or makecontext interposers yet: glibc mangles the stack
- * pointer in an aarch64 jmp_buf, and the entries a jump leaves behind
- * are dropped by the stack-pointer comparisons of the next hook instead.
- */
-void fhook_arch_longjmp_init(void (*before_jump)(unsigned long target_sp),
-			     void *(*libc_sym)(const char *name))
-{
-	(void)before_jump;
-	(void)libc_sym;
-}
-
-void fhook_arch_makecontext_init(void (*new_stack)(unsigned long lo, unsigned long hi))
-{
-	(void)new_stack;
 }

@@ -28,7 +28,34 @@ extern char fhook_a64_tramp_args[], fhook_a64_tramp_regs[];
  */
 int fhook_a64_text_write(unsigned long addr, const void *buf, size_t len, bool sync) __arch_hidden;
 
+/* libgcc_s's handle, for the stubs' unwind information (stubs.c) */
+void fhook_a64_unwind_init(void *libgcc) __arch_hidden;
+
 /* The stub a literal slot names for the site's calls (stubs.c), or 0. */
 unsigned long fhook_a64_stub_literal(unsigned long code) __arch_hidden;
+
+/* Bytes of unwind tables (rethook.c). */
+static inline unsigned char *fhook_put_uleb(unsigned char *p, unsigned long v)
+{
+	do {
+		unsigned char b = v & 0x7f;
+
+		v >>= 7;
+		*p++ = b | (v ? 0x80 : 0);
+	} while (v);
+	return p;
+}
+
+static inline unsigned char *fhook_put_u32(unsigned char *p, uint32_t v)
+{
+	__builtin_memcpy(p, &v, 4);
+	return p + 4;
+}
+
+static inline unsigned char *fhook_put_u64(unsigned char *p, uint64_t v)
+{
+	__builtin_memcpy(p, &v, 8);
+	return p + 8;
+}
 
 #endif /* FHOOK_ARCH_AARCH64_INTERNAL_H */

@@ -17,6 +17,7 @@
  * them); x9 holds the return address the site's "mov x9, x30" kept.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ struct fhook_stub_region {
 	struct fhook_stub *stubs;
 	unsigned int nr;		/* handed out */
 	struct fhook_stub_region *next;
+	unsigned char eh_frame[64] __attribute__((aligned(8)));	/* its code's, for libgcc */
 };
 
 static struct fhook_stub_region *regions;
@@ -93,6 +95,86 @@ static void *map_near(unsigned long lo, unsigned long hi)
 	return NULL;
 }
 
+/*
+ * Unwind information for the stubs' code.  In a stub the state is the
+ * site's: x30 past the site (in the traced function), x9 the function's
+ * return address, sp the stack pointer of its entry.  So, as at the
+ * trampoline's entry (trampoline.S): the return address column is x16,
+ * found in x30; the function's x30 is in x9; a signal frame, so that the
+ * function is looked up by the address past the site itself.  libgcc's
+ * __register_frame() takes it: the program's own libgcc_s, else the one
+ * the return-hook layer opens (fhook_arch_rethook_init()), and until
+ * then the tables wait.
+ */
+extern void __register_frame(void *) __attribute__((weak));
+
+#define EH_PENDING	64
+static void (*eh_register)(void *);
+static void *eh_pending[EH_PENDING];
+static unsigned int eh_nr_pending;
+static pthread_mutex_t eh_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t stubs_eh_frame(unsigned char *buf, unsigned long start, unsigned long len)
+{
+	unsigned char *p = buf, *cie = buf, *fde;
+
+	p = fhook_put_u32(p, 0);		/* length, below */
+	p = fhook_put_u32(p, 0);		/* CIE id */
+	*p++ = 1;			/* version */
+	*p++ = 'z'; *p++ = 'R'; *p++ = 'S'; *p++ = 0;
+	p = fhook_put_uleb(p, 4);		/* code alignment */
+	*p++ = 0x78;			/* data alignment -8 */
+	*p++ = 16;			/* return address column: x16 */
+	p = fhook_put_uleb(p, 1);		/* augmentation data length */
+	*p++ = 0x00;			/* FDE addresses: DW_EH_PE_absptr */
+	*p++ = 0x0c; *p++ = 31; *p++ = 0;	/* DW_CFA_def_cfa sp, 0 */
+	*p++ = 0x09; *p++ = 16; *p++ = 30;	/* DW_CFA_register x16, x30 */
+	*p++ = 0x09; *p++ = 30; *p++ = 9;	/* DW_CFA_register x30, x9 */
+	while ((p - cie) % 8)
+		*p++ = 0;		/* DW_CFA_nop */
+	fhook_put_u32(cie, (uint32_t)(p - cie - 4));
+	fde = p;
+	p = fhook_put_u32(p, 0);
+	p = fhook_put_u32(p, (uint32_t)(p - cie));	/* CIE pointer: back to the CIE */
+	p = fhook_put_u64(p, start);
+	p = fhook_put_u64(p, len);
+	p = fhook_put_uleb(p, 0);		/* no augmentation data */
+	while ((p - fde) % 8)
+		*p++ = 0;
+	fhook_put_u32(fde, (uint32_t)(p - fde - 4));
+	p = fhook_put_u32(p, 0);		/* terminator */
+	return p - buf;
+}
+
+static void eh_frame_register(void *eh)
+{
+	void (*reg)(void *);
+
+	pthread_mutex_lock(&eh_lock);
+	reg = eh_register ? eh_register : __register_frame;
+	if (reg)
+		reg(eh);
+	else if (eh_nr_pending < EH_PENDING)
+		eh_pending[eh_nr_pending++] = eh;
+	pthread_mutex_unlock(&eh_lock);
+}
+
+/* libgcc_s as the return-hook layer opened it (hooks.c): register what waited */
+void fhook_a64_unwind_init(void *libgcc)
+{
+	void (*reg)(void *) = libgcc ? (void (*)(void *))dlsym(libgcc, "__register_frame") : NULL;
+
+	if (!reg)
+		return;
+	pthread_mutex_lock(&eh_lock);
+	if (!__register_frame && !eh_register)
+		eh_register = reg;
+	reg = eh_register ? eh_register : __register_frame;
+	while (eh_nr_pending)
+		reg(eh_pending[--eh_nr_pending]);
+	pthread_mutex_unlock(&eh_lock);
+}
+
 static bool reaches(const struct fhook_stub_region *r, unsigned long lo, unsigned long hi)
 {
 	return fhook_site_in_reach(lo, r->code) && fhook_site_in_reach(hi, r->code) &&
@@ -136,6 +218,8 @@ struct fhook_stub_region *fhook_region_near(unsigned long lo, unsigned long hi)
 		goto out;
 	}
 	__builtin___clear_cache((char *)p, (char *)p + REGION_CODE);
+	stubs_eh_frame(r->eh_frame, r->code, REGION_CODE);
+	eh_frame_register(r->eh_frame);
 	r->next = regions;
 	__atomic_store_n(&regions, r, __ATOMIC_RELEASE);
 out:

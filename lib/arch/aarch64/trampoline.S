@@ -77,15 +77,33 @@
 
 	.text
 
-/* x10: the stub; x11: 1 for the full register set (FTRACE_OPS_FL_SAVE_REGS) */
+/*
+ * x10: the stub; x11: 1 for the full register set (FTRACE_OPS_FL_SAVE_REGS).
+ *
+ * The unwind information makes the trampoline the traced function's
+ * callee: the "return address" is x30 (past the site), and the function's
+ * own x30 is in x9, then in the frame.  A DWARF frame has one return
+ * address column and x30 holds the other value, so the column is x16
+ * (free at a site, and where "ret x16" goes at the end).  The frame is
+ * marked a signal frame, so that unwinders look the function up by that
+ * address itself, not by the address before it as for a call's: the
+ * site is the last word before the function's own unwind information,
+ * which -fpatchable-function-entry starts after the entry's pad.
+ */
 	.p2align 3
 	.globl	fhook_a64_tramp_regs
 	.hidden	fhook_a64_tramp_regs
 	.type	fhook_a64_tramp_regs, %function
 fhook_a64_tramp_regs:
+	.cfi_startproc
+	.cfi_signal_frame
+	.cfi_return_column x16
+	.cfi_register x16, x30
+	.cfi_register x30, x9
 	bti	c
 	mov	x11, #1
 	b	1f
+	.cfi_endproc
 	.size	fhook_a64_tramp_regs, .-fhook_a64_tramp_regs
 
 	.p2align 3
@@ -94,22 +112,27 @@ fhook_a64_tramp_regs:
 	.type	fhook_a64_tramp_args, %function
 fhook_a64_tramp_args:
 	.cfi_startproc
+	.cfi_signal_frame
+	.cfi_return_column x16
+	.cfi_register x16, x30
+	.cfi_register x30, x9
 	bti	c
 	mov	x11, #0
 1:	sub	sp, sp, #FRAME
 	.cfi_def_cfa_offset FRAME
 	save_gprs
+	.cfi_offset x29, FR_X(29) - FRAME
 	str	x9, [sp, #FR_LR]
+	.cfi_offset x30, FR_LR - FRAME
 	add	x12, sp, #FRAME
 	stp	x12, x30, [sp, #FR_SP]		/* sp at the entry, pc past the site */
+	.cfi_offset x16, FR_PC - FRAME
 	stp	xzr, x11, [sp, #FR_PSTATE]	/* pstate unknown; fhook_full */
 	stp	x29, x9, [sp, #FR_REC1]		/* the function's frame record */
 	add	x29, sp, #FR_REC1
 	stp	x29, x30, [sp, #FR_REC2]	/* ours */
 	add	x29, sp, #FR_REC2
 	.cfi_def_cfa x29, FRAME - FR_REC2
-	.cfi_offset x29, -32
-	.cfi_offset x30, -24
 	sub	x0, x30, #4			/* ip: the site */
 	mov	x1, x9				/* parent_ip */
 	mov	x2, x10				/* the stub */
@@ -117,11 +140,15 @@ fhook_a64_tramp_args:
 	adrp	x16, fhook_arch_dispatch
 	ldr	x16, [x16, #:lo12:fhook_arch_dispatch]
 	blr	x16
+	.cfi_def_cfa sp, FRAME			/* x29 is about to be the function's */
 	restore_gprs
+	.cfi_same_value x29
 	ldr	x30, [sp, #FR_LR]
+	.cfi_same_value x30
 	ldr	x16, [sp, #FR_PC]
+	.cfi_same_value x16
 	add	sp, sp, #FRAME
-	.cfi_def_cfa sp, 0
+	.cfi_def_cfa_offset 0
 	ret	x16
 	.cfi_endproc
 	.size	fhook_a64_tramp_args, .-fhook_a64_tramp_args
@@ -132,6 +159,10 @@ fhook_a64_tramp_args:
  * x17.  x0-x7, x8 and q0-q7 may hold the return value; sp is the stack
  * pointer of the function's entry again.  The handler gives the real
  * return address back.
+ *
+ * To an unwinder the trampoline returns to the stub (x30, kept in the
+ * frame), whose own unwind information (rethook.c) leads to the real
+ * return address; once the handler gave that back, to it directly.
  */
 	.p2align 3
 	.globl	rethook_trampoline
@@ -146,7 +177,9 @@ rethook_rec_trampoline:
 	sub	sp, sp, #FRAME
 	.cfi_def_cfa_offset FRAME
 	save_gprs
+	.cfi_offset x29, FR_X(29) - FRAME
 	str	x17, [sp, #FR_LR]
+	.cfi_offset x30, FR_LR - FRAME		/* the stub (x30 is x17 here) */
 	add	x12, sp, #FRAME
 	stp	x12, x17, [sp, #FR_SP]		/* sp; pc: the stub */
 	stp	xzr, xzr, [sp, #FR_PSTATE]
@@ -158,7 +191,9 @@ rethook_rec_trampoline:
 	ldr	x16, [x16, #:lo12:fhook_arch_rethook_handler]
 	blr	x16
 	mov	x30, x0				/* the real return address */
+	.cfi_same_value x30
 	restore_gprs
+	.cfi_same_value x29
 	add	sp, sp, #FRAME
 	.cfi_def_cfa_offset 0
 	ret

@@ -69,8 +69,9 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
 	(void)jump;
 	(void)post;
 	(void)cookie;
-	(void)slotp;
-	(void)retrapped;
+	/* nothing made, nothing retrapped: the caller reads both */
+	*slotp = NULL;
+	*retrapped = NULL;
 	snprintf(why, why_size, "no instruction relocation on aarch64 yet");
 	return -ENOSYS;
 }
