@@ -13,14 +13,12 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "evcli.h"
 #include "../lib/events/ev.h"
-#include "../lib/kprobes/nokprobe.h"
 
 #define GLOB_MAX_WORDS	256
 
@@ -149,49 +147,32 @@ static bool names_have(const struct name_list *l, const char *name)
 	return false;
 }
 
+static int name_seen(const char *name, void *arg)
+{
+	struct name_list *l = arg;
+
+	/* a function of several files (an f glob's) once */
+	return names_have(l, name) ? 0 : names_add(l, name);
+}
+
 /*
  * The functions the glob probes, as the parser and the recorder match
- * them: an f glob the sited functions of every file, a kprobe glob the
- * functions of one file (MOD, or the executable), one name per address,
- * without those fhook runs itself.
+ * them (lib/events/prog.c): an f glob the sited functions of every file,
+ * a kprobe glob the functions of one file (MOD, or the executable), one
+ * name per address, without those fhook runs itself.
  */
 static int glob_functions(struct fhook_event_prog *prog, struct glob_spec *g,
 			  struct name_list *out)
 {
-	int i, r;
-	size_t j;
+	int file, skipped, r;
 
-	for (i = 0; i < prog->nr_files; i++) {
-		struct ev_file *f = &prog->files[i];
-		unsigned long last = 0;
-		bool any = false;
-
-		if (g->kind != 'f' && (g->mod ? !ev_file_is(f, g->mod) : i != 0))
-			continue;
-		if (ev_file_load(f))
-			continue;
-		for (j = 0; j < f->nr_syms; j++) {
-			const struct ev_sym *s = &f->syms[j];
-
-			if (!s->func || fnmatch(g->glob, s->name, 0))
-				continue;
-			if (g->kind == 'f') {
-				if (!s->site || names_have(out, s->name))
-					continue;
-			} else {
-				if ((any && s->addr == last) || fhook_nokprobe(f->path, s->name))
-					continue;
-				any = true;
-				last = s->addr;
-			}
-			r = names_add(out, s->name);
-			if (r)
-				return r;
-		}
-		if (g->kind != 'f')
-			break;
-	}
-	return 0;
+	if (g->kind == 'f')
+		r = ev_prog_match_glob_each(prog, g->glob, name_seen, out);
+	else
+		r = ev_prog_kprobe_glob_each(prog, g->mod, g->glob, &file, &skipped, name_seen,
+					     out);
+	/* (a MOD not loaded at start: the parser defers it, as written) */
+	return r == -ENOENT ? 0 : r < 0 ? r : 0;
 }
 
 /* One function's definition: @name in place of the glob, @with_args or no $arg*. */

@@ -70,6 +70,14 @@ const struct ev_sym *ev_prog_find_in(struct fhook_event_prog *prog, const char *
 bool ev_prog_has_mod(struct fhook_event_prog *prog, const char *mod);
 int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob);
 /*
+ * A function a glob matches, by the name it is probed under: 0 to go on,
+ * else the value the walk then returns.
+ */
+typedef int (*ev_glob_fn)(const char *name, void *arg);
+/* The same, each sited function handed to @fn (a name in several files each time). */
+int ev_prog_match_glob_each(struct fhook_event_prog *prog, const char *glob, ev_glob_fn fn,
+			    void *arg);
+/*
  * A kprobe glob: the functions (one per address, with or without a site)
  * of the file @mod names (NULL: the executable) whose names match @glob;
  * how many, -ENOENT when no file goes by @mod.  *@file is that file,
@@ -77,6 +85,9 @@ int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob);
  */
 int ev_prog_kprobe_glob(struct fhook_event_prog *prog, const char *mod, const char *glob,
 			int *file, int *skipped);
+/* The same, each function probed (none of those skipped) handed to @fn by its first name. */
+int ev_prog_kprobe_glob_each(struct fhook_event_prog *prog, const char *mod, const char *glob,
+			     int *file, int *skipped, ev_glob_fn fn, void *arg);
 /*
  * The mangled names of the sited functions whose C++ name matches @pattern
  * (with or without parameters); returns how many (*out malloc'd) or -ENOMEM.

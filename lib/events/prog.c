@@ -391,9 +391,10 @@ const struct ev_sym *ev_prog_find_in(struct fhook_event_prog *prog, const char *
 	return best;
 }
 
-int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob)
+int ev_prog_match_glob_each(struct fhook_event_prog *prog, const char *glob, ev_glob_fn fn,
+			    void *arg)
 {
-	int i, n = 0;
+	int i, n = 0, r;
 	size_t j;
 
 	for (i = 0; i < prog->nr_files; i++) {
@@ -401,20 +402,28 @@ int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob)
 		for (j = 0; j < prog->files[i].nr_syms; j++) {
 			const struct ev_sym *s = &prog->files[i].syms[j];
 
-			if (s->func && s->site && !fnmatch(glob, s->name, 0))
-				n++;
+			if (!s->func || !s->site || fnmatch(glob, s->name, 0))
+				continue;
+			n++;
+			if (fn && (r = fn(s->name, arg)))
+				return r;
 		}
 	}
 	return n;
 }
 
-int ev_prog_kprobe_glob(struct fhook_event_prog *prog, const char *mod, const char *glob,
-			int *file, int *skipped)
+int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob)
 {
+	return ev_prog_match_glob_each(prog, glob, NULL, NULL);
+}
+
+int ev_prog_kprobe_glob_each(struct fhook_event_prog *prog, const char *mod, const char *glob,
+			     int *file, int *skipped, ev_glob_fn fn, void *arg)
+{
+	const struct ev_sym *first = NULL;	/* the current address's first name */
 	struct ev_file *f = NULL;
-	unsigned long last = 0;
 	bool last_skip = false;
-	int i, n = 0, skip = 0;
+	int i, n = 0, skip = 0, r;
 	size_t j;
 
 	for (i = 0; i < prog->nr_files && !f; i++)
@@ -424,27 +433,42 @@ int ev_prog_kprobe_glob(struct fhook_event_prog *prog, const char *mod, const ch
 		return -ENOENT;
 	*file = i - 1;
 	ev_file_load(f);
-	/* sorted by address: aliases are neighbours, one function, left out if any name is fhook's */
-	for (j = 0; j < f->nr_syms; j++) {
-		const struct ev_sym *s = &f->syms[j];
+	/*
+	 * Sorted by address: aliases are neighbours, one function, left out if
+	 * any name is fhook's; a function is handed to @fn once its aliases
+	 * are all seen.
+	 */
+	for (j = 0; j <= f->nr_syms; j++) {
+		const struct ev_sym *s = j < f->nr_syms ? &f->syms[j] : NULL;
 		bool sk;
 
-		if (!s->func || fnmatch(glob, s->name, 0))
+		if (s && (!s->func || fnmatch(glob, s->name, 0)))
 			continue;
-		sk = fhook_nokprobe(f->path, s->name) != NULL;
-		if (n && s->addr == last) {
+		if (s && first && s->addr == first->addr) {
+			sk = fhook_nokprobe(f->path, s->name) != NULL;
 			if (sk && !last_skip)
 				skip++;
 			last_skip |= sk;
 			continue;
 		}
+		if (first && !last_skip && fn && (r = fn(first->name, arg)))
+			return r;
+		if (!s)
+			break;
+		sk = fhook_nokprobe(f->path, s->name) != NULL;
 		n++;
 		skip += sk;
-		last = s->addr;
+		first = s;
 		last_skip = sk;
 	}
 	*skipped = skip;
 	return n;
+}
+
+int ev_prog_kprobe_glob(struct fhook_event_prog *prog, const char *mod, const char *glob,
+			int *file, int *skipped)
+{
+	return ev_prog_kprobe_glob_each(prog, mod, glob, file, skipped, NULL, NULL);
 }
 
 /* Drop the blanks of @s in place: a definition's words cannot hold "f(int, char)". */
