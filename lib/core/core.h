@@ -60,17 +60,26 @@ struct site_want {
 struct site_tally {
 	struct site_want *slots;	/* by address, open addressing */
 	size_t mask;
-	struct ftrace_ops **every;	/* the ops on every function, asked site by site */
+	/* the ops on every function, asked site by site; NULL-terminated */
+	struct ftrace_ops **every;
 	size_t nr_every;
 };
 
+/* The record flags an ops asks of the sites it wants. */
+static inline unsigned long fhook_ops_site_flags(const struct ftrace_ops *op)
+{
+	return (op->flags & FTRACE_OPS_FL_IPMODIFY ? FTRACE_FL_IPMODIFY : 0) |
+	       (op->flags & FTRACE_OPS_FL_SAVE_REGS ? FTRACE_FL_REGS : 0);
+}
+
 /*
- * Under ftrace_lock, ftrace enabled: walk the filters of ftrace_ops_list into @t, counting
- * each ops's sites in its nr_sites (the others' are counted as they are
- * asked).  0 or -ENOMEM (@t empty: ask every ops at every site).
+ * Under ftrace_lock, ftrace enabled: walk the filters of ftrace_ops_list into
+ * @t, counting each ops's sites in its nr_sites (the others' are counted as
+ * they are asked).  0 or -ENOMEM (@t empty: ask every ops at every site).
  */
 int fhook_site_tally_build(struct site_tally *t) __hidden;
-const struct site_want *fhook_site_tally_find(const struct site_tally *t, unsigned long ip) __hidden;
+const struct site_want *fhook_site_tally_find(const struct site_tally *t,
+					      unsigned long ip) __hidden;
 void fhook_site_tally_free(struct site_tally *t) __hidden;
 
 struct dyn_ftrace *fhook_object_rec(struct fhook_object *obj, unsigned long ip) __hidden;

@@ -519,39 +519,25 @@ static int site_decide(struct fhook_object *obj, size_t i, struct site_choice *c
 	unsigned int count = 0;
 
 	*want = NULL;
-	if (ftrace_enabled && c->tally) {
-		const struct site_want *w = fhook_site_tally_find(c->tally, rec->ip);
-		size_t k;
+	if (ftrace_enabled) {
+		/* the tally has the filtered ops; the ops on every function are asked here */
+		struct ftrace_ops *const *every = c->tally ? c->tally->every : NULL;
+		const struct site_want *w = c->tally ? fhook_site_tally_find(c->tally, rec->ip) : NULL;
+		size_t k = 0;
 
 		if (w) {
 			count = w->count;
 			last = w->last;
 			flags = w->flags;
 		}
-		for (k = 0; k < c->tally->nr_every; k++) {
-			op = c->tally->every[k];
+		for (op = every ? every[0] : ftrace_ops_list; op; op = every ? every[++k] : op->next) {
 			/* ftrace_lock held: the hashes cannot change */
 			if (!hash_test(op->filter_hash, op->notrace_hash, rec->ip))
 				continue;
 			count++;
 			op->nr_sites++;
 			last = op;
-			if (op->flags & FTRACE_OPS_FL_IPMODIFY)
-				flags |= FTRACE_FL_IPMODIFY;
-			if (op->flags & FTRACE_OPS_FL_SAVE_REGS)
-				flags |= FTRACE_FL_REGS;
-		}
-	} else if (ftrace_enabled) {
-		for (op = ftrace_ops_list; op; op = op->next) {
-			if (!hash_test(op->filter_hash, op->notrace_hash, rec->ip))
-				continue;
-			count++;
-			op->nr_sites++;
-			last = op;
-			if (op->flags & FTRACE_OPS_FL_IPMODIFY)
-				flags |= FTRACE_FL_IPMODIFY;
-			if (op->flags & FTRACE_OPS_FL_SAVE_REGS)
-				flags |= FTRACE_FL_REGS;
+			flags |= fhook_ops_site_flags(op);
 		}
 	}
 	if (count && !obj->region && object_region(obj))

@@ -90,10 +90,7 @@ int fhook_site_tally_build(struct site_tally *t)
 			w->ip = ip;
 			w->count++;
 			w->last = op;
-			if (op->flags & FTRACE_OPS_FL_IPMODIFY)
-				w->flags |= FTRACE_FL_IPMODIFY;
-			if (op->flags & FTRACE_OPS_FL_SAVE_REGS)
-				w->flags |= FTRACE_FL_REGS;
+			w->flags |= fhook_ops_site_flags(op);
 			op->nr_sites++;
 		}
 	}
