@@ -7,7 +7,7 @@
  * and no descriptor of ours has to reach it), fhook takes a copy of the
  * descriptor with pidfd_getfd() and sets the memory up as for a program it
  * starts; the process then maps it and registers its probes
- * (lib/events/record_attach.c, "trace-start").  While recording, the process is
+ * (lib/recorder/record_attach.c, "trace-start").  While recording, the process is
  * not under ptrace at all: fhook attaches again only to stop.
  */
 #define _GNU_SOURCE

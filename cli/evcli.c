@@ -22,7 +22,7 @@
 #include "evcli.h"
 #include <fhook/internal/elf.h>
 #include "../lib/events/ev.h"
-#include "../lib/events/ring.h"
+#include "../lib/recorder/ring.h"
 
 /* Without -e: every function's entry and exit, as `uftrace record` does. */
 static char *default_specs[] = { "f:fhook/entry *", "f:fhook/exit *%return" };

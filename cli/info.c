@@ -24,7 +24,7 @@
 #include "cli.h"
 #include "../lib/events/decode.h"
 #include "../lib/events/recinfo.h"
-#include "../lib/events/ring.h"
+#include "../lib/recorder/ring.h"
 
 /* A process image (RF_PROC), or the threads of a pid that announced none. */
 struct info_img {

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Check that calls and includes go one way, down the layers:
 #
-#   util <- arch <- kallsyms <- core <- fprobe, livepatch <- kprobes <- events <- cli
+#   util <- arch <- kallsyms <- core <- fprobe, livepatch <- kprobes <- recorder <- events <- cli
 #
 # (fprobe and livepatch side by side: neither uses the other.)  Arch code
 # reaches up only through the hooks lib/arch/hooks.h declares, which are
@@ -29,8 +29,9 @@ level() {
 	core) echo 3 ;;
 	fprobe | livepatch) echo 4 ;;
 	kprobes) echo 5 ;;
-	events) echo 6 ;;
-	cli) echo 7 ;;
+	recorder) echo 6 ;;
+	events) echo 7 ;;
+	cli) echo 8 ;;
 	*) echo 99 ;;
 	esac
 }

@@ -11,7 +11,7 @@ $(B)/tests/events/test_perfetto_unit: tests/events/test_perfetto_unit.c lib/even
 		lib/events/perfetto.h lib/events/decode.h $(B)/libfhook.so
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Ilib -Ilib/events -o $@ tests/events/test_perfetto_unit.c \
-		lib/events/perfetto.c lib/events/types.c $(TEST_LDFLAGS)
+		lib/events/perfetto.c lib/recorder/types.c $(TEST_LDFLAGS)
 
 # fhook record's tests: known calls and sleeps, threads, strings, a long run.
 TEST_TARGETS += $(B)/tests/events/rec_prog

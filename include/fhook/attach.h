@@ -28,7 +28,7 @@ extern "C" {
  *
  * Verbs: "hello" (the protocol version), "patch", "inject", "unpatch",
  * "list" (lib/livepatch/attach.c), "memfd", "trace-start", "trace-stop"
- * (lib/events/record_attach.c).
+ * (lib/recorder/record_attach.c).
  *
  * Context: called on a thread the command hijacked at a safe point (not
  * inside the loader, malloc, or a handler), with every asynchronous signal

@@ -130,7 +130,7 @@
  * Graph records: a probe whose events are plain (an entry and a return
  * record of 16 bytes, no arguments) is written by the trampolines
  * straight into the thread's ring, in the events layer's format
- * (lib/events/ring.h): w0 = time (48 bits) | id << 48, w1 = address
+ * (lib/recorder/ring.h): w0 = time (48 bits) | id << 48, w1 = address
  * (48 bits) | shadow-stack slot << 48.  The writer is a thread's (events'
  * struct rec_thread begins with it), the global part the recording's
  * (struct fhook_rec_global, read rip-relative: one recording at a time).

@@ -22,7 +22,7 @@
 #include "decode.h"
 #include "ev.h"
 #include "recinfo.h"
-#include "ring.h"
+#include "recorder/ring.h"
 #include "array.h"
 
 #define DEC_MAX_DEPTH		(EV_DEPTH_MASK + 1)

@@ -16,7 +16,7 @@
 #include "calls.h"
 #include "format.h"
 #include "perfetto.h"
-#include "ring.h"
+#include "recorder/ring.h"
 
 #define OUT_BUF		(1U << 20)
 

@@ -4,7 +4,7 @@
  * trace_probe.c (6.12): each "NAME=FETCHARG:TYPE" word checked in the
  * kernel's order, with its messages and positions, and compiled into a
  * typed fetch program (struct fhook_fetch_insn) that the recorder runs
- * in the traced process (lib/events/record_fetch.c).
+ * in the traced process (lib/recorder/record_fetch.c).
  */
 #define _GNU_SOURCE
 #include <ctype.h>

@@ -39,7 +39,7 @@ enum {
 	RF_PROC,	/* struct rf_proc, then nr_objs x struct rf_obj */
 	RF_SYMS,	/* struct rf_syms, syms, path, build-id, names */
 	RF_THREAD,	/* struct rf_thread */
-	RF_DATA,	/* struct rf_data, then ring bytes (lib/events/ring.h records) */
+	RF_DATA,	/* struct rf_data, then ring bytes (lib/recorder/ring.h records) */
 	RF_END,		/* struct rf_end */
 	RF_INFO,	/* struct rf_info, then its strings (lib/events/recinfo.h) */
 };

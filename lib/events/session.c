@@ -26,10 +26,10 @@
 
 #include <fhook/internal/events.h>
 
-#include "clock.h"
+#include "recorder/clock.h"
 #include "ev.h"
 #include "recinfo.h"
-#include "ring.h"
+#include "recorder/ring.h"
 #include "session.h"
 
 /* How often the command looks for rings whose thread is gone. */

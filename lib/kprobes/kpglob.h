@@ -3,7 +3,7 @@
  * Kprobe globs (kpglob.c): the functions of one loaded object a glob
  * names, and registering many probes in batches where one that fails
  * does not take the others with it.  For the kprobe events of
- * lib/events/record_kprobe.c.
+ * lib/recorder/record_kprobe.c.
  */
 #ifndef FHOOK_KPGLOB_H
 #define FHOOK_KPGLOB_H

@@ -35,10 +35,10 @@ decode() {
 	timeout 60 protoc --decode=perfetto.protos.Trace -Itests/events perfetto.proto
 }
 
-# lib/events/types.c, where the type helpers may live; else the test's copy
+# lib/recorder/types.c, where the type helpers may live; else the test's copy
 srcs="tests/events/test_perfetto_unit.c lib/events/perfetto.c"
-if [ -f lib/events/types.c ]; then
-	srcs="$srcs lib/events/types.c"
+if [ -f lib/recorder/types.c ]; then
+	srcs="$srcs lib/recorder/types.c"
 else
 	srcs="$srcs -DPF_LOCAL_TYPES"
 fi

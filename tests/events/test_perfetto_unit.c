@@ -31,7 +31,7 @@
 #include "perfetto.h"
 
 #ifdef PF_LOCAL_TYPES
-/* lib/events/types.c is not in this tree: the two helpers, as parse.c has them. */
+/* lib/recorder/types.c is not in this tree: the two helpers, as parse.c has them. */
 unsigned int fhook_ev_type_size(int type)
 {
 	static const unsigned char size[FHOOK_EVT_NR] = {

@@ -21,7 +21,7 @@
 #include "../../lib/events/decode.h"
 #include "../../lib/events/calls.h"
 #include "../../lib/events/format.h"
-#include "../../lib/events/ring.h"
+#include "../../lib/recorder/ring.h"
 
 static const char events[] =
 	"E 0 0 6 g e1 foo\n"

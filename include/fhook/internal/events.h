@@ -14,7 +14,7 @@
  * `fhook` command, which turns it into a small fetch program: a list of
  * fetch instructions per argument, as the kernel's struct fetch_insn.  The
  * traced process only runs those programs and copies the bytes they fetch
- * into a per-thread ring buffer (lib/events/record.c); decoding and
+ * into a per-thread ring buffer (lib/recorder/record.c); decoding and
  * printing happen in the command again (lib/events/format.c).
  *
  * Errors are reported as the kernel's error_log does: one message of the

@@ -7,7 +7,7 @@
  * here.
  *
  * An event without fetched arguments is two words written straight into
- * the ring (lib/events/ring.h); arguments go through a staging buffer.
+ * the ring (lib/recorder/ring.h); arguments go through a staging buffer.
  * The handlers allocate nothing and take no lock: a thread's first event
  * claims a ring with a compare-and-swap and maps it.  Memory named by a
  * fetch argument is read with process_vm_readv() so that a bad pointer
