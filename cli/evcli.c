@@ -315,13 +315,18 @@ static void glob_skips_say(struct cli_ev *c)
 		if (j < i)
 			continue;
 		n = ev_prog_kprobe_glob(c->prog, ev->module, ev->symbol, &file, &skipped);
-		if (n <= 0 || !skipped)
-			continue;
-		fprintf(stderr, "fhook: %s: %s%s%s: %d of %d functions left out (`fhook funcs "
-			"--why %s '%s'` lists them and why)\n", c->cmd,
-			ev->module ? ev->module : "", ev->module ? ":" : "", ev->symbol, skipped, n,
-			c->prog->files[file].path, ev->symbol);
+		cli_ev_say_left_out(c, ev->module, ev->symbol, file, skipped, n);
 	}
+}
+
+void cli_ev_say_left_out(const struct cli_ev *c, const char *mod, const char *glob, int file,
+			 int skipped, int n)
+{
+	if (n <= 0 || !skipped)
+		return;
+	fprintf(stderr, "fhook: %s: %s%s%s: %d of %d functions left out (`fhook funcs "
+		"--why %s '%s'` lists them and why)\n", c->cmd, mod ? mod : "", mod ? ":" : "",
+		glob, skipped, n, c->prog->files[file].path, glob);
 }
 
 /*
@@ -457,7 +462,10 @@ int cli_ev_resolve(struct cli_ev *c)
 		if (r) {
 			fhook_event_print_error(stderr, &err);
 			if (is_kprobe_spec(c->specs[i])) {
-				stripped_hint(c);
+				if (err.pos >= 0 && !strcmp(err.msg, "The symbol is not unique"))
+					cli_ev_say_overloads(c, c->specs[i]);
+				else
+					stripped_hint(c);
 				return 1;
 			}
 			if (c->pid)

@@ -56,6 +56,14 @@ struct cli_ev {
  */
 int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *));
 
+/*
+ * A kprobe glob's functions that fhook runs itself, left out: said once
+ * (@n functions of file @file matched, @skipped of them left out).
+ */
+void cli_ev_say_left_out(const struct cli_ev *c, const char *mod, const char *glob, int file,
+			 int skipped, int n);
+/* A kprobe's C++ name named several functions: which, by their written forms. */
+void cli_ev_say_overloads(struct cli_ev *c, const char *spec);
 /* Each glob with $arg* made one definition per function (evglob.c): 0 or 1. */
 int cli_ev_glob_args(struct cli_ev *c);
 

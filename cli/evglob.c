@@ -34,6 +34,8 @@ struct glob_spec {
 	char *glob;
 	bool is_return_suffix;		/* f: GLOB%return */
 	int star;			/* the word that is $arg* */
+	int file, skipped, total;	/* p/r: the file, what the glob left out of how many */
+	bool has_retval;		/* a word fetches $retval */
 };
 
 static int split_words(char *s, struct glob_spec *g)
@@ -49,20 +51,31 @@ static int split_words(char *s, struct glob_spec *g)
 	return 0;
 }
 
+/* Does word @w fetch $retval ("$retval", "r=$retval", "$retval:u32")? */
+static bool is_retval_word(const char *w)
+{
+	const char *eq = strchr(w, '=');
+
+	if (eq)
+		w = eq + 1;
+	return !strncmp(w, "$retval", 7) && !isalnum((unsigned char)w[7]) && w[7] != '_';
+}
+
 /* Is @spec (split into @g, in @buf) a glob with $arg* this file expands? */
 static bool glob_with_star(struct glob_spec *g)
 {
 	char *head = g->words[0], *colon, *slash, *target;
 	int i;
 
-	if (g->nr < 3)
+	if (g->nr < 2)
 		return false;
 	g->star = -1;
 	for (i = 2; i < g->nr; i++)
 		if (!strcmp(g->words[i], "$arg*"))
 			g->star = i;
-	if (g->star < 0)
-		return false;
+	g->has_retval = false;
+	for (i = 2; i < g->nr; i++)
+		g->has_retval |= is_retval_word(g->words[i]);
 	g->kind = head[0];
 	if (g->kind != 'f' && g->kind != 'p' && g->kind != 'r')
 		return false;
@@ -93,9 +106,6 @@ static bool glob_with_star(struct glob_spec *g)
 	if (g->kind == 'f') {
 		char *pct = strchr(target, '%');
 
-		/* C++ names go their own way (lib/events/prog.c) */
-		if (strstr(target, "::"))
-			return false;
 		if (pct) {
 			if (strcmp(pct, "%return"))
 				return false;
@@ -103,10 +113,18 @@ static bool glob_with_star(struct glob_spec *g)
 			g->is_return_suffix = true;
 		}
 	} else {
-		char *c = strchr(target, ':');
+		char *c, *p;
 
-		if (strpbrk(target, "+-"))
+		if (strchr(target, '+'))
 			return false;	/* an offset: the parser says why not */
+		/* MOD ends at the last ':' that is not half of a C++ "::" */
+		for (c = NULL, p = target; (p = strchr(p, ':')); p++) {
+			if (p[1] == ':') {
+				p++;
+				continue;
+			}
+			c = p;
+		}
 		if (c) {
 			*c = 0;
 			g->mod = target;
@@ -114,27 +132,52 @@ static bool glob_with_star(struct glob_spec *g)
 		}
 	}
 	g->glob = target;
-	return strpbrk(target, "*?[") != NULL;
+	if (!strpbrk(target, "*?["))
+		return false;
+	/* a kprobe's C++ glob always: the traced process cannot demangle */
+	return g->star >= 0 || (g->kind != 'f' && ev_cxx_name(target));
 }
 
+/* The functions of a glob: the name a definition gives, the symbol DWARF knows. */
 struct name_list {
-	const char **v;
+	char **v, **sym;
 	int nr, cap;
 };
 
-static int names_add(struct name_list *l, const char *name)
+static int names_add(struct name_list *l, const char *name, const char *sym)
 {
 	if (l->nr == l->cap) {
 		int cap = l->cap ? 2 * l->cap : 64;
-		const char **v = realloc(l->v, cap * sizeof(*v));
+		char **v = realloc(l->v, cap * sizeof(*v)), **y;
 
 		if (!v)
 			return -ENOMEM;
 		l->v = v;
+		y = realloc(l->sym, cap * sizeof(*y));
+		if (!y)
+			return -ENOMEM;
+		l->sym = y;
 		l->cap = cap;
 	}
-	l->v[l->nr++] = name;
+	l->v[l->nr] = strdup(name);
+	l->sym[l->nr] = strdup(sym);
+	if (!l->v[l->nr] || !l->sym[l->nr]) {
+		free(l->v[l->nr]);
+		free(l->sym[l->nr]);
+		return -ENOMEM;
+	}
+	l->nr++;
 	return 0;
+}
+
+static void names_free(struct name_list *l)
+{
+	while (l->nr--) {
+		free(l->v[l->nr]);
+		free(l->sym[l->nr]);
+	}
+	free(l->v);
+	free(l->sym);
 }
 
 static bool names_have(const struct name_list *l, const char *name)
@@ -152,7 +195,12 @@ static int name_seen(const char *name, void *arg)
 	struct name_list *l = arg;
 
 	/* a function of several files (an f glob's) once */
-	return names_have(l, name) ? 0 : names_add(l, name);
+	return names_have(l, name) ? 0 : names_add(l, name, name);
+}
+
+static int cxx_seen(const char *written, const char *mangled, void *arg)
+{
+	return names_add(arg, written, mangled);
 }
 
 /*
@@ -164,19 +212,34 @@ static int name_seen(const char *name, void *arg)
 static int glob_functions(struct fhook_event_prog *prog, struct glob_spec *g,
 			  struct name_list *out)
 {
-	int file, skipped, r;
+	int r;
 
-	if (g->kind == 'f')
+	g->skipped = 0;
+	if (g->kind == 'f') {
 		r = ev_prog_match_glob_each(prog, g->glob, name_seen, out);
-	else
-		r = ev_prog_kprobe_glob_each(prog, g->mod, g->glob, &file, &skipped, name_seen,
-					     out);
+		/* no symbol by that name: C++ names, as the parser takes them */
+		if (!r)
+			r = ev_prog_cxx_glob_each(prog, g->glob, cxx_seen, out);
+	} else if (ev_cxx_name(g->glob)) {
+		r = g->total = ev_prog_kprobe_cxx_glob_each(prog, g->mod, g->glob, &g->file,
+							    &g->skipped, cxx_seen, out);
+		if (r == -ENOENT)
+			return -ENOENT;	/* the caller says why */
+	} else {
+		r = g->total = ev_prog_kprobe_glob_each(prog, g->mod, g->glob, &g->file,
+							&g->skipped, name_seen, out);
+	}
 	/* (a MOD not loaded at start: the parser defers it, as written) */
 	return r == -ENOENT ? 0 : r < 0 ? r : 0;
 }
 
-/* One function's definition: @name in place of the glob, @with_args or no $arg*. */
-static char *glob_one(const struct glob_spec *g, const char *name, bool with_args)
+/*
+ * One function's definition: @name in place of the glob, @with_args or no
+ * $arg*, and without $retval when the function returns nothing (still a
+ * return event: an f definition without %return gets it).
+ */
+static char *glob_one(const struct glob_spec *g, const char *name, bool with_args,
+		      bool no_retval)
 {
 	char *s = NULL, *p;
 	size_t len = 0;
@@ -203,9 +266,9 @@ static char *glob_one(const struct glob_spec *g, const char *name, bool with_arg
 		}
 	}
 	fprintf(m, " %s%s%s%s", g->mod ? g->mod : "", g->mod ? ":" : "", name,
-		g->is_return_suffix ? "%return" : "");
+		g->is_return_suffix || (no_retval && g->kind == 'f') ? "%return" : "");
 	for (i = 2; i < g->nr; i++)
-		if (i != g->star || with_args)
+		if ((i != g->star || with_args) && !(no_retval && is_retval_word(g->words[i])))
 			fprintf(m, " %s", g->words[i]);
 	if (fclose(m)) {
 		free(s);
@@ -243,7 +306,7 @@ int cli_ev_glob_args(struct cli_ev *c)
 		struct name_list names = { 0 };
 		struct glob_spec g;
 		char *buf = strdup(c->specs[i]);
-		int without = 0;
+		int without = 0, voids = 0;
 
 		if (!buf) {
 			ret = -ENOMEM;
@@ -251,37 +314,53 @@ int cli_ev_glob_args(struct cli_ev *c)
 		}
 		if (split_words(buf, &g) || !glob_with_star(&g) ||
 		    (ret = glob_functions(c->prog, &g, &names)) || !names.nr) {
+			if (ret == -ENOENT) {
+				fprintf(stderr, "fhook: %s: %s: C++ names are matched when the "
+					"command starts, and %s is not loaded then: name its "
+					"functions by their symbols (_Z...)\n", c->cmd, c->specs[i],
+					g.mod);
+				names_free(&names);
+				free(buf);
+				free(specs);
+				return 1;
+			}
 			/* as written: the parser takes it, or says why not */
 			free(buf);
-			free(names.v);
+			names_free(&names);
 			if (!ret)
 				ret = specs_put(c, &specs, &nr, c->specs[i], false);
 			continue;
 		}
 		for (k = 0; k < names.nr && !ret; k++) {
 			struct ev_dw_func fn;
-			bool args = !ev_dw_find_func(c->prog, g.kind == 'f' ? NULL : g.mod,
-						    names.v[k], &fn) && fn.nr_params > 0;
-			char *one = glob_one(&g, names.v[k], args);
+			bool dw = !ev_dw_find_func(c->prog, g.kind == 'f' ? NULL : g.mod,
+						   names.sym[k], &fn);
+			/* a function without parameters has none to show either */
+			bool args = dw && fn.nr_params > 0;
+			bool no_ret = dw && fn.returns_void && g.has_retval;
+			char *one = glob_one(&g, names.v[k], args, no_ret);
 
 			if (!one) {
 				ret = -ENOMEM;
 				break;
 			}
-			/* a function without parameters has none to show either */
-			if (!args && ev_dw_find_func(c->prog, g.kind == 'f' ? NULL : g.mod,
-						     names.v[k], &fn))
-				without++;
+			without += !dw;
+			voids += no_ret;
 			ret = specs_put(c, &specs, &nr, one, true);
 			if (ret)
 				free(one);
 		}
-		if (!ret && without)
+		if (!ret && without && g.star >= 0)
 			fprintf(stderr, "fhook: %s: %s: $arg* names the parameters of %d of %d "
 				"functions; the other %d have no debug information (their "
 				"events have no arguments)\n", c->cmd, c->specs[i],
 				names.nr - without, names.nr, without);
-		free(names.v);
+		if (!ret && voids)
+			fprintf(stderr, "fhook: %s: %s: %d of %d functions return void: their "
+				"events have no $retval\n", c->cmd, c->specs[i], voids, names.nr);
+		if (!ret && g.kind != 'f')
+			cli_ev_say_left_out(c, g.mod, g.glob, g.file, g.skipped, g.total);
+		names_free(&names);
 		free(buf);
 	}
 	if (ret) {
@@ -293,4 +372,40 @@ int cli_ev_glob_args(struct cli_ev *c)
 	c->specs = specs;
 	c->nr_specs = nr;
 	return 0;
+}
+
+static int overload_say(const char *written, const char *mangled, void *arg)
+{
+	int *n = arg;
+
+	(void)mangled;
+	fprintf(stderr, "%s%s", (*n)++ ? ", " : "", written);
+	return 0;
+}
+
+void cli_ev_say_overloads(struct cli_ev *c, const char *spec)
+{
+	struct glob_spec g;
+	char *buf = strdup(spec), *sym, *p, *colon = NULL;
+	int file, skipped, n = 0;
+
+	if (!buf || split_words(buf, &g) || g.nr < 2)
+		goto out;
+	sym = g.words[1];
+	/* MOD ends at the last ':' that is not half of a "::", as the parser splits it */
+	for (p = sym; (p = strchr(p, ':')); p++) {
+		if (p[1] == ':') {
+			p++;
+			continue;
+		}
+		colon = p;
+	}
+	if (colon)
+		*colon = 0;
+	fprintf(stderr, "fhook: %s: %s names several functions: ", c->cmd, colon ? colon + 1 : sym);
+	ev_prog_kprobe_cxx_glob_each(c->prog, colon ? sym : NULL, colon ? colon + 1 : sym, &file,
+				     &skipped, overload_say, &n);
+	fprintf(stderr, "; name one with its parameters, or each with a glob\n");
+out:
+	free(buf);
 }

@@ -94,6 +94,29 @@ int ev_prog_kprobe_glob_each(struct fhook_event_prog *prog, const char *mod, con
  */
 int ev_prog_match_cxx(struct fhook_event_prog *prog, const char *pattern, bool glob,
 		      char ***out);
+/*
+ * The sited C++ functions whose names match the glob @pattern, each handed
+ * to @fn (once, however many files hold it) by the shortest form an exact
+ * definition names it alone by (@written: "ns::f(int)",
+ * "ns::Box<int>::get()const", or the mangled name) and by its symbol
+ * (@mangled).  Returns how many, or a negative errno.
+ */
+typedef int (*ev_cxx_fn)(const char *written, const char *mangled, void *arg);
+int ev_prog_cxx_glob_each(struct fhook_event_prog *prog, const char *pattern, ev_cxx_fn fn,
+			  void *arg);
+/* The kprobe-file form of ev_prog_cxx_glob_each(): one function per address, all of them. */
+int ev_prog_kprobe_cxx_glob_each(struct fhook_event_prog *prog, const char *mod,
+				 const char *pattern, int *file, int *skipped, ev_cxx_fn fn,
+				 void *arg);
+/*
+ * The functions of kprobe file @mod (NULL: the executable) that the C++
+ * name @name names exactly: how many (addresses), and when one, its
+ * symbol in *@mangled (malloc'd); -ENOENT when no file goes by @mod.
+ */
+int ev_prog_kprobe_cxx(struct fhook_event_prog *prog, const char *mod, const char *name,
+		       int *file, char **mangled);
+/* Can @name only be C++ ("ns::f", "f(int)", "f<int>")? */
+bool ev_cxx_name(const char *name);
 /* Read @f's whole symbol table if it is not yet (thread-safe); 0 or a negative errno. */
 int ev_file_load(struct ev_file *f);
 /* The function containing @addr; @f's table must be read (ev_file_load()). */

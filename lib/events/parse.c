@@ -84,6 +84,7 @@ static const char *const ev_err_text[] = {
 	[E_BAD_RETPROBE]	= "Retprobe address must be an function entry",
 	[E_BAD_INSN_BNDRY]	= "Probe point is not an instruction boundary",
 	[E_NOFENTRY_ARGS]	= "$arg* can be used only on function entry or exit",
+	[E_NON_UNIQ_SYMBOL]	= "The symbol is not unique",
 	/* fhook's own: the kernel hands these to another dynamic event type */
 	[E_NOT_FPROBE]		= "Only fprobe ('f') and kprobe ('p', 'r') events are supported",
 	[E_NO_SUCH_EVENT]	= "No such event to remove",
@@ -347,9 +348,25 @@ static void sanitize_event_name(char *p)
  * "p[:[GRP/][EVENT]] [MOD:]SYM[+OFFS]|ADDR" and "r[MAXACTIVE][:...]
  * [MOD:]SYM[+0]": the kernel's __trace_kprobe_create() up to the fetch
  * arguments, in its order of checks.  MOD is the file name or the path of
- * an object, and is split at the last ':' (a library's name may hold '+'
- * or '-': "libstdc++.so.6:SYM").
+ * an object, and is split at the last ':' that is not half of a C++ "::"
+ * (a library's name may hold '+' or '-': "libstdc++.so.6:SYM",
+ * "libgeo.so:geo::scale(double,int)").
  */
+/* The ':' that ends MOD in @sym, or NULL: the last one not beside another. */
+static char *mod_colon(char *sym)
+{
+	char *p, *found = NULL;
+
+	for (p = sym; (p = strchr(p, ':')); p++) {
+		if (p[1] == ':') {
+			p++;
+			continue;
+		}
+		found = p;
+	}
+	return found;
+}
+
 static int parse_kprobe_head(struct ev_ctx *c)
 {
 	struct fhook_event *ev = c->ev;
@@ -396,7 +413,7 @@ static int parse_kprobe_head(struct ev_ctx *c)
 			*off = 0;
 			ev->is_return = true;
 		}
-		colon = strrchr(sym, ':');
+		colon = mod_colon(sym);
 		base = colon ? colon + 1 : sym;
 		/* a glob's '-' is a range's ("[a-z]*"): only '+' starts its offset */
 		off = has_glob(base) ? strchr(base, '+') : strpbrk(base, "+-");
@@ -452,6 +469,41 @@ static int parse_kprobe_head(struct ev_ctx *c)
 }
 
 /*
+ * A C++ name in a kprobe event ("p geo::scale(double,int)"): the one
+ * function it names in its file, found before the arguments ask DWARF for
+ * it, and probed by its symbol (the traced process cannot demangle).
+ */
+static int kprobe_cxx_target(struct ev_ctx *c)
+{
+	struct fhook_event *ev = c->ev;
+	char *mangled = NULL;
+	int file, r;
+
+	if (!c->prog || kprobe_at_addr(ev) || ev->is_glob || !ev_cxx_name(ev->symbol) ||
+	    ev_prog_find_in(c->prog, ev->module, ev->symbol, true, &file))
+		return 0;
+	r = ev_prog_kprobe_cxx(c->prog, ev->module, ev->symbol, &file, &mangled);
+	if (r == -ENOMEM)
+		return r;
+	if (r > 1) {
+		/* the kernel's answer to a symbol of several functions */
+		c->index = 1;
+		ev_log_err(c, 0, E_NON_UNIQ_SYMBOL);
+		return -EINVAL;
+	}
+	if (r != 1)
+		return 0;	/* check_kprobe_symbol() says why */
+	ev->targets = calloc(1, sizeof(*ev->targets));
+	if (!ev->targets) {
+		free(mangled);
+		return -ENOMEM;
+	}
+	ev->targets[0] = mangled;
+	ev->nr_targets = 1;
+	return 0;
+}
+
+/*
  * The kprobe's function must be in the program: the kernel checks the
  * symbol when the event is defined.  A MOD the program does not load at
  * start is an object it may dlopen: resolved when that comes, as the
@@ -477,8 +529,12 @@ static int check_kprobe_symbol(struct ev_ctx *c)
 		return -ENOENT;
 	}
 	s = ev_prog_find_in(c->prog, ev->module, ev->symbol, true, &file);
+	if (!s && ev->nr_targets == 1)
+		s = ev_prog_find_in(c->prog, ev->module, ev->targets[0], true, &file);
 	if (!s) {
-		if (ev->module && !ev_prog_has_mod(c->prog, ev->module))
+		/* (a C++ name is resolved here or never: the process cannot demangle) */
+		if (ev->module && !ev_prog_has_mod(c->prog, ev->module) &&
+		    !ev_cxx_name(ev->symbol))
 			return 0;
 		c->index = 1;
 		ev_log_err(c, 0, E_BAD_PROBE_ADDR);
@@ -535,6 +591,8 @@ int fhook_event_parse(const char *spec, struct fhook_event_prog *prog,
 	}
 	if (argv[0][0] == 'p' || argv[0][0] == 'r') {
 		ret = parse_kprobe_head(&c);
+		if (!ret)
+			ret = kprobe_cxx_target(&c);
 		if (ret)
 			goto out;
 		ret = -EINVAL;

@@ -575,6 +575,258 @@ oom:
 	return -ENOMEM;
 }
 
+bool ev_cxx_name(const char *name)
+{
+	return strstr(name, "::") || strpbrk(name, "(<");
+}
+
+/* A C++ function of the program, by the forms a definition may name it. */
+struct cxx_fn {
+	const char *mangled;
+	unsigned long addr;
+	char *sp;		/* short name and parameters, squeezed */
+	char *full;		/* CXX_FULL, squeezed */
+	bool match;
+	bool skip;		/* a kprobe glob leaves it out (lib/kprobes/nokprobe.c) */
+};
+
+/* The functions a C++ pattern is matched against, and how they are counted. */
+struct cfn_set {
+	struct cxx_fn *fns;
+	size_t n, cap;
+	bool by_addr;		/* a kprobe's file: one function per address */
+};
+
+static int cxx_fn_cmp_sp(const void *a, const void *b)
+{
+	return strcmp(((const struct cxx_fn *)a)->sp, ((const struct cxx_fn *)b)->sp);
+}
+
+/* How many of @fns (@n, sorted by sp) have the sp @sp. */
+static size_t cxx_count_sp(const struct cxx_fn *fns, size_t n, const char *sp)
+{
+	size_t lo = fhook_upper_bound(n, k, strcmp(fns[k].sp, sp) < 0 ? 0 : 1, 0);
+	size_t c = 0;
+
+	while (lo + c < n && !strcmp(fns[lo + c].sp, sp))
+		c++;
+	return c;
+}
+
+static size_t cxx_count_full(const struct cxx_fn *fns, size_t n, const char *full)
+{
+	size_t i, c = 0;
+
+	for (i = 0; i < n; i++)
+		c += !strcmp(fns[i].full, full);
+	return c;
+}
+
+/*
+ * The written form of @f an exact definition names it alone by: its name
+ * and parameters ("geo::scale(double,int)"), else its template form and
+ * parameters ("geo::Box<int>::get()const"), else its mangled name.  A '%'
+ * (operator%) would end the symbol of an f definition: the mangled name.
+ */
+static const char *cxx_written(const struct cxx_fn *fns, size_t n, const struct cxx_fn *f)
+{
+	if (!strchr(f->sp, '%') && cxx_count_sp(fns, n, f->sp) == 1)
+		return f->sp;
+	if (!strchr(f->full, '%') && cxx_count_full(fns, n, f->full) == 1)
+		return f->full;
+	return f->mangled;
+}
+
+/* Add @s of @f to @set unless it is there (by name, or by address), matched against @pattern. */
+static int cfn_set_add(struct cfn_set *set, const struct ev_file *f, const struct ev_sym *s,
+		       const char *pattern, bool glob)
+{
+	struct cxx_fn *fn;
+	char *v[CXX_NR_FORMS];
+	size_t k;
+	int i, ret = 0;
+
+	for (k = set->n; k-- > 0;) {
+		if (set->by_addr ? set->fns[k].addr == s->addr :
+				   !strcmp(set->fns[k].mangled, s->name)) {
+			/* an alias: left out if any of its names is fhook's */
+			if (set->by_addr)
+				set->fns[k].skip |= fhook_nokprobe(f->path, s->name) != NULL;
+			return 0;
+		}
+		if (set->by_addr && set->fns[k].addr < s->addr)
+			break;	/* sorted by address: aliases are neighbours */
+	}
+	if (!cxx_mangled(s->name))
+		return 0;
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 256;
+		struct cxx_fn *nf = realloc(set->fns, cap * sizeof(*nf));
+
+		if (!nf)
+			return -ENOMEM;
+		set->fns = nf;
+		set->cap = cap;
+	}
+	fn = &set->fns[set->n];
+	memset(fn, 0, sizeof(*fn));
+	fn->mangled = s->name;
+	fn->addr = s->addr;
+	fn->skip = set->by_addr && fhook_nokprobe(f->path, s->name) != NULL;
+	if (cxx_names(s->name, (1U << CXX_SHORT) | (1U << CXX_TEMPL) | (1U << CXX_FULL), v))
+		return -ENOMEM;
+	if (asprintf(&fn->sp, "%s%s", v[CXX_SHORT], cxx_params(v[CXX_FULL], v[CXX_TEMPL])) < 0) {
+		fn->sp = NULL;
+		ret = -ENOMEM;
+	} else {
+		squeeze(fn->sp);
+		fn->full = v[CXX_FULL];
+		v[CXX_FULL] = NULL;
+		squeeze(fn->full);
+		fn->match = cxx_match(s->name, pattern, glob);
+		set->n++;
+	}
+	for (i = 0; i < CXX_NR_FORMS; i++)
+		free(v[i]);
+	return ret;
+}
+
+static void cfn_set_free(struct cfn_set *set)
+{
+	size_t j;
+
+	for (j = 0; j < set->n; j++) {
+		free(set->fns[j].sp);
+		free(set->fns[j].full);
+	}
+	free(set->fns);
+}
+
+/*
+ * Hand each matched function of @set to @fn by its written form, decided
+ * over the whole set; how many matched (those left out in *@skipped, when
+ * given), or a negative errno.
+ */
+static int cfn_set_each(struct cfn_set *set, int *skipped, ev_cxx_fn fn, void *arg)
+{
+	struct cxx_fn *byname = malloc((set->n ? set->n : 1) * sizeof(*byname));
+	int r = 0, nr = 0, skip = 0;
+	size_t j;
+
+	if (!byname)
+		return -ENOMEM;
+	memcpy(byname, set->fns, set->n * sizeof(*byname));
+	qsort(byname, set->n, sizeof(*byname), cxx_fn_cmp_sp);
+	for (j = 0; j < set->n && !r; j++) {
+		if (!set->fns[j].match)
+			continue;
+		nr++;
+		if (set->fns[j].skip) {
+			skip++;
+			continue;
+		}
+		if (fn)
+			r = fn(cxx_written(byname, set->n, &set->fns[j]), set->fns[j].mangled, arg);
+	}
+	free(byname);
+	if (skipped)
+		*skipped = skip;
+	return r ? r : nr;
+}
+
+int ev_prog_cxx_glob_each(struct fhook_event_prog *prog, const char *pattern, ev_cxx_fn fn,
+			  void *arg)
+{
+	struct cfn_set set = { 0 };
+	char *pat = strdup(pattern);
+	int i, r = 0;
+	size_t j;
+
+	if (!pat)
+		return -ENOMEM;
+	squeeze(pat);
+	/* every sited C++ function once by its mangled name (aliases in several files) */
+	for (i = 0; i < prog->nr_files && !r; i++) {
+		struct ev_file *f = &prog->files[i];
+
+		ev_file_load(f);
+		for (j = 0; j < f->nr_syms && !r; j++)
+			if (f->syms[j].func && f->syms[j].site)
+				r = cfn_set_add(&set, f, &f->syms[j], pat, true);
+	}
+	if (!r)
+		r = cfn_set_each(&set, NULL, fn, arg);
+	cfn_set_free(&set);
+	free(pat);
+	return r;
+}
+
+/* The C++ functions of kprobe file @mod (NULL: the executable), one per address. */
+static int cfn_kprobe_set(struct fhook_event_prog *prog, const char *mod, const char *pattern,
+			  bool glob, int *file, struct cfn_set *set)
+{
+	struct ev_file *f = NULL;
+	int i, r = 0;
+	size_t j;
+
+	for (i = 0; i < prog->nr_files && !f; i++)
+		if (mod ? ev_file_is(&prog->files[i], mod) : !i)
+			f = &prog->files[i];
+	if (!f)
+		return -ENOENT;
+	*file = i - 1;
+	ev_file_load(f);
+	set->by_addr = true;
+	for (j = 0; j < f->nr_syms && !r; j++)
+		if (f->syms[j].func)
+			r = cfn_set_add(set, f, &f->syms[j], pattern, glob);
+	return r;
+}
+
+int ev_prog_kprobe_cxx_glob_each(struct fhook_event_prog *prog, const char *mod,
+				 const char *pattern, int *file, int *skipped, ev_cxx_fn fn,
+				 void *arg)
+{
+	struct cfn_set set = { 0 };
+	char *pat = strdup(pattern);
+	int r;
+
+	if (!pat)
+		return -ENOMEM;
+	squeeze(pat);
+	r = cfn_kprobe_set(prog, mod, pat, true, file, &set);
+	if (!r)
+		r = cfn_set_each(&set, skipped, fn, arg);
+	cfn_set_free(&set);
+	free(pat);
+	return r;
+}
+
+int ev_prog_kprobe_cxx(struct fhook_event_prog *prog, const char *mod, const char *name,
+		       int *file, char **mangled)
+{
+	struct cfn_set set = { 0 };
+	char *pat = strdup(name);
+	int r, n = 0;
+	size_t j;
+
+	if (!pat)
+		return -ENOMEM;
+	squeeze(pat);
+	r = cfn_kprobe_set(prog, mod, pat, false, file, &set);
+	for (j = 0; !r && j < set.n; j++) {
+		if (!set.fns[j].match)
+			continue;
+		if (!n++ && !(*mangled = strdup(set.fns[j].mangled)))
+			r = -ENOMEM;
+	}
+	if (!r && n != 1 && n)
+		free(*mangled);
+	cfn_set_free(&set);
+	free(pat);
+	return r ? r : n;
+}
+
 const struct ev_sym *ev_file_sym_at(const struct ev_file *f, unsigned long addr)
 {
 	size_t lo = fhook_upper_bound(f->nr_syms, k, f->syms[k].addr, addr);

@@ -178,8 +178,10 @@ static void kprobe_write(struct strbuf *b, const struct ev_session_opts *o,
 	char rp[PATH_MAX];
 	int file = 0;
 
+	/* a C++ name by the symbol the parser found for it */
 	if (o->prog && !isdigit((unsigned char)ev->symbol[0]))
-		s = ev_prog_find_in(o->prog, ev->module, ev->symbol, true, &file);
+		s = ev_prog_find_in(o->prog, ev->module, ev->nr_targets == 1 ? ev->targets[0] :
+				    ev->symbol, true, &file);
 	if (s && realpath(o->prog->files[file].path, rp))
 		sb_printf(b, "K %lu %s %s %lx\n", ev->offset, ev->module ? ev->module : "-", rp,
 			  s->addr);
@@ -201,7 +203,7 @@ static void desc_write(struct strbuf *b, const struct ev_session_opts *o)
 		sb_printf(b, "%u %s\n", ev->maxactive, ev->symbol);
 		if (ev->kprobe)
 			kprobe_write(b, o, ev);
-		for (j = 0; j < ev->nr_targets; j++)
+		for (j = 0; j < ev->nr_targets && !ev->kprobe; j++)
 			sb_printf(b, "T %s\n", ev->targets[j]);
 		for (j = 0; j < ev->nr_args; j++) {
 			struct fhook_event_arg *a = &ev->args[j];

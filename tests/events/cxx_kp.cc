@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A C++ program built without fhook's flags, for kprobe events by C++
+ * name: overloads, a method, a template instantiated twice with the same
+ * parameters, a function returning nothing, and parameters DWARF names.
+ */
+#include <cstdio>
+
+#define NOINLINE __attribute__((noinline))
+
+namespace geo {
+
+struct Rect {
+	double w, h;
+	NOINLINE double area() const { return w * h; }
+	NOINLINE void grow(double by) { w += by; h += by; }
+};
+
+NOINLINE double scale(double v, int k)
+{
+	return v * k;
+}
+
+NOINLINE long scale(long v, int k)
+{
+	return v * k;
+}
+
+template <typename T> struct Box {
+	T v;
+	NOINLINE T get() const { return v; }
+};
+
+} // namespace geo
+
+int main()
+{
+	geo::Rect r = { 2.0, 3.5 };
+	geo::Box<int> bi = { 4 };
+	geo::Box<long> bl = { 5 };
+	double s;
+
+	r.grow(1.0);
+	s = r.area() + geo::scale(1.5, 4) + (double)geo::scale(7L, 3);
+	std::printf("%g %d %ld\n", s, bi.get(), bl.get());
+	return 0;
+}
