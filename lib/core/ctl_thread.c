@@ -70,6 +70,50 @@ static bool ctl_atfork_done;
 static int ctl_watch_fd = -1;
 static pid_t ctl_watch_pid;
 static char ctl_watch_req[32];
+static dev_t ctl_watch_dev;
+static ino_t ctl_watch_ino;
+
+/*
+ * Is the watch's descriptor still the pidfd we opened?  A program that
+ * closes every descriptor it did not open and opens files under the same
+ * numbers makes it a file, always readable: that is no tracer gone, and
+ * the descriptor is the program's, never to be closed by us.
+ */
+static bool ctl_watch_ours(void)
+{
+	struct stat st;
+
+	return ctl_watch_fd >= 0 && !fstat(ctl_watch_fd, &st) && st.st_dev == ctl_watch_dev &&
+	       st.st_ino == ctl_watch_ino;
+}
+
+/* Close the watch's descriptor if it is still ours; forget it either way. */
+static void ctl_watch_drop(void)
+{
+	if (ctl_watch_ours())
+		close(ctl_watch_fd);
+	ctl_watch_fd = -1;
+}
+
+/* Watch @pid by a new pidfd: 0, or a negative errno (-ESRCH: it is gone). */
+static int ctl_watch_open(pid_t pid)
+{
+	struct stat st;
+	int fd = syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -EBADF;
+	}
+	ctl_watch_drop();
+	ctl_watch_fd = fd;
+	ctl_watch_pid = pid;
+	ctl_watch_dev = st.st_dev;
+	ctl_watch_ino = st.st_ino;
+	return 0;
+}
 
 /*
  * Is @fd still our socket?  A daemon may close every descriptor it did not
@@ -193,38 +237,42 @@ static void ctl_connection(int c, char *buf)
 
 int fhook_ctl_watch(pid_t pid, const char *req)
 {
-	int fd;
+	int ret;
 
 	if (strlen(req) >= sizeof(ctl_watch_req))
 		return -EINVAL;
-	fd = syscall(SYS_pidfd_open, pid, 0);
-	if (fd < 0)
-		return -errno;
 	/* (a thread started later, or the one serving this request, picks it up) */
 	pthread_mutex_lock(&ctl_thread_lock);
-	if (ctl_watch_fd >= 0)
-		close(ctl_watch_fd);
-	ctl_watch_fd = fd;
-	ctl_watch_pid = pid;
-	strcpy(ctl_watch_req, req);
+	ret = ctl_watch_open(pid);
+	if (!ret)
+		strcpy(ctl_watch_req, req);
 	pthread_mutex_unlock(&ctl_thread_lock);
-	return 0;
+	return ret;
 }
 
 void fhook_ctl_unwatch(void)
 {
 	pthread_mutex_lock(&ctl_thread_lock);
-	if (ctl_watch_fd >= 0) {
-		close(ctl_watch_fd);
-		ctl_watch_fd = -1;
-	}
+	ctl_watch_drop();
 	pthread_mutex_unlock(&ctl_thread_lock);
 }
 
-/* The watched tracer is gone: do for it what it did not do. */
+/* Tracer @pid is gone: serve @req for it, as it did not. */
+static void ctl_serve_gone(pid_t pid, const char *req)
+{
+	char *reply = fhook_ctl_serve(req);
+
+	fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended without "
+		"detaching; %s\n", (int)getpid(), (int)pid,
+		reply && !strncmp(reply, "ok", 2) ? "every probe removed, it runs untraced" :
+		"its probes could not all be removed");
+	free(reply);
+}
+
+/* The watched tracer is gone (its pidfd @fd is ready): do for it what it did not do. */
 static void ctl_tracer_gone(int fd)
 {
-	char req[sizeof(ctl_watch_req)], *reply;
+	char req[sizeof(ctl_watch_req)];
 	pid_t pid;
 
 	pthread_mutex_lock(&ctl_thread_lock);
@@ -233,17 +281,11 @@ static void ctl_tracer_gone(int fd)
 		pthread_mutex_unlock(&ctl_thread_lock);
 		return;
 	}
-	close(ctl_watch_fd);
-	ctl_watch_fd = -1;
+	ctl_watch_drop();
 	pid = ctl_watch_pid;
 	memcpy(req, ctl_watch_req, sizeof(req));
 	pthread_mutex_unlock(&ctl_thread_lock);
-	reply = fhook_ctl_serve(req);
-	fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended without "
-		"detaching; %s\n", (int)getpid(), (int)pid,
-		reply && !strncmp(reply, "ok", 2) ? "every probe removed, it runs untraced" :
-		"its probes could not all be removed");
-	free(reply);
+	ctl_serve_gone(pid, req);
 }
 
 /*
@@ -256,6 +298,18 @@ static int ctl_wait(int lfd, bool *timed)
 	bool watch;
 
 	pthread_mutex_lock(&ctl_thread_lock);
+	/* the program took the watch's number: watch the tracer by a new pidfd */
+	if (ctl_watch_fd >= 0 && !ctl_watch_ours() && ctl_watch_open(ctl_watch_pid) == -ESRCH) {
+		char req[sizeof(ctl_watch_req)];
+		pid_t pid = ctl_watch_pid;
+
+		ctl_watch_fd = -1;
+		memcpy(req, ctl_watch_req, sizeof(req));
+		pthread_mutex_unlock(&ctl_thread_lock);
+		ctl_serve_gone(pid, req);
+		errno = EAGAIN;
+		return -1;
+	}
 	watch = ctl_watch_fd >= 0;
 	p.fd = ctl_watch_fd;
 	if (watch && poll(&p, 1, 0) > 0) {
@@ -321,9 +375,7 @@ static void ctl_atfork_child(void)
 		close(ctl_lfd);
 	ctl_lfd = -1;
 	/* the parent's tracer is not the child's business until it attaches itself */
-	if (ctl_watch_fd >= 0)
-		close(ctl_watch_fd);
-	ctl_watch_fd = -1;
+	ctl_watch_drop();
 }
 
 void fhook_ctl_thread_start(void)

@@ -22,6 +22,7 @@
 #include "decode.h"
 #include "ev.h"
 #include "recinfo.h"
+#include "recorder/evdesc.h"
 #include "recorder/ring.h"
 #include "array.h"
 
@@ -227,68 +228,58 @@ void dec_free(struct dec *d)
 
 /* ---- blocks ------------------------------------------------------------ */
 
+/*
+ * The events (RF_EVENTS): the description the traced processes ran
+ * (lib/recorder/evdesc.h), of which a reader keeps the names, the symbol
+ * as the user wrote it and the arguments' types.
+ */
 static int parse_events(struct dec *d, const char *text, uint32_t len)
 {
-	char *copy = strndup(text, len), *line, *save = NULL;
-	struct dec_event_def *def = NULL;
-	unsigned int *want = NULL;
-	int i, j;
+	struct ev_desc desc;
+	int i, j, k, r;
 
-	if (!copy)
-		return -ENOMEM;
-	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char a[256], b[256], c[1024];
-		unsigned int id, ret, nargs, type, count;
+	r = ev_desc_parse(text, len, &desc);
+	if (r)
+		return r;
+	r = -EINVAL;
+	if ((unsigned int)desc.nr_evs > EV_ID_MAX)
+		goto out;
+	r = -ENOMEM;
+	d->defs = calloc(desc.nr_evs ? desc.nr_evs : 1, sizeof(*d->defs));
+	if (!d->defs)
+		goto out;
+	for (i = 0; i < desc.nr_evs; i++) {
+		struct ev_desc_event *e = &desc.evs[i];
+		struct dec_event_def *def = &d->defs[d->nr_defs++];
+		bool mod = e->kprobe && e->module;
 
-		if (line[0] == 'E' && sscanf(line, "E %u %u %u %255s %255s %1023s", &id, &ret,
-					     &nargs, a, b, c) == 6) {
-			struct dec_event_def *nd;
-			unsigned int *nw;
+		def->id = e->id;
+		def->is_return = e->is_return;
+		def->group = e->group;
+		def->event = e->event;
+		e->group = e->event = NULL;
+		/* MOD:SYM+OFFS, as the definition named it */
+		if (asprintf(&def->symbol, "%s%s%s", mod ? e->module : "", mod ? ":" : "",
+			     e->symbol) < 0)
+			def->symbol = NULL;
+		if (def->symbol && e->kprobe && e->offset) {
+			char *t = def->symbol;
 
-			if (id != (unsigned int)d->nr_defs || id >= EV_ID_MAX ||
-			    nargs > FHOOK_EV_MAX_TRACE_ARGS)
-				goto bad;
-			nd = realloc(d->defs, (d->nr_defs + 1) * sizeof(*nd));
-			if (!nd)
-				goto bad;
-			d->defs = nd;
-			nw = realloc(want, (d->nr_defs + 1) * sizeof(*nw));
-			if (!nw)
-				goto bad;
-			want = nw;
-			want[d->nr_defs] = nargs;
-			def = &d->defs[d->nr_defs++];
-			memset(def, 0, sizeof(*def));
-			def->id = id;
-			def->is_return = ret;
-			def->group = strdup(a);
-			def->event = strdup(b);
-			def->symbol = strdup(c);
-			def->args = calloc(nargs ? nargs : 1, sizeof(*def->args));
-			if (!def->group || !def->event || !def->symbol || !def->args)
-				goto bad;
-		} else if (line[0] == 'A' && def &&
-			   sscanf(line, "A %u %u %255s", &type, &count, a) == 3) {
-			struct dec_arg *arg = &def->args[def->nr_args];
-
-			if ((unsigned int)def->nr_args >= want[def->id] || type >= FHOOK_EVT_NR ||
-			    count > FHOOK_EV_MAX_ARRAY_LEN)
-				goto bad;
-			arg->name = strdup(a);
-			arg->type = type;
-			arg->count = count;
-			if (!arg->name)
-				goto bad;
-			def->nr_args++;
-		} else {
-			goto bad;
+			if (asprintf(&def->symbol, "%s+%lu", t, e->offset) < 0)
+				def->symbol = NULL;
+			free(t);
+		}
+		def->args = calloc(e->nr_args ? e->nr_args : 1, sizeof(*def->args));
+		if (!def->symbol || !def->args)
+			goto out;
+		for (k = 0; k < e->nr_args; k++, def->nr_args++) {
+			def->args[k].name = e->args[k].name;
+			e->args[k].name = NULL;
+			def->args[k].type = e->args[k].type;
+			def->args[k].count = e->args[k].count;
 		}
 	}
-	for (i = 0; i < d->nr_defs; i++)
-		if ((unsigned int)d->defs[i].nr_args != want[i])
-			goto bad;
-	free(want);
-	free(copy);
+	r = 0;
 	/* an entry and a return event on the same symbol make a slice: the first of each */
 	for (i = 0; i < d->nr_defs; i++) {
 		bool first = true, other = false;
@@ -303,11 +294,9 @@ static int parse_events(struct dec *d, const char *text, uint32_t len)
 		}
 		d->defs[i].is_slice = first && other;
 	}
-	return 0;
-bad:
-	free(want);
-	free(copy);
-	return -EINVAL;
+out:
+	ev_desc_free(&desc);
+	return r;
 }
 
 static struct dec_file *file_get(struct dec *d, const char *path)
@@ -507,7 +496,7 @@ int dec_block(struct dec *d, uint32_t type, const void *payload, uint32_t len)
 
 	switch (type) {
 	case RF_EVENTS:
-		return d->nr_defs ? -EINVAL : parse_events(d, payload, len);
+		return d->defs ? -EINVAL : parse_events(d, payload, len);
 	case RF_CLOCK:
 		if (len < sizeof(d->clock))
 			return -EINVAL;

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define RF_MAGIC	"FHOOKREC"
-#define RF_VERSION	1
+#define RF_VERSION	2
 
 struct rf_header {
 	char magic[8];
@@ -34,7 +34,7 @@ struct rf_block {
 };
 
 enum {
-	RF_EVENTS = 1,	/* text: "E id is_return nr_args group event symbol", "A type count name" */
+	RF_EVENTS = 1,	/* text: the event description (lib/recorder/evdesc.h) */
 	RF_CLOCK,	/* struct rf_clock; a later one replaces an earlier one */
 	RF_PROC,	/* struct rf_proc, then nr_objs x struct rf_obj */
 	RF_SYMS,	/* struct rf_syms, syms, path, build-id, names */

@@ -27,6 +27,7 @@
 #include <fhook/internal/events.h>
 
 #include "recorder/clock.h"
+#include "recorder/evdesc.h"
 #include "ev.h"
 #include "recinfo.h"
 #include "recorder/ring.h"
@@ -125,152 +126,145 @@ int ev_write_block(struct ev_sink *sink, uint32_t type, const void *a, uint32_t 
 
 /* ---- descriptions ------------------------------------------------------ */
 
-struct strbuf {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
-
-static void sb_printf(struct strbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void sb_printf(struct strbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int w;
-
-	for (;;) {
-		va_start(ap, fmt);
-		w = vsnprintf(b->s ? b->s + b->len : NULL, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		if (w < 0) {
-			b->oom = true;
-			return;
-		}
-		if (b->len + w < b->cap) {
-			b->len += w;
-			return;
-		}
-		{
-			size_t cap = (b->cap + w + 1) * 2;
-			char *ns = realloc(b->s, cap);
-
-			if (!ns) {
-				b->oom = true;
-				return;
-			}
-			b->s = ns;
-			b->cap = cap;
-		}
-	}
-}
-
 /*
- * A kprobe event's place: OFFSET MOD, and the file and link-time address
- * the command found SYM at (aliases included, which the process's
- * kallsyms keeps one of), or "- 0" to look SYM up in the process (a
- * library it loads later).
+ * A kprobe event's place: the file and link-time address the command
+ * found SYM at (aliases included, which the process's kallsyms keeps one
+ * of), or none, to look SYM up in the process (a library it loads later).
  */
-static void kprobe_write(struct strbuf *b, const struct ev_session_opts *o,
-			 const struct fhook_event *ev)
+static int desc_kprobe(const struct ev_session_opts *o, const struct fhook_event *ev,
+		       struct ev_desc_event *e)
 {
 	const struct ev_sym *s = NULL;
 	char rp[PATH_MAX];
 	int file = 0;
 
+	e->kprobe = true;
+	e->offset = ev->offset;
+	if (ev->module && !(e->module = strdup(ev->module)))
+		return -ENOMEM;
 	/* a C++ name by the symbol the parser found for it */
 	if (o->prog && !isdigit((unsigned char)ev->symbol[0]))
 		s = ev_prog_find_in(o->prog, ev->module, ev->nr_targets == 1 ? ev->targets[0] :
 				    ev->symbol, true, &file);
-	if (s && realpath(o->prog->files[file].path, rp))
-		sb_printf(b, "K %lu %s %s %lx\n", ev->offset, ev->module ? ev->module : "-", rp,
-			  s->addr);
-	else
-		sb_printf(b, "K %lu %s - 0\n", ev->offset, ev->module ? ev->module : "-");
+	if (s && realpath(o->prog->files[file].path, rp)) {
+		e->link_addr = s->addr;
+		if (!(e->path = strdup(rp)))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
-/* The fetch programs for the traced processes (parsed by record_desc.c). */
-static void desc_write(struct strbuf *b, const struct ev_session_opts *o)
+/* A fetch instruction as the process runs it: a symbol by its file and link-time address. */
+static int desc_insn(const struct ev_session_opts *o, const struct fhook_fetch_insn *in,
+		     struct fhook_fetch_insn *out)
 {
-	int i, j, k;
+	*out = *in;
+	out->data = NULL;
+	if (in->op == FHOOK_FOP_SYMBOL && o->prog && in->data) {
+		/* the process adds the file's load base */
+		const struct ev_sym *s;
+		char name[512], rp[PATH_MAX];
+		size_t nl = strcspn(in->data, "+-");
+		int file = 0;
+		long off = 0;
 
-	for (i = 0; i < o->nr_evs; i++) {
-		struct fhook_event *ev = &o->evs[i];
-
-		sb_printf(b, "E %d %d %d %d ", i, ev->is_return, ev->nr_args, ev->nr_entry_args);
-		for (j = 0; j < ev->nr_entry_args; j++)
-			sb_printf(b, "%d ", ev->entry_args[j]);
-		sb_printf(b, "%u %s\n", ev->maxactive, ev->symbol);
-		if (ev->kprobe)
-			kprobe_write(b, o, ev);
-		for (j = 0; j < ev->nr_targets && !ev->kprobe; j++)
-			sb_printf(b, "T %s\n", ev->targets[j]);
-		for (j = 0; j < ev->nr_args; j++) {
-			struct fhook_event_arg *a = &ev->args[j];
-			int n = 0;
-
-			while (n < FHOOK_EV_FETCH_INSN_MAX && a->code[n].op != FHOOK_FOP_END)
-				n++;
-			sb_printf(b, "A %d %u %d", a->type, a->count, n);
-			for (k = 0; k < n; k++) {
-				struct fhook_fetch_insn *in = &a->code[k];
-				const unsigned char *d = (const unsigned char *)in->data;
-				char rp[PATH_MAX];
-				long param = in->param;
-
-				if (in->op == FHOOK_FOP_SYMBOL && o->prog) {
-					/* the file and link-time address; the process adds its base */
-					const struct ev_sym *s;
-					char name[512];
-					size_t nl = strcspn(in->data, "+-");
-					int file = 0;
-					long off = 0;
-
-					snprintf(name, sizeof(name), "%.*s", (int)nl, in->data);
-					if (in->data[nl])
-						off = strtol(in->data + nl, NULL, 0);
-					s = ev_prog_find(o->prog, name, false, &file);
-					if (s && realpath(o->prog->files[file].path, rp)) {
-						param = s->addr + off;
-						d = (const unsigned char *)rp;
-					}
-				}
-				sb_printf(b, " %d %ld %u %u %u ", in->op, param, in->lshift,
-					  in->rshift, in->basesize);
-				if (!d || !*d)
-					sb_printf(b, "-");
-				for (; d && *d; d++)
-					sb_printf(b, "%02x", *d);
-			}
-			sb_printf(b, "\n");
+		snprintf(name, sizeof(name), "%.*s", (int)nl, in->data);
+		if (in->data[nl])
+			off = strtol(in->data + nl, NULL, 0);
+		s = ev_prog_find(o->prog, name, false, &file);
+		if (s && realpath(o->prog->files[file].path, rp)) {
+			out->param = (long)(s->addr + off);
+			return (out->data = strdup(rp)) ? 0 : -ENOMEM;
 		}
 	}
-	for (i = 0; i < o->nr_callers; i++)
-		sb_printf(b, "C %s\n", o->callers[i]);
+	if (in->data && !(out->data = strdup(in->data)))
+		return -ENOMEM;
+	return 0;
 }
 
-/* What a reader needs of the events (lib/events/decode.c parses it). */
-static void events_write(struct strbuf *b, const struct ev_session_opts *o)
+static int desc_event(const struct ev_session_opts *o, const struct fhook_event *ev,
+		      struct ev_desc_event *e)
 {
-	int i, j;
+	int j, k, r;
 
-	for (i = 0; i < o->nr_evs; i++) {
-		struct fhook_event *ev = &o->evs[i];
-
-		/*
-		 * A probe inside a function makes no slice with its function's
-		 * exit; a library's glob none with the program's sites.
-		 */
-		sb_printf(b, "E %d %d %d %s %s %s%s%s", i, ev->is_return, ev->nr_args, ev->group,
-			  ev->event, ev->kprobe && ev->module ? ev->module : "",
-			  ev->kprobe && ev->module ? ":" : "", ev->symbol);
-		if (ev->kprobe && ev->offset)
-			sb_printf(b, "+%lu", ev->offset);
-		sb_printf(b, "\n");
-		for (j = 0; j < ev->nr_args; j++)
-			sb_printf(b, "A %d %u %s\n", ev->args[j].type, ev->args[j].count,
-				  ev->args[j].name);
+	e->is_return = ev->is_return;
+	e->nr_entry = ev->nr_entry_args;
+	memcpy(e->entry_args, ev->entry_args, sizeof(e->entry_args));
+	e->nr_maxactive = (int)ev->maxactive;
+	e->group = strdup(ev->group);
+	e->event = strdup(ev->event);
+	e->symbol = strdup(ev->symbol);
+	e->args = calloc(ev->nr_args ? ev->nr_args : 1, sizeof(*e->args));
+	if (!e->group || !e->event || !e->symbol || !e->args)
+		return -ENOMEM;
+	if (ev->kprobe && (r = desc_kprobe(o, ev, e)))
+		return r;
+	/* (a kprobe's C++ name goes by its place: the process has no T lines to match) */
+	if (!ev->kprobe && ev->nr_targets) {
+		e->targets = calloc(ev->nr_targets, sizeof(*e->targets));
+		if (!e->targets)
+			return -ENOMEM;
+		for (; e->nr_targets < ev->nr_targets; e->nr_targets++)
+			if (!(e->targets[e->nr_targets] = strdup(ev->targets[e->nr_targets])))
+				return -ENOMEM;
 	}
+	for (j = 0; j < ev->nr_args; j++, e->nr_args++) {
+		const struct fhook_event_arg *a = &ev->args[j];
+		struct ev_desc_arg *da = &e->args[j];
+
+		da->type = a->type;
+		da->count = a->count;
+		if (!(da->name = strdup(a->name)))
+			return -ENOMEM;
+		while (da->nops < FHOOK_EV_FETCH_INSN_MAX && a->code[da->nops].op != FHOOK_FOP_END)
+			da->nops++;
+		for (k = 0; k < da->nops; k++)
+			if ((r = desc_insn(o, &a->code[k], &da->code[k])))
+				return r;
+	}
+	return 0;
+}
+
+/*
+ * The events as the traced processes run them and readers read them, in
+ * the one form both take (lib/recorder/evdesc.h): *@text malloc'd.
+ */
+static int desc_text(const struct ev_session_opts *o, char **text, size_t *len)
+{
+	struct ev_desc d = { 0 };
+	FILE *m;
+	int i, r = -ENOMEM;
+
+	*text = NULL;
+	*len = 0;
+	d.evs = calloc(o->nr_evs ? o->nr_evs : 1, sizeof(*d.evs));
+	if (!d.evs)
+		return -ENOMEM;
+	for (i = 0; i < o->nr_evs; i++, d.nr_evs++) {
+		d.evs[i].id = (unsigned int)i;
+		if ((r = desc_event(o, &o->evs[i], &d.evs[i]))) {
+			d.nr_evs++;
+			goto out;
+		}
+	}
+	d.callers = o->callers;
+	d.nr_callers = o->nr_callers;
+	m = open_memstream(text, len);
+	r = -ENOMEM;
+	if (m) {
+		r = ev_desc_write(m, &d);
+		if (fclose(m) && !r)
+			r = -ENOMEM;
+	}
+	d.callers = NULL;
+	d.nr_callers = 0;
+out:
+	ev_desc_free(&d);
+	if (r) {
+		free(*text);
+		*text = NULL;
+	}
+	return r;
 }
 
 /* ---- the clock --------------------------------------------------------- */
@@ -620,13 +614,13 @@ static int sink_err(struct ev_session *s, int ret)
 	return ret;
 }
 
-/* A "K" line (a kprobe event, after its "E" line) in the descriptions? */
-static bool desc_has_kprobes(const char *d, size_t len)
+/* A kprobe event among @o's? */
+static bool has_kprobes(const struct ev_session_opts *o)
 {
-	size_t i;
+	int i;
 
-	for (i = 0; d && i + 1 < len; i++)
-		if (d[i] == 'K' && d[i + 1] == ' ' && (!i || d[i - 1] == '\n'))
+	for (i = 0; i < o->nr_evs; i++)
+		if (o->evs[i].kprobe)
 			return true;
 	return false;
 }
@@ -686,7 +680,8 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 		   struct ev_session **out)
 {
 	struct ev_session *s = calloc(1, sizeof(*s));
-	struct strbuf desc = { 0 }, evtext = { 0 };
+	char *desc = NULL;
+	size_t desc_len = 0;
 	struct rf_header fh = { .version = RF_VERSION, .hdr_size = sizeof(fh) };
 	uint64_t ring_size = o->ring_size ? o->ring_size : EV_RING_DEFAULT;
 	uint64_t procs_off, desc_off, rings_off, size;
@@ -705,13 +700,13 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 		ret = -EINVAL;
 		goto fail;
 	}
-	desc_write(&desc, o);
-	events_write(&evtext, o);
-	if (desc.oom || evtext.oom)
+	ret = desc_text(o, &desc, &desc_len);
+	if (ret)
 		goto fail;
+	ret = -ENOMEM;
 	procs_off = (sizeof(struct ev_shm) + EV_PAGE - 1) & ~(EV_PAGE - 1);
 	desc_off = procs_off + EV_MAX_PROCS * sizeof(struct ev_proc);
-	rings_off = (desc_off + desc.len + EV_PAGE - 1) & ~(EV_PAGE - 1);
+	rings_off = (desc_off + desc_len + EV_PAGE - 1) & ~(EV_PAGE - 1);
 	size = rings_off + EV_MAX_RINGS * ev_ring_stride(ring_size);
 	s->fd = o->use_fd ? o->fd : memfd_create("fhook-trace", MFD_ALLOW_SEALING);
 	if (s->fd < 0) {
@@ -737,9 +732,9 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	s->shm->procs_off = procs_off;
 	s->shm->desc_off = desc_off;
 	s->shm->rings_off = rings_off;
-	s->shm->desc_len = desc.len;
-	memcpy((char *)s->shm + desc_off, desc.s ? desc.s : "", desc.len);
-	s->shm->desc_kprobes = desc_has_kprobes(desc.s, desc.len);
+	s->shm->desc_len = desc_len;
+	memcpy((char *)s->shm + desc_off, desc, desc_len);
+	s->shm->desc_kprobes = has_kprobes(o);
 	s->shm->follow = o->follow;
 	s->shm->lossy = o->lossy;
 	s->shm->flight = o->flight;
@@ -767,13 +762,12 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	iov.iov_len = sizeof(fh);
 	ret = sink->write(sink, &iov, 1);
 	if (!ret)
-		ret = ev_write_block(sink, RF_EVENTS, evtext.s ? evtext.s : "", evtext.len, NULL, 0);
+		ret = ev_write_block(sink, RF_EVENTS, desc, desc_len, NULL, 0);
 	if (!ret)
 		ret = info_write(sink, o);
 	if (ret)
 		goto fail;
-	free(desc.s);
-	free(evtext.s);
+	free(desc);
 	if (!o->use_fd) {
 		/* the descriptor, which file it must be, and where to reopen it (record_shm.c) */
 		if (fstat(s->fd, &st)) {
@@ -787,8 +781,7 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	*out = s;
 	return 0;
 fail:
-	free(desc.s);
-	free(evtext.s);
+	free(desc);
 	ev_session_free(s);
 	return ret;
 }

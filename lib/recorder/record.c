@@ -522,7 +522,7 @@ static void entry_events(struct rec_probe *p, unsigned long entry_ip, uint64_t w
 	 * hooks stack the other way, so return events print oldest first.
 	 */
 	for (i = p->nr_entry - 1; i >= 0; i--) {
-		struct rec_event *e = p->entry[i];
+		struct ev_desc_event *e = p->entry[i];
 
 		if (!e->nr_args)
 			record_plain(e->id, w1);
@@ -591,7 +591,7 @@ static void rec_inherit_one(void *probe, unsigned long entry_ip, unsigned long s
 
 	/* a kprobe event's: its entry, if it has one to pair with (no arguments) */
 	if (!p && probe) {
-		const struct rec_event *r = fhook_rec_kretprobe_of(probe), *e;
+		const struct ev_desc_event *r = fhook_rec_kretprobe_of(probe), *e;
 
 		if (r && (e = fhook_rec_kp_entry_of(r)) && !c->now)
 			record_plain_at(c->t, e->id, ev_w1(entry_ip, 0), fhook_rec_fork_ts);
@@ -665,7 +665,7 @@ static int rec_entry_slow(struct fprobe *fp, unsigned long entry_ip, unsigned lo
 		entry_events(p, entry_ip, w1, fregs);
 	}
 	for (i = 0; i < p->nr_ret; i++) {
-		struct rec_event *e = p->ret[i];
+		struct ev_desc_event *e = p->ret[i];
 		unsigned long *saved = (unsigned long *)((char *)entry_data + p->ret_off[i]);
 
 		for (k = 0; k < e->nr_entry; k++)
@@ -710,7 +710,7 @@ static void rec_exit_slow(struct rec_probe *p, unsigned long entry_ip,
 	int i;
 
 	for (i = 0; i < p->nr_ret; i++) {
-		struct rec_event *e = p->ret[i];
+		struct ev_desc_event *e = p->ret[i];
 
 		if (!e->nr_args && pair)
 			record_plain(e->id, w1);

@@ -33,42 +33,16 @@
 #include <fhook/kprobes.h>
 #include <fhook/internal/events.h>
 
+#include "evdesc.h"
 #include "ring.h"
 #include "clock.h"
 #include "fprobe/rethook.h"
 #include "core/core.h"
 
-struct rec_arg {
-	int type;
-	unsigned int count;
-	int nops;
-	struct fhook_fetch_insn code[FHOOK_EV_FETCH_INSN_MAX];
-};
-
-struct rec_event {
-	uint32_t id;
-	bool unresolved;
-	int nr_maxactive;
-	bool is_return;
-	int nr_args;
-	struct rec_arg *args;
-	int nr_entry;
-	int entry_args[FHOOK_EV_MAX_ENTRY_ARGS];
-	char *symbol;
-	const char **targets;	/* a C++ name: the symbols the command matched */
-	int nr_targets;
-	/* a 'p' or 'r' event: symbol (or address) + offset, in module if set */
-	bool kprobe;
-	char *module;
-	unsigned long offset;
-	char *path;		/* the file SYM is in, as the command found it, or NULL */
-	unsigned long link_addr;	/* and its link-time address there */
-};
-
 /* A 'p' or 'r' event's own kprobe (kretprobe), as each is in the kernel. */
 struct rec_kprobe {
 	struct kretprobe rp;		/* rp.kp alone for a 'p' event */
-	struct rec_event *e;
+	struct ev_desc_event *e;
 	bool registered;
 	bool failed;			/* refused: not tried again */
 	struct rec_kprobe *many;	/* a glob: one per function (registered each) */
@@ -83,12 +57,12 @@ struct rec_kprobe {
 struct rec_probe {
 	struct fprobe fp;
 	const char *symbol;
-	struct rec_event *first;	/* its targets, if any */
+	struct ev_desc_event *first;	/* its targets, if any */
 	int nr_entry, nr_ret;
 	int nr_saved;			/* entry arguments its return events use */
 	int plain_entry, plain_ret;	/* the one event, if it has no arguments; else -1 */
-	struct rec_event **entry;	/* entry events */
-	struct rec_event **ret;		/* return events */
+	struct ev_desc_event **entry;	/* entry events */
+	struct ev_desc_event **ret;		/* return events */
 	size_t *ret_off;		/* where each return event's saved args go */
 	bool registered;
 };
@@ -188,16 +162,16 @@ void fhook_rec_exit(struct fprobe *fp, unsigned long entry_ip, unsigned long ret
 /* ---- record_fetch.c: events with fetched arguments ---- */
 
 unsigned long fhook_rec_fetch_arg(struct ftrace_regs *fregs, unsigned int n) __hidden;
-void fhook_rec_record(struct rec_event *e, unsigned long ip, uint64_t w1,
+void fhook_rec_record(struct ev_desc_event *e, unsigned long ip, uint64_t w1,
 		      struct ftrace_regs *fregs, unsigned long *entry) __hidden;
-int fhook_rec_resolve_symbols(struct rec_event *e) __hidden;
+int fhook_rec_resolve_symbols(struct ev_desc_event *e) __hidden;
 
 /* ---- record_kprobe.c: kprobe events ---- */
 
 extern struct rec_kprobe *fhook_rec_kprobes __hidden;
 
-struct rec_event *fhook_rec_kretprobe_of(const void *probe) __hidden;
-const struct rec_event *fhook_rec_kp_entry_of(const struct rec_event *r) __hidden;
+struct ev_desc_event *fhook_rec_kretprobe_of(const void *probe) __hidden;
+const struct ev_desc_event *fhook_rec_kp_entry_of(const struct ev_desc_event *r) __hidden;
 void fhook_rec_kp_arm(FILE *err) __hidden;
 bool fhook_rec_kp_pending(void) __hidden;
 unsigned long fhook_rec_kp_nmissed(const struct rec_kprobe *k) __hidden;
@@ -205,7 +179,7 @@ unsigned long fhook_rec_kp_disarm(void) __hidden;
 
 /* ---- record_desc.c: the event descriptions ---- */
 
-extern struct rec_event *fhook_rec_events __hidden;
+extern struct ev_desc_event *fhook_rec_events __hidden;
 extern int fhook_rec_nr_events __hidden;
 extern int fhook_rec_desc_state __hidden;
 

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The event descriptions the command wrote into the shared memory
- * (lib/events/session.c, desc_write()), one line each: the events, their
- * fetch programs, their kprobes' places, the callers to filter on.  Parsed
- * into fhook_rec_events when a process first needs them, and freed when an
- * attached recording ends.
+ * (evdesc.h): the events, their fetch programs, their kprobes' places, the
+ * callers to filter on.  Parsed into fhook_rec_events when a process first
+ * needs them, and freed when an attached recording ends.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,209 +16,48 @@
 
 #include "record.h"
 
-struct rec_event *fhook_rec_events __fhook_startup_data;
+struct ev_desc_event *fhook_rec_events __fhook_startup_data;
 int fhook_rec_nr_events __fhook_startup_data;
 
 /* descriptions: 0 not read yet, 1 read, -1 bad */
 int fhook_rec_desc_state __fhook_startup_data;
 
-static int hexval(int c)
-{
-	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
-}
-
 /*
- * The fields of a description line, each after a space: not sscanf(),
- * whose code (vfscanf, strtoull, the locale's tables) was five pages of
- * libc that each recorded process with sites faulted in for it alone.
- * Each moves *@s past what it took and is false when there is none.
+ * The descriptions the command wrote (evdesc.h): the events as parsed,
+ * and the callers found in this process.
  */
-static bool desc_skip(const char **s)
+static int parse_desc(const char *text, size_t len)
 {
-	while (**s == ' ')
-		(*s)++;
-	return **s && **s != '\n';
-}
+	struct ev_desc d;
+	int i, r;
 
-static bool desc_long(const char **s, long min, long max, long *out)
-{
-	unsigned long long v;
-	bool neg;
+	r = ev_desc_parse(text, len, &d);
+	if (r)
+		return r;
+	fhook_rec_events = d.evs;
+	fhook_rec_nr_events = d.nr_evs;
+	d.evs = NULL;
+	d.nr_evs = 0;
+	for (i = 0; i < d.nr_callers; i++) {
+		unsigned long addr = kallsyms_lookup_name(d.callers[i]), size = 0, off;
+		struct rec_range *nc;
 
-	if (!desc_skip(s))
-		return false;
-	neg = **s == '-';
-	*s += neg;
-	if (!fhook_rec_parse_num(s, neg ? (unsigned long long)max + 1 : (unsigned long long)max, &v))
-		return false;
-	*out = neg ? (long)(0 - v) : (long)v;
-	return *out >= min;
-}
-
-static bool desc_int(const char **s, int *out)
-{
-	long v;
-
-	if (!desc_long(s, INT_MIN, INT_MAX, &v))
-		return false;
-	*out = (int)v;
-	return true;
-}
-
-static bool desc_uint(const char **s, unsigned int *out)
-{
-	long v;
-
-	if (!desc_long(s, 0, UINT_MAX, &v))
-		return false;
-	*out = (unsigned int)v;
-	return true;
-}
-
-static bool desc_hex(const char **s, unsigned long *out)
-{
-	unsigned long v = 0;
-	const char *p;
-
-	if (!desc_skip(s))
-		return false;
-	for (p = *s; (*p >= '0' && *p <= '9') || ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f'); p++) {
-		if (v >> 60)
-			return false;
-		v = v << 4 | (unsigned long)hexval(*p);
-	}
-	if (p == *s)
-		return false;
-	*s = p;
-	*out = v;
-	return true;
-}
-
-/* A word of at most @size - 1 bytes, NUL-terminated in @buf. */
-static bool desc_word(const char **s, char *buf, size_t size)
-{
-	size_t n = 0;
-
-	if (!desc_skip(s))
-		return false;
-	while ((*s)[n] && (*s)[n] != ' ' && (*s)[n] != '\n')
-		n++;
-	if (n >= size)
-		return false;
-	memcpy(buf, *s, n);
-	buf[n] = 0;
-	*s += n;
-	return true;
-}
-
-/* The descriptions the command wrote (lib/events/session.c, desc_write()). */
-static int parse_desc(const char *d)
-{
-	const char *line = d;
-	struct rec_event *e = NULL;
-	struct rec_arg *a;
-
-	while (*line) {
-		const char *nl = strchr(line, '\n');
-		char *l = strndup(line, nl ? (size_t)(nl - line) : strlen(line));
-		const char *p = l + 1;
-		int i;
-
-		if (!l)
-			return -ENOMEM;
-		if (l[0] == 'E') {
-			unsigned int id, ret, nargs, nentry, maxactive;
-			char sym[1024];
-
-			fhook_rec_events = realloc(fhook_rec_events, (fhook_rec_nr_events + 1) *
-						   sizeof(*fhook_rec_events));
-			e = &fhook_rec_events[fhook_rec_nr_events++];
-			memset(e, 0, sizeof(*e));
-			if (!desc_uint(&p, &id) || !desc_uint(&p, &ret) || !desc_uint(&p, &nargs) ||
-			    !desc_uint(&p, &nentry))
-				goto bad;
-			e->id = id;
-			e->is_return = ret;
-			e->nr_entry = nentry;
-			for (i = 0; i < (int)nentry && i < FHOOK_EV_MAX_ENTRY_ARGS; i++)
-				if (!desc_int(&p, &e->entry_args[i]))
-					goto bad;
-			if (!desc_uint(&p, &maxactive) || !desc_word(&p, sym, sizeof(sym)))
-				goto bad;
-			e->nr_maxactive = (int)maxactive;
-			e->symbol = strdup(sym);
-			e->args = calloc(nargs ? nargs : 1, sizeof(*e->args));
-		} else if (l[0] == 'A' && e) {
-			a = &e->args[e->nr_args++];
-			if (!desc_int(&p, &a->type) || !desc_uint(&p, &a->count) ||
-			    !desc_int(&p, &a->nops) || a->nops < 0 || a->nops > FHOOK_EV_FETCH_INSN_MAX)
-				goto bad;
-			for (i = 0; i < a->nops; i++) {
-				struct fhook_fetch_insn *in = &a->code[i];
-				unsigned int lsh, rsh, bs;
-				char data[2 * 4096 + 2];
-				int op;
-
-				if (!desc_int(&p, &op) || !desc_long(&p, LONG_MIN, LONG_MAX, &in->param) ||
-				    !desc_uint(&p, &lsh) || !desc_uint(&p, &rsh) || !desc_uint(&p, &bs) ||
-				    !desc_word(&p, data, sizeof(data)))
-					goto bad;
-				in->op = op;
-				in->lshift = lsh;
-				in->rshift = rsh;
-				in->basesize = bs;
-				if (strcmp(data, "-")) {
-					size_t k, dl = strlen(data) / 2;
-
-					in->data = malloc(dl + 1);
-					for (k = 0; k < dl; k++)
-						in->data[k] = hexval(data[2 * k]) << 4 | hexval(data[2 * k + 1]);
-					in->data[dl] = 0;
-				}
-			}
-		} else if (l[0] == 'K' && e) {
-			char mod[PATH_MAX], path[PATH_MAX];
-			long off;
-
-			if (!desc_long(&p, 0, LONG_MAX, &off) || !desc_word(&p, mod, sizeof(mod)) ||
-			    !desc_word(&p, path, sizeof(path)) || !desc_hex(&p, &e->link_addr))
-				goto bad;
-			e->offset = (unsigned long)off;
-			e->kprobe = true;
-			if (strcmp(mod, "-") && !(e->module = strdup(mod)))
-				goto bad;
-			if (strcmp(path, "-") && !(e->path = strdup(path)))
-				goto bad;
-		} else if (l[0] == 'T' && e && l[1] == ' ') {
-			const char **nt = realloc(e->targets, (e->nr_targets + 1) * sizeof(*nt));
-
-			if (!nt)
-				goto bad;
-			e->targets = nt;
-			if (!(e->targets[e->nr_targets] = strdup(l + 2)))
-				goto bad;
-			e->nr_targets++;
-		} else if (l[0] == 'C') {
-			unsigned long addr = kallsyms_lookup_name(l + 2), size = 0, off;
-
-			if (!addr || !kallsyms_lookup_size_offset(addr, &size, &off)) {
-				fprintf(stderr, "fhook: %s: no caller '%s' in this process\n",
-					fhook_rec_cmd, l + 2);
-			} else {
-				fhook_rec_callers = realloc(fhook_rec_callers, (fhook_rec_nr_callers + 1) *
-							    sizeof(*fhook_rec_callers));
-				fhook_rec_callers[fhook_rec_nr_callers].start = addr;
-				fhook_rec_callers[fhook_rec_nr_callers++].end = addr + size;
-			}
+		if (!addr || !kallsyms_lookup_size_offset(addr, &size, &off)) {
+			fprintf(stderr, "fhook: %s: no caller '%s' in this process\n",
+				fhook_rec_cmd, d.callers[i]);
+			continue;
 		}
-		free(l);
-		line = nl ? nl + 1 : line + strlen(line);
-		continue;
-bad:
-		free(l);
-		return -EINVAL;
+		nc = realloc(fhook_rec_callers, (fhook_rec_nr_callers + 1) * sizeof(*nc));
+		if (!nc) {
+			r = -ENOMEM;
+			break;
+		}
+		fhook_rec_callers = nc;
+		nc[fhook_rec_nr_callers].start = addr;
+		nc[fhook_rec_nr_callers++].end = addr + size;
 	}
-	return 0;
+	ev_desc_free(&d);
+	return r;
 }
 
 /*
@@ -235,7 +73,7 @@ int fhook_rec_read_desc(FILE *err)
 	if (fhook_rec_desc_state)
 		return fhook_rec_desc_state < 0 ? -EINVAL : 0;
 	desc = strndup((char *)fhook_rec_shm + fhook_rec_shm->desc_off, fhook_rec_shm->desc_len);
-	if (!desc || parse_desc(desc)) {
+	if (!desc || parse_desc(desc, strlen(desc))) {
 		fprintf(err, "fhook: %s: bad event descriptions\n", fhook_rec_cmd);
 		fhook_rec_untraced("bad event descriptions");
 		free(desc);
@@ -250,23 +88,10 @@ int fhook_rec_read_desc(FILE *err)
 
 void fhook_rec_free_events(void)
 {
-	int i, k, j;
+	struct ev_desc d = { .evs = fhook_rec_events, .nr_evs = fhook_rec_nr_events };
+	int i;
 
-	for (i = 0; i < fhook_rec_nr_events; i++) {
-		struct rec_event *e = &fhook_rec_events[i];
-
-		for (k = 0; k < e->nr_args; k++)
-			for (j = 0; j < e->args[k].nops; j++)
-				free(e->args[k].code[j].data);
-		free(e->args);
-		free(e->symbol);
-		free(e->module);
-		free(e->path);
-		for (k = 0; k < e->nr_targets; k++)
-			free((char *)e->targets[k]);
-		free(e->targets);
-	}
-	free(fhook_rec_events);
+	ev_desc_free(&d);
 	fhook_rec_events = NULL;
 	for (i = 0; fhook_rec_kprobes && i < fhook_rec_nr_events; i++)
 		free(fhook_rec_kprobes[i].many);

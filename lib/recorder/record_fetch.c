@@ -62,7 +62,7 @@ unsigned long fhook_rec_fetch_arg(struct ftrace_regs *fregs, unsigned int n)
 }
 
 /* An argument that could not be fetched, in run_fetch()'s layout. */
-static int fault_arg(struct rec_arg *a, unsigned char *out, size_t room)
+static int fault_arg(struct ev_desc_arg *a, unsigned char *out, size_t room)
 {
 	unsigned int n = a->count ? a->count : 1, size = fhook_ev_type_size(a->type);
 	size_t len = fhook_ev_type_is_string(a->type) ? 8 : (size * n + 1 + 7) & ~7UL;
@@ -79,7 +79,7 @@ static int fault_arg(struct rec_arg *a, unsigned char *out, size_t room)
  * Run one argument's fetch program.  Returns the bytes written at @out,
  * -1 if nothing fits.
  */
-static int run_fetch(struct rec_arg *a, struct ftrace_regs *fregs, unsigned long *entry,
+static int run_fetch(struct ev_desc_arg *a, struct ftrace_regs *fregs, unsigned long *entry,
 		     struct ev_ring *ring, unsigned char *out, size_t room)
 {
 	unsigned long val = 0, addr = 0;
@@ -185,7 +185,7 @@ static int run_fetch(struct rec_arg *a, struct ftrace_regs *fregs, unsigned long
  * An event with fetched arguments, or an exit without an entry event to
  * pair with (@ip set): built in a staging buffer, then copied.
  */
-void fhook_rec_record(struct rec_event *e, unsigned long ip, uint64_t w1,
+void fhook_rec_record(struct ev_desc_event *e, unsigned long ip, uint64_t w1,
 		      struct ftrace_regs *fregs, unsigned long *entry)
 {
 	unsigned char buf[8 + 8 + EV_REC_MAX + 8 + EV_STR_MAX] __attribute__((aligned(8)));
@@ -251,7 +251,7 @@ static int base_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * @SYM[+-off] comes as the file that defines it and its link-time address
  * (the command read the symbol tables): add where that file is loaded.
  */
-int fhook_rec_resolve_symbols(struct rec_event *e)
+int fhook_rec_resolve_symbols(struct ev_desc_event *e)
 {
 	int i, k;
 

@@ -46,7 +46,7 @@ static inline bool rec_in_fork(void)
 static int rec_kp_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct rec_kprobe *k = (struct rec_kprobe *)((char *)p - offsetof(struct rec_kprobe, rp.kp));
-	struct rec_event *e = k->e;
+	struct ev_desc_event *e = k->e;
 	uint64_t w1 = ev_w1((unsigned long)p->addr, 0);
 	struct ftrace_regs fr;
 
@@ -117,7 +117,7 @@ static int rec_kp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 
 /* The kretprobe event whose return hook @probe (a rethook's owner) is, or NULL. */
-struct rec_event *fhook_rec_kretprobe_of(const void *probe)
+struct ev_desc_event *fhook_rec_kretprobe_of(const void *probe)
 {
 	int i, j;
 
@@ -140,12 +140,12 @@ struct rec_event *fhook_rec_kretprobe_of(const void *probe)
  * is @r: a 'p' on the same symbol in the same object, which the reader
  * pairs with @r's exits.
  */
-const struct rec_event *fhook_rec_kp_entry_of(const struct rec_event *r)
+const struct ev_desc_event *fhook_rec_kp_entry_of(const struct ev_desc_event *r)
 {
 	int i;
 
 	for (i = 0; i < fhook_rec_nr_events; i++) {
-		const struct rec_event *e = &fhook_rec_events[i];
+		const struct ev_desc_event *e = &fhook_rec_events[i];
 
 		if (e->kprobe && !e->is_return && !e->offset && !e->nr_args &&
 		    !strcmp(e->symbol, r->symbol) &&
@@ -205,7 +205,7 @@ static int kp_file_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * in the object of that file name (MOD may be a path), an address in the
  * executable (a link-time address: its load base added).  0 while absent.
  */
-static unsigned long kp_event_addr(const struct rec_event *e)
+static unsigned long kp_event_addr(const struct ev_desc_event *e)
 {
 	struct kp_find f = { .name = e->symbol };
 	char exe[PATH_MAX];
@@ -243,7 +243,7 @@ static unsigned long kp_event_addr(const struct rec_event *e)
 	} while (0)
 
 /* @k's handlers for event @e at @addr (not registered) */
-static void rec_kp_init(struct rec_kprobe *k, struct rec_event *e, unsigned long addr)
+static void rec_kp_init(struct rec_kprobe *k, struct ev_desc_event *e, unsigned long addr)
 {
 	memset(k, 0, sizeof(*k));
 	k->e = e;
@@ -264,7 +264,7 @@ static void rec_kp_init(struct rec_kprobe *k, struct rec_event *e, unsigned long
  * names in its object (lib/kprobes/kpglob.c), registered in batches; one
  * that is refused is said and the others stay.
  */
-static void rec_kp_arm_glob(struct rec_event *e, struct rec_kprobe *k, FILE *err)
+static void rec_kp_arm_glob(struct ev_desc_event *e, struct rec_kprobe *k, FILE *err)
 {
 	struct fhook_kp_glob g;
 	struct rec_kprobe *m;
@@ -327,7 +327,7 @@ static void rec_kp_arm_glob(struct rec_event *e, struct rec_kprobe *k, FILE *err
 	free(whys);
 }
 
-static bool rec_kp_is_glob(const struct rec_event *e)
+static bool rec_kp_is_glob(const struct ev_desc_event *e)
 {
 	return strpbrk(e->symbol, "*?[") != NULL;
 }
@@ -393,7 +393,7 @@ void fhook_rec_kp_arm(FILE *err)
 	 * entry is only left unpaired.
 	 */
 	for (i = 0; fhook_rec_kprobes && i < 2 * fhook_rec_nr_events; i++) {
-		struct rec_event *e = &fhook_rec_events[i % fhook_rec_nr_events];
+		struct ev_desc_event *e = &fhook_rec_events[i % fhook_rec_nr_events];
 		struct rec_kprobe *k = &fhook_rec_kprobes[i % fhook_rec_nr_events];
 		unsigned long addr;
 

@@ -41,7 +41,7 @@ static int build_probes(void)
 	if (!fhook_rec_probes)
 		return -ENOMEM;
 	for (i = 0; i < fhook_rec_nr_events; i++) {
-		struct rec_event *e = &fhook_rec_events[i];
+		struct ev_desc_event *e = &fhook_rec_events[i];
 		struct rec_probe *p = NULL;
 
 		if (e->unresolved || e->kprobe)
@@ -96,7 +96,7 @@ static int cmp_addr(const void *a, const void *b)
  */
 static int register_targets(struct rec_probe *p)
 {
-	struct rec_event *e = p->first;
+	struct ev_desc_event *e = p->first;
 	unsigned long *addrs = calloc(e->nr_targets, sizeof(*addrs));
 	int i, n = 0, m = 0, ret;
 
@@ -144,7 +144,7 @@ int fhook_rec_arm(FILE *err)
 	if (ret)
 		return ret;
 	for (i = 0; i < fhook_rec_nr_events; i++) {
-		struct rec_event *e = &fhook_rec_events[i];
+		struct ev_desc_event *e = &fhook_rec_events[i];
 
 		if (e->kprobe)
 			continue;

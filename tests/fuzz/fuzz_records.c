@@ -24,12 +24,12 @@
 #include "../../lib/recorder/ring.h"
 
 static const char events[] =
-	"E 0 0 6 g e1 foo\n"
-	"A 3 0 arg1\nA 14 0 s\nA 0 4 arr\nA 13 0 sym\nA 5 0 bf\nA 16 0 ss\n"
-	"E 1 1 2 g e2 foo\n"
-	"A 10 0 ret\nA 14 0 c\n"
-	"E 2 0 0 fprobes bar__entry bar\n"
-	"E 3 1 0 fprobes bar__exit bar\n";
+	"E 0 0 6 0 0 g e1 foo\n"
+	"A 3 0 arg1 0\nA 14 0 s 0\nA 0 4 arr 0\nA 13 0 sym 0\nA 5 0 bf 0\nA 16 0 ss 0\n"
+	"E 1 1 2 0 0 g e2 foo\n"
+	"A 10 0 ret 0\nA 14 0 c 0\n"
+	"E 2 0 0 0 0 fprobes bar__entry bar\n"
+	"E 3 1 0 0 0 fprobes bar__exit bar\n";
 
 static void put(int fd, uint32_t type, const void *p, uint32_t len)
 {

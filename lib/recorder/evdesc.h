@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The event description: the one text form in which the command hands its
+ * compiled events on, to the traced processes (in the shared memory:
+ * ring.h) and to whoever reads the recording (its RF_EVENTS block:
+ * docs/recording-format.md).  ev_desc_write() is its only writer (in the
+ * command), ev_desc_parse() its only parser (in each traced process, and
+ * in the readers: lib/events/decode.c).  One line each:
+ *
+ *   E id is_return nr_args nr_entry [entry_arg...] maxactive group event symbol
+ *   K offset link_addr module|- path|-   a kprobe event's place (path: the rest of the line)
+ *   T symbol                             the symbols a C++ name of an fprobe event matched
+ *   A type count name nops [op param lshift rshift basesize data|-]...
+ *   C symbol                             a caller the events are filtered on
+ *
+ * K, T and A lines belong to the E line before them, A lines in argument
+ * order.  Numbers are decimal but link_addr (hex); a fetch instruction's
+ * data is hex bytes, "-" for none.  The parser uses no sscanf(): a traced
+ * process pays only for the code it runs (vfscanf and the locale tables
+ * are pages of libc it would fault in for this alone).
+ */
+#ifndef FHOOK_RECORDER_EVDESC_H
+#define FHOOK_RECORDER_EVDESC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <fhook/internal/events.h>
+
+struct ev_desc_arg {
+	char *name;
+	int type;			/* FHOOK_EVT_* */
+	unsigned int count;		/* array length, 0: scalar */
+	int nops;
+	struct fhook_fetch_insn code[FHOOK_EV_FETCH_INSN_MAX];
+};
+
+struct ev_desc_event {
+	unsigned int id;		/* its index */
+	bool is_return;
+	int nr_args;
+	struct ev_desc_arg *args;
+	int nr_entry;			/* entry arguments a return event shows */
+	int entry_args[FHOOK_EV_MAX_ENTRY_ARGS];
+	int nr_maxactive;
+	char *group, *event, *symbol;
+	const char **targets;		/* a C++ name: the symbols the command matched */
+	int nr_targets;
+	/* a 'p' or 'r' event: symbol (or address) + offset, in module if set */
+	bool kprobe;
+	char *module;
+	unsigned long offset;
+	char *path;			/* the file SYM is in, as the command found it, or NULL */
+	unsigned long link_addr;	/* and its link-time address there */
+	/* the recorder's own, not in the text: a symbol not found in the process */
+	bool unresolved;
+};
+
+struct ev_desc {
+	struct ev_desc_event *evs;
+	int nr_evs;
+	char **callers;
+	int nr_callers;
+};
+
+/*
+ * Parse @len bytes of @text into @out: 0, -EINVAL for text that is not a
+ * description (nothing is kept), -ENOMEM.  Bounds are checked as for any
+ * file: a recording is read whoever wrote it.
+ */
+int ev_desc_parse(const char *text, size_t len, struct ev_desc *out);
+void ev_desc_free(struct ev_desc *d);
+/* Write @d to @out: 0, or -EIO when @out failed. */
+int ev_desc_write(FILE *out, const struct ev_desc *d);
+
+#endif /* FHOOK_RECORDER_EVDESC_H */
