@@ -23,6 +23,7 @@
 #include <fhook/internal/elf.h>
 #include "../lib/events/ev.h"
 #include "../lib/recorder/ring.h"
+#include "../lib/events/filter.h"
 
 /* Without -e: every function's entry and exit, as `uftrace record` does. */
 static char *default_specs[] = { "f:fhook/entry *", "f:fhook/exit *%return" };
@@ -68,6 +69,51 @@ static int parse_duration_trigger(struct cli_ev *c, const char *arg)
 	if (!c->trigger_func)
 		return -1;
 	c->trigger_ns = (uint64_t)(v * units[i].ns);
+	return 0;
+}
+
+/*
+ * --trigger 'EVENT if FILTER': EVENT one of the -e events (EVENT or
+ * GROUP/EVENT), FILTER the kernel's event filter on its fields.  0, or -1
+ * (said as the kernel's filter file says it: parse_error, and where).
+ */
+static int trigger_compile(struct cli_ev *c)
+{
+	const char *spec = c->trigger_spec, *sep = strstr(spec, " if "), *filter = sep + 4;
+	const char *err, *slash;
+	int i, n, pos;
+	size_t len;
+
+	while (*spec == ' ')
+		spec++;
+	len = (size_t)(sep - spec);
+	while (len && spec[len - 1] == ' ')
+		len--;
+	slash = memchr(spec, '/', len);
+	for (i = 0; i < c->nr_evs; i++) {
+		const struct fhook_event *ev = &c->evs[i];
+
+		if (slash ? (size_t)(slash - spec) == strlen(ev->group) &&
+			    !strncmp(spec, ev->group, slash - spec) &&
+			    strlen(ev->event) == len - (slash - spec) - 1 &&
+			    !strncmp(slash + 1, ev->event, len - (slash - spec) - 1) :
+			    strlen(ev->event) == len && !strncmp(spec, ev->event, len))
+			break;
+	}
+	if (i == c->nr_evs) {
+		fprintf(stderr, "fhook: %s: --trigger %s: no event %.*s among the -e events\n",
+			c->cmd, c->trigger_spec, (int)len, spec);
+		return -1;
+	}
+	n = ev_filter_compile(&c->evs[i], filter, c->trigger_filter, &err, &pos);
+	if (n < 0) {
+		fprintf(stderr, "fhook: %s: --trigger: parse_error: %s\n  Command: %s\n"
+			"           %*s^\n", c->cmd, err, c->trigger_spec,
+			(int)(filter - c->trigger_spec) + pos, "");
+		return -1;
+	}
+	c->trigger_event = i;
+	c->nr_trigger_filter = n;
 	return 0;
 }
 
@@ -134,6 +180,10 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 		case 'T': {
 			int sig = 0;
 
+			if (strstr(optarg, " if ")) {
+				c->trigger_spec = optarg;	/* compiled with the events */
+				break;
+			}
 			if (strchr(optarg, '>')) {
 				if (parse_duration_trigger(c, optarg))
 					return 2;
@@ -225,7 +275,12 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 		fprintf(stderr, "fhook: %s: --flight-recorder is for fhook record\n", c->cmd);
 		return 2;
 	}
-	if ((c->trigger_sig || c->trigger_func) && !c->flight) {
+	if (c->trigger_spec && c->trigger_func) {
+		fprintf(stderr, "fhook: %s: --trigger: FUNC>DURATION or EVENT if FILTER, one of "
+			"them\n", c->cmd);
+		return 2;
+	}
+	if ((c->trigger_sig || c->trigger_func || c->trigger_spec) && !c->flight) {
 		fprintf(stderr, "fhook: %s: --trigger needs --flight-recorder\n", c->cmd);
 		return 2;
 	}
@@ -524,6 +579,8 @@ int cli_ev_resolve(struct cli_ev *c)
 			return 1;
 		}
 	}
+	if (c->trigger_spec && trigger_compile(c))
+		return 1;
 	if (c->dry_run) {
 		char line[8192];
 
@@ -584,17 +641,21 @@ static void *drain_thread(void *arg)
 	while (!__atomic_load_n(&cli_drain_done, __ATOMIC_ACQUIRE)) {
 		long r = ev_session_drain(a->s, 20);
 		uint64_t took = 0;
-		uint32_t fired = a->c->trigger_func ? ev_session_trigger_fired(a->s, &took) : 0;
+		uint32_t fired = a->c->trigger_func || a->c->trigger_spec ?
+				 ev_session_trigger_fired(a->s, &took) : 0;
 
 		if (r >= 0 && fired != a->fired) {
 			/* calls that fired it meanwhile share this dump */
 			a->fired = fired;
 			r = ev_session_dump(a->s);
-			if (r >= 0)
+			if (r >= 0 && a->c->trigger_func)
 				fprintf(stderr, "fhook: %s: flight recorder: a call of %s took %.3f ms "
 					"(the trigger: %.3f ms): dump %u, %.1f MB\n", a->c->cmd,
 					a->c->trigger_func, took / 1e6, a->c->trigger_ns / 1e6,
 					++a->dumps, r / 1e6);
+			else if (r >= 0)
+				fprintf(stderr, "fhook: %s: flight recorder: %s: dump %u, %.1f MB\n",
+					a->c->cmd, a->c->trigger_spec, ++a->dumps, r / 1e6);
 		}
 		if (r >= 0 && cli_dump_req) {
 			cli_dump_req = 0;
@@ -714,6 +775,8 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 		.follow = c->follow, .lossy = c->lossy, .clock = c->clock,
 		.ring_size = c->ring_size, .flight = c->flight,
 		.trigger_func = c->trigger_func, .trigger_ns = c->trigger_ns,
+		.trigger_event = c->trigger_event, .trigger_filter = c->trigger_filter,
+		.nr_trigger_filter = c->nr_trigger_filter,
 		/* -p: c->argv names the program alone; the process's own command line is read */
 		.argv = c->pid ? NULL : c->argv, .pid = c->pid, .cmd = c->cmd,
 	};
@@ -775,14 +838,19 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 		status = wait_program(pid, s, c->cmd);
 	__atomic_store_n(&cli_drain_done, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
-	if (c->trigger_func) {
+	if (c->trigger_func || c->trigger_spec) {
 		uint64_t took;
 
 		/* fired as the program ended: the final dump holds that call */
-		if (ev_session_trigger_fired(s, &took) != da.fired)
+		if (ev_session_trigger_fired(s, &took) == da.fired)
+			;
+		else if (c->trigger_func)
 			fprintf(stderr, "fhook: %s: flight recorder: a call of %s took %.3f ms "
 				"(the trigger: %.3f ms): in the final dump\n", c->cmd,
 				c->trigger_func, took / 1e6, c->trigger_ns / 1e6);
+		else
+			fprintf(stderr, "fhook: %s: flight recorder: %s: in the final dump\n",
+				c->cmd, c->trigger_spec);
 	}
 	ret = ev_session_finish(s, cli_stop_sig ? RF_END_STOPPED : RF_END_OK, 0, end);
 	for (i = 0; i < 4; i++)
@@ -858,6 +926,8 @@ void cli_ev_free(struct cli_ev *c)
 	free(c->libs);
 	free(c->specs);
 	free(c->trigger_func);
+	for (i = 0; i < c->nr_trigger_filter; i++)
+		free(c->trigger_filter[i].s);
 	for (i = 0; i < c->nr_spec_mem; i++)
 		free(c->spec_mem[i]);
 	free(c->spec_mem);

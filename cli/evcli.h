@@ -34,6 +34,10 @@ struct cli_ev {
 	int trigger_sig;		/* --trigger signal:SIG (flight recorder; default SIGUSR2) */
 	char *trigger_func;		/* --trigger FUNC>DURATION */
 	uint64_t trigger_ns;
+	const char *trigger_spec;	/* --trigger 'EVENT if FILTER' */
+	int trigger_event;		/* its event, an index of evs */
+	struct ev_filter_tok trigger_filter[EV_FILTER_MAX];
+	int nr_trigger_filter;
 	char **argv;			/* the program and its arguments */
 	pid_t pid;			/* -p: the running process instead */
 	double duration;		/* --duration: seconds; 0: until Ctrl-C or its exit */

@@ -75,7 +75,7 @@ static void record_usage(FILE *f)
 	fprintf(f,
 		"usage: fhook record [-e SPEC]... [--caller SYM]... [-o PATH] [--lossy]\n"
 		"                    [--clock mono|tsc] [--buffer-size N] [--no-follow]\n"
-		"                    [--flight-recorder[=MB] [--trigger signal:SIG|FUNC>DURATION]]\n"
+		"                    [--flight-recorder[=MB] [--trigger TRIGGER]]\n"
 		"                    [--dry-run] -- PROG [ARGS]\n"
 		"       fhook record -p PID [--duration SECS] [-e SPEC]... [-o PATH] [...]\n"
 		"\n"
@@ -111,6 +111,9 @@ static void record_usage(FILE *f)
 		"  --trigger FUNC>DURATION  also: a call of FUNC (a function with a site) that\n"
 		"                       took DURATION or longer (ns, us, ms, s: 'handle>5ms'),\n"
 		"                       decided at its return\n"
+		"  --trigger 'EVENT if FILTER'  or: EVENT (an -e event) recorded with fields\n"
+		"                       that match FILTER, the kernel's event filter\n"
+		"                       ('req if path ~ \"*.so\" && size > 4096')\n"
 		"\n"
 		"Then: fhook replay PATH (text, json, chrome, graph, perfetto),\n"
 		"fhook report PATH (time per function) and fhook info PATH (what it is).\n"

@@ -6,7 +6,7 @@
 CMD_SRCS += lib/events/parse.c lib/events/parse_args.c lib/events/parse_dwarf.c \
 	lib/events/prog.c lib/events/dwarf.c \
 	lib/events/session.c lib/events/decode.c lib/events/calls.c lib/events/format.c \
-	lib/events/perfetto.c
+	lib/events/perfetto.c lib/events/filter.c
 # C++ names (cxxname.c): libiberty's demangler.
 CMD_SRCS += lib/events/cxxname.c
 # What a recording is (RF_INFO): written by the session, read by decode.c.

@@ -247,6 +247,11 @@ static int desc_text(const struct ev_session_opts *o, char **text, size_t *len)
 			goto out;
 		}
 	}
+	/* (borrowed: taken back before the free) */
+	if (o->nr_trigger_filter && o->trigger_event >= 0 && o->trigger_event < o->nr_evs) {
+		d.evs[o->trigger_event].filter = (struct ev_filter_tok *)o->trigger_filter;
+		d.evs[o->trigger_event].nr_filter = o->nr_trigger_filter;
+	}
 	d.callers = o->callers;
 	d.nr_callers = o->nr_callers;
 	m = open_memstream(text, len);
@@ -259,6 +264,10 @@ static int desc_text(const struct ev_session_opts *o, char **text, size_t *len)
 	d.callers = NULL;
 	d.nr_callers = 0;
 out:
+	if (o->nr_trigger_filter && o->trigger_event >= 0 && o->trigger_event < d.nr_evs) {
+		d.evs[o->trigger_event].filter = NULL;
+		d.evs[o->trigger_event].nr_filter = 0;
+	}
 	ev_desc_free(&d);
 	if (r) {
 		free(*text);

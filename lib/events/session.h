@@ -15,6 +15,7 @@
 #include <fhook/internal/events.h>
 
 #include "recfile.h"
+#include "recorder/evdesc.h"
 
 /*
  * Where blocks go.  write() gets one block as iovecs (header first) and
@@ -46,6 +47,10 @@ struct ev_session_opts {
 	/* and its duration trigger: a call of @trigger_func taking @trigger_ns or more */
 	const char *trigger_func;
 	uint64_t trigger_ns;
+	/* or its event trigger: event @trigger_event (an index of @evs) matching the filter */
+	int trigger_event;
+	const struct ev_filter_tok *trigger_filter;
+	int nr_trigger_filter;
 };
 
 struct ev_session;

@@ -169,10 +169,27 @@ static int parse_e(struct desc_line *l, struct ev_desc *d)
 	return desc_skip(l) ? -EINVAL : 0;
 }
 
+/* A string as hex bytes, or "-": decoded in place. */
+static int unhex(char *w)
+{
+	size_t k, n = strlen(w);
+
+	if (n % 2)
+		return -EINVAL;
+	for (k = 0; k < n / 2; k++) {
+		int hi = hexval(w[2 * k]), lo = hexval(w[2 * k + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		w[k] = (char)(hi << 4 | lo);
+	}
+	w[n / 2] = 0;
+	return 0;
+}
+
 static int parse_insn(struct desc_line *l, struct fhook_fetch_insn *in)
 {
 	int lsh, rsh, bs, err = 0;
-	size_t k, n;
 	char *data;
 
 	if (!desc_int(l, 0, INT_MAX, &in->op) || !desc_long(l, LONG_MIN, LONG_MAX, &in->param) ||
@@ -188,22 +205,10 @@ static int parse_insn(struct desc_line *l, struct fhook_fetch_insn *in)
 		free(data);
 		return 0;
 	}
-	n = strlen(data);
-	if (n % 2) {
+	if (unhex(data)) {
 		free(data);
 		return -EINVAL;
 	}
-	/* decoded in place: the bytes are half as many as their digits */
-	for (k = 0; k < n / 2; k++) {
-		int hi = hexval(data[2 * k]), lo = hexval(data[2 * k + 1]);
-
-		if (hi < 0 || lo < 0) {
-			free(data);
-			return -EINVAL;
-		}
-		data[k] = (char)(hi << 4 | lo);
-	}
-	data[n / 2] = 0;
 	in->data = data;
 	return 0;
 }
@@ -237,6 +242,54 @@ static int parse_a(struct desc_line *l, struct ev_desc_event *e)
 	if (done + 1 == want)
 		e->nr_args = want;
 	return 0;
+}
+
+/*
+ * F: a filter, checked as a program: every operation has its operands,
+ * and one truth value is left.
+ */
+static int parse_f(struct desc_line *l, struct ev_desc_event *e)
+{
+	int n, i, depth = 0, r;
+	long v;
+
+	if (e->filter || !desc_int(l, 1, EV_FILTER_MAX, &n))
+		return -EINVAL;
+	e->filter = calloc(n, sizeof(*e->filter));
+	if (!e->filter)
+		return -ENOMEM;
+	e->nr_filter = n;
+	for (i = 0; i < n; i++) {
+		struct ev_filter_tok *t = &e->filter[i];
+
+		if (!desc_int(l, 0, EV_FOP_NR - 1, &t->op) || !desc_long(l, LONG_MIN, LONG_MAX, &v))
+			return -EINVAL;
+		t->v = v;
+		if ((r = desc_opt(l, false, &t->s)))
+			return r;
+		if (t->s && unhex(t->s))
+			return -EINVAL;
+		switch (t->op) {
+		case EV_FOP_FIELD:
+			if (v < 0 || v >= e->nr_args)
+				return -EINVAL;
+			depth++;
+			break;
+		case EV_FOP_NUM:
+		case EV_FOP_STR:	/* (no string: "") */
+			depth++;
+			break;
+		case EV_FOP_NOT:
+			if (depth < 1)
+				return -EINVAL;
+			break;
+		default:
+			if (depth < 2)
+				return -EINVAL;
+			depth--;
+		}
+	}
+	return depth == 1 && !desc_skip(l) ? 0 : -EINVAL;
 }
 
 static int parse_k(struct desc_line *l, struct ev_desc_event *e)
@@ -287,6 +340,9 @@ static int parse_line(struct desc_line *l, struct ev_desc *d)
 		return e ? parse_a(l, e) : -EINVAL;
 	case 'K':
 		return e ? parse_k(l, e) : -EINVAL;
+	case 'F':
+		/* after the event's arguments, which it names */
+		return e && e->nr_args >= 0 ? parse_f(l, e) : -EINVAL;
 	case 'T':
 		return e ? add_word(l, (char ***)&e->targets, &e->nr_targets) : -EINVAL;
 	case 'C':
@@ -345,6 +401,9 @@ void ev_desc_free(struct ev_desc *d)
 		for (k = 0; k < e->nr_targets; k++)
 			free((char *)e->targets[k]);
 		free(e->targets);
+		for (k = 0; k < e->nr_filter; k++)
+			free(e->filter[k].s);
+		free(e->filter);
 	}
 	free(d->evs);
 	for (i = 0; i < d->nr_callers; i++)

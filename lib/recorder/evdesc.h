@@ -11,10 +11,11 @@
  *   K offset link_addr module|- path|-   a kprobe event's place (path: the rest of the line)
  *   T symbol                             the symbols a C++ name of an fprobe event matched
  *   A type count name nops [op param lshift rshift basesize data|-]...
+ *   F n [op value string|-]...           the trigger's filter on the event (postfix)
  *   C symbol                             a caller the events are filtered on
  *
- * K, T and A lines belong to the E line before them, A lines in argument
- * order.  Numbers are decimal but link_addr (hex); a fetch instruction's
+ * K, T, A and F lines belong to the E line before them, A lines in
+ * argument order.  Numbers are decimal but link_addr (hex); a fetch instruction's
  * data is hex bytes, "-" for none.  The parser uses no sscanf(): a traced
  * process pays only for the code it runs (vfscanf and the locale tables
  * are pages of libc it would fault in for this alone).
@@ -36,6 +37,30 @@ struct ev_desc_arg {
 	struct fhook_fetch_insn code[FHOOK_EV_FETCH_INSN_MAX];
 };
 
+/*
+ * A filter on an event's fields (the kernel's event filter, "len > 4096
+ * && name ~ "*.so""), compiled by the command into a postfix program of
+ * predicates: FIELD VALUE OP, joined by AND, OR, NOT.
+ */
+enum ev_filter_op {
+	EV_FOP_FIELD,		/* the value of argument @v */
+	EV_FOP_NUM,		/* the number @v */
+	EV_FOP_STR,		/* the string @s */
+	EV_FOP_EQ, EV_FOP_NE, EV_FOP_LT, EV_FOP_LE, EV_FOP_GT, EV_FOP_GE,
+	EV_FOP_BAND,		/* (field & value) != 0 */
+	EV_FOP_GLOB,		/* a string field matches the glob @s */
+	EV_FOP_AND, EV_FOP_OR, EV_FOP_NOT,
+	EV_FOP_NR
+};
+
+#define EV_FILTER_MAX	64	/* tokens of one filter */
+
+struct ev_filter_tok {
+	int op;			/* EV_FOP_* */
+	long long v;
+	char *s;
+};
+
 struct ev_desc_event {
 	unsigned int id;		/* its index */
 	bool is_return;
@@ -53,6 +78,9 @@ struct ev_desc_event {
 	unsigned long offset;
 	char *path;			/* the file SYM is in, as the command found it, or NULL */
 	unsigned long link_addr;	/* and its link-time address there */
+	/* a filter whose match fires the flight recorder's trigger */
+	int nr_filter;
+	struct ev_filter_tok *filter;
 	/* the recorder's own, not in the text: a symbol not found in the process */
 	bool unresolved;
 };

@@ -9,16 +9,22 @@
 
 #include "evdesc.h"
 
-static void write_insn(FILE *out, const struct fhook_fetch_insn *in)
+/* A string as hex bytes, "-" for none. */
+static void write_hex(FILE *out, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)in->data;
+	const unsigned char *s = (const unsigned char *)str;
 
-	fprintf(out, " %d %ld %u %u %u ", in->op, in->param, in->lshift, in->rshift,
-		in->basesize);
 	if (!s || !*s)
 		fputc('-', out);
 	for (; s && *s; s++)
 		fprintf(out, "%02x", *s);
+}
+
+static void write_insn(FILE *out, const struct fhook_fetch_insn *in)
+{
+	fprintf(out, " %d %ld %u %u %u ", in->op, in->param, in->lshift, in->rshift,
+		in->basesize);
+	write_hex(out, in->data);
 }
 
 int ev_desc_write(FILE *out, const struct ev_desc *d)
@@ -43,6 +49,14 @@ int ev_desc_write(FILE *out, const struct ev_desc *d)
 			fprintf(out, "A %d %u %s %d", a->type, a->count, a->name, a->nops);
 			for (k = 0; k < a->nops; k++)
 				write_insn(out, &a->code[k]);
+			fputc('\n', out);
+		}
+		if (e->nr_filter) {
+			fprintf(out, "F %d", e->nr_filter);
+			for (j = 0; j < e->nr_filter; j++) {
+				fprintf(out, " %d %lld ", e->filter[j].op, e->filter[j].v);
+				write_hex(out, e->filter[j].s);
+			}
 			fputc('\n', out);
 		}
 	}

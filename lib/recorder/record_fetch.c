@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "record.h"
+#include "record_trigger.h"
 
 static int safe_read(void *dst, unsigned long src, size_t len)
 {
@@ -189,6 +190,7 @@ void fhook_rec_record(struct ev_desc_event *e, unsigned long ip, uint64_t w1,
 		      struct ftrace_regs *fregs, unsigned long *entry)
 {
 	unsigned char buf[8 + 8 + EV_REC_MAX + 8 + EV_STR_MAX] __attribute__((aligned(8)));
+	uint16_t offs[FHOOK_EV_MAX_TRACE_ARGS];
 	struct rec_thread *t;
 	size_t len = 8;
 	uint64_t *p, flags = 0;
@@ -202,6 +204,7 @@ void fhook_rec_record(struct ev_desc_event *e, unsigned long ip, uint64_t w1,
 		flags |= EV_W2_IP;
 	}
 	for (i = 0; i < e->nr_args; i++) {
+		offs[i] = (uint16_t)len;
 		/* an exit the unwinder caused has no registers: its values are faults */
 		w = fregs ? run_fetch(&e->args[i], fregs, entry, t->ring, buf + len,
 				      8 + EV_REC_MAX - len)
@@ -220,6 +223,9 @@ void fhook_rec_record(struct ev_desc_event *e, unsigned long ip, uint64_t w1,
 	memcpy(p + 2, buf, len);
 	commit(t, (uint32_t)len + 16);
 	rec_set_limit(t, fhook_rec_limit(t));
+	/* the flight recorder's event trigger, decided once the record is in the ring */
+	if (e->nr_filter && fhook_rec_filter_match(e, buf, offs))
+		fhook_rec_trigger_fire(fhook_rec_shm, 0);
 }
 
 struct base_arg {

@@ -52,13 +52,17 @@ static void trig_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 	if (!fregs)
 		return;
 	took = trig_now() - *(uint64_t *)data;
-	if (took < trig_ns)
-		return;
-	__atomic_store_n(&trig_shm->trigger_took_ns, took, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&trig_shm->trigger_fired, 1, __ATOMIC_RELEASE);
+	if (took >= trig_ns)
+		fhook_rec_trigger_fire(trig_shm, took);
+}
+
+void fhook_rec_trigger_fire(struct ev_shm *shm, uint64_t took_ns)
+{
+	__atomic_store_n(&shm->trigger_took_ns, took_ns, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&shm->trigger_fired, 1, __ATOMIC_RELEASE);
 	/* the command's drain thread sleeps on this word */
-	__atomic_add_fetch(&trig_shm->wake, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &trig_shm->wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+	__atomic_add_fetch(&shm->wake, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &shm->wake, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 void fhook_rec_trigger_arm(struct ev_shm *shm, FILE *err)
