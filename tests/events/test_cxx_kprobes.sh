@@ -6,7 +6,9 @@
 # arguments; a name of several overloads is the kernel's "The symbol is
 # not unique" and the command lists them; void functions lose $retval;
 # fprobe globs of C++ names with $arg* on the same program built with
-# sites; record + replay the same.  Exact lines throughout.
+# sites; record + replay the same; and a whole C++ program without sites,
+# exceptions thrown through it, recorded through kprobes with the call
+# tree its sited build gives.  Exact lines throughout.
 set -o pipefail
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 F=$PWD/build/fhook
@@ -110,3 +112,33 @@ kps: geo__Box_long___get__const__exit: (main+OFF <- geo::Box<long>::get) this=AD
 kps: geo__Box_int___get__const__exit: (main+OFF <- geo::Box<int>::get) this=ADDR arg2=4"
 check f_glob_void_said eq "$(grep -c '1 of 6 functions return void' "$T/err")" 1
 
+
+# ---- a whole C++ program without sites, exceptions thrown through it:
+# recorded through kprobes (every function), the call tree the sited build gives
+tree() {	# main's call tree, without times or thread ids
+	"$F" replay --format graph "$1" |
+		sed -E 's/^ *[0-9]+\.[0-9]+ +([0-9.]+ [un]?s)? *\[ *[0-9]+\] \| //' |
+		awk 'match($0, /^ *main\(\) \{/) { on = 1; ind = index($0, "m") - 1 }
+		     on { print substr($0, ind + 1) }'
+}
+g++ -std=gnu++17 -O1 -g -o "$T/cxx_plain" tests/events/cxx_prog.cc || exit 2
+timeout 60 "$F" record -o "$T/k.rec" -- "$T/cxx_plain" throw > "$T/out" 2> "$T/err"
+check whole_status eq "$?: $(cat "$T/out")" "0: caught deep
+34"
+check whole_said eq "$(grep -c 'has no patchable sites: recording its [0-9]* functions through kprobes' \
+	"$T/err")" 1
+timeout 60 "$F" record -o "$T/s.rec" -- build/tests/events/cxx_prog_gcc throw > /dev/null 2>&1
+check whole_tree_as_sites eq "$(tree "$T/k.rec")" "$(tree "$T/s.rec")"
+check whole_tree eq "$(tree "$T/k.rec")" "main() {
+  geo::Rect::area();
+  geo::scale(double, int);
+  geo::scale(long, int);
+  geo::check() {
+    geo::check() {
+      geo::check() {
+        geo::check() {
+        } /* unwound: geo::check */
+      } /* unwound: geo::check */
+    } /* unwound: geo::check */
+  } /* unwound: geo::check */
+} /* main */"
