@@ -25,3 +25,9 @@ TEST_TARGETS += $(B)/tests/kprobes/kpgone_a.so $(B)/tests/kprobes/kpgone_b.so
 $(B)/tests/kprobes/kpgone_%.so: tests/kprobes/kpgone_%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -fPIC -shared -o $@ $<
+
+# aarch64: a probe on each class of instruction (kp_a64.S), run by `make test-aarch64`
+$(B)/tests/kprobes/test_kprobes_a64: tests/kprobes/test_kprobes_a64.c tests/kprobes/kp_a64.S \
+		tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< tests/kprobes/kp_a64.S $(TEST_LDFLAGS)

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * aarch64 functions with one instruction of each class a kprobe treats
+ * apart, each at a global label (kpa_*_at) for the test to probe:
+ * out-of-line ones, and the pc-relative ones that are simulated.  No
+ * fhook site: every probe here is a brk.
+ */
+	.text
+	.p2align 2
+
+#define FUNC(name)	.globl name; .type name, %function; name:
+#define AT(name)	.globl name; name:
+#define END(name)	.size name, . - name
+
+/* x0 + 3: "bti c" (the landing pad), an add, a ret */
+FUNC(kpa_add)
+AT(kpa_add_bti)
+	hint	#34			/* bti c */
+AT(kpa_add_at)
+	add	x0, x0, #3
+AT(kpa_add_ret)
+	ret
+END(kpa_add)
+
+/* the address of kpa_data, by adr */
+FUNC(kpa_adr)
+AT(kpa_adr_at)
+	adr	x0, kpa_near
+	ret
+END(kpa_adr)
+	.globl kpa_near
+kpa_near:
+	.word	0
+
+/* the address of kpa_data, by adrp + add */
+FUNC(kpa_adrp)
+AT(kpa_adrp_at)
+	adrp	x0, kpa_data
+	add	x0, x0, :lo12:kpa_data
+	ret
+END(kpa_adrp)
+
+/* literal loads: 0xdeadbeef (w, zero-extended), a doubleword, -5 (sw) */
+FUNC(kpa_ldr_w)
+AT(kpa_ldr_w_at)
+	ldr	w0, 1f
+	ret
+	.p2align 3
+1:	.word	0xdeadbeef, 0x11111111
+END(kpa_ldr_w)
+
+FUNC(kpa_ldr_x)
+AT(kpa_ldr_x_at)
+	ldr	x0, 1f
+	ret
+	.p2align 3
+1:	.quad	0x0123456789abcdef
+END(kpa_ldr_x)
+
+FUNC(kpa_ldrsw)
+AT(kpa_ldrsw_at)
+	ldrsw	x0, 1f
+	ret
+	.p2align 2
+1:	.word	-5
+END(kpa_ldrsw)
+
+/* simd literal loads, the register read back whole (the upper part zeroed) */
+FUNC(kpa_ldr_s)
+	movi	v0.2d, #0xffffffffffffffff
+AT(kpa_ldr_s_at)
+	ldr	s0, 1f
+	mov	x0, v0.d[0]
+	mov	x1, v0.d[1]
+	eor	x0, x0, x1
+	ret
+	.p2align 2
+1:	.word	0x40490fdb
+END(kpa_ldr_s)
+
+FUNC(kpa_ldr_d)
+	movi	v0.2d, #0xffffffffffffffff
+AT(kpa_ldr_d_at)
+	ldr	d0, 1f
+	mov	x0, v0.d[0]
+	mov	x1, v0.d[1]
+	eor	x0, x0, x1
+	ret
+	.p2align 3
+1:	.quad	0x400921fb54442d18
+END(kpa_ldr_d)
+
+FUNC(kpa_ldr_q)
+AT(kpa_ldr_q_at)
+	ldr	q0, 1f
+	mov	x0, v0.d[0]
+	mov	x1, v0.d[1]
+	eor	x0, x0, x1, lsl #1
+	ret
+	.p2align 4
+1:	.quad	0x1111222233334444, 0x0101010101010101
+END(kpa_ldr_q)
+
+/* a prefetch of a literal: nothing to see but that the function goes on */
+FUNC(kpa_prfm)
+AT(kpa_prfm_at)
+	prfm	pldl1keep, 1f
+	mov	x0, #7
+	ret
+1:	.word	0
+END(kpa_prfm)
+
+/* b: 2 */
+FUNC(kpa_b)
+AT(kpa_b_at)
+	b	1f
+	mov	x0, #1
+	ret
+1:	mov	x0, #2
+	ret
+END(kpa_b)
+
+/* bl: x0 + 10, through a call */
+FUNC(kpa_bl)
+	hint	#34
+	stp	x29, x30, [sp, #-16]!
+	mov	x29, sp
+AT(kpa_bl_at)
+	bl	kpa_callee
+	ldp	x29, x30, [sp], #16
+	ret
+END(kpa_bl)
+
+FUNC(kpa_callee)
+	hint	#34
+	add	x0, x0, #10
+	ret
+END(kpa_callee)
+
+/* b.cond: 200 for x0 < 5 (signed), else 100 */
+FUNC(kpa_bcond)
+	cmp	x0, #5
+AT(kpa_bcond_at)
+	b.lt	1f
+	mov	x0, #100
+	ret
+1:	mov	x0, #200
+	ret
+END(kpa_bcond)
+
+/* cbz x0: 20 if zero, else 10 */
+FUNC(kpa_cbz)
+AT(kpa_cbz_at)
+	cbz	x0, 1f
+	mov	x0, #10
+	ret
+1:	mov	x0, #20
+	ret
+END(kpa_cbz)
+
+/* cbnz w0 (the low 32 bits): 30 if they are not zero, else 40 */
+FUNC(kpa_cbnz_w)
+AT(kpa_cbnz_w_at)
+	cbnz	w0, 1f
+	mov	x0, #40
+	ret
+1:	mov	x0, #30
+	ret
+END(kpa_cbnz_w)
+
+/* tbz x0, #33: 50 if bit 33 is clear, else 60 */
+FUNC(kpa_tbz)
+AT(kpa_tbz_at)
+	tbz	x0, #33, 1f
+	mov	x0, #60
+	ret
+1:	mov	x0, #50
+	ret
+END(kpa_tbz)
+
+/* tbnz w0, #3: 70 if bit 3 is set, else 80 */
+FUNC(kpa_tbnz)
+AT(kpa_tbnz_at)
+	tbnz	w0, #3, 1f
+	mov	x0, #80
+	ret
+1:	mov	x0, #70
+	ret
+END(kpa_tbnz)
+
+/* br x16: 42 */
+FUNC(kpa_br)
+	adr	x16, 1f
+AT(kpa_br_at)
+	br	x16
+	mov	x0, #1
+	ret
+1:	hint	#38			/* bti jc */
+	mov	x0, #42
+	ret
+END(kpa_br)
+
+/* blr x1: x0 + 10, through a call; blr x30 would read x30 before it changes */
+FUNC(kpa_blr)
+	hint	#34
+	stp	x29, x30, [sp, #-16]!
+	mov	x29, sp
+	adr	x1, kpa_callee
+AT(kpa_blr_at)
+	blr	x1
+	ldp	x29, x30, [sp], #16
+	ret
+END(kpa_blr)
+
+/* refused: an exclusive pair (x0: a counter to increment), and svc */
+FUNC(kpa_excl)
+AT(kpa_excl_ldxr)
+1:	ldxr	x1, [x0]
+AT(kpa_excl_add)
+	add	x1, x1, #1
+AT(kpa_excl_stxr)
+	stxr	w2, x1, [x0]
+	cbnz	w2, 1b
+AT(kpa_excl_after)
+	mov	x0, x1
+	ret
+END(kpa_excl)
+
+FUNC(kpa_svc)
+	mov	x8, #172		/* getpid */
+AT(kpa_svc_at)
+	svc	#0
+	ret
+END(kpa_svc)
+
+	.data
+	.p2align 3
+	.globl kpa_data
+kpa_data:
+	.quad	0
+	.section .note.GNU-stack, "", %progbits

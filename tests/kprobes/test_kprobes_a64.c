@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * kprobes on aarch64: a brk on each class of instruction of kp_a64.S, the
+ * ones run out of line and the pc-relative ones simulated.  Each probed
+ * function must return what it returns unprobed, the pre_handler must see
+ * the probed address and the registers as they are there, and the
+ * instructions a trap would break are refused with -EILSEQ.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fhook/kprobes.h>
+
+#include "../check.h"
+
+typedef unsigned long (*fn_t)(unsigned long);
+
+#define DECL(f)	extern unsigned long f(unsigned long); extern char f##_at[]
+DECL(kpa_adr); DECL(kpa_adrp); DECL(kpa_ldr_w); DECL(kpa_ldr_x); DECL(kpa_ldrsw);
+DECL(kpa_ldr_s); DECL(kpa_ldr_d); DECL(kpa_ldr_q); DECL(kpa_prfm); DECL(kpa_b);
+DECL(kpa_bl); DECL(kpa_bcond); DECL(kpa_cbz); DECL(kpa_cbnz_w); DECL(kpa_tbz);
+DECL(kpa_tbnz); DECL(kpa_br); DECL(kpa_blr); DECL(kpa_add); DECL(kpa_svc);
+extern char kpa_add_bti[], kpa_add_ret[], kpa_near[], kpa_data[];
+extern char kpa_excl_ldxr[], kpa_excl_add[], kpa_excl_stxr[], kpa_excl_after[];
+extern unsigned long kpa_excl(unsigned long *counter);
+
+static unsigned long hits, seen_pc, seen_x0, post_hits, post_pc, post_x0;
+
+static int pre(struct kprobe *p, struct pt_regs *regs)
+{
+	(void)p;
+	__atomic_add_fetch(&hits, 1, __ATOMIC_RELAXED);
+	seen_pc = regs->pc;
+	seen_x0 = regs->regs[0];
+	return 0;
+}
+
+static void post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	(void)p;
+	(void)flags;
+	post_hits++;
+	post_pc = regs->pc;
+	post_x0 = regs->regs[0];
+}
+
+struct insn_case {
+	const char *name;
+	char *at;
+	fn_t fn;
+	unsigned long in[3];
+	int nr_in;
+	bool x0_is_result;	/* at the probe, x0 holds the result already */
+};
+
+#define C(n, f, ...)	{ n, (char *)f##_at, f, { __VA_ARGS__ }, \
+			  (int)(sizeof((unsigned long[]){ __VA_ARGS__ }) / sizeof(unsigned long)), false }
+
+static const struct insn_case insn_cases[] = {
+	{ "bti_c", kpa_add_bti, kpa_add, { 1, 100 }, 2, false },
+	C("add", kpa_add, 1, 100),
+	{ "ret", kpa_add_ret, kpa_add, { 1, 100 }, 2, true },
+	C("adr", kpa_adr, 0),
+	C("adrp", kpa_adrp, 0),
+	C("ldr_w", kpa_ldr_w, 0),
+	C("ldr_x", kpa_ldr_x, 0),
+	C("ldrsw", kpa_ldrsw, 0),
+	C("ldr_s", kpa_ldr_s, 0),
+	C("ldr_d", kpa_ldr_d, 0),
+	C("ldr_q", kpa_ldr_q, 0),
+	C("prfm", kpa_prfm, 0),
+	C("b", kpa_b, 0),
+	C("bl", kpa_bl, 1, 32),
+	C("b_cond", kpa_bcond, 3, 7, (unsigned long)-1),
+	C("cbz", kpa_cbz, 0, 5),
+	C("cbnz_w", kpa_cbnz_w, 0, 0x100000000UL, 0x100000001UL),
+	C("tbz", kpa_tbz, 1UL << 33, 0),
+	C("tbnz_w", kpa_tbnz, 8, 0x100000000UL),
+	C("br", kpa_br, 0),
+	C("blr", kpa_blr, 1, 2),
+};
+
+/* what the functions return unprobed, known without running them */
+static void case_unprobed(void)
+{
+	CHECK_EQ(kpa_adr(0), (unsigned long)kpa_near, "adr_value");
+	CHECK_EQ(kpa_adrp(0), (unsigned long)kpa_data, "adrp_value");
+	CHECK_EQ(kpa_ldr_w(0), 0xdeadbeefUL, "ldr_w_value");
+	CHECK_EQ(kpa_ldr_x(0), 0x0123456789abcdefUL, "ldr_x_value");
+	CHECK_EQ(kpa_ldrsw(0), -5, "ldrsw_value");
+	CHECK_EQ(kpa_ldr_s(0), 0x40490fdbUL, "ldr_s_value");
+	CHECK_EQ(kpa_ldr_d(0), 0x400921fb54442d18UL, "ldr_d_value");
+	CHECK_EQ(kpa_ldr_q(0), 0x1111222233334444UL ^ 0x0202020202020202UL, "ldr_q_value");
+	CHECK_EQ(kpa_bcond(3), 200, "b_cond_taken");
+	CHECK_EQ(kpa_bcond(7), 100, "b_cond_not_taken");
+	CHECK_EQ(kpa_cbnz_w(0x100000000UL), 40, "cbnz_w_low_half");
+	CHECK_EQ(kpa_tbz(1UL << 33), 60, "tbz_bit_set");
+	CHECK_EQ(kpa_blr(1), 11, "blr_value");
+}
+
+/* each class probed: results as unprobed, one hit per call, the pc and x0 seen */
+static void case_classes(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(insn_cases) / sizeof(insn_cases[0]); i++) {
+		const struct insn_case *c = &insn_cases[i];
+		struct kprobe p = { .addr = (kprobe_opcode_t *)c->at, .pre_handler = pre };
+		unsigned long want[3], got[3];
+		char name[96];
+		bool same = true, x0_ok = true;
+		int k, ret;
+
+		for (k = 0; k < c->nr_in; k++)
+			want[k] = c->fn(c->in[k]);
+		hits = 0;
+		ret = register_kprobe(&p);
+		snprintf(name, sizeof(name), "%s_register", c->name);
+		CHECK_EQ(ret, 0, name);
+		if (ret)
+			continue;
+		snprintf(name, sizeof(name), "%s_trap", c->name);
+		CHECK_EQ(kprobe_method(&p, NULL, 0), KPROBE_METHOD_TRAP, name);
+		for (k = 0; k < c->nr_in; k++) {
+			seen_pc = seen_x0 = 0;
+			got[k] = c->fn(c->in[k]);
+			same &= got[k] == want[k];
+			x0_ok &= seen_x0 == (c->x0_is_result ? want[k] : c->in[k]) &&
+				 seen_pc == (unsigned long)c->at;
+		}
+		snprintf(name, sizeof(name), "%s_results", c->name);
+		CHECK(same, name, "probed %#lx, unprobed %#lx (first input)", got[0], want[0]);
+		snprintf(name, sizeof(name), "%s_hits", c->name);
+		CHECK_EQ(hits, c->nr_in, name);
+		snprintf(name, sizeof(name), "%s_regs_seen", c->name);
+		CHECK(x0_ok, name, "pc %#lx (probe %p), x0 %#lx", seen_pc, (void *)c->at,
+		      seen_x0);
+		unregister_kprobe(&p);
+		for (k = 0; k < c->nr_in; k++)
+			same &= c->fn(c->in[k]) == want[k];
+		snprintf(name, sizeof(name), "%s_after_unregister", c->name);
+		CHECK(same && hits == (unsigned long)c->nr_in, name, "hits %lu", hits);
+	}
+}
+
+/* a post_handler: after the copy's return brk, or after a simulation */
+static void case_post(void)
+{
+	struct kprobe p = { .addr = (kprobe_opcode_t *)kpa_add_at, .pre_handler = pre,
+			    .post_handler = post };
+	struct kprobe q = { .addr = (kprobe_opcode_t *)kpa_b_at, .post_handler = post };
+	struct kprobe r = { .addr = (kprobe_opcode_t *)kpa_bcond_at, .post_handler = post };
+
+	hits = post_hits = 0;
+	CHECK_EQ(register_kprobe(&p), 0, "post_register_xol");
+	CHECK_EQ(kpa_add(4), 7, "post_xol_result");
+	CHECK(hits == 1 && post_hits == 1, "post_xol_hits", "pre %lu post %lu", hits, post_hits);
+	CHECK(post_pc == (unsigned long)kpa_add_ret && post_x0 == 7, "post_xol_regs",
+	      "pc %#lx x0 %lu", post_pc, post_x0);
+	unregister_kprobe(&p);
+
+	post_hits = 0;
+	CHECK_EQ(register_kprobe(&q), 0, "post_register_b");
+	CHECK_EQ(kpa_b(0), 2, "post_b_result");
+	CHECK(post_hits == 1 && post_pc == (unsigned long)kpa_b_at + 12, "post_b_regs",
+	      "post %lu pc %#lx", post_hits, post_pc);
+	unregister_kprobe(&q);
+
+	post_hits = 0;
+	CHECK_EQ(register_kprobe(&r), 0, "post_register_b_cond");
+	CHECK(kpa_bcond(1) == 200 && kpa_bcond(9) == 100, "post_b_cond_results", "");
+	CHECK(post_hits == 2 && post_pc == (unsigned long)kpa_bcond_at + 4, "post_b_cond_regs",
+	      "post %lu pc %#lx", post_hits, post_pc);
+	unregister_kprobe(&r);
+	CHECK_EQ(kpa_add(4), 7, "post_after_unregister");
+}
+
+static int set_x0(struct kprobe *p, struct pt_regs *regs)
+{
+	(void)p;
+	regs->regs[0] = 10;
+	return 0;
+}
+
+static int return_now(struct kprobe *p, struct pt_regs *regs)
+{
+	(void)p;
+	regs_return_now(regs, 77);
+	return 1;
+}
+
+/* a pre_handler's changes take effect: a register, and the pc */
+static void case_modify(void)
+{
+	struct kprobe p = { .addr = (kprobe_opcode_t *)kpa_add_at, .pre_handler = set_x0 };
+	struct kprobe q = { .addr = (kprobe_opcode_t *)kpa_add_bti, .pre_handler = return_now };
+
+	CHECK_EQ(register_kprobe(&p), 0, "modify_register");
+	CHECK_EQ(kpa_add(1), 13, "modify_x0");
+	unregister_kprobe(&p);
+	CHECK_EQ(register_kprobe(&q), 0, "return_now_register");
+	CHECK_EQ(kpa_add(1), 77, "return_now");
+	unregister_kprobe(&q);
+	CHECK_EQ(kpa_add(1), 4, "modify_after_unregister");
+}
+
+/* what a trap would break is refused, and the function still works */
+static void case_refused(void)
+{
+	static const struct { const char *name; char *at; } bad[] = {
+		{ "refuse_ldxr", kpa_excl_ldxr },
+		{ "refuse_inside_exclusive", kpa_excl_add },
+		{ "refuse_stxr", kpa_excl_stxr },
+		{ "refuse_svc", kpa_svc_at },
+		{ "refuse_unaligned", kpa_add_at + 2 },
+	};
+	struct kprobe ok = { .addr = (kprobe_opcode_t *)kpa_excl_after, .pre_handler = pre };
+	unsigned long counter = 5;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct kprobe p = { .addr = (kprobe_opcode_t *)bad[i].at, .pre_handler = pre };
+
+		CHECK_EQ(register_kprobe(&p), -EILSEQ, bad[i].name);
+	}
+	hits = 0;
+	CHECK_EQ(register_kprobe(&ok), 0, "after_exclusive_register");
+	CHECK(kpa_excl(&counter) == 6 && counter == 6 && hits == 1, "after_exclusive",
+	      "counter %lu hits %lu", counter, hits);
+	unregister_kprobe(&ok);
+	CHECK_EQ(kpa_svc(0), (unsigned long)getpid(), "svc_unprobed");
+}
+
+static unsigned long ret_hits, ret_value, entry_hits;
+
+static int kret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	(void)ri;
+	(void)regs;
+	entry_hits++;
+	return 0;
+}
+
+static int kret_exit(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	(void)ri;
+	ret_hits++;
+	ret_value = regs_return_value(regs);
+	return 0;
+}
+
+/* kretprobes on functions whose entry is "bti c": a leaf, and one with a call */
+static void case_kretprobe(void)
+{
+	struct kretprobe rp = { .kp.symbol_name = "kpa_add", .handler = kret_exit,
+				.entry_handler = kret_entry };
+	struct kretprobe rq = { .kp.symbol_name = "kpa_bl", .handler = kret_exit };
+	int ret;
+
+	ret_hits = entry_hits = 0;
+	ret = register_kretprobe(&rp);
+	CHECK_EQ(ret, 0, "kretprobe_register_leaf");
+	if (!ret) {
+		CHECK_EQ(kpa_add(5), 8, "kretprobe_leaf_result");
+		CHECK(entry_hits == 1 && ret_hits == 1 && ret_value == 8, "kretprobe_leaf",
+		      "entries %lu returns %lu value %lu", entry_hits, ret_hits, ret_value);
+		unregister_kretprobe(&rp);
+	}
+	ret_hits = 0;
+	ret = register_kretprobe(&rq);
+	CHECK_EQ(ret, 0, "kretprobe_register_call");
+	if (!ret) {
+		CHECK_EQ(kpa_bl(5), 15, "kretprobe_call_result");
+		CHECK_EQ(kpa_bl(6), 16, "kretprobe_call_result2");
+		CHECK(ret_hits == 2 && ret_value == 16, "kretprobe_call",
+		      "returns %lu value %lu", ret_hits, ret_value);
+		unregister_kretprobe(&rq);
+	}
+	CHECK_EQ(kpa_bl(5), 15, "kretprobe_after_unregister");
+}
+
+static volatile int stop;
+static unsigned long worker_calls, worker_wrong;
+
+static void *worker(void *arg)
+{
+	unsigned long i;
+
+	(void)arg;
+	for (i = 0; !stop && i < 50000000; i++) {
+		unsigned long x = i & 0xff;
+
+		if (kpa_add(x) != x + 3 || kpa_bcond(x & 7) != ((x & 7) < 5 ? 200UL : 100UL))
+			worker_wrong++;
+		if (kpa_blr(x) != x + 10)
+			worker_wrong++;
+		worker_calls++;
+	}
+	return NULL;
+}
+
+/* probes placed and removed while another thread runs the probed code */
+static void case_threads(void)
+{
+	char *ats[] = { kpa_add_bti, kpa_add_at, kpa_bcond_at, kpa_blr_at, kpa_add_ret };
+	struct kprobe ps[5];
+	pthread_t t;
+	int round, fails = 0;
+	size_t i;
+
+	stop = 0;
+	hits = 0;
+	pthread_create(&t, NULL, worker, NULL);
+	while (!__atomic_load_n(&worker_calls, __ATOMIC_RELAXED))
+		;
+	for (round = 0; round < 200; round++) {
+		for (i = 0; i < 5; i++) {
+			memset(&ps[i], 0, sizeof(ps[i]));
+			ps[i].addr = (kprobe_opcode_t *)ats[i];
+			ps[i].pre_handler = pre;
+			fails += register_kprobe(&ps[i]) != 0;
+		}
+		for (i = 0; i < 5; i++)
+			unregister_kprobe(&ps[i]);
+	}
+	stop = 1;
+	pthread_join(t, NULL);
+	CHECK_EQ(fails, 0, "threads_registered");
+	CHECK_EQ(worker_wrong, 0, "threads_results");
+	printf("# %lu calls, %lu hits\n", worker_calls, hits);
+	CHECK(worker_calls > 0, "threads_ran", "no call");
+}
+
+static const struct check_case cases[] = {
+	CHECK_CASE(unprobed),
+	CHECK_CASE(classes),
+	CHECK_CASE(post),
+	CHECK_CASE(modify),
+	CHECK_CASE(refused),
+	CHECK_CASE(kretprobe),
+	CHECK_CASE(threads),
+};
+
+int main(void)
+{
+	return check_run_cases(cases);
+}
