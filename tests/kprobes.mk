@@ -31,3 +31,15 @@ $(B)/tests/kprobes/test_kprobes_a64: tests/kprobes/test_kprobes_a64.c tests/kpro
 		tests/check.h $(B)/libfhook.so
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< tests/kprobes/kp_a64.S $(TEST_LDFLAGS)
+
+ifeq ($(ARCH),aarch64)
+TEST_TARGETS += $(B)/tests/kprobes/test_kprobes_a64_pac
+endif
+# ... and built with pointer authentication and BTI landing pads, its text
+# guarded although the C runtime's start files have no BTI note (the linker
+# says so: a warning), so that a brk on "bti c" is reached by a guarded call
+$(B)/tests/kprobes/test_kprobes_a64_pac: tests/kprobes/test_kprobes_a64.c \
+		tests/kprobes/kp_a64.S tests/check.h $(B)/libfhook.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -mbranch-protection=standard -Wl,-z,force-bti -o $@ $< \
+		tests/kprobes/kp_a64.S $(TEST_LDFLAGS)

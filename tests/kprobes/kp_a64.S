@@ -8,12 +8,14 @@
 	.text
 	.p2align 2
 
-#define FUNC(name)	.globl name; .type name, %function; name:
+/* each entry a landing pad: the test calls through pointers, with BTI on in _pac */
+#define FUNC_NOBTI(name)	.globl name; .type name, %function; name:
+#define FUNC(name)	FUNC_NOBTI(name) hint #34
 #define AT(name)	.globl name; name:
 #define END(name)	.size name, . - name
 
 /* x0 + 3: "bti c" (the landing pad), an add, a ret */
-FUNC(kpa_add)
+FUNC_NOBTI(kpa_add)
 AT(kpa_add_bti)
 	hint	#34			/* bti c */
 AT(kpa_add_at)
@@ -122,7 +124,6 @@ END(kpa_b)
 
 /* bl: x0 + 10, through a call */
 FUNC(kpa_bl)
-	hint	#34
 	stp	x29, x30, [sp, #-16]!
 	mov	x29, sp
 AT(kpa_bl_at)
@@ -132,7 +133,6 @@ AT(kpa_bl_at)
 END(kpa_bl)
 
 FUNC(kpa_callee)
-	hint	#34
 	add	x0, x0, #10
 	ret
 END(kpa_callee)
@@ -202,7 +202,6 @@ END(kpa_br)
 
 /* blr x1: x0 + 10, through a call; blr x30 would read x30 before it changes */
 FUNC(kpa_blr)
-	hint	#34
 	stp	x29, x30, [sp, #-16]!
 	mov	x29, sp
 	adr	x1, kpa_callee
@@ -239,3 +238,21 @@ END(kpa_svc)
 kpa_data:
 	.quad	0
 	.section .note.GNU-stack, "", %progbits
+
+/*
+ * Built with -mbranch-protection=standard: say that this code has its
+ * landing pads, or the linker leaves the whole program unguarded.
+ */
+#if defined(__ARM_FEATURE_BTI_DEFAULT)
+	.pushsection .note.gnu.property, "a"
+	.p2align 3
+	.word	4			/* name size */
+	.word	16			/* descriptor size */
+	.word	5			/* NT_GNU_PROPERTY_TYPE_0 */
+	.asciz	"GNU"
+	.word	0xc0000000		/* GNU_PROPERTY_AARCH64_FEATURE_1_AND */
+	.word	4
+	.word	3			/* BTI | PAC */
+	.word	0
+	.popsection
+#endif
