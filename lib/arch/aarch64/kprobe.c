@@ -23,19 +23,24 @@
  */
 #define _GNU_SOURCE
 #include <asm/sigcontext.h>
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include "kprobe.h"
 #include "util/libc.h"
+#include "util/procfile.h"
 
 /* a slot and what the signal handler needs to run its instruction */
 struct a64_slot {
@@ -409,6 +414,103 @@ int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long
 
 /* ---- placing ---- */
 
+#define TRAP_BLOCKED_WAIT_MS	20	/* in total, before -EBUSY */
+
+/*
+ * The id of a thread other than this one with SIGTRAP blocked, or 0.  A
+ * thread that meets a brk so dies: the kernel cannot hold a trap back, it
+ * unblocks the signal and resets its handler.  Masks that block the
+ * signals glibc keeps for itself are a new thread's first moments (every
+ * signal blocked), over soon.
+ */
+static pid_t trap_blocked_thread(char *name, size_t size)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid), found = 0;
+	struct dirent *de;
+	DIR *dir = opendir("/proc/self/task");
+
+	if (!dir)
+		return 0;	/* no /proc: the look is not possible */
+	while (!found && (de = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		char path[64], buf[4096], *p;
+		unsigned long long blk;
+
+		if (tid <= 0 || tid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+		if (fhook_read_small_file(path, buf, sizeof(buf)) <= 0)
+			continue;	/* gone */
+		p = strstr(buf, "\nSigBlk:\t");
+		if (!p)
+			continue;
+		blk = strtoull(p + 9, NULL, 16);
+		if (!(blk & (1ULL << (SIGTRAP - 1))) || (blk & (1ULL << (32 - 1))))
+			continue;
+		found = tid;
+		if (!strncmp(buf, "Name:\t", 6)) {
+			size_t len = strcspn(buf + 6, "\n");
+
+			len = len < size ? len : size - 1;
+			memcpy(name, buf + 6, len);
+			name[len] = 0;
+		}
+	}
+	closedir(dir);
+	return found;
+}
+
+/*
+ * Under an emulator (qemu-user), /proc shows the emulator's threads and
+ * signal masks, not the program's: /proc/self/exe is the program, the
+ * thread's own exe link the emulator.
+ */
+static bool under_emulator(void)
+{
+	static int known;	/* 1: no, 2: yes */
+	char a[PATH_MAX], b[PATH_MAX], path[64];
+	ssize_t n, m;
+
+	if (known)
+		return known == 2;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/exe", (int)syscall(SYS_gettid));
+	n = readlink("/proc/self/exe", a, sizeof(a));
+	m = readlink(path, b, sizeof(b));
+	known = n > 0 && m > 0 && (n != m || memcmp(a, b, (size_t)n)) ? 2 : 1;
+	return known == 2;
+}
+
+static int check_trap_blocked(void)
+{
+	static pid_t reported;
+	struct timespec ts = { 0, 1000 * 1000 };
+	char name[32] = "";
+	pid_t tid;
+	int waited;
+
+#ifdef __SANITIZE_THREAD__
+	/* ThreadSanitizer's own thread blocks every signal and runs no program code */
+	return 0;
+#endif
+	if (__libc_single_threaded || under_emulator())
+		return 0;
+	for (waited = 0;; waited++) {
+		tid = trap_blocked_thread(name, sizeof(name));
+		if (!tid)
+			return 0;
+		if (waited >= TRAP_BLOCKED_WAIT_MS)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	/* once per thread, not once per refused batch */
+	if (tid != reported)
+		fprintf(stderr, "fhook: thread %d (%s) has SIGTRAP blocked (a raw "
+			"rt_sigprocmask, or a ucontext mask): a probe's brk would kill it; "
+			"nothing placed (-EBUSY)\n", (int)tid, name);
+	reported = tid;
+	return -EBUSY;
+}
+
 static void clear_armed(struct fhook_kprobe_slot **slots, size_t nr)
 {
 	size_t i;
@@ -428,6 +530,11 @@ int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr)
 
 	if (!nr)
 		return 0;
+	ret = check_trap_blocked();
+	if (ret) {
+		clear_armed(slots, nr);
+		return ret;
+	}
 	fhook_trap_install();
 	for (i = 0; i < nr; i++) {
 		nr_armed += !slots[i]->armed;
