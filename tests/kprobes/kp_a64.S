@@ -232,6 +232,50 @@ AT(kpa_svc_at)
 	ret
 END(kpa_svc)
 
+/*
+ * Never run: words whose probe is accepted (up to kpa_words_refused: out
+ * of line, or simulated) or refused with -EILSEQ (up to kpa_words_end),
+ * each for its own reason (the exclusive ones last: what follows an
+ * exclusive load is refused for that).
+ */
+	.arch	armv8.5-a
+FUNC(kpa_words)
+	stlr	x0, [x1]
+	ldar	x0, [x1]
+	casp	x0, x1, x2, x3, [x4]
+	ldadd	x0, x1, [x2]
+	mrs	x0, tpidr_el0
+	msr	fpcr, x0
+	dmb	ish
+	paciasp
+	autiasp
+	hint	#36			/* bti j */
+	xpaclri
+	ldr	x0, [x1, #8]
+	stp	x29, x30, [sp, #-16]!
+	ret	x3
+	.globl	kpa_words_refused
+kpa_words_refused:
+	retaa
+	braaz	x0
+	blraa	x0, x1
+	eret
+	hvc	#0
+	brk	#1
+	hlt	#0
+	msr	daifset, #2
+	yield
+	wfe
+	sev
+	.inst	0x00000000		/* udf #0 */
+	.inst	0x02000000		/* unallocated */
+	ldaxp	x0, x1, [x2]
+	stlxr	w0, x1, [x2]
+	ldxrb	w0, [x1]
+	.globl	kpa_words_end
+kpa_words_end:
+END(kpa_words)
+
 	.data
 	.p2align 3
 	.globl kpa_data

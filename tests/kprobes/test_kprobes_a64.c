@@ -32,6 +32,7 @@ DECL(kpa_tbnz); DECL(kpa_br); DECL(kpa_blr); DECL(kpa_add); DECL(kpa_svc);
 extern char kpa_add_bti[], kpa_add_ret[], kpa_near[], kpa_data[];
 extern char kpa_excl_ldxr[], kpa_excl_add[], kpa_excl_stxr[], kpa_excl_after[];
 extern unsigned long kpa_excl(unsigned long *counter);
+extern uint32_t kpa_words[], kpa_words_refused[], kpa_words_end[];
 
 static unsigned long hits, seen_pc, seen_x0, post_hits, post_pc, post_x0;
 
@@ -240,6 +241,31 @@ static void case_refused(void)
 	CHECK_EQ(kpa_svc(0), (unsigned long)getpid(), "svc_unprobed");
 }
 
+/* each word of kpa_words: accepted, or refused with -EILSEQ (none is run) */
+static void case_decode(void)
+{
+	int accepted = 0, refused = 0, wrong = 0;
+	uint32_t *w;
+
+	for (w = kpa_words; w < kpa_words_end; w++) {
+		struct kprobe p = { .addr = (kprobe_opcode_t *)w, .pre_handler = pre };
+		int want = w < kpa_words_refused ? 0 : -EILSEQ, ret = register_kprobe(&p);
+
+		if (ret != want) {
+			printf("# word %#010x at +%ld: %d, expected %d\n", *w,
+			       (long)(w - kpa_words) * 4, ret, want);
+			wrong++;
+		}
+		if (!ret)
+			unregister_kprobe(&p);
+		accepted += !ret;
+		refused += ret == -EILSEQ;
+	}
+	CHECK_EQ(wrong, 0, "decode_words");
+	CHECK_EQ(accepted, kpa_words_refused - kpa_words, "decode_accepted");
+	CHECK_EQ(refused, kpa_words_end - kpa_words_refused, "decode_refused");
+}
+
 static unsigned long ret_hits, ret_value, entry_hits;
 
 static int kret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -404,6 +430,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(post),
 	CHECK_CASE(modify),
 	CHECK_CASE(refused),
+	CHECK_CASE(decode),
 	CHECK_CASE(kretprobe),
 	CHECK_CASE(threads),
 	CHECK_CASE(trap_blocked),
