@@ -44,6 +44,7 @@ fprobe/test_fprobe_pac fprobe/test_unwind_sampled_pac fprobe/test_unregister_str
 fprobe/test_progs_pac fprobe/test_exit_on_unwind_pac fprobe/test_coroutines_pac
 fprobe/test_graph_pac livepatch/test_redirect_pac livepatch/test_inject_pac
 kprobes/test_kprobes_a64 kprobes/test_kprobes_a64_pac kprobes/test_kprobe_gone
+kprobes/test_kretprobes kprobes/test_kprobes_stress
 "
 # what those programs load, built with them
 EXTRA_TARGETS="kprobes/kpgone_a.so kprobes/kpgone_b.so"
@@ -55,8 +56,6 @@ events/test_cxxname_unit/set_speed:a budget of native CPU time (qemu-user emulat
 SKIPS="
 attach/:ptrace is not implemented by qemu-user (attach needs a kernel running arm64 code)
 kprobes/test_kprobes:x86-64 functions and registers (kp_funcs.S; aarch64's: test_kprobes_a64)
-kprobes/test_kretprobes:x86-64 functions and registers (kp_funcs.S)
-kprobes/test_kprobes_stress:x86-64 functions (kp_funcs.S)
 events/ but its unit tests:the recorder and the fhook command are not built for aarch64 yet
 core/test_ipmod:x86-64 generated IPMODIFY copies
 core/test_general_regs:x86-64 handler scans (vecscan)
