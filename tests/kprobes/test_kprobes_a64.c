@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -424,6 +425,41 @@ static void case_trap_blocked(void)
 	pthread_join(t, NULL);
 }
 
+/*
+ * The longest SVE vectors: the signal frame's SVE record no longer fits
+ * and goes to its extra space, from which sigreturn restores the Z
+ * registers, so a simulated vector load must be written there too.
+ */
+static void case_sve_long(void)
+{
+	static const struct { const char *name; char *at; fn_t fn; } loads[] = {
+		{ "sve_ldr_s", kpa_ldr_s_at, kpa_ldr_s },
+		{ "sve_ldr_d", kpa_ldr_d_at, kpa_ldr_d },
+		{ "sve_ldr_q", kpa_ldr_q_at, kpa_ldr_q },
+	};
+	size_t i;
+	int vl = prctl(PR_SVE_GET_VL, 0, 0, 0, 0);
+
+	if (vl < 0 || prctl(PR_SVE_SET_VL, 256, 0, 0, 0) < 0) {
+		printf("SKIP sve_long: no SVE\n");
+		return;
+	}
+	printf("# vector length %d bytes\n", prctl(PR_SVE_GET_VL, 0, 0, 0, 0) & 0xffff);
+	for (i = 0; i < sizeof(loads) / sizeof(loads[0]); i++) {
+		struct kprobe p = { .addr = (kprobe_opcode_t *)loads[i].at, .pre_handler = pre };
+		unsigned long want = loads[i].fn(0);
+
+		hits = 0;
+		if (register_kprobe(&p)) {
+			CHECK(0, loads[i].name, "register_kprobe failed");
+			continue;
+		}
+		CHECK(loads[i].fn(0) == want && hits == 1, loads[i].name, "hits %lu", hits);
+		unregister_kprobe(&p);
+	}
+	prctl(PR_SVE_SET_VL, vl & 0xffff, 0, 0, 0);
+}
+
 static const struct check_case cases[] = {
 	CHECK_CASE(unprobed),
 	CHECK_CASE(classes),
@@ -434,6 +470,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(kretprobe),
 	CHECK_CASE(threads),
 	CHECK_CASE(trap_blocked),
+	CHECK_CASE(sve_long),
 };
 
 int main(void)

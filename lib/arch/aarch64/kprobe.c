@@ -638,6 +638,13 @@ static void frame_vec(ucontext_t *uc, struct frame_vec *fv)
 				fv->z = p + SVE_SIG_ZREG_OFFSET(vq, 0);
 				fv->zlen = SVE_SIG_ZREG_SIZE(vq);
 			}
+		} else if (h->magic == EXTRA_MAGIC && h->size >= sizeof(struct extra_context)) {
+			/* the records that did not fit (long SVE vectors) go on there */
+			struct extra_context *x = (struct extra_context *)p;
+
+			p = (unsigned char *)(unsigned long)x->datap;
+			end = p + x->size;
+			continue;
 		}
 		p += h->size;
 	}
