@@ -211,6 +211,22 @@ AT(kpa_blr_at)
 	ret
 END(kpa_blr)
 
+/*
+ * paciasp first: x0 + 10 through a call, its return address signed and
+ * authenticated (pointer authentication on: a copy run out of line must
+ * sign it with the same stack pointer)
+ */
+FUNC_NOBTI(kpa_pac)
+AT(kpa_pac_at)
+	hint	#25			/* paciasp: a landing pad too */
+	stp	x29, x30, [sp, #-16]!
+	mov	x29, sp
+	bl	kpa_callee
+	ldp	x29, x30, [sp], #16
+	hint	#29			/* autiasp */
+	ret
+END(kpa_pac)
+
 /* refused: an exclusive pair (x0: a counter to increment), and svc */
 FUNC(kpa_excl)
 AT(kpa_excl_ldxr)

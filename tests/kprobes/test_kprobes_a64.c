@@ -4,7 +4,10 @@
  * ones run out of line and the pc-relative ones simulated.  Each probed
  * function must return what it returns unprobed, the pre_handler must see
  * the probed address and the registers as they are there, and the
- * instructions a trap would break are refused with -EILSEQ.
+ * instructions a trap would break are refused with -EILSEQ.  Also:
+ * post_handlers, handlers that change registers or the pc, kretprobes on
+ * "bti c" and "paciasp" entries, probes placed and removed while another
+ * thread runs through them, and long SVE vectors.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,7 +32,7 @@ typedef unsigned long (*fn_t)(unsigned long);
 DECL(kpa_adr); DECL(kpa_adrp); DECL(kpa_ldr_w); DECL(kpa_ldr_x); DECL(kpa_ldrsw);
 DECL(kpa_ldr_s); DECL(kpa_ldr_d); DECL(kpa_ldr_q); DECL(kpa_prfm); DECL(kpa_b);
 DECL(kpa_bl); DECL(kpa_bcond); DECL(kpa_cbz); DECL(kpa_cbnz_w); DECL(kpa_tbz);
-DECL(kpa_tbnz); DECL(kpa_br); DECL(kpa_blr); DECL(kpa_add); DECL(kpa_svc);
+DECL(kpa_tbnz); DECL(kpa_br); DECL(kpa_blr); DECL(kpa_add); DECL(kpa_svc); DECL(kpa_pac);
 extern char kpa_add_bti[], kpa_add_ret[], kpa_near[], kpa_data[];
 extern char kpa_excl_ldxr[], kpa_excl_add[], kpa_excl_stxr[], kpa_excl_after[];
 extern unsigned long kpa_excl(unsigned long *counter);
@@ -89,6 +92,7 @@ static const struct insn_case insn_cases[] = {
 	C("tbnz_w", kpa_tbnz, 8, 0x100000000UL),
 	C("br", kpa_br, 0),
 	C("blr", kpa_blr, 1, 2),
+	C("paciasp", kpa_pac, 1, 2),
 };
 
 /* what the functions return unprobed, known without running them */
@@ -313,6 +317,20 @@ static void case_kretprobe(void)
 		unregister_kretprobe(&rq);
 	}
 	CHECK_EQ(kpa_bl(5), 15, "kretprobe_after_unregister");
+
+	/* on paciasp: the return address swapped before it is signed */
+	ret_hits = 0;
+	rq.kp.symbol_name = "kpa_pac";
+	rq.kp.addr = NULL;
+	ret = register_kretprobe(&rq);
+	CHECK_EQ(ret, 0, "kretprobe_register_paciasp");
+	if (!ret) {
+		CHECK_EQ(kpa_pac(7), 17, "kretprobe_paciasp_result");
+		CHECK(ret_hits == 1 && ret_value == 17, "kretprobe_paciasp",
+		      "returns %lu value %lu", ret_hits, ret_value);
+		unregister_kretprobe(&rq);
+	}
+	CHECK_EQ(kpa_pac(7), 17, "kretprobe_paciasp_after");
 }
 
 static volatile int stop;
