@@ -555,9 +555,12 @@ int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr)
 
 int fhook_kprobe_disarm(struct fhook_kprobe_slot **slots, size_t nr)
 {
+	bool *kept = calloc(nr ? nr : 1, sizeof(*kept));
 	size_t i;
 	int ret = 0;
 
+	if (!kept)
+		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
 		struct fhook_kprobe_slot *s = slots[i];
 		uint32_t cur;
@@ -565,17 +568,23 @@ int fhook_kprobe_disarm(struct fhook_kprobe_slot **slots, size_t nr)
 		/*
 		 * Read, compare, write: a word that is no longer our brk (its
 		 * object was unloaded, maybe another mapped there) is left
-		 * alone, and its slot forgotten.
+		 * alone, and its slot forgotten.  One that cannot be written
+		 * stays armed: its brk is still there.
 		 */
 		if (s->armed && !fhook_text_read(s->addr, &cur, 4) &&
 		    cur == A64_BRK_OF(A64_KP_BRK_IMM) &&
-		    fhook_a64_text_write(s->addr, s->orig, 4, false))
+		    fhook_a64_text_write(s->addr, s->orig, 4, false)) {
+			kept[i] = true;
 			ret = -EPERM;
+		}
 	}
 	if (nr)
 		fhook_sync_core();
 	/* after the words are back: a thread that trapped still finds its slot */
-	clear_armed(slots, nr);
+	for (i = 0; i < nr; i++)
+		if (!kept[i])
+			clear_armed(&slots[i], 1);
+	free(kept);
 	return ret;
 }
 
@@ -732,6 +741,7 @@ static bool kp_trap(ucontext_t *uc)
 	unsigned long pc = mc->pc;
 	struct a64_slot *as = table_find(pc);
 	uint32_t w;
+	int armed;
 
 	if (!as)
 		return false;
@@ -741,19 +751,25 @@ static bool kp_trap(ucontext_t *uc)
 		run_post(as, mc);
 		return true;
 	}
+	/*
+	 * armed first: disarming writes the original word before it clears
+	 * armed, so a word read after armed was seen clear is the original.
+	 */
+	armed = __atomic_load_n(&as->s.armed, __ATOMIC_ACQUIRE);
 	w = *(volatile uint32_t *)pc;
-	if (!__atomic_load_n(&as->s.armed, __ATOMIC_ACQUIRE) || w != A64_BRK_OF(A64_KP_BRK_IMM)) {
-		/*
-		 * Removed since this thread trapped: the original word is back,
-		 * run it.  A brk of ours still there with no probe armed is
-		 * someone else's (the slot outlived its object): not ours.
-		 */
-		if (w == A64_BRK_OF(A64_KP_BRK_IMM))
-			return false;
-		mc->pc = pc;
+	if (armed && w == A64_BRK_OF(A64_KP_BRK_IMM)) {
+		probe_hit(as, uc);
 		return true;
 	}
-	probe_hit(as, uc);
+	/*
+	 * A brk of ours still there with no probe armed is someone else's
+	 * (the slot outlived its object): not ours.  Else the probe was
+	 * removed since this thread trapped: the original word is back (or
+	 * is coming back), run it.
+	 */
+	if (!armed && w == A64_BRK_OF(A64_KP_BRK_IMM))
+		return false;
+	mc->pc = pc;
 	return true;
 }
 
