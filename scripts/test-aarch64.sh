@@ -44,7 +44,7 @@ fprobe/test_fprobe_pac fprobe/test_unwind_sampled_pac fprobe/test_unregister_str
 fprobe/test_progs_pac fprobe/test_exit_on_unwind_pac fprobe/test_coroutines_pac
 fprobe/test_graph_pac livepatch/test_redirect_pac livepatch/test_inject_pac
 kprobes/test_kprobes_a64 kprobes/test_kprobes_a64_pac kprobes/test_kprobe_gone
-kprobes/test_kretprobes kprobes/test_kprobes_stress
+kprobes/test_kretprobes kprobes/test_kprobes_stress kprobes/test_kretprobes_stress
 "
 # what those programs load, built with them
 EXTRA_TARGETS="kprobes/kpgone_a.so kprobes/kpgone_b.so"
