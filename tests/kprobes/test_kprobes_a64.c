@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <fhook/kallsyms.h>
 #include <fhook/kprobes.h>
 
 #include "../check.h"
@@ -271,6 +272,127 @@ static void case_decode(void)
 	CHECK_EQ(refused, kpa_words_end - kpa_words_refused, "decode_refused");
 }
 
+/* compiled code without a site, for a probe on each of its instructions */
+#define NOSITE __attribute__((patchable_function_entry(0, 0), noinline, noclone))
+
+static const char *const sweep_names[] = { "alpha", "be", "gamma-delta" };
+static volatile unsigned char sweep_tbl[16] = { 3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3 };
+
+NOSITE unsigned long sweep_mix(unsigned long x)
+{
+	unsigned long r, i;
+
+	switch (x & 7) {
+	case 0: r = x * 3; break;
+	case 1: r = x ^ 0x55; break;
+	case 2: r = sweep_tbl[x & 15]; break;
+	case 3: r = x / 7; break;
+	case 4: r = (unsigned long)((double)x * 1.5); break;
+	case 5: r = (unsigned long)__builtin_popcountl(x); break;
+	case 6: r = strlen(sweep_names[x % 3]); break;
+	default: r = x << 3; break;
+	}
+	for (i = 0; i < (x & 15); i++)
+		r += i * x;
+	return r + (x > 100 ? 1 : 0);
+}
+
+NOSITE unsigned long sweep_float(unsigned long x)
+{
+	double d = (double)x;
+	float f = (float)x * 0.25f;
+	unsigned long r = 0;
+
+	while (d > 1.0) {
+		d = d / 3.0 + 0.125;
+		r++;
+	}
+	return r * 1000 + (unsigned long)(f + (float)d);
+}
+
+static int cmp_ul(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* libc's qsort on numbers made from @x: a checksum of the order */
+static unsigned long sweep_qsort(unsigned long x)
+{
+	unsigned long v[24], r = 0;
+	size_t i;
+
+	for (i = 0; i < 24; i++)
+		v[i] = (x * 2654435761UL + i * 40503UL) % 1009;
+	qsort(v, 24, sizeof(v[0]), cmp_ul);
+	for (i = 0; i < 24; i++)
+		r = r * 31 + v[i];
+	return r;
+}
+
+/*
+ * A probe on every instruction of compiled functions in turn (ours, and
+ * libc's qsort_r, built by the distribution): each is accepted (nothing
+ * there a trap breaks), and leaves the results as they are unprobed.
+ */
+static void case_sweep(void)
+{
+	static const struct { const char *name; void *at; fn_t fn; } fns[] = {
+		{ "sweep_mix", (void *)sweep_mix, sweep_mix },
+		{ "sweep_float", (void *)sweep_float, sweep_float },
+		{ "libc_qsort_r", (void *)qsort_r, sweep_qsort },
+	};
+	static const unsigned long in[] = { 0, 1, 2, 3, 4, 5, 6, 7, 13, 22, 150, 1000, 77777 };
+	size_t f, k;
+
+	for (f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
+		unsigned long size = 0, off = 0, a, want[sizeof(in) / sizeof(in[0])];
+		unsigned long start = (unsigned long)fns[f].at;
+		int probed = 0, refused = 0, wrong = 0, unhit = 0;
+		char name[64];
+
+		if (!kallsyms_lookup_size_offset(start, &size, &off) || off || !size) {
+			CHECK(0, fns[f].name, "no size");
+			continue;
+		}
+		for (k = 0; k < sizeof(in) / sizeof(in[0]); k++)
+			want[k] = fns[f].fn(in[k]);
+		for (a = start; a < start + size; a += 4) {
+			struct kprobe p = { .addr = (kprobe_opcode_t *)a, .pre_handler = pre };
+			int ret = register_kprobe(&p);
+
+			if (ret) {
+				printf("# %s+%#lx (%#010x): %d\n", fns[f].name, a - start,
+				       *(uint32_t *)a, ret);
+				refused++;
+				continue;
+			}
+			probed++;
+			hits = 0;
+			for (k = 0; k < sizeof(in) / sizeof(in[0]); k++)
+				if (fns[f].fn(in[k]) != want[k]) {
+					printf("# %s+%#lx: input %lu wrong\n", fns[f].name,
+					       a - start, in[k]);
+					wrong++;
+				}
+			/* padding after the return is never reached */
+			unhit += !hits && *(uint32_t *)a != 0xd503201fu;
+			unregister_kprobe(&p);
+		}
+		printf("# %s: %lu bytes, %d probed, %d never reached\n", fns[f].name, size, probed,
+		       unhit);
+		snprintf(name, sizeof(name), "%s_all_accepted", fns[f].name);
+		CHECK_EQ(refused, 0, name);
+		snprintf(name, sizeof(name), "%s_results", fns[f].name);
+		CHECK_EQ(wrong, 0, name);
+		for (k = 0; k < sizeof(in) / sizeof(in[0]); k++)
+			wrong += fns[f].fn(in[k]) != want[k];
+		snprintf(name, sizeof(name), "%s_after", fns[f].name);
+		CHECK_EQ(wrong, 0, name);
+	}
+}
+
 static unsigned long ret_hits, ret_value, entry_hits;
 
 static int kret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -485,6 +607,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(modify),
 	CHECK_CASE(refused),
 	CHECK_CASE(decode),
+	CHECK_CASE(sweep),
 	CHECK_CASE(kretprobe),
 	CHECK_CASE(threads),
 	CHECK_CASE(trap_blocked),
