@@ -68,8 +68,8 @@ struct insn_case {
 	bool x0_is_result;	/* at the probe, x0 holds the result already */
 };
 
-#define C(n, f, ...)	{ n, (char *)f##_at, f, { __VA_ARGS__ }, \
-			  (int)(sizeof((unsigned long[]){ __VA_ARGS__ }) / sizeof(unsigned long)), false }
+#define NR_IN(...)	((int)(sizeof((unsigned long[]){ __VA_ARGS__ }) / sizeof(unsigned long)))
+#define C(n, f, ...)	{ n, (char *)f##_at, f, { __VA_ARGS__ }, NR_IN(__VA_ARGS__), false }
 
 static const struct insn_case insn_cases[] = {
 	{ "bti_c", kpa_add_bti, kpa_add, { 1, 100 }, 2, false },

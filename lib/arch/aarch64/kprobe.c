@@ -705,7 +705,8 @@ static void probe_hit(struct a64_slot *as, ucontext_t *uc)
 	regs_from(&regs, mc);
 	if (kp_hooks.hit && kp_hooks.hit(as->s.cookie, &regs, fv.v)) {
 		regs_to(&regs, mc);
-		mc->pc = regs.pc;	/* a pre_handler moved the ip: the instruction is skipped */
+		/* a pre_handler moved the ip: the instruction is skipped */
+		mc->pc = regs.pc;
 		return;
 	}
 	regs_to(&regs, mc);
