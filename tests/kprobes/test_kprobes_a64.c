@@ -600,6 +600,46 @@ static void case_sve_long(void)
 	prctl(PR_SVE_SET_VL, vl & 0xffff, 0, 0, 0);
 }
 
+static unsigned long errno_hits;
+
+static int count_errno(struct kprobe *p, struct pt_regs *regs)
+{
+	(void)p;
+	(void)regs;
+	__atomic_add_fetch(&errno_hits, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
+ * A probe on what the SIGTRAP handler itself calls (__errno_location, to
+ * keep errno): met inside the handler, it runs its instruction without
+ * recursing for ever, and the other probe still works.
+ */
+static void case_trap_path(void)
+{
+	struct kprobe e = { .symbol_name = "__errno_location", .pre_handler = count_errno };
+	struct kprobe p = { .addr = (kprobe_opcode_t *)kpa_add_at, .pre_handler = pre };
+	int ret;
+
+	errno_hits = hits = 0;
+	ret = register_kprobe(&e);
+	CHECK_EQ(ret, 0, "trap_path_register");
+	if (ret)
+		return;
+	errno = 0;
+	CHECK(errno == 0 && errno_hits >= 1, "trap_path_errno_probed", "hits %lu", errno_hits);
+	CHECK_EQ(register_kprobe(&p), 0, "trap_path_register_other");
+	errno = 42;
+	CHECK_EQ(kpa_add(2), 5, "trap_path_result");
+	CHECK(errno == 42, "trap_path_errno_kept", "errno %d", errno);
+	CHECK_EQ(hits, 1, "trap_path_other_hit");
+	unregister_kprobe(&p);
+	unregister_kprobe(&e);
+	errno_hits = 0;
+	errno = 0;
+	CHECK_EQ(errno_hits, 0, "trap_path_unregistered");
+}
+
 static const struct check_case cases[] = {
 	CHECK_CASE(unprobed),
 	CHECK_CASE(classes),
@@ -611,6 +651,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(kretprobe),
 	CHECK_CASE(threads),
 	CHECK_CASE(trap_blocked),
+	CHECK_CASE(trap_path),
 	CHECK_CASE(sve_long),
 };
 

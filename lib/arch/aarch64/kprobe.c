@@ -630,7 +630,8 @@ static void frame_vec(ucontext_t *uc, struct frame_vec *fv)
 	unsigned char *p = (unsigned char *)uc->uc_mcontext.__reserved;
 	unsigned char *end = p + sizeof(uc->uc_mcontext.__reserved);
 
-	memset(fv, 0, sizeof(*fv));
+	fv->v = fv->z = NULL;
+	fv->zlen = 0;
 	while (p + sizeof(struct _aarch64_ctx) <= end) {
 		struct _aarch64_ctx *h = (struct _aarch64_ctx *)p;
 
@@ -661,7 +662,7 @@ static void frame_vec(ucontext_t *uc, struct frame_vec *fv)
 
 static void regs_from(struct pt_regs *regs, const mcontext_t *mc)
 {
-	memcpy(regs->regs, mc->regs, sizeof(regs->regs));
+	fhook_a64_trap_copy(regs->regs, mc->regs, sizeof(regs->regs));
 	regs->sp = mc->sp;
 	regs->pc = mc->pc;
 	regs->pstate = mc->pstate;
@@ -670,7 +671,7 @@ static void regs_from(struct pt_regs *regs, const mcontext_t *mc)
 /* What a handler changed: the registers, the stack pointer, the flags. */
 static void regs_to(const struct pt_regs *regs, mcontext_t *mc)
 {
-	memcpy(mc->regs, regs->regs, sizeof(regs->regs));
+	fhook_a64_trap_copy(mc->regs, regs->regs, sizeof(regs->regs));
 	mc->sp = regs->sp;
 	mc->pstate = (mc->pstate & ~PSR_NZCV_BITS) | (regs->pstate & PSR_NZCV_BITS);
 }
@@ -687,8 +688,8 @@ static void run_post(struct a64_slot *as, mcontext_t *mc)
 	mc->pc = regs.pc;
 }
 
-/* The thread met the brk of @as's probe. */
-static void probe_hit(struct a64_slot *as, ucontext_t *uc)
+/* The thread met the brk of @as's probe; @hooks: its handlers run. */
+static void probe_hit(struct a64_slot *as, ucontext_t *uc, bool hooks)
 {
 	mcontext_t *mc = &uc->uc_mcontext;
 	struct frame_vec fv;
@@ -703,7 +704,7 @@ static void probe_hit(struct a64_slot *as, ucontext_t *uc)
 	mc->pstate &= ~PSR_BTYPE_BITS;
 	frame_vec(uc, &fv);
 	regs_from(&regs, mc);
-	if (kp_hooks.hit && kp_hooks.hit(as->s.cookie, &regs, fv.v)) {
+	if (hooks && kp_hooks.hit && kp_hooks.hit(as->s.cookie, &regs, fv.v)) {
 		regs_to(&regs, mc);
 		/* a pre_handler moved the ip: the instruction is skipped */
 		mc->pc = regs.pc;
@@ -729,14 +730,15 @@ static void probe_hit(struct a64_slot *as, ucontext_t *uc)
 		mc->pc = r.pc;
 		/* the load zeroes the Z register's bits past its V register too */
 		if (fv.v && fv.z && kind >= A64_KP_LDR_S) {
-			memset(fv.z + rt * fv.zlen, 0, fv.zlen);
-			memcpy(fv.z + rt * fv.zlen, fv.v + 16 * rt, 16);
+			fhook_a64_trap_zero(fv.z + rt * fv.zlen, fv.zlen);
+			fhook_a64_trap_copy(fv.z + rt * fv.zlen, fv.v + 16 * rt, 16);
 		}
 	}
-	run_post(as, mc);
+	if (hooks)
+		run_post(as, mc);
 }
 
-static bool kp_trap(ucontext_t *uc)
+static bool kp_trap(ucontext_t *uc, bool hooks)
 {
 	mcontext_t *mc = &uc->uc_mcontext;
 	unsigned long pc = mc->pc;
@@ -749,7 +751,8 @@ static bool kp_trap(ucontext_t *uc)
 	if (pc != as->s.addr) {
 		/* the brk after a copy: the instruction ran, the thread goes on after it */
 		mc->pc = as->s.addr + 4;
-		run_post(as, mc);
+		if (hooks)
+			run_post(as, mc);
 		return true;
 	}
 	/*
@@ -759,7 +762,7 @@ static bool kp_trap(ucontext_t *uc)
 	armed = __atomic_load_n(&as->s.armed, __ATOMIC_ACQUIRE);
 	w = *(volatile uint32_t *)pc;
 	if (armed && w == A64_BRK_OF(A64_KP_BRK_IMM)) {
-		probe_hit(as, uc);
+		probe_hit(as, uc, hooks);
 		return true;
 	}
 	/*
@@ -774,12 +777,35 @@ static bool kp_trap(ucontext_t *uc)
 	return true;
 }
 
+/*
+ * How deep this thread is in trap_handler().  The handler's own calls
+ * (errno's __errno_location(), the kprobe layer's, a pre_handler's) may
+ * meet a probe: one level down the handlers are called again (the
+ * recursion lock makes that a missed hit, counted in nmissed), deeper
+ * only the instruction runs, as the kernel runs a probe re-entered from
+ * its own handling, so that a probe on anything the handler uses cannot
+ * recurse without end.  Read before any call: initial-exec, no call.
+ */
+static __thread unsigned int trap_depth __attribute__((tls_model("initial-exec")));
+
+#define TRAP_DEPTH_HOOKS	2	/* from this depth on, no handlers */
+
 static void trap_handler(int sig, siginfo_t *info, void *ctx)
 {
-	int saved_errno = errno;
-	bool handled = kp_trap(ctx);
+	unsigned int depth = trap_depth;
+	int saved_errno;
+	bool handled;
 
+	if (depth >= TRAP_DEPTH_HOOKS) {
+		if (!kp_trap(ctx, false))
+			chain_trap(sig, info, ctx);
+		return;
+	}
+	trap_depth = depth + 1;
+	saved_errno = errno;
+	handled = kp_trap(ctx, true);
 	errno = saved_errno;
+	trap_depth = depth;
 	if (!handled)
 		chain_trap(sig, info, ctx);
 }

@@ -7,6 +7,7 @@
 #define FHOOK_ARCH_AARCH64_KPROBE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "internal.h"
@@ -49,5 +50,27 @@ struct fhook_a64_sim_regs {
  */
 void fhook_a64_kp_simulate(int kind, uint32_t w, unsigned long pc,
 			   struct fhook_a64_sim_regs *r) __arch_hidden;
+
+/*
+ * Byte copies for the SIGTRAP handler's path, which calls no libc function
+ * (a probe may be on memcpy): the volatile store keeps the compiler from
+ * making them calls.
+ */
+static inline void fhook_a64_trap_copy(void *dst, const void *src, size_t n)
+{
+	volatile unsigned char *d = dst;
+	const unsigned char *s = src;
+
+	while (n--)
+		*d++ = *s++;
+}
+
+static inline void fhook_a64_trap_zero(void *dst, size_t n)
+{
+	volatile unsigned char *d = dst;
+
+	while (n--)
+		*d++ = 0;
+}
 
 #endif /* FHOOK_ARCH_AARCH64_KPROBE_H */

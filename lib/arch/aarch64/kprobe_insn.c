@@ -16,8 +16,6 @@
  * store, and the branches that authenticate their target (braa, retaa,
  * ...), which cannot be simulated without the keys.
  */
-#include <string.h>
-
 #include "kprobe.h"
 
 static bool is_exclusive(uint32_t w)
@@ -219,8 +217,8 @@ void fhook_a64_kp_simulate(int kind, uint32_t w, unsigned long pc, struct fhook_
 		/* a scalar load zeroes the rest of the vector register */
 		size_t len = kind == A64_KP_LDR_S ? 4 : kind == A64_KP_LDR_D ? 8 : 16;
 
-		memset(r->v + 16 * rt, 0, 16);
-		memcpy(r->v + 16 * rt, (const void *)lit, len);
+		fhook_a64_trap_zero(r->v + 16 * rt, 16);
+		fhook_a64_trap_copy(r->v + 16 * rt, (const void *)lit, len);
 		break;
 	}
 	case A64_KP_PRFM:
