@@ -780,9 +780,9 @@ static bool kp_trap(ucontext_t *uc, bool hooks)
 /*
  * How deep this thread is in trap_handler().  The handler's own calls
  * (errno's __errno_location(), the kprobe layer's, a pre_handler's) may
- * meet a probe: one level down the handlers are called again (the
- * recursion lock makes that a missed hit, counted in nmissed), deeper
- * only the instruction runs, as the kernel runs a probe re-entered from
+ * meet a probe: one level down its handlers are called (inside another
+ * probe's handler the recursion lock makes that a missed hit, counted in
+ * nmissed), deeper only the instruction runs, as the kernel runs a probe re-entered from
  * its own handling, so that a probe on anything the handler uses cannot
  * recurse without end.  Read before any call: initial-exec, no call.
  */
