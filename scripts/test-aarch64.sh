@@ -43,17 +43,19 @@ fprobe/test_progs_framed_pac fprobe/test_coroutines_framed_pac fprobe/pac/test_d
 fprobe/test_fprobe_pac fprobe/test_unwind_sampled_pac fprobe/test_unregister_stress_pac
 fprobe/test_progs_pac fprobe/test_exit_on_unwind_pac fprobe/test_coroutines_pac
 fprobe/test_graph_pac livepatch/test_redirect_pac livepatch/test_inject_pac
+kprobes/test_kprobes_a64 kprobes/test_kprobes_a64_pac kprobes/test_kprobe_gone
+kprobes/test_kretprobes kprobes/test_kprobes_stress kprobes/test_kretprobes_stress
 "
+# what those programs load, built with them
+EXTRA_TARGETS="kprobes/kpgone_a.so kprobes/kpgone_b.so"
 # cases of those programs left out, with why (the others run one by one)
 SKIP_CASES="
-livepatch/test_redirect/bad_names:its uninstrumented function needs a kprobe (none on aarch64 yet)
-livepatch/test_redirect_pac/bad_names:its uninstrumented function needs a kprobe (none on aarch64 yet)
 events/test_cxxname_unit/set_speed:a budget of native CPU time (qemu-user emulates)
 "
 # ... and what is left out, with why
 SKIPS="
 attach/:ptrace is not implemented by qemu-user (attach needs a kernel running arm64 code)
-kprobes/:no instruction relocation for kprobes on aarch64 yet
+kprobes/test_kprobes:x86-64 functions and registers (kp_funcs.S; aarch64's: test_kprobes_a64)
 events/ but its unit tests:the recorder and the fhook command are not built for aarch64 yet
 core/test_ipmod:x86-64 generated IPMODIFY copies
 core/test_general_regs:x86-64 handler scans (vecscan)
@@ -113,7 +115,7 @@ done
 
 mkdir -p "$B"
 targets=""
-for p in $PROGRAMS; do
+for p in $PROGRAMS $EXTRA_TARGETS; do
 	targets="$targets $B/tests/$p"
 done
 if ! make --no-print-directory -j2 ARCH=aarch64 CC="$CC" CXX="$CXX" B="$B" \

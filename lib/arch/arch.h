@@ -369,7 +369,13 @@ int fhook_insn_scan_branches(unsigned long start, unsigned long size,
 			     const unsigned long *targets, int nr,
 			     struct fhook_branch_scan *out);
 
-/* ---- kprobes (kprobe.c, kprobe_insn.c, kprobe_tramp.S) ---- */
+/*
+ * ---- kprobes (kprobe.c, kprobe_insn.c, kprobe_tramp.S) ----
+ *
+ * Said for x86-64; aarch64 places no jumps (every slot is a trap: a brk on
+ * the probed word, its instruction run out of line or simulated) and
+ * refuses with -EILSEQ what a trap cannot take (lib/arch/aarch64/kprobe_insn.c).
+ */
 
 enum fhook_kprobe_how {
 	FHOOK_KPROBE_JUMP = 1,		/* a jmp to a detour with the relocated code */

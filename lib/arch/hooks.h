@@ -75,8 +75,9 @@ void fhook_arch_makecontext_init(void (*new_stack)(unsigned long lo, unsigned lo
 
 /*
  * The kprobe layer's handlers, for the detours and the SIGTRAP handler:
- * @hit runs a probe's pre_handlers (regs->ip is the address + 1) and
- * returns 1 when the thread is to go on at regs->ip instead of the probed
+ * @hit runs a probe's pre_handlers (the regs' ip is the address +
+ * FHOOK_KPROBE_HIT_IP_OFF: + 1 on x86-64, the address on aarch64) and
+ * returns 1 when the thread is to go on at that ip instead of the probed
  * code; @post runs its post_handlers.  @cookie is the one given to
  * fhook_kprobe_slot_get(); @vregs the vector argument registers as the
  * probed code had them (8 of 16 bytes), or NULL.  They may run in a

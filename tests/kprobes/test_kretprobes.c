@@ -15,6 +15,13 @@
 
 int kp_push(int), kp_two(int), kp_rec(int), kp_helper(int);
 
+/* how a probe that is no site is placed: aarch64 places no jump */
+#ifdef __aarch64__
+#define KP_NOSITE_METHOD	KPROBE_METHOD_TRAP
+#else
+#define KP_NOSITE_METHOD	KPROBE_METHOD_JUMP
+#endif
+
 static long entries, returns;
 static long last_ret, last_arg;
 
@@ -33,7 +40,7 @@ static int on_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct call_data *d = (struct call_data *)ri->data;
 
 	entries++;
-	d->arg = (long)regs->di;
+	d->arg = (long)regs_get_kernel_argument(regs, 0);
 	return 0;
 }
 
@@ -49,7 +56,7 @@ static int on_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 static int on_return_change(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	regs->ax = 1234;
+	regs_set_return_value(regs, 1234);
 	return 0;
 }
 
@@ -83,7 +90,7 @@ static void ret_one(const char *name, int (*f)(int), int mult, enum kprobe_metho
 }
 
 static void case_site(void) { ret_one("kr_c_func", kr_c_func, 5, KPROBE_METHOD_SITE); }
-static void case_jump(void) { ret_one("kp_push", kp_push, 1, KPROBE_METHOD_JUMP); }
+static void case_jump(void) { ret_one("kp_push", kp_push, 1, KP_NOSITE_METHOD); }
 
 static void case_trap(void)
 {

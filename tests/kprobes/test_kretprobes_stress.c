@@ -44,6 +44,13 @@ static int alive;
 static volatile int stop;
 static int started;
 
+/*
+ * On aarch64 without a site (no pads): its kretprobe's entry is a brk,
+ * whose handler hooks the return in the SIGTRAP handler.
+ */
+#ifdef __aarch64__
+__attribute__((patchable_function_entry(0, 0)))
+#endif
 NOINLINE int krs_func(int x)
 {
 	__asm__ __volatile__("" ::: "memory");
@@ -71,7 +78,7 @@ static int on_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 		return 1;
 	__atomic_add_fetch(&entries, 1, __ATOMIC_RELAXED);
 	d->magic = DATA_MAGIC;
-	d->arg = regs->di;
+	d->arg = regs_get_kernel_argument(regs, 0);
 	return 0;
 }
 

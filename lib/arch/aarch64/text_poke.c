@@ -47,11 +47,6 @@ void fhook_poke_stats(struct fhook_poke_stats *st)
 	*st = stats;
 }
 
-/* No trap protocol: a site changes with one store. */
-void fhook_trap_install(void)
-{
-}
-
 static long sys_membarrier(int cmd, unsigned int flags)
 {
 	return syscall(__NR_membarrier, cmd, flags, 0);

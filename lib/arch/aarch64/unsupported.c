@@ -5,8 +5,6 @@
  * code takes its general path:
  *
  * - direct trampolines (the livepatch redirect runs its ftrace handler);
- * - kprobes (register_kprobe() on an address that is no site: -ENOSYS,
- *   as without capstone; probes on sites go through ftrace_ops);
  * - the handler scans that let a trampoline skip the vector registers
  *   (every handler is taken to read and change anything).
  */
@@ -45,64 +43,6 @@ unsigned long fhook_direct_count(const struct fhook_direct *d, unsigned int i)
 void fhook_direct_retire(struct fhook_direct *d)
 {
 	(void)d;
-}
-
-void fhook_arch_kprobe_init(const struct fhook_kprobe_hooks *hooks)
-{
-	(void)hooks;
-}
-
-bool fhook_kprobe_arch_ready(void)
-{
-	return false;
-}
-
-int fhook_kprobe_slot_get(unsigned long addr, unsigned long start, unsigned long size,
-			  unsigned int pad, bool jump, bool post, void *cookie,
-			  struct fhook_kprobe_slot **slotp, struct fhook_kprobe_slot **retrapped,
-			  char *why, size_t why_size)
-{
-	(void)addr;
-	(void)start;
-	(void)size;
-	(void)pad;
-	(void)jump;
-	(void)post;
-	(void)cookie;
-	/* nothing made, nothing retrapped: the caller reads both */
-	*slotp = NULL;
-	*retrapped = NULL;
-	snprintf(why, why_size, "no instruction relocation on aarch64 yet");
-	return -ENOSYS;
-}
-
-int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr)
-{
-	(void)slots;
-	return nr ? -ENOSYS : 0;
-}
-
-int fhook_kprobe_disarm(struct fhook_kprobe_slot **slots, size_t nr)
-{
-	(void)slots;
-	(void)nr;
-	return 0;
-}
-
-void fhook_kprobe_forget(struct fhook_kprobe_slot **slots, size_t nr)
-{
-	(void)slots;
-	(void)nr;
-}
-
-int fhook_kprobe_read_orig(unsigned long addr, unsigned char *buf, size_t len)
-{
-	return fhook_text_read(addr, buf, len);
-}
-
-void fhook_kprobe_stats(struct fhook_kprobe_stats *st)
-{
-	memset(st, 0, sizeof(*st));
 }
 
 void fhook_arch_handler_scan(void *func)
