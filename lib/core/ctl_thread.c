@@ -58,18 +58,22 @@ static ino_t ctl_ino;
 static bool ctl_atfork_done;
 
 /*
- * The tracer this process serves (a recording's fhook command): its pidfd
- * turns readable when it exits, and the thread then serves @ctl_watch_req
- * itself, as the command would have (trace-stop: every probe removed).
- * -1: no watch.  Changed under ctl_thread_lock.  While a watch is set the
- * thread's accept() times out every CTL_WATCH_MS to look at it: a blocked
- * accept() keeps serving the socket it started on, even when a daemon
- * closes the descriptor under it, which a poll() would not.
+ * The tracers this process serves (each recording's fhook command, one
+ * per tracing instance): a pidfd turns readable when its command exits,
+ * and the thread then serves that watch's request itself, as the command
+ * would have (trace-stop: that recording's probes removed).  fd -1: a free
+ * watch.  Changed under ctl_thread_lock.  While a watch is set the
+ * thread's accept() times out every CTL_WATCH_MS to look at them: a
+ * blocked accept() keeps serving the socket it started on, even when a
+ * daemon closes the descriptor under it, which a poll() would not.
  */
 #define CTL_WATCH_MS		200
-static int ctl_watch_fd = -1;
-static pid_t ctl_watch_pid;
-static char ctl_watch_req[32];
+#define CTL_WATCHES		8
+static struct ctl_watch {
+	int fd;
+	pid_t pid;
+	char req[32];
+} ctl_watches[CTL_WATCHES] = { [0 ... CTL_WATCHES - 1] = { .fd = -1 } };
 
 /*
  * Is @fd still our socket?  A daemon may close every descriptor it did not
@@ -193,50 +197,68 @@ static void ctl_connection(int c, char *buf)
 
 int fhook_ctl_watch(pid_t pid, const char *req)
 {
-	int fd;
+	struct ctl_watch *w = NULL;
+	int fd, i;
 
-	if (strlen(req) >= sizeof(ctl_watch_req))
+	if (strlen(req) >= sizeof(w->req))
 		return -EINVAL;
 	fd = syscall(SYS_pidfd_open, pid, 0);
 	if (fd < 0)
 		return -errno;
 	/* (a thread started later, or the one serving this request, picks it up) */
 	pthread_mutex_lock(&ctl_thread_lock);
-	if (ctl_watch_fd >= 0)
-		close(ctl_watch_fd);
-	ctl_watch_fd = fd;
-	ctl_watch_pid = pid;
-	strcpy(ctl_watch_req, req);
+	for (i = 0; i < CTL_WATCHES; i++) {
+		if (ctl_watches[i].fd >= 0 && ctl_watches[i].pid == pid) {
+			w = &ctl_watches[i];	/* the same command again: its new request */
+			break;
+		}
+		if (ctl_watches[i].fd < 0 && !w)
+			w = &ctl_watches[i];
+	}
+	if (!w) {
+		pthread_mutex_unlock(&ctl_thread_lock);
+		close(fd);
+		return -ENOSPC;
+	}
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = fd;
+	w->pid = pid;
+	strcpy(w->req, req);
 	pthread_mutex_unlock(&ctl_thread_lock);
 	return 0;
 }
 
-void fhook_ctl_unwatch(void)
+void fhook_ctl_unwatch(pid_t pid)
 {
+	int i;
+
 	pthread_mutex_lock(&ctl_thread_lock);
-	if (ctl_watch_fd >= 0) {
-		close(ctl_watch_fd);
-		ctl_watch_fd = -1;
+	for (i = 0; i < CTL_WATCHES; i++) {
+		if (ctl_watches[i].fd >= 0 && ctl_watches[i].pid == pid) {
+			close(ctl_watches[i].fd);
+			ctl_watches[i].fd = -1;
+		}
 	}
 	pthread_mutex_unlock(&ctl_thread_lock);
 }
 
-/* The watched tracer is gone: do for it what it did not do. */
-static void ctl_tracer_gone(int fd)
+/* The tracer of watch @i (whose pidfd was @fd) is gone: do for it what it did not do. */
+static void ctl_tracer_gone(int i, int fd)
 {
-	char req[sizeof(ctl_watch_req)], *reply;
+	char req[sizeof(ctl_watches[0].req)], *reply;
 	pid_t pid;
 
 	pthread_mutex_lock(&ctl_thread_lock);
 	/* (a request served meanwhile may have ended that watch, and set another) */
-	if (ctl_watch_fd != fd) {
+	if (ctl_watches[i].fd != fd) {
 		pthread_mutex_unlock(&ctl_thread_lock);
 		return;
 	}
-	close(ctl_watch_fd);
-	ctl_watch_fd = -1;
-	pid = ctl_watch_pid;
-	memcpy(req, ctl_watch_req, sizeof(req));
+	close(fd);
+	ctl_watches[i].fd = -1;
+	pid = ctl_watches[i].pid;
+	memcpy(req, ctl_watches[i].req, sizeof(req));
 	pthread_mutex_unlock(&ctl_thread_lock);
 	reply = fhook_ctl_serve(req);
 	fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended without "
@@ -248,23 +270,32 @@ static void ctl_tracer_gone(int fd)
 
 /*
  * Wait for a connection, with a timeout while a tracer is watched; the
- * connection, or -1 (errno EAGAIN: the time is up, or the tracer gone).
+ * connection, or -1 (errno EAGAIN: the time is up, or a tracer gone).
  */
 static int ctl_wait(int lfd, bool *timed)
 {
-	struct pollfd p = { .fd = -1, .events = POLLIN };
-	bool watch;
+	struct pollfd p[CTL_WATCHES];
+	bool watch = false;
+	int i, fd = -1;
 
 	pthread_mutex_lock(&ctl_thread_lock);
-	watch = ctl_watch_fd >= 0;
-	p.fd = ctl_watch_fd;
-	if (watch && poll(&p, 1, 0) > 0) {
-		pthread_mutex_unlock(&ctl_thread_lock);
-		ctl_tracer_gone(p.fd);
+	for (i = 0; i < CTL_WATCHES; i++) {
+		p[i].fd = ctl_watches[i].fd;
+		p[i].events = POLLIN;
+		p[i].revents = 0;
+		watch |= p[i].fd >= 0;
+	}
+	if (watch && poll(p, CTL_WATCHES, 0) > 0) {
+		for (i = 0; i < CTL_WATCHES && fd < 0; i++)
+			if (p[i].fd >= 0 && p[i].revents)
+				fd = p[i].fd;
+	}
+	pthread_mutex_unlock(&ctl_thread_lock);
+	if (fd >= 0) {
+		ctl_tracer_gone(i - 1, fd);
 		errno = EAGAIN;
 		return -1;
 	}
-	pthread_mutex_unlock(&ctl_thread_lock);
 	if (watch != *timed) {
 		struct timeval tv = { 0, watch ? CTL_WATCH_MS * 1000 : 0 };
 
@@ -316,14 +347,18 @@ static void *ctl_thread_main(void *arg)
 /* The child of a fork has none of the parent's threads: its first attach starts its own. */
 static void ctl_atfork_child(void)
 {
+	int i;
+
 	pthread_mutex_init(&ctl_thread_lock, NULL);
 	if (ctl_lfd >= 0 && ctl_fd_ours(ctl_lfd))
 		close(ctl_lfd);
 	ctl_lfd = -1;
-	/* the parent's tracer is not the child's business until it attaches itself */
-	if (ctl_watch_fd >= 0)
-		close(ctl_watch_fd);
-	ctl_watch_fd = -1;
+	/* the parent's tracers are not the child's business until they attach themselves */
+	for (i = 0; i < CTL_WATCHES; i++) {
+		if (ctl_watches[i].fd >= 0)
+			close(ctl_watches[i].fd);
+		ctl_watches[i].fd = -1;
+	}
 }
 
 void fhook_ctl_thread_start(void)

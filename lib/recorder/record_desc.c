@@ -17,12 +17,6 @@
 
 #include "record.h"
 
-struct rec_event *fhook_rec_events __fhook_startup_data;
-int fhook_rec_nr_events __fhook_startup_data;
-
-/* descriptions: 0 not read yet, 1 read, -1 bad */
-int fhook_rec_desc_state __fhook_startup_data;
-
 static int hexval(int c)
 {
 	return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;

@@ -21,12 +21,14 @@
 
 #include <fhook/fprobe.h>
 
+#include "record.h"
 #include "record_trigger.h"
 
-static struct fprobe trig_fp;
-static struct ev_shm *trig_shm;
-static uint64_t trig_ns;
-static bool trig_registered;
+/* the current recording's trigger (each has its own: struct rec_trig) */
+#define trig_fp		(REC_CUR->trig.fp)
+#define trig_shm	(REC_CUR->trig.shm)
+#define trig_ns		(REC_CUR->trig.ns)
+#define trig_registered	(REC_CUR->trig.registered)
 
 static uint64_t trig_now(void)
 {
@@ -46,19 +48,20 @@ static int trig_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 static void trig_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 		      struct ftrace_regs *fregs, void *data)
 {
+	struct rec_trig *t = (struct rec_trig *)fp;
 	uint64_t took;
 
 	/* a frame unwound (an exception, longjmp): no return to time */
 	if (!fregs)
 		return;
 	took = trig_now() - *(uint64_t *)data;
-	if (took < trig_ns)
+	if (took < t->ns)
 		return;
-	__atomic_store_n(&trig_shm->trigger_took_ns, took, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&trig_shm->trigger_fired, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->shm->trigger_took_ns, took, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&t->shm->trigger_fired, 1, __ATOMIC_RELEASE);
 	/* the command's drain thread sleeps on this word */
-	__atomic_add_fetch(&trig_shm->wake, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &trig_shm->wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+	__atomic_add_fetch(&t->shm->wake, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &t->shm->wake, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 void fhook_rec_trigger_arm(struct ev_shm *shm, FILE *err)
