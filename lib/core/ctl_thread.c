@@ -246,7 +246,7 @@ void fhook_ctl_unwatch(pid_t pid)
 /* The tracer of watch @i (whose pidfd was @fd) is gone: do for it what it did not do. */
 static void ctl_tracer_gone(int i, int fd)
 {
-	char req[sizeof(ctl_watches[0].req)], *reply;
+	char req[sizeof(ctl_watches[0].req)], *reply, *left;
 	pid_t pid;
 
 	pthread_mutex_lock(&ctl_thread_lock);
@@ -261,10 +261,21 @@ static void ctl_tracer_gone(int i, int fd)
 	memcpy(req, ctl_watches[i].req, sizeof(req));
 	pthread_mutex_unlock(&ctl_thread_lock);
 	reply = fhook_ctl_serve(req);
-	fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended without "
-		"detaching; %s\n", (int)getpid(), (int)pid,
-		reply && !strncmp(reply, "ok", 2) ? "every probe removed, it runs untraced" :
-		"its probes could not all be removed");
+	/* the recorder says how many recordings of other commands go on */
+	left = reply ? strstr(reply, "\nrecordings left: ") : NULL;
+	if (!reply || strncmp(reply, "ok", 2))
+		fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended "
+			"without detaching; its probes could not all be removed\n", (int)getpid(),
+			(int)pid);
+	else if (left && atoi(left + 18) > 0)
+		fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended "
+			"without detaching; its probes removed, %d other recording%s go%s on\n",
+			(int)getpid(), (int)pid, atoi(left + 18), atoi(left + 18) > 1 ? "s" : "",
+			atoi(left + 18) > 1 ? "" : "es");
+	else
+		fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended "
+			"without detaching; every probe removed, it runs untraced\n", (int)getpid(),
+			(int)pid);
 	free(reply);
 }
 

@@ -249,7 +249,10 @@ static int verb_trace_stop(int argc, char **argv, FILE *out)
 			fprintf(out, "fhook: record: this process is not being recorded\n");
 		return -ENOENT;
 	}
-	return rec_teardown(in);
+	rec_teardown(in);
+	/* what goes on (the control thread's message when it stopped a command's gone) */
+	fprintf(out, "recordings left: %d\n", n - 1);
+	return 0;
 }
 
 static const struct fhook_attach_verb rec_verbs[] = {
