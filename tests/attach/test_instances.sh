@@ -118,6 +118,22 @@ stop "$bpid"
 expect survivor_events "$?:$(summary b)" "0:3 events, 0 nmissed, 0 lost"
 expect killed_exit "$(stop_prog | tail -1)" "calls ok, bad 0"
 
+# ---- kprobe events of both on one function: each its own kprobe there ----
+start_prog 2
+bg a record -p "$pid" -e 'p ping' -o "$TMP/a.rec"
+apid=$bg_pid
+bg b trace -p "$pid" -e 'p ping x=%di' -e 'r ping r=$retval' -o "$TMP/b.out"
+bpid=$bg_pid
+for i in 1 2 3; do ask "call $i" > /dev/null; done
+stop "$apid"
+expect kprobe_first_counts "$?:$(summary a)" "0:3 events, 0 nmissed, 0 lost"
+ask 'call 4' > /dev/null
+stop "$bpid"
+expect kprobe_second_events "$?:$(sed -E 's/.*\) //' "$TMP/b.out" | tr '\n' ' ')" \
+	"0:x=0x1 r=2 x=0x2 r=3 x=0x3 r=4 x=0x4 r=5 "
+expect kprobe_first_replays "$("$FHOOK" replay "$TMP/a.rec" | grep -c 'ping')" 3
+expect kprobe_exit "$(stop_prog)" "calls ok, bad 0"
+
 # ---- four at once; a fifth is refused, named, and touches no file ----
 start_prog 2
 pids=()
