@@ -37,8 +37,10 @@
 #include "record.h"
 
 /*
- * The recordings (record.h: tracing instances).  In .data (util/startup.h)
- * with the rest of what a recorded process's start-up writes.
+ * The recordings (record.h: tracing instances).  In .data (util/startup.h):
+ * the set-up of every recorded process writes or reads them, and the exit
+ * path and a forked child too; in .bss they would be a zero page of their
+ * own, one more fault for each process of a suite.
  */
 #define REC_INST_INIT(i, gp)	[i] = { .g = (gp), .slot = (i), .fd = -1, .tracer_fd = -1, \
 					.cmd = "record" }

@@ -217,7 +217,7 @@ struct rec_inst {
 	/* record_setup.c */
 	struct rec_probe *probes;
 	int nr_probes;
-	bool deferred;
+	bool deferred;		/* no object had sites at start-up: armed at a dlopen() */
 	/* record_shm.c */
 	int fd;
 	dev_t dev;		/* which file fd must be ... */
@@ -253,7 +253,10 @@ static inline void rec_leave(long old)
 	fhook_rec_cur_off = old;
 }
 
-/* for each slot recording (a mapped shared memory), as the current one */
+/*
+ * For each slot recording (a mapped shared memory), as the current one;
+ * the current slot is put back as the loop ends (no break out of it).
+ */
 #define for_each_rec_inst(in, old)					\
 	for (old = fhook_rec_cur_off, in = fhook_rec_insts;		\
 	     in < fhook_rec_insts + REC_MAX_INST || (rec_leave(old), 0); in++) \

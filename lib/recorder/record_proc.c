@@ -149,10 +149,9 @@ static void rec_objects_changed(void)
  * The thread inside fork(), between fhook's prepare handler and its parent
  * or child one (libc runs one fork at a time): a kprobe event there (a
  * libc function that fork() or another handler runs) would write with the
- * parent's ring in the child.  In .data with what the child's handler
- * writes anyway: clearing it there costs the child no page.
+ * parent's ring in the child (struct rec_inst.forking, each recording's
+ * writer of that thread).
  */
-
 void fhook_rec_atfork_prepare(void)
 {
 	struct rec_inst *in;

@@ -20,14 +20,6 @@
 #include "record.h"
 #include "record_trigger.h"
 
-/*
- * In .data (util/startup.h): the set-up of every recorded process writes
- * or reads these, and the exit path reads them; in .bss they were a zero
- * page of their own, one more fault for each process of a suite.
- */
-
-/* no object had sites at start-up: armed when a dlopen() brings one */
-
 /* Group the events by SYM, one probe each. */
 static int build_probes(void)
 {
