@@ -519,6 +519,16 @@ void __attribute__((noinline)) fhook_rec_plain_slow(uint32_t id, uint64_t w1)
 	rec_set_limit(t, fhook_rec_limit(t));
 }
 
+/* record_plain_in()'s slow path: the rest works for the current recording */
+void __attribute__((noinline)) fhook_rec_plain_slow_in(const struct rec_inst *in, uint32_t id,
+							uint64_t w1)
+{
+	long old = rec_enter(in);
+
+	fhook_rec_plain_slow(id, w1);
+	rec_leave(old);
+}
+
 bool fhook_rec_caller_ok(unsigned long parent_ip)
 {
 	int i;
@@ -659,16 +669,19 @@ int fhook_rec_entry(struct fprobe *fp, unsigned long entry_ip, unsigned long ret
 		    struct ftrace_regs *fregs, void *entry_data)
 {
 	struct rec_probe *p = (struct rec_probe *)fp;
-	long old = rec_enter(p->inst);
-	int ret = 0;
+	long old;
+	int ret;
 
-	if (__builtin_expect(p->plain_entry < 0 || p->nr_saved || fhook_rec_nr_callers, 0))
+	/* the common case reads its recording from the probe; the rest sets it current */
+	if (__builtin_expect(p->plain_entry < 0 || p->nr_saved || p->inst->nr_callers, 0)) {
+		old = rec_enter(p->inst);
 		ret = rec_entry_slow(fp, entry_ip, ret_ip, fregs, entry_data);
-	else
-		record_plain(p->plain_entry,
-			     ev_w1(entry_ip, p->nr_ret ? rethook_data_index(entry_data) : 0));
-	rec_leave(old);
-	return ret;
+		rec_leave(old);
+		return ret;
+	}
+	record_plain_in(p->inst, p->plain_entry,
+			ev_w1(entry_ip, p->nr_ret ? rethook_data_index(entry_data) : 0));
+	return 0;
 }
 
 static int rec_entry_slow(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
@@ -713,15 +726,17 @@ void fhook_rec_exit(struct fprobe *fp, unsigned long entry_ip, unsigned long ret
 {
 	struct rec_probe *p = (struct rec_probe *)fp;
 	uint64_t w1 = ev_w1(ret_ip, rethook_data_index(entry_data));
-	long old = rec_enter(p->inst);
+	long old;
 
 	if (!fregs)
 		w1 |= EV_W1_UNWOUND;
 	if (__builtin_expect(p->plain_ret >= 0 && p->nr_entry, 1) &&
-	    __builtin_expect(!fregs || rethook_data_pairs(entry_data), 1))
-		record_plain(p->plain_ret, w1);
-	else
-		rec_exit_slow(p, entry_ip, fregs, entry_data, w1);
+	    __builtin_expect(!fregs || rethook_data_pairs(entry_data), 1)) {
+		record_plain_in(p->inst, p->plain_ret, w1);
+		return;
+	}
+	old = rec_enter(p->inst);
+	rec_exit_slow(p, entry_ip, fregs, entry_data, w1);
 	rec_leave(old);
 }
 

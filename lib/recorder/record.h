@@ -472,37 +472,41 @@ static inline uint64_t ev_w1(unsigned long addr, unsigned long depth)
 	return (addr & EV_ADDR_MASK) | (uint64_t)(depth & EV_DEPTH_MASK) << 48;
 }
 
-/*
- * Is the thread still on the cpu of its last record?  From the rseq area
- * where glibc registered one; else sched_getcpu() costs a system call or
- * a vDSO call, and is asked only when the limit (fhook_rec_limit()) sends a
- * record to the slow path, every REC_CPU_EVERY records.
- */
-static inline bool rec_cpu_same(const struct rec_thread *t)
-{
-	return !fhook_rec_has_rseq || rec_rseq_cpu() == (int32_t)t->last_cpu;
-}
+void fhook_rec_plain_slow_in(const struct rec_inst *in, uint32_t id, uint64_t w1) __hidden;
 
 /*
- * An event without fetched arguments: 16 bytes.  The common case (the
- * ring has room before its end and its mark, same cpu, no gap in time,
- * nothing lost, the TSC for a clock) is rdtsc, two stores and a release,
- * with no call and no stack frame.
+ * An event without fetched arguments of recording @in: 16 bytes.  The
+ * common case (the ring has room before its end and its mark, same cpu,
+ * no gap in time, nothing lost, the TSC for a clock) is rdtsc, two stores
+ * and a release, with no call and no stack frame.  Everything is read from
+ * @in, which the handlers have from their probe: the current slot is set
+ * only for the slow path.
  */
-static inline void record_plain(uint32_t id, uint64_t w1)
+static inline void record_plain_in(const struct rec_inst *in, uint32_t id, uint64_t w1)
 {
-	struct rec_thread *t = &fhook_rec_thr;
+	struct rec_thread *t = rec_thr_of(in);
+	const struct fhook_rec_global *g = in->g;
 	uint64_t head = rec_head(t), now, *p;
 
-	/* CLOCK_MONOTONIC is a call (the vDSO's): that clock takes the slow path */
-	if (__builtin_expect(head + 16 > t->limit || t->gen != rec_gen ||
-			     __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED) ||
-			     fhook_rec_clock != EV_CLOCK_TSC || !rec_cpu_same(t), 0))
+	/*
+	 * CLOCK_MONOTONIC is a call (the vDSO's): that clock takes the slow
+	 * path.  The thread must still be on the cpu of its last record: from
+	 * the rseq area where glibc registered one; else sched_getcpu() costs a
+	 * system call or a vDSO call, and is asked only when the limit
+	 * (fhook_rec_limit()) sends a record to the slow path, every
+	 * REC_CPU_EVERY records.
+	 */
+	if (__builtin_expect(head + 16 > t->limit || t->gen != g->gen ||
+			     __atomic_load_n(&g->stopped, __ATOMIC_RELAXED) ||
+			     in->clock != EV_CLOCK_TSC ||
+			     (fhook_rec_has_rseq &&
+			      *(volatile int32_t *)((char *)__builtin_thread_pointer() + g->cpu_off) !=
+			      (int32_t)t->last_cpu), 0))
 		goto slow;
-	now = ev_clock_tsc() - rec_clock_base;
+	now = ev_clock_tsc() - g->clock_base;
 	if (__builtin_expect(now - t->last_ts >= REC_GAP, 0))
 		goto slow;
-	p = (uint64_t *)(t->data + (head & (fhook_rec_ring_size - 1)));
+	p = (uint64_t *)(t->data + (head & (in->ring_size - 1)));
 	p[0] = ev_w0(now, id);
 	p[1] = w1;
 	t->last_ts = now;
@@ -513,7 +517,13 @@ static inline void record_plain(uint32_t id, uint64_t w1)
 	__atomic_store_n(&t->ring->head, head + 16, __ATOMIC_RELEASE);
 	return;
 slow:
-	fhook_rec_plain_slow(id, w1);
+	fhook_rec_plain_slow_in(in, id, w1);
+}
+
+/* The same, of the current recording (REC_CUR). */
+static inline void record_plain(uint32_t id, uint64_t w1)
+{
+	record_plain_in(REC_CUR, id, w1);
 }
 
 #endif /* FHOOK_EV_RECORD_H */
