@@ -669,23 +669,30 @@ int fhook_rec_entry(struct fprobe *fp, unsigned long entry_ip, unsigned long ret
 		    struct ftrace_regs *fregs, void *entry_data)
 {
 	struct rec_probe *p = (struct rec_probe *)fp;
-	long old;
-	int ret;
 
 	/* the common case reads its recording from the probe; the rest sets it current */
-	if (__builtin_expect(p->plain_entry < 0 || p->nr_saved || p->inst->nr_callers, 0)) {
-		old = rec_enter(p->inst);
-		ret = rec_entry_slow(fp, entry_ip, ret_ip, fregs, entry_data);
-		rec_leave(old);
-		return ret;
-	}
+	if (__builtin_expect(p->plain_entry < 0 || p->nr_saved || p->inst->nr_callers, 0))
+		return rec_entry_slow(fp, entry_ip, ret_ip, fregs, entry_data);
 	record_plain_in(p->inst, p->plain_entry,
 			ev_w1(entry_ip, p->nr_ret ? rethook_data_index(entry_data) : 0));
 	return 0;
 }
 
+static int rec_entry_slow_cur(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
+			      struct ftrace_regs *fregs, void *entry_data);
+
 static int rec_entry_slow(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
 			  struct ftrace_regs *fregs, void *entry_data)
+{
+	long old = rec_enter(((struct rec_probe *)fp)->inst);
+	int ret = rec_entry_slow_cur(fp, entry_ip, ret_ip, fregs, entry_data);
+
+	rec_leave(old);
+	return ret;
+}
+
+static int rec_entry_slow_cur(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
+			      struct ftrace_regs *fregs, void *entry_data)
 {
 	struct rec_probe *p = (struct rec_probe *)fp;
 	unsigned long depth = p->nr_ret ? rethook_data_index(entry_data) : 0;
@@ -726,22 +733,30 @@ void fhook_rec_exit(struct fprobe *fp, unsigned long entry_ip, unsigned long ret
 {
 	struct rec_probe *p = (struct rec_probe *)fp;
 	uint64_t w1 = ev_w1(ret_ip, rethook_data_index(entry_data));
-	long old;
 
 	if (!fregs)
 		w1 |= EV_W1_UNWOUND;
 	if (__builtin_expect(p->plain_ret >= 0 && p->nr_entry, 1) &&
-	    __builtin_expect(!fregs || rethook_data_pairs(entry_data), 1)) {
+	    __builtin_expect(!fregs || rethook_data_pairs(entry_data), 1))
 		record_plain_in(p->inst, p->plain_ret, w1);
-		return;
-	}
-	old = rec_enter(p->inst);
-	rec_exit_slow(p, entry_ip, fregs, entry_data, w1);
-	rec_leave(old);
+	else
+		rec_exit_slow(p, entry_ip, fregs, entry_data, w1);
 }
+
+static void rec_exit_slow_cur(struct rec_probe *p, unsigned long entry_ip,
+			      struct ftrace_regs *fregs, void *entry_data, uint64_t w1);
 
 static void rec_exit_slow(struct rec_probe *p, unsigned long entry_ip,
 			  struct ftrace_regs *fregs, void *entry_data, uint64_t w1)
+{
+	long old = rec_enter(p->inst);
+
+	rec_exit_slow_cur(p, entry_ip, fregs, entry_data, w1);
+	rec_leave(old);
+}
+
+static void rec_exit_slow_cur(struct rec_probe *p, unsigned long entry_ip,
+			      struct ftrace_regs *fregs, void *entry_data, uint64_t w1)
 {
 	/*
 	 * Without an entry event the reader cannot pair: the address goes

@@ -166,9 +166,10 @@ _Static_assert(EV_TS_BITS == REC_TS_BITS, "REC_TS_BITS");
  * thread's current slot, fhook_rec_cur_off (an offset into the array, 0:
  * slot 0 for a thread that set none).  Every way in sets it: the fprobe and
  * kprobe handlers from their probe (rec_enter(), put back as it was on the
- * way out: a signal handler's probe may run inside another's), the control
- * verbs from the request, the process's hooks (fork, exec, dlopen, exit)
- * for each live slot in turn.
+ * way out: a signal handler's probe may run inside another's; the fprobe
+ * handlers' plain records read the probe's slot without it, and set it
+ * only on their slow paths), the control verbs from the request, the
+ * process's hooks (fork, exec, dlopen, exit) for each live slot in turn.
  */
 #define REC_MAX_INST	4
 
