@@ -246,8 +246,10 @@ void fhook_ctl_unwatch(pid_t pid)
 /* The tracer of watch @i (whose pidfd was @fd) is gone: do for it what it did not do. */
 static void ctl_tracer_gone(int i, int fd)
 {
+	static const char left_is[] = "\nrecordings left: ";
 	char req[sizeof(ctl_watches[0].req)], *reply, *left;
 	pid_t pid;
+	int n;
 
 	pthread_mutex_lock(&ctl_thread_lock);
 	/* (a request served meanwhile may have ended that watch, and set another) */
@@ -262,16 +264,16 @@ static void ctl_tracer_gone(int i, int fd)
 	pthread_mutex_unlock(&ctl_thread_lock);
 	reply = fhook_ctl_serve(req);
 	/* the recorder says how many recordings of other commands go on */
-	left = reply ? strstr(reply, "\nrecordings left: ") : NULL;
+	left = reply ? strstr(reply, left_is) : NULL;
+	n = left ? atoi(left + sizeof(left_is) - 1) : 0;
 	if (!reply || strncmp(reply, "ok", 2))
 		fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended "
 			"without detaching; its probes could not all be removed\n", (int)getpid(),
 			(int)pid);
-	else if (left && atoi(left + 18) > 0)
+	else if (n > 0)
 		fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended "
 			"without detaching; its probes removed, %d other recording%s go%s on\n",
-			(int)getpid(), (int)pid, atoi(left + 18), atoi(left + 18) > 1 ? "s" : "",
-			atoi(left + 18) > 1 ? "" : "es");
+			(int)getpid(), (int)pid, n, n > 1 ? "s" : "", n > 1 ? "" : "es");
 	else
 		fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended "
 			"without detaching; every probe removed, it runs untraced\n", (int)getpid(),
@@ -287,7 +289,7 @@ static int ctl_wait(int lfd, bool *timed)
 {
 	struct pollfd p[CTL_WATCHES];
 	bool watch = false;
-	int i, fd = -1;
+	int i, gone = -1;
 
 	pthread_mutex_lock(&ctl_thread_lock);
 	for (i = 0; i < CTL_WATCHES; i++) {
@@ -297,13 +299,13 @@ static int ctl_wait(int lfd, bool *timed)
 		watch |= p[i].fd >= 0;
 	}
 	if (watch && poll(p, CTL_WATCHES, 0) > 0) {
-		for (i = 0; i < CTL_WATCHES && fd < 0; i++)
+		for (i = 0; i < CTL_WATCHES && gone < 0; i++)
 			if (p[i].fd >= 0 && p[i].revents)
-				fd = p[i].fd;
+				gone = i;
 	}
 	pthread_mutex_unlock(&ctl_thread_lock);
-	if (fd >= 0) {
-		ctl_tracer_gone(i - 1, fd);
+	if (gone >= 0) {
+		ctl_tracer_gone(gone, p[gone].fd);
 		errno = EAGAIN;
 		return -1;
 	}
