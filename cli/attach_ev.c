@@ -83,7 +83,8 @@ int cli_ev_attach_begin(struct cli_ev *c, struct ev_session_opts *so)
 			cli_attach_no_sites_ok = true;
 	if (cli_attach_open(c->cmd, c->pid, &ev_att))
 		return 1;
-	snprintf(req, sizeof(req), "memfd\t%s", c->cmd);
+	/* our pid names our recording among the process's (tracing instances) */
+	snprintf(req, sizeof(req), "memfd\t%s\t%d", c->cmd, (int)getpid());
 	if (ctl_or_say(c, req, &reply)) {
 		free(reply);
 		cli_attach_close(ev_att);
@@ -181,7 +182,8 @@ int cli_ev_attach_wait(struct cli_ev *c, volatile sig_atomic_t *stop_sig)
 				c->pid);
 		return cli_attach_alive(c->pid) ? 1 : 0;
 	}
-	ret = ctl_or_say(c, "trace-stop", &reply);
+	snprintf(req, sizeof(req), "trace-stop\t%d", (int)getpid());
+	ret = ctl_or_say(c, req, &reply);
 	free(reply);
 	cli_attach_close(ev_att);
 	ev_att = NULL;

@@ -202,10 +202,11 @@ char *fhook_ctl_serve(const char *req) __hidden;
 void fhook_ctl_thread_start(void) __hidden;
 /*
  * When process @pid (a tracer) exits, the control thread (running, or
- * started later) serves @req as if the tracer had sent it ("trace-stop").
- * One watch at a time; 0, or a negative errno (-ESRCH: no such process).
+ * started later) serves @req as if the tracer had sent it ("trace-stop PID").
+ * A watch per tracer (a new one of the same @pid replaces its request), a few
+ * at once; 0, or a negative errno (-ESRCH: no such process, -ENOSPC: too many).
  */
 int fhook_ctl_watch(pid_t pid, const char *req) __hidden;
-void fhook_ctl_unwatch(void) __hidden;
+void fhook_ctl_unwatch(pid_t pid) __hidden;
 
 #endif /* FHOOK_CORE_H */

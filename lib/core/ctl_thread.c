@@ -58,45 +58,48 @@ static ino_t ctl_ino;
 static bool ctl_atfork_done;
 
 /*
- * The tracer this process serves (a recording's fhook command): its pidfd
- * turns readable when it exits, and the thread then serves @ctl_watch_req
- * itself, as the command would have (trace-stop: every probe removed).
- * -1: no watch.  Changed under ctl_thread_lock.  While a watch is set the
- * thread's accept() times out every CTL_WATCH_MS to look at it: a blocked
- * accept() keeps serving the socket it started on, even when a daemon
- * closes the descriptor under it, which a poll() would not.
+ * The tracers this process serves (each recording's fhook command, one
+ * per tracing instance): a pidfd turns readable when its command exits,
+ * and the thread then serves that watch's request itself, as the command
+ * would have (trace-stop: that recording's probes removed).  fd -1: a free
+ * watch.  Changed under ctl_thread_lock.  While a watch is set the
+ * thread's accept() times out every CTL_WATCH_MS to look at them: a
+ * blocked accept() keeps serving the socket it started on, even when a
+ * daemon closes the descriptor under it, which a poll() would not.
  */
 #define CTL_WATCH_MS		200
-static int ctl_watch_fd = -1;
-static pid_t ctl_watch_pid;
-static char ctl_watch_req[32];
-static dev_t ctl_watch_dev;
-static ino_t ctl_watch_ino;
+#define CTL_WATCHES		8
+static struct ctl_watch {
+	int fd;
+	pid_t pid;
+	char req[32];
+	dev_t dev;		/* which file the pidfd is */
+	ino_t ino;
+} ctl_watches[CTL_WATCHES] = { [0 ... CTL_WATCHES - 1] = { .fd = -1 } };
 
 /*
- * Is the watch's descriptor still the pidfd we opened?  A program that
- * closes every descriptor it did not open and opens files under the same
- * numbers makes it a file, always readable: that is no tracer gone, and
- * the descriptor is the program's, never to be closed by us.
+ * Is @w's descriptor still the pidfd we opened?  A program that closes
+ * every descriptor it did not open and opens files under the same numbers
+ * makes it a file, always readable: that is no tracer gone, and the
+ * descriptor is the program's, never to be closed by us.
  */
-static bool ctl_watch_ours(void)
+static bool ctl_watch_ours(const struct ctl_watch *w)
 {
 	struct stat st;
 
-	return ctl_watch_fd >= 0 && !fstat(ctl_watch_fd, &st) && st.st_dev == ctl_watch_dev &&
-	       st.st_ino == ctl_watch_ino;
+	return w->fd >= 0 && !fstat(w->fd, &st) && st.st_dev == w->dev && st.st_ino == w->ino;
 }
 
-/* Close the watch's descriptor if it is still ours; forget it either way. */
-static void ctl_watch_drop(void)
+/* Close @w's descriptor if it is still ours; the watch is free either way. */
+static void ctl_watch_drop(struct ctl_watch *w)
 {
-	if (ctl_watch_ours())
-		close(ctl_watch_fd);
-	ctl_watch_fd = -1;
+	if (ctl_watch_ours(w))
+		close(w->fd);
+	w->fd = -1;
 }
 
-/* Watch @pid by a new pidfd: 0, or a negative errno (-ESRCH: it is gone). */
-static int ctl_watch_open(pid_t pid)
+/* A new pidfd for @pid, and which file it is: the descriptor, or a negative errno. */
+static int ctl_pidfd_open(pid_t pid, dev_t *dev, ino_t *ino)
 {
 	struct stat st;
 	int fd = syscall(SYS_pidfd_open, pid, 0);
@@ -107,12 +110,9 @@ static int ctl_watch_open(pid_t pid)
 		close(fd);
 		return -EBADF;
 	}
-	ctl_watch_drop();
-	ctl_watch_fd = fd;
-	ctl_watch_pid = pid;
-	ctl_watch_dev = st.st_dev;
-	ctl_watch_ino = st.st_ino;
-	return 0;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return fd;
 }
 
 /*
@@ -237,88 +237,163 @@ static void ctl_connection(int c, char *buf)
 
 int fhook_ctl_watch(pid_t pid, const char *req)
 {
-	int ret;
+	struct ctl_watch *w = NULL;
+	dev_t dev;
+	ino_t ino;
+	int fd, i;
 
-	if (strlen(req) >= sizeof(ctl_watch_req))
+	if (strlen(req) >= sizeof(w->req))
 		return -EINVAL;
+	fd = ctl_pidfd_open(pid, &dev, &ino);
+	if (fd < 0)
+		return fd;
 	/* (a thread started later, or the one serving this request, picks it up) */
 	pthread_mutex_lock(&ctl_thread_lock);
-	ret = ctl_watch_open(pid);
-	if (!ret)
-		strcpy(ctl_watch_req, req);
+	for (i = 0; i < CTL_WATCHES; i++) {
+		if (ctl_watches[i].fd >= 0 && ctl_watches[i].pid == pid) {
+			w = &ctl_watches[i];	/* the same command again: its new request */
+			break;
+		}
+		if (ctl_watches[i].fd < 0 && !w)
+			w = &ctl_watches[i];
+	}
+	if (!w) {
+		pthread_mutex_unlock(&ctl_thread_lock);
+		close(fd);
+		return -ENOSPC;
+	}
+	ctl_watch_drop(w);
+	w->fd = fd;
+	w->dev = dev;
+	w->ino = ino;
+	w->pid = pid;
+	strcpy(w->req, req);
 	pthread_mutex_unlock(&ctl_thread_lock);
-	return ret;
+	return 0;
 }
 
-void fhook_ctl_unwatch(void)
+void fhook_ctl_unwatch(pid_t pid)
 {
+	int i;
+
 	pthread_mutex_lock(&ctl_thread_lock);
-	ctl_watch_drop();
+	for (i = 0; i < CTL_WATCHES; i++) {
+		if (ctl_watches[i].fd >= 0 && ctl_watches[i].pid == pid)
+			ctl_watch_drop(&ctl_watches[i]);
+	}
 	pthread_mutex_unlock(&ctl_thread_lock);
 }
 
-/* Tracer @pid is gone: serve @req for it, as it did not. */
+/* Tracer @pid is gone: serve its watch's request @req, as it did not. */
 static void ctl_serve_gone(pid_t pid, const char *req)
 {
-	char *reply = fhook_ctl_serve(req);
+	static const char left_is[] = "\nrecordings left: ";
+	char *reply = fhook_ctl_serve(req), *left;
+	int n;
 
-	fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended without "
-		"detaching; %s\n", (int)getpid(), (int)pid,
-		reply && !strncmp(reply, "ok", 2) ? "every probe removed, it runs untraced" :
-		"its probes could not all be removed");
+	/* the recorder says how many recordings of other commands go on */
+	left = reply ? strstr(reply, left_is) : NULL;
+	n = left ? atoi(left + sizeof(left_is) - 1) : 0;
+	if (!reply || strncmp(reply, "ok", 2))
+		fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended "
+			"without detaching; its probes could not all be removed\n", (int)getpid(),
+			(int)pid);
+	else if (n > 0)
+		fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended "
+			"without detaching; its probes removed, %d other recording%s go%s on\n",
+			(int)getpid(), (int)pid, n, n > 1 ? "s" : "", n > 1 ? "" : "es");
+	else
+		fprintf(stderr, "fhook: process %d: the fhook process that traced it (%d) ended "
+			"without detaching; every probe removed, it runs untraced\n", (int)getpid(),
+			(int)pid);
 	free(reply);
 }
 
-/* The watched tracer is gone (its pidfd @fd is ready): do for it what it did not do. */
-static void ctl_tracer_gone(int fd)
+/* The tracer of watch @i (whose pidfd was @fd) is gone: do for it what it did not do. */
+static void ctl_tracer_gone(int i, int fd)
 {
-	char req[sizeof(ctl_watch_req)];
+	char req[sizeof(ctl_watches[0].req)];
 	pid_t pid;
 
 	pthread_mutex_lock(&ctl_thread_lock);
 	/* (a request served meanwhile may have ended that watch, and set another) */
-	if (ctl_watch_fd != fd) {
+	if (ctl_watches[i].fd != fd) {
 		pthread_mutex_unlock(&ctl_thread_lock);
 		return;
 	}
-	ctl_watch_drop();
-	pid = ctl_watch_pid;
-	memcpy(req, ctl_watch_req, sizeof(req));
+	ctl_watch_drop(&ctl_watches[i]);
+	pid = ctl_watches[i].pid;
+	memcpy(req, ctl_watches[i].req, sizeof(req));
 	pthread_mutex_unlock(&ctl_thread_lock);
 	ctl_serve_gone(pid, req);
 }
 
 /*
+ * The watches whose numbers the program took (closed, then reused for its
+ * own files) watch their tracers through new pidfds; one whose tracer is
+ * gone meanwhile is served at once.  Called with ctl_thread_lock held,
+ * which it drops to serve (true then).
+ */
+static bool ctl_watches_retake(void)
+{
+	char req[sizeof(ctl_watches[0].req)];
+	int i, fd;
+	pid_t pid;
+
+	for (i = 0; i < CTL_WATCHES; i++) {
+		struct ctl_watch *w = &ctl_watches[i];
+
+		if (w->fd < 0 || ctl_watch_ours(w))
+			continue;
+		fd = ctl_pidfd_open(w->pid, &w->dev, &w->ino);
+		if (fd >= 0) {
+			w->fd = fd;	/* (the old number is the program's: not closed) */
+			continue;
+		}
+		if (fd != -ESRCH)
+			continue;	/* no descriptor left: looked at again later */
+		w->fd = -1;
+		pid = w->pid;
+		memcpy(req, w->req, sizeof(req));
+		pthread_mutex_unlock(&ctl_thread_lock);
+		ctl_serve_gone(pid, req);
+		return true;
+	}
+	return false;
+}
+
+/*
  * Wait for a connection, with a timeout while a tracer is watched; the
- * connection, or -1 (errno EAGAIN: the time is up, or the tracer gone).
+ * connection, or -1 (errno EAGAIN: the time is up, or a tracer gone).
  */
 static int ctl_wait(int lfd, bool *timed)
 {
-	struct pollfd p = { .fd = -1, .events = POLLIN };
-	bool watch;
+	struct pollfd p[CTL_WATCHES];
+	bool watch = false;
+	int i, gone = -1;
 
 	pthread_mutex_lock(&ctl_thread_lock);
-	/* the program took the watch's number: watch the tracer by a new pidfd */
-	if (ctl_watch_fd >= 0 && !ctl_watch_ours() && ctl_watch_open(ctl_watch_pid) == -ESRCH) {
-		char req[sizeof(ctl_watch_req)];
-		pid_t pid = ctl_watch_pid;
-
-		ctl_watch_fd = -1;
-		memcpy(req, ctl_watch_req, sizeof(req));
-		pthread_mutex_unlock(&ctl_thread_lock);
-		ctl_serve_gone(pid, req);
+	if (ctl_watches_retake()) {
 		errno = EAGAIN;
 		return -1;
 	}
-	watch = ctl_watch_fd >= 0;
-	p.fd = ctl_watch_fd;
-	if (watch && poll(&p, 1, 0) > 0) {
-		pthread_mutex_unlock(&ctl_thread_lock);
-		ctl_tracer_gone(p.fd);
-		errno = EAGAIN;
-		return -1;
+	for (i = 0; i < CTL_WATCHES; i++) {
+		p[i].fd = ctl_watches[i].fd;
+		p[i].events = POLLIN;
+		p[i].revents = 0;
+		watch |= p[i].fd >= 0;
+	}
+	if (watch && poll(p, CTL_WATCHES, 0) > 0) {
+		for (i = 0; i < CTL_WATCHES && gone < 0; i++)
+			if (p[i].fd >= 0 && p[i].revents)
+				gone = i;
 	}
 	pthread_mutex_unlock(&ctl_thread_lock);
+	if (gone >= 0) {
+		ctl_tracer_gone(gone, p[gone].fd);
+		errno = EAGAIN;
+		return -1;
+	}
 	if (watch != *timed) {
 		struct timeval tv = { 0, watch ? CTL_WATCH_MS * 1000 : 0 };
 
@@ -370,12 +445,15 @@ static void *ctl_thread_main(void *arg)
 /* The child of a fork has none of the parent's threads: its first attach starts its own. */
 static void ctl_atfork_child(void)
 {
+	int i;
+
 	pthread_mutex_init(&ctl_thread_lock, NULL);
 	if (ctl_lfd >= 0 && ctl_fd_ours(ctl_lfd))
 		close(ctl_lfd);
 	ctl_lfd = -1;
-	/* the parent's tracer is not the child's business until it attaches itself */
-	ctl_watch_drop();
+	/* the parent's tracers are not the child's business until they attach themselves */
+	for (i = 0; i < CTL_WATCHES; i++)
+		ctl_watch_drop(&ctl_watches[i]);
 }
 
 void fhook_ctl_thread_start(void)

@@ -36,10 +36,26 @@
 
 #include "record.h"
 
-struct ev_shm *fhook_rec_shm __fhook_startup_data;
+/*
+ * The recordings (record.h: tracing instances).  In .data (util/startup.h):
+ * the set-up of every recorded process writes or reads them, and the exit
+ * path and a forked child too; in .bss they would be a zero page of their
+ * own, one more fault for each process of a suite.
+ */
+#define REC_INST_INIT(i, gp)	[i] = { .g = (gp), .slot = (i), .fd = -1, .tracer_fd = -1, \
+					.cmd = "record" }
+struct rec_inst fhook_rec_insts[REC_MAX_INST] __fhook_startup_data = {
+	REC_INST_INIT(0, &fhook_rec_g),
+	REC_INST_INIT(1, &fhook_rec_insts[1].own_g),
+	REC_INST_INIT(2, &fhook_rec_insts[2].own_g),
+	REC_INST_INIT(3, &fhook_rec_insts[3].own_g),
+};
+_Static_assert(REC_MAX_INST == 4, "REC_INST_INIT for each slot");
 
-uint64_t fhook_rec_ring_size __fhook_startup_data, fhook_rec_mark __fhook_startup_data;
-uint32_t fhook_rec_clock __fhook_startup_data;
+__thread long fhook_rec_cur_off;
+/* each slot's writer of this thread; slot 0's is the trampolines' (rec_graph()) */
+static __thread struct rec_thread fhook_rec_thrs[REC_MAX_INST];
+struct ev_ring *fhook_rec_mapsv[REC_MAX_INST][EV_MAX_RINGS];
 
 /* glibc registered an rseq area: its cpu_id is rec_g.cpu_off from the thread pointer */
 bool fhook_rec_has_rseq __fhook_startup_data;
@@ -50,29 +66,23 @@ bool fhook_rec_has_rseq __fhook_startup_data;
  */
 #define REC_CPU_EVERY	256
 
-struct rec_range *fhook_rec_callers;
-int fhook_rec_nr_callers;
-__thread struct rec_thread fhook_rec_thr;
-
 pthread_key_t fhook_rec_ring_key __fhook_startup_data;
 bool fhook_rec_have_key __fhook_startup_data;
 
-/* This process's mapping of each ring it holds, to unmap in a forked child. */
-struct ev_ring *fhook_rec_maps[EV_MAX_RINGS];
-/*
- * One past the highest ring index this process ever mapped: a forked
- * child looks at no more of fhook_rec_maps, 8 KiB its parent may never have
- * touched, two pages each child would fault in to read zeros.
- */
-uint32_t fhook_rec_maps_hi __fhook_startup_data;
+/* The writers' offsets: the same in every thread (initial-exec TLS). */
+__attribute__((constructor(201))) static void rec_insts_init(void)
+{
+	int i;
+
+	for (i = 0; i < REC_MAX_INST; i++)
+		fhook_rec_insts[i].thr_off = (long)((char *)&fhook_rec_thrs[i] -
+						    (char *)__builtin_thread_pointer());
+}
 
 static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
 {
 	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
 }
-
-/* the command recording this process ("record", "trace"), for its messages */
-char fhook_rec_cmd[sizeof(((struct ev_shm *)0)->cmd)] = "record";
 
 static void detach(const char *why);
 
@@ -166,7 +176,7 @@ struct ev_ring *fhook_rec_get_ring(struct rec_thread *t)
 	__atomic_store_n(&fhook_rec_shm->ring_state[idx], EV_SLOT_READY, __ATOMIC_RELEASE);
 	/* the key was made first thing in the process: a slot of the static block */
 	if (fhook_rec_have_key)
-		pthread_setspecific(fhook_rec_ring_key, r);
+		pthread_setspecific(fhook_rec_ring_key, fhook_rec_insts);
 	/* a forked child's thread (its only one at the fork: tid == pid) */
 	if (__builtin_expect(fhook_rec_fork_ts != 0, 0) && r->tid == r->pid)
 		rec_inherit(t);
@@ -189,6 +199,17 @@ void fhook_rec_retire_ring(void *arg)
 	fhook_rec_maps[t->idx] = NULL;
 	__atomic_store_n(&r->exited, 1, __ATOMIC_RELEASE);
 	munmap(r, ev_ring_stride(fhook_rec_ring_size));
+}
+
+/* A thread's end (its key's destructor): its ring in each recording retired. */
+void fhook_rec_thread_exit(void *arg)
+{
+	struct rec_inst *in;
+	long old;
+
+	for_each_rec_inst(in, old)
+		if (fhook_rec_thr.ring)
+			fhook_rec_retire_ring(fhook_rec_thr.ring);
 }
 
 /* Wake the command: this ring is filling up. */
@@ -498,6 +519,16 @@ void __attribute__((noinline)) fhook_rec_plain_slow(uint32_t id, uint64_t w1)
 	rec_set_limit(t, fhook_rec_limit(t));
 }
 
+/* record_plain_in()'s slow path: the rest works for the current recording */
+void __attribute__((noinline)) fhook_rec_plain_slow_in(const struct rec_inst *in, uint32_t id,
+							uint64_t w1)
+{
+	long old = rec_enter(in);
+
+	fhook_rec_plain_slow(id, w1);
+	rec_leave(old);
+}
+
 bool fhook_rec_caller_ok(unsigned long parent_ip)
 {
 	int i;
@@ -639,15 +670,29 @@ int fhook_rec_entry(struct fprobe *fp, unsigned long entry_ip, unsigned long ret
 {
 	struct rec_probe *p = (struct rec_probe *)fp;
 
-	if (__builtin_expect(p->plain_entry < 0 || p->nr_saved || fhook_rec_nr_callers, 0))
+	/* the common case reads its recording from the probe; the rest sets it current */
+	if (__builtin_expect(p->plain_entry < 0 || p->nr_saved || p->inst->nr_callers, 0))
 		return rec_entry_slow(fp, entry_ip, ret_ip, fregs, entry_data);
-	record_plain(p->plain_entry,
-		     ev_w1(entry_ip, p->nr_ret ? rethook_data_index(entry_data) : 0));
+	record_plain_in(p->inst, p->plain_entry,
+			ev_w1(entry_ip, p->nr_ret ? rethook_data_index(entry_data) : 0));
 	return 0;
 }
 
+static int rec_entry_slow_cur(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
+			      struct ftrace_regs *fregs, void *entry_data);
+
 static int rec_entry_slow(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
 			  struct ftrace_regs *fregs, void *entry_data)
+{
+	long old = rec_enter(((struct rec_probe *)fp)->inst);
+	int ret = rec_entry_slow_cur(fp, entry_ip, ret_ip, fregs, entry_data);
+
+	rec_leave(old);
+	return ret;
+}
+
+static int rec_entry_slow_cur(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,
+			      struct ftrace_regs *fregs, void *entry_data)
 {
 	struct rec_probe *p = (struct rec_probe *)fp;
 	unsigned long depth = p->nr_ret ? rethook_data_index(entry_data) : 0;
@@ -693,13 +738,25 @@ void fhook_rec_exit(struct fprobe *fp, unsigned long entry_ip, unsigned long ret
 		w1 |= EV_W1_UNWOUND;
 	if (__builtin_expect(p->plain_ret >= 0 && p->nr_entry, 1) &&
 	    __builtin_expect(!fregs || rethook_data_pairs(entry_data), 1))
-		record_plain(p->plain_ret, w1);
+		record_plain_in(p->inst, p->plain_ret, w1);
 	else
 		rec_exit_slow(p, entry_ip, fregs, entry_data, w1);
 }
 
+static void rec_exit_slow_cur(struct rec_probe *p, unsigned long entry_ip,
+			      struct ftrace_regs *fregs, void *entry_data, uint64_t w1);
+
 static void rec_exit_slow(struct rec_probe *p, unsigned long entry_ip,
 			  struct ftrace_regs *fregs, void *entry_data, uint64_t w1)
+{
+	long old = rec_enter(p->inst);
+
+	rec_exit_slow_cur(p, entry_ip, fregs, entry_data, w1);
+	rec_leave(old);
+}
+
+static void rec_exit_slow_cur(struct rec_probe *p, unsigned long entry_ip,
+			      struct ftrace_regs *fregs, void *entry_data, uint64_t w1)
 {
 	/*
 	 * Without an entry event the reader cannot pair: the address goes

@@ -39,10 +39,13 @@
 #include "fprobe/rethook.h"
 #include "core/core.h"
 
+struct rec_inst;
+
 /* A 'p' or 'r' event's own kprobe (kretprobe), as each is in the kernel. */
 struct rec_kprobe {
 	struct kretprobe rp;		/* rp.kp alone for a 'p' event */
 	struct ev_desc_event *e;
+	struct rec_inst *inst;		/* the recording it is of */
 	bool registered;
 	bool failed;			/* refused: not tried again */
 	struct rec_kprobe *many;	/* a glob: one per function (registered each) */
@@ -56,6 +59,7 @@ struct rec_kprobe {
  */
 struct rec_probe {
 	struct fprobe fp;
+	struct rec_inst *inst;		/* the recording it is of */
 	const char *symbol;
 	struct ev_desc_event *first;	/* its targets, if any */
 	int nr_entry, nr_ret;
@@ -118,34 +122,173 @@ _Static_assert(offsetof(struct ev_ring, head) == REC_RING_HEAD, "REC_RING_HEAD")
 _Static_assert(EV_TS_BITS == REC_TS_BITS, "REC_TS_BITS");
 
 /*
- * What every writer compares with (arch/shadow.h: struct fhook_rec_global):
- * its generation is bumped when an attached recording ends (fhook trace -p:
- * the rings that threads still name in their fhook_rec_thr are gone, and a
- * thread notices it at its next event; other threads' TLS cannot be reset
- * from ours).
+ * Tracing instances: up to REC_MAX_INST recordings of this process at
+ * once, each a command's (fhook record -- PROG, record -p, trace -p) with
+ * its own shared memory, events, probes, rings and thread writers.  What
+ * was one recording's globals is one struct rec_inst each, in a fixed
+ * array: a slot is reused by a later recording, and its generation (in
+ * its struct fhook_rec_global) keeps counting, so a thread's writer left
+ * from an earlier recording in the slot is noticed.
+ *
+ * Slot 0's struct fhook_rec_global is fhook_rec_g, which the graph
+ * trampolines read rip-relative: only slot 0's probes have their records
+ * written by the trampolines (rec_graph()); the others' records are
+ * written by the C handlers, which know their slot from the probe.
+ *
+ * The recorder's code names the recording it works for as it named the
+ * globals (fhook_rec_shm, fhook_rec_thr, ...): those are the fields of the
+ * thread's current slot, fhook_rec_cur_off (an offset into the array, 0:
+ * slot 0 for a thread that set none).  Every way in sets it: the fprobe and
+ * kprobe handlers from their probe (rec_enter(), put back as it was on the
+ * way out: a signal handler's probe may run inside another's; the fprobe
+ * handlers' plain records read the probe's slot without it, and set it
+ * only on their slow paths), the control verbs from the request, the
+ * process's hooks (fork, exec, dlopen, exit) for each live slot in turn.
  */
-#define rec_g		fhook_rec_g
+#define REC_MAX_INST	4
+
+/* the flight recorder's duration trigger of a recording (record_trigger.c) */
+struct rec_trig {
+	struct fprobe fp;		/* first: its handlers' fp is the trigger */
+	struct ev_shm *shm;
+	uint64_t ns;
+	bool registered;
+};
+
+struct rec_inst {
+	struct fhook_rec_global *g;	/* slot 0: fhook_rec_g; else own_g */
+	struct fhook_rec_global own_g;
+	long thr_off;		/* the slot's struct rec_thread from the thread pointer */
+	int slot;
+	pid_t tracer;		/* the command recording into it (trace-stop names it) */
+	/* record.c */
+	struct ev_shm *shm;
+	uint64_t ring_size, mark;
+	uint32_t clock;
+	struct rec_range *callers;
+	int nr_callers;
+	uint32_t maps_hi;
+	char cmd[sizeof(((struct ev_shm *)0)->cmd)];
+	/* record_desc.c */
+	struct ev_desc_event *events;
+	int nr_events;
+	int desc_state;		/* descriptions: 0 not read yet, 1 read, -1 bad */
+	/* record_kprobe.c */
+	struct rec_kprobe *kprobes;
+	unsigned long kp_missed_gone;
+	/* record_proc.c */
+	uint64_t proc_seq;		/* this image's ev_proc */
+	/* a forked child announces its objects with its first ring (fhook_rec_get_ring) */
+	bool announce_pending;
+	int announcing;			/* a thread is: the others wait for its number */
+	/*
+	 * A forked child's time of birth (0: none pending): the frames it
+	 * inherited from the parent's thread get their entries at that time in
+	 * its first ring (rec_inherit()), so that their returns pair with them.
+	 */
+	uint64_t fork_ts;
+	bool follow;			/* shm->follow: the shared page costs a child a fault */
+	struct rec_thread *forking;	/* the thread inside fork() (record_proc.c) */
+	/* record_setup.c */
+	struct rec_probe *probes;
+	int nr_probes;
+	bool deferred;		/* no object had sites at start-up: armed at a dlopen() */
+	/* record_shm.c */
+	int fd;
+	dev_t dev;		/* which file fd must be ... */
+	ino_t ino;
+	int tracer_fd;		/* ... and where the command holds it (FHOOK_EV_SHM) */
+	pid_t tracer_pid;
+	struct rec_trig trig;
+};
+
+extern struct rec_inst fhook_rec_insts[REC_MAX_INST] __hidden;
+/* each slot's mapping of each ring it holds, to unmap in a forked child */
+extern struct ev_ring *fhook_rec_mapsv[REC_MAX_INST][EV_MAX_RINGS] __hidden;
+extern __thread long fhook_rec_cur_off __hidden;
+
+#define REC_CUR		((struct rec_inst *)((char *)fhook_rec_insts + fhook_rec_cur_off))
+
+static inline struct rec_thread *rec_thr_of(const struct rec_inst *in)
+{
+	return (struct rec_thread *)((char *)__builtin_thread_pointer() + in->thr_off);
+}
+
+/* Work for @in from here; returns what to give rec_leave() on the way out. */
+static inline long rec_enter(const struct rec_inst *in)
+{
+	long old = fhook_rec_cur_off;
+
+	fhook_rec_cur_off = (const char *)in - (const char *)fhook_rec_insts;
+	return old;
+}
+
+static inline void rec_leave(long old)
+{
+	fhook_rec_cur_off = old;
+}
+
+/*
+ * For each slot recording (a mapped shared memory), as the current one;
+ * the current slot is put back as the loop ends (no break out of it).
+ */
+#define for_each_rec_inst(in, old)					\
+	for (old = fhook_rec_cur_off, in = fhook_rec_insts;		\
+	     in < fhook_rec_insts + REC_MAX_INST || (rec_leave(old), 0); in++) \
+		if (in->shm && (rec_enter(in), 1))
+
+/* the current slot's fields, by the names they had as globals */
+#define fhook_rec_shm			(REC_CUR->shm)
+#define fhook_rec_ring_size		(REC_CUR->ring_size)
+#define fhook_rec_mark			(REC_CUR->mark)
+#define fhook_rec_clock			(REC_CUR->clock)
+#define fhook_rec_callers		(REC_CUR->callers)
+#define fhook_rec_nr_callers		(REC_CUR->nr_callers)
+#define fhook_rec_thr			(*rec_thr_of(REC_CUR))
+#define fhook_rec_maps			(fhook_rec_mapsv[REC_CUR->slot])
+#define fhook_rec_maps_hi		(REC_CUR->maps_hi)
+#define fhook_rec_cmd			(REC_CUR->cmd)
+#define fhook_rec_events		(REC_CUR->events)
+#define fhook_rec_nr_events		(REC_CUR->nr_events)
+#define fhook_rec_desc_state		(REC_CUR->desc_state)
+#define fhook_rec_kprobes		(REC_CUR->kprobes)
+#define rec_kp_missed_gone		(REC_CUR->kp_missed_gone)
+#define fhook_rec_proc_seq		(REC_CUR->proc_seq)
+#define fhook_rec_announce_pending	(REC_CUR->announce_pending)
+#define rec_announcing			(REC_CUR->announcing)
+#define fhook_rec_fork_ts		(REC_CUR->fork_ts)
+#define fhook_rec_follow		(REC_CUR->follow)
+#define fhook_rec_forking		(REC_CUR->forking)
+#define fhook_rec_probes		(REC_CUR->probes)
+#define fhook_rec_nr_probes		(REC_CUR->nr_probes)
+#define fhook_rec_deferred		(REC_CUR->deferred)
+#define fhook_rec_fd			(REC_CUR->fd)
+#define rec_dev				(REC_CUR->dev)
+#define rec_ino				(REC_CUR->ino)
+#define fhook_rec_tracer_fd		(REC_CUR->tracer_fd)
+#define fhook_rec_tracer_pid		(REC_CUR->tracer_pid)
+
+/*
+ * What every writer of the slot compares with (arch/shadow.h: struct
+ * fhook_rec_global): its generation is bumped when an attached recording
+ * ends (fhook trace -p: the rings that threads still name in their
+ * writers are gone, and a thread notices it at its next event; other
+ * threads' TLS cannot be reset from ours).
+ */
+#define rec_g		(*REC_CUR->g)
 #define rec_gen		rec_g.gen
 #define rec_disabled	rec_g.stopped	/* 0 or REC_G_STOPPED */
 #define rec_clock_base	rec_g.clock_base
 
 /* ---- record.c: the writer and the fprobe handlers ---- */
 
-extern struct ev_shm *fhook_rec_shm __hidden;
-extern uint64_t fhook_rec_ring_size __hidden, fhook_rec_mark __hidden;
-extern uint32_t fhook_rec_clock __hidden;
 extern bool fhook_rec_has_rseq __hidden;
-extern struct rec_range *fhook_rec_callers __hidden;
-extern int fhook_rec_nr_callers __hidden;
-extern __thread struct rec_thread fhook_rec_thr __hidden;
 extern pthread_key_t fhook_rec_ring_key __hidden;
 extern bool fhook_rec_have_key __hidden;
-extern struct ev_ring *fhook_rec_maps[EV_MAX_RINGS] __hidden;
-extern uint32_t fhook_rec_maps_hi __hidden;
-extern char fhook_rec_cmd[sizeof(((struct ev_shm *)0)->cmd)] __hidden;
 
 struct ev_ring *fhook_rec_get_ring(struct rec_thread *t) __hidden;
 void fhook_rec_retire_ring(void *arg) __hidden;
+void fhook_rec_thread_exit(void *arg) __hidden;
 void fhook_rec_kick(struct ev_ring *r, bool force) __hidden;
 void fhook_rec_untraced(const char *fmt, ...) __attribute__((format(printf, 1, 2))) __hidden;
 void fhook_rec_drop(struct rec_thread *t) __hidden;
@@ -168,8 +311,6 @@ int fhook_rec_resolve_symbols(struct ev_desc_event *e) __hidden;
 
 /* ---- record_kprobe.c: kprobe events ---- */
 
-extern struct rec_kprobe *fhook_rec_kprobes __hidden;
-
 struct ev_desc_event *fhook_rec_kretprobe_of(const void *probe) __hidden;
 const struct ev_desc_event *fhook_rec_kp_entry_of(const struct ev_desc_event *r) __hidden;
 void fhook_rec_kp_arm(FILE *err) __hidden;
@@ -179,21 +320,12 @@ unsigned long fhook_rec_kp_disarm(void) __hidden;
 
 /* ---- record_desc.c: the event descriptions ---- */
 
-extern struct ev_desc_event *fhook_rec_events __hidden;
-extern int fhook_rec_nr_events __hidden;
-extern int fhook_rec_desc_state __hidden;
-
 int fhook_rec_read_desc(FILE *err) __hidden;
 void fhook_rec_free_events(void) __hidden;
 
 /* ---- record_proc.c: the recorded process ---- */
 
-extern uint64_t fhook_rec_proc_seq __hidden;
-extern bool fhook_rec_announce_pending __hidden;
-extern uint64_t fhook_rec_fork_ts __hidden;
-extern bool fhook_rec_follow __hidden;
 extern bool fhook_rec_arming __hidden;
-extern struct rec_thread *fhook_rec_forking __hidden;
 
 void fhook_rec_announce_first(void) __hidden;
 void fhook_rec_register_process(void) __hidden;
@@ -205,10 +337,6 @@ void fhook_rec_exec(const char *path, bool search) __hidden;
 
 /* ---- record_shm.c: the trace buffer ---- */
 
-extern int fhook_rec_fd __hidden;
-extern int fhook_rec_tracer_fd __hidden;
-extern pid_t fhook_rec_tracer_pid __hidden;
-
 bool fhook_rec_fd_is_shm(int fd) __hidden;
 bool fhook_rec_fd_is_trace_memfd(long fd) __hidden;
 int fhook_rec_reopen_shm(pid_t tracer, int tracer_fd) __hidden;
@@ -217,10 +345,6 @@ bool fhook_rec_parse_num(const char **s, unsigned long long max, unsigned long l
 struct ev_shm *fhook_rec_map_shm(const char *v, const char **why) __hidden;
 
 /* ---- record_setup.c: a recording started ---- */
-
-extern struct rec_probe *fhook_rec_probes __hidden;
-extern int fhook_rec_nr_probes __hidden;
-extern bool fhook_rec_deferred __hidden;
 
 int fhook_rec_arm(FILE *err) __hidden;
 int fhook_rec_setup(const char *v, bool attached, FILE *err) __hidden;
@@ -323,37 +447,41 @@ static inline uint64_t ev_w1(unsigned long addr, unsigned long depth)
 	return (addr & EV_ADDR_MASK) | (uint64_t)(depth & EV_DEPTH_MASK) << 48;
 }
 
-/*
- * Is the thread still on the cpu of its last record?  From the rseq area
- * where glibc registered one; else sched_getcpu() costs a system call or
- * a vDSO call, and is asked only when the limit (fhook_rec_limit()) sends a
- * record to the slow path, every REC_CPU_EVERY records.
- */
-static inline bool rec_cpu_same(const struct rec_thread *t)
-{
-	return !fhook_rec_has_rseq || rec_rseq_cpu() == (int32_t)t->last_cpu;
-}
+void fhook_rec_plain_slow_in(const struct rec_inst *in, uint32_t id, uint64_t w1) __hidden;
 
 /*
- * An event without fetched arguments: 16 bytes.  The common case (the
- * ring has room before its end and its mark, same cpu, no gap in time,
- * nothing lost, the TSC for a clock) is rdtsc, two stores and a release,
- * with no call and no stack frame.
+ * An event without fetched arguments of recording @in: 16 bytes.  The
+ * common case (the ring has room before its end and its mark, same cpu,
+ * no gap in time, nothing lost, the TSC for a clock) is rdtsc, two stores
+ * and a release, with no call and no stack frame.  Everything is read from
+ * @in, which the handlers have from their probe: the current slot is set
+ * only for the slow path.
  */
-static inline void record_plain(uint32_t id, uint64_t w1)
+static inline void record_plain_in(const struct rec_inst *in, uint32_t id, uint64_t w1)
 {
-	struct rec_thread *t = &fhook_rec_thr;
+	struct rec_thread *t = rec_thr_of(in);
+	const struct fhook_rec_global *g = in->g;
 	uint64_t head = rec_head(t), now, *p;
 
-	/* CLOCK_MONOTONIC is a call (the vDSO's): that clock takes the slow path */
-	if (__builtin_expect(head + 16 > t->limit || t->gen != rec_gen ||
-			     __atomic_load_n(&rec_disabled, __ATOMIC_RELAXED) ||
-			     fhook_rec_clock != EV_CLOCK_TSC || !rec_cpu_same(t), 0))
+	/*
+	 * CLOCK_MONOTONIC is a call (the vDSO's): that clock takes the slow
+	 * path.  The thread must still be on the cpu of its last record: from
+	 * the rseq area where glibc registered one; else sched_getcpu() costs a
+	 * system call or a vDSO call, and is asked only when the limit
+	 * (fhook_rec_limit()) sends a record to the slow path, every
+	 * REC_CPU_EVERY records.
+	 */
+	if (__builtin_expect(head + 16 > t->limit || t->gen != g->gen ||
+			     __atomic_load_n(&g->stopped, __ATOMIC_RELAXED) ||
+			     in->clock != EV_CLOCK_TSC ||
+			     (fhook_rec_has_rseq &&
+			      *(volatile int32_t *)((char *)__builtin_thread_pointer() + g->cpu_off) !=
+			      (int32_t)t->last_cpu), 0))
 		goto slow;
-	now = ev_clock_tsc() - rec_clock_base;
+	now = ev_clock_tsc() - g->clock_base;
 	if (__builtin_expect(now - t->last_ts >= REC_GAP, 0))
 		goto slow;
-	p = (uint64_t *)(t->data + (head & (fhook_rec_ring_size - 1)));
+	p = (uint64_t *)(t->data + (head & (in->ring_size - 1)));
 	p[0] = ev_w0(now, id);
 	p[1] = w1;
 	t->last_ts = now;
@@ -364,7 +492,13 @@ static inline void record_plain(uint32_t id, uint64_t w1)
 	__atomic_store_n(&t->ring->head, head + 16, __ATOMIC_RELEASE);
 	return;
 slow:
-	fhook_rec_plain_slow(id, w1);
+	fhook_rec_plain_slow_in(in, id, w1);
+}
+
+/* The same, of the current recording (REC_CUR). */
+static inline void record_plain(uint32_t id, uint64_t w1)
+{
+	record_plain_in(REC_CUR, id, w1);
 }
 
 #endif /* FHOOK_EV_RECORD_H */

@@ -16,11 +16,6 @@
 
 #include "record.h"
 
-struct ev_desc_event *fhook_rec_events __fhook_startup_data;
-int fhook_rec_nr_events __fhook_startup_data;
-
-/* descriptions: 0 not read yet, 1 read, -1 bad */
-int fhook_rec_desc_state __fhook_startup_data;
 
 /*
  * The descriptions the command wrote (evdesc.h): the events as parsed,

@@ -20,9 +20,6 @@
 #include "record.h"
 #include "kprobes/kpglob.h"
 
-/* one per event; only kprobe events' are used */
-struct rec_kprobe *fhook_rec_kprobes __fhook_startup_data;
-
 /*
  * What run_fetch() reads: every register of a kprobe's @regs, and the
  * vector ones of @vregs (a double's $argN), or zeros.
@@ -43,7 +40,7 @@ static inline bool rec_in_fork(void)
 				&fhook_rec_thr, 0);
 }
 
-static int rec_kp_pre(struct kprobe *p, struct pt_regs *regs)
+static int rec_kp_pre_in(struct kprobe *p, struct pt_regs *regs)
 {
 	struct rec_kprobe *k = (struct rec_kprobe *)((char *)p - offsetof(struct rec_kprobe, rp.kp));
 	struct ev_desc_event *e = k->e;
@@ -66,7 +63,7 @@ static int rec_kp_pre(struct kprobe *p, struct pt_regs *regs)
 }
 
 /* A return event's entry: the caller test, and the $argN it prints saved. */
-static int rec_kp_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+static int rec_kp_ret_entry_in(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct rec_kprobe *k = (struct rec_kprobe *)ri->rp;
 	unsigned long *saved = (unsigned long *)ri->data;
@@ -97,7 +94,7 @@ static int rec_kp_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
  * open entry of that function.  @regs NULL: the call was unwound
  * (KRETPROBE_FL_EXIT_ON_UNWIND), its values are faults.
  */
-static int rec_kp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+static int rec_kp_ret_in(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct rec_kprobe *k = (struct rec_kprobe *)ri->rp;
 	uint64_t w1 = ev_w1(ri->ret_addr, 0);
@@ -114,6 +111,35 @@ static int rec_kp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	fhook_rec_record(k->e, (unsigned long)k->rp.kp.addr, w1, regs ? &fr : NULL,
 			 (unsigned long *)ri->data);
 	return 0;
+}
+
+/* The handlers as registered: each works for its kprobe's recording. */
+static int rec_kp_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct rec_kprobe *k = (struct rec_kprobe *)((char *)p - offsetof(struct rec_kprobe, rp.kp));
+	long old = rec_enter(k->inst);
+	int ret = rec_kp_pre_in(p, regs);
+
+	rec_leave(old);
+	return ret;
+}
+
+static int rec_kp_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	long old = rec_enter(((struct rec_kprobe *)ri->rp)->inst);
+	int ret = rec_kp_ret_entry_in(ri, regs);
+
+	rec_leave(old);
+	return ret;
+}
+
+static int rec_kp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	long old = rec_enter(((struct rec_kprobe *)ri->rp)->inst);
+	int ret = rec_kp_ret_in(ri, regs);
+
+	rec_leave(old);
+	return ret;
 }
 
 /* The kretprobe event whose return hook @probe (a rethook's owner) is, or NULL. */
@@ -247,6 +273,7 @@ static void rec_kp_init(struct rec_kprobe *k, struct ev_desc_event *e, unsigned 
 {
 	memset(k, 0, sizeof(*k));
 	k->e = e;
+	k->inst = REC_CUR;
 	k->rp.kp.addr = (kprobe_opcode_t *)addr;
 	if (e->is_return) {
 		k->rp.entry_handler = rec_kp_ret_entry;
@@ -335,7 +362,6 @@ static bool rec_kp_is_glob(const struct ev_desc_event *e)
 static void rec_kp_disarm_glob(struct rec_kprobe *k);
 
 /* what probes of objects that were unloaded missed (they are placed anew) */
-static unsigned long rec_kp_missed_gone;
 
 /* Was the object of @k's probes unloaded (KPROBE_FLAG_GONE)? */
 static bool rec_kp_gone(const struct rec_kprobe *k)

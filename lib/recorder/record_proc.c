@@ -21,26 +21,6 @@
 #include "record.h"
 
 /*
- * What a forked child resets or reads before it most likely execs: in
- * .data (util/startup.h), the page that holds libfhook's locks, which it
- * writes anyway; each other page it wrote would be one more copied.
- */
-uint64_t fhook_rec_proc_seq __fhook_startup_data;	/* this image's ev_proc */
-/* a forked child announces its objects with its first ring (fhook_rec_get_ring) */
-bool fhook_rec_announce_pending __fhook_startup_data;
-/* a thread is announcing them: the others wait for the number it gets */
-static int rec_announcing __fhook_startup_data;
-/*
- * A forked child's time of birth (0: none pending): the frames it
- * inherited from the parent's thread get their entries at that time in
- * its first ring (rec_inherit()), so that their returns pair with them.
- */
-uint64_t fhook_rec_fork_ts __fhook_startup_data;
-
-/* shm->follow, kept here: the shared page would cost the child a fault */
-bool fhook_rec_follow __fhook_startup_data;
-
-/*
  * The process's objects announced by the first thread that claims a ring;
  * another thread claiming one meanwhile waits for the image's number, or
  * its records would name none (their addresses printed as numbers).  The
@@ -144,7 +124,7 @@ void __fhook_startup fhook_rec_register_process(void)
 bool fhook_rec_arming __fhook_startup_data;
 
 /* dlopen or dlclose returned: the same image, its objects again. */
-void fhook_rec_objects_changed(void)
+static void rec_objects_changed(void)
 {
 	unsigned int old;
 
@@ -169,19 +149,25 @@ void fhook_rec_objects_changed(void)
  * The thread inside fork(), between fhook's prepare handler and its parent
  * or child one (libc runs one fork at a time): a kprobe event there (a
  * libc function that fork() or another handler runs) would write with the
- * parent's ring in the child.  In .data with what the child's handler
- * writes anyway: clearing it there costs the child no page.
+ * parent's ring in the child (struct rec_inst.forking, each recording's
+ * writer of that thread).
  */
-struct rec_thread *fhook_rec_forking __fhook_startup_data;
-
 void fhook_rec_atfork_prepare(void)
 {
-	__atomic_store_n(&fhook_rec_forking, &fhook_rec_thr, __ATOMIC_RELAXED);
+	struct rec_inst *in;
+	long old;
+
+	for_each_rec_inst(in, old)
+		__atomic_store_n(&fhook_rec_forking, &fhook_rec_thr, __ATOMIC_RELAXED);
 }
 
 void fhook_rec_atfork_parent(void)
 {
-	__atomic_store_n(&fhook_rec_forking, NULL, __ATOMIC_RELAXED);
+	struct rec_inst *in;
+	long old;
+
+	for_each_rec_inst(in, old)
+		__atomic_store_n(&fhook_rec_forking, NULL, __ATOMIC_RELAXED);
 }
 
 /* Zero @p, writing only if it is not: a forked child copies every page it writes. */
@@ -197,12 +183,10 @@ static void __fhook_startup zero_if_set(void *p, size_t len)
 		}
 }
 
-void __fhook_startup fhook_rec_atfork_child(void)
+static void __fhook_startup rec_atfork_child(void)
 {
 	uint32_t i;
 
-	if (!fhook_rec_shm)
-		return;
 	/* the parent's threads' rings: mapped here, but not this process's to write */
 	for (i = 0; i < fhook_rec_maps_hi; i++) {
 		if (fhook_rec_maps[i]) {
@@ -285,7 +269,7 @@ out:
 }
 
 /* An interposed exec or spawn: name the program in the summary if it runs untraced. */
-void __fhook_startup fhook_rec_exec(const char *path, bool search)
+static void __fhook_startup rec_exec(const char *path, bool search)
 {
 	char buf[PATH_MAX];
 	const char *why, *dirs = "/usr/local/bin:/usr/bin:/bin", *env;
@@ -344,4 +328,35 @@ void __fhook_startup fhook_rec_exec(const char *path, bool search)
 	}
 	if (why)
 		fhook_rec_untraced("started %.80s: untraced, %s", path, why);
+}
+
+/*
+ * The process's hooks, for each recording (the child of a fork is followed
+ * by the recordings that follow children: fhook record -- PROG).
+ */
+void fhook_rec_objects_changed(void)
+{
+	struct rec_inst *in;
+	long old;
+
+	for_each_rec_inst(in, old)
+		rec_objects_changed();
+}
+
+void __fhook_startup fhook_rec_atfork_child(void)
+{
+	struct rec_inst *in;
+	long old;
+
+	for_each_rec_inst(in, old)
+		rec_atfork_child();
+}
+
+void __fhook_startup fhook_rec_exec(const char *path, bool search)
+{
+	struct rec_inst *in;
+	long old;
+
+	for_each_rec_inst(in, old)
+		rec_exec(path, search);
 }

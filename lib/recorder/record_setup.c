@@ -20,17 +20,6 @@
 #include "record.h"
 #include "record_trigger.h"
 
-/*
- * In .data (util/startup.h): the set-up of every recorded process writes
- * or reads these, and the exit path reads them; in .bss they were a zero
- * page of their own, one more fault for each process of a suite.
- */
-struct rec_probe *fhook_rec_probes __fhook_startup_data;
-int fhook_rec_nr_probes __fhook_startup_data;
-
-/* no object had sites at start-up: armed when a dlopen() brings one */
-bool fhook_rec_deferred __fhook_startup_data;
-
 /* Group the events by SYM, one probe each. */
 static int build_probes(void)
 {
@@ -51,6 +40,7 @@ static int build_probes(void)
 				p = &fhook_rec_probes[j];
 		if (!p) {
 			p = &fhook_rec_probes[fhook_rec_nr_probes++];
+			p->inst = REC_CUR;
 			p->symbol = e->symbol;
 			p->first = e;
 			p->entry = calloc(fhook_rec_nr_events, sizeof(*p->entry));
@@ -122,11 +112,12 @@ static int register_targets(struct rec_probe *p)
  * entry and a return event without arguments) has its records written by
  * the trampolines (arch/shadow.h: graph records), when the clock is the
  * TSC with no base; fhook_rec_entry() and fhook_rec_exit() still take
- * whatever the trampolines leave to C.
+ * whatever the trampolines leave to C.  Slot 0's only: the trampolines
+ * compare with fhook_rec_g, slot 0's struct fhook_rec_global.
  */
 static void rec_graph(struct rec_probe *p)
 {
-	if (fhook_rec_clock != EV_CLOCK_TSC || rec_clock_base || fhook_rec_nr_callers || p->nr_saved ||
+	if (REC_CUR != &fhook_rec_insts[0] || fhook_rec_clock != EV_CLOCK_TSC || rec_clock_base || fhook_rec_nr_callers || p->nr_saved ||
 	    p->plain_entry < 0 || (p->nr_ret && p->plain_ret < 0))
 		return;
 	fprobe_graph_rec(&p->fp, (long)((char *)&fhook_rec_thr - (char *)__builtin_thread_pointer()),
@@ -195,9 +186,12 @@ int fhook_rec_arm(FILE *err)
  */
 static void rec_watch_tracer(bool attached)
 {
+	char req[32];
+
 	if (!attached && !fhook_rec_nr_probes && !fhook_rec_kprobes)
 		return;
-	fhook_ctl_watch((pid_t)fhook_rec_shm->tracer_pid, "trace-stop");
+	snprintf(req, sizeof(req), "trace-stop\t%d", (int)REC_CUR->tracer);
+	fhook_ctl_watch(REC_CUR->tracer, req);
 	if (!attached) {
 		/* pthread_create's calloc may be the program's own, and traced: not this call */
 		unsigned int old = fhook_internal_enter();
@@ -242,6 +236,7 @@ int __fhook_startup fhook_rec_setup(const char *v, bool attached, FILE *err)
 		return -EINVAL;
 	}
 	fhook_rec_shm = shm;
+	REC_CUR->tracer = (pid_t)shm->tracer_pid;
 	rec_set_cmd(shm->cmd);
 	fhook_rec_ring_size = shm->ring_size;
 	fhook_rec_mark = shm->ring_size / 2;
@@ -308,7 +303,7 @@ int __fhook_startup fhook_rec_setup(const char *v, bool attached, FILE *err)
 	 * leaves behind from theirs; the ring is retired after that.
 	 */
 	if (!fhook_rec_have_key)
-		fhook_rec_have_key = !pthread_key_create(&fhook_rec_ring_key, fhook_rec_retire_ring);
+		fhook_rec_have_key = !pthread_key_create(&fhook_rec_ring_key, fhook_rec_thread_exit);
 	return 0;
 }
 
@@ -320,18 +315,22 @@ __attribute__((constructor(210))) static void fhook_ev_preload(void)
 		fhook_rec_setup(v, false, stderr);
 }
 
+/* At exit, each recording's missed counts, and this thread's ring retired. */
 __attribute__((destructor(210))) static void fhook_ev_preload_exit(void)
 {
-	unsigned long missed = 0;
+	struct rec_inst *in;
+	long old;
 	int i;
 
-	if (!fhook_rec_shm)
-		return;
-	for (i = 0; i < fhook_rec_nr_probes; i++)
-		missed += fprobe_nmissed(&fhook_rec_probes[i].fp);
-	for (i = 0; fhook_rec_kprobes && i < fhook_rec_nr_events; i++)
-		missed += fhook_rec_kp_nmissed(&fhook_rec_kprobes[i]);
-	__atomic_fetch_add(&fhook_rec_shm->nmissed, missed, __ATOMIC_RELAXED);
-	if (fhook_rec_thr.ring)
-		fhook_rec_retire_ring(fhook_rec_thr.ring);
+	for_each_rec_inst(in, old) {
+		unsigned long missed = 0;
+
+		for (i = 0; i < fhook_rec_nr_probes; i++)
+			missed += fprobe_nmissed(&fhook_rec_probes[i].fp);
+		for (i = 0; fhook_rec_kprobes && i < fhook_rec_nr_events; i++)
+			missed += fhook_rec_kp_nmissed(&fhook_rec_kprobes[i]);
+		__atomic_fetch_add(&fhook_rec_shm->nmissed, missed, __ATOMIC_RELAXED);
+		if (fhook_rec_thr.ring)
+			fhook_rec_retire_ring(fhook_rec_thr.ring);
+	}
 }

@@ -14,12 +14,7 @@
 
 #include "record.h"
 
-int fhook_rec_fd = -1;
 /* which file fhook_rec_fd must be, and where the command holds it (FHOOK_EV_SHM) */
-static dev_t rec_dev __fhook_startup_data;
-static ino_t rec_ino __fhook_startup_data;
-int fhook_rec_tracer_fd = -1;
-pid_t fhook_rec_tracer_pid __fhook_startup_data;
 
 bool fhook_rec_fd_is_shm(int fd)
 {

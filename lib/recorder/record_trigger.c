@@ -21,12 +21,14 @@
 
 #include <fhook/fprobe.h>
 
+#include "record.h"
 #include "record_trigger.h"
 
-static struct fprobe trig_fp;
-static struct ev_shm *trig_shm;
-static uint64_t trig_ns;
-static bool trig_registered;
+/* the current recording's trigger (each has its own: struct rec_trig) */
+#define trig_fp		(REC_CUR->trig.fp)
+#define trig_shm	(REC_CUR->trig.shm)
+#define trig_ns		(REC_CUR->trig.ns)
+#define trig_registered	(REC_CUR->trig.registered)
 
 static uint64_t trig_now(void)
 {
@@ -46,14 +48,15 @@ static int trig_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 static void trig_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 		      struct ftrace_regs *fregs, void *data)
 {
+	struct rec_trig *t = (struct rec_trig *)fp;
 	uint64_t took;
 
 	/* a frame unwound (an exception, longjmp): no return to time */
 	if (!fregs)
 		return;
 	took = trig_now() - *(uint64_t *)data;
-	if (took >= trig_ns)
-		fhook_rec_trigger_fire(trig_shm, took);
+	if (took >= t->ns)
+		fhook_rec_trigger_fire(t->shm, took);
 }
 
 void fhook_rec_trigger_fire(struct ev_shm *shm, uint64_t took_ns)

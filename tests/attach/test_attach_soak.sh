@@ -31,7 +31,7 @@ for i in $(seq "$CYCLES"); do
 		crashed=$((crashed + 1))
 		echo "cycle $i: fhook $cmd ended with status $st: $(tail -2 "$TMP/serr" | tr '\n' ' ')"
 	fi
-	grep -q 'being recorded already\|being traced already' "$TMP/serr" && refused=$((refused + 1))
+	grep -q 'being recorded or traced by' "$TMP/serr" && refused=$((refused + 1))
 	grep -q 'AddressSanitizer\|runtime error:' "$TMP/serr" &&
 		{ crashed=$((crashed + 1)); echo "cycle $i: $(grep -m1 'ERROR\|runtime error' "$TMP/serr")"; }
 	kill -0 "$pid" 2>/dev/null || { echo "FAIL soak_alive: process gone at cycle $i"; exit 1; }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Attaching where the kernel's ptrace rules (or the process) do not allow
 # it: another user, a process already traced, a program without sites, no
-# such process.  Each gets a message saying why, and the process is left
+# such process, a process recorded by the most fhook commands at once.
+# Each gets a message saying why, and the process is left
 # exactly as it was (signal masks and handlers, no libfhook, its output).
 . "$(dirname "$0")/lib.sh"
 
@@ -78,26 +79,35 @@ expect no_sites_unpatched "$?:$(cat "$TMP/err")" \
 kill "$spid"
 wait "$spid" 2>/dev/null
 
-# ---- recorded already: the refused command touches no file ----
+# ---- recorded by the most commands at once (4) already: the refused command,
+# named, touches no file; the others record on ----
 start_prog 2
-"$FHOOK" record -p "$pid" -e 'f ping' -o "$TMP/first.rec" 2>"$TMP/ferr" &
-fpid=$!
-for i in $(seq 250); do
-	grep -q 'attached to process' "$TMP/ferr" && break
-	sleep 0.02
+rpids=()
+for n in 1 2 3 4; do
+	"$FHOOK" record -p "$pid" -e 'f ping' -o "$TMP/r$n.rec" 2>"$TMP/r$n.err" &
+	rpids+=("$!")
+	for i in $(seq 250); do
+		grep -q 'attached to process' "$TMP/r$n.err" && break
+		sleep 0.02
+	done
 done
 printf 'an older recording\n' > "$TMP/old.rec"
 cp "$TMP/old.rec" "$TMP/old.copy"
 "$FHOOK" record -p "$pid" -e 'f ping' -o "$TMP/old.rec" 2>"$TMP/err"
-expect recorded_already_status "$?:$(grep -c "^fhook: record: process $pid is being recorded already" "$TMP/err")" "1:1"
+expect recorded_already_status "$?:$(grep -c "^fhook: record: process $pid is being recorded or traced by 4 fhook commands already, the most at once: stop one of them first$" "$TMP/err")" "1:1"
 expect recorded_already_file_kept "$(cmp "$TMP/old.rec" "$TMP/old.copy" && echo same)" same
 "$FHOOK" trace -p "$pid" -e 'f ping' -o "$TMP/new.out" 2>"$TMP/err"
 # named by the command that was refused
-expect traced_already_status "$?:$(grep -c "^fhook: trace: process $pid is being traced already" "$TMP/err")" "1:1"
+expect traced_already_status "$?:$(grep -c "^fhook: trace: process $pid is being recorded or traced by 4 fhook commands already" "$TMP/err")" "1:1"
 expect traced_already_no_file "$([ -e "$TMP/new.out" ] && echo created || echo none)" none
-kill -INT "$fpid"
-wait "$fpid"
-expect first_recorder_ends "$?:$(grep -c 'detached from process' "$TMP/ferr")" "0:1"
+ask 'call 1' > /dev/null
+ends=
+for n in 1 2 3 4; do
+	kill -INT "${rpids[$((n - 1))]}"
+	wait "${rpids[$((n - 1))]}"
+	ends+="$?:$(grep -c 'detached from process' "$TMP/r$n.err"):$("$FHOOK" replay "$TMP/r$n.rec" | grep -c ping__entry) "
+done
+expect recorders_end "$ends" "0:1:1 0:1:1 0:1:1 0:1:1 "
 expect recorded_already_still_correct "$(stop_prog)" "calls ok, bad 0"
 
 # ---- no such process ----
