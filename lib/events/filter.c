@@ -23,7 +23,11 @@ struct fparse {
 	int n;
 	const char *err;
 	int pos;
+	int depth;		/* parentheses open */
 };
+
+/* Parentheses in parentheses: each a recursion of the parser, bounded. */
+#define FILTER_MAX_DEPTH	EV_FILTER_MAX
 
 static bool fail(struct fparse *f, const char *at, const char *msg)
 {
@@ -147,23 +151,35 @@ static bool expr(struct fparse *f);
 /* '!' unary | '(' expr ')' | pred */
 static bool unary(struct fparse *f)
 {
-	skip(f);
-	if (*f->p == '!' && f->p[1] != '=') {
+	int nots = 0;
+	bool ok;
+
+	/* '!'s counted, not recursed into: a filter of them cannot exhaust the stack */
+	for (skip(f); *f->p == '!' && f->p[1] != '='; skip(f)) {
 		f->p++;
-		return unary(f) && emit(f, EV_FOP_NOT, 0, NULL, 0);
+		nots++;
 	}
 	if (*f->p == '(') {
 		const char *open = f->p++;
 
-		if (!expr(f))
+		if (f->depth == FILTER_MAX_DEPTH)
+			return fail(f, open, "Too many '('");
+		f->depth++;
+		ok = expr(f);
+		f->depth--;
+		if (!ok)
 			return false;
 		skip(f);
 		if (*f->p != ')')
 			return fail(f, open, "Too many '('");
 		f->p++;
-		return true;
+	} else if (!pred(f)) {
+		return false;
 	}
-	return pred(f);
+	while (nots--)
+		if (!emit(f, EV_FOP_NOT, 0, NULL, 0))
+			return false;
+	return true;
 }
 
 /* sub (tok sub)*, each tok an @op after its operands */
