@@ -76,7 +76,7 @@ static bool pred(struct fparse *f)
 	const struct fhook_event_arg *a = NULL;
 	size_t len, i;
 	int op = -1, k;
-	bool str;
+	bool str, sgn;
 
 	while (isalnum((unsigned char)*f->p) || *f->p == '_')
 		f->p++;
@@ -99,7 +99,10 @@ static bool pred(struct fparse *f)
 	if (op < 0)
 		return fail(f, at, "Invalid operator");
 	str = fhook_ev_type_is_string(a->type);
-	if (a->count || a->type == FHOOK_EVT_SYMSTR ||
+	sgn = a->type >= FHOOK_EVT_S8 && a->type <= FHOOK_EVT_S64;
+	/* (the recorder compares integers: a float's bits are no number to compare) */
+	if (a->count || a->type == FHOOK_EVT_SYMSTR || a->type == FHOOK_EVT_F32 ||
+	    a->type == FHOOK_EVT_F64 ||
 	    (str && op != EV_FOP_EQ && op != EV_FOP_NE && op != EV_FOP_GLOB) ||
 	    (!str && op == EV_FOP_GLOB))
 		return fail(f, at, "Illegal operation for field type");
@@ -131,8 +134,11 @@ static bool pred(struct fparse *f)
 		char *end;
 		long long v;
 
+		/* as the kernel reads it: signed for a signed field, else unsigned, no '-' */
+		if (!sgn && *f->p == '-')
+			return fail(f, at, "Illegal integer value");
 		errno = 0;
-		v = *f->p == '-' ? strtoll(f->p, &end, 0) : (long long)strtoull(f->p, &end, 0);
+		v = sgn ? strtoll(f->p, &end, 0) : (long long)strtoull(f->p, &end, 0);
 		if (end == f->p)
 			return fail(f, at, *f->p ? "Invalid value (did you forget quotes)?" :
 					   "Missing field name and/or value");

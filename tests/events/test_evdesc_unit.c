@@ -4,8 +4,9 @@
  * event filter's compiler (lib/events/filter.c), without a program: a
  * description written and parsed back the same, numbers out of a field's
  * range refused (a recording's RF_EVENTS is anyone's text, and the
- * recorder's filter stack holds EV_FILTER_MAX values), and filters nested
- * deeper than the compiler goes refused rather than a crash.
+ * recorder's filter stack holds EV_FILTER_MAX values), filters nested
+ * deeper than the compiler goes refused rather than a crash, and numbers
+ * read as the kernel reads them for the field's type.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -109,8 +110,12 @@ static void case_filter_depth(void)
 	free(text);
 }
 
-static struct fhook_event_arg args[] = { { .name = "len", .type = FHOOK_EVT_U64 } };
-static struct fhook_event ev = { .args = args, .nr_args = 1 };
+static struct fhook_event_arg args[] = {
+	{ .name = "len", .type = FHOOK_EVT_U64 },
+	{ .name = "off", .type = FHOOK_EVT_S64 },
+	{ .name = "ratio", .type = FHOOK_EVT_F64 },
+};
+static struct fhook_event ev = { .args = args, .nr_args = 3 };
 
 static int compile(const char *filter, const char **err, int *pos)
 {
@@ -169,11 +174,38 @@ static void case_filter_nesting(void)
 	CHECK_EQ(n, 10, "nots");
 }
 
+/* Numbers as the kernel reads them for the field: signed or not; no float fields. */
+static void case_filter_numbers(void)
+{
+	static const struct {
+		const char *name, *filter, *err;
+		int pos;
+	} bad[] = {
+		{ "unsigned_negative", "len > -1", "Illegal integer value", 6 },
+		{ "signed_over", "off > 0xffffffffffffffff", "Illegal integer value", 6 },
+		{ "float_field", "ratio > 1", "Illegal operation for field type", 6 },
+	};
+	const char *err;
+	size_t i;
+	int pos, n;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err = NULL;
+		pos = -1;
+		n = compile(bad[i].filter, &err, &pos);
+		CHECK(n < 0 && !strcmp(err, bad[i].err) && pos == bad[i].pos, bad[i].name,
+		      "%d %s at %d", n, n < 0 ? err : "", pos);
+	}
+	CHECK_EQ(compile("len > 0xffffffffffffffff", &err, &pos), 3, "unsigned_max");
+	CHECK_EQ(compile("off > -9223372036854775808", &err, &pos), 3, "signed_min");
+}
+
 static const struct check_case cases[] = {
 	CHECK_CASE(round_trip),
 	CHECK_CASE(ranges),
 	CHECK_CASE(filter_depth),
 	CHECK_CASE(filter_nesting),
+	CHECK_CASE(filter_numbers),
 };
 
 int main(void)
