@@ -81,10 +81,30 @@ static ino_t ctl_watch_ino;
  */
 static bool ctl_watch_ours(void)
 {
+	char path[40], buf[1024], *p;
 	struct stat st;
+	long pid;
 
-	return ctl_watch_fd >= 0 && !fstat(ctl_watch_fd, &st) && st.st_dev == ctl_watch_dev &&
-	       st.st_ino == ctl_watch_ino;
+	if (ctl_watch_fd < 0 || fstat(ctl_watch_fd, &st) || st.st_dev != ctl_watch_dev ||
+	    st.st_ino != ctl_watch_ino)
+		return false;
+	/*
+	 * Before Linux 6.9 every pidfd is the one anonymous inode that
+	 * eventfds, epolls and timerfds share too: its fdinfo says whose it
+	 * is ("Pid:", 0 or -1 once that process is gone).  Without /proc the
+	 * inode's word stands.
+	 */
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", ctl_watch_fd);
+	if (fhook_read_small_file(path, buf, sizeof(buf)) <= 0)
+		return true;
+	for (p = buf; p; p = strchr(p, '\n')) {
+		p += *p == '\n';
+		if (!strncmp(p, "Pid:", 4)) {
+			pid = strtol(p + 4, NULL, 10);
+			return pid <= 0 || pid == ctl_watch_pid;
+		}
+	}
+	return false;
 }
 
 /* Close the watch's descriptor if it is still ours; forget it either way. */
