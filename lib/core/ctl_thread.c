@@ -301,6 +301,15 @@ static void ctl_tracer_gone(int fd)
 		pthread_mutex_unlock(&ctl_thread_lock);
 		return;
 	}
+	/*
+	 * The program may have made the number its own file (readable)
+	 * between ctl_wait()'s look and its poll: the next look reopens
+	 * the watch, or finds the tracer gone.
+	 */
+	if (!ctl_watch_ours()) {
+		pthread_mutex_unlock(&ctl_thread_lock);
+		return;
+	}
 	ctl_watch_drop();
 	pid = ctl_watch_pid;
 	memcpy(req, ctl_watch_req, sizeof(req));
@@ -315,24 +324,30 @@ static void ctl_tracer_gone(int fd)
 static int ctl_wait(int lfd, bool *timed)
 {
 	struct pollfd p = { .fd = -1, .events = POLLIN };
-	bool watch;
+	bool watch, mine = true;
+	int r;
 
 	pthread_mutex_lock(&ctl_thread_lock);
-	/* the program took the watch's number: watch the tracer by a new pidfd */
-	if (ctl_watch_fd >= 0 && !ctl_watch_ours() && ctl_watch_open(ctl_watch_pid) == -ESRCH) {
-		char req[sizeof(ctl_watch_req)];
-		pid_t pid = ctl_watch_pid;
-
-		ctl_watch_fd = -1;
-		memcpy(req, ctl_watch_req, sizeof(req));
-		pthread_mutex_unlock(&ctl_thread_lock);
-		ctl_serve_gone(pid, req);
-		errno = EAGAIN;
-		return -1;
-	}
 	watch = ctl_watch_fd >= 0;
+	/* the program took the watch's number: watch the tracer by a new pidfd */
+	if (watch && !ctl_watch_ours()) {
+		r = ctl_watch_open(ctl_watch_pid);
+		if (r == -ESRCH) {
+			char req[sizeof(ctl_watch_req)];
+			pid_t pid = ctl_watch_pid;
+
+			ctl_watch_fd = -1;
+			memcpy(req, ctl_watch_req, sizeof(req));
+			pthread_mutex_unlock(&ctl_thread_lock);
+			ctl_serve_gone(pid, req);
+			errno = EAGAIN;
+			return -1;
+		}
+		/* none to spare (EMFILE): the number is still the program's, not to poll */
+		mine = !r;
+	}
 	p.fd = ctl_watch_fd;
-	if (watch && poll(&p, 1, 0) > 0) {
+	if (watch && mine && poll(&p, 1, 0) > 0) {
 		pthread_mutex_unlock(&ctl_thread_lock);
 		ctl_tracer_gone(p.fd);
 		errno = EAGAIN;
