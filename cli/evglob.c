@@ -468,6 +468,10 @@ void cli_ev_say_overloads(struct cli_ev *c, const char *spec)
 	}
 	if (colon)
 		*colon = 0;
+	/* and the offset ends it ("p geo::scale+4"), as the parser splits it */
+	p = strpbrk(colon ? colon + 1 : sym, "+-");
+	if (p)
+		*p = 0;
 	fprintf(stderr, "fhook: %s: %s names several functions: ", c->cmd, colon ? colon + 1 : sym);
 	ev_prog_kprobe_cxx_glob_each(c->prog, colon ? sym : NULL, colon ? colon + 1 : sym, &file,
 				     &skipped, overload_say, &n);

@@ -100,6 +100,11 @@ check overloads_said eq "$(cat "$T/out")" \
              ^
 fhook: trace: geo::scale names several functions: geo::scale(double,int), geo::scale(long,int); name one with its parameters, or each with a glob"
 
+# the same with an offset: the overloads of the name before it
+timeout 60 "$F" trace -e 'p geo::scale+4' -- "$T/kp" > "$T/out" 2>&1
+check overloads_offset_said eq "$(tail -1 "$T/out")" \
+"fhook: trace: geo::scale names several functions: geo::scale(double,int), geo::scale(long,int); name one with its parameters, or each with a glob"
+
 # ---- a C++ glob in a library that is not loaded at start: said, exit 1
 timeout 60 "$F" trace -e 'p libgeo.so:geo::*' -- "$T/kp" > "$T/out" 2>&1
 check unloaded_status eq "$?" 1
