@@ -84,7 +84,8 @@ static int trigger_compile(struct cli_ev *c)
 	int i, n, pos;
 	size_t len;
 
-	while (*spec == ' ')
+	/* (not past the " if ": no EVENT at all is no event of that name) */
+	while (spec < sep && *spec == ' ')
 		spec++;
 	len = (size_t)(sep - spec);
 	while (len && spec[len - 1] == ' ')

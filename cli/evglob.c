@@ -234,12 +234,64 @@ static int glob_functions(struct fhook_event_prog *prog, struct glob_spec *g,
 }
 
 /*
+ * The event name the parser gives definition @name of the glob (the
+ * kernel's: 63 characters at most, anything but a C identifier's
+ * characters made '_'), into @ev.
+ */
+static void glob_event_name(const struct glob_spec *g, const char *name, bool to_return,
+			    char ev[FHOOK_EV_MAX_EVENT_NAME_LEN])
+{
+	char *p;
+
+	if (g->event[0])
+		snprintf(ev, FHOOK_EV_MAX_EVENT_NAME_LEN, "%s_%s", g->event, name);
+	else if (g->kind == 'f')
+		snprintf(ev, FHOOK_EV_MAX_EVENT_NAME_LEN, "%s__%s", name,
+			 to_return ? "exit" : "entry");
+	else
+		snprintf(ev, FHOOK_EV_MAX_EVENT_NAME_LEN, "%c_%s%s%s_0", g->kind,
+			 g->mod ? g->mod : "", g->mod ? ":" : "", name);
+	for (p = ev; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			*p = '_';
+}
+
+/*
+ * Names cut at 63 characters make two functions of a glob one event
+ * (overloads differ at their end: "ns::Widget::process(Widget const&,
+ * int)" and "(..., long)"), which the parser refuses as the kernel's
+ * EVENT_EXIST: the second and later alike get "_2", "_3"... in place of
+ * their last characters.  0, or 1 when @ev was changed.
+ */
+static int glob_event_unique(char (*used)[FHOOK_EV_MAX_EVENT_NAME_LEN], int nr,
+			     char ev[FHOOK_EV_MAX_EVENT_NAME_LEN])
+{
+	char base[FHOOK_EV_MAX_EVENT_NAME_LEN], suf[16];
+	int i, n = 1, changed = 0;
+	size_t keep;
+
+	memcpy(base, ev, sizeof(base));
+	for (i = 0; i < nr; i++) {
+		if (strcmp(used[i], ev))
+			continue;
+		snprintf(suf, sizeof(suf), "_%d", ++n);
+		keep = strlen(base);
+		if (keep > FHOOK_EV_MAX_EVENT_NAME_LEN - 1 - strlen(suf))
+			keep = FHOOK_EV_MAX_EVENT_NAME_LEN - 1 - strlen(suf);
+		snprintf(ev, FHOOK_EV_MAX_EVENT_NAME_LEN, "%.*s%s", (int)keep, base, suf);
+		changed = 1;
+		i = -1;		/* and the new name may be taken too */
+	}
+	return changed;
+}
+
+/*
  * One function's definition: @name in place of the glob, @with_args or no
  * $arg*, and without $retval when the function returns nothing (still a
  * return event: an f definition without %return gets it).
  */
 static char *glob_one(const struct glob_spec *g, const char *name, bool with_args,
-		      bool no_retval)
+		      bool no_retval, const char *evname)
 {
 	char *s = NULL, *p;
 	size_t len = 0;
@@ -250,11 +302,13 @@ static char *glob_one(const struct glob_spec *g, const char *name, bool with_arg
 	if (!m)
 		return NULL;
 	fprintf(m, "%.*s", (int)g->head_kind_len, g->head_kind);
-	if (g->has_group || g->event[0]) {
+	if (g->has_group || g->event[0] || evname) {
 		fputc(':', m);
 		if (g->has_group)
 			fprintf(m, "%s/", g->group);
-		if (g->event[0]) {
+		if (evname) {
+			fputs(evname, m);
+		} else if (g->event[0]) {
 			/* EVENT_SYM: a C identifier of 63 characters at most, as the kernel wants */
 			char ev[64];
 
@@ -306,6 +360,7 @@ int cli_ev_glob_args(struct cli_ev *c)
 		struct name_list names = { 0 };
 		struct glob_spec g;
 		char *buf = strdup(c->specs[i]);
+		char (*used)[FHOOK_EV_MAX_EVENT_NAME_LEN] = NULL;
 		int without = 0, voids = 0;
 
 		if (!buf) {
@@ -331,6 +386,9 @@ int cli_ev_glob_args(struct cli_ev *c)
 				ret = specs_put(c, &specs, &nr, c->specs[i], false);
 			continue;
 		}
+		used = calloc(names.nr, sizeof(*used));
+		if (!used)
+			ret = -ENOMEM;
 		for (k = 0; k < names.nr && !ret; k++) {
 			struct ev_dw_func fn;
 			bool dw = !ev_dw_find_func(c->prog, g.kind == 'f' ? NULL : g.mod,
@@ -338,7 +396,14 @@ int cli_ev_glob_args(struct cli_ev *c)
 			/* a function without parameters has none to show either */
 			bool args = dw && fn.nr_params > 0;
 			bool no_ret = dw && fn.returns_void && g.has_retval;
-			char *one = glob_one(&g, names.v[k], args, no_ret);
+			char *one;
+			int renamed;
+
+			glob_event_name(&g, names.v[k], g.is_return_suffix ||
+					(no_ret && g.kind == 'f'), used[k]);
+			renamed = glob_event_unique(used, k, used[k]);
+			one = glob_one(&g, names.v[k], args, no_ret,
+				       renamed || g.event[0] ? used[k] : NULL);
 
 			if (!one) {
 				ret = -ENOMEM;
@@ -361,6 +426,7 @@ int cli_ev_glob_args(struct cli_ev *c)
 		if (!ret && g.kind != 'f')
 			cli_ev_say_left_out(c, g.mod, g.glob, g.file, g.skipped, g.total);
 		names_free(&names);
+		free(used);
 		free(buf);
 	}
 	if (ret) {
@@ -402,6 +468,10 @@ void cli_ev_say_overloads(struct cli_ev *c, const char *spec)
 	}
 	if (colon)
 		*colon = 0;
+	/* and the offset ends it ("p geo::scale+4"), as the parser splits it */
+	p = strpbrk(colon ? colon + 1 : sym, "+-");
+	if (p)
+		*p = 0;
 	fprintf(stderr, "fhook: %s: %s names several functions: ", c->cmd, colon ? colon + 1 : sym);
 	ev_prog_kprobe_cxx_glob_each(c->prog, colon ? sym : NULL, colon ? colon + 1 : sym, &file,
 				     &skipped, overload_say, &n);

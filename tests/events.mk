@@ -52,3 +52,12 @@ $(B)/tests/events/test_cxxname_unit: tests/events/test_cxxname_unit.c lib/events
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Ilib/events -o $@ tests/events/test_cxxname_unit.c \
 		lib/events/cxxname.c -liberty $(SAN)
+
+# The event description and the filter compiler (the recorder's and the
+# command's): the unit test links them directly.
+$(B)/tests/events/test_evdesc_unit: tests/events/test_evdesc_unit.c lib/recorder/evdesc.c \
+		lib/recorder/evdesc_write.c lib/recorder/evdesc.h lib/events/filter.c \
+		lib/events/filter.h lib/recorder/types.c tests/check.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Ilib -o $@ tests/events/test_evdesc_unit.c lib/recorder/evdesc.c \
+		lib/recorder/evdesc_write.c lib/events/filter.c lib/recorder/types.c $(SAN)

@@ -85,9 +85,29 @@ static struct ctl_watch {
  */
 static bool ctl_watch_ours(const struct ctl_watch *w)
 {
+	char path[40], buf[1024], *p;
 	struct stat st;
+	long pid;
 
-	return w->fd >= 0 && !fstat(w->fd, &st) && st.st_dev == w->dev && st.st_ino == w->ino;
+	if (w->fd < 0 || fstat(w->fd, &st) || st.st_dev != w->dev || st.st_ino != w->ino)
+		return false;
+	/*
+	 * Before Linux 6.9 every pidfd is the one anonymous inode that
+	 * eventfds, epolls and timerfds share too: its fdinfo says whose it
+	 * is ("Pid:", 0 or -1 once that process is gone).  Without /proc the
+	 * inode's word stands.
+	 */
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", w->fd);
+	if (fhook_read_small_file(path, buf, sizeof(buf)) <= 0)
+		return true;
+	for (p = buf; p; p = strchr(p, '\n')) {
+		p += *p == '\n';
+		if (!strncmp(p, "Pid:", 4)) {
+			pid = strtol(p + 4, NULL, 10);
+			return pid <= 0 || pid == w->pid;
+		}
+	}
+	return false;
 }
 
 /* Close @w's descriptor if it is still ours; the watch is free either way. */
@@ -321,6 +341,15 @@ static void ctl_tracer_gone(int i, int fd)
 		pthread_mutex_unlock(&ctl_thread_lock);
 		return;
 	}
+	/*
+	 * The program may have made the number its own file (readable)
+	 * between ctl_wait()'s look and its poll: the next look reopens the
+	 * watch, or finds the tracer gone.
+	 */
+	if (!ctl_watch_ours(&ctl_watches[i])) {
+		pthread_mutex_unlock(&ctl_thread_lock);
+		return;
+	}
 	ctl_watch_drop(&ctl_watches[i]);
 	pid = ctl_watches[i].pid;
 	memcpy(req, ctl_watches[i].req, sizeof(req));
@@ -378,10 +407,11 @@ static int ctl_wait(int lfd, bool *timed)
 		return -1;
 	}
 	for (i = 0; i < CTL_WATCHES; i++) {
-		p[i].fd = ctl_watches[i].fd;
+		/* (a number the program still holds, no pidfd to spare for it: not polled) */
+		p[i].fd = ctl_watch_ours(&ctl_watches[i]) ? ctl_watches[i].fd : -1;
 		p[i].events = POLLIN;
 		p[i].revents = 0;
-		watch |= p[i].fd >= 0;
+		watch |= ctl_watches[i].fd >= 0;
 	}
 	if (watch && poll(p, CTL_WATCHES, 0) > 0) {
 		for (i = 0; i < CTL_WATCHES && gone < 0; i++)

@@ -23,7 +23,11 @@ struct fparse {
 	int n;
 	const char *err;
 	int pos;
+	int depth;		/* parentheses open */
 };
+
+/* Parentheses in parentheses: each a recursion of the parser, bounded. */
+#define FILTER_MAX_DEPTH	EV_FILTER_MAX
 
 static bool fail(struct fparse *f, const char *at, const char *msg)
 {
@@ -72,7 +76,7 @@ static bool pred(struct fparse *f)
 	const struct fhook_event_arg *a = NULL;
 	size_t len, i;
 	int op = -1, k;
-	bool str;
+	bool str, sgn;
 
 	while (isalnum((unsigned char)*f->p) || *f->p == '_')
 		f->p++;
@@ -95,7 +99,10 @@ static bool pred(struct fparse *f)
 	if (op < 0)
 		return fail(f, at, "Invalid operator");
 	str = fhook_ev_type_is_string(a->type);
-	if (a->count || a->type == FHOOK_EVT_SYMSTR ||
+	sgn = a->type >= FHOOK_EVT_S8 && a->type <= FHOOK_EVT_S64;
+	/* (the recorder compares integers: a float's bits are no number to compare) */
+	if (a->count || a->type == FHOOK_EVT_SYMSTR || a->type == FHOOK_EVT_F32 ||
+	    a->type == FHOOK_EVT_F64 ||
 	    (str && op != EV_FOP_EQ && op != EV_FOP_NE && op != EV_FOP_GLOB) ||
 	    (!str && op == EV_FOP_GLOB))
 		return fail(f, at, "Illegal operation for field type");
@@ -127,8 +134,11 @@ static bool pred(struct fparse *f)
 		char *end;
 		long long v;
 
+		/* as the kernel reads it: signed for a signed field, else unsigned, no '-' */
+		if (!sgn && *f->p == '-')
+			return fail(f, at, "Illegal integer value");
 		errno = 0;
-		v = *f->p == '-' ? strtoll(f->p, &end, 0) : (long long)strtoull(f->p, &end, 0);
+		v = sgn ? strtoll(f->p, &end, 0) : (long long)strtoull(f->p, &end, 0);
 		if (end == f->p)
 			return fail(f, at, *f->p ? "Invalid value (did you forget quotes)?" :
 					   "Missing field name and/or value");
@@ -147,23 +157,35 @@ static bool expr(struct fparse *f);
 /* '!' unary | '(' expr ')' | pred */
 static bool unary(struct fparse *f)
 {
-	skip(f);
-	if (*f->p == '!' && f->p[1] != '=') {
+	int nots = 0;
+	bool ok;
+
+	/* '!'s counted, not recursed into: a filter of them cannot exhaust the stack */
+	for (skip(f); *f->p == '!' && f->p[1] != '='; skip(f)) {
 		f->p++;
-		return unary(f) && emit(f, EV_FOP_NOT, 0, NULL, 0);
+		nots++;
 	}
 	if (*f->p == '(') {
 		const char *open = f->p++;
 
-		if (!expr(f))
+		if (f->depth == FILTER_MAX_DEPTH)
+			return fail(f, open, "Too many '('");
+		f->depth++;
+		ok = expr(f);
+		f->depth--;
+		if (!ok)
 			return false;
 		skip(f);
 		if (*f->p != ')')
 			return fail(f, open, "Too many '('");
 		f->p++;
-		return true;
+	} else if (!pred(f)) {
+		return false;
 	}
-	return pred(f);
+	while (nots--)
+		if (!emit(f, EV_FOP_NOT, 0, NULL, 0))
+			return false;
+	return true;
 }
 
 /* sub (tok sub)*, each tok an @op after its operands */

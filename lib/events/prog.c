@@ -646,15 +646,14 @@ static int cfn_set_add(struct cfn_set *set, const struct ev_file *f, const struc
 	size_t k;
 	int i, ret = 0;
 
-	for (k = set->n; k-- > 0;) {
-		if (set->by_addr ? set->fns[k].addr == s->addr :
-				   !strcmp(set->fns[k].mangled, s->name)) {
+	/* (a name in several files is made once after: cfn_set_unique_names()) */
+	for (k = set->n; set->by_addr && k-- > 0;) {
+		if (set->fns[k].addr == s->addr) {
 			/* an alias: left out if any of its names is fhook's */
-			if (set->by_addr)
-				set->fns[k].skip |= fhook_nokprobe(f->path, s->name) != NULL;
+			set->fns[k].skip |= fhook_nokprobe(f->path, s->name) != NULL;
 			return 0;
 		}
-		if (set->by_addr && set->fns[k].addr < s->addr)
+		if (set->fns[k].addr < s->addr)
 			break;	/* sorted by address: aliases are neighbours */
 	}
 	if (!cxx_mangled(s->name))
@@ -689,6 +688,52 @@ static int cfn_set_add(struct cfn_set *set, const struct ev_file *f, const struc
 	for (i = 0; i < CXX_NR_FORMS; i++)
 		free(v[i]);
 	return ret;
+}
+
+static int cxx_fn_cmp_mangled(const void *a, const void *b)
+{
+	const struct cxx_fn *x = *(const struct cxx_fn *const *)a;
+	const struct cxx_fn *y = *(const struct cxx_fn *const *)b;
+	int c = strcmp(x->mangled, y->mangled);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+/*
+ * Each mangled name once, where it first came (a function in the tables
+ * of several files): by sorting, where comparing each with all before it
+ * took minutes for the tens of thousands of functions of a C++ program.
+ */
+static int cfn_set_unique_names(struct cfn_set *set)
+{
+	struct cxx_fn **by = malloc((set->n ? set->n : 1) * sizeof(*by));
+	bool *dup = calloc(set->n ? set->n : 1, sizeof(*dup));
+	size_t j, m = 0;
+
+	if (!by || !dup) {
+		free(by);
+		free(dup);
+		return -ENOMEM;
+	}
+	for (j = 0; j < set->n; j++)
+		by[j] = &set->fns[j];
+	/* a name's copies in the order they came: the first is kept */
+	qsort(by, set->n, sizeof(*by), cxx_fn_cmp_mangled);
+	for (j = 1; j < set->n; j++)
+		if (!strcmp(by[j]->mangled, by[j - 1]->mangled))
+			dup[by[j] - set->fns] = true;
+	free(by);
+	for (j = 0; j < set->n; j++) {
+		if (dup[j]) {
+			free(set->fns[j].sp);
+			free(set->fns[j].full);
+			continue;
+		}
+		set->fns[m++] = set->fns[j];
+	}
+	set->n = m;
+	free(dup);
+	return 0;
 }
 
 static void cfn_set_free(struct cfn_set *set)
@@ -754,6 +799,8 @@ int ev_prog_cxx_glob_each(struct fhook_event_prog *prog, const char *pattern, ev
 			if (f->syms[j].func && f->syms[j].site)
 				r = cfn_set_add(&set, f, &f->syms[j], pat, true);
 	}
+	if (!r)
+		r = cfn_set_unique_names(&set);
 	if (!r)
 		r = cfn_set_each(&set, NULL, fn, arg);
 	cfn_set_free(&set);

@@ -45,17 +45,24 @@ static bool desc_long(struct desc_line *l, long min, long max, long *out)
 		return false;
 	neg = *l->p == '-';
 	l->p += neg;
-	lim = neg ? (unsigned long long)-(min + 1) + 1 : (unsigned long long)max;
+	/* the largest magnitude in range: none below 0 when @min is not */
+	if (neg)
+		lim = min < 0 ? (unsigned long long)-(min + 1) + 1 : 0;
+	else
+		lim = max < 0 ? 0 : (unsigned long long)max;
 	for (; l->p < l->end && *l->p >= '0' && *l->p <= '9'; l->p++) {
-		v = v * 10 + (unsigned long long)(*l->p - '0');
-		if (v > lim)
+		unsigned int dig = (unsigned int)(*l->p - '0');
+
+		/* checked before the multiplication, which would wrap */
+		if (v > lim / 10 || (v == lim / 10 && dig > lim % 10))
 			return false;
+		v = v * 10 + dig;
 		any = true;
 	}
 	if (!any || (l->p < l->end && *l->p != ' '))
 		return false;
 	*out = neg ? (long)(0 - v) : (long)v;
-	return *out >= min;
+	return *out >= min && *out <= max;
 }
 
 static bool desc_int(struct desc_line *l, int min, int max, int *out)

@@ -2,7 +2,8 @@
 /*
  * A C++ program built without fhook's flags, for kprobe events by C++
  * name: overloads, a method, a template instantiated twice with the same
- * parameters, a function returning nothing, and parameters DWARF names.
+ * parameters, a function returning nothing, and parameters DWARF names;
+ * overloads whose names, cut at an event name's 63 characters, are one.
  */
 #include <cstdio>
 
@@ -32,6 +33,26 @@ template <typename T> struct Box {
 };
 
 } // namespace geo
+
+namespace averylongnamespacename {
+namespace inner {
+
+struct Widget {
+	int v;
+};
+
+NOINLINE int process_the_widget_now(Widget const &w, int a)
+{
+	return w.v + a;
+}
+
+NOINLINE int process_the_widget_now(Widget const &w, long a)
+{
+	return w.v + (int)a;
+}
+
+} // namespace inner
+} // namespace averylongnamespacename
 
 int main()
 {

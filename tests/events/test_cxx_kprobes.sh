@@ -83,6 +83,14 @@ check exact_status eq "$?" 0
 check exact_lines eq "$(normalize < "$T/t")" \
 	"kp: p_kp_geo__scale_long_int__0: (geo::scale(long, int)+0x0) v=7 k=3"
 
+# ---- names alike in their first 63 characters: one event each all the same
+check long_names eq "$("$F" trace --dry-run -e 'p averylongnamespacename::* $arg*' \
+	-e 'r:ev averylongnamespacename::*' -- "$T/kp" 2>&1 | sed 's/ .*//')" \
+"p:kprobes/p_averylongnamespacename__inner__process_the_widget_now_averylo
+p:kprobes/p_averylongnamespacename__inner__process_the_widget_now_avery_2
+r:kprobes/ev_averylongnamespacename__inner__process_the_widget_now_averyl
+r:kprobes/ev_averylongnamespacename__inner__process_the_widget_now_aver_2"
+
 # ---- a name of several functions: the kernel's error, and which they are
 timeout 60 "$F" trace -e 'p geo::scale $arg*' -- "$T/kp" > "$T/out" 2>&1
 check overloads_status eq "$?" 1
@@ -91,6 +99,11 @@ check overloads_said eq "$(cat "$T/out")" \
   Command: p geo::scale \$arg*
              ^
 fhook: trace: geo::scale names several functions: geo::scale(double,int), geo::scale(long,int); name one with its parameters, or each with a glob"
+
+# the same with an offset: the overloads of the name before it
+timeout 60 "$F" trace -e 'p geo::scale+4' -- "$T/kp" > "$T/out" 2>&1
+check overloads_offset_said eq "$(tail -1 "$T/out")" \
+"fhook: trace: geo::scale names several functions: geo::scale(double,int), geo::scale(long,int); name one with its parameters, or each with a glob"
 
 # ---- a C++ glob in a library that is not loaded at start: said, exit 1
 timeout 60 "$F" trace -e 'p libgeo.so:geo::*' -- "$T/kp" > "$T/out" 2>&1

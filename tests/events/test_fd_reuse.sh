@@ -6,6 +6,8 @@
 # SIGBUS): the buffer is reopened from the command, every event is
 # recorded, and the files are untouched.  A descriptor that is not the
 # buffer and cannot be reopened: that process runs untraced, and says so.
+# The tracer's pidfd number taken while no descriptor is to spare: the
+# control thread does not take the program's file for the tracer ended.
 set -o pipefail
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 F=$PWD/build/fhook
@@ -60,4 +62,57 @@ check foreign_fd_untraced eq "$st:$out" "0:fhook: record: FHOOK_EV_SHM=7:1:1 nam
 child 4"
 exec 7>&-
 check foreign_fd_untouched eq "$(cat $T/files/f0)" "data"
+
+# the tracer's pidfd number taken by a file (always readable) while no
+# descriptor is to spare: the tracer is alive, its probes stay
+cat > $T/watch_emfile.c <<'C'
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+__attribute__((noinline)) int work(int x)
+{
+	__asm__ volatile("");
+	return x + 1;
+}
+int main(int argc, char **argv)
+{
+	struct rlimit rl = { 64, 64 };
+	char link[256], path[300];
+	int pidfd = -1, f = open(argv[1], O_RDONLY);
+	struct dirent *e;
+	DIR *d;
+
+	work(1);
+	/* every pidfd (the watch's among them) becomes the file */
+	d = opendir("/proc/self/fd");
+	while (f >= 0 && d && (e = readdir(d))) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0 && (link[n] = 0, strstr(link, "pidfd")) &&
+		    dup2(f, (pidfd = atoi(e->d_name))) < 0)
+			return 3;
+	}
+	closedir(d);
+	if (pidfd < 0)
+		return 3;
+	close(f);
+	setrlimit(RLIMIT_NOFILE, &rl);
+	while (dup(pidfd) >= 0)
+		;
+	usleep(1000000);	/* five of the control thread's looks */
+	work(2);
+	return 0;
+}
+C
+gcc -O1 $($F cflags) -o $T/watch_emfile $T/watch_emfile.c || exit 2
+out=$(timeout 60 $F trace -e 'f work $arg1' -o $T/t -- $T/watch_emfile $T/files/f0 2>&1); st=$?
+check watch_emfile eq "$st:$out:$(grep -o 'arg1=0x[0-9]' $T/t | tr '\n' ' ')" \
+	"0:fhook: trace: 2 events, 0 nmissed, 0 lost:arg1=0x1 arg1=0x2 "
 exit 0

@@ -88,5 +88,6 @@ bad bad_int 'req if id == 12abc' "1: fhook: record: --trigger: parse_error: Ille
   Command: req if id == 12abc
                         ^"
 bad no_event 'nope if id == 1' "1: fhook: record: --trigger nope if id == 1: no event nope among the -e events"
+bad no_event_name ' if id == 1' "1: fhook: record: --trigger  if id == 1: no event  among the -e events"
 out=$(timeout 30 $F record --trigger 'req if id == 1' -e "$EV" -o $T/x.rec -- $T/req 2>&1)
 check needs_flight eq "$?: $out" "2: fhook: record: --trigger needs --flight-recorder"
