@@ -389,6 +389,14 @@ int cli_ev_glob_args(struct cli_ev *c)
 		used = calloc(names.nr, sizeof(*used));
 		if (!used)
 			ret = -ENOMEM;
+		/*
+		 * Each definition looks its function up in every file: read their
+		 * tables whole once (a binary search each) rather than scan an
+		 * unread one per definition.
+		 */
+		if (names.nr > 8)
+			for (k = 0; k < c->prog->nr_files; k++)
+				ev_file_load(&c->prog->files[k]);
 		for (k = 0; k < names.nr && !ret; k++) {
 			struct ev_dw_func fn;
 			bool dw = !ev_dw_find_func(c->prog, g.kind == 'f' ? NULL : g.mod,

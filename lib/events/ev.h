@@ -43,9 +43,14 @@ struct ev_file {
 	bool defs_built;
 };
 
+struct cxx_memo;
+
 struct fhook_event_prog {
 	struct ev_file *files;
 	int nr_files;
+	/* the demangled forms of its C++ symbols, as asked (prog_cxx.c) */
+	struct cxx_memo *cxx_memo;
+	size_t cxx_memo_cap, cxx_memo_n;
 	/* the files' DWARF is opened when a definition first needs it (ev_prog_dwarf()) */
 	bool dwarf_opened;
 	bool has_dwarf;
@@ -115,6 +120,8 @@ int ev_prog_kprobe_cxx_glob_each(struct fhook_event_prog *prog, const char *mod,
  */
 int ev_prog_kprobe_cxx(struct fhook_event_prog *prog, const char *mod, const char *name,
 		       int *file, char **mangled);
+/* Free what prog_cxx.c kept of @prog. */
+void ev_prog_cxx_free(struct fhook_event_prog *prog);
 /* Can @name only be C++ ("ns::f", "f(int)", "f<int>")? */
 bool ev_cxx_name(const char *name);
 /* Read @f's whole symbol table if it is not yet (thread-safe); 0 or a negative errno. */

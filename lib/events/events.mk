@@ -4,7 +4,7 @@
 # (session.c), and reading a recording back (decode.c, calls.c, format.c,
 # perfetto.c).  What runs in the traced process is lib/recorder/.
 CMD_SRCS += lib/events/parse.c lib/events/parse_args.c lib/events/parse_dwarf.c \
-	lib/events/prog.c lib/events/dwarf.c \
+	lib/events/prog.c lib/events/prog_cxx.c lib/events/dwarf.c \
 	lib/events/session.c lib/events/decode.c lib/events/calls.c lib/events/format.c \
 	lib/events/perfetto.c lib/events/filter.c
 # C++ names (cxxname.c): libiberty's demangler.

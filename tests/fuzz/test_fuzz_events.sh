@@ -12,7 +12,7 @@ fi
 out=build/fuzz
 mkdir -p "$out/corpus"
 [ -x build/tests/events/prog ] || make -s build/tests/events/prog >/dev/null 2>&1
-SRCS="lib/events/parse.c lib/events/parse_args.c lib/events/parse_dwarf.c lib/recorder/types.c lib/events/prog.c lib/events/cxxname.c lib/events/dwarf.c lib/kallsyms/elf.c lib/kprobes/nokprobe.c lib/util/sort.c"
+SRCS="lib/events/parse.c lib/events/parse_args.c lib/events/parse_dwarf.c lib/recorder/types.c lib/events/prog.c lib/events/prog_cxx.c lib/events/cxxname.c lib/events/dwarf.c lib/kallsyms/elf.c lib/kprobes/nokprobe.c lib/util/sort.c"
 if ! clang -g -O1 -std=gnu11 -Iinclude -Ilib -Ilib/arch/x86_64 -fsanitize=fuzzer,address,undefined \
 	-o "$out/fuzz_events" tests/fuzz/fuzz_events.c $SRCS -ldw -lelf -liberty 2> "$out/build.log"; then
 	echo "FAIL fuzz/events/build: $(head -5 "$out/build.log")"

@@ -10,7 +10,7 @@ if ! command -v clang >/dev/null; then
 	echo "SKIP fuzz_records: clang is not installed"
 	exit 0
 fi
-SRCS="lib/events/decode.c lib/events/recinfo.c lib/events/calls.c lib/events/format.c lib/events/perfetto.c lib/recorder/types.c lib/recorder/evdesc.c lib/recorder/evdesc_write.c lib/events/parse.c lib/events/parse_args.c lib/events/parse_dwarf.c lib/events/prog.c lib/events/cxxname.c lib/events/dwarf.c lib/kallsyms/elf.c lib/kprobes/nokprobe.c lib/util/sort.c"
+SRCS="lib/events/decode.c lib/events/recinfo.c lib/events/calls.c lib/events/format.c lib/events/perfetto.c lib/recorder/types.c lib/recorder/evdesc.c lib/recorder/evdesc_write.c lib/events/parse.c lib/events/parse_args.c lib/events/parse_dwarf.c lib/events/prog.c lib/events/prog_cxx.c lib/events/cxxname.c lib/events/dwarf.c lib/kallsyms/elf.c lib/kprobes/nokprobe.c lib/util/sort.c"
 if ! clang -g -O1 -std=gnu11 -Iinclude -Ilib -Ilib/arch/x86_64 -fsanitize=fuzzer,address,undefined -o $B/fuzz_records \
 	tests/fuzz/fuzz_records.c $SRCS -ldw -lelf -liberty -lpthread 2>$B/fuzz_records.err; then
 	echo "FAIL fuzz_records_build: $(head -3 $B/fuzz_records.err)"
