@@ -60,7 +60,7 @@ run sgn 'req if size < 0'
 check signed_fired eq "$(grep -c 'dump 1, ' $T/err)" 1
 run not 'req if !(id < 199) || id == 1000'
 check not_fired eq "$(grep -c ': dump [0-9]*, ' $T/err)" 1
-run paren 'req if (path == "/files/3" || path == "/files/5") && size & 16'
+run paren 'req if (path == "/files/3" || path == "/files/5") && size & 8'
 check paren_fired eq "$(grep -c ': dump [0-9]*, ' $T/err)" 1
 
 # never: only the end's dump
