@@ -90,6 +90,8 @@ int ev_prog_match_glob_each(struct fhook_event_prog *prog, const char *glob, ev_
  */
 int ev_prog_kprobe_glob(struct fhook_event_prog *prog, const char *mod, const char *glob,
 			int *file, int *skipped);
+/* The file a kprobe's @mod names (NULL: the executable), its table read; *@file its index. */
+struct ev_file *ev_prog_kprobe_file(struct fhook_event_prog *prog, const char *mod, int *file);
 /* The same, each function probed (none of those skipped) handed to @fn by its first name. */
 int ev_prog_kprobe_glob_each(struct fhook_event_prog *prog, const char *mod, const char *glob,
 			     int *file, int *skipped, ev_glob_fn fn, void *arg);

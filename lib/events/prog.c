@@ -418,22 +418,31 @@ int ev_prog_match_glob(struct fhook_event_prog *prog, const char *glob)
 	return ev_prog_match_glob_each(prog, glob, NULL, NULL);
 }
 
+struct ev_file *ev_prog_kprobe_file(struct fhook_event_prog *prog, const char *mod, int *file)
+{
+	int i;
+
+	for (i = 0; i < prog->nr_files; i++) {
+		if (mod ? ev_file_is(&prog->files[i], mod) : !i) {
+			*file = i;
+			ev_file_load(&prog->files[i]);
+			return &prog->files[i];
+		}
+	}
+	return NULL;
+}
+
 int ev_prog_kprobe_glob_each(struct fhook_event_prog *prog, const char *mod, const char *glob,
 			     int *file, int *skipped, ev_glob_fn fn, void *arg)
 {
 	const struct ev_sym *first = NULL;	/* the current address's first name */
-	struct ev_file *f = NULL;
+	struct ev_file *f = ev_prog_kprobe_file(prog, mod, file);
 	bool last_skip = false;
-	int i, n = 0, skip = 0, r;
+	int n = 0, skip = 0, r;
 	size_t j;
 
-	for (i = 0; i < prog->nr_files && !f; i++)
-		if (mod ? ev_file_is(&prog->files[i], mod) : !i)
-			f = &prog->files[i];
 	if (!f)
 		return -ENOENT;
-	*file = i - 1;
-	ev_file_load(f);
 	/*
 	 * Sorted by address: aliases are neighbours, one function, left out if
 	 * any name is fhook's; a function is handed to @fn once its aliases

@@ -441,17 +441,12 @@ int ev_prog_cxx_glob_each(struct fhook_event_prog *prog, const char *pattern, ev
 static int cfn_kprobe_set(struct fhook_event_prog *prog, const char *mod, const char *pattern,
 			  bool glob, int *file, struct cfn_set *set)
 {
-	struct ev_file *f = NULL;
-	int i, r = 0;
+	struct ev_file *f = ev_prog_kprobe_file(prog, mod, file);
+	int r = 0;
 	size_t j;
 
-	for (i = 0; i < prog->nr_files && !f; i++)
-		if (mod ? ev_file_is(&prog->files[i], mod) : !i)
-			f = &prog->files[i];
 	if (!f)
 		return -ENOENT;
-	*file = i - 1;
-	ev_file_load(f);
 	set->by_addr = true;
 	for (j = 0; j < f->nr_syms && !r; j++)
 		if (f->syms[j].func)
@@ -481,24 +476,18 @@ int ev_prog_kprobe_cxx_glob_each(struct fhook_event_prog *prog, const char *mod,
 int ev_prog_kprobe_cxx(struct fhook_event_prog *prog, const char *mod, const char *name,
 		       int *file, char **mangled)
 {
-	struct ev_file *f = NULL;
+	struct ev_file *f = ev_prog_kprobe_file(prog, mod, file);
 	const struct ev_sym *first = NULL, *last = NULL;
-	char *pat = strdup(name);
-	int i, n = 0;
+	char *pat;
+	int n = 0;
 	size_t j;
 
+	if (!f)
+		return -ENOENT;
+	pat = strdup(name);
 	if (!pat)
 		return -ENOMEM;
 	squeeze(pat);
-	for (i = 0; i < prog->nr_files && !f; i++)
-		if (mod ? ev_file_is(&prog->files[i], mod) : !i)
-			f = &prog->files[i];
-	if (!f) {
-		free(pat);
-		return -ENOENT;
-	}
-	*file = i - 1;
-	ev_file_load(f);
 	/* the functions it names, by address (aliases are neighbours in the sorted table) */
 	for (j = 0; j < f->nr_syms; j++) {
 		const struct ev_sym *s = &f->syms[j];
