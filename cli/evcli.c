@@ -810,6 +810,7 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 		*failed = true;
 		return 1;
 	}
+	c->started = true;
 	da.s = s;
 	da.c = c;
 	da.status = c->out && strcmp(c->out, "-") && isatty(STDERR_FILENO);

@@ -49,6 +49,7 @@ struct cli_ev {
 	char **libs;
 	int nr_libs;
 	bool no_sites;			/* the program itself has no patchable site */
+	bool started;			/* a recording ran: there is a summary to say */
 	bool stripped;			/* nor, without -e, a function symbol */
 	char *untraced;			/* after the run: who ran untraced, and why */
 };

@@ -304,11 +304,13 @@ int cmd_trace(int argc, char **argv)
 				strerror(-err));
 			failed = true;
 		}
-		fprintf(stderr, "fhook: trace: %llu events, %llu nmissed, %llu lost%s\n",
-			(unsigned long long)printed, (unsigned long long)end.nmissed,
-			(unsigned long long)(end.lost + (end.events > printed && failed ?
-							 end.events - printed : 0)),
-			err ? "; the output failed: not all of them reached it" : "");
+		/* (refused before anything ran: the refusal was said, no count to add) */
+		if (c.started)
+			fprintf(stderr, "fhook: trace: %llu events, %llu nmissed, %llu lost%s\n",
+				(unsigned long long)printed, (unsigned long long)end.nmissed,
+				(unsigned long long)(end.lost + (end.events > printed && failed ?
+								 end.events - printed : 0)),
+				err ? "; the output failed: not all of them reached it" : "");
 		cli_ev_print_untraced(&c);
 	}
 	if (c.out)

@@ -143,7 +143,7 @@ for n in 1 2 3 4; do
 done
 expect four_attached "$(cat "$TMP"/m[1-4].err | grep -c 'attached to process')" 4
 "$FHOOK" trace -p "$pid" -e 'f ping x' -o "$TMP/fifth.out" 2>"$TMP/err"
-expect fifth_refused "$?:$(head -1 "$TMP/err")" \
+expect fifth_refused "$?:$(cat "$TMP/err")" \
 	"1:fhook: trace: process $pid is being recorded or traced by 4 fhook commands already, the most at once: stop one of them first"
 expect fifth_no_file "$([ -e "$TMP/fifth.out" ] && echo created || echo none)" none
 printf 'an older recording\n' > "$TMP/old.rec"
