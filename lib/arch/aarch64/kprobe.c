@@ -38,6 +38,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "arch/sigchain.h"
+#include "arch/addr_table.h"
 #include "kprobe.h"
 #include "util/libc.h"
 #include "util/procfile.h"
@@ -84,80 +86,17 @@ bool fhook_kprobe_arch_ready(void)
 
 /* ---- the slots, by address, for the SIGTRAP handler ---- */
 
-/*
- * Open addressing, never shrunk: the signal handler reads it without a
- * lock.  A full table is copied into one twice its size and the old one
- * is kept (a handler may be reading it); entries are never removed.  The
- * keys are probed addresses and the return brks of the copies.
- */
-struct slot_table {
-	size_t mask;
-	struct slot_entry {
-		_Atomic unsigned long key;
-		struct a64_slot *slot;
-	} e[];
-};
-
-static struct slot_table *_Atomic table;
-static size_t table_used;
-
-static size_t hash_addr(unsigned long a)
-{
-	return (size_t)(((a >> 2) * 0x9e3779b97f4a7c15ul) >> 20);
-}
+/* keys: probed addresses and the return brks of the copies */
+static struct fhook_addr_table table = { .key_shift = 2 };
 
 static struct a64_slot *table_find(unsigned long key)
 {
-	struct slot_table *t = atomic_load_explicit(&table, memory_order_acquire);
-	size_t i;
-
-	if (!t)
-		return NULL;
-	for (i = hash_addr(key) & t->mask;; i = (i + 1) & t->mask) {
-		unsigned long k = atomic_load_explicit(&t->e[i].key, memory_order_acquire);
-
-		if (k == key)
-			return t->e[i].slot;
-		if (!k)
-			return NULL;
-	}
-}
-
-static void table_put(struct slot_table *t, unsigned long key, struct a64_slot *s)
-{
-	size_t i;
-
-	for (i = hash_addr(key) & t->mask;; i = (i + 1) & t->mask) {
-		unsigned long k = atomic_load_explicit(&t->e[i].key, memory_order_relaxed);
-
-		if (k == key || !k) {
-			t->e[i].slot = s;
-			atomic_store_explicit(&t->e[i].key, key, memory_order_release);
-			return;
-		}
-	}
+	return fhook_addr_table_find(&table, key);
 }
 
 static int table_add(unsigned long key, struct a64_slot *s)
 {
-	struct slot_table *t = atomic_load_explicit(&table, memory_order_relaxed), *n;
-	size_t size, i;
-
-	if (!t || 2 * (table_used + 1) > t->mask + 1) {
-		size = t ? 2 * (t->mask + 1) : 1024;
-		n = calloc(1, sizeof(*n) + size * sizeof(n->e[0]));
-		if (!n)
-			return -ENOMEM;
-		n->mask = size - 1;
-		for (i = 0; t && i <= t->mask; i++)
-			if (t->e[i].key)
-				table_put(n, t->e[i].key, t->e[i].slot);
-		atomic_store_explicit(&table, n, memory_order_release);
-		t = n;
-	}
-	table_put(t, key, s);
-	table_used++;
-	return 0;
+	return fhook_addr_table_add(&table, key, s);
 }
 
 /* ---- memory for the copies, within a b's reach of the code ---- */
@@ -599,18 +538,7 @@ static struct sigaction prev_trap;
 
 static void chain_trap(int sig, siginfo_t *info, void *ctx)
 {
-	if (prev_trap.sa_flags & SA_SIGINFO) {
-		if (prev_trap.sa_sigaction) {
-			prev_trap.sa_sigaction(sig, info, ctx);
-			return;
-		}
-	} else if (prev_trap.sa_handler != SIG_DFL && prev_trap.sa_handler != SIG_IGN) {
-		prev_trap.sa_handler(sig);
-		return;
-	}
-	/* what the kernel would have done without us: die of SIGTRAP */
-	signal(SIGTRAP, SIG_DFL);
-	raise(SIGTRAP);
+	fhook_arch_chain_signal(&prev_trap, sig, info, ctx);
 }
 
 /*

@@ -36,6 +36,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "arch/addr_table.h"
 #include "internal.h"
 #include "cs.h"
 #include "kprobe.h"
@@ -67,80 +68,18 @@ void fhook_kprobe_stats(struct fhook_kprobe_stats *st)
 
 /* ---- the slots, by address, for the SIGTRAP handler ---- */
 
-/*
- * Open addressing, never shrunk: the signal handler reads it without a
- * lock.  A full table is copied into one twice its size and the old one
- * is kept (a handler may be reading it); entries are never removed.
- */
-struct slot_table {
-	size_t mask;
-	struct slot_entry {
-		_Atomic unsigned long key;	/* a probed address, or a slot's final int3 */
-		struct fhook_kprobe_slot *slot;
-	} e[];
-};
-
-static struct slot_table *_Atomic table;
-static size_t table_used;
+/* keys: probed addresses and the final int3 of each slot */
+static struct fhook_addr_table table = { .key_shift = 0 };
 static size_t nr_armed;		/* slots whose probe is in the code */
-
-static size_t hash_addr(unsigned long a)
-{
-	return (size_t)((a * 0x9e3779b97f4a7c15ul) >> 20);
-}
 
 static struct fhook_kprobe_slot *table_find(unsigned long key)
 {
-	struct slot_table *t = atomic_load_explicit(&table, memory_order_acquire);
-	size_t i;
-
-	if (!t)
-		return NULL;
-	for (i = hash_addr(key) & t->mask;; i = (i + 1) & t->mask) {
-		unsigned long k = atomic_load_explicit(&t->e[i].key, memory_order_acquire);
-
-		if (k == key)
-			return t->e[i].slot;
-		if (!k)
-			return NULL;
-	}
-}
-
-static void table_put(struct slot_table *t, unsigned long key, struct fhook_kprobe_slot *s)
-{
-	size_t i;
-
-	for (i = hash_addr(key) & t->mask;; i = (i + 1) & t->mask) {
-		unsigned long k = atomic_load_explicit(&t->e[i].key, memory_order_relaxed);
-
-		if (k == key || !k) {
-			t->e[i].slot = s;
-			atomic_store_explicit(&t->e[i].key, key, memory_order_release);
-			return;
-		}
-	}
+	return fhook_addr_table_find(&table, key);
 }
 
 static int table_add(unsigned long key, struct fhook_kprobe_slot *s)
 {
-	struct slot_table *t = atomic_load_explicit(&table, memory_order_relaxed), *n;
-	size_t size, i;
-
-	if (!t || 2 * (table_used + 1) > t->mask + 1) {
-		size = t ? 2 * (t->mask + 1) : 1024;
-		n = calloc(1, sizeof(*n) + size * sizeof(n->e[0]));
-		if (!n)
-			return -ENOMEM;
-		n->mask = size - 1;
-		for (i = 0; t && i <= t->mask; i++)
-			if (t->e[i].key)
-				table_put(n, t->e[i].key, t->e[i].slot);
-		atomic_store_explicit(&table, n, memory_order_release);
-		t = n;
-	}
-	table_put(t, key, s);
-	table_used++;
-	return 0;
+	return fhook_addr_table_add(&table, key, s);
 }
 
 /* ---- memory for slots, near the code they stand for ---- */
@@ -670,7 +609,7 @@ static int retrap(struct fhook_kprobe_slot *over, unsigned long addr, unsigned l
 	t->in_use = true;
 	slot_publish(t);
 	if (!over->armed) {
-		table_put(atomic_load_explicit(&table, memory_order_relaxed), t->addr, t);
+		fhook_addr_table_replace(&table, t->addr, t);
 		over->in_use = false;
 		*tp = t;
 		return 0;
@@ -678,14 +617,13 @@ static int retrap(struct fhook_kprobe_slot *over, unsigned long addr, unsigned l
 	/* armed first: a thread that meets the int3 during the batch goes to @t */
 	__atomic_store_n(&t->armed, FHOOK_KPROBE_TRAP, __ATOMIC_RELEASE);
 	nr_armed++;
-	table_put(atomic_load_explicit(&table, memory_order_relaxed), t->addr, t);
+	fhook_addr_table_replace(&table, t->addr, t);
 	if (over->armed == FHOOK_KPROBE_JUMP) {
 		loc.new[0] = INT3_INSN_OPCODE;
 		memcpy(loc.new + 1, over->orig + 1, 4);
 		ret = fhook_text_poke_batch(&loc, 1);
 		if (ret) {
-			table_put(atomic_load_explicit(&table, memory_order_relaxed), t->addr,
-				  over);
+			fhook_addr_table_replace(&table, t->addr, over);
 			clear_armed(&t, 1);
 			return ret;
 		}

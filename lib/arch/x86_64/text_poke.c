@@ -38,6 +38,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "arch/sigchain.h"
 #include "internal.h"
 #include "util/bsearch.h"
 #include "util/libc.h"
@@ -956,18 +957,7 @@ static bool is_our_site(unsigned long ip)
 
 static void chain_trap(int sig, siginfo_t *info, void *ctx)
 {
-	if (prev_trap.sa_flags & SA_SIGINFO) {
-		if (prev_trap.sa_sigaction) {
-			prev_trap.sa_sigaction(sig, info, ctx);
-			return;
-		}
-	} else if (prev_trap.sa_handler != SIG_DFL && prev_trap.sa_handler != SIG_IGN) {
-		prev_trap.sa_handler(sig);
-		return;
-	}
-	/* what the kernel would have done without us: die of SIGTRAP */
-	signal(SIGTRAP, SIG_DFL);
-	raise(SIGTRAP);
+	fhook_arch_chain_signal(&prev_trap, sig, info, ctx);
 }
 
 static int trap_enter(void)
