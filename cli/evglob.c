@@ -113,18 +113,11 @@ static bool glob_with_star(struct glob_spec *g)
 			g->is_return_suffix = true;
 		}
 	} else {
-		char *c, *p;
+		char *c;
 
 		if (strchr(target, '+'))
 			return false;	/* an offset: the parser says why not */
-		/* MOD ends at the last ':' that is not half of a C++ "::" */
-		for (c = NULL, p = target; (p = strchr(p, ':')); p++) {
-			if (p[1] == ':') {
-				p++;
-				continue;
-			}
-			c = p;
-		}
+		c = ev_mod_colon(target);
 		if (c) {
 			*c = 0;
 			g->mod = target;
@@ -466,14 +459,7 @@ void cli_ev_say_overloads(struct cli_ev *c, const char *spec)
 	if (!buf || split_words(buf, &g) || g.nr < 2)
 		goto out;
 	sym = g.words[1];
-	/* MOD ends at the last ':' that is not half of a "::", as the parser splits it */
-	for (p = sym; (p = strchr(p, ':')); p++) {
-		if (p[1] == ':') {
-			p++;
-			continue;
-		}
-		colon = p;
-	}
+	colon = ev_mod_colon(sym);
 	if (colon)
 		*colon = 0;
 	/* and the offset ends it ("p geo::scale+4"), as the parser splits it */

@@ -124,6 +124,11 @@ int ev_prog_kprobe_cxx(struct fhook_event_prog *prog, const char *mod, const cha
 		       int *file, char **mangled);
 /* Free what prog_cxx.c kept of @prog. */
 void ev_prog_cxx_free(struct fhook_event_prog *prog);
+/*
+ * The ':' that ends MOD in a kprobe's "[MOD:]SYM", or NULL: the last one
+ * that is not half of a C++ "::" ("libgeo.so:geo::scale(double,int)").
+ */
+char *ev_mod_colon(char *sym);
 /* Can @name only be C++ ("ns::f", "f(int)", "f<int>")? */
 bool ev_cxx_name(const char *name);
 /* Read @f's whole symbol table if it is not yet (thread-safe); 0 or a negative errno. */

@@ -352,21 +352,6 @@ static void sanitize_event_name(char *p)
  * (a library's name may hold '+' or '-': "libstdc++.so.6:SYM",
  * "libgeo.so:geo::scale(double,int)").
  */
-/* The ':' that ends MOD in @sym, or NULL: the last one not beside another. */
-static char *mod_colon(char *sym)
-{
-	char *p, *found = NULL;
-
-	for (p = sym; (p = strchr(p, ':')); p++) {
-		if (p[1] == ':') {
-			p++;
-			continue;
-		}
-		found = p;
-	}
-	return found;
-}
-
 static int parse_kprobe_head(struct ev_ctx *c)
 {
 	struct fhook_event *ev = c->ev;
@@ -413,7 +398,7 @@ static int parse_kprobe_head(struct ev_ctx *c)
 			*off = 0;
 			ev->is_return = true;
 		}
-		colon = mod_colon(sym);
+		colon = ev_mod_colon(sym);
 		base = colon ? colon + 1 : sym;
 		/* a glob's '-' is a range's ("[a-z]*"): only '+' starts its offset */
 		off = has_glob(base) ? strchr(base, '+') : strpbrk(base, "+-");

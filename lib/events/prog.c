@@ -392,6 +392,20 @@ const struct ev_sym *ev_prog_find_in(struct fhook_event_prog *prog, const char *
 	return best;
 }
 
+char *ev_mod_colon(char *sym)
+{
+	char *p, *found = NULL;
+
+	for (p = sym; (p = strchr(p, ':')); p++) {
+		if (p[1] == ':') {
+			p++;
+			continue;
+		}
+		found = p;
+	}
+	return found;
+}
+
 int ev_prog_match_glob_each(struct fhook_event_prog *prog, const char *glob, ev_glob_fn fn,
 			    void *arg)
 {
