@@ -75,6 +75,7 @@ static struct ctl_watch {
 	char req[32];
 	dev_t dev;		/* which file the pidfd is */
 	ino_t ino;
+	bool held;		/* the program holds the number, no pidfd to spare: not polled */
 } ctl_watches[CTL_WATCHES] = { [0 ... CTL_WATCHES - 1] = { .fd = -1 } };
 
 /*
@@ -372,6 +373,7 @@ static bool ctl_watches_retake(void)
 	for (i = 0; i < CTL_WATCHES; i++) {
 		struct ctl_watch *w = &ctl_watches[i];
 
+		w->held = false;
 		if (w->fd < 0 || ctl_watch_ours(w))
 			continue;
 		fd = ctl_pidfd_open(w->pid, &w->dev, &w->ino);
@@ -379,8 +381,10 @@ static bool ctl_watches_retake(void)
 			w->fd = fd;	/* (the old number is the program's: not closed) */
 			continue;
 		}
-		if (fd != -ESRCH)
-			continue;	/* no descriptor left: looked at again later */
+		if (fd != -ESRCH) {
+			w->held = true;	/* no descriptor left: looked at again later */
+			continue;
+		}
 		w->fd = -1;
 		pid = w->pid;
 		memcpy(req, w->req, sizeof(req));
@@ -407,8 +411,8 @@ static int ctl_wait(int lfd, bool *timed)
 		return -1;
 	}
 	for (i = 0; i < CTL_WATCHES; i++) {
-		/* (a number the program still holds, no pidfd to spare for it: not polled) */
-		p[i].fd = ctl_watch_ours(&ctl_watches[i]) ? ctl_watches[i].fd : -1;
+		/* (ctl_watches_retake() just looked at each) */
+		p[i].fd = ctl_watches[i].held ? -1 : ctl_watches[i].fd;
 		p[i].events = POLLIN;
 		p[i].revents = 0;
 		watch |= ctl_watches[i].fd >= 0;
