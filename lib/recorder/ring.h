@@ -157,6 +157,9 @@ struct ev_proc {
 	struct ev_obj objs[EV_MAX_OBJS];
 };
 
+/* a flight recorder's ring, in segments (struct ev_ring.flight_mark) */
+#define EV_FLIGHT_SEGS		32
+
 /*
  * One thread's ring: this header page, then the data.  The command frees
  * it (ev_shm.ring_state) once its thread is gone and its bytes are written
@@ -184,7 +187,16 @@ struct ev_ring {
 	uint32_t pid, tid;
 	char comm[16];
 	uint32_t exited;	/* its thread wrote its last record (release) */
+	/*
+	 * A flight recorder's producer frees its oldest records itself.
+	 * flight_mark[i] is the first record it wrote that starts in a
+	 * segment i (modulo EV_FLIGHT_SEGS) of its ring's bytes, as head
+	 * counts them: it frees whole records by moving the tail to one,
+	 * without reading what it frees.  The producer's alone.
+	 */
+	uint64_t flight_mark[EV_FLIGHT_SEGS] __attribute__((aligned(64)));
 };
+_Static_assert(sizeof(struct ev_ring) <= EV_PAGE, "a ring's header is its first page");
 
 /*
  * A process that runs untraced, or partly (no address space for a ring,
