@@ -274,11 +274,18 @@ struct ev_shm {
 	 * The flight recorder's duration trigger (--trigger 'FUNC>DURATION',
 	 * record_trigger.c): a call of @trigger_func that took @trigger_ns or
 	 * longer bumps @trigger_fired, notes how long in @trigger_took_ns,
-	 * and kicks the command, which dumps the rings.  "" : none.
+	 * and kicks the command, which dumps the rings.  "" : none.  The
+	 * event trigger's matches do the same.  A producer kicks only when
+	 * @trigger_kicked was 0: the command clears it when it looks, so a
+	 * filter that matches every call wakes it once per look, not once a
+	 * call.  @trigger_off: the command wants no more (its count is done);
+	 * filters and durations are no longer looked at.
 	 */
 	uint64_t trigger_ns;
 	uint64_t trigger_took_ns;
 	uint32_t trigger_fired;
+	uint32_t trigger_kicked;
+	uint32_t trigger_off;
 	uint32_t pad3;
 	char trigger_func[EV_TRIGGER_FUNC_MAX];
 };
