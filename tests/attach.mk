@@ -5,7 +5,7 @@
 # wraps pthread_create().
 $(B)/tests/attach/att_prog: tests/attach/att_prog.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g -Wall -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread -ldl
+	$(CC) -std=gnu11 -O2 -g -Wall $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $< -lpthread -ldl
 
 $(B)/tests/attach/att_repl.so: tests/attach/att_repl.c
 	@mkdir -p $(dir $@)
