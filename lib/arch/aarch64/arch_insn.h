@@ -51,6 +51,14 @@
 #define FHOOK_SITE_ENTRY_MAX	8
 
 /*
+ * Where a function's entry lies from the compiler's record of its site,
+ * read from a file (the command's view; a process adjusts with
+ * fhook_site_adjust()): the record is the first of the two words before
+ * the entry.
+ */
+#define FHOOK_SITE_REC_ENTRY	8
+
+/*
  * return-hook stubs: three of them per shadow-stack line (arch/shadow.h),
  * each "adr x17, .; ldr x16, <target>; br x16", the targets at the end
  */

@@ -75,6 +75,13 @@ static inline bool fhook_site_is_pad(const unsigned char *b)
 #define FHOOK_SITE_ENTRY_MAX	4
 
 /*
+ * Where a function's entry lies from the compiler's record of its site,
+ * read from a file: the record is the site, at the entry or after its
+ * endbr64.
+ */
+#define FHOOK_SITE_REC_ENTRY	0
+
+/*
  * Where a site lies in a function whose first FHOOK_SITE_ENTRY_MAX bytes
  * are @b: after its endbr64 (-fcf-protection), else at its start.
  */
