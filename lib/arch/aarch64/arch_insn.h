@@ -66,7 +66,13 @@
 #define FHOOK_RETHOOK_EH_FRAME_MAX	128
 
 #ifndef __ASSEMBLER__
-/* the generic timer's virtual count */
+/*
+ * The generic timer's virtual count: constant-rate and synchronized across
+ * cpus by the architecture.  The kernel keeps time with it when its
+ * clocksource is this one (the command then records with it, and
+ * measures its rate against CLOCK_MONOTONIC).
+ */
+#define FHOOK_ARCH_COUNTER_CLOCKSOURCE	"arch_sys_counter"
 static inline uint64_t fhook_arch_counter(void)
 {
 	uint64_t v;

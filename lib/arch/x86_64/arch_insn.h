@@ -41,7 +41,12 @@
 #define FHOOK_RETHOOK_EH_FRAME_MAX	128
 
 #ifndef __ASSEMBLER__
-/* the time-stamp counter */
+/*
+ * The time-stamp counter; the kernel keeps time with it when its
+ * clocksource is this one (the command then records with it, and
+ * measures its rate against CLOCK_MONOTONIC).
+ */
+#define FHOOK_ARCH_COUNTER_CLOCKSOURCE	"tsc"
 static inline uint64_t fhook_arch_counter(void)
 {
 	uint32_t lo, hi;
