@@ -201,6 +201,8 @@ int cli_funcs_why(const char *path, const char *glob, int mode)
 	ret = image_load(path, &im);
 	if (!ret && fhook_elf_read_sites(path, &es))
 		memset(&es, 0, sizeof(es));
+	for (i = 0; i < es.nr; i++)
+		es.addrs[i] += FHOOK_SITE_REC_ENTRY;
 	if (es.nr)
 		qsort(es.addrs, es.nr, sizeof(*es.addrs), addr_cmp);
 	if (!ret)

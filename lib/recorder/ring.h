@@ -118,7 +118,7 @@ static inline uint32_t ev_w0_id(uint64_t w0)
 /* The clocks a recording can use (ev_shm.clock). */
 enum {
 	EV_CLOCK_MONO,		/* clock_gettime(CLOCK_MONOTONIC), ns */
-	EV_CLOCK_TSC,		/* rdtsc; the command calibrates it */
+	EV_CLOCK_TSC,		/* the arch's counter (rdtsc, cntvct_el0); the command calibrates it */
 };
 
 /* A ring's or a process mailbox's life: the producer claims a free one. */

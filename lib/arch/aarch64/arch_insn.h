@@ -51,6 +51,14 @@
 #define FHOOK_SITE_ENTRY_MAX	8
 
 /*
+ * Where a function's entry lies from the compiler's record of its site,
+ * read from a file (the command's view; a process adjusts with
+ * fhook_site_adjust()): the record is the first of the two words before
+ * the entry.
+ */
+#define FHOOK_SITE_REC_ENTRY	8
+
+/*
  * return-hook stubs: three of them per shadow-stack line (arch/shadow.h),
  * each "adr x17, .; ldr x16, <target>; br x16", the targets at the end
  */
@@ -58,7 +66,13 @@
 #define FHOOK_RETHOOK_EH_FRAME_MAX	128
 
 #ifndef __ASSEMBLER__
-/* the generic timer's virtual count */
+/*
+ * The generic timer's virtual count: constant-rate and synchronized across
+ * cpus by the architecture.  The kernel keeps time with it when its
+ * clocksource is this one (the command then records with it, and
+ * measures its rate against CLOCK_MONOTONIC).
+ */
+#define FHOOK_ARCH_COUNTER_CLOCKSOURCE	"arch_sys_counter"
 static inline uint64_t fhook_arch_counter(void)
 {
 	uint64_t v;

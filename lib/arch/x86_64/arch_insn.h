@@ -41,7 +41,12 @@
 #define FHOOK_RETHOOK_EH_FRAME_MAX	128
 
 #ifndef __ASSEMBLER__
-/* the time-stamp counter */
+/*
+ * The time-stamp counter; the kernel keeps time with it when its
+ * clocksource is this one (the command then records with it, and
+ * measures its rate against CLOCK_MONOTONIC).
+ */
+#define FHOOK_ARCH_COUNTER_CLOCKSOURCE	"tsc"
 static inline uint64_t fhook_arch_counter(void)
 {
 	uint32_t lo, hi;
@@ -73,6 +78,13 @@ static inline bool fhook_site_is_pad(const unsigned char *b)
 
 /* bytes a function may start with before its site: an endbr64 */
 #define FHOOK_SITE_ENTRY_MAX	4
+
+/*
+ * Where a function's entry lies from the compiler's record of its site,
+ * read from a file: the record is the site, at the entry or after its
+ * endbr64.
+ */
+#define FHOOK_SITE_REC_ENTRY	0
 
 /*
  * Where a site lies in a function whose first FHOOK_SITE_ENTRY_MAX bytes
