@@ -24,7 +24,7 @@ V=$B/vm
 TIMEOUT=${FHOOK_VM_TIMEOUT:-300}
 # Debian's arm64 multiarch libraries, as scripts/test-aarch64.sh runs them
 LIBDIRS="/lib/aarch64-linux-gnu /usr/lib/aarch64-linux-gnu /usr/aarch64-linux-gnu/lib"
-PROGS="fhook libfhook.so tests/attach/att_prog tests/attach/att_sleep"
+PROGS="fhook libfhook.so tests/attach/att_prog tests/attach/att_sleep tests/kprobes/test_kprobes_a64"
 
 skip() {
 	echo "SKIP aarch64_vm: $*"
@@ -147,14 +147,15 @@ timeout "$TIMEOUT" qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -
 rc=$?
 secs=$((SECONDS - t0))
 
-pass=0 fail=0
+pass=0 fail=0 skip=0
 while read -r s rest; do
 	echo "$s $rest"
 	case $s in
 	PASS) pass=$((pass + 1)) ;;
 	FAIL) fail=$((fail + 1)) ;;
+	SKIP) skip=$((skip + 1)) ;;
 	esac
-done < <(tr -d '\r' < "$V/console.log" | sed -n 's/^@@ \(PASS\|FAIL\) /\1 /p')
+done < <(tr -d '\r' < "$V/console.log" | sed -n 's/^@@ \(PASS\|FAIL\|SKIP\) /\1 /p')
 tr -d '\r' < "$V/console.log" | sed -n 's/^@@ \(#.*\)/\1/p'
 if tr -d '\r' < "$V/console.log" | grep -qx '@@ DONE'; then
 	echo "PASS aarch64_vm_finished ($secs s, $(basename "$KERNEL"))"
@@ -165,5 +166,5 @@ else
 	fail=$((fail + 1))
 fi
 echo
-echo "$pass passed, $fail failed, 0 skipped"
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

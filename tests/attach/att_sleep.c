@@ -7,7 +7,8 @@
  * Every sleep is checked: it returned 0 and lasted at least its time.
  *
  *   att_sleep N MS      N sleeps of MS milliseconds, then print
- *                       "sleeps N eintr E short S" and exit (1 if E or S)
+ *                       "longest L ms" and "sleeps N eintr E short S" and
+ *                       exit (1 if E or S)
  *   att_sleep read      tick() for every line read; "quit" or EOF ends it:
  *                       print "lines N" and exit
  *
@@ -40,6 +41,7 @@ static double now_ms(void)
 int main(int argc, char **argv)
 {
 	long n, ms, i, eintr = 0, shrt = 0;
+	double longest = 0;
 	char line[256];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -54,15 +56,19 @@ int main(int argc, char **argv)
 	ms = argc > 2 ? atol(argv[2]) : 300;
 	for (i = 0; i < n; i++) {
 		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-		double t0 = now_ms();
+		double t0 = now_ms(), t;
 
 		if (nanosleep(&ts, NULL))
 			eintr++;
-		/* (a restart from scratch would only be long: the time left is kept) */
-		if (now_ms() - t0 < ms - 1)
+		t = now_ms() - t0;
+		if (t < ms - 1)
 			shrt++;
+		if (t > longest)
+			longest = t;
 		printf("tick %ld\n", tick(i));
 	}
+	/* (a sleep restarted from its start, not for the time left, is long) */
+	printf("longest %.0f ms\n", longest);
 	printf("sleeps %ld eintr %ld short %ld\n", n, eintr, shrt);
 	return eintr || shrt;
 }
