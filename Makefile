@@ -193,3 +193,8 @@ clean:
 # qemu-user (gcc-aarch64-linux-gnu, qemu-user-static, libelf-dev:arm64).
 test-aarch64:
 	@bash scripts/test-aarch64.sh
+
+# ... and what needs a kernel running arm64 code (attach: ptrace), in a QEMU
+# system VM booting Debian's arm64 kernel (qemu-system-arm, cpio; as root).
+test-aarch64-vm:
+	@bash scripts/vm-aarch64.sh
