@@ -40,13 +40,14 @@ wait_for() {
 	done
 	return 1
 }
-# start_prog ARGS...: /u/att_prog (or what $PROG names) with a FIFO on fd 3
+# start_prog ARGS...: /u/att_prog (or what $PROG names, with $PRELOAD preloaded)
+# with a FIFO on fd 3
 # as its stdin; sets $pid and $out
 start_prog() {
 	out=$T/out.$#.$RANDOM
 	rm -f $T/in
 	mkfifo $T/in
-	setsid ${PROG:-/u/att_prog} "$@" < $T/in > "$out" 2>&1 &
+	setsid ${PRELOAD:+env LD_PRELOAD=$PRELOAD} ${PROG:-/u/att_prog} "$@" < $T/in > "$out" 2>&1 &
 	exec 3> $T/in
 	wait_for "$out" '^ready' 100
 	pid=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$out")
@@ -165,6 +166,25 @@ check sleep_exit "sleeps 2 eintr 0 short 0" "$(tail -1 "$out")"
 longest=$(sed -n 's/^longest \([0-9]*\) ms$/\1/p' "$out")
 check sleep_time_left yes "$([ -n "$longest" ] && [ "$longest" -lt 6000 ] && echo yes || echo no)"
 say "# longest sleep: $longest ms of 4000"
+exec 3>&-
+
+# --- the same with libfhook already loaded (LD_PRELOAD, no control thread
+# yet): the one stop of the sleeping thread is the one it makes the call
+# from, and it must go on through restart_syscall, not from its start ---
+PROG=/u/att_sleep PRELOAD=/u/libfhook.so start_prog 2 4000
+sleep 2
+trace_bg -p "$pid" -e 'f tick n' -o $T/tout
+check preload_attached 1 "$(grep -c "attached to process $pid" $T/terr)"
+wait_for "$out" '^tick 1$' 100
+kill -INT "$tpid"
+wait "$tpid"
+check preload_traced "(tick+0x4/0x10) n=0 " "$(events tick $T/tout)"
+i=0
+while [ "$i" -lt 150 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+check preload_exit "sleeps 2 eintr 0 short 0" "$(tail -1 "$out")"
+longest=$(sed -n 's/^longest \([0-9]*\) ms$/\1/p' "$out")
+check preload_time_left yes "$([ -n "$longest" ] && [ "$longest" -lt 6000 ] && echo yes || echo no)"
+say "# longest sleep, libfhook preloaded: $longest ms of 4000"
 exec 3>&-
 
 # --- kprobes where /proc shows the real masks: a thread with SIGTRAP blocked
