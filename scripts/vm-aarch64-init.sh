@@ -130,6 +130,28 @@ i=0
 while [ "$i" -lt 100 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
 check prog_exit "calls ok, bad 0" "$(tail -1 "$out")"
 
+# --- a thread inside a signal handler is never the one that makes the calls:
+# found by the vdso's __kernel_rt_sigreturn, where the handler returns ---
+start_prog 1
+check handler_entered "in handler" "$(ask handler)"
+export FHOOK_ATTACH_VERBOSE=1
+trace_bg -p "$pid" -e 'f ping x' -o $T/tout
+unset FHOOK_ATTACH_VERBOSE
+check handler_attached 1 "$(grep -c "attached to process $pid" $T/terr)"
+check handler_seen 1 "$(grep -c ': thread [0-9]*: in a signal handler$' $T/terr)"
+[ "$(grep -c ': thread [0-9]*: in a signal handler$' $T/terr)" = 1 ] ||
+	say "#   $(grep ': thread [0-9]*: ' $T/terr | tr '\n' ' ')"
+check handler_call "ping 5 -> 6" "$(ask 'call 5')"
+wait_for $T/tout 'x=5' 100
+kill -INT "$tpid"
+wait "$tpid"
+check handler_released "released" "$(ask release)"
+echo quit >&3
+exec 3>&-
+i=0
+while [ "$i" -lt 100 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+check handler_exit "calls ok, bad 0" "$(tail -1 "$out")"
+
 # --- a thread blocked in read() is the one that makes the calls ---
 PROG=/u/att_sleep start_prog read
 check read_tick0 "tick 1" "$(ask x)"
