@@ -51,7 +51,7 @@ EXTRA_TARGETS="kprobes/kpgone_a.so kprobes/kpgone_b.so"
 # the shell tests that run the fhook command (build-aarch64/fhook under
 # qemu-user, the programs it starts behind FHOOK_EMULATOR); each says
 # SKIP, with why, for its cases that do not apply to aarch64
-SCRIPTS="events/test_trace.sh events/test_record.sh"
+SCRIPTS="events/test_trace.sh events/test_record.sh events/test_kprobe_events.sh"
 # the programs those scripts run (under $B/tests/)
 SCRIPT_TARGETS="events/prog events/rec_prog events/kp_prog events/kp_prog_stripped
 events/kp_lib.so events/kp_count.so events/kp_loop"
@@ -189,6 +189,7 @@ chmod +x "$B/fhook-qemu"
 for s in $SCRIPTS; do
 	out=$(FHOOK_BUILD=$B FHOOK_CLI=$PWD/$B/fhook-qemu FHOOK_EMULATOR="$QEMU -L $SYSROOT" \
 	      FHOOK_TEST_ARCH=aarch64 FHOOK_TEST_NO_EXEC=$NO_EXEC FHOOK_ROOT=$PWD \
+	      FHOOK_TEST_NO_PTRACE="ptrace is not implemented by qemu-user" \
 	      timeout "$TIMEOUT" bash "tests/$s" 2>&1)
 	rc=$?
 	printf '== %s (exit %d)\n%s\n' "$s" "$rc" "$out" >>"$log"

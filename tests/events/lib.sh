@@ -32,6 +32,9 @@ case $TEST_ARCH in
 "$(uname -m)") NOSITES_PROG=/bin/true ;;
 *) NOSITES_PROG=${FHOOK_BUILD:-build}/tests/events/kp_prog_stripped ;;
 esac
+# Why fhook ... -p cannot attach here, or nothing: qemu-user has no ptrace
+# (FHOOK_TEST_NO_PTRACE).
+NO_PTRACE=${FHOOK_TEST_NO_PTRACE:-}
 # Why a program that execs cannot be traced here, or nothing: qemu-user
 # follows no exec without a binfmt_misc entry (FHOOK_TEST_NO_EXEC).
 NO_EXEC=${FHOOK_TEST_NO_EXEC:-}
