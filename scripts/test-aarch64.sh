@@ -51,7 +51,15 @@ EXTRA_TARGETS="kprobes/kpgone_a.so kprobes/kpgone_b.so"
 # the shell tests that run the fhook command (build-aarch64/fhook under
 # qemu-user, the programs it starts behind FHOOK_EMULATOR); each says
 # SKIP, with why, for its cases that do not apply to aarch64
-SCRIPTS="events/test_trace.sh events/test_record.sh events/test_kprobe_events.sh"
+SCRIPTS="events/test_trace.sh events/test_record.sh events/test_kprobe_events.sh
+events/test_dwarf_args.sh"
+# (the C++ kprobes' test builds its programs with $CXX)
+if command -v "$CXX" >/dev/null; then
+	SCRIPTS="$SCRIPTS events/test_cxx_kprobes.sh"
+else
+	SKIPS="$SKIPS
+events/test_cxx_kprobes.sh:$CXX not installed"
+fi
 # the programs those scripts run (under $B/tests/)
 SCRIPT_TARGETS="events/prog events/rec_prog events/kp_prog events/kp_prog_stripped
 events/kp_lib.so events/kp_count.so events/kp_loop"
@@ -81,6 +89,7 @@ fprobe/test_graph_kind:x86-64 frameless trampolines, stepped into with ptrace (n
 fprobe/*_lean:built with fhook's x86-64 assembler front end (proven handlers)
 arch/test_arch:x86-64 call-site bytes (5-byte calls and nops)
 arch/test_livein:the x86-64 live-argument analysis
+events/test_kprobe_globs.sh:x86-64 jumps, code bytes and offsets, and the host's programs (bash, sqlite3, python3)
 tests/*/test_*.sh but SCRIPTS:not made to run under qemu-user yet
 "
 
@@ -190,6 +199,7 @@ for s in $SCRIPTS; do
 	out=$(FHOOK_BUILD=$B FHOOK_CLI=$PWD/$B/fhook-qemu FHOOK_EMULATOR="$QEMU -L $SYSROOT" \
 	      FHOOK_TEST_ARCH=aarch64 FHOOK_TEST_NO_EXEC=$NO_EXEC FHOOK_ROOT=$PWD \
 	      FHOOK_TEST_NO_PTRACE="ptrace is not implemented by qemu-user" \
+	      FHOOK_TEST_CC=$CC FHOOK_TEST_CXX=$CXX \
 	      timeout "$TIMEOUT" bash "tests/$s" 2>&1)
 	rc=$?
 	printf '== %s (exit %d)\n%s\n' "$s" "$rc" "$out" >>"$log"
