@@ -6,6 +6,7 @@
 #   make install PREFIX=/usr/local
 
 CC      ?= cc
+STRIP   ?= strip
 PREFIX  ?= /usr/local
 B       := build
 SAN     ?=

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The attach entry points (cli/attach.h) where attaching to a running
- * process is not built: its ptrace code (cli/attach/) knows x86-64's
- * registers and system calls only.  Every `-p PID` says so; the rest of
+ * process is not built: cli/attach/arch/ has no code for the
+ * architecture (cli/attach.mk).  Every `-p PID` says so; the rest of
  * the command (what reads /proc, cli/attach/maps.c and target.c) is the
  * same.
  */

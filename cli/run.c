@@ -332,6 +332,14 @@ static void exec_program(char **argv)
 	char **em = emulated_argv(argv);
 
 	if (em) {
+		/*
+		 * The kernel names the process after the emulator: libfhook
+		 * gives it the program's name (its comm) back, which events
+		 * and thread names show (lib/recorder/record_setup.c).
+		 */
+		const char *base = strrchr(argv[0], '/');
+
+		setenv("FHOOK_EMULATED_COMM", base ? base + 1 : argv[0], 1);
 		execvp(em[0], em);
 		fprintf(stderr, "fhook: cannot run %s with FHOOK_EMULATOR's %s: %s\n", argv[0],
 			em[0], strerror(errno));

@@ -29,7 +29,7 @@ $(B)/tests/events/cxx_prog_gcc: tests/events/cxx_prog.cc
 
 $(B)/tests/events/cxx_prog_clang: tests/events/cxx_prog.cc
 	@mkdir -p $(dir $@)
-	clang++ -std=gnu++17 -O1 -g $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $<
+	clang++ $(if $(filter-out $(shell uname -m),$(ARCH)),--target=$(ARCH)-linux-gnu) -std=gnu++17 -O1 -g $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $<
 
 # A program that starts generations of itself with an empty environment.
 TEST_TARGETS += $(B)/tests/events/spawn_env_prog

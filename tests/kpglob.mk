@@ -17,7 +17,7 @@ $(KPG)/kpglob_fh_O2 $(KPG)/kpglob_fh_O0: $(KPG)/kpglob_fh_%: tests/events/kpglob
 		-l:kpglob_lib.so -Wl,-rpath,'$$ORIGIN'
 
 $(KPG)/kpglob_stripped: $(KPG)/kpglob_O2
-	strip --strip-all -o $@ $<
+	$(STRIP) --strip-all -o $@ $<
 
 # another tool's breakpoint and jump, written before fhook probes
 TEST_TARGETS += $(KPG)/kpg_victim.so $(KPG)/kpg_patcher.so

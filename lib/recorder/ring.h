@@ -43,7 +43,13 @@ static inline unsigned long long ev_proc_start(int pid)
 	unsigned long long start = 0;
 	int i;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	/*
+	 * The main thread's task entry: the process's start time, and what
+	 * qemu-user, which makes up /proc/self/stat and /proc/PID/stat for the
+	 * process it runs, leaves as the kernel wrote it (the command and a
+	 * traced process then read the same time).
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, pid);
 	if (fhook_read_small_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	/* after the command name, which may hold anything but ends at the last ')' */

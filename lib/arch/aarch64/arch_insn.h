@@ -21,6 +21,10 @@
 
 /* the ELF machine and the relocation that makes a word base + addend */
 #define FHOOK_ELF_MACHINE	183	/* EM_AARCH64 */
+/* every kprobe is a trap (a brk): none is a jump (lib/kprobes/nokprobe.c) */
+#define FHOOK_KPROBE_TRAPS_ONLY	1
+/* what a program is built with to have sites (`fhook cflags`; arch.mk's FHOOK_SITE_CFLAGS) */
+#define FHOOK_SITE_CFLAG	"-fpatchable-function-entry=4,2"
 #define FHOOK_ELF_R_RELATIVE	1027	/* R_AARCH64_RELATIVE */
 #define FHOOK_ARCH_NAME		"AArch64"
 /* the program loader (the ELF interpreter) of this machine's programs */

@@ -65,4 +65,10 @@ static inline void fhook_regs_scratch_restore(struct pt_regs *regs,
 	"x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "x30", \
 	"sp", "pc", "pstate"
 
+/*
+ * A struct returned in memory (the command's DWARF arguments,
+ * lib/events/dwarf.c): its address is in x8, which carries no argument.
+ */
+#define FHOOK_ABI_SRET_TAKES_ARG	0
+
 #endif /* FHOOK_ARCH_REGS_H */

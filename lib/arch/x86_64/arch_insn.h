@@ -12,6 +12,10 @@
 
 /* the ELF machine and the relocation that makes a word base + addend */
 #define FHOOK_ELF_MACHINE	62	/* EM_X86_64 */
+/* a kprobe is a jump where its instructions can be moved, else a trap */
+#define FHOOK_KPROBE_TRAPS_ONLY	0
+/* what a program is built with to have sites (`fhook cflags`; arch.mk's FHOOK_SITE_CFLAGS) */
+#define FHOOK_SITE_CFLAG	"-fpatchable-function-entry=5"
 #define FHOOK_ELF_R_RELATIVE	8	/* R_X86_64_RELATIVE */
 #define FHOOK_ARCH_NAME		"x86-64"
 /* the program loader (the ELF interpreter) of this machine's programs */

@@ -72,4 +72,10 @@ static inline void fhook_regs_scratch_restore(struct pt_regs *regs,
 	"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", \
 	"ax", "cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss"
 
+/*
+ * A struct returned in memory (the command's DWARF arguments,
+ * lib/events/dwarf.c): its address is the first integer argument (%rdi).
+ */
+#define FHOOK_ABI_SRET_TAKES_ARG	1
+
 #endif /* FHOOK_ARCH_REGS_H */
