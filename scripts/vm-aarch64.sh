@@ -24,7 +24,8 @@ V=$B/vm
 TIMEOUT=${FHOOK_VM_TIMEOUT:-300}
 # Debian's arm64 multiarch libraries, as scripts/test-aarch64.sh runs them
 LIBDIRS="/lib/aarch64-linux-gnu /usr/lib/aarch64-linux-gnu /usr/aarch64-linux-gnu/lib"
-PROGS="fhook libfhook.so tests/attach/att_prog tests/attach/att_sleep tests/kprobes/test_kprobes_a64"
+PROGS="fhook libfhook.so tests/attach/att_prog tests/attach/att_sleep
+tests/kprobes/test_kprobes_a64"
 
 skip() {
 	echo "SKIP aarch64_vm: $*"
@@ -39,7 +40,7 @@ failed() {
 
 for tool in qemu-system-aarch64 cpio "$CC"; do
 	command -v "$tool" > /dev/null ||
-		skip "$tool not installed (qemu-system-aarch64: Debian package qemu-system-arm)"
+		skip "$tool not installed (qemu-system-aarch64 is in Debian's qemu-system-arm)"
 done
 [ -e /lib/ld-linux-aarch64.so.1 ] || [ -e /lib/aarch64-linux-gnu/ld-linux-aarch64.so.1 ] ||
 	skip "no arm64 loader (/lib/ld-linux-aarch64.so.1: libc6:arm64 not installed)"
@@ -64,9 +65,11 @@ KERNEL=${FHOOK_AARCH64_KERNEL:-}
 if [ -z "$KERNEL" ]; then
 	KERNEL=$(ls "$V"/kernel/boot/vmlinuz-* 2> /dev/null | head -1)
 	if [ -z "$KERNEL" ]; then
-		kpkg=$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-arm64$' 2> /dev/null |
-		       cut -d' ' -f1 | sort -V | tail -1)
-		[ -n "$kpkg" ] || skip "no Debian arm64 kernel package (apt-cache search linux-image-6.1.0-*-arm64: is arm64 added with dpkg --add-architecture, and apt-get update run?)"
+		kpkg=$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-arm64$' \
+			2> /dev/null | cut -d' ' -f1 | sort -V | tail -1)
+		[ -n "$kpkg" ] || skip "no Debian arm64 kernel package (apt-cache search" \
+			"linux-image-6.1.0-*-arm64: arm64 added with dpkg --add-architecture," \
+			"and apt-get update run?)"
 		fetch "$kpkg" "$V/kernel" || skip "apt-get download $kpkg failed (see $V/apt.log)"
 		KERNEL=$(ls "$V"/kernel/boot/vmlinuz-* 2> /dev/null | head -1)
 	fi

@@ -75,5 +75,6 @@ for how in loaded preloaded; do
 	wait_line '^sleeps'
 	expect "sleep_${how}_exit" "$(tail -1 "$out")" "sleeps 2 eintr 0 short 0"
 	longest=$(sed -n 's/^longest \([0-9]*\) ms$/\1/p' "$out")
-	expect "sleep_${how}_time_left" "$([ -n "$longest" ] && [ "$longest" -lt 2800 ] && echo yes)" yes
+	expect "sleep_${how}_time_left" \
+		"$([ -n "$longest" ] && [ "$longest" -lt 2800 ] && echo yes)" yes
 done
