@@ -6,6 +6,7 @@
 #   make install PREFIX=/usr/local
 
 CC      ?= cc
+STRIP   ?= strip
 PREFIX  ?= /usr/local
 B       := build
 SAN     ?=
@@ -43,8 +44,9 @@ LIB_ASM  :=
 CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c cli/funcs_why.c cli/run.c
 # The command builds in what it shares with the library (the ELF reader,
 # the site classifier) and never loads libfhook itself.
+# (an arch.mk adds what its decoders need, and kprobe_file.c)
 CMD_SRCS := lib/kallsyms/elf.c lib/util/sort.c lib/util/libc.c lib/arch/$(ARCH)/insn.c \
-	    lib/arch/$(ARCH)/kprobe_insn.c lib/arch/$(ARCH)/branches.c lib/arch/$(ARCH)/cs.c
+	    lib/arch/$(ARCH)/kprobe_insn.c
 # The libraries the command links in statically (layers add theirs, in link
 # order): `fhook trace -p` starts on CPUs busy with the threads it is to
 # trace, where mapping and relocating eight shared libraries was most of
@@ -66,7 +68,7 @@ CLI_OBJS = $(CLI_SRCS:%.c=$(B)/%.o) $(CMD_OBJS)
 
 HEADERS := $(wildcard include/fhook/*.h include/fhook/*/*.h include/fhook/*/*/*.h) $(wildcard lib/*/*.h lib/*/*/*.h)
 
-all: $(B)/libfhook.so $(B)/libfhook.a $(B)/fhook $(B)/gcc-as/as $(B)/fhook.pc $(EXTRA_TARGETS)
+all: $(B)/libfhook.so $(B)/libfhook.a $(B)/fhook $(ARCH_TARGETS) $(B)/fhook.pc $(EXTRA_TARGETS)
 
 # The assembler front end `fhook cflags` gives GCC (cli/gcc_as.c).
 # It decodes with the library's own code, so that what it proves is what
@@ -130,7 +132,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/include/fhook/arch/$(ARCH)
 	install -m 0644 include/fhook/arch/$(ARCH)/*.h $(DESTDIR)$(PREFIX)/include/fhook/arch/$(ARCH)/
 	install -m 0755 $(B)/fhook $(DESTDIR)$(PREFIX)/bin/fhook
-	install -m 0755 $(B)/gcc-as/as $(DESTDIR)$(PREFIX)/libexec/fhook/as
+	$(if $(filter $(B)/gcc-as/as,$(ARCH_TARGETS)),install -m 0755 $(B)/gcc-as/as $(DESTDIR)$(PREFIX)/libexec/fhook/as)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' fhook.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fhook.pc
 
 deps:
@@ -192,3 +194,8 @@ clean:
 # qemu-user (gcc-aarch64-linux-gnu, qemu-user-static, libelf-dev:arm64).
 test-aarch64:
 	@bash scripts/test-aarch64.sh
+
+# ... and what needs a kernel running arm64 code (attach: ptrace), in a QEMU
+# system VM booting Debian's arm64 kernel (qemu-system-arm, cpio; as root).
+test-aarch64-vm:
+	@bash scripts/vm-aarch64.sh

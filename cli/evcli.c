@@ -17,6 +17,7 @@
 
 #include <fhook/internal/events.h>
 
+#include "arch_insn.h"
 #include "cli.h"
 #include "attach.h"
 #include "evcli.h"
@@ -562,7 +563,7 @@ int cli_ev_resolve(struct cli_ev *c)
 				c->no_sites = ev_prog_match_glob(c->prog, "*") <= 0;
 			if (c->no_sites)
 				fprintf(stderr, "fhook: %s: %s has no patchable sites: rebuild it "
-					"with `cc $(fhook cflags) ...` (-fpatchable-function-entry=5)%s, "
+					"with `cc $(fhook cflags) ...` (" FHOOK_SITE_CFLAG ")%s, "
 					"or use kprobe events, which need none (-e 'p SYM', "
 					"-e 'r SYM $retval')\n",
 					c->cmd, c->argv[0], c->follow ? "" :
@@ -943,7 +944,7 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	else if (!end->events && c->no_sites && !*failed && !c->untraced)
 		fprintf(stderr, "fhook: %s: no events: %s has no patchable sites%s; rebuild "
 			"what you want traced with `cc $(fhook cflags) ...` "
-			"(-fpatchable-function-entry=5), or use kprobe events, which need none "
+			"(" FHOOK_SITE_CFLAG "), or use kprobe events, which need none "
 			"(-e 'p SYM', -e 'r SYM $retval')\n", c->cmd, c->argv[0],
 			c->follow ? ", nor had the programs it started" : "");
 	return status;

@@ -12,17 +12,19 @@
 
 #include <fhook/fhook.h>
 
+#include "arch_insn.h"
 #include "cli.h"
 
 /*
- * One 5-byte pad at every function entry.  -fpatchable-function-entry
+ * One 5-byte pad at every function entry (aarch64: two words before it,
+ * two at it; FHOOK_SITE_CFLAG).  -fpatchable-function-entry
  * works for PIE and shared objects alike, with gcc and clang.  With -B,
  * GCC assembles through fhook's front end (cli/gcc_as.c), which puts each
  * site's record into its function's COMDAT group, as GCC 13 does: without
  * it, GCC 12 cannot link most C++ libraries.  clang does not need it and
  * does not use it.
  */
-static const char cflags[] = "-fpatchable-function-entry=5";
+static const char cflags[] = FHOOK_SITE_CFLAG;
 
 static void print_cflags(void)
 {

@@ -159,6 +159,8 @@ static int list_object(struct cli_func_names *fn, const char *path, bool verbose
 		names = NULL;
 	}
 	/* sites and symbols, both sorted: walk them together */
+	for (j = 0; j < es.nr; j++)
+		es.addrs[j] += FHOOK_SITE_REC_ENTRY;
 	qsort(es.addrs, es.nr, sizeof(*es.addrs), addr_cmp);
 	if (!nr) {
 		fprintf(stderr, "fhook: funcs: %s: %zu patchable sites but no symbols to name "

@@ -31,8 +31,7 @@
 
 #include "cli.h"
 #include <fhook/internal/elf.h>
-#include "arch_insn.h"
-#include "kprobe.h"
+#include "arch/arch.h"
 #include "kprobes/nokprobe.h"
 
 /* The file, whole, and its loadable segments (link-time addresses). */
@@ -135,21 +134,16 @@ enum { M_SITE, M_JUMP, M_TRAP, M_NONE, M_SKIPPED };
 static int method_of(const struct image *im, unsigned long addr, unsigned long size,
 		     unsigned int pad, char *why, size_t why_size)
 {
-	struct kprobe_reloc_req req = {
-		.addr = addr, .start = addr, .size = size, .pad = pad,
-		.prefix_len = KPROBE_PREFIX, .dest = addr, .read = image_read,
-		.ctx = (void *)im,
+	struct fhook_kprobe_file_req req = {
+		.addr = addr, .start = addr, .size = size, .size_known = size != 0, .pad = pad,
+		.read = image_read, .ctx = (void *)im,
 	};
-	static struct kprobe_reloc out;
-	char w2[96];
 	int ret;
 
 	why[0] = 0;
 	if (!size) {
 		snprintf(why, why_size, "the function's size is unknown");
 		req.size = 16;
-	} else {
-		req.min_len = 5;
 	}
 	req.code = image_at(im, addr, req.size + pad);
 	if (!req.code)
@@ -161,32 +155,20 @@ static int method_of(const struct image *im, unsigned long addr, unsigned long s
 		snprintf(why, why_size, "its bytes are not in the file");
 		return M_NONE;
 	}
-	if (req.min_len) {
-		ret = fhook_kprobe_relocate(&req, &out, why, why_size);
-		if (!ret)
-			return M_JUMP;
-		if (ret != -EILSEQ)
-			return -ENOSYS;
-	}
-	req.min_len = 1;
-	ret = fhook_kprobe_relocate(&req, &out, w2, sizeof(w2));
-	if (ret == -ENOSYS)
+	ret = fhook_kprobe_file_how(&req, why, why_size);
+	if (ret < 0)
 		return ret;
-	if (ret && !why[0])
-		snprintf(why, why_size, "%s", w2);
-	return ret ? M_NONE : M_TRAP;
+	return ret == FHOOK_KPROBE_JUMP ? M_JUMP : ret == FHOOK_KPROBE_TRAP ? M_TRAP : M_NONE;
 }
 
 int cli_insn_boundary(const char *path, unsigned long start, unsigned long size,
 		      unsigned long addr)
 {
-	struct kprobe_reloc_req req = {
-		.addr = addr, .start = start, .size = size, .prefix_len = KPROBE_PREFIX,
-		.dest = addr, .read = image_read, .min_len = 1,
+	struct fhook_kprobe_file_req req = {
+		.addr = addr, .start = start, .size = size, .size_known = true,
+		.read = image_read,
 	};
-	static struct kprobe_reloc out;
 	struct image im = { 0 };
-	char why[96];
 	int ret;
 
 	if (!size || addr >= start + size)
@@ -198,10 +180,9 @@ int cli_insn_boundary(const char *path, unsigned long start, unsigned long size,
 		free(im.data);
 		return ret ? ret : -EFAULT;
 	}
-	ret = fhook_kprobe_relocate(&req, &out, why, sizeof(why));
+	ret = fhook_kprobe_file_boundary(&req);
 	free(im.data);
-	/* only the first instruction's start matters: one it cannot move is the library's to say */
-	return ret == -EILSEQ && strstr(why, "is not the start of an instruction") ? -EILSEQ : 0;
+	return ret;
 }
 
 int cli_funcs_why(const char *path, const char *glob, int mode)
@@ -220,6 +201,8 @@ int cli_funcs_why(const char *path, const char *glob, int mode)
 	ret = image_load(path, &im);
 	if (!ret && fhook_elf_read_sites(path, &es))
 		memset(&es, 0, sizeof(es));
+	for (i = 0; i < es.nr; i++)
+		es.addrs[i] += FHOOK_SITE_REC_ENTRY;
 	if (es.nr)
 		qsort(es.addrs, es.nr, sizeof(*es.addrs), addr_cmp);
 	if (!ret)

@@ -285,6 +285,70 @@ static int set_preload(void)
 	return 0;
 }
 
+/*
+ * FHOOK_EMULATOR: a command line the command puts in front of each
+ * program it starts, for a machine whose kernel cannot run the program
+ * itself (an aarch64 fhook under qemu-user with no binfmt_misc entry:
+ * FHOOK_EMULATOR="qemu-aarch64-static -L /").  Words are split at blanks;
+ * the program goes after them by its path (found on PATH as execvp
+ * would), so the emulator needs no search of its own, and it must hand the
+ * environment (LD_PRELOAD) on to the program, as qemu-user does.  What the
+ * command reads stays the program's own ELF file, never the emulator's.
+ * Like all the environment it is the user's input: a command running with
+ * AT_SECURE ignores it (secure_getenv).  Returns a malloc'd vector (kept:
+ * the caller execs or exits), or NULL with no emulator or no memory.
+ */
+static char **emulated_argv(char **argv)
+{
+	const char *env = secure_getenv("FHOOK_EMULATOR");
+	char *words, *w, *save = NULL, *path, **out;
+	size_t n = 0, nr_args = 0, i;
+
+	if (!env || !env[strspn(env, " \t")])
+		return NULL;
+	while (argv[nr_args])
+		nr_args++;
+	words = strdup(env);
+	path = cli_which(argv[0]);
+	out = calloc(strlen(env) / 2 + nr_args + 2, sizeof(*out));
+	if (!words || !path || !out) {
+		free(words);
+		free(path);
+		free(out);
+		return NULL;
+	}
+	for (w = strtok_r(words, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+		out[n++] = w;
+	out[n++] = path;
+	for (i = 1; i < nr_args; i++)
+		out[n++] = argv[i];
+	out[n] = NULL;
+	return out;
+}
+
+/* execvp() @argv, behind FHOOK_EMULATOR if set; returns only on failure */
+static void exec_program(char **argv)
+{
+	char **em = emulated_argv(argv);
+
+	if (em) {
+		/*
+		 * The kernel names the process after the emulator: libfhook
+		 * gives it the program's name (its comm) back, which events
+		 * and thread names show (lib/recorder/record_setup.c).
+		 */
+		const char *base = strrchr(argv[0], '/');
+
+		setenv("FHOOK_EMULATED_COMM", base ? base + 1 : argv[0], 1);
+		execvp(em[0], em);
+		fprintf(stderr, "fhook: cannot run %s with FHOOK_EMULATOR's %s: %s\n", argv[0],
+			em[0], strerror(errno));
+		return;
+	}
+	execvp(argv[0], argv);
+	fprintf(stderr, "fhook: cannot run %s: %s\n", argv[0], strerror(errno));
+}
+
 pid_t cli_start_preloaded(char **argv)
 {
 	pid_t pid;
@@ -297,8 +361,7 @@ pid_t cli_start_preloaded(char **argv)
 	if (pid < 0)
 		return -errno;
 	if (!pid) {
-		execvp(argv[0], argv);
-		fprintf(stderr, "fhook: cannot run %s: %s\n", argv[0], strerror(errno));
+		exec_program(argv);
 		_exit(127);
 	}
 	return pid;
@@ -321,8 +384,7 @@ int cli_run_preloaded(char **argv, bool wait_child)
 			return 125;
 		if (set_preload())
 			return 127;
-		execvp(argv[0], argv);
-		fprintf(stderr, "fhook: cannot run %s: %s\n", argv[0], strerror(errno));
+		exec_program(argv);
 		return 127;
 	}
 	pid = cli_start_preloaded(argv);

@@ -48,6 +48,27 @@ kprobes/test_kretprobes kprobes/test_kprobes_stress kprobes/test_kretprobes_stre
 "
 # what those programs load, built with them
 EXTRA_TARGETS="kprobes/kpgone_a.so kprobes/kpgone_b.so"
+# the shell tests that run the fhook command (build-aarch64/fhook under
+# qemu-user, the programs it starts behind FHOOK_EMULATOR); each says
+# SKIP, with why, for its cases that do not apply to aarch64
+SCRIPTS="events/test_trace.sh events/test_record.sh events/test_kprobe_events.sh
+events/test_dwarf_args.sh"
+# (the C++ kprobes' test builds its programs with $CXX)
+if command -v "$CXX" >/dev/null; then
+	SCRIPTS="$SCRIPTS events/test_cxx_kprobes.sh"
+else
+	SKIPS="$SKIPS
+events/test_cxx_kprobes.sh:$CXX not installed"
+fi
+# the programs those scripts run (under $B/tests/)
+SCRIPT_TARGETS="events/prog events/rec_prog events/kp_prog events/kp_prog_stripped
+events/kp_lib.so events/kp_count.so events/kp_loop"
+if command -v "$CXX" >/dev/null; then
+	SCRIPT_TARGETS="$SCRIPT_TARGETS events/cxx_prog_gcc"
+fi
+if command -v clang++ >/dev/null; then
+	SCRIPT_TARGETS="$SCRIPT_TARGETS events/cxx_prog_clang"
+fi
 # cases of those programs left out, with why (the others run one by one)
 SKIP_CASES="
 events/test_cxxname_unit/set_speed:a budget of native CPU time (qemu-user emulates)
@@ -68,7 +89,8 @@ fprobe/test_graph_kind:x86-64 frameless trampolines, stepped into with ptrace (n
 fprobe/*_lean:built with fhook's x86-64 assembler front end (proven handlers)
 arch/test_arch:x86-64 call-site bytes (5-byte calls and nops)
 arch/test_livein:the x86-64 live-argument analysis
-tests/*/test_*.sh:the shell tests run build/'s programs and the fhook command natively
+events/test_kprobe_globs.sh:x86-64 jumps, code bytes and offsets, and the host's programs (bash, sqlite3, python3)
+tests/*/test_*.sh but SCRIPTS:not made to run under qemu-user yet
 "
 
 # the C++ programs (exceptions through hooked returns), where they can
@@ -100,7 +122,10 @@ fi
 # (binfmt_misc), which containers often lack
 if grep -qs '^enabled' /proc/sys/fs/binfmt_misc/qemu-aarch64; then
 	PROGRAMS="$PROGRAMS core/test_exec_env"
+	NO_EXEC=
 else
+	# (the shell tests skip their cases whose programs exec)
+	NO_EXEC="qemu-user cannot follow an exec (no binfmt_misc entry for qemu-aarch64)"
 	SKIPS="$SKIPS
 core/test_exec_env:it execs itself, which qemu-user cannot follow (no binfmt_misc entry for qemu-aarch64)"
 fi
@@ -115,11 +140,11 @@ done
 
 mkdir -p "$B"
 targets=""
-for p in $PROGRAMS $EXTRA_TARGETS; do
+for p in $PROGRAMS $EXTRA_TARGETS $SCRIPT_TARGETS; do
 	targets="$targets $B/tests/$p"
 done
 if ! make --no-print-directory -j2 ARCH=aarch64 CC="$CC" CXX="$CXX" B="$B" \
-	"$B/libfhook.so" $targets \
+	STRIP=aarch64-linux-gnu-strip "$B/libfhook.so" "$B/fhook" $targets \
 	>"$B/build.log" 2>&1; then
 	mkdir -p "$B"
 	tail -30 "$B/build.log"
@@ -163,6 +188,31 @@ for p in $PROGRAMS; do
 	fi
 	grep '^FAIL ' <<<"$out" | sed "s|^FAIL |FAIL $p: |"
 	printf '%-44s %4d passed, %d failed\n' "$p" "$np" "$nf"
+	pass=$((pass + np)) fail=$((fail + nf)) skip=$((skip + ns))
+done
+
+# the shell tests: the command as the scripts run it (FHOOK_CLI), and the
+# emulator it puts in front of the programs it starts (no binfmt_misc)
+printf '#!/bin/sh\nexec %s -L %s %s "$@"\n' "$QEMU" "$SYSROOT" "$PWD/$B/fhook" >"$B/fhook-qemu"
+chmod +x "$B/fhook-qemu"
+for s in $SCRIPTS; do
+	out=$(FHOOK_BUILD=$B FHOOK_CLI=$PWD/$B/fhook-qemu FHOOK_EMULATOR="$QEMU -L $SYSROOT" \
+	      FHOOK_TEST_ARCH=aarch64 FHOOK_TEST_NO_EXEC=$NO_EXEC FHOOK_ROOT=$PWD \
+	      FHOOK_TEST_NO_PTRACE="ptrace is not implemented by qemu-user" \
+	      FHOOK_TEST_CC=$CC FHOOK_TEST_CXX=$CXX \
+	      timeout "$TIMEOUT" bash "tests/$s" 2>&1)
+	rc=$?
+	printf '== %s (exit %d)\n%s\n' "$s" "$rc" "$out" >>"$log"
+	np=$(grep -c '^PASS ' <<<"$out")
+	nf=$(grep -c '^FAIL ' <<<"$out")
+	ns=$(grep -c '^SKIP ' <<<"$out")
+	if [ "$rc" -ne 0 ] && [ "$nf" -eq 0 ]; then
+		echo "FAIL $s: exit $rc without a FAIL line" | tee -a "$log"
+		nf=1
+	fi
+	grep -E '^(FAIL|SKIP) ' <<<"$out" | sed -E "s#^(FAIL|SKIP) #\\1 $s: #"
+	printf '%-44s %4d passed, %d failed%s\n' "$s" "$np" "$nf" \
+		"$([ "$ns" != 0 ] && echo ", $ns skipped")"
 	pass=$((pass + np)) fail=$((fail + nf)) skip=$((skip + ns))
 done
 while IFS=: read -r what why; do

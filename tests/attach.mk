@@ -5,7 +5,7 @@
 # wraps pthread_create().
 $(B)/tests/attach/att_prog: tests/attach/att_prog.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g -Wall -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread -ldl
+	$(CC) -std=gnu11 -O2 -g -Wall $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $< -lpthread -ldl
 
 $(B)/tests/attach/att_repl.so: tests/attach/att_repl.c
 	@mkdir -p $(dir $@)
@@ -32,4 +32,10 @@ $(B)/tests/attach/att_hostile: tests/attach/att_hostile.c
 	$(CC) -std=gnu11 -O2 -g -Wall -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread
 
 TEST_TARGETS += $(B)/tests/attach/att_hostile $(B)/tests/attach/att_prog $(B)/tests/attach/att_repl.so $(B)/tests/attach/att_slow.so \
-	$(B)/tests/attach/att_ctl_client $(B)/tests/attach/att_seccomp $(B)/tests/attach/att_wrap.so
+	$(B)/tests/attach/att_ctl_client $(B)/tests/attach/att_seccomp $(B)/tests/attach/att_wrap.so \
+	$(B)/tests/attach/att_sleep
+
+# a process whose one thread sleeps or reads (the syscall restart after an attach)
+$(B)/tests/attach/att_sleep: tests/attach/att_sleep.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $<

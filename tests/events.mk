@@ -3,7 +3,7 @@ TEST_TARGETS += $(B)/tests/events/prog
 
 $(B)/tests/events/prog: tests/events/prog.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread
+	$(CC) -std=gnu11 -O1 -g $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $< -lpthread
 
 # The Perfetto writer is the command's, not libfhook's: its unit test links
 # it directly (an explicit rule, so tests.mk's pattern rule does not apply).
@@ -18,32 +18,32 @@ TEST_TARGETS += $(B)/tests/events/rec_prog
 
 $(B)/tests/events/rec_prog: tests/events/rec_prog.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread
+	$(CC) -std=gnu11 -O1 -g $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $< -lpthread
 
 # A C++ program, built by g++ and by clang++: names, parameters, exceptions.
 TEST_TARGETS += $(B)/tests/events/cxx_prog_gcc $(B)/tests/events/cxx_prog_clang
 
 $(B)/tests/events/cxx_prog_gcc: tests/events/cxx_prog.cc
 	@mkdir -p $(dir $@)
-	g++ -std=gnu++17 -O1 -g -fpatchable-function-entry=5 $(SAN) -o $@ $<
+	$(CXX) -std=gnu++17 -O1 -g $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $<
 
 $(B)/tests/events/cxx_prog_clang: tests/events/cxx_prog.cc
 	@mkdir -p $(dir $@)
-	clang++ -std=gnu++17 -O1 -g -fpatchable-function-entry=5 $(SAN) -o $@ $<
+	clang++ $(if $(filter-out $(shell uname -m),$(ARCH)),--target=$(ARCH)-linux-gnu) -std=gnu++17 -O1 -g $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $<
 
 # A program that starts generations of itself with an empty environment.
 TEST_TARGETS += $(B)/tests/events/spawn_env_prog
 
 $(B)/tests/events/spawn_env_prog: tests/events/spawn_env_prog.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g -fpatchable-function-entry=5 $(SAN) -o $@ $<
+	$(CC) -std=gnu11 -O1 -g $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $<
 
 # A program with its own (traceable) allocator.
 TEST_TARGETS += $(B)/tests/events/own_malloc_prog
 
 $(B)/tests/events/own_malloc_prog: tests/events/own_malloc_prog.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g -fpatchable-function-entry=5 $(SAN) -o $@ $< -lpthread
+	$(CC) -std=gnu11 -O1 -g $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $< -lpthread
 
 # C++ names (lib/events/cxxname.c, the command's): the unit test links it and
 # libiberty directly (an explicit rule: tests.mk's pattern rule links libfhook).

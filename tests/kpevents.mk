@@ -11,7 +11,7 @@ $(B)/tests/events/kp_prog: tests/events/kp_prog.c
 	$(CC) -std=gnu11 -O2 $(SAN) -o $@ $< -ldl
 
 $(B)/tests/events/kp_prog_stripped: $(B)/tests/events/kp_prog
-	strip --strip-all -o $@ $<
+	$(STRIP) --strip-all -o $@ $<
 
 $(B)/tests/events/kp_lib.so: tests/events/kp_lib.c
 	@mkdir -p $(dir $@)

@@ -13,11 +13,11 @@ $(KPG)/kpglob_O2 $(KPG)/kpglob_O0: $(KPG)/kpglob_%: tests/events/kpglob_prog.c $
 
 $(KPG)/kpglob_fh_O2 $(KPG)/kpglob_fh_O0: $(KPG)/kpglob_fh_%: tests/events/kpglob_prog.c \
 		$(KPG)/kpglob_lib.so
-	$(CC) -std=gnu11 -$* -fpatchable-function-entry=5 $(SAN) -o $@ $< -L$(KPG) \
+	$(CC) -std=gnu11 -$* $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $< -L$(KPG) \
 		-l:kpglob_lib.so -Wl,-rpath,'$$ORIGIN'
 
 $(KPG)/kpglob_stripped: $(KPG)/kpglob_O2
-	strip --strip-all -o $@ $<
+	$(STRIP) --strip-all -o $@ $<
 
 # another tool's breakpoint and jump, written before fhook probes
 TEST_TARGETS += $(KPG)/kpg_victim.so $(KPG)/kpg_patcher.so

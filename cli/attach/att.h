@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "../attach.h"
+#include "arch.h"
 #include "util/sched_slice.h"
 
 #define ATT_MAX_THREADS		4096
@@ -33,7 +34,7 @@ struct att_thread {
 	int nr_frames;
 	unsigned long frame_pc[ATT_MAX_FRAMES], frame_at[ATT_MAX_FRAMES];
 	struct fhook_sched_attr sched;
-	struct user_regs_struct regs;
+	struct att_regs regs;
 };
 
 struct att_map {
@@ -84,7 +85,7 @@ struct cli_attach {
 	unsigned long ctl;		/* fhook_attach_ctl in the process */
 	struct att_map *maps;
 	int nr_maps;
-	unsigned long restorer;		/* libc's __restore_rt: a signal frame's return */
+	unsigned long restorer;		/* where signal handlers return: att_find_restorer() */
 	/* loading libfhook: found before any thread is stopped */
 	struct att_pads *pads;
 	int nr_pads;

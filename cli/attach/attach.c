@@ -10,7 +10,8 @@
  * are saved, the arguments are written below its stack's red zone, the
  * call returns to address 0 and the fault stops it for us, and everything
  * is put back.  A thread stopped inside a system call restarts it as the
- * kernel would have (orig_rax and the -ERESTART* value are restored).
+ * kernel would have (cli/attach/arch/: on x86-64 orig_rax and the
+ * -ERESTART* value are restored).
  *
  * A process without libfhook first gets it: its gcc pads (five 1-byte
  * nops) are made 5-byte nops while every thread is stopped and none is

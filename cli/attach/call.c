@@ -17,7 +17,6 @@
 
 #include "att.h"
 
-#define ATT_XSTATE_MAX		(64 << 10)
 #define ATT_SIGSETXID		33	/* glibc's internal SIGRTMIN + 1 */
 
 int att_mem_write(struct cli_attach *a, unsigned long addr, const void *buf, size_t len)
@@ -73,40 +72,27 @@ int att_call(struct cli_attach *a, unsigned long fn, unsigned long *args, int na
 	     const void *data, size_t dlen, int data_arg, unsigned long *ret)
 {
 	struct att_thread *t = a->hijack;
-	struct user_regs_struct regs = t->regs, now;
-	static unsigned char xstate[ATT_XSTATE_MAX];
-	struct iovec xiov = { xstate, sizeof(xstate) };
-	unsigned long sp, zero = 0, mask, callmask;
+	struct att_regs regs = t->regs, now;
+	unsigned long sp, mask, callmask;
 	bool have_x, have_mask;
 	double start = att_now_ms(), deadline = start + ATT_CALL_TIMEOUT_MS;
 	int st, err = 0;
 
-	have_x = !ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &xiov);
+	have_x = !att_arch_save_ext(t->tid);
 	have_mask = !ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(mask), &mask);
 	/* below the red zone, and then some */
-	sp = (t->regs.rsp - 512) & ~15UL;
+	sp = (att_regs_sp(&t->regs) - 512) & ~15UL;
 	if (data) {
 		sp = (sp - dlen) & ~15UL;
 		if (att_mem_write(a, sp, data, dlen))
 			return -EFAULT;
 		args[data_arg] = sp;
 	}
-	sp -= 8;	/* at entry, rsp + 8 is 16-byte aligned */
-	if (att_mem_write(a, sp, &zero, sizeof(zero)))
+	if (att_arch_call_setup(a, &regs, fn, args, nargs, &sp))
 		return -EFAULT;
-	regs.rip = fn;
-	regs.rsp = sp;
-	regs.rax = 0;
-	regs.orig_rax = -1;	/* not inside a system call: nothing to restart */
-	regs.rdi = nargs > 0 ? args[0] : 0;
-	regs.rsi = nargs > 1 ? args[1] : 0;
-	regs.rdx = nargs > 2 ? args[2] : 0;
-	regs.rcx = nargs > 3 ? args[3] : 0;
-	regs.r8 = nargs > 4 ? args[4] : 0;
-	regs.r9 = nargs > 5 ? args[5] : 0;
-	regs.eflags &= ~0x400UL;	/* DF clear, as the ABI says */
-	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &regs))
-		return -errno;
+	err = att_arch_set_regs(t->tid, &regs);
+	if (err)
+		return err;
 	/*
 	 * Asynchronous signals wait until the thread is back in its own code,
 	 * but glibc's SIGSETXID (33): a setuid() of another thread waits until
@@ -157,18 +143,19 @@ int att_call(struct cli_attach *a, unsigned long fn, unsigned long *args, int na
 			ptrace(PTRACE_CONT, t->tid, NULL, NULL);
 			continue;
 		}
-		if (WSTOPSIG(st) == SIGSEGV && !ptrace(PTRACE_GETREGS, t->tid, NULL, &now) &&
-		    now.rip == 0 && now.rsp == sp + 8) {
-			*ret = now.rax;
+		if (WSTOPSIG(st) == SIGSEGV && !att_arch_get_regs(t->tid, &now) &&
+		    att_arch_call_done(&now, sp, ret))
 			break;
-		}
 		/* fhook's int3 mid-patch, or a real fault of the call: its handler decides */
 		ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)WSTOPSIG(st));
 	}
-	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs))
-		err = -errno;
-	if (have_x && ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &xiov))
-		err = -errno;
+	err = att_arch_call_restore(t->tid, &t->regs);
+	if (have_x) {
+		int e = att_arch_restore_ext(t->tid);
+
+		if (e)
+			err = e;
+	}
 	/* the fault unblocks SIGSEGV if it was blocked: the mask comes back whole */
 	if (have_mask)
 		ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(mask), &mask);

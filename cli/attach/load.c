@@ -230,10 +230,10 @@ int att_load_libfhook(struct cli_attach *a)
 
 static bool in_sleep(const struct att_thread *t)
 {
-	long nr = (long)t->regs.orig_rax, r = (long)t->regs.rax;
+	long nr = att_regs_restarting(&t->regs);
 
-	/* interrupted in it: -ERESTARTSYS, -ERESTARTNOINTR, -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK */
-	return (nr == SYS_clock_nanosleep || nr == SYS_nanosleep) && r <= -512 && r >= -516;
+	/* interrupted in it (it would restart) */
+	return nr == SYS_clock_nanosleep || nr == SYS_nanosleep;
 }
 
 /*

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Before anything of the process is touched: it exists, is not traced
- * already and is a 64-bit x86 process; and when the kernel refuses the
- * seize, which of its rules did (the ids, the dumpable flag, yama).
+ * already and is a process of the command's architecture; and when the
+ * kernel refuses the seize, which of its rules did (the ids, the dumpable
+ * flag, yama).
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -104,7 +105,7 @@ static bool is_descendant(pid_t pid)
 
 /*
  * Before anything is touched: the process exists, is not traced already,
- * and is a 64-bit x86 process.
+ * and is a process of the command's architecture (ATT_ARCH_EM).
  */
 int att_check_target(const char *cmd, pid_t pid)
 {
@@ -152,9 +153,9 @@ int att_check_target(const char *cmd, pid_t pid)
 	if (fd >= 0) {
 		if (read(fd, eh, sizeof(eh)) == (ssize_t)sizeof(eh) &&
 		    !memcmp(eh, ELFMAG, SELFMAG) &&
-		    (eh[EI_CLASS] != ELFCLASS64 || (eh[18] | eh[19] << 8) != EM_X86_64)) {
+		    (eh[EI_CLASS] != ELFCLASS64 || (eh[18] | eh[19] << 8) != ATT_ARCH_EM)) {
 			fprintf(stderr, "fhook: %s: process %d is a %s process: fhook attaches to "
-				"64-bit x86 processes only\n", cmd, pid,
+				ATT_ARCH_NAME " processes only\n", cmd, pid,
 				eh[EI_CLASS] != ELFCLASS64 ? "32-bit" : "foreign-architecture");
 			close(fd);
 			return -ENOEXEC;

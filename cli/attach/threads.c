@@ -91,9 +91,7 @@ int att_wait_stop(struct att_thread *t)
 			continue;
 		if (st >> 16 == PTRACE_EVENT_STOP) {
 			t->stop_sig = WSTOPSIG(st);
-			if (ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs))
-				return -errno;
-			return 0;
+			return att_arch_get_regs(t->tid, &t->regs);
 		}
 		/* a signal on its way: deliver it, our interrupt is still pending */
 		ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)WSTOPSIG(st));
@@ -174,12 +172,11 @@ void att_release(struct att_thread *t)
  */
 void att_end_loader(struct att_thread *t)
 {
-	struct user_regs_struct regs = t->regs;
+	struct att_regs regs = t->regs;
 
 	if (!t->gone) {
-		regs.rax = 0;
-		regs.orig_rax = -1;	/* no restart */
-		ptrace(PTRACE_SETREGS, t->tid, NULL, &regs);
+		att_regs_syscall_return(&regs, 0);
+		att_arch_set_regs(t->tid, &regs);
 	}
 	att_release(t);
 }
@@ -212,11 +209,14 @@ static bool quiet_syscall(long nr)
 {
 	switch (nr) {
 	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev: case SYS_pread64:
-	case SYS_pwrite64: case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
-	case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_nanosleep: case SYS_clock_nanosleep:
-	case SYS_pause: case SYS_rt_sigsuspend: case SYS_rt_sigtimedwait: case SYS_wait4:
-	case SYS_waitid: case SYS_accept: case SYS_accept4: case SYS_recvfrom: case SYS_recvmsg:
-	case SYS_sendto: case SYS_sendmsg: case SYS_connect: case SYS_msgrcv:
+	case SYS_pwrite64: case SYS_ppoll: case SYS_pselect6: case SYS_epoll_pwait:
+	case SYS_nanosleep: case SYS_clock_nanosleep: case SYS_rt_sigsuspend:
+	case SYS_rt_sigtimedwait: case SYS_wait4: case SYS_waitid: case SYS_accept:
+	case SYS_accept4: case SYS_recvfrom: case SYS_recvmsg: case SYS_sendto: case SYS_sendmsg:
+	case SYS_connect: case SYS_msgrcv:
+#ifdef SYS_poll		/* the older calls, which aarch64 has not */
+	case SYS_poll: case SYS_select: case SYS_epoll_wait: case SYS_pause:
+#endif
 	/* a sleep that an earlier attach interrupted goes on in restart_syscall */
 	case SYS_restart_syscall:
 		return true;
@@ -233,7 +233,8 @@ static bool quiet_syscall(long nr)
  */
 static bool safe_point(struct cli_attach *a, struct att_thread *t, const char **why)
 {
-	const struct att_map *m = att_map_of(a, t->regs.rip);
+	const struct att_map *m = att_map_of(a, att_regs_pc(&t->regs));
+	long nr = att_regs_syscall(&t->regs);
 	const char *b;
 
 	*why = "not in a file's code (a trampoline, JIT code)";
@@ -247,9 +248,9 @@ static bool safe_point(struct cli_attach *a, struct att_thread *t, const char **
 	if (!strncmp(b, "ld-", 3) || !strncmp(b, "libfhook", 8) || !strncmp(b, "liburcu", 7))
 		return false;
 	if (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) || !strncmp(b, "libpthread", 10)) {
-		*why = (long)t->regs.orig_rax >= 0 ? "in libc, in a system call that may hold a lock"
-						   : "in libc, not in a system call";
-		if ((long)t->regs.orig_rax >= 0 && quiet_syscall((long)t->regs.orig_rax)) {
+		*why = nr >= 0 ? "in libc, in a system call that may hold a lock"
+			       : "in libc, not in a system call";
+		if (nr >= 0 && quiet_syscall(nr)) {
 			*why = "safe: blocked in a system call";
 			return true;
 		}
@@ -260,47 +261,10 @@ static bool safe_point(struct cli_attach *a, struct att_thread *t, const char **
 }
 
 
-/*
- * Where libc's signal return trampoline (__restore_rt: mov $15, %rax;
- * syscall) is in the process: every signal frame's return address.  It is
- * a local symbol, so it is found by its bytes in libc's file.
- */
+/* Where a signal handler returns to, in the process: every signal frame's mark. */
 unsigned long att_find_restorer(struct cli_attach *a)
 {
-	static const unsigned char code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
-	const struct att_map *libc = att_object_named(a, "libc.so");
-	unsigned char *img = NULL, *hit;
-	unsigned long off, ret = 0;
-	struct stat st;
-	int fd, i;
-
-	unsigned long near;
-	unsigned char around[8192];
-
-	if (!libc)
-		return 0;
-	/* glibc defines it beside sigaction(): look there first */
-	near = att_object_sym(libc, "sigaction");
-	if (near > 4096 && !att_mem_read(a, near - 4096, around, sizeof(around)) &&
-	    (hit = memmem(around, sizeof(around), code, sizeof(code))))
-		return near - 4096 + (hit - around);
-	if ((fd = open(libc->path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	if (!fstat(fd, &st) && (img = malloc(st.st_size)) &&
-	    pread(fd, img, st.st_size, 0) == st.st_size &&
-	    (hit = memmem(img, st.st_size, code, sizeof(code)))) {
-		off = hit - img;
-		for (i = 0; i < a->nr_maps && !ret; i++) {
-			const struct att_map *m = &a->maps[i];
-
-			if (m->exec && m->path && !strcmp(m->path, libc->path) && off >= m->off &&
-			    off < m->off + (m->end - m->start))
-				ret = m->start + (off - m->off);
-		}
-	}
-	free(img);
-	close(fd);
-	return ret;
+	return att_arch_find_restorer(a);
 }
 
 /*
@@ -312,38 +276,40 @@ unsigned long att_stack_words[8192];
 
 /*
  * The top of @t's stack (at most att_stack_words' size) read into
- * att_stack_words, when libc's __restore_rt is known: how many words; 0
+ * att_stack_words, when the signal frames' mark is known: how many words; 0
  * if none.
  */
 size_t att_read_stack(struct cli_attach *a, const struct att_thread *t)
 {
-	const struct att_map *m = att_map_of(a, t->regs.rsp);
-	unsigned long len;
+	unsigned long len, sp = att_regs_sp(&t->regs);
+	const struct att_map *m = att_map_of(a, sp);
 
 	if (!a->restorer)
 		a->restorer = att_find_restorer(a);
 	if (!a->restorer || !m)
 		return 0;
-	len = m->end - t->regs.rsp;
+	len = m->end - sp;
 	if (len > sizeof(att_stack_words))
 		len = sizeof(att_stack_words);
 	len &= ~7UL;
-	return att_mem_read(a, t->regs.rsp, att_stack_words, len) ? 0 : len / 8;
+	return att_mem_read(a, sp, att_stack_words, len) ? 0 : len / 8;
 }
 
 /*
  * Is the thread running a signal handler?  Then it may have interrupted
  * malloc or the loader, and a call from there could wait for a lock it
- * holds itself.  A signal frame puts __restore_rt on the stack.
+ * holds itself.  A signal frame puts its mark (att_find_restorer())
+ * on the stack.
  */
 bool att_in_signal_handler(struct cli_attach *a, struct att_thread *t)
 {
 	size_t i, n = att_read_stack(a, t);
 
 	for (i = 0; i < n; i++)
-		if (att_stack_words[i] == a->restorer)
+		if (att_arch_is_return_to(att_stack_words[i], a->restorer))
 			return true;
-	return false;
+	/* a handler that saved no return address yet holds it in a register */
+	return a->restorer && att_arch_regs_return_to(&t->regs, a->restorer);
 }
 
 struct att_thread *att_pick_safe(struct cli_attach *a)

@@ -18,7 +18,6 @@
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <fhook/internal/elf.h>
@@ -303,27 +302,12 @@ static unsigned long past_pad(const struct att_pads *pd, unsigned long pc)
 /*
  * A thread running a signal handler goes back, by its signal frame, to
  * where the signal interrupted it, which may be between two nops of a pad:
- * the pcs saved in its frames are noted, to be moved as its own pc is.
- * Frames are found as att_in_signal_handler() finds them, by the handler's
- * return address (__restore_rt) on the stack, and taken for frames only
- * when they hold a 64-bit user code segment where the kernel puts it.
+ * the pcs saved in its frames are noted, to be moved as its own pc is
+ * (att_arch_find_frames()).
  */
 static void find_frames(struct cli_attach *a, struct att_thread *t)
 {
-	const size_t gregs = (offsetof(ucontext_t, uc_mcontext) +
-			      offsetof(mcontext_t, gregs)) / 8 + 1;
-	const unsigned long *words = att_stack_words;
-	size_t i, n = att_read_stack(a, t);
-
-	t->nr_frames = 0;
-	for (i = 0; i + gregs + NGREG <= n && t->nr_frames < ATT_MAX_FRAMES; i++) {
-		const unsigned long *g = &words[i + gregs];
-
-		if (words[i] != a->restorer || (g[REG_CSGSFS] & 0xffff) != 0x33)
-			continue;
-		t->frame_pc[t->nr_frames] = g[REG_RIP];
-		t->frame_at[t->nr_frames++] = t->regs.rsp + (i + gregs + REG_RIP) * 8;
-	}
+	att_arch_find_frames(a, t);
 }
 
 /*
@@ -379,10 +363,10 @@ int att_rewrite_pads(struct cli_attach *a)
 				if ((pc = past_pad(pd, t->frame_pc[f])) &&
 				    !att_mem_write(a, t->frame_at[f], &pc, sizeof(pc)))
 					a->pads_moved++;
-			if (t->gone || !(pc = past_pad(pd, t->regs.rip)))
+			if (t->gone || !(pc = past_pad(pd, att_regs_pc(&t->regs))))
 				continue;
-			t->regs.rip = pc;
-			if (ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs))
+			att_regs_set_pc(&t->regs, pc);
+			if (att_arch_set_regs(t->tid, &t->regs))
 				t->gone = true;		/* killed meanwhile */
 			else
 				a->pads_moved++;

@@ -371,6 +371,34 @@ int fhook_insn_scan_branches(unsigned long start, unsigned long size,
 			     struct fhook_branch_scan *out);
 
 /*
+ * ---- a kprobe's placement read from a file, for the command (kprobe_file.c,
+ * linked into the fhook command only: `fhook funcs --why`, and whether an
+ * event's FUNC+OFF is an instruction's start) ----
+ */
+struct fhook_kprobe_file_req {
+	unsigned long addr;		/* the probe (link-time address) */
+	unsigned long start, size;	/* its function; @size: the bytes @code holds of it */
+	bool size_known;		/* else @size is only what the file holds, up to 16 */
+	const unsigned char *code;	/* the function's bytes from the file, and @pad more */
+	unsigned int pad;		/* bytes after the function that no symbol holds */
+	/* @len bytes at @addr of the file (jump tables); false if not there */
+	bool (*read)(void *ctx, unsigned long addr, void *buf, size_t len);
+	void *ctx;
+};
+
+/*
+ * How a kprobe at @req->addr == @req->start would be placed in a process:
+ * FHOOK_KPROBE_JUMP, FHOOK_KPROBE_TRAP (@why, if it was empty, says why
+ * not a jump, or stays empty where the arch places no jumps), 0 when no
+ * probe can be placed (@why says why), -ENOSYS when no decoder can be
+ * loaded (said on stderr).
+ */
+int fhook_kprobe_file_how(const struct fhook_kprobe_file_req *req, char *why, size_t why_size);
+
+/* -EILSEQ when @req->addr is not the start of an instruction of its function, else 0. */
+int fhook_kprobe_file_boundary(const struct fhook_kprobe_file_req *req);
+
+/*
  * ---- kprobes (kprobe.c, kprobe_insn.c, kprobe_tramp.S) ----
  *
  * Said for x86-64; aarch64 places no jumps (every slot is a trap: a brk on

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch_regs.h"
 #include "ev.h"
 
 struct ev_dw_def {
@@ -407,16 +408,21 @@ static int classify(Dwarf_Die *type, int *words)
 
 /*
  * Where the SysV x86-64 ABI passes parameter @i of @fn: an integer
- * register (0-5), a stack slot (6 and up) or FHOOK_EV_ARG_XMM + n; -1 when
- * an aggregate before it mixes classes (its eightbytes are not followed).
+ * register (0 to FHOOK_NR_REG_ARGS - 1), a stack slot (FHOOK_NR_REG_ARGS
+ * and up) or FHOOK_EV_ARG_XMM + n; -1 when an aggregate before it mixes
+ * classes (its eightbytes are not followed).  AAPCS64 (aarch64) passes
+ * scalars and integer aggregates of up to 16 bytes the same way, with
+ * eight registers of each kind; its aggregates of floating-point
+ * members and its larger ones (by reference) are not followed.
  */
 int ev_dw_param_loc(struct ev_dw_func *fn, int i)
 {
 	int ints = 0, sse = 0, stack = 0, k, words, cls;
 	Dwarf_Die type;
 
-	/* a struct returned in memory: its address goes in %rdi first */
-	if (!fn->returns_void && classify(&fn->ret_type, &words) == CLS_MEM)
+	/* a struct returned in memory: its address may take the first register */
+	if (FHOOK_ABI_SRET_TAKES_ARG && !fn->returns_void &&
+	    classify(&fn->ret_type, &words) == CLS_MEM)
 		ints = 1;
 	for (k = 0; k <= i; k++) {
 		int loc;
@@ -426,14 +432,14 @@ int ev_dw_param_loc(struct ev_dw_func *fn, int i)
 		cls = classify(&type, &words);
 		if (cls == CLS_MIXED)
 			return -1;
-		if (cls == CLS_INT && ints + words <= 6) {
+		if (cls == CLS_INT && ints + words <= FHOOK_NR_REG_ARGS) {
 			loc = ints;
 			ints += words;
 		} else if (cls == CLS_SSE && sse + words <= 8) {
 			loc = FHOOK_EV_ARG_XMM + sse;
 			sse += words;
 		} else {
-			loc = 6 + stack;
+			loc = FHOOK_NR_REG_ARGS + stack;
 			stack += words;
 		}
 		if (k == i)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch_regs.h"
 #include "parse.h"
 
 /* find_fetch_type(): NULL means the default, x64; -1 for an unknown type */
@@ -149,11 +150,8 @@ inval:
 	return -EINVAL;
 }
 
-/* The names of struct pt_regs' words, in its order (the kernel's x86-64 table). */
-static const char *const reg_names[] = {
-	"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8",
-	"ax", "cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss",
-};
+/* The names of struct pt_regs' words, in its order (the arch's table, arch_regs.h). */
+static const char *const reg_names[] = { FHOOK_PT_REGS_NAMES };
 
 _Static_assert(sizeof(reg_names) / sizeof(reg_names[0]) * sizeof(long) ==
 	       sizeof(struct pt_regs), "a name for every word of struct pt_regs");

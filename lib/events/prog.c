@@ -92,7 +92,7 @@ static void mark_sites(struct ev_file *f)
 	if (fhook_elf_file_read_sites(f->elf, &es))
 		return;
 	for (i = 0; i < es.nr; i++) {
-		unsigned long a = es.addrs[i];
+		unsigned long a = es.addrs[i] + FHOOK_SITE_REC_ENTRY;
 		size_t lo = fhook_upper_bound(f->nr_syms, k, f->syms[k].addr, a);
 
 		for (j = lo; j-- > 0 && f->syms[j].addr + 8 > a;)
@@ -146,7 +146,8 @@ static void mark_found_sites(struct ev_file *f, struct ev_sym *syms, size_t nr)
 		for (k = 0; k < m.nr; k++)
 			for (j = 0; j < m.sec[k].nr; j++)
 				if (m.sec[k].addrs[j])
-					mark_site(syms, nr, m.sec[k].addrs[j]);
+					mark_site(syms, nr, m.sec[k].addrs[j] +
+							FHOOK_SITE_REC_ENTRY);
 		fhook_elf_unmap_sites(&m);
 		return;
 	}
@@ -154,7 +155,7 @@ static void mark_found_sites(struct ev_file *f, struct ev_sym *syms, size_t nr)
 	if (fhook_elf_file_read_sites(f->elf, &es))
 		return;
 	for (j = 0; j < es.nr; j++)
-		mark_site(syms, nr, es.addrs[j]);
+		mark_site(syms, nr, es.addrs[j] + FHOOK_SITE_REC_ENTRY);
 	free(es.addrs);
 	free(es.from_mcount);
 }

@@ -322,12 +322,15 @@ static bool cpu_has_flags(const char *const *want, int n)
 }
 
 /*
- * The TSC when the kernel itself keeps time with it: its clocksource is
- * "tsc" (invariant, and synchronized across cpus as far as the kernel
- * could tell), or "kvm-clock" on a cpu whose TSC is invariant (kvm-clock
- * is the TSC scaled by the host's parameters, and the guest's vDSO reads
- * the TSC for it).  Else CLOCK_MONOTONIC.  Either way the reader maps
- * the TSC to CLOCK_MONOTONIC through pairs taken at both ends.
+ * The arch's counter (EV_CLOCK_TSC: x86-64's TSC, aarch64's generic timer)
+ * when the kernel itself keeps time with it: its clocksource is the
+ * counter's (FHOOK_ARCH_COUNTER_CLOCKSOURCE: "tsc", invariant and
+ * synchronized across cpus as far as the kernel could tell;
+ * "arch_sys_counter"), or "kvm-clock" on a cpu whose TSC is invariant
+ * (kvm-clock is the TSC scaled by the host's parameters, and the guest's
+ * vDSO reads the TSC for it; no "flags" line of /proc/cpuinfo says so
+ * elsewhere).  Else CLOCK_MONOTONIC.  Either way the reader maps the
+ * counter to CLOCK_MONOTONIC through pairs taken at both ends.
  */
 static int best_clock(void)
 {
@@ -337,7 +340,7 @@ static int best_clock(void)
 	if (!read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs,
 		       sizeof(cs)))
 		return EV_CLOCK_MONO;
-	if (!strcmp(cs, "tsc\n"))
+	if (!strcmp(cs, FHOOK_ARCH_COUNTER_CLOCKSOURCE "\n"))
 		return EV_CLOCK_TSC;
 	if (!strcmp(cs, "kvm-clock\n") && cpu_has_flags(invariant, 2))
 		return EV_CLOCK_TSC;

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch_insn.h"
 #include "nokprobe.h"
 
 /* sorted (strcmp): bsearch */
@@ -64,6 +65,20 @@ static const char *const nokprobe_libc[] = {
 };
 
 /*
+ * What runs with every signal blocked: a new thread's first steps
+ * (__clone, and __ctype_init, _setjmp in start_thread) and a thread's
+ * exit releasing its stack (getpagesize, __madvise).  Where every probe
+ * is a trap (FHOOK_KPROBE_TRAPS_ONLY: aarch64's brk), a probe there
+ * raises a SIGTRAP the thread blocks, and the kernel kills it.  Sorted
+ * (strcmp).
+ */
+static const char *const nokprobe_sigblocked[] = {
+	"__clone", "__ctype_init", "__madvise", "_setjmp", "getpagesize",
+};
+#define NR_SIGBLOCKED	(FHOOK_KPROBE_TRAPS_ONLY ? \
+			 sizeof(nokprobe_sigblocked) / sizeof(nokprobe_sigblocked[0]) : 0)
+
+/*
  * The C run-time's start-up and tear-down code that every object links in
  * (crt1.o, crti.o, crtbegin.o, crtend.o): not the program's, never built
  * with sites, so a glob leaves it out too and the call tree begins at main
@@ -86,10 +101,16 @@ static const char *file_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+static bool sigblocked(const char *name)
+{
+	return NR_SIGBLOCKED && bsearch(name, nokprobe_sigblocked, NR_SIGBLOCKED,
+					sizeof(nokprobe_sigblocked[0]), name_cmp);
+}
+
 bool fhook_nokprobe_name(const char *name)
 {
 	return bsearch(name, nokprobe_libc, sizeof(nokprobe_libc) / sizeof(nokprobe_libc[0]),
-		       sizeof(nokprobe_libc[0]), name_cmp) != NULL;
+		       sizeof(nokprobe_libc[0]), name_cmp) != NULL || sigblocked(name);
 }
 
 /* libc and the loader: the objects libfhook's imports bind to */
@@ -133,6 +154,9 @@ const char *fhook_nokprobe(const char *object, const char *name)
 		return "fhook itself";
 	if (!strncmp(base, "linux-vdso.so", 13))
 		return "the vDSO: fhook reads the clock there";
+	if (is_libc(base) && name && sigblocked(name))
+		return "it runs with every signal blocked (a thread's start or exit): a probe's "
+		       "trap there would kill the thread";
 	if (is_libc(base) && name && fhook_nokprobe_name(name))
 		return "fhook's probe and recording path calls it";
 	return NULL;
@@ -159,12 +183,16 @@ const char *fhook_noretprobe(const char *name)
 	return NULL;
 }
 
+#define NR_LIBC	(sizeof(nokprobe_libc) / sizeof(nokprobe_libc[0]))
+
 size_t fhook_nokprobe_count(void)
 {
-	return sizeof(nokprobe_libc) / sizeof(nokprobe_libc[0]);
+	return NR_LIBC + NR_SIGBLOCKED;
 }
 
 const char *fhook_nokprobe_at(size_t i)
 {
-	return i < fhook_nokprobe_count() ? nokprobe_libc[i] : NULL;
+	if (i < NR_LIBC)
+		return nokprobe_libc[i];
+	return i < fhook_nokprobe_count() ? nokprobe_sigblocked[i - NR_LIBC] : NULL;
 }

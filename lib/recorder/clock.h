@@ -25,7 +25,7 @@ static inline uint64_t ev_clock_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* the arch's cycle counter (x86-64's TSC) */
+/* the arch's counter (x86-64's TSC, aarch64's generic timer: arch_insn.h) */
 static inline uint64_t ev_clock_tsc(void)
 {
 	return fhook_arch_counter();

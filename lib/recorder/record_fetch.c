@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -16,11 +17,59 @@
 #include "record.h"
 #include "record_trigger.h"
 
+/*
+ * Where process_vm_readv() is not there (qemu-user; a kernel built without
+ * CONFIG_CROSS_MEMORY_ATTACH): /proc/self/mem, which refuses an unmapped
+ * address as it does.  Opened at the first such read, and again in a
+ * forked child (a descriptor reads the memory of the process that opened
+ * it); two threads that open it at once keep one, and close the other.
+ */
+static int mem_fd = -1;
+static pid_t mem_fd_pid;
+static bool no_vm_readv;
+
+static int mem_read(void *dst, unsigned long src, size_t len, pid_t pid)
+{
+	int fd = __atomic_load_n(&mem_fd, __ATOMIC_ACQUIRE);
+
+	if (fd < 0 || __atomic_load_n(&mem_fd_pid, __ATOMIC_ACQUIRE) != pid) {
+		int nfd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+
+		if (nfd < 0)
+			return -EFAULT;
+		if (__atomic_compare_exchange_n(&mem_fd, &fd, nfd, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			/* the parent's descriptor in a child: its number is the child's */
+			if (fd >= 0)
+				close(fd);
+			fd = nfd;
+			__atomic_store_n(&mem_fd_pid, pid, __ATOMIC_RELEASE);
+		} else {
+			close(nfd);
+		}
+	}
+	return pread(fd, dst, len, (off_t)src) == (ssize_t)len ? 0 : -EFAULT;
+}
+
 static int safe_read(void *dst, unsigned long src, size_t len)
 {
 	struct iovec l = { dst, len }, r = { (void *)src, len };
+	pid_t pid = getpid();
 
-	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+	int saved = errno, ret;
+
+	if (!__atomic_load_n(&no_vm_readv, __ATOMIC_RELAXED)) {
+		if (process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len)
+			return 0;
+		ret = errno;
+		errno = saved;	/* the traced code's */
+		if (ret != ENOSYS)
+			return -EFAULT;
+		__atomic_store_n(&no_vm_readv, true, __ATOMIC_RELAXED);
+	}
+	ret = mem_read(dst, src, len, pid);
+	errno = saved;
+	return ret;
 }
 
 /* Copy a NUL-terminated string of at most EV_STR_MAX - 1 bytes; -1 on a fault. */

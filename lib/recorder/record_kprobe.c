@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <stdio.h>
@@ -216,10 +217,23 @@ static int kp_file_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	struct kp_file *f = arg;
 	const char *name = info->dlpi_name;
 	struct stat st;
+	int ret;
 
-	if (!name || !*name)
-		name = "/proc/self/exe";
-	if (stat(name, &st) || st.st_ino != f->st.st_ino || st.st_dev != f->st.st_dev)
+	if (!name || !*name) {
+		/*
+		 * The executable: opened, not stat()ed, where an emulator
+		 * (qemu-user) hands over the program's file while the kernel's
+		 * link names the emulator's.
+		 */
+		int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+		ret = fd < 0 ? -1 : fstat(fd, &st);
+		if (fd >= 0)
+			close(fd);
+	} else {
+		ret = stat(name, &st);
+	}
+	if (ret || st.st_ino != f->st.st_ino || st.st_dev != f->st.st_dev)
 		return 0;
 	f->base = info->dlpi_addr;
 	f->found = true;

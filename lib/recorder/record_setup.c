@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 
 #include <fhook/kallsyms.h>
 #include <fhook/internal/attach.h>
@@ -309,8 +310,21 @@ int __fhook_startup fhook_rec_setup(const char *v, bool attached, FILE *err)
 
 __attribute__((constructor(210))) static void fhook_ev_preload(void)
 {
-	const char *v = secure_getenv("FHOOK_EV_SHM");
+	const char *v = secure_getenv("FHOOK_EMULATED_COMM");
 
+	/*
+	 * The command started this program behind an emulator (FHOOK_EMULATOR,
+	 * cli/run.c): the kernel named the process after the emulator; the
+	 * program's own name goes back before any thread or event reads it.
+	 */
+	if (v) {
+		char comm[16];
+
+		snprintf(comm, sizeof(comm), "%s", v);
+		prctl(PR_SET_NAME, comm);
+		unsetenv("FHOOK_EMULATED_COMM");
+	}
+	v = secure_getenv("FHOOK_EV_SHM");
 	if (v)
 		fhook_rec_setup(v, false, stderr);
 }

@@ -43,7 +43,13 @@ static inline unsigned long long ev_proc_start(int pid)
 	unsigned long long start = 0;
 	int i;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	/*
+	 * The main thread's task entry: the process's start time, and what
+	 * qemu-user, which makes up /proc/self/stat and /proc/PID/stat for the
+	 * process it runs, leaves as the kernel wrote it (the command and a
+	 * traced process then read the same time).
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, pid);
 	if (fhook_read_small_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	/* after the command name, which may hold anything but ends at the last ')' */
@@ -118,7 +124,7 @@ static inline uint32_t ev_w0_id(uint64_t w0)
 /* The clocks a recording can use (ev_shm.clock). */
 enum {
 	EV_CLOCK_MONO,		/* clock_gettime(CLOCK_MONOTONIC), ns */
-	EV_CLOCK_TSC,		/* rdtsc; the command calibrates it */
+	EV_CLOCK_TSC,		/* the arch's counter (rdtsc, cntvct_el0); the command calibrates it */
 };
 
 /* A ring's or a process mailbox's life: the producer claims a free one. */

@@ -86,10 +86,17 @@ static void on_usr1(int sig)
 
 static volatile int pad_hit;
 
-/* (work()'s pad: -fpatchable-function-entry=5 puts its five nops at its address) */
+/*
+ * (work()'s pad: -fpatchable-function-entry=5 puts its five nops at its
+ * address; on aarch64 a site is one instruction, so no pc is ever inside one)
+ */
 static void on_usr2(int sig, siginfo_t *si, void *ctx)
 {
+#ifdef __x86_64__
 	unsigned long pc = ((ucontext_t *)ctx)->uc_mcontext.gregs[REG_RIP];
+#else
+	unsigned long pc = 0;
+#endif
 	unsigned long w = (unsigned long)work;
 	struct timespec ts = { 0, 1000000 };
 

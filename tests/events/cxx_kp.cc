@@ -63,6 +63,10 @@ int main()
 
 	r.grow(1.0);
 	s = r.area() + geo::scale(1.5, 4) + (double)geo::scale(7L, 3);
-	std::printf("%g %d %ld\n", s, bi.get(), bl.get());
+	/* one order for every compiler (a call's arguments have none) */
+	long gl = bl.get();
+	int gi = bi.get();
+
+	std::printf("%g %d %ld\n", s, gi, gl);
 	return 0;
 }

@@ -29,9 +29,20 @@ __attribute__((noipa)) int kp_name(const char *s)
 
 /*
  * Known instructions at known offsets: +0 lea (4 bytes), +4 add (4
- * bytes), +8 ret.  At +4, %ax holds a + b; the result is a + b + 1.
+ * bytes), +8 ret (aarch64: +0 add, +4 add, +8 ret).  At +4, the return
+ * register (%ax, x0) holds a + b; the result is a + b + 1.
  */
 long kp_asm(long a, long b);
+#if defined(__aarch64__)
+__asm__(".text\n"
+	".globl kp_asm\n"
+	".type kp_asm, @function\n"
+	"kp_asm:\n"
+	"	add x0, x0, x1\n"
+	"	add x0, x0, #1\n"
+	"	ret\n"
+	".size kp_asm, .-kp_asm\n");
+#else
 __asm__(".text\n"
 	".globl kp_asm\n"
 	".type kp_asm, @function\n"
@@ -40,6 +51,7 @@ __asm__(".text\n"
 	"	add $1, %rax\n"
 	"	ret\n"
 	".size kp_asm, .-kp_asm\n");
+#endif
 
 int main(int argc, char **argv)
 {

@@ -5,7 +5,7 @@
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 . tests/check.sh
 B=${FHOOK_BUILD:-build}
-FHOOK=$B/fhook
+FHOOK=${FHOOK_CLI:-$B/fhook}
 D=$B/tests/events
 PROG=$D/kp_prog
 kp_name=$1

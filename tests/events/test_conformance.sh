@@ -6,7 +6,7 @@
 # signal is no refusal).  One PASS/FAIL line per spec.
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 B=${FHOOK_BUILD:-build}
-FHOOK=$B/fhook
+FHOOK=${FHOOK_CLI:-$B/fhook}
 PROG=$B/tests/events/prog
 [ -x "$PROG" ] || make -s "$PROG" >/dev/null 2>&1
 if [ ! -x "$FHOOK" ] || [ ! -x "$PROG" ]; then

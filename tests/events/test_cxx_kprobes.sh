@@ -11,7 +11,9 @@
 # tree its sited build gives.  Exact lines throughout.
 set -o pipefail
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
-F=$PWD/build/fhook
+F=${FHOOK_CLI:-$PWD/${FHOOK_BUILD:-build}/fhook}
+# the compilers of the machine the programs run on (scripts/test-aarch64.sh: cross)
+CC=${FHOOK_TEST_CC:-gcc} CXX=${FHOOK_TEST_CXX:-g++}
 SRC=$PWD/tests/events/cxx_kp.cc
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -26,8 +28,8 @@ normalize() {
 	    -e 's/this=0x[0-9a-f]+/this=ADDR/g'
 }
 
-g++ -g -O1 -o "$T/kp" "$SRC" || exit 2
-g++ -g -O1 $("$F" cflags) -o "$T/kps" "$SRC" || exit 2
+"$CXX" -g -O1 -o "$T/kp" "$SRC" || exit 2
+"$CXX" -g -O1 $("$F" cflags) -o "$T/kps" "$SRC" || exit 2
 
 EVENTS=(-e 'p geo::* $arg*' -e 'r geo::* $retval')
 
@@ -130,17 +132,17 @@ check f_glob_void_said eq "$(grep -c '1 of 6 functions return void' "$T/err")" 1
 # recorded through kprobes (every function), the call tree the sited build gives
 tree() {	# main's call tree, without times or thread ids
 	"$F" replay --format graph "$1" |
-		sed -E 's/^ *[0-9]+\.[0-9]+ +([0-9.]+ [un]?s)? *\[ *[0-9]+\] \| //' |
+		sed -E 's/^ *[0-9]+\.[0-9]+ +([0-9.]+ +[mun]?s)? *\[ *[0-9]+\] \| //' |
 		awk 'match($0, /^ *main\(\) \{/) { on = 1; ind = index($0, "m") - 1 }
 		     on { print substr($0, ind + 1) }'
 }
-g++ -std=gnu++17 -O1 -g -o "$T/cxx_plain" tests/events/cxx_prog.cc || exit 2
+"$CXX" -std=gnu++17 -O1 -g -o "$T/cxx_plain" tests/events/cxx_prog.cc || exit 2
 timeout 60 "$F" record -o "$T/k.rec" -- "$T/cxx_plain" throw > "$T/out" 2> "$T/err"
 check whole_status eq "$?: $(cat "$T/out")" "0: caught deep
 34"
 check whole_said eq "$(grep -c 'has no patchable sites: recording its [0-9]* functions through kprobes' \
 	"$T/err")" 1
-timeout 60 "$F" record -o "$T/s.rec" -- build/tests/events/cxx_prog_gcc throw > /dev/null 2>&1
+timeout 60 "$F" record -o "$T/s.rec" -- "${FHOOK_BUILD:-build}/tests/events/cxx_prog_gcc" throw > /dev/null 2>&1
 check whole_tree_as_sites eq "$(tree "$T/k.rec")" "$(tree "$T/s.rec")"
 check whole_tree eq "$(tree "$T/k.rec")" "main() {
   geo::Rect::area();

@@ -10,24 +10,30 @@
 # lines throughout.
 set -o pipefail
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
-F=$PWD/build/fhook
+F=${FHOOK_CLI:-$PWD/${FHOOK_BUILD:-build}/fhook}
+# the compilers of the machine the programs run on (scripts/test-aarch64.sh: cross)
+CC=${FHOOK_TEST_CC:-gcc} CXX=${FHOOK_TEST_CXX:-g++}
+# and their binutils (aarch64-linux-gnu-objcopy for an aarch64 gcc)
+OBJCOPY=${CC%gcc}objcopy STRIP=${CC%gcc}strip
 SRC=$PWD/tests/events/dwarf_args.c
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 CHECK_PREFIX=dwarf_args
 . tests/check.sh
 
+. tests/events/lib.sh
 # times, tids and cpus vary; so do the addresses of the stack and the string
+# (a site's event at its function's start: +0x0, after aarch64's "mov x9, x30")
 normalize() {
 	sed -E -e 's/^ *([a-z_]+)-[0-9]+ +\[[0-9]{3}\] +[0-9]+\.[0-9]{6}:/\1:/' \
 	    -e 's/main\+0x[0-9a-f]+\/0x[0-9a-f]+/main+OFF/' \
-	    -e 's/(da_[a-z]+\+0x0)\/0x[0-9a-f]+/\1/' \
+	    -e 's/(da_[a-z]+\+0x0)\/0x[0-9a-f]+/\1/' -e "s/(da_[a-z]+\\+)$SITE_OFF\\/0x[0-9a-f]+/\\10x0/" \
 	    -e 's/(p|label)=0x[0-9a-f]+/\1=ADDR/g'
 }
 
-gcc -g -O1 -o "$T/plain" "$SRC" || exit 2
-gcc -O1 -o "$T/nodebug" "$SRC" || exit 2
-gcc -g -O1 $("$F" cflags) -o "$T/sites" "$SRC" || exit 2
+"$CC" -g -O1 -o "$T/plain" "$SRC" || exit 2
+"$CC" -O1 -o "$T/nodebug" "$SRC" || exit 2
+"$CC" -g -O1 $("$F" cflags) -o "$T/sites" "$SRC" || exit 2
 
 EVENTS=(-e 'p da_add $arg* p->x p->y' -e 'r da_add $retval $arg1' -e 'p da_scale $arg*'
 	-e 'r da_scale $retval $arg2:string' -e 'p da_none')
@@ -55,9 +61,9 @@ check in_file_lines eq "$(normalize < "$T/t")" "$WANT"
 # ---- in a separate file: .gnu_debuglink, beside the program and in .debug/
 mkdir -p "$T/link/.debug"
 cp "$T/plain" "$T/link/plain"
-objcopy --only-keep-debug "$T/link/plain" "$T/link/.debug/plain.debug" &&
-	strip --strip-debug "$T/link/plain" &&
-	objcopy --add-gnu-debuglink="$T/link/.debug/plain.debug" "$T/link/plain" || exit 2
+"$OBJCOPY" --only-keep-debug "$T/link/plain" "$T/link/.debug/plain.debug" &&
+	"$STRIP" --strip-debug "$T/link/plain" &&
+	"$OBJCOPY" --add-gnu-debuglink="$T/link/.debug/plain.debug" "$T/link/plain" || exit 2
 check debuglink_stripped eq "$(readelf -S "$T/link/plain" | grep -c debug_info)" 0
 timeout 60 "$F" trace "${EVENTS[@]}" -o "$T/t" -- "$T/link/plain" > "$T/out" 2> "$T/err"
 check debuglink_status eq "$?" 0
@@ -68,8 +74,8 @@ id=$(readelf -n "$T/plain" | awk '/Build ID/ { print $3 }')
 if [ -n "$id" ]; then
 	mkdir -p "$T/bid/prog" "$T/dbg/.build-id/${id:0:2}"
 	cp "$T/plain" "$T/bid/prog/plain"
-	objcopy --only-keep-debug "$T/plain" "$T/dbg/.build-id/${id:0:2}/${id:2}.debug" &&
-		strip --strip-debug "$T/bid/prog/plain" || exit 2
+	"$OBJCOPY" --only-keep-debug "$T/plain" "$T/dbg/.build-id/${id:0:2}/${id:2}.debug" &&
+		"$STRIP" --strip-debug "$T/bid/prog/plain" || exit 2
 	timeout 60 env FHOOK_DEBUGINFO_PATH="$T/dbg" "$F" trace "${EVENTS[@]}" -o "$T/t" -- \
 		"$T/bid/prog/plain" > "$T/out" 2> "$T/err"
 	check build_id_status eq "$?" 0

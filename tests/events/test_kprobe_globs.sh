@@ -18,7 +18,7 @@ CHECK_PREFIX=kprobe_globs
 # clone suffixes dropped (-fpatchable-function-entry changes its choices)
 tree() {
 	"$FHOOK" replay --format graph "$1" |
-		sed -E 's/^ *[0-9]+\.[0-9]+ +([0-9.]+ [un]?s)? *\[ *[0-9]+\] \| //' |
+		sed -E 's/^ *[0-9]+\.[0-9]+ +([0-9.]+ +[mun]?s)? *\[ *[0-9]+\] \| //' |
 		awk 'match($0, /^ *main\(\) \{/) { on = 1; ind = index($0, "m") - 1 }
 		     on { print substr($0, ind + 1) }
 		     on && /\} \/\* main \*\// { on = 0 }' |

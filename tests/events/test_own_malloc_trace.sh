@@ -7,7 +7,7 @@
 set -o pipefail
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 B=${FHOOK_BUILD:-build}
-FHOOK=$B/fhook
+FHOOK=${FHOOK_CLI:-$B/fhook}
 PROG=$B/tests/events/own_malloc_prog
 [ -x "$PROG" ] || make -s "$PROG" >/dev/null 2>&1
 if [ ! -x "$FHOOK" ] || [ ! -x "$PROG" ]; then

@@ -37,7 +37,7 @@ set -u -o pipefail
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 ROOT=$PWD
 B=${FHOOK_BUILD:-build}
-FHOOK=$ROOT/$B/fhook
+FHOOK=${FHOOK_CLI:-$ROOT/$B/fhook}
 SRC=$ROOT/tests/events/report
 NORM=$ROOT/tests/events/vs_uftrace/normalize.py
 LIMIT=${REPORT_TIMEOUT:-30}

@@ -8,7 +8,7 @@
 set -o pipefail
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 B=${FHOOK_BUILD:-build}
-FHOOK=$B/fhook
+FHOOK=${FHOOK_CLI:-$B/fhook}
 PROG=$B/tests/events/spawn_env_prog
 [ -x "$PROG" ] || make -s "$PROG" >/dev/null 2>&1
 if [ ! -x "$FHOOK" ] || [ ! -x "$PROG" ]; then

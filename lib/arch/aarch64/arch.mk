@@ -6,3 +6,5 @@ LIB_SRCS += lib/arch/aarch64/hooks.c lib/arch/aarch64/insn.c lib/arch/aarch64/te
 LIB_ASM  += lib/arch/aarch64/trampoline.S
 # the kernel's CALL_OPS pads: two words before the entry (the literal), two at it
 FHOOK_SITE_CFLAGS := -fpatchable-function-entry=4,2
+# the command's view of a kprobe's placement in a file
+CMD_SRCS += lib/arch/aarch64/kprobe_file.c

@@ -21,6 +21,10 @@
 
 /* the ELF machine and the relocation that makes a word base + addend */
 #define FHOOK_ELF_MACHINE	183	/* EM_AARCH64 */
+/* every kprobe is a trap (a brk): none is a jump (lib/kprobes/nokprobe.c) */
+#define FHOOK_KPROBE_TRAPS_ONLY	1
+/* what a program is built with to have sites (`fhook cflags`; arch.mk's FHOOK_SITE_CFLAGS) */
+#define FHOOK_SITE_CFLAG	"-fpatchable-function-entry=4,2"
 #define FHOOK_ELF_R_RELATIVE	1027	/* R_AARCH64_RELATIVE */
 #define FHOOK_ARCH_NAME		"AArch64"
 /* the breakpoint instruction, as a message names it */
@@ -53,6 +57,14 @@
 #define FHOOK_SITE_ENTRY_MAX	8
 
 /*
+ * Where a function's entry lies from the compiler's record of its site,
+ * read from a file (the command's view; a process adjusts with
+ * fhook_site_adjust()): the record is the first of the two words before
+ * the entry.
+ */
+#define FHOOK_SITE_REC_ENTRY	8
+
+/*
  * return-hook stubs: three of them per shadow-stack line (arch/shadow.h),
  * each "adr x17, .; ldr x16, <target>; br x16", the targets at the end
  */
@@ -60,7 +72,13 @@
 #define FHOOK_RETHOOK_EH_FRAME_MAX	128
 
 #ifndef __ASSEMBLER__
-/* the generic timer's virtual count */
+/*
+ * The generic timer's virtual count: constant-rate and synchronized across
+ * cpus by the architecture.  The kernel keeps time with it when its
+ * clocksource is this one (the command then records with it, and
+ * measures its rate against CLOCK_MONOTONIC).
+ */
+#define FHOOK_ARCH_COUNTER_CLOCKSOURCE	"arch_sys_counter"
 static inline uint64_t fhook_arch_counter(void)
 {
 	uint64_t v;

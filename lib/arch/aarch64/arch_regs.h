@@ -55,4 +55,20 @@ static inline void fhook_regs_scratch_restore(struct pt_regs *regs,
 	__builtin_memcpy(&regs->regs[2], sv->x, sizeof(sv->x));
 }
 
+/*
+ * The names of struct pt_regs' words, in its order, as the kernel's
+ * regs_query_register_offset() takes them: what %NAME fetches in an event.
+ */
+#define FHOOK_PT_REGS_NAMES \
+	"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", \
+	"x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", \
+	"x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "x30", \
+	"sp", "pc", "pstate"
+
+/*
+ * A struct returned in memory (the command's DWARF arguments,
+ * lib/events/dwarf.c): its address is in x8, which carries no argument.
+ */
+#define FHOOK_ABI_SRET_TAKES_ARG	0
+
 #endif /* FHOOK_ARCH_REGS_H */

@@ -258,9 +258,19 @@ struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner
 	return stub_for(r, owner);
 }
 
+/*
+ * The list function serves every ops of a shared site, a SAVE_REGS one's
+ * too (a kprobe beside an fprobe): its stub saves the full set, as the
+ * site's flags then say (FTRACE_FL_REGS); with the arguments alone,
+ * ftrace_ops_list_func() would skip the SAVE_REGS ops.
+ */
 struct fhook_stub *fhook_stub_list(struct fhook_stub_region *r)
 {
-	return stub_for(r, &list_owner);
+	struct fhook_stub *s = stub_for(r, &list_owner);
+
+	if (s && s->tramp != (void *)fhook_a64_tramp_regs)
+		__atomic_store_n(&s->tramp, (void *)fhook_a64_tramp_regs, __ATOMIC_RELEASE);
+	return s;
 }
 
 /* Lock-free: called in a handler's path and by the patcher. */

@@ -10,3 +10,8 @@ LIB_ASM  += lib/arch/x86_64/trampoline.S lib/arch/x86_64/rethook_tramp.S \
 	lib/arch/x86_64/graph_rec.S lib/arch/x86_64/kprobe_tramp.S
 # what a program is built with to have sites fhook can patch
 FHOOK_SITE_CFLAGS := -fpatchable-function-entry=5
+# the command's decoder (capstone, loaded when needed) and its view of a
+# kprobe's placement in a file
+CMD_SRCS += lib/arch/x86_64/branches.c lib/arch/x86_64/cs.c lib/arch/x86_64/kprobe_file.c
+# the assembler front end `fhook cflags` gives GCC (proven handlers)
+ARCH_TARGETS := $(B)/gcc-as/as

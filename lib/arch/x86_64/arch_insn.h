@@ -12,6 +12,10 @@
 
 /* the ELF machine and the relocation that makes a word base + addend */
 #define FHOOK_ELF_MACHINE	62	/* EM_X86_64 */
+/* a kprobe is a jump where its instructions can be moved, else a trap */
+#define FHOOK_KPROBE_TRAPS_ONLY	0
+/* what a program is built with to have sites (`fhook cflags`; arch.mk's FHOOK_SITE_CFLAGS) */
+#define FHOOK_SITE_CFLAG	"-fpatchable-function-entry=5"
 #define FHOOK_ELF_R_RELATIVE	8	/* R_X86_64_RELATIVE */
 #define FHOOK_ARCH_NAME		"x86-64"
 /* the breakpoint instruction, as a message names it */
@@ -43,7 +47,12 @@
 #define FHOOK_RETHOOK_EH_FRAME_MAX	128
 
 #ifndef __ASSEMBLER__
-/* the time-stamp counter */
+/*
+ * The time-stamp counter; the kernel keeps time with it when its
+ * clocksource is this one (the command then records with it, and
+ * measures its rate against CLOCK_MONOTONIC).
+ */
+#define FHOOK_ARCH_COUNTER_CLOCKSOURCE	"tsc"
 static inline uint64_t fhook_arch_counter(void)
 {
 	uint32_t lo, hi;
@@ -75,6 +84,13 @@ static inline bool fhook_site_is_pad(const unsigned char *b)
 
 /* bytes a function may start with before its site: an endbr64 */
 #define FHOOK_SITE_ENTRY_MAX	4
+
+/*
+ * Where a function's entry lies from the compiler's record of its site,
+ * read from a file: the record is the site, at the entry or after its
+ * endbr64.
+ */
+#define FHOOK_SITE_REC_ENTRY	0
 
 /*
  * Where a site lies in a function whose first FHOOK_SITE_ENTRY_MAX bytes

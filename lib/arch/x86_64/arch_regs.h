@@ -64,4 +64,18 @@ static inline void fhook_regs_scratch_restore(struct pt_regs *regs,
 	regs->r11 = sv->r11;
 }
 
+/*
+ * The names of struct pt_regs' words, in its order, as the kernel's
+ * regs_query_register_offset() takes them: what %NAME fetches in an event.
+ */
+#define FHOOK_PT_REGS_NAMES \
+	"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", \
+	"ax", "cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss"
+
+/*
+ * A struct returned in memory (the command's DWARF arguments,
+ * lib/events/dwarf.c): its address is the first integer argument (%rdi).
+ */
+#define FHOOK_ABI_SRET_TAKES_ARG	1
+
 #endif /* FHOOK_ARCH_REGS_H */
