@@ -654,6 +654,9 @@ if [ -z "$ONLY" ]; then
 		mv "$ROOT/bench/ATTACH.md.new" "$ROOT/bench/ATTACH.md"
 	say "the flight recorder's cost (bench/flight.sh -> bench/FLIGHT.md)"
 	bash bench/flight.sh > "$ROOT/bench/FLIGHT.md.new" && mv "$ROOT/bench/FLIGHT.md.new" "$ROOT/bench/FLIGHT.md"
+	say "a two-thread compressor recorded whole (bench/compressor.sh -> bench/COMPRESSOR.md)"
+	bash bench/compressor.sh > "$ROOT/bench/COMPRESSOR.md.new" &&
+		mv "$ROOT/bench/COMPRESSOR.md.new" "$ROOT/bench/COMPRESSOR.md"
 	say "reading a recording beside uftrace (bench/reading.sh -> bench/READING.md)"
 	bash bench/reading.sh > "$ROOT/bench/READING.md.new" && mv "$ROOT/bench/READING.md.new" "$ROOT/bench/READING.md"
 fi
