@@ -40,6 +40,7 @@ for m in ipmodify-hit ipmodify-miss ipmodify-np-hit ipmodify-np-miss ipmodify-ar
 done
 
 TARGET[trace]="≤ 60 per call (stretch 50); ≥ 4× faster than uftrace record"; TVAL[trace]=60
+TARGET[flight]="(as fhook trace: the rings' wrap costs the threads nothing more)"
 TARGET[floor]="(what fhook record / trace would cost with nothing but their records)"
 TARGET[uftrace-pg]="(measured when the targets were set: 585-805 here)"
 TARGET[cyg]="(measured when the targets were set: 16 over untraced)"

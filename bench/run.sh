@@ -178,7 +178,7 @@ declare -A CGMATCH
 
 if want 1; then
 say "workload 1: the tight loop"
-ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss ipmodify-hit ipmodify-miss ipmodify-np-hit ipmodify-np-miss ipmodify-args-hit ipmodify-args-miss fprobe-entry fprobe-entry-np fprobe-both fprobe-both-np fprobe-args trace floor cyg uftrace-pg uftrace-P lttng uprobe"
+ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss ipmodify-hit ipmodify-miss ipmodify-np-hit ipmodify-np-miss ipmodify-args-hit ipmodify-args-miss fprobe-entry fprobe-entry-np fprobe-both fprobe-both-np fprobe-args trace flight floor cyg uftrace-pg uftrace-P lttng uprobe"
 LABEL[plain]="untraced (no pad, no libfhook)"
 LABEL[pad]="pad, no libfhook (five 1-byte nops)"
 LABEL[nop]="fhook: pad, no ops (one 5-byte nop)"
@@ -202,6 +202,7 @@ LABEL[fprobe-both]="fhook: fprobe, empty entry + exit handlers (proven by their 
 LABEL[fprobe-both-np]="fhook: the same, built without fhook's assembler front end (frames, xmm and x87 state saved)"
 LABEL[fprobe-args]="fhook: fprobe, entry + exit handlers that read their arguments (proven: no frame)"
 LABEL[trace]="fhook trace: entry + exit events to the ring buffer"
+LABEL[flight]="fhook record --flight-recorder: the same events kept in memory (its full rings freeing their oldest records)"
 LABEL[floor]="the floor: -finstrument-functions hooks that only write a 16-byte record with rdtsc per event (bench/tight_floor.c)"
 LABEL[cyg]="-finstrument-functions, empty hooks"
 LABEL[uftrace-pg]="uftrace record (-pg build)"
@@ -244,6 +245,8 @@ if $FHOOK trace -h >/dev/null 2>&1; then
 else
 	SKIP[trace]="pending: \`fhook trace\` is not in this build yet"
 fi
+CMD[flight]="$FHOOK record --flight-recorder -e 'f:bench/tiny_in tiny' -e 'f:bench/tiny_out tiny%return' -o $TMP/flight.rec -- $B/tight_pad run @N@"
+CGMATCH[flight]="$B/tight_pad"
 
 # LTTng: a session daemon (ours, if none runs) and a session recording the event
 if [ -x "$B/tight_lttng" ] && have lttng; then
