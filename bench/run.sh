@@ -660,6 +660,8 @@ if [ -z "$ONLY" ]; then
 	say "a two-thread compressor recorded whole (bench/compressor.sh -> bench/COMPRESSOR.md)"
 	bash bench/compressor.sh > "$ROOT/bench/COMPRESSOR.md.new" &&
 		mv "$ROOT/bench/COMPRESSOR.md.new" "$ROOT/bench/COMPRESSOR.md"
+	say "aarch64: instructions per hooked call beside x86-64's (bench/aarch64.sh -> bench/AARCH64.md)"
+	bash bench/aarch64.sh > "$ROOT/bench/AARCH64.md.new" && mv "$ROOT/bench/AARCH64.md.new" "$ROOT/bench/AARCH64.md"
 	say "reading a recording beside uftrace (bench/reading.sh -> bench/READING.md)"
 	bash bench/reading.sh > "$ROOT/bench/READING.md.new" && mv "$ROOT/bench/READING.md.new" "$ROOT/bench/READING.md"
 fi

@@ -152,7 +152,11 @@ NOTRACE static void ipmod_handler(unsigned long ip, unsigned long parent_ip,
 	for (i = 0; i < sizeof(g_parent_symbol) / sizeof(g_parent_symbol[0]); ++i) {
 		if (g_parent_symbol[i].start_addr <= parent_ip &&
 		    parent_ip < g_parent_symbol[i].end_addr)
-			regs->ip = handler->new_addr;
+#ifdef __x86_64__
+			regs->ip = handler->new_addr;	/* as the kernel module writes it */
+#else
+			instruction_pointer_set(regs, handler->new_addr);
+#endif
 	}
 }
 
