@@ -33,15 +33,37 @@ static char *default_specs[] = { "f:fhook/entry *", "f:fhook/exit *%return" };
 #define CLI_STOP_GRACE_MS	5000
 
 /*
- * --trigger 'FUNC>DURATION': a call of FUNC that took DURATION or longer
- * (a number with ns, us, ms or s) fires the flight recorder.  0 or -1 (said).
+ * A trigger's ":N" at [@colon, @end): at most N dumps, as the kernel's
+ * "traceoff:N" runs N times.  0 or -1 (said).
+ */
+static int parse_trigger_count(struct cli_ev *c, const char *arg, const char *colon,
+			       const char *end)
+{
+	unsigned long long n = 0;
+	const char *p = colon + 1;
+
+	while (p < end && *p >= '0' && *p <= '9' && n <= UINT32_MAX)
+		n = n * 10 + (unsigned int)(*p++ - '0');
+	if (p == colon + 1 || p != end || !n || n > UINT32_MAX) {
+		fprintf(stderr, "fhook: %s: --trigger %s: the count after ':' is a number of dumps, "
+			"1 to %u\n", c->cmd, arg, UINT32_MAX);
+		return -1;
+	}
+	c->trigger_count = (uint32_t)n;
+	return 0;
+}
+
+/*
+ * --trigger 'FUNC>DURATION[:N]': a call of FUNC that took DURATION or
+ * longer (a number with ns, us, ms or s) fires the flight recorder, N
+ * times at most.  0 or -1 (said).
  */
 static int parse_duration_trigger(struct cli_ev *c, const char *arg)
 {
 	static const struct { const char *unit; double ns; } units[] = {
 		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
 	};
-	const char *gt = strchr(arg, '>');
+	const char *gt = strchr(arg, '>'), *colon;
 	char *end;
 	double v;
 	size_t i, len = gt - arg;
@@ -56,14 +78,19 @@ static int parse_duration_trigger(struct cli_ev *c, const char *arg)
 			c->cmd, arg);
 		return -1;
 	}
+	colon = strchr(gt, ':');
+	if (colon && parse_trigger_count(c, arg, colon, colon + strlen(colon)))
+		return -1;
 	v = strtod(gt + 1, &end);
 	for (i = 0; end != gt + 1 && i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(end, units[i].unit))
+		if (colon ? (size_t)(colon - end) == strlen(units[i].unit) &&
+			    !strncmp(end, units[i].unit, colon - end) :
+			    !strcmp(end, units[i].unit))
 			break;
 	if (end == gt + 1 || i == sizeof(units) / sizeof(units[0]) || !(v >= 0) ||
 	    v * units[i].ns > 1e18) {
 		fprintf(stderr, "fhook: %s: --trigger %s: DURATION is a number with ns, us, ms "
-			"or s (FUNC>5ms)\n", c->cmd, arg);
+			"or s (FUNC>5ms, or FUNC>5ms:N for N dumps at most)\n", c->cmd, arg);
 		return -1;
 	}
 	c->trigger_func = strndup(arg, len);
@@ -74,14 +101,15 @@ static int parse_duration_trigger(struct cli_ev *c, const char *arg)
 }
 
 /*
- * --trigger 'EVENT if FILTER': EVENT one of the -e events (EVENT or
- * GROUP/EVENT), FILTER the kernel's event filter on its fields.  0, or -1
- * (said as the kernel's filter file says it: parse_error, and where).
+ * --trigger 'EVENT[:N] if FILTER': EVENT one of the -e events (EVENT or
+ * GROUP/EVENT), FILTER the kernel's event filter on its fields, N the
+ * dumps it may fire.  0, or -1 (said as the kernel's filter file says
+ * it: parse_error, and where).
  */
 static int trigger_compile(struct cli_ev *c)
 {
 	const char *spec = c->trigger_spec, *sep = strstr(spec, " if "), *filter = sep + 4;
-	const char *err, *slash;
+	const char *err, *slash, *colon;
 	int i, n, pos;
 	size_t len;
 
@@ -91,6 +119,12 @@ static int trigger_compile(struct cli_ev *c)
 	len = (size_t)(sep - spec);
 	while (len && spec[len - 1] == ' ')
 		len--;
+	colon = memchr(spec, ':', len);
+	if (colon) {
+		if (parse_trigger_count(c, c->trigger_spec, colon, spec + len))
+			return -1;
+		len = (size_t)(colon - spec);
+	}
 	slash = memchr(spec, '/', len);
 	for (i = 0; i < c->nr_evs; i++) {
 		const struct fhook_event *ev = &c->evs[i];
@@ -625,6 +659,7 @@ struct drain_arg {
 	struct cli_ev *c;
 	uint32_t dumps;
 	uint32_t fired;		/* the duration trigger's firings seen */
+	uint32_t trigger_dumps;	/* dumps the duration or event trigger fired */
 	bool status;		/* a status line on the terminal */
 	long err;
 };
@@ -643,8 +678,9 @@ static void *drain_thread(void *arg)
 	while (!__atomic_load_n(&cli_drain_done, __ATOMIC_ACQUIRE)) {
 		long r = ev_session_drain(a->s, 20);
 		uint64_t took = 0;
-		uint32_t fired = a->c->trigger_func || a->c->trigger_spec ?
-				 ev_session_trigger_fired(a->s, &took) : 0;
+		bool counted = a->c->trigger_count && a->trigger_dumps >= a->c->trigger_count;
+		uint32_t fired = (a->c->trigger_func || a->c->trigger_spec) && !counted ?
+				 ev_session_trigger_fired(a->s, &took) : a->fired;
 
 		if (r >= 0 && fired != a->fired) {
 			/* calls that fired it meanwhile share this dump */
@@ -658,6 +694,13 @@ static void *drain_thread(void *arg)
 			else if (r >= 0)
 				fprintf(stderr, "fhook: %s: flight recorder: %s: dump %u, %.1f MB\n",
 					a->c->cmd, a->c->trigger_spec, ++a->dumps, r / 1e6);
+			if (r >= 0 && a->c->trigger_count &&
+			    ++a->trigger_dumps == a->c->trigger_count) {
+				ev_session_trigger_off(a->s);
+				fprintf(stderr, "fhook: %s: flight recorder: the trigger fired its %u "
+					"dump%s: no more but the end's\n", a->c->cmd,
+					a->c->trigger_count, a->c->trigger_count == 1 ? "" : "s");
+			}
 		}
 		if (r >= 0 && cli_dump_req) {
 			cli_dump_req = 0;

@@ -38,6 +38,7 @@ struct cli_ev {
 	int trigger_event;		/* its event, an index of evs */
 	struct ev_filter_tok trigger_filter[EV_FILTER_MAX];
 	int nr_trigger_filter;
+	uint32_t trigger_count;		/* ...:N, the dumps it may fire; 0: no limit */
 	char **argv;			/* the program and its arguments */
 	pid_t pid;			/* -p: the running process instead */
 	double duration;		/* --duration: seconds; 0: until Ctrl-C or its exit */

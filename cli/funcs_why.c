@@ -9,7 +9,7 @@
  *
  *   NAME site                 an fhook site at its entry
  *   NAME jump                 its first instructions are relocated
- *   NAME trap: REASON         an int3; REASON says what refused a jump
+ *   NAME trap: REASON         a breakpoint; REASON says what refused a jump
  *   NAME none: REASON         not even one instruction can be moved
  *   NAME skipped: REASON      fhook runs it itself: a glob leaves it out
  *                             (lib/kprobes/nokprobe.c)

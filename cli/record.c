@@ -114,6 +114,7 @@ static void record_usage(FILE *f)
 		"  --trigger 'EVENT if FILTER'  or: EVENT (an -e event) recorded with fields\n"
 		"                       that match FILTER, the kernel's event filter\n"
 		"                       ('req if path ~ \"*.so\" && size > 4096')\n"
+		"                       FUNC>DURATION:N, 'EVENT:N if FILTER': N dumps at most\n"
 		"\n"
 		"Then: fhook replay PATH (text, json, chrome, graph, perfetto),\n"
 		"fhook report PATH (time per function) and fhook info PATH (what it is).\n"

@@ -35,6 +35,7 @@
  *   FHOOK_SITE_ENTRY_MAX, fhook_site_entry_off(b)  where a site lies past a function's entry
  *   FHOOK_SITE_ADJUST_SPAN, fhook_site_adjust(rec)  the site of a compiler's record
  *   FHOOK_KPROBE_HIT_IP_OFF      the ip a kprobe's pre_handler sees, past the probed address
+ *   FHOOK_ARCH_TRAP_NAME         the breakpoint instruction, as messages name it
  */
 #include "arch_insn.h"
 /*
@@ -490,6 +491,16 @@ void fhook_kprobe_forget(struct fhook_kprobe_slot **slots, size_t nr);
 
 /* The original bytes of [@addr, @addr + @len) into @buf, under any probe. */
 int fhook_kprobe_read_orig(unsigned long addr, unsigned char *buf, size_t len);
+
+/* What another tool left where code differs from its file (kprobes.c names it in a refusal). */
+enum fhook_kprobe_foreign {
+	FHOOK_FOREIGN_CODE,	/* other bytes */
+	FHOOK_FOREIGN_TRAP,	/* a breakpoint: a uprobe's, a debugger's */
+	FHOOK_FOREIGN_JUMP,	/* a jump or call: a patch */
+};
+/* Of the @len bytes @mem read at a probe's place, the one at @i differs from the file's. */
+enum fhook_kprobe_foreign fhook_kprobe_foreign_kind(const unsigned char *mem, size_t len,
+						    size_t i);
 
 /* for tests and bench */
 struct fhook_kprobe_stats {

@@ -1062,10 +1062,19 @@ void ev_session_stop(struct ev_session *s)
 
 uint32_t ev_session_trigger_fired(struct ev_session *s, uint64_t *took_ns)
 {
-	uint32_t n = __atomic_load_n(&s->shm->trigger_fired, __ATOMIC_ACQUIRE);
+	uint32_t n;
+
+	/* firings after this look kick again */
+	__atomic_store_n(&s->shm->trigger_kicked, 0, __ATOMIC_SEQ_CST);
+	n = __atomic_load_n(&s->shm->trigger_fired, __ATOMIC_SEQ_CST);
 
 	*took_ns = __atomic_load_n(&s->shm->trigger_took_ns, __ATOMIC_RELAXED);
 	return n;
+}
+
+void ev_session_trigger_off(struct ev_session *s)
+{
+	__atomic_store_n(&s->shm->trigger_off, 1, __ATOMIC_RELAXED);
 }
 
 void ev_session_counts(struct ev_session *s, struct rf_end *out)

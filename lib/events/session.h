@@ -88,6 +88,8 @@ long ev_session_dump(struct ev_session *s);
  * call that fired it took.
  */
 uint32_t ev_session_trigger_fired(struct ev_session *s, uint64_t *took_ns);
+/* No more firings (the trigger's count is done): the processes stop looking. */
+void ev_session_trigger_off(struct ev_session *s);
 
 /* A flight recorder's dumps so far, and the bytes of events they wrote. */
 void ev_session_dumps(struct ev_session *s, uint32_t *dumps, uint64_t *bytes);

@@ -630,7 +630,7 @@ void rethook_free(struct rethook *rh)
  */
 static unsigned long reclaim_hole(unsigned long base, struct rethook_thread *t, unsigned long sp)
 {
-	unsigned long i, rsp;
+	unsigned long i, r_sp;
 
 	if (t->holes) {
 		for (i = rethook_top(t, __ATOMIC_RELAXED); i > 0; i--)
@@ -650,10 +650,10 @@ static unsigned long reclaim_hole(unsigned long base, struct rethook_thread *t, 
 	for (i = rethook_top(t, __ATOMIC_RELAXED); i > 0; i--) {
 		struct rethook_ret *r = ret_of(base, i);
 
-		rsp = __atomic_load_n(&r->sp, __ATOMIC_ACQUIRE);
+		r_sp = __atomic_load_n(&r->sp, __ATOMIC_ACQUIRE);
 		/* above us: a caller (a deep recursion), or another stack's: kept */
-		if (!rsp || rsp > sp || (rsp & RETHOOK_RETURNING) ||
-		    slot_holds(rsp, stub_of(base, i)))
+		if (!r_sp || r_sp > sp || (r_sp & RETHOOK_RETURNING) ||
+		    slot_holds(r_sp, stub_of(base, i)))
 			continue;
 		if (!drop_entry(base, i, true))
 			continue;	/* being returned through, after all */
@@ -700,13 +700,13 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp, unsig
 	 */
 	for (top = rethook_top(t, __ATOMIC_RELAXED); top; top--) {
 		struct rethook_ret *r = ret_of(base, top);
-		unsigned long rsp = __atomic_load_n(&r->sp, __ATOMIC_ACQUIRE);
+		unsigned long r_sp = __atomic_load_n(&r->sp, __ATOMIC_ACQUIRE);
 
-		if (!rsp)
+		if (!r_sp)
 			continue;		/* a hole */
-		if (rsp > sp || (rsp & RETHOOK_RETURNING))
+		if (r_sp > sp || (r_sp & RETHOOK_RETURNING))
 			break;			/* a caller's frame, another stack's, or returning */
-		if (rsp == sp) {
+		if (r_sp == sp) {
 			/* our own slot: a tail call, or another fprobe's hook */
 			if (rethook_stub_canon(ret) == stub_of(base, top))
 				break;
@@ -719,13 +719,13 @@ struct rethook_node *rethook_try_get(struct rethook *rh, unsigned long sp, unsig
 		 */
 		if ((!FHOOK_RET_IN_SLOT ||
 		     __atomic_load_n(&rethook_unwind_users, __ATOMIC_RELAXED)) &&
-		    rethook_on_own_stack(t, sp, rsp))
+		    rethook_on_own_stack(t, sp, r_sp))
 			continue;	/* both on the thread's own stack: dead */
-		if (t->kept_idx == top && t->kept_sp == rsp)
+		if (t->kept_idx == top && t->kept_sp == r_sp)
 			break;
-		if (slot_holds(rsp, stub_of(base, top))) {
+		if (slot_holds(r_sp, stub_of(base, top))) {
 			t->kept_idx = top;
-			t->kept_sp = rsp;
+			t->kept_sp = r_sp;
 			break;
 		}
 	}

@@ -284,19 +284,19 @@ static void reap_range(struct rethook_thread *t, unsigned long lo, unsigned long
 		       bool ordered, bool locked)
 {
 	unsigned long base = rethook_region_of((unsigned long)t);
-	unsigned long i, rsp;
+	unsigned long i, r_sp;
 
 	for (i = rethook_top(t, __ATOMIC_RELAXED); i > 0; i--) {
-		rsp = __atomic_load_n(&rethook_ret_of(base, i)->sp, __ATOMIC_ACQUIRE);
-		if (!rsp || (rsp & RETHOOK_RETURNING))
+		r_sp = __atomic_load_n(&rethook_ret_of(base, i)->sp, __ATOMIC_ACQUIRE);
+		if (!r_sp || (r_sp & RETHOOK_RETURNING))
 			continue;
-		if (rsp - lo >= hi - lo) {
-			if (ordered && rsp >= hi && rethook_on_own_stack(t, rsp, rsp))
+		if (r_sp - lo >= hi - lo) {
+			if (ordered && r_sp >= hi && rethook_on_own_stack(t, r_sp, r_sp))
 				break;
 			continue;
 		}
 		/* another context's frame, on a stack inside the thread's: alive */
-		if (ordered && !own_stack(t, rsp))
+		if (ordered && !own_stack(t, r_sp))
 			continue;
 		if (!rethook_drop_entry(base, i, locked))
 			break;
@@ -322,14 +322,14 @@ static void reap_below(struct rethook_thread *t, unsigned long below, bool locke
 void rethook_reap_deeper(unsigned long sp, bool locked)
 {
 	struct rethook_thread *t = rethook_self;
-	unsigned long base, top, rsp;
+	unsigned long base, top, r_sp;
 
 	if (!t || !(top = rethook_top(t, __ATOMIC_RELAXED)))
 		return;
 	base = rethook_region_of((unsigned long)t);
-	rsp = __atomic_load_n(&rethook_ret_of(base, top)->sp, __ATOMIC_ACQUIRE);
+	r_sp = __atomic_load_n(&rethook_ret_of(base, top)->sp, __ATOMIC_ACQUIRE);
 	/* the usual case: the top entry is a caller's */
-	if (rsp >= sp && !(rsp & RETHOOK_RETURNING))
+	if (r_sp >= sp && !(r_sp & RETHOOK_RETURNING))
 		return;
 	reap_below(t, sp, locked);
 }

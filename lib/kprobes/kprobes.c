@@ -11,7 +11,8 @@
  *   site  a function's fhook site, through an ftrace_ops of its own with
  *         FTRACE_OPS_FL_SAVE_REGS, as the kernel's kprobes use ftrace;
  *   jump  a jmp to a detour (lib/arch: the relocated instructions);
- *   trap  an int3, for what cannot be relocated whole or has a post_handler.
+ *   trap  a breakpoint (int3, brk), for what cannot be relocated whole or has a
+ *         post_handler.
  *
  * Handlers run inside a tasks section (lib/util/tasks.h) and under the
  * recursion lock: a handler that reaches a probed function again skips it
@@ -176,7 +177,7 @@ const void *kprobe_vector_regs(void)
 	return kp_vregs;
 }
 
-/* The arch hooks: a detour's or an int3's hit, and the int3 after a copy. */
+/* The arch hooks: a detour's or a trap's hit, and the trap after a copy. */
 /* A hit nested in something of ours, or on a thread not known yet. */
 static int __attribute__((noinline)) kp_hit_slow(void *cookie, struct pt_regs *regs)
 {
@@ -526,7 +527,7 @@ static bool in_site(unsigned long a)
 
 /*
  * The bytes a probe at @addr would move (@len of them, at most 64) must be
- * the object's file's: another tool's int3 (a uprobe's, a debugger's
+ * the object's file's: another tool's breakpoint (a uprobe's, a debugger's
  * breakpoint) or patch (a jump) there would be copied into the slot, or
  * overwritten, and break both.  fhook's own probes are seen through
  * (fhook_kprobe_read_orig()), and so are its sites.  0, or -EBUSY with
@@ -563,16 +564,20 @@ static int kp_foreign_check(unsigned long addr, unsigned long len)
 			break;
 	if (i == len)
 		return 0;
-	if (mem[i] == 0xcc)
-		snprintf(kp_last_why, sizeof(kp_last_why), "an int3 that is not fhook's at +%lu "
-			 "(a uprobe's or a debugger's breakpoint): refused", i);
-	else if (mem[i] == 0xe9 || mem[i] == 0xeb || mem[i] == 0xe8 || mem[i] == 0xff)
+	switch (fhook_kprobe_foreign_kind(mem, len, i)) {
+	case FHOOK_FOREIGN_TRAP:
+		snprintf(kp_last_why, sizeof(kp_last_why), "%s that is not fhook's at +%lu "
+			 "(a uprobe's or a debugger's breakpoint): refused", FHOOK_ARCH_TRAP_NAME, i);
+		break;
+	case FHOOK_FOREIGN_JUMP:
 		snprintf(kp_last_why, sizeof(kp_last_why), "a jump or call that is not fhook's at "
 			 "+%lu, not the file's code (another tool's patch): refused", i);
-	else
+		break;
+	default:
 		snprintf(kp_last_why, sizeof(kp_last_why), "code at +%lu that is not the file's "
 			 "(0x%02x, the file has 0x%02x: patched by another tool): refused", i,
 			 mem[i], file[i]);
+	}
 	return -EBUSY;
 }
 

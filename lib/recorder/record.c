@@ -84,6 +84,12 @@ static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *
 	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
 }
 
+/* A ring claimed, by this thread or another before: no segment has its first record. */
+static void flight_marks_reset(struct ev_ring *r)
+{
+	memset(r->flight_mark, 0xff, sizeof(r->flight_mark));
+}
+
 static void detach(const char *why);
 
 static void rec_inherit(struct rec_thread *t);
@@ -160,6 +166,7 @@ struct ev_ring *fhook_rec_get_ring(struct rec_thread *t)
 	r->tid = syscall(SYS_gettid);
 	r->proc_seq = __atomic_load_n(&fhook_rec_proc_seq, __ATOMIC_ACQUIRE);
 	prctl(PR_GET_NAME, r->comm);
+	flight_marks_reset(r);
 	t->ring = r;
 	t->data = ev_ring_data(r);
 	rec_set_head(t, r->head);
@@ -252,32 +259,71 @@ static void detach(const char *why)
 	fhook_rec_untraced("%s", why);
 }
 
+/* A flight recorder's segments (struct ev_ring.flight_mark), and what it frees at once. */
+#define FLIGHT_SEG	(fhook_rec_ring_size / EV_FLIGHT_SEGS)
+#define FLIGHT_STEP	(fhook_rec_ring_size / 8)
+
+/*
+ * @head is the start of the record this thread writes next: the first
+ * of its segment, unless one was noted.  The fast path's limit @lim is
+ * bound to the segment's end, so that its slow path (here) comes round in
+ * each segment.
+ */
+static uint64_t flight_mark(struct ev_ring *r, uint64_t head, uint64_t lim)
+{
+	uint64_t seg = head / FLIGHT_SEG, *m = &r->flight_mark[seg % EV_FLIGHT_SEGS];
+
+	if (*m / FLIGHT_SEG != seg)
+		*m = head;
+	return (seg + 1) * FLIGHT_SEG < lim ? (seg + 1) * FLIGHT_SEG : lim;
+}
+
 /*
  * A flight recorder's full ring: free the oldest whole records, so that
- * the ring always holds the newest.  The tail is published before the
- * bytes behind it are overwritten (the command, copying meanwhile, reads
- * the tail again after its copy and keeps only what is still behind it).
+ * the ring always holds the newest, about an eighth of the ring beyond
+ * @need at once (the fast path runs on until the next): the tail moves to
+ * the first record of a segment, less than a segment before what an
+ * eighth would free; where no such record was noted, it walks the records
+ * from the tail.  The tail is published before the bytes behind it are
+ * overwritten (the command, copying meanwhile, reads the tail again after
+ * its copy and keeps only what is still behind it).
  */
 static bool flight_room(struct rec_thread *t, uint64_t need)
 {
 	struct ev_ring *r = t->ring;
-	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED), head = rec_head(t);
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED), head = rec_head(t), want;
+	unsigned int i;
 
-	if (tail > head || head - tail > fhook_rec_ring_size)
+	if (tail > head || head - tail > fhook_rec_ring_size) {
 		tail = head;	/* not what this thread wrote: start over */
-	/* an eighth of the ring at once: the fast path runs on until the next */
-	need += fhook_rec_ring_size / 8;
-	while (head + need - tail > fhook_rec_ring_size) {
+		flight_marks_reset(r);
+		goto out;
+	}
+	/* the tail's goal: what must be freed, and an eighth more, less a segment */
+	want = head + need - fhook_rec_ring_size + FLIGHT_STEP - FLIGHT_SEG;
+	for (i = 0; i < 2; i++) {
+		uint64_t seg = want / FLIGHT_SEG + i, m = r->flight_mark[seg % EV_FLIGHT_SEGS];
+
+		/* (a mark is trusted only inside what this thread wrote) */
+		if (m / FLIGHT_SEG != seg || m < tail || m > head)
+			continue;
+		tail = m;	/* the first record of the goal's segment, or of the next */
+		if (m >= want)
+			goto out;
+	}
+	while (tail < want) {	/* (from the goal's segment's first record, if noted) */
 		bool event;
 		uint64_t len = ev_rec_len(t->data, tail & (fhook_rec_ring_size - 1), fhook_rec_ring_size,
 					  &event);
 
 		if (!len || tail + len > head) {
 			tail = head;
+			flight_marks_reset(r);
 			break;
 		}
 		tail += len;
 	}
+out:
 	t->tail = tail;
 	__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
 	/* the new tail is seen before any byte behind it changes */
@@ -458,7 +504,7 @@ uint64_t *fhook_rec_begin_event(struct rec_thread *t, uint32_t id, uint64_t w1, 
 #define REC_MARK_STEP	(fhook_rec_mark / 8)
 
 /* How far the fast path of record_plain() may take head (struct rec_thread.limit). */
-uint64_t fhook_rec_limit(const struct rec_thread *t)
+uint64_t fhook_rec_limit(struct rec_thread *t)
 {
 	uint64_t lap_end, room, mark;
 
@@ -482,6 +528,8 @@ uint64_t fhook_rec_limit(const struct rec_thread *t)
 	/* without rseq, the slow path looks at the cpu every REC_CPU_EVERY records */
 	if (!fhook_rec_has_rseq && rec_head(t) + REC_CPU_EVERY * 16 < lap_end)
 		lap_end = rec_head(t) + REC_CPU_EVERY * 16;
+	if (fhook_rec_shm->flight)
+		lap_end = flight_mark(t->ring, rec_head(t), lap_end);
 	return lap_end;
 }
 

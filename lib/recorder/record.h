@@ -294,7 +294,7 @@ void fhook_rec_untraced(const char *fmt, ...) __attribute__((format(printf, 1, 2
 void fhook_rec_drop(struct rec_thread *t) __hidden;
 uint64_t *fhook_rec_begin_event(struct rec_thread *t, uint32_t id, uint64_t w1,
 				uint32_t ext) __hidden;
-uint64_t fhook_rec_limit(const struct rec_thread *t) __hidden;
+uint64_t fhook_rec_limit(struct rec_thread *t) __hidden;
 void fhook_rec_plain_slow(uint32_t id, uint64_t w1) __hidden;
 bool fhook_rec_caller_ok(unsigned long parent_ip) __hidden;
 int fhook_rec_entry(struct fprobe *fp, unsigned long entry_ip, unsigned long ret_ip,

@@ -273,7 +273,8 @@ void fhook_rec_record(struct ev_desc_event *e, unsigned long ip, uint64_t w1,
 	commit(t, (uint32_t)len + 16);
 	rec_set_limit(t, fhook_rec_limit(t));
 	/* the flight recorder's event trigger, decided once the record is in the ring */
-	if (e->nr_filter && fhook_rec_filter_match(e, buf, offs))
+	if (e->nr_filter && !__atomic_load_n(&fhook_rec_shm->trigger_off, __ATOMIC_RELAXED) &&
+	    fhook_rec_filter_match(e, buf, offs))
 		fhook_rec_trigger_fire(fhook_rec_shm, 0);
 }
 

@@ -54,6 +54,8 @@ static void trig_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 	/* a frame unwound (an exception, longjmp): no return to time */
 	if (!fregs)
 		return;
+	if (__atomic_load_n(&t->shm->trigger_off, __ATOMIC_RELAXED))
+		return;
 	took = trig_now() - *(uint64_t *)data;
 	if (took >= t->ns)
 		fhook_rec_trigger_fire(t->shm, took);
@@ -61,8 +63,13 @@ static void trig_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 
 void fhook_rec_trigger_fire(struct ev_shm *shm, uint64_t took_ns)
 {
+	if (__atomic_load_n(&shm->trigger_off, __ATOMIC_RELAXED))
+		return;
 	__atomic_store_n(&shm->trigger_took_ns, took_ns, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&shm->trigger_fired, 1, __ATOMIC_RELEASE);
+	/* kicked already, and the command has not looked since: it will see this one */
+	if (__atomic_exchange_n(&shm->trigger_kicked, 1, __ATOMIC_ACQ_REL))
+		return;
 	/* the command's drain thread sleeps on this word */
 	__atomic_add_fetch(&shm->wake, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &shm->wake, FUTEX_WAKE, 1, NULL, NULL, 0);

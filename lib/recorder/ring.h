@@ -163,6 +163,9 @@ struct ev_proc {
 	struct ev_obj objs[EV_MAX_OBJS];
 };
 
+/* a flight recorder's ring, in segments (struct ev_ring.flight_mark) */
+#define EV_FLIGHT_SEGS		32
+
 /*
  * One thread's ring: this header page, then the data.  The command frees
  * it (ev_shm.ring_state) once its thread is gone and its bytes are written
@@ -190,7 +193,16 @@ struct ev_ring {
 	uint32_t pid, tid;
 	char comm[16];
 	uint32_t exited;	/* its thread wrote its last record (release) */
+	/*
+	 * A flight recorder's producer frees its oldest records itself.
+	 * flight_mark[i] is the first record it wrote that starts in a
+	 * segment i (modulo EV_FLIGHT_SEGS) of its ring's bytes, as head
+	 * counts them: it frees whole records by moving the tail to one,
+	 * without reading what it frees.  The producer's alone.
+	 */
+	uint64_t flight_mark[EV_FLIGHT_SEGS] __attribute__((aligned(64)));
 };
+_Static_assert(sizeof(struct ev_ring) <= EV_PAGE, "a ring's header is its first page");
 
 /*
  * A process that runs untraced, or partly (no address space for a ring,
@@ -268,11 +280,18 @@ struct ev_shm {
 	 * The flight recorder's duration trigger (--trigger 'FUNC>DURATION',
 	 * record_trigger.c): a call of @trigger_func that took @trigger_ns or
 	 * longer bumps @trigger_fired, notes how long in @trigger_took_ns,
-	 * and kicks the command, which dumps the rings.  "" : none.
+	 * and kicks the command, which dumps the rings.  "" : none.  The
+	 * event trigger's matches do the same.  A producer kicks only when
+	 * @trigger_kicked was 0: the command clears it when it looks, so a
+	 * filter that matches every call wakes it once per look, not once a
+	 * call.  @trigger_off: the command wants no more (its count is done);
+	 * filters and durations are no longer looked at.
 	 */
 	uint64_t trigger_ns;
 	uint64_t trigger_took_ns;
 	uint32_t trigger_fired;
+	uint32_t trigger_kicked;
+	uint32_t trigger_off;
 	uint32_t pad3;
 	char trigger_func[EV_TRIGGER_FUNC_MAX];
 };

@@ -114,7 +114,7 @@ bool fhook_tasks_register(void)
 	/*
 	 * Signals wait until the thread is known (a handler then runs with
 	 * handlers of its own, as it would have a moment later); the ones
-	 * that report faults and the int3 of a site being patched cannot.
+	 * that report faults and the trap of a site being patched cannot.
 	 */
 	fhook_sigfill_async(&all);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &saved, _NSIG / 8);

@@ -69,6 +69,38 @@ check never_status eq "$st: $out" "0: 219586"
 check never_quiet eq "$(grep -c ': dump [0-9]*, ' $T/err)" 0
 check never_dumps eq "$(grep -o '[0-9]* dump[s]* (the last at the end)' $T/err)" "1 dump (the last at the end)"
 
+# EVENT:N: ten matches 100 ms apart, each its own dump; with :3, three and the end's
+cat > $T/req10.c <<'C'
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((noinline)) long req(int id, long size) { __asm__ volatile(""); return size + id; }
+int main(void)
+{
+	long s = 0;
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		s += req(i, 1000 + i);
+		usleep(100000);
+	}
+	printf("%ld\n", s);
+	return 0;
+}
+C
+gcc -O1 $($F cflags) -o $T/req10 $T/req10.c || exit 2
+EV10='f:app/req req id=$arg1:s32 size=$arg2:s64'
+out=$(timeout 60 $F record --flight-recorder --trigger 'req if size > 100' -e "$EV10" \
+	-o $T/c.rec -- $T/req10 2> $T/err)
+check nocount_dumps eq "$?: $out: $(grep -o '[0-9]* dumps (the last at the end)' $T/err)" \
+	"0: 10090: 11 dumps (the last at the end)"
+out=$(timeout 60 $F record --flight-recorder --trigger 'app/req:3 if size > 100' -e "$EV10" \
+	-o $T/c.rec -- $T/req10 2> $T/err)
+check count_status eq "$?: $out" "0: 10090"
+check count_fired eq "$(grep -c 'flight recorder: app/req:3 if size > 100: dump [0-9]*, ' $T/err)" 3
+check count_said eq "$(grep -c '^fhook: record: flight recorder: the trigger fired its 3 dumps: no more but the end.s$' $T/err)" 1
+check count_dumps eq "$(grep -o '[0-9]* dumps (the last at the end)' $T/err)" "4 dumps (the last at the end)"
+check count_events eq "$($F replay $T/c.rec 2>/dev/null | grep -c 'req: ')" 10
+
 # bad filters: said with a caret, exit 1; usage errors exit 2
 bad() {	# name, trigger, status and message wanted
 	out=$(timeout 30 $F record --flight-recorder --trigger "$2" -e "$EV" -o $T/x.rec -- \
@@ -88,6 +120,8 @@ bad bad_int 'req if id == 12abc' "1: fhook: record: --trigger: parse_error: Ille
   Command: req if id == 12abc
                         ^"
 bad no_event 'nope if id == 1' "1: fhook: record: --trigger nope if id == 1: no event nope among the -e events"
+bad count_zero 'req:0 if id == 1' "1: fhook: record: --trigger req:0 if id == 1: the count after ':' is a number of dumps, 1 to 4294967295"
+bad count_word 'req:many if id == 1' "1: fhook: record: --trigger req:many if id == 1: the count after ':' is a number of dumps, 1 to 4294967295"
 bad no_event_name ' if id == 1' "1: fhook: record: --trigger  if id == 1: no event  among the -e events"
 out=$(timeout 30 $F record --trigger 'req if id == 1' -e "$EV" -o $T/x.rec -- $T/req 2>&1)
 check needs_flight eq "$?: $out" "2: fhook: record: --trigger needs --flight-recorder"

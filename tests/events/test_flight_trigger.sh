@@ -67,6 +67,16 @@ check quiet_status eq "$?: $out" "0: 1100"
 check quiet_not_fired eq "$(grep -c 'a call of handle took' $T/err)" 0
 check quiet_dumps eq "$(grep -o '[0-9]* dump[s]* (the last at the end)' $T/err)" "1 dump (the last at the end)"
 
+# FUNC>DURATION:N: every call over the bound, but N dumps at most, then the end's
+out=$(timeout 60 $F record --flight-recorder --trigger 'handle>0ns:2' -o $T/c.rec -- \
+	$T/slow 200 -1 2> $T/err)
+check count_status eq "$?: $out" "0: 11000"
+check count_fired eq "$(grep -c 'a call of handle took' $T/err)" 2
+check count_said eq "$(grep -c '^fhook: record: flight recorder: the trigger fired its 2 dumps: no more but the end.s$' $T/err)" 1
+check count_dumps eq "$(grep -o '[0-9]* dumps (the last at the end)' $T/err)" "3 dumps (the last at the end)"
+out=$(timeout 30 $F record --flight-recorder --trigger 'handle>5ms:0' -o $T/x.rec -- $T/slow 1 -1 2>&1)
+check count_zero eq "$?: $out" "2: fhook: record: --trigger handle>5ms:0: the count after ':' is a number of dumps, 1 to 4294967295"
+
 # -p: attached, every slow call dumps; detached, the process runs on
 coproc SLOW { exec $T/slow wait; }
 bg=$SLOW_PID
@@ -87,6 +97,6 @@ bg=
 out=$(timeout 30 $F record --flight-recorder --trigger 'nosuch>5ms' -o $T/x.rec -- $T/slow 1 -1 2>&1)
 check no_such_function eq "$?: $out" "1: fhook: record: --trigger nosuch>...: $T/slow has no such function"
 out=$(timeout 30 $F record --flight-recorder --trigger 'handle>5 minutes' -o $T/x.rec -- $T/slow 1 -1 2>&1)
-check bad_duration eq "$?: $out" "2: fhook: record: --trigger handle>5 minutes: DURATION is a number with ns, us, ms or s (FUNC>5ms)"
+check bad_duration eq "$?: $out" "2: fhook: record: --trigger handle>5 minutes: DURATION is a number with ns, us, ms or s (FUNC>5ms, or FUNC>5ms:N for N dumps at most)"
 out=$(timeout 30 $F record --trigger 'handle>5ms' -o $T/x.rec -- $T/slow 1 -1 2>&1)
 check needs_flight eq "$?: $out" "2: fhook: record: --trigger needs --flight-recorder"

@@ -24,6 +24,14 @@ AT(kpa_add_ret)
 	ret
 END(kpa_add)
 
+/* x0 + 5: its first words are overwritten by the test, as another tool would patch them */
+FUNC_NOBTI(kpa_victim)
+AT(kpa_victim_at)
+	add	x0, x0, #2
+	add	x0, x0, #3
+	ret
+END(kpa_victim)
+
 /* the address of kpa_data, by adr */
 FUNC(kpa_adr)
 AT(kpa_adr_at)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -34,6 +35,7 @@ DECL(kpa_adr); DECL(kpa_adrp); DECL(kpa_ldr_w); DECL(kpa_ldr_x); DECL(kpa_ldrsw)
 DECL(kpa_ldr_s); DECL(kpa_ldr_d); DECL(kpa_ldr_q); DECL(kpa_prfm); DECL(kpa_b);
 DECL(kpa_bl); DECL(kpa_bcond); DECL(kpa_cbz); DECL(kpa_cbnz_w); DECL(kpa_tbz);
 DECL(kpa_tbnz); DECL(kpa_br); DECL(kpa_blr); DECL(kpa_add); DECL(kpa_svc); DECL(kpa_pac);
+DECL(kpa_victim);
 extern char kpa_add_bti[], kpa_add_ret[], kpa_near[], kpa_data[];
 extern char kpa_excl_ldxr[], kpa_excl_add[], kpa_excl_stxr[], kpa_excl_after[];
 extern unsigned long kpa_excl(unsigned long *counter);
@@ -245,6 +247,44 @@ static void case_refused(void)
 	      "counter %lu hits %lu", counter, hits);
 	unregister_kprobe(&ok);
 	CHECK_EQ(kpa_svc(0), (unsigned long)getpid(), "svc_unprobed");
+}
+
+/*
+ * Another tool's breakpoint (a debugger's brk) or patch (a branch) where
+ * a probe would go: refused with -EBUSY, not copied nor overwritten; the
+ * file's word back, the probe is placed.
+ */
+static void case_foreign(void)
+{
+	static const struct { const char *name; uint32_t word; } other[] = {
+		{ "foreign_brk", 0xd4200000u | (0x3e8u << 5) },	/* brk #1000 */
+		{ "foreign_b", 0x14000002u },			/* b .+8 */
+		{ "foreign_bl", 0x94000002u },			/* bl .+8 */
+	};
+	volatile uint32_t *at = (volatile uint32_t *)kpa_victim_at;
+	struct kprobe p = { .addr = (kprobe_opcode_t *)kpa_victim_at, .pre_handler = pre };
+	long page = sysconf(_SC_PAGESIZE);
+	char *start = (char *)((uintptr_t)kpa_victim_at & ~(uintptr_t)(page - 1));
+	uint32_t orig = *at;
+	size_t i;
+
+	if (mprotect(start, 2 * page, PROT_READ | PROT_WRITE | PROT_EXEC)) {
+		CHECK(0, "foreign_mprotect", "%s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		*at = other[i].word;
+		__builtin___clear_cache((char *)at, (char *)at + 4);
+		CHECK_EQ(register_kprobe(&p), -EBUSY, other[i].name);
+		CHECK(*at == other[i].word, "foreign_untouched", "%08x", *at);
+	}
+	*at = orig;
+	__builtin___clear_cache((char *)at, (char *)at + 4);
+	hits = 0;
+	CHECK_EQ(register_kprobe(&p), 0, "foreign_gone_register");
+	CHECK(kpa_victim(1) == 6 && hits == 1, "foreign_gone_hit", "hits %lu", hits);
+	unregister_kprobe(&p);
+	mprotect(start, 2 * page, PROT_READ | PROT_EXEC);
 }
 
 /* each word of kpa_words: accepted, or refused with -EILSEQ (none is run) */
@@ -646,6 +686,7 @@ static const struct check_case cases[] = {
 	CHECK_CASE(post),
 	CHECK_CASE(modify),
 	CHECK_CASE(refused),
+	CHECK_CASE(foreign),
 	CHECK_CASE(decode),
 	CHECK_CASE(sweep),
 	CHECK_CASE(kretprobe),

@@ -43,7 +43,7 @@ extern "C" {
 #define FHOOK_EV_MAX_ARRAY_LEN		64
 #define FHOOK_EV_FETCH_INSN_MAX		16
 #define FHOOK_EV_MAX_STRING_SIZE	4096
-#define FHOOK_EV_PARAM_MAX_STACK	2048	/* THREAD_SIZE / sizeof(long), the kernel's on x86-64 */
+#define FHOOK_EV_PARAM_MAX_STACK	2048	/* the kernel's THREAD_SIZE (16 KiB) / sizeof(long) */
 #define FHOOK_EV_MAXACTIVE_MAX		4096
 #define FHOOK_EV_MAX_ENTRY_ARGS		16	/* $argN a return event may use */
 #define FHOOK_EV_DEFAULT_GROUP		"fprobes"

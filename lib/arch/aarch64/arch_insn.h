@@ -27,6 +27,8 @@
 #define FHOOK_SITE_CFLAG	"-fpatchable-function-entry=4,2"
 #define FHOOK_ELF_R_RELATIVE	1027	/* R_AARCH64_RELATIVE */
 #define FHOOK_ARCH_NAME		"AArch64"
+/* the breakpoint instruction, as a message names it */
+#define FHOOK_ARCH_TRAP_NAME	"a brk"
 /* the program loader (the ELF interpreter) of this machine's programs */
 #define FHOOK_ARCH_LOADER	"/lib/ld-linux-aarch64.so.1"
 

@@ -212,6 +212,23 @@ static int area_write(unsigned long mem, const void *buf, size_t len)
 
 /* ---- making a slot ---- */
 
+/* the instruction that holds byte @i: a probe's place is a whole instruction */
+enum fhook_kprobe_foreign fhook_kprobe_foreign_kind(const unsigned char *mem, size_t len,
+						    size_t i)
+{
+	size_t at = i & ~(size_t)3;
+	uint32_t insn;
+
+	if (at + 4 > len)
+		return FHOOK_FOREIGN_CODE;
+	memcpy(&insn, mem + at, 4);
+	if ((insn & 0xffe0001fu) == A64_BRK)		/* brk #imm16 */
+		return FHOOK_FOREIGN_TRAP;
+	if ((insn & 0x7c000000u) == 0x14000000u)	/* b, bl */
+		return FHOOK_FOREIGN_JUMP;
+	return FHOOK_FOREIGN_CODE;
+}
+
 int fhook_kprobe_read_orig(unsigned long addr, unsigned char *buf, size_t len)
 {
 	unsigned long w;

@@ -18,6 +18,8 @@
 #define FHOOK_SITE_CFLAG	"-fpatchable-function-entry=5"
 #define FHOOK_ELF_R_RELATIVE	8	/* R_X86_64_RELATIVE */
 #define FHOOK_ARCH_NAME		"x86-64"
+/* the breakpoint instruction, as a message names it */
+#define FHOOK_ARCH_TRAP_NAME	"an int3"
 /* the program loader (the ELF interpreter) of this machine's programs */
 #define FHOOK_ARCH_LOADER	"/lib64/ld-linux-x86-64.so.2"
 

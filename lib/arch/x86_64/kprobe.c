@@ -347,6 +347,22 @@ static int area_write(struct area *ar, unsigned long mem, const void *buf, size_
 
 /* ---- making a slot ---- */
 
+enum fhook_kprobe_foreign fhook_kprobe_foreign_kind(const unsigned char *mem, size_t len,
+						    size_t i)
+{
+	(void)len;
+	switch (mem[i]) {
+	case INT3_INSN_OPCODE:
+		return FHOOK_FOREIGN_TRAP;
+	case 0xe8:	/* call rel32 */
+	case 0xe9:	/* jmp rel32 */
+	case 0xeb:	/* jmp rel8 */
+	case 0xff:	/* call or jmp through memory */
+		return FHOOK_FOREIGN_JUMP;
+	}
+	return FHOOK_FOREIGN_CODE;
+}
+
 int fhook_kprobe_read_orig(unsigned long addr, unsigned char *buf, size_t len)
 {
 	unsigned long b;
