@@ -35,7 +35,7 @@ fprobe/test_progs_framed fprobe/test_exit_on_unwind fprobe/test_graph
 fprobe/test_unwind_sampled
 livepatch/test_inject livepatch/test_redirect
 util/test_lockdep soak/test_soak
-events/test_perfetto_unit
+events/test_perfetto_unit events/test_evdesc_unit
 core/test_ops_pac core/test_regs_pac core/test_misc_pac core/test_process_pac
 core/test_unwind_tramp_pac core/test_stress_pac core/test_own_malloc_pac
 core/test_unregister_race_pac core/test_blocked_pac core/pac/test_dlopen core/pac/test_dlopen_glob
@@ -77,7 +77,6 @@ events/test_cxxname_unit/set_speed:a budget of native CPU time (qemu-user emulat
 SKIPS="
 attach/:ptrace is not implemented by qemu-user (attach needs a kernel running arm64 code)
 kprobes/test_kprobes:x86-64 functions and registers (kp_funcs.S; aarch64's: test_kprobes_a64)
-events/ but its unit tests:the recorder and the fhook command are not built for aarch64 yet
 core/test_ipmod:x86-64 generated IPMODIFY copies
 core/test_general_regs:x86-64 handler scans (vecscan)
 core/test_vecnote:x86-64 handler proofs

@@ -24,31 +24,31 @@
  * forked child (a descriptor reads the memory of the process that opened
  * it); two threads that open it at once keep one, and close the other.
  */
-static int mem_fd = -1;
+static int mem_fd1;		/* the descriptor + 1: zero-filled, no page of .data */
 static pid_t mem_fd_pid;
 static bool no_vm_readv;
 
 static int mem_read(void *dst, unsigned long src, size_t len, pid_t pid)
 {
-	int fd = __atomic_load_n(&mem_fd, __ATOMIC_ACQUIRE);
+	int fd1 = __atomic_load_n(&mem_fd1, __ATOMIC_ACQUIRE);
 
-	if (fd < 0 || __atomic_load_n(&mem_fd_pid, __ATOMIC_ACQUIRE) != pid) {
+	if (!fd1 || __atomic_load_n(&mem_fd_pid, __ATOMIC_ACQUIRE) != pid) {
 		int nfd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
 
 		if (nfd < 0)
 			return -EFAULT;
-		if (__atomic_compare_exchange_n(&mem_fd, &fd, nfd, false, __ATOMIC_ACQ_REL,
+		if (__atomic_compare_exchange_n(&mem_fd1, &fd1, nfd + 1, false, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
 			/* the parent's descriptor in a child: its number is the child's */
-			if (fd >= 0)
-				close(fd);
-			fd = nfd;
+			if (fd1)
+				close(fd1 - 1);
+			fd1 = nfd + 1;
 			__atomic_store_n(&mem_fd_pid, pid, __ATOMIC_RELEASE);
 		} else {
 			close(nfd);
 		}
 	}
-	return pread(fd, dst, len, (off_t)src) == (ssize_t)len ? 0 : -EFAULT;
+	return pread(fd1 - 1, dst, len, (off_t)src) == (ssize_t)len ? 0 : -EFAULT;
 }
 
 static int safe_read(void *dst, unsigned long src, size_t len)

@@ -308,22 +308,27 @@ int __fhook_startup fhook_rec_setup(const char *v, bool attached, FILE *err)
 	return 0;
 }
 
+/*
+ * The command started this program behind an emulator (FHOOK_EMULATOR,
+ * cli/run.c): the kernel named the process after the emulator; the
+ * program's own name goes back before any thread or event reads it.  Out
+ * of the start-up path's pages: every other process passes it by.
+ */
+static void __attribute__((cold, noinline)) rec_emulated_comm(const char *v)
+{
+	char comm[16];
+
+	snprintf(comm, sizeof(comm), "%s", v);
+	prctl(PR_SET_NAME, comm);
+	unsetenv("FHOOK_EMULATED_COMM");
+}
+
 __attribute__((constructor(210))) static void fhook_ev_preload(void)
 {
 	const char *v = secure_getenv("FHOOK_EMULATED_COMM");
 
-	/*
-	 * The command started this program behind an emulator (FHOOK_EMULATOR,
-	 * cli/run.c): the kernel named the process after the emulator; the
-	 * program's own name goes back before any thread or event reads it.
-	 */
-	if (v) {
-		char comm[16];
-
-		snprintf(comm, sizeof(comm), "%s", v);
-		prctl(PR_SET_NAME, comm);
-		unsetenv("FHOOK_EMULATED_COMM");
-	}
+	if (__builtin_expect(v != NULL, 0))
+		rec_emulated_comm(v);
 	v = secure_getenv("FHOOK_EV_SHM");
 	if (v)
 		fhook_rec_setup(v, false, stderr);
