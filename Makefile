@@ -11,8 +11,22 @@ PREFIX  ?= /usr/local
 B       := build
 SAN     ?=
 
-# The architecture: lib/arch/$(ARCH)/ implements lib/arch/arch.h.
-ARCH    ?= $(shell uname -m)
+# The architecture: lib/arch/$(ARCH)/ implements lib/arch/arch.h.  Another
+# than this machine's cross-builds into build-$(ARCH)/ with the Debian cross
+# compiler ($(ARCH)-linux-gnu-gcc), and `make ARCH=aarch64 test` runs the
+# tests that apply under qemu-user (scripts/test-aarch64.sh).
+HOST_ARCH := $(shell uname -m)
+ARCH    ?= $(HOST_ARCH)
+ifneq ($(ARCH),$(HOST_ARCH))
+B       := build-$(ARCH)
+ifeq ($(origin CC),default)
+CC      := $(ARCH)-linux-gnu-gcc
+endif
+ifeq ($(origin CXX),default)
+CXX     := $(ARCH)-linux-gnu-g++
+endif
+STRIP   := $(ARCH)-linux-gnu-strip
+endif
 
 CFLAGS_COMMON := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter \
 		 -Iinclude -Ilib -Ilib/arch/$(ARCH) -fno-strict-aliasing $(SAN)
@@ -100,9 +114,9 @@ $(B)/lib/%.o: lib/%.S $(HEADERS)
 # The default -z separate-code stays: -z noseparate-code would save the
 # loader two mmap() calls and a fault in every process, but would make the
 # ELF headers and .rodata executable in every process fhook is loaded into.
-$(B)/libfhook.so: $(LIB_OBJS) lib/libfhook.map
+$(B)/libfhook.so: $(LIB_OBJS) lib/libfhook.map lib/libfhook.ld
 	$(CC) -shared $(SAN) -Wl,-soname,libfhook.so -Wl,-z,defs -Wl,-z,nodelete -Wl,-Bsymbolic-functions \
-		-Wl,-fini=fhook_no_fini \
+		-Wl,-fini=fhook_no_fini -Wl,-T,lib/libfhook.ld \
 		-Wl,--version-script=lib/libfhook.map -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
 
 $(B)/libfhook.a: $(LIB_OBJS)
@@ -139,10 +153,14 @@ deps:
 	@bash scripts/deps.sh
 
 # deps first, then the build: with -j2 they must not run side by side
+ifeq ($(ARCH),$(HOST_ARCH))
 test:
 	@bash scripts/deps.sh
 	@$(MAKE) --no-print-directory all $(TEST_TARGETS)
 	@bash tests/run.sh
+else
+test: test-$(ARCH)
+endif
 
 demo:
 	@bash scripts/deps.sh

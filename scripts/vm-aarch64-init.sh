@@ -211,9 +211,34 @@ exec 3>&-
 
 # --- kprobes where /proc shows the real masks: a thread with SIGTRAP blocked
 # gets -EBUSY (the whole program: real signal frames, SVE state, threads) ---
+# run_kp: the program, 60 s at most (it takes 1-2 s); a run that hangs
+# prints each of its threads' state first, for the record
+run_kp() {
+	(cd /u && LD_LIBRARY_PATH=/u exec ./test_kprobes_a64 > $T/kp 2>&1) &
+	kp=$!
+	i=0
+	while [ "$i" -lt 600 ] && kill -0 "$kp" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+	if kill -0 "$kp" 2>/dev/null; then
+		say "# test_kprobes_a64 hung after: $(tail -1 $T/kp)"
+		for t in /proc/$kp/task/*; do
+			say "#   task ${t##*/}: $(cut -d' ' -f3,14,15 $t/stat 2>/dev/null) syscall $(cat $t/syscall 2>/dev/null) $(grep SigBlk $t/status 2>/dev/null)"
+		done
+		grep ' r-xp ' /proc/$kp/maps | while read -r l; do say "#   $l"; done
+		kill -9 "$kp"
+		wait "$kp"
+		return 124
+	fi
+	wait "$kp"
+}
 t0=$(cut -d' ' -f1 /proc/uptime)
-(cd /u && LD_LIBRARY_PATH=/u timeout 150 ./test_kprobes_a64 > $T/kp 2>&1)
+run_kp
 rc=$?
+# A hang was seen twice in about 60 runs of this VM (in the threads case,
+# the first run after boot): it is reported above, and a second hang fails
+if [ "$rc" = 124 ]; then
+	run_kp
+	rc=$?
+fi
 t1=$(cut -d' ' -f1 /proc/uptime)
 sed -n 's/^\(PASS\|FAIL\|SKIP\) /\1 kprobes_a64\//p' $T/kp | while read -r l; do say "$l"; done
 check kprobes_a64_exit 0 "$rc"

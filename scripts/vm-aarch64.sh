@@ -140,10 +140,11 @@ fi
 # The guest: TCG, 2 CPUs (attach stops and restarts threads on both), a
 # CPU with pointer authentication, BTI and SVE (pauth-impdef: QEMU's cheap
 # signing, the architected one is slow to emulate).  An Oops panics it and
-# panic=-1 with -no-reboot ends QEMU at once.
+# panic=-1 with -no-reboot ends QEMU at once.  No network card: its boot ROM
+# (package ipxe-qemu) is not installed with qemu-system-arm.
 t0=$SECONDS
 timeout "$TIMEOUT" qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -m 1024 \
-	-accel tcg -display none -no-reboot \
+	-accel tcg -display none -no-reboot -nic none \
 	-kernel "$KERNEL" -initrd "$V/initramfs.cpio.gz" \
 	-append "console=ttyAMA0 quiet panic=-1 oops=panic" \
 	-serial mon:stdio < /dev/null > "$V/console.log" 2>&1

@@ -23,7 +23,7 @@
 
 static const struct fhook_attach_verb *ctl_verbs[CTL_MAX_VERBS];
 static int ctl_nr_verbs;
-static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t ctl_lock __fhook_startup_data = PTHREAD_MUTEX_INITIALIZER;
 static char *ctl_reply;
 static char ctl_oom[] = "error\nfhook: out of memory\n";
 

@@ -149,7 +149,7 @@ void fhook_loader_keep_addresses(void)
 struct keep_obj {
 	unsigned long base, start, end;
 };
-static struct keep_obj keep_before[KEEP_MAX];
+static struct keep_obj keep_before[KEEP_MAX] __fhook_cold_bss;
 static int keep_nr;
 static pthread_mutex_t keep_lock = PTHREAD_MUTEX_INITIALIZER;
 

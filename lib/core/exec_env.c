@@ -63,14 +63,14 @@ static const char *fh_vars[EXEC_ENV_MAX_VARS];	/* "FHOOK_X=value", as started */
 static int fh_nr;
 static bool fh_off;			/* set-id, or nothing to give back */
 
-static int (*real_execve)(const char *, char *const[], char *const[]);
-static int (*real_execvpe)(const char *, char *const[], char *const[]);
-static int (*real_fexecve)(int, char *const[], char *const[]);
-static int (*real_execveat)(int, const char *, char *const[], char *const[], int);
+static int (*real_execve)(const char *, char *const[], char *const[]) __fhook_startup_data;
+static int (*real_execvpe)(const char *, char *const[], char *const[]) __fhook_startup_data;
+static int (*real_fexecve)(int, char *const[], char *const[]) __fhook_startup_data;
+static int (*real_execveat)(int, const char *, char *const[], char *const[], int) __fhook_startup_data;
 static int (*real_posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
-			       const posix_spawnattr_t *, char *const[], char *const[]);
+			       const posix_spawnattr_t *, char *const[], char *const[]) __fhook_startup_data;
 static int (*real_posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
-				const posix_spawnattr_t *, char *const[], char *const[]);
+				const posix_spawnattr_t *, char *const[], char *const[]) __fhook_startup_data;
 
 static const char *__fhook_startup base_name(const char *s, size_t len, size_t *blen)
 {

@@ -35,7 +35,7 @@
 #include "kallsyms/objects.h"
 
 struct ftrace_ops *ftrace_ops_list;
-pthread_mutex_t ftrace_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t ftrace_lock __fhook_startup_data = PTHREAD_MUTEX_INITIALIZER;
 static bool ftrace_enabled = true;
 
 void fhook_synchronize(void)

@@ -466,7 +466,7 @@ static bool arch_is_site(unsigned long ip)
  */
 __attribute__((constructor(101))) void fhook_sites_init(void)
 {
-	static int done;
+	static int done __fhook_startup_data;
 	static const struct fhook_arch_hooks hooks = {
 		.text_seg = arch_text_seg,
 		.is_site = arch_is_site,

@@ -207,7 +207,7 @@ static void own_stack_lookup(struct rethook_thread *t)
  * apart (their frames may then pass for dead on the thread's stack).
  */
 #define NCTX	64
-static struct { unsigned long lo, hi; } ctx_stacks[NCTX];
+static struct { unsigned long lo, hi; } ctx_stacks[NCTX] __fhook_cold_bss;
 static unsigned int ctx_nr;
 
 static void ctx_new_stack(unsigned long lo, unsigned long hi)

@@ -51,7 +51,7 @@
 #include "kpglob.h"
 
 static pthread_mutex_t kp_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct kp_addr *kp_table[1024];
+static struct kp_addr *kp_table[1024] __fhook_cold_bss;
 /*
  * The loader changed while this thread held kp_mutex (dlopen() inside a
  * registration): kp_unlock() looks at the objects before it lets go.
@@ -503,7 +503,7 @@ static int file_at_cb(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* The file last read (a glob reads one object's, thousands of times). */
-static char kp_file_path[PATH_MAX];
+static char kp_file_path[PATH_MAX] __fhook_cold_bss;
 static int kp_file_fd = -1;
 
 static void kp_file_close(void)

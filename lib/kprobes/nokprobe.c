@@ -31,8 +31,15 @@
 #include "arch_insn.h"
 #include "nokprobe.h"
 
+/*
+ * Names in arrays of their own, not pointers: a table of pointers is
+ * relocated data, written by the loader in every process that loads
+ * libfhook, and this one alone would take the relocated data over a page.
+ */
+#define NOKPROBE_NAME_MAX	32
+
 /* sorted (strcmp): bsearch */
-static const char *const nokprobe_libc[] = {
+static const char nokprobe_libc[][NOKPROBE_NAME_MAX] = {
 	"_Fork", "_IO_list_lock", "_IO_list_resetlock", "_IO_list_unlock", "__clone", "__clone3",
 	"__environ", "__errno_location", "__isoc99_sscanf", "__libc_calloc", "__libc_free",
 	"__libc_malloc", "__libc_memalign", "__libc_realloc", "__libc_single_threaded",
@@ -72,7 +79,7 @@ static const char *const nokprobe_libc[] = {
  * raises a SIGTRAP the thread blocks, and the kernel kills it.  Sorted
  * (strcmp).
  */
-static const char *const nokprobe_sigblocked[] = {
+static const char nokprobe_sigblocked[][NOKPROBE_NAME_MAX] = {
 	"__clone", "__ctype_init", "__madvise", "_setjmp", "getpagesize",
 };
 #define NR_SIGBLOCKED	(FHOOK_KPROBE_TRAPS_ONLY ? \
@@ -84,14 +91,14 @@ static const char *const nokprobe_sigblocked[] = {
  * with sites, so a glob leaves it out too and the call tree begins at main
  * as the sites' does.  Sorted (strcmp).
  */
-static const char *const nokprobe_crt[] = {
+static const char nokprobe_crt[][NOKPROBE_NAME_MAX] = {
 	"__do_global_dtors_aux", "__libc_csu_fini", "__libc_csu_init", "_dl_relocate_static_pie",
 	"_fini", "_init", "_start", "deregister_tm_clones", "frame_dummy", "register_tm_clones",
 };
 
 static int name_cmp(const void *key, const void *elt)
 {
-	return strcmp(key, *(const char *const *)elt);
+	return strcmp(key, elt);
 }
 
 static const char *file_name(const char *path)

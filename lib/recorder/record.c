@@ -55,7 +55,7 @@ _Static_assert(REC_MAX_INST == 4, "REC_INST_INIT for each slot");
 __thread long fhook_rec_cur_off;
 /* each slot's writer of this thread; slot 0's is the trampolines' (rec_graph()) */
 static __thread struct rec_thread fhook_rec_thrs[REC_MAX_INST];
-struct ev_ring *fhook_rec_mapsv[REC_MAX_INST][EV_MAX_RINGS];
+struct ev_ring *fhook_rec_mapsv[REC_MAX_INST][EV_MAX_RINGS] __fhook_cold_bss;
 
 /* glibc registered an rseq area: its cpu_id is rec_g.cpu_off from the thread pointer */
 bool fhook_rec_has_rseq __fhook_startup_data;

@@ -22,6 +22,11 @@
 
 #define __fhook_startup		__attribute__((section(".text.startup")))
 #define __fhook_startup_data	__attribute__((section(".data.startup")))
+/*
+ * The large tables only tracing fills: after the rest of .bss (the linker
+ * script lib/libfhook.ld), not between the variables the start-up touches.
+ */
+#define __fhook_cold_bss	__attribute__((section(".bss.fhook_cold")))
 
 /*
  * The page size, from the auxiliary vector the start-up reads anyway, not

@@ -15,8 +15,10 @@
 # least of five runs on each side still moving by a few faults from run to
 # run on a busy machine; with several recordings of a process possible (a
 # recorder state per recording) and the event filters +19 to +24 (+19 to
-# +21 the same day before them).  The bound is the measurement and that
-# noise.
+# +21 the same day before them); +25 to +29 once the large tables of
+# tracing had spread the few variables the start-up touches over five
+# pages of .bss, +17 or +18 with those tables after .bss (lib/libfhook.ld).
+# The bound is the measurement and that noise.
 #
 # Then a program with 3,000 functions built with the pads, whose pads
 # libfhook rewrites before main(): on top of the above it may pay one

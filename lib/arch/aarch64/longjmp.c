@@ -83,7 +83,7 @@ void __fhook_startup fhook_arch_longjmp_init(void (*before_jump)(unsigned long t
 	__atomic_store_n(&makecontext_libc_sym, libc_sym, __ATOMIC_RELEASE);
 }
 
-void fhook_arch_makecontext_init(void (*new_stack)(unsigned long lo, unsigned long hi))
+void __fhook_startup fhook_arch_makecontext_init(void (*new_stack)(unsigned long lo, unsigned long hi))
 {
 	__atomic_store_n(&makecontext_before, new_stack, __ATOMIC_RELEASE);
 }

@@ -140,7 +140,7 @@ static void (*gen_register_frame(void))(void *)
  * libgcc_s of its own): registered once it is.
  */
 #define GEN_PENDING	64
-static void *gen_pending[GEN_PENDING];
+static void *gen_pending[GEN_PENDING] __fhook_cold_bss;
 static unsigned int gen_nr_pending;
 static pthread_mutex_t gen_pending_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -786,8 +786,8 @@ static unsigned long thread_pc(pid_t tid, bool *runnable)
 #define WHERE_MAGIC	0xfb5eUL
 #define WHERE_WAIT_NS	(3 * 1000 * 1000)	/* for the answers of a round */
 
-static _Atomic unsigned long where_answer[WHERE_MAX];
-static _Atomic pid_t where_tid[WHERE_MAX];
+static _Atomic unsigned long where_answer[WHERE_MAX] __fhook_cold_bss;
+static _Atomic pid_t where_tid[WHERE_MAX] __fhook_cold_bss;
 static _Atomic unsigned long where_round;
 
 static void where_handler(int sig, siginfo_t *info, void *ctx)

@@ -532,7 +532,7 @@ static void sort_locs(struct text_poke_loc *locs, size_t nr)
  * only makes a look see a blocked thread, and wait.
  */
 #define TRAP_TIDS	64
-static _Atomic pid_t trap_tids[TRAP_TIDS];
+static _Atomic pid_t trap_tids[TRAP_TIDS] __fhook_cold_bss;
 
 static bool in_trap_handler(pid_t tid)
 {

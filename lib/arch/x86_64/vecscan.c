@@ -35,7 +35,7 @@ static struct {
 	unsigned long func;
 	size_t len;		/* the bytes proven from func; 0: not proven */
 	unsigned int fregs;	/* what of its fregs it reads (vecfree.h) */
-} scanned[SCAN_CACHE];
+} scanned[SCAN_CACHE] __fhook_cold_bss;
 static size_t nr_scanned;
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -45,7 +45,7 @@ static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
  * proven again.  Past PROBED_MAX of them, none is.
  */
 #define PROBED_MAX	64
-static unsigned long probed[PROBED_MAX];
+static unsigned long probed[PROBED_MAX] __fhook_cold_bss;
 static size_t nr_probed;
 static bool probed_many;
 
