@@ -33,9 +33,15 @@ $(B)/tests/attach/att_hostile: tests/attach/att_hostile.c
 
 TEST_TARGETS += $(B)/tests/attach/att_hostile $(B)/tests/attach/att_prog $(B)/tests/attach/att_repl.so $(B)/tests/attach/att_slow.so \
 	$(B)/tests/attach/att_ctl_client $(B)/tests/attach/att_seccomp $(B)/tests/attach/att_wrap.so \
-	$(B)/tests/attach/att_sleep
+	$(B)/tests/attach/att_sleep $(B)/tests/attach/att_park
 
 # a process whose one thread sleeps or reads (the syscall restart after an attach)
 $(B)/tests/attach/att_sleep: tests/attach/att_sleep.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $<
+
+# puts a thread of another process between two nops of a pad (by ptrace
+# single steps) and leaves it there with a signal
+$(B)/tests/attach/att_park: tests/attach/att_park.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall $(SAN) -o $@ $<

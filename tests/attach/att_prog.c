@@ -9,9 +9,11 @@
  *   check     print "bad N" (wrong results so far)
  *   handler   a new thread enters a SIGUSR1 handler and sleeps there
  *   release   it leaves the handler; print "released"
- *   padsig    a new thread calling work() in a loop is sent SIGUSR2 until
- *             the signal finds it between two nops of work()'s pad, and its
- *             handler sleeps there; print "in pad" ("release" lets it go on)
+ *   padthread a new thread calls work() in a loop, with a SIGUSR2 handler
+ *             that sleeps when its signal frame's pc is between two nops of
+ *             work()'s pad ("release" lets it go on); print "padthread TID
+ *             LO HI", the pad's bounds (att_park puts the thread there)
+ *   padwait   wait for that handler; print "in pad" (or "pad not hit")
  *   masked    a new thread that blocks every signal calls work() in a loop
  *   dlopen P  a new thread dlopens P (att_slow.so: its constructor takes a
  *             second, the loader's lock held); print "dlopen started"
@@ -107,6 +109,14 @@ static void on_usr2(int sig, siginfo_t *si, void *ctx)
 		nanosleep(&ts, NULL);
 }
 
+static volatile pid_t pad_tid;
+
+static void *pad_thread(void *arg)
+{
+	pad_tid = gettid();
+	return worker(arg);
+}
+
 static void *handler_thread(void *arg)
 {
 	raise(SIGUSR1);
@@ -162,16 +172,19 @@ int main(int argc, char **argv)
 			while (!in_handler)
 				usleep(1000);
 			printf("in handler\n");
-		} else if (!strncmp(line, "padsig", 6) && !have_pad) {
+		} else if (!strncmp(line, "padthread", 9) && !have_pad) {
 			struct sigaction sa = { .sa_sigaction = on_usr2, .sa_flags = SA_SIGINFO };
 
 			sigaction(SIGUSR2, &sa, NULL);
-			pthread_create(&pth, NULL, worker, (void *)99L);
+			pthread_create(&pth, NULL, pad_thread, (void *)99L);
 			have_pad = true;
-			for (i = 0; i < 100000 && !pad_hit; i++) {
-				pthread_kill(pth, SIGUSR2);
-				usleep(50);
-			}
+			while (!pad_tid)
+				usleep(1000);
+			printf("padthread %d %#lx %#lx\n", (int)pad_tid, (unsigned long)work,
+			       (unsigned long)work + 5);
+		} else if (!strncmp(line, "padwait", 7)) {
+			for (i = 0; i < 2000 && !pad_hit; i++)
+				usleep(1000);
 			printf("%s\n", pad_hit ? "in pad" : "pad not hit");
 		} else if (!strncmp(line, "release", 7)) {
 			release = 1;

@@ -6,7 +6,8 @@ ROOT=${FHOOK_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 FHOOK=${FHOOK_CLI:-$ROOT/build/fhook}
 P=$ROOT/build/tests/attach/att_prog
 R=$ROOT/build/tests/attach/att_repl.so
-for f in "$FHOOK" "$P" "$R"; do
+PARK=$ROOT/build/tests/attach/att_park
+for f in "$FHOOK" "$P" "$R" "$PARK"; do
 	[ -e "$f" ] || { echo "FAIL attach_built: $f missing (make test builds it)"; exit 1; }
 done
 TMP=$(mktemp -d)
