@@ -433,6 +433,8 @@ struct fhook_kprobe_slot {
 	unsigned int covered;		/* bytes of instructions the copy holds */
 	int can;			/* FHOOK_KPROBE_JUMP if a jump may be placed */
 	int armed;			/* how it is placed now, 0: not */
+	unsigned int gen;		/* arms so far: a trap that finds it disarmed tells
+					   a trap placed since from someone else's */
 	bool in_use;			/* handed out and not yet disarmed */
 	bool keep_trap;			/* a thread was inside: a trap this time */
 	bool for_neighbour;		/* a trap because a probe is inside its jump */

@@ -494,6 +494,7 @@ int fhook_kprobe_arm(struct fhook_kprobe_slot **slots, size_t nr)
 	fhook_trap_install();
 	for (i = 0; i < nr; i++) {
 		nr_armed += !slots[i]->armed;
+		__atomic_fetch_add(&slots[i]->gen, 1, __ATOMIC_RELAXED);
 		/* before the brk: a thread that meets it is ours */
 		__atomic_store_n(&slots[i]->armed, FHOOK_KPROBE_TRAP, __ATOMIC_RELEASE);
 		ret = fhook_a64_text_write(slots[i]->addr, &brk, 4, false);
@@ -688,6 +689,7 @@ static bool kp_trap(ucontext_t *uc, bool hooks)
 	mcontext_t *mc = &uc->uc_mcontext;
 	unsigned long pc = mc->pc;
 	struct a64_slot *as = table_find(pc);
+	unsigned int gen;
 	uint32_t w;
 	int armed;
 
@@ -702,8 +704,11 @@ static bool kp_trap(ucontext_t *uc, bool hooks)
 	}
 	/*
 	 * armed first: disarming writes the original word before it clears
-	 * armed, so a word read after armed was seen clear is the original.
+	 * armed, so a word read after armed was seen clear is the original,
+	 * unless the probe was armed again in between (its generation moved:
+	 * arming bumps it before it writes the brk).
 	 */
+	gen = __atomic_load_n(&as->s.gen, __ATOMIC_ACQUIRE);
 	armed = __atomic_load_n(&as->s.armed, __ATOMIC_ACQUIRE);
 	w = *(volatile uint32_t *)pc;
 	if (armed && w == A64_BRK_OF(A64_KP_BRK_IMM)) {
@@ -711,13 +716,17 @@ static bool kp_trap(ucontext_t *uc, bool hooks)
 		return true;
 	}
 	/*
-	 * A brk of ours still there with no probe armed is someone else's
-	 * (the slot outlived its object): not ours.  Else the probe was
-	 * removed since this thread trapped: the original word is back (or
-	 * is coming back), run it.
+	 * A brk of ours still there with no probe armed since the slot was
+	 * disarmed is someone else's (the slot outlived its object): not
+	 * ours.  Else the probe was removed since this thread trapped (the
+	 * original word is back, or is coming back) or placed again: the
+	 * thread runs the word at pc again, whichever it is now.
 	 */
-	if (!armed && w == A64_BRK_OF(A64_KP_BRK_IMM))
-		return false;
+	if (!armed && w == A64_BRK_OF(A64_KP_BRK_IMM)) {
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&as->s.gen, __ATOMIC_RELAXED) == gen)
+			return false;
+	}
 	mc->pc = pc;
 	return true;
 }

@@ -631,6 +631,7 @@ static int retrap(struct fhook_kprobe_slot *over, unsigned long addr, unsigned l
 		return 0;
 	}
 	/* armed first: a thread that meets the int3 during the batch goes to @t */
+	__atomic_fetch_add(&t->gen, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->armed, FHOOK_KPROBE_TRAP, __ATOMIC_RELEASE);
 	nr_armed++;
 	fhook_addr_table_replace(&table, t->addr, t);
@@ -1112,8 +1113,10 @@ static void set_armed(struct fhook_kprobe_slot **slots, size_t nr, bool jumps)
 {
 	size_t i;
 
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
 		nr_armed += !slots[i]->armed;
+		__atomic_fetch_add(&slots[i]->gen, 1, __ATOMIC_RELAXED);
+	}
 	for (i = 0; i < nr; i++)
 		__atomic_store_n(&slots[i]->armed, jumps && jump_wanted(slots[i]) ?
 				 FHOOK_KPROBE_JUMP : FHOOK_KPROBE_TRAP, __ATOMIC_RELEASE);
@@ -1390,7 +1393,7 @@ bool fhook_kprobe_trap(unsigned long ip, void *ctx)
 	ucontext_t *uc = ctx;
 	greg_t *g = uc->uc_mcontext.gregs;
 	struct fhook_kprobe_slot *s = table_find(ip);
-	unsigned int i;
+	unsigned int i, gen;
 
 	if (ip + 1 == (unsigned long)fhook_kprobe_setregs) {
 		/* a pre_handler moved the ip of a probe inside a function */
@@ -1406,14 +1409,20 @@ bool fhook_kprobe_trap(unsigned long ip, void *ctx)
 	for (i = 0; i < s->nr_exits; i++)
 		if (ip == s->exits[i].at)
 			return post_exit(s, &s->exits[i], g);
+	gen = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
 	if (!__atomic_load_n(&s->armed, __ATOMIC_ACQUIRE)) {
 		/*
 		 * Removed since this thread trapped: the original bytes are
-		 * back, run them.  An int3 still there is someone else's (the
-		 * slot outlived its object): not ours to handle.
+		 * back, run them.  An int3 still there with no arming since
+		 * (arming bumps the generation before it writes the int3) is
+		 * someone else's (the slot outlived its object): not ours to
+		 * handle.  One placed again since runs again, and traps again.
 		 */
-		if (*(volatile unsigned char *)ip == INT3_INSN_OPCODE)
-			return false;
+		if (*(volatile unsigned char *)ip == INT3_INSN_OPCODE) {
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			if (__atomic_load_n(&s->gen, __ATOMIC_RELAXED) == gen)
+				return false;
+		}
 		g[REG_RIP] = (greg_t)ip;
 		return true;
 	}
