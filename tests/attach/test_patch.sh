@@ -121,7 +121,13 @@ park_in_pad() {
 # it there) is moved past the rest of it: the pad becomes one 5-byte nop ----
 start_prog 8
 park_in_pad 19
-expect pads_parked "$?:$(awk '{ print $3 }' "/proc/$pid/stat")" "0:T"
+st=$?
+# (the group stop reaches the other threads, the main one in its read(), a moment later)
+for i in $(seq 100); do
+	[ "$(awk '{ print $3 }' /proc/"$pid"/task/*/stat | sort -u)" = T ] && break
+	sleep 0.02
+done
+expect pads_parked "$st:$(awk '{ print $3 }' /proc/"$pid"/task/*/stat | sort -u)" "0:T"
 FHOOK_ATTACH_VERBOSE=1 "$FHOOK" patch -p "$pid" --func ping --with "$R:ping_new" 2>"$TMP/err"
 st=$?
 n=$(grep -o '; [0-9]* threads moved past the rest of a pad' "$TMP/err" | grep -o '[0-9]*')
