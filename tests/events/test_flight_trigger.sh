@@ -2,7 +2,8 @@
 # The flight recorder's duration trigger, --trigger 'FUNC>DURATION': a
 # call of FUNC that took DURATION or longer dumps the rings, decided at its
 # return; the dump holds that call, timed, and the calls that led up to it;
-# calls under the bound fire nothing.  Also with -p, and the bad uses.
+# calls under the bound fire nothing; a thread that starts after the trigger
+# fired is in the end's dump.  Also with -p, and the bad uses.
 set -o pipefail
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 F=$PWD/build/fhook
@@ -66,6 +67,47 @@ out=$(timeout 60 $F record --flight-recorder --trigger 'handle>30ms' -o $T/n.rec
 check quiet_status eq "$?: $out" "0: 1100"
 check quiet_not_fired eq "$(grep -c 'a call of handle took' $T/err)" 0
 check quiet_dumps eq "$(grep -o '[0-9]* dump[s]* (the last at the end)' $T/err)" "1 dump (the last at the end)"
+
+# a thread that starts after the trigger fired: its calls are in the end's
+# dump, on their own thread, with the slow call of the first dump before them
+cat > $T/late.c <<'C'
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((noinline)) int late(int x) { __asm__ volatile(""); return x + 2; }
+__attribute__((noinline)) int slow(int x) { usleep(60000); return x + 1; }
+static void *run(void *arg)
+{
+	long s = 0;
+	int i;
+
+	for (i = 0; i < 5; i++)
+		s += late(i);
+	return (void *)s;
+}
+int main(void)
+{
+	pthread_t t;
+	void *s;
+
+	slow(1);
+	usleep(200000);		/* the dump is written meanwhile */
+	pthread_create(&t, NULL, run, NULL);
+	pthread_join(t, &s);
+	printf("%ld\n", (long)s);
+	return 0;
+}
+C
+gcc -O1 -pthread $($F cflags) -o $T/late $T/late.c || exit 2
+out=$(timeout 60 $F record --flight-recorder --trigger 'slow>30ms' -o $T/l.rec -- $T/late 2> $T/err)
+check late_status eq "$?: $out" "0: 20"
+check late_fired eq "$(grep -c 'a call of slow took' $T/err)" 1
+check late_dumps eq "$(grep -o '[0-9]* dumps (the last at the end)' $T/err)" "2 dumps (the last at the end)"
+# in time order: the slow call on the main thread, then the new thread's five calls
+check late_calls eq "$($F replay $T/l.rec 2>/dev/null |
+	sed -nE 's/^ *[^ ]*-([0-9]+) .*entry: \((slow|late)\+.*/\1 \2/p' |
+	awk '{ if (!($1 in t)) t[$1] = "T" ++n; print t[$1], $2 }' | uniq -c | tr -s ' ' | tr '\n' ';')" \
+	" 1 T1 slow; 5 T2 late;"
 
 # FUNC>DURATION:N: every call over the bound, but N dumps at most, then the end's
 out=$(timeout 60 $F record --flight-recorder --trigger 'handle>0ns:2' -o $T/c.rec -- \
