@@ -54,6 +54,7 @@ struct fmt_out {
 	/* the call graph's state */
 	struct graph_thr *gthr;
 	size_t nr_gthr;
+	size_t g_last;		/* 1 + the thread whose event came last, 0: none */
 	/* the seconds of the last time written, and their text */
 	uint64_t sec;
 	int sec_width;
@@ -749,10 +750,23 @@ static void graph_flush(struct fmt_out *f, struct graph_thr *g)
 	g->arglen = 0;
 }
 
+/*
+ * @thr's graph state.  An event of another thread than the last one's
+ * first writes the line that one holds, if it is complete (a leaf's or an
+ * exit's): nothing of the same call can follow an event of another thread,
+ * and the lines stay in time order.  An entry held to see whether it is a
+ * leaf stays held until its own thread's next event.
+ */
 static struct graph_thr *graph_thr(struct fmt_out *f, const struct dec_thread *thr)
 {
+	size_t last = f->g_last;
+
 	if (ev_array_fit(&f->gthr, &f->nr_gthr, thr->num, sizeof(*f->gthr)))
 		return NULL;
+	if (last && last - 1 != thr->num && last - 1 < f->nr_gthr &&
+	    (f->gthr[last - 1].state == G_LEAF || f->gthr[last - 1].state == G_EXIT))
+		graph_flush(f, &f->gthr[last - 1]);
+	f->g_last = thr->num + 1;
 	return &f->gthr[thr->num];
 }
 
