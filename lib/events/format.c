@@ -38,6 +38,10 @@ struct graph_thr {
 	int nr_in, nr_out;
 	unsigned char *argbuf;
 	size_t arglen, argcap;
+	/* an entry held: where its line goes in the output buffer, and in which order */
+	bool placed;
+	size_t at;
+	uint64_t place_seq;
 };
 
 struct fmt_out {
@@ -55,6 +59,12 @@ struct fmt_out {
 	struct graph_thr *gthr;
 	size_t nr_gthr;
 	size_t g_last;		/* 1 + the thread whose event came last, 0: none */
+	/* the threads whose held entry has its place in the buffer (graph_place()) */
+	uint32_t *placed;
+	size_t nr_placed, placed_cap;
+	uint64_t place_seq;
+	char *scratch;		/* a held entry's line is made here, then put in its place */
+	bool in_scratch;
 	/* the seconds of the last time written, and their text */
 	uint64_t sec;
 	int sec_width;
@@ -87,12 +97,12 @@ int fmt_by_name(const char *name)
 
 /* ---- the output buffer ------------------------------------------------- */
 
-static void ob_flush(struct fmt_out *f)
+static void ob_write(struct fmt_out *f, const char *p, size_t n)
 {
 	size_t off = 0;
 
-	while (off < f->len && !f->err) {
-		ssize_t w = write(f->fd, f->buf + off, f->len - off);
+	while (off < n && !f->err) {
+		ssize_t w = write(f->fd, p + off, n - off);
 
 		if (w < 0) {
 			if (errno != EINTR)
@@ -101,14 +111,55 @@ static void ob_flush(struct fmt_out *f)
 		}
 		off += w;
 	}
-	f->len = 0;
+}
+
+/* The first held entry's place in the buffer (f->len: none). */
+static size_t placed_min(const struct fmt_out *f)
+{
+	size_t i, m = f->len;
+
+	for (i = 0; i < f->nr_placed; i++)
+		if (f->gthr[f->placed[i]].at < m)
+			m = f->gthr[f->placed[i]].at;
+	return m;
+}
+
+/*
+ * Writes the buffer up to the first held entry's place: what follows it
+ * waits for that line.  A line made in the scratch buffer longer than the
+ * whole buffer is cut (its beginning lost), never written out of place.
+ */
+static void ob_flush(struct fmt_out *f)
+{
+	size_t n, i;
+
+	if (f->in_scratch) {
+		f->len = 0;
+		return;
+	}
+	n = placed_min(f);
+	ob_write(f, f->buf, n);
+	memmove(f->buf, f->buf + n, f->len - n);
+	f->len -= n;
+	for (i = 0; i < f->nr_placed; i++)
+		f->gthr[f->placed[i]].at -= n;
+}
+
+static void graph_force(struct fmt_out *f);
+
+static __attribute__((noinline)) void ob_make_room(struct fmt_out *f, size_t n)
+{
+	ob_flush(f);
+	/* the buffer full of lines after a held entry: it is written as it is now */
+	while (f->len + n > OUT_BUF && f->nr_placed && !f->in_scratch && !f->err)
+		graph_force(f);
 }
 
 /* Room for @n more bytes (n < OUT_BUF). */
 static inline char *ob_room(struct fmt_out *f, size_t n)
 {
 	if (f->len + n > OUT_BUF)
-		ob_flush(f);
+		ob_make_room(f, n);
 	return f->buf + f->len;
 }
 
@@ -718,10 +769,118 @@ static void graph_ret(struct fmt_out *f, const struct graph_thr *g)
 	graph_values(f, g, true);
 }
 
+static char *memdup_or_null(const char *s, size_t n)
+{
+	char *p = malloc(n ? n : 1);
+
+	return p ? memcpy(p, s, n) : NULL;
+}
+
+static void graph_unplace(struct fmt_out *f, struct graph_thr *g)
+{
+	size_t i;
+
+	for (i = 0; i < f->nr_placed; i++)
+		if (&f->gthr[f->placed[i]] == g) {
+			f->placed[i] = f->placed[--f->nr_placed];
+			break;
+		}
+	g->placed = false;
+}
+
+/*
+ * Keeps the place of @g's entry, at the end of what is written so far: its
+ * line (a call with its callees, or a leaf) is known only at its thread's
+ * next event, and the other threads' lines meanwhile go after it.
+ */
+static int graph_place(struct fmt_out *f, struct graph_thr *g)
+{
+	if (f->nr_placed == f->placed_cap) {
+		size_t cap = f->placed_cap ? 2 * f->placed_cap : 16;
+		uint32_t *p = realloc(f->placed, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		f->placed = p;
+		f->placed_cap = cap;
+	}
+	f->placed[f->nr_placed++] = g - f->gthr;
+	g->placed = true;
+	g->at = f->len;
+	g->place_seq = ++f->place_seq;
+	return 0;
+}
+
+/* Puts @n bytes of @g's line at its place, and forgets the place. */
+static void graph_put(struct fmt_out *f, struct graph_thr *g, const char *s, size_t n)
+{
+	char *copy = NULL;
+	size_t i;
+
+	while (f->len + n > OUT_BUF && !f->err) {
+		struct graph_thr *first = NULL;
+
+		ob_flush(f);
+		if (f->len + n <= OUT_BUF)
+			break;
+		for (i = 0; i < f->nr_placed; i++) {
+			struct graph_thr *h = &f->gthr[f->placed[i]];
+
+			if (!first || h->at < first->at ||
+			    (h->at == first->at && h->place_seq < first->place_seq))
+				first = h;
+		}
+		if (first == g) {
+			/* the first line still to write: straight out */
+			graph_unplace(f, g);
+			ob_write(f, s, n);
+			free(copy);
+			return;
+		}
+		/* the scratch buffer serves the line written before this one */
+		if (!copy && !(s = copy = memdup_or_null(s, n))) {
+			f->err = -ENOMEM;
+			break;
+		}
+		graph_force(f);
+	}
+	if (!f->err) {
+		memmove(f->buf + g->at + n, f->buf + g->at, f->len - g->at);
+		memcpy(f->buf + g->at, s, n);
+		f->len += n;
+		for (i = 0; i < f->nr_placed; i++) {
+			struct graph_thr *h = &f->gthr[f->placed[i]];
+
+			if (h != g && (h->at > g->at ||
+				       (h->at == g->at && h->place_seq > g->place_seq)))
+				h->at += n;
+		}
+	}
+	graph_unplace(f, g);
+	free(copy);
+}
+
 static void graph_flush(struct fmt_out *f, struct graph_thr *g)
 {
 	uint64_t dur = g->c.end - g->c.start;
+	char *buf = f->buf;
+	size_t len = f->len;
 
+	if (g->placed) {
+		/*
+		 * Nothing written and no other entry held since its entry (one
+		 * thread, mostly): its place is the end.  An entry held before
+		 * it at the same place keeps its place, before this line.
+		 */
+		if ((g->state != G_ENTRY && g->state != G_LEAF) ||
+		    (g->at == f->len && g->place_seq == f->place_seq)) {
+			graph_unplace(f, g);
+		} else {
+			f->buf = f->scratch;
+			f->len = 0;
+			f->in_scratch = true;
+		}
+	}
 	switch (g->state) {
 	case G_ENTRY:
 		graph_prefix(f, g->c.thr, g->c.depth, g->c.start, 0, false);
@@ -748,6 +907,37 @@ static void graph_flush(struct fmt_out *f, struct graph_thr *g)
 	g->state = G_NONE;
 	g->nr_in = g->nr_out = 0;
 	g->arglen = 0;
+	if (f->in_scratch) {
+		const char *s = f->buf;
+		size_t n = f->len;
+
+		f->buf = buf;
+		f->len = len;
+		f->in_scratch = false;
+		graph_put(f, g, s, n);
+	}
+}
+
+/*
+ * The output buffer is full behind the first held entry: its line is
+ * written as it can be now (an entry whose exit is yet to come: "func() {",
+ * its exit later "}"), which frees the buffer up to the next one.
+ */
+static void graph_force(struct fmt_out *f)
+{
+	struct graph_thr *first = NULL;
+	size_t i;
+
+	for (i = 0; i < f->nr_placed; i++) {
+		struct graph_thr *h = &f->gthr[f->placed[i]];
+
+		if (!first || h->at < first->at ||
+		    (h->at == first->at && h->place_seq < first->place_seq))
+			first = h;
+	}
+	if (first)
+		graph_flush(f, first);
+	ob_flush(f);
 }
 
 /*
@@ -811,6 +1001,8 @@ static int graph_enter(struct fmt_out *f, struct call *c, const struct dec_event
 		graph_flush(f, g);
 		g->state = G_ENTRY;
 		g->c = *c;
+		if (graph_place(f, g))
+			return -ENOMEM;
 	}
 	graph_keep(g, ev, false);
 	return f->err;
@@ -834,6 +1026,8 @@ static int graph_exit(struct fmt_out *f, struct call *c, const struct dec_event 
 			g->state = G_NONE;
 			g->nr_in = 0;
 			g->arglen = 0;
+			if (g->placed)
+				graph_unplace(f, g);
 			return f->err;
 		}
 		g->state = G_LEAF;
@@ -1007,11 +1201,14 @@ struct fmt_out *fmt_new(int fmt, int fd, struct dec *d, const struct call_filter
 	f->first = true;
 	if (fmt == FMT_PERFETTO && !(f->pf = pf_new(fd, pf_name, f)))
 		goto fail;
+	if (fmt == FMT_GRAPH && !(f->scratch = malloc(OUT_BUF)))
+		goto fail;
 	if (fmt == FMT_CHROME)
 		ob_str(f, "{\"traceEvents\":[\n");
 	return f;
 fail:
 	calls_free(f->cs);
+	free(f->scratch);
 	free(f->buf);
 	free(f);
 	return NULL;
@@ -1063,6 +1260,8 @@ int fmt_finish(struct fmt_out *f)
 	for (i = 0; i < f->nr_gthr; i++)
 		free(f->gthr[i].argbuf);
 	free(f->gthr);
+	free(f->placed);
+	free(f->scratch);
 	if (f->pf) {
 		int e = pf_finish(f->pf);
 
