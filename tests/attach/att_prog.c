@@ -60,9 +60,13 @@ noinline long ping(long x)
 	return x + 1;
 }
 
+static int nr_started;
+
 static void *worker(void *arg)
 {
 	long i = (long)arg, r, n = 0;
+
+	__atomic_fetch_add(&nr_started, 1, __ATOMIC_RELAXED);
 
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		r = work(i);
@@ -155,6 +159,13 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (i = 0; i < nr; i++)
 		pthread_create(&th[i], NULL, worker, (void *)(long)(i * 4096));
+	/*
+	 * Every worker running its own code first: a thread still starting
+	 * has every signal blocked (glibc's pthread_create), and the tests
+	 * compare the threads' masks before and after an attach.
+	 */
+	while (__atomic_load_n(&nr_started, __ATOMIC_RELAXED) < nr)
+		usleep(1000);
 	printf("ready %d\n", (int)getpid());
 	while (fgets(line, sizeof(line), stdin)) {
 		long x;
