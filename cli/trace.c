@@ -132,6 +132,7 @@ static int live_round(struct ev_sink *sink)
 static int live_print(struct live_sink *l, struct live_buf *b)
 {
 	size_t off = 0;
+	int ret;
 
 	if (!l->header_seen) {
 		if (b->len < sizeof(struct rf_header))
@@ -147,7 +148,8 @@ static int live_print(struct live_sink *l, struct live_buf *b)
 		dec_block(l->dec, h->type, h + 1, h->len);
 		off += sizeof(*h) + rf_align(h->len);
 	}
-	return dec_flush(l->dec, fmt_event, l->fmt);
+	ret = dec_flush(l->dec, fmt_event, l->fmt);
+	return ret ? ret : fmt_round_end(l->fmt);
 }
 
 static void *print_thread(void *arg)

@@ -65,6 +65,7 @@ struct fmt_out {
 	uint64_t place_seq;
 	char *scratch;		/* a held entry's line is made here, then put in its place */
 	bool in_scratch;
+	uint64_t last_ts;	/* the latest time of an event formatted */
 	/* the seconds of the last time written, and their text */
 	uint64_t sec;
 	int sec_width;
@@ -997,6 +998,8 @@ static int graph_enter(struct fmt_out *f, struct call *c, const struct dec_event
 
 	if (!g)
 		return -ENOMEM;
+	if (c->start > f->last_ts)
+		f->last_ts = c->start;
 	if (!more || g->state != G_ENTRY) {
 		graph_flush(f, g);
 		g->state = G_ENTRY;
@@ -1014,6 +1017,8 @@ static int graph_exit(struct fmt_out *f, struct call *c, const struct dec_event 
 
 	if (!g)
 		return -ENOMEM;
+	if (c->end > f->last_ts)
+		f->last_ts = c->end;
 	if (more) {
 		if (g->state == G_LEAF || g->state == G_EXIT)
 			graph_keep(g, ev, true);
@@ -1048,6 +1053,8 @@ static int graph_instant(struct fmt_out *f, const struct dec_event *ev, uint32_t
 
 	if (!g)
 		return -ENOMEM;
+	if (ev->ts > f->last_ts)
+		f->last_ts = ev->ts;
 	graph_flush(f, g);
 	graph_prefix(f, ev->thr, depth, ev->ts, 0, false);
 	ob_str(f, "/* ");
@@ -1238,6 +1245,36 @@ int fmt_event(void *arg, const struct dec_event *ev)
 	int ret = calls_event(f->cs, ev);
 
 	return ret ? ret : f->err;
+}
+
+/*
+ * How long the live graph keeps an entry to learn whether it is a leaf
+ * while other threads' later lines wait behind it: then it is written as
+ * an entry, and its exit later.
+ */
+#define GRAPH_LIVE_HOLD_NS	100000000ULL
+
+/*
+ * A live view shows a round's events when the round is read: the graph's
+ * complete lines go out with it, and an entry held behind which other
+ * threads' lines have waited GRAPH_LIVE_HOLD_NS of their time.  A thread
+ * blocked in a call holds nothing back for longer; a leaf stays one line.
+ * (A further event of a return that only a later round holds is not
+ * joined to its line.)
+ */
+int fmt_round_end(struct fmt_out *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nr_gthr; i++) {
+		struct graph_thr *g = &f->gthr[i];
+
+		if (g->state == G_LEAF || g->state == G_EXIT ||
+		    (g->state == G_ENTRY && g->c.start + GRAPH_LIVE_HOLD_NS < f->last_ts))
+			graph_flush(f, g);
+	}
+	ob_flush(f);
+	return f->err;
 }
 
 uint64_t fmt_count(const struct fmt_out *f)

@@ -41,6 +41,11 @@ void fmt_rewind(struct fmt_out *f, struct dec *d);
 int fmt_event(void *f, const struct dec_event *ev);
 /* A dec_end_fn: a thread's events are over (a whole recording is read). */
 int fmt_thread_end(void *f, const struct dec_thread *thr);
+/*
+ * A live trace's round of events is formatted: what is ready is written
+ * now, not when the buffer fills; the graph's held lines too.
+ */
+int fmt_round_end(struct fmt_out *f);
 /* Events formatted so far. */
 uint64_t fmt_count(const struct fmt_out *f);
 /*

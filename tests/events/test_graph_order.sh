@@ -48,7 +48,7 @@ check replay_status eq "$?: $(cat $T/err)" "0: "
 # the times that begin the lines never go back
 check times_ordered eq "$(awk '{ print $1 }' $T/graph | sort -c -g 2>&1)" ""
 # the lines, without times and with the threads numbered as they appear
-check lines eq "$(sed -E 's/^[0-9.]+ +([0-9.]+ [mun]?s +)?//' $T/graph |
+check lines eq "$(sed -E 's/^[0-9.]+ +([0-9.]+ +[mun]?s +)?//' $T/graph |
 	awk '{ match($0, /\[ *[0-9]+\]/); id = substr($0, RSTART, RLENGTH)
 	       if (!(id in n)) n[id] = "[T" ++k "]"; sub(/\[ *[0-9]+\]/, n[id]); print }')" \
 "[T1] | main() {
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
 C
 gcc -O1 -pthread $($F cflags) -o $T/overlap $T/overlap.c || exit 2
 lines() {	# the graph's lines without times, threads numbered as they appear
-	sed -E 's/^[0-9.]+ +([0-9.]+ [mun]?s +)?//' "$1" |
+	sed -E 's/^[0-9.]+ +([0-9.]+ +[mun]?s +)?//' "$1" |
 	awk '{ match($0, /\[ *[0-9]+\]/); id = substr($0, RSTART, RLENGTH)
 	       if (!(id in n)) n[id] = "[T" ++k "]"; sub(/\[ *[0-9]+\]/, n[id]); print }'
 }
