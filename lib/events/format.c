@@ -114,15 +114,20 @@ static void ob_write(struct fmt_out *f, const char *p, size_t n)
 	}
 }
 
-/* The first held entry's place in the buffer (f->len: none). */
-static size_t placed_min(const struct fmt_out *f)
+/* The held entry whose line comes first in the output (NULL: none). */
+static struct graph_thr *placed_first(const struct fmt_out *f)
 {
-	size_t i, m = f->len;
+	struct graph_thr *first = NULL;
+	size_t i;
 
-	for (i = 0; i < f->nr_placed; i++)
-		if (f->gthr[f->placed[i]].at < m)
-			m = f->gthr[f->placed[i]].at;
-	return m;
+	for (i = 0; i < f->nr_placed; i++) {
+		struct graph_thr *h = &f->gthr[f->placed[i]];
+
+		if (!first || h->at < first->at ||
+		    (h->at == first->at && h->place_seq < first->place_seq))
+			first = h;
+	}
+	return first;
 }
 
 /*
@@ -132,13 +137,15 @@ static size_t placed_min(const struct fmt_out *f)
  */
 static void ob_flush(struct fmt_out *f)
 {
+	struct graph_thr *first;
 	size_t n, i;
 
 	if (f->in_scratch) {
 		f->len = 0;
 		return;
 	}
-	n = placed_min(f);
+	first = placed_first(f);
+	n = first ? first->at : f->len;
 	ob_write(f, f->buf, n);
 	memmove(f->buf, f->buf + n, f->len - n);
 	f->len -= n;
@@ -819,19 +826,10 @@ static void graph_put(struct fmt_out *f, struct graph_thr *g, const char *s, siz
 	size_t i;
 
 	while (f->len + n > OUT_BUF && !f->err) {
-		struct graph_thr *first = NULL;
-
 		ob_flush(f);
 		if (f->len + n <= OUT_BUF)
 			break;
-		for (i = 0; i < f->nr_placed; i++) {
-			struct graph_thr *h = &f->gthr[f->placed[i]];
-
-			if (!first || h->at < first->at ||
-			    (h->at == first->at && h->place_seq < first->place_seq))
-				first = h;
-		}
-		if (first == g) {
+		if (placed_first(f) == g) {
 			/* the first line still to write: straight out */
 			graph_unplace(f, g);
 			ob_write(f, s, n);
@@ -926,16 +924,8 @@ static void graph_flush(struct fmt_out *f, struct graph_thr *g)
  */
 static void graph_force(struct fmt_out *f)
 {
-	struct graph_thr *first = NULL;
-	size_t i;
+	struct graph_thr *first = placed_first(f);
 
-	for (i = 0; i < f->nr_placed; i++) {
-		struct graph_thr *h = &f->gthr[f->placed[i]];
-
-		if (!first || h->at < first->at ||
-		    (h->at == first->at && h->place_seq < first->place_seq))
-			first = h;
-	}
 	if (first)
 		graph_flush(f, first);
 	ob_flush(f);

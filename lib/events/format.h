@@ -43,7 +43,8 @@ int fmt_event(void *f, const struct dec_event *ev);
 int fmt_thread_end(void *f, const struct dec_thread *thr);
 /*
  * A live trace's round of events is formatted: what is ready is written
- * now, not when the buffer fills; the graph's held lines too.
+ * now, not when the buffer fills; in the graph, the complete lines held
+ * and the entries other threads' lines have waited behind too long.
  */
 int fmt_round_end(struct fmt_out *f);
 /* Events formatted so far. */
