@@ -70,35 +70,7 @@ check quiet_dumps eq "$(grep -o '[0-9]* dump[s]* (the last at the end)' $T/err)"
 
 # a thread that starts after the trigger fired: its calls are in the end's
 # dump, on their own thread, with the slow call of the first dump before them
-cat > $T/late.c <<'C'
-#include <pthread.h>
-#include <stdio.h>
-#include <unistd.h>
-__attribute__((noinline)) int late(int x) { __asm__ volatile(""); return x + 2; }
-__attribute__((noinline)) int slow(int x) { usleep(60000); return x + 1; }
-static void *run(void *arg)
-{
-	long s = 0;
-	int i;
-
-	for (i = 0; i < 5; i++)
-		s += late(i);
-	return (void *)s;
-}
-int main(void)
-{
-	pthread_t t;
-	void *s;
-
-	slow(1);
-	usleep(200000);		/* the dump is written meanwhile */
-	pthread_create(&t, NULL, run, NULL);
-	pthread_join(t, &s);
-	printf("%ld\n", (long)s);
-	return 0;
-}
-C
-gcc -O1 -pthread $($F cflags) -o $T/late $T/late.c || exit 2
+gcc -O1 -pthread $($F cflags) -o $T/late tests/events/late_thread.c || exit 2
 out=$(timeout 60 $F record --flight-recorder --trigger 'slow>30ms' -o $T/l.rec -- $T/late 2> $T/err)
 check late_status eq "$?: $out" "0: 20"
 check late_fired eq "$(grep -c 'a call of slow took' $T/err)" 1

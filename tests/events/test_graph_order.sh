@@ -11,36 +11,10 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 CHECK_PREFIX=graph_order
 . tests/check.sh
+. tests/events/graph_threads.sh
 
-cat > $T/late.c <<'C'
-#include <pthread.h>
-#include <stdio.h>
-#include <unistd.h>
-__attribute__((noinline)) int late(int x) { __asm__ volatile(""); return x + 2; }
-__attribute__((noinline)) int slow(int x) { usleep(60000); return x + 1; }
-static void *run(void *arg)
-{
-	long s = 0;
-	int i;
-
-	for (i = 0; i < 5; i++)
-		s += late(i);
-	return (void *)s;
-}
-int main(void)
-{
-	pthread_t t;
-	void *s;
-
-	slow(1);
-	usleep(100000);
-	pthread_create(&t, NULL, run, NULL);
-	pthread_join(t, &s);
-	printf("%ld\n", (long)s);
-	return 0;
-}
-C
-gcc -O1 -pthread $($F cflags) -o $T/late $T/late.c || exit 2
+# slow() on the main thread, then a thread that calls late() five times
+gcc -O1 -pthread $($F cflags) -o $T/late tests/events/late_thread.c || exit 2
 out=$(timeout 60 $F record -o $T/l.rec -- $T/late 2> $T/err)
 check status eq "$?: $out" "0: 20"
 timeout 60 $F replay --format graph $T/l.rec > $T/graph 2> $T/err
@@ -48,9 +22,7 @@ check replay_status eq "$?: $(cat $T/err)" "0: "
 # the times that begin the lines never go back
 check times_ordered eq "$(awk '{ print $1 }' $T/graph | sort -c -g 2>&1)" ""
 # the lines, without times and with the threads numbered as they appear
-check lines eq "$(sed -E 's/^[0-9.]+ +([0-9.]+ +[mun]?s +)?//' $T/graph |
-	awk '{ match($0, /\[ *[0-9]+\]/); id = substr($0, RSTART, RLENGTH)
-	       if (!(id in n)) n[id] = "[T" ++k "]"; sub(/\[ *[0-9]+\]/, n[id]); print }')" \
+check lines eq "$(graph_lines $T/graph)" \
 "[T1] | main() {
 [T1] |   slow();
 [T2] | run() {
@@ -107,16 +79,11 @@ int main(int argc, char **argv)
 }
 C
 gcc -O1 -pthread $($F cflags) -o $T/overlap $T/overlap.c || exit 2
-lines() {	# the graph's lines without times, threads numbered as they appear
-	sed -E 's/^[0-9.]+ +([0-9.]+ +[mun]?s +)?//' "$1" |
-	awk '{ match($0, /\[ *[0-9]+\]/); id = substr($0, RSTART, RLENGTH)
-	       if (!(id in n)) n[id] = "[T" ++k "]"; sub(/\[ *[0-9]+\]/, n[id]); print }'
-}
 timeout 60 $F record -o $T/o.rec -- $T/overlap 3 2> $T/err
 check overlap_status eq "$?" 0
 timeout 60 $F replay --format graph $T/o.rec > $T/graph 2> $T/err
 check overlap_times_ordered eq "$(awk '{ print $1 }' $T/graph | sort -c -g 2>&1)" ""
-check overlap_lines eq "$(lines $T/graph)" \
+check overlap_lines eq "$(graph_lines $T/graph)" \
 "[T1] | main() {
 [T2] | run() {
 [T1] |   slow();
@@ -131,5 +98,5 @@ check big_status eq "$?" 0
 timeout 120 $F replay --format graph $T/b.rec > $T/graph 2> $T/err
 check big_replay eq "$?:$(wc -l < $T/graph)" "0:100006"
 check big_times_ordered eq "$(awk '{ print $1 }' $T/graph | sort -c -g 2>&1)" ""
-check big_lines eq "$(lines $T/graph | uniq -c | tr -s ' ' | tr '\n' ';')" \
+check big_lines eq "$(graph_lines $T/graph | uniq -c | tr -s ' ' | tr '\n' ';')" \
 " 1 [T1] | main() {; 1 [T2] | run() {; 1 [T1] | slow() {; 100000 [T2] | late();; 1 [T2] | } /* run */; 1 [T1] | } /* slow */; 1 [T1] | } /* main */;"

@@ -11,6 +11,7 @@ T=$(mktemp -d)
 trap 'exec 7>&- 2>/dev/null; rm -rf "$T"' EXIT
 CHECK_PREFIX=trace_live
 . tests/check.sh
+. tests/events/graph_threads.sh
 
 cat > $T/live.c <<'C'
 #include <pthread.h>
@@ -66,11 +67,6 @@ wait_for() {
 	done
 	return 1
 }
-lines() {	# the graph's lines without times, threads numbered as they appear
-	sed -E 's/^[0-9.]+ +([0-9.]+ +[mun]?s +)?//' "$1" |
-	awk '{ match($0, /\[ *[0-9]+\]/); id = substr($0, RSTART, RLENGTH)
-	       if (!(id in n)) n[id] = "[T" ++k "]"; sub(/\[ *[0-9]+\]/, n[id]); print }'
-}
 
 # ---- text: the call is there while the program waits
 mkfifo $T/in1
@@ -93,7 +89,7 @@ pid=$!
 exec 7> $T/in2
 wait_for $T/g.out '} /\* run \*/' 1
 check graph_while_running eq "$?:$(kill -0 $pid 2>/dev/null && echo running)" "0:running"
-check graph_before_return eq "$(lines $T/g.out | sed -n 1,3p)" \
+check graph_before_return eq "$(graph_lines $T/g.out | sed -n 1,3p)" \
 "[T1] | main() {
 [T1] |   slow() {
 [T2] | run() {"
@@ -102,5 +98,5 @@ exec 7>&-
 wait $pid
 check graph_status eq "$?:$(cat $T/g.prog)" "0:2"
 check graph_times_ordered eq "$(awk '{ print $1 }' $T/g.out | sort -c -g 2>&1)" ""
-check graph_lines eq "$(lines $T/g.out | uniq -c | tr -s ' ' | tr '\n' ';')" \
+check graph_lines eq "$(graph_lines $T/g.out | uniq -c | tr -s ' ' | tr '\n' ';')" \
 " 1 [T1] | main() {; 1 [T1] | slow() {; 1 [T2] | run() {; 6 [T2] | late();; 1 [T2] | } /* run */; 1 [T1] | } /* slow */; 1 [T1] | } /* main */;"
