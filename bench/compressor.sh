@@ -76,10 +76,11 @@ ARGS="-T2 --block-size=1MiB -6 -c $TMP/input"
 xz $ARGS >"$TMP/ref.xz"
 
 declare -A C L
-MODES="plain pad record flight"
+MODES="plain pad record record-pc flight"
 C[plain]="$B/xz_plain $ARGS"
 C[pad]="$B/xz_pad $ARGS"
 C[record]="$FHOOK record -o $TMP/r.rec -- $B/xz_pad $ARGS"
+C[record-pc]="$FHOOK record --page-cache -o $TMP/r.rec -- $B/xz_pad $ARGS"
 C[flight]="$FHOOK record --flight-recorder -o $TMP/r.rec -- $B/xz_pad $ARGS"
 if have uftrace; then
 	MODES="$MODES uftrace-pg uftrace-P"
@@ -89,6 +90,7 @@ fi
 L[plain]="untraced"
 L[pad]="pad, no libfhook"
 L[record]="\`fhook record\` (every function's entry and exit, to a file)"
+L[record-pc]="\`fhook record --page-cache\` (the same, written through the page cache)"
 L[flight]="\`fhook record --flight-recorder\` (the same, kept in memory, written at the end)"
 L[uftrace-pg]="\`uftrace record\` (-pg build)"
 L[uftrace-P]="\`uftrace record -P .\` (patchable build)"

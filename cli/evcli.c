@@ -169,6 +169,7 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 		{ "duration", required_argument, NULL, 'D' },
 		{ "flight-recorder", optional_argument, NULL, 'R' },
 		{ "trigger", required_argument, NULL, 'T' },
+		{ "page-cache", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -272,6 +273,9 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 		case 'L':
 			c->lossy = true;
 			break;
+		case 'P':
+			c->buffered = true;
+			break;
 		case 'C':
 			if (!strcmp(optarg, "mono")) {
 				c->clock = EV_CLOCK_MONO;
@@ -306,6 +310,10 @@ int cli_ev_parse(struct cli_ev *c, int argc, char **argv, void (*usage)(FILE *))
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (c->buffered && strcmp(c->cmd, "record")) {
+		fprintf(stderr, "fhook: %s: --page-cache is for fhook record\n", c->cmd);
+		return 2;
 	}
 	if (c->flight && strcmp(c->cmd, "record")) {
 		fprintf(stderr, "fhook: %s: --flight-recorder is for fhook record\n", c->cmd);

@@ -28,6 +28,7 @@ struct cli_ev {
 	const char *out;
 	const char *format;
 	bool follow, lossy, dry_run;
+	bool buffered;			/* --page-cache: the recording's writes are not direct */
 	int clock;			/* EV_CLOCK_*, -1: the best this machine trusts */
 	uint64_t ring_size;
 	bool flight;			/* --flight-recorder: rings read at a trigger and at the end */

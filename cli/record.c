@@ -22,59 +22,14 @@
 
 #include "cli.h"
 #include "evcli.h"
-
-/*
- * The recording's file is opened (and an old one truncated) at the first
- * block, once the program is about to run or the process has agreed to be
- * recorded: a refused attach or a bad definition leaves the file as it was.
- */
-struct file_sink {
-	struct ev_sink s;
-	int fd;
-	const char *path;	/* opened at the first write; NULL: fd is open */
-	uint64_t bytes;
-};
-
-static int file_write(struct ev_sink *sink, const struct iovec *iov, int n)
-{
-	struct file_sink *f = (struct file_sink *)sink;
-	struct iovec v[8];
-	int i = 0;
-
-	if (n > 8)
-		return -EINVAL;
-	if (f->fd < 0) {
-		/* not inherited by the traced processes */
-		f->fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (f->fd < 0)
-			return -errno;
-	}
-	memcpy(v, iov, n * sizeof(*v));
-	while (i < n) {
-		ssize_t w = writev(f->fd, v + i, n - i);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		f->bytes += w;
-		/* a short write: go on from where it stopped */
-		while (i < n && (size_t)w >= v[i].iov_len)
-			w -= v[i++].iov_len;
-		if (i < n) {
-			v[i].iov_base = (char *)v[i].iov_base + w;
-			v[i].iov_len -= w;
-		}
-	}
-	return 0;
-}
+#include "rec_file.h"
 
 static void record_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: fhook record [-e SPEC]... [--caller SYM]... [-o PATH] [--lossy]\n"
 		"                    [--clock mono|tsc] [--buffer-size N] [--no-follow]\n"
+		"                    [--page-cache]\n"
 		"                    [--flight-recorder[=MB] [--trigger TRIGGER]]\n"
 		"                    [--dry-run] -- PROG [ARGS]\n"
 		"       fhook record -p PID [--duration SECS] [-e SPEC]... [-o PATH] [...]\n"
@@ -95,6 +50,8 @@ static void record_usage(FILE *f)
 		"                       kernel keeps time with it, else CLOCK_MONOTONIC)\n"
 		"  --buffer-size N      bytes of buffer per thread (default 2M)\n"
 		"  --no-follow          do not record the processes PROG starts\n"
+		"  --page-cache         write the recording through the page cache (default:\n"
+		"                       direct I/O where the file system allows it)\n"
 		"  --dry-run            print the definitions as dynamic_events shows them\n"
 		"                       and exit, without running PROG\n"
 		"  -p, --pid PID        record the running process PID instead of starting\n"
@@ -141,7 +98,9 @@ static int check_output(const char *path, const char *prog)
 int cmd_record(int argc, char **argv)
 {
 	struct cli_ev c = { .cmd = "record" };
-	struct file_sink fs = { .s = { .write = file_write }, .fd = -1 };
+	struct rec_file fs;
+	const char *path = NULL;
+	int fd = -1, err;
 	struct rf_end end = { 0 };
 	bool failed;
 	int ret;
@@ -168,19 +127,24 @@ int cmd_record(int argc, char **argv)
 		 * The recording is all that goes to standard output: PROG's
 		 * own output goes to standard error instead, as fhook's does.
 		 */
-		fs.fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
-		if (fs.fd >= 0 && !c.pid)
+		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+		if (fd >= 0 && !c.pid)
 			dup2(STDERR_FILENO, STDOUT_FILENO);
 	}
 	else if (!check_output(c.out, c.argv[0]))
-		fs.path = c.out;
-	if (fs.fd < 0 && !fs.path) {
+		path = c.out;
+	if (fd < 0 && !path) {
 		cli_ev_free(&c);
 		return 1;
 	}
+	/*
+	 * A stream of records goes by direct I/O; a flight recorder's dumps
+	 * are rare, and readers look at each one as soon as it is said.
+	 */
+	rec_file_init(&fs, path, fd, !c.flight && !c.buffered);
 	ret = cli_ev_run(&c, &fs.s, &end, &failed);
-	if (fs.fd >= 0 && close(fs.fd) && !failed) {
-		fprintf(stderr, "fhook: record: %s: %s\n", c.out, strerror(errno));
+	if ((err = rec_file_close(&fs)) && !failed) {
+		fprintf(stderr, "fhook: record: %s: %s\n", c.out, strerror(-err));
 		failed = true;
 	}
 	if (!failed)

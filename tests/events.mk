@@ -61,3 +61,12 @@ $(B)/tests/events/test_evdesc_unit: tests/events/test_evdesc_unit.c lib/recorder
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Ilib -o $@ tests/events/test_evdesc_unit.c lib/recorder/evdesc.c \
 		lib/recorder/evdesc_write.c lib/events/filter.c lib/recorder/types.c $(SAN)
+
+# Preloaded into fhook record: a file system that refuses direct I/O, at
+# open or at write, or one that counts it (without the sanitizers: the
+# traced program inherits it).
+TEST_TARGETS += $(B)/tests/events/no_direct_io.so
+
+$(B)/tests/events/no_direct_io.so: tests/events/no_direct_io.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -fPIC -shared -o $@ $< -ldl

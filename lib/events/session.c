@@ -1033,7 +1033,8 @@ long ev_session_drain(struct ev_session *s, int wait_ms)
 		if (sr->dead && __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == head)
 			free_ring(s, i);
 	}
-	if (moved && s->sink->round && (ret = s->sink->round(s->sink)))
+	/* (also when nothing came: a sink that keeps bytes back writes them in time) */
+	if (s->sink->round && (ret = s->sink->round(s->sink)))
 		return sink_err(s, ret);
 	return moved;
 }
@@ -1247,6 +1248,52 @@ void ev_session_dumps(struct ev_session *s, uint32_t *dumps, uint64_t *bytes)
 	*bytes = s->dumped;
 }
 
+/*
+ * The event records in @len bytes of the stream a sink kept back after a
+ * write error, from a unit's start at stream offset @at (0: the header).
+ */
+static uint64_t stream_events(const unsigned char *p, uint64_t len, uint64_t at)
+{
+	uint64_t off = at ? 0 : sizeof(struct rf_header), n = 0;
+
+	while (off + sizeof(struct rf_block) <= len) {
+		struct rf_block b;
+		uint64_t pos, end;
+
+		memcpy(&b, p + off, sizeof(b));
+		off += sizeof(b);
+		end = off + b.len;
+		if (b.type == RF_DATA && end <= len) {
+			for (pos = off + sizeof(struct rf_data); pos + 8 <= end; ) {
+				bool event;
+				uint64_t l = ev_rec_len(p, pos, end, &event);
+
+				if (!l)
+					break;
+				n += event;
+				pos += l;
+			}
+		}
+		off += rf_align(b.len);
+	}
+	return n;
+}
+
+/* ... and a sink's count of them */
+static uint64_t sink_unwritten_events(struct ev_sink *sink)
+{
+	unsigned char *bytes = NULL;
+	uint64_t at = 0, n;
+	long len;
+
+	if (!sink->unwritten)
+		return 0;
+	len = sink->unwritten(sink, &bytes, &at);
+	n = len > 0 ? stream_events(bytes, len, at) : 0;
+	free(bytes);
+	return n;
+}
+
 int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_end *out)
 {
 	struct rf_end end;
@@ -1271,6 +1318,13 @@ int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_
 			end.events -= n < end.events ? n : end.events;
 			end.lost += n;
 		}
+	}
+	if (s->err) {
+		/* ... and neither did what the sink took but could not write */
+		uint64_t n = sink_unwritten_events(s->sink);
+
+		end.events -= n < end.events ? n : end.events;
+		end.lost += n;
 	}
 	if (s->err) {
 		status = RF_END_WRITE_ERROR;

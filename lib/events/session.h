@@ -18,13 +18,22 @@
 #include "recorder/evdesc.h"
 
 /*
- * Where blocks go.  write() gets one block as iovecs (header first) and
- * returns 0 or a negative errno; round(), if set, is called after each
- * drain round that wrote something.
+ * Where blocks go.  write() gets one unit of the stream as iovecs (the
+ * file's header, or one block, header first) and returns 0 or a negative
+ * errno; round(), if set, is called after each drain round, also one that
+ * found nothing (a sink that keeps bytes back writes them in time).
  */
 struct ev_sink {
 	int (*write)(struct ev_sink *s, const struct iovec *iov, int n);
 	int (*round)(struct ev_sink *s);
+	/*
+	 * After a write failed: the bytes the sink took but could not put in
+	 * the output, from the start of the first unit not whole there (at
+	 * the stream's offset *@at), malloc'd in *@bytes for the caller to
+	 * free; their events are lost, not recorded.  Returns their length,
+	 * or a negative errno.  NULL: a sink that keeps nothing back.
+	 */
+	long (*unwritten)(struct ev_sink *s, unsigned char **bytes, uint64_t *at);
 };
 
 struct ev_session_opts {

@@ -127,6 +127,15 @@ int main(int argc, char **argv)
 		leaf(1);
 		return 0;
 	}
+	if (argc > 1 && !strcmp(argv[1], "idle")) {
+		/* a few calls, then nothing until killed */
+		for (i = 0; i < 10; i++)
+			leaf(i);
+		printf("idle\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
 	if (argc > 1 && !strcmp(argv[1], "spin")) {
 		/* until killed; says when it started */
 		long n = 0;
