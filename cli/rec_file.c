@@ -7,17 +7,21 @@
  * kernel a fresh page-cache page per 4 KiB, a copy into it and the
  * flusher's work later; on a virtual machine whose host takes back the
  * guest's free memory (virtio-balloon free page reporting), a fresh page
- * is also a fault in the host, which made the first of a series of
- * recordings several times dearer than the next.  So a regular file gets
- * direct I/O: the bytes are copied once into an aligned buffer that is
- * used again and again, and written from there to the device, with no
- * page cache at all.  What cannot be written that way (the unaligned
- * tail, or a file system that refuses O_DIRECT) is written plainly; the
+ * is also a fault in the host.  So a regular file gets direct I/O: the
+ * bytes are copied once into buffers that are used again and again, and
+ * a writer thread writes each full one to the device, with no page
+ * cache, while the drain fills the next.  When the device is slower than
+ * the program (every buffer waits for it), the drain writes the full
+ * buffer through the page cache itself rather than make the rings wait:
+ * memory takes the burst.  What cannot be written directly (a partial
+ * buffer, a file system that refuses O_DIRECT) is written plainly; the
  * bytes in the file are the same either way.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,15 +32,18 @@
 #include "rec_file.h"
 
 /*
- * Direct writes are of whole 1 MiB buffers at 1 MiB-aligned offsets:
- * far above any device's block size, few enough syscalls, small beside
- * the rings, and short enough that a blocked write does not leave the
- * rings waiting long.
+ * Direct writes are of whole 4 MiB buffers at 4 MiB-aligned offsets: far
+ * above any device's block size, and few syscalls and completions (1 MiB
+ * ones made a program that records 1.2 GB/s wait for its rings more
+ * often than the page cache did; 4 MiB ones, no more often).  Eight of
+ * them hold tens of milliseconds of such a program's records while the
+ * device is busy; only those filled are ever touched.
  */
-#define REC_FILE_BUF	(1UL << 20)
-#define REC_FILE_ALIGN	4096UL
+#define REC_FILE_BUF	(4UL << 20)
 /* a round ends with the file at most this stale (ns): readers see it grow */
 #define REC_FILE_SYNC_NS	(1000UL * 1000 * 1000)
+
+enum { RB_FREE, RB_FILLING, RB_QUEUED, RB_FAILED };
 
 static uint64_t now_ns(void)
 {
@@ -68,15 +75,79 @@ static int write_all(int fd, const void *p, size_t n, off_t off, size_t *done)
 	return 0;
 }
 
-/* From now on plain writes: the file system refused a direct one. */
-static int plain_from_now(struct rec_file *f)
+/* The first write error: what the file holds below its offset is whole. Under the lock. */
+static void failed_at(struct rec_file *f, int err, uint64_t at)
 {
-	int fl = fcntl(f->fd, F_GETFL);
+	if (!f->err || at < f->durable)
+		f->durable = at;
+	if (!f->err)
+		__atomic_store_n(&f->err, err, __ATOMIC_RELAXED);	/* (read without the lock) */
+}
 
-	if (fl < 0 || fcntl(f->fd, F_SETFL, fl & ~O_DIRECT) < 0)
-		return -errno;
-	f->direct = false;
-	return 0;
+/*
+ * Write buffer @b where it goes: directly while the file system takes
+ * it, else plainly.  Not under the lock: the buffer is the caller's.
+ */
+static int put_buf(struct rec_file *f, struct rec_buf *b, bool direct, size_t *done)
+{
+	int ret;
+
+	if (direct && __atomic_load_n(&f->direct_ok, __ATOMIC_RELAXED)) {
+		ret = write_all(f->fd, b->data, b->fill, b->off, done);
+		/* (nothing of it was written: alignment is checked first) */
+		if (ret != -EINVAL || *done)
+			return ret;
+		__atomic_store_n(&f->direct_ok, false, __ATOMIC_RELAXED);
+	}
+	return write_all(f->plain_fd, b->data, b->fill, b->off, done);
+}
+
+static void *writer_main(void *arg)
+{
+	struct rec_file *f = arg;
+
+	pthread_mutex_lock(&f->lock);
+	for (;;) {
+		struct rec_buf *b;
+		size_t done;
+		int ret;
+
+		while (f->q_head == f->q_tail && !f->stop)
+			pthread_cond_wait(&f->cond, &f->lock);
+		if (f->q_head == f->q_tail)
+			break;
+		b = &f->bufs[f->queue[f->q_head % REC_FILE_NBUF]];
+		if (f->err) {
+			/* after an error nothing more is written: the rest is unwritten */
+			b->state = RB_FAILED;
+			f->q_head++;
+			pthread_cond_broadcast(&f->cond);
+			continue;
+		}
+		pthread_mutex_unlock(&f->lock);
+		ret = put_buf(f, b, true, &done);
+		pthread_mutex_lock(&f->lock);
+		if (ret) {
+			failed_at(f, ret, b->off + done);
+			b->state = RB_FAILED;
+		} else {
+			b->state = RB_FREE;
+			b->fill = 0;
+		}
+		f->q_head++;
+		pthread_cond_broadcast(&f->cond);
+	}
+	pthread_mutex_unlock(&f->lock);
+	return NULL;
+}
+
+/* Wait until the writer has taken every queued buffer. */
+static void wait_queue(struct rec_file *f)
+{
+	pthread_mutex_lock(&f->lock);
+	while (f->q_head != f->q_tail)
+		pthread_cond_wait(&f->cond, &f->lock);
+	pthread_mutex_unlock(&f->lock);
 }
 
 /*
@@ -94,68 +165,128 @@ static void units_from(struct rec_file *f, uint64_t from)
 }
 
 /*
- * Write the buffer's first @n bytes (a multiple of REC_FILE_ALIGN) at
- * the direct offset, directly if the file system takes it, and move past
- * them.  On an error the file holds what it holds (f->durable says how
- * much), and the buffer is kept for rec_file_unwritten().
+ * The current buffer is full: to the writer, with another to fill, or,
+ * when every other one still waits for the device, through the page
+ * cache now.
  */
-static int put_direct(struct rec_file *f, size_t n)
+static int next_buf(struct rec_file *f)
 {
+	struct rec_buf *cur = &f->bufs[f->cur];
+	uint64_t low = UINT64_MAX;	/* the first byte of a buffer the writer has */
+	int i, free_i = -1, ret;
 	size_t done;
-	int ret = write_all(f->fd, f->buf, n, f->off, &done);
 
-	if (ret == -EINVAL && f->direct && !done) {
-		/* (nothing of it was written: alignment is checked first) */
-		ret = plain_from_now(f);
-		if (!ret)
-			ret = write_all(f->fd, f->buf, n, f->off, &done);
+	pthread_mutex_lock(&f->lock);
+	ret = f->err;
+	for (i = 0; i < REC_FILE_NBUF && !ret; i++) {
+		if (f->bufs[i].state == RB_FREE && free_i < 0)
+			free_i = i;
+		if (f->bufs[i].state == RB_QUEUED && f->bufs[i].off < low)
+			low = f->bufs[i].off;
 	}
-	if (ret) {
-		f->err = ret;
-		f->durable = f->off + done;
+	if (!ret && free_i >= 0) {
+		cur->state = RB_QUEUED;
+		f->queue[f->q_tail++ % REC_FILE_NBUF] = f->cur;
+		pthread_cond_broadcast(&f->cond);
+		f->cur = free_i;
+		f->bufs[free_i].state = RB_FILLING;
+		f->bufs[free_i].off = cur->off + cur->fill;
+		f->bufs[free_i].fill = 0;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (ret)
 		return ret;
+	if (free_i < 0) {
+		ret = put_buf(f, cur, false, &done);
+		if (ret) {
+			pthread_mutex_lock(&f->lock);
+			failed_at(f, ret, cur->off + done);
+			pthread_mutex_unlock(&f->lock);
+			return ret;
+		}
+		cur->off += cur->fill;
+		cur->fill = 0;
+	} else if (cur->off < low) {
+		low = cur->off;		/* (now the writer's) */
 	}
-	f->off += n;
-	f->fill -= n;
-	memmove(f->buf, f->buf + n, f->fill);
-	units_from(f, f->off);
+	/* the units below the first byte not surely in the file are whole there */
+	cur = &f->bufs[f->cur];
+	units_from(f, cur->off < low ? cur->off : low);
 	return 0;
 }
 
 /*
- * The file as long as everything written so far: the aligned part
- * directly, the rest plainly behind it, and kept in the buffer, so that
- * the next direct write starts aligned again and writes it once more
- * (the same bytes).
+ * The file as long as everything written so far: the current buffer's
+ * bytes plainly, kept in the buffer, which a direct write puts there
+ * once more when it is full (the same bytes).
  */
 static int sync_tail(struct rec_file *f)
 {
-	size_t whole = f->fill & ~(REC_FILE_ALIGN - 1), done;
-	int ret = 0;
-	int fl;
+	struct rec_buf *cur = &f->bufs[f->cur];
+	size_t done;
+	int ret;
 
-	if (whole)
-		ret = put_direct(f, whole);
-	if (ret || !f->fill)
-		return ret;
-	fl = fcntl(f->fd, F_GETFL);
-	if (fl < 0 || fcntl(f->fd, F_SETFL, fl & ~O_DIRECT) < 0)
-		return -errno;
-	ret = write_all(f->fd, f->buf, f->fill, f->off, &done);
+	if (!cur->fill)
+		return 0;
+	ret = write_all(f->plain_fd, cur->data, cur->fill, cur->off, &done);
 	if (ret) {
-		f->err = ret;
-		f->durable = f->off + done;
-		return ret;
+		pthread_mutex_lock(&f->lock);
+		failed_at(f, ret, cur->off + done);
+		pthread_mutex_unlock(&f->lock);
 	}
-	if (fcntl(f->fd, F_SETFL, fl) < 0)
-		return -errno;
-	return 0;
+	return ret;
+}
+
+/* The same file, without O_DIRECT: a descriptor of its own, whose flags are its own. */
+static int reopen_plain(int fd, int flags)
+{
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	return open(self, flags | O_CLOEXEC);
+}
+
+static bool direct_setup(struct rec_file *f)
+{
+	int i;
+
+	f->plain_fd = reopen_plain(f->fd, O_WRONLY);
+	if (f->plain_fd < 0)
+		return false;
+	for (i = 0; i < REC_FILE_NBUF; i++)
+		if (posix_memalign((void **)&f->bufs[i].data, 4096, REC_FILE_BUF))
+			return false;
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cond, NULL);
+	if (pthread_create(&f->writer, NULL, writer_main, f)) {
+		pthread_cond_destroy(&f->cond);
+		pthread_mutex_destroy(&f->lock);
+		return false;
+	}
+	f->bufs[0].state = RB_FILLING;
+	f->direct_ok = true;
+	f->threaded = true;
+	return true;
+}
+
+static void direct_free(struct rec_file *f)
+{
+	int i;
+
+	for (i = 0; i < REC_FILE_NBUF; i++) {
+		free(f->bufs[i].data);
+		f->bufs[i].data = NULL;
+	}
+	if (f->plain_fd >= 0)
+		close(f->plain_fd);
+	f->plain_fd = -1;
 }
 
 static int rec_file_open(struct rec_file *f)
 {
 	int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
 	struct stat st;
+	int fl;
 
 	/* not inherited by the traced processes */
 	f->fd = open(f->path, flags | (f->want_direct ? O_DIRECT : 0), 0644);
@@ -163,84 +294,26 @@ static int rec_file_open(struct rec_file *f)
 		f->fd = open(f->path, flags, 0644);	/* no O_DIRECT here */
 	if (f->fd < 0)
 		return -errno;
-	f->direct = f->want_direct && (fcntl(f->fd, F_GETFL) & O_DIRECT) &&
-		    !fstat(f->fd, &st) && S_ISREG(st.st_mode);
-	if (f->direct && posix_memalign((void **)&f->buf, REC_FILE_ALIGN, REC_FILE_BUF))
-		f->buf = NULL;
-	f->seek = f->direct;
-	if (!f->buf && f->direct) {
-		int ret = plain_from_now(f);
-
-		if (ret)
-			return ret;
+	fl = fcntl(f->fd, F_GETFL);
+	if (fl < 0 || !(fl & O_DIRECT))
+		return 0;
+	if (fstat(f->fd, &st) || !S_ISREG(st.st_mode) || !direct_setup(f)) {
+		/* plain writes after all */
+		direct_free(f);
+		if (fcntl(f->fd, F_SETFL, fl & ~O_DIRECT) < 0)
+			return -errno;
 	}
 	f->synced = now_ns();
 	return 0;
 }
 
-static int rec_file_write(struct ev_sink *sink, const struct iovec *iov, int n)
+static int plain_write(struct rec_file *f, const struct iovec *iov, int n)
 {
-	struct rec_file *f = (struct rec_file *)sink;
 	struct iovec v[8];
-	int i = 0, ret;
+	int i = 0;
 
 	if (n > 8)
 		return -EINVAL;
-	if (f->fd < 0 && (ret = rec_file_open(f)))
-		return ret;
-	if (f->err)
-		return f->err;
-	if (f->direct) {
-		if (f->nr_units == f->cap_units) {
-			size_t cap = f->cap_units ? 2 * f->cap_units : 64;
-			uint64_t *u = realloc(f->units, cap * sizeof(*u));
-
-			if (!u)
-				return -ENOMEM;
-			f->units = u;
-			f->cap_units = cap;
-		}
-		f->units[f->nr_units++] = f->bytes;
-		for (i = 0; i < n; i++) {
-			const char *p = iov[i].iov_base;
-			size_t len = iov[i].iov_len;
-
-			f->bytes += len;
-			while (len) {
-				size_t k = REC_FILE_BUF - f->fill;
-
-				if (k > len)
-					k = len;
-				memcpy(f->buf + f->fill, p, k);
-				f->fill += k;
-				p += k;
-				len -= k;
-				if (f->fill == REC_FILE_BUF && (ret = put_direct(f, REC_FILE_BUF)))
-					return ret;
-			}
-		}
-		return 0;
-	}
-	if (f->fill) {
-		/* direct writes stopped with bytes buffered: they go first */
-		size_t done;
-
-		ret = write_all(f->fd, f->buf, f->fill, f->off, &done);
-		if (ret) {
-			f->err = ret;
-			f->durable = f->off + done;
-			return ret;
-		}
-		f->off += f->fill;
-		f->fill = 0;
-		f->nr_units = 0;	/* the plain writes' own errors keep their bytes in the rings */
-	}
-	if (f->seek) {
-		/* direct writes went by offset: the plain ones go on from there */
-		if (lseek(f->fd, f->off, SEEK_SET) < 0)
-			return -errno;
-		f->seek = false;
-	}
 	memcpy(v, iov, n * sizeof(*v));
 	while (i < n) {
 		ssize_t w = writev(f->fd, v + i, n - i);
@@ -251,7 +324,6 @@ static int rec_file_write(struct ev_sink *sink, const struct iovec *iov, int n)
 			return -errno;
 		}
 		f->bytes += w;
-		f->off += w;
 		/* a short write: go on from where it stopped */
 		while (i < n && (size_t)w >= v[i].iov_len)
 			w -= v[i++].iov_len;
@@ -263,50 +335,110 @@ static int rec_file_write(struct ev_sink *sink, const struct iovec *iov, int n)
 	return 0;
 }
 
+static int rec_file_write(struct ev_sink *sink, const struct iovec *iov, int n)
+{
+	struct rec_file *f = (struct rec_file *)sink;
+	uint64_t start;
+	int i, ret;
+
+	if (f->fd < 0 && (ret = rec_file_open(f)))
+		return ret;
+	if (!f->threaded)
+		return plain_write(f, iov, n);
+	ret = __atomic_load_n(&f->err, __ATOMIC_RELAXED);
+	if (ret)
+		return ret;
+	if (f->nr_units == f->cap_units) {
+		size_t cap = f->cap_units ? 2 * f->cap_units : 64;
+		uint64_t *u = realloc(f->units, cap * sizeof(*u));
+
+		if (!u)
+			return -ENOMEM;
+		f->units = u;
+		f->cap_units = cap;
+	}
+	start = f->bytes;
+	f->units[f->nr_units++] = start;
+	for (i = 0; i < n; i++) {
+		const char *p = iov[i].iov_base;
+		size_t len = iov[i].iov_len;
+
+		f->bytes += len;
+		while (len) {
+			struct rec_buf *cur = &f->bufs[f->cur];
+			size_t k = REC_FILE_BUF - cur->fill;
+
+			if (k > len)
+				k = len;
+			memcpy(cur->data + cur->fill, p, k);
+			cur->fill += k;
+			p += k;
+			len -= k;
+			if (cur->fill == REC_FILE_BUF && (ret = next_buf(f))) {
+				/* not taken: the unit's events are still the rings' */
+				f->bytes = start;
+				f->nr_units--;
+				return ret;
+			}
+		}
+	}
+	return 0;
+}
+
 /*
  * After a write error: the units not whole in the file, from the file's
- * bytes (a unit that began before the buffer) and the buffer's; the file
- * is cut where the first of them begins, so that it ends with a whole
- * block, as a plain write's error leaves it but for that block.
+ * bytes and the buffers that were not written; the file is cut where the
+ * first of them begins, so that it ends with a whole block.
  */
 static long rec_file_unwritten(struct ev_sink *sink, unsigned char **bytes, uint64_t *at)
 {
 	struct rec_file *f = (struct rec_file *)sink;
-	uint64_t from, back;
+	uint64_t from, len;
 	unsigned char *b;
-	char self[64];
-	int rfd;
+	int i, rfd;
 
-	if (!f->err || !f->nr_units)
+	if (!f->threaded || !__atomic_load_n(&f->err, __ATOMIC_RELAXED) || !f->nr_units)
 		return 0;
+	wait_queue(f);
 	units_from(f, f->durable);
-	from = f->units[0];
-	if (from > (uint64_t)f->off)
-		from = f->off;	/* (cannot be: the buffer starts inside a unit) */
-	back = f->off - from;
-	b = malloc(back + f->fill ? back + f->fill : 1);
+	from = f->units[0] < f->durable ? f->units[0] : f->durable;
+	len = f->bytes - from;
+	b = calloc(1, len ? len : 1);
 	if (!b)
 		return -ENOMEM;
-	if (back) {
-		ssize_t r;
+	/* what reached the file (a read short of it leaves zeros), then what did not */
+	rfd = reopen_plain(f->fd, O_RDONLY);
+	if (rfd >= 0) {
+		uint64_t got = 0;
 
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", f->fd);
-		rfd = open(self, O_RDONLY | O_CLOEXEC);
-		r = rfd < 0 ? -1 : pread(rfd, b, back, from);
-		if (rfd >= 0)
-			close(rfd);
-		if (r != (ssize_t)back) {
-			free(b);
-			return rfd < 0 || r < 0 ? -errno : -EIO;
+		while (got < len) {
+			ssize_t r = pread(rfd, b + got, len - got, from + got);
+
+			if (r <= 0)
+				break;
+			got += r;
 		}
+		close(rfd);
 	}
-	memcpy(b + back, f->buf, f->fill);
+	for (i = 0; i < REC_FILE_NBUF; i++) {
+		struct rec_buf *rb = &f->bufs[i];
+
+		uint64_t lo, hi;
+
+		if (rb->state != RB_FAILED && i != f->cur)
+			continue;
+		/* (a unit a failed write left half copied is not the stream's) */
+		lo = rb->off > from ? rb->off : from;
+		hi = rb->off + rb->fill < f->bytes ? rb->off + rb->fill : f->bytes;
+		if (lo < hi)
+			memcpy(b + (lo - from), rb->data + (lo - rb->off), hi - lo);
+	}
 	if (ftruncate(f->fd, from) < 0) {
 		/* a longer file ends in a partial block: readers stop before it */
 	}
 	*bytes = b;
 	*at = from;
-	return back + f->fill;
+	return len;
 }
 
 /* after each round of the drain: a reader of the file sees it at most a second late */
@@ -315,7 +447,7 @@ static int rec_file_round(struct ev_sink *sink)
 	struct rec_file *f = (struct rec_file *)sink;
 	uint64_t now;
 
-	if (!f->direct || !f->fill || f->err)
+	if (!f->threaded || __atomic_load_n(&f->err, __ATOMIC_RELAXED) || !f->bufs[f->cur].fill)
 		return 0;
 	now = now_ns();
 	if (now - f->synced < REC_FILE_SYNC_NS)
@@ -332,6 +464,7 @@ void rec_file_init(struct rec_file *f, const char *path, int fd, bool direct)
 	f->s.unwritten = rec_file_unwritten;
 	f->path = path;
 	f->fd = fd;
+	f->plain_fd = -1;
 	f->want_direct = direct && path;
 }
 
@@ -341,15 +474,24 @@ int rec_file_close(struct rec_file *f)
 
 	if (f->fd < 0)
 		return 0;
-	if (f->err)
-		ret = f->err;
-	else if (f->direct)
-		ret = sync_tail(f);
+	if (f->threaded) {
+		wait_queue(f);
+		if (!__atomic_load_n(&f->err, __ATOMIC_RELAXED))
+			sync_tail(f);
+		pthread_mutex_lock(&f->lock);
+		f->stop = true;
+		pthread_cond_broadcast(&f->cond);
+		pthread_mutex_unlock(&f->lock);
+		pthread_join(f->writer, NULL);
+		pthread_cond_destroy(&f->cond);
+		pthread_mutex_destroy(&f->lock);
+		f->threaded = false;
+		ret = __atomic_load_n(&f->err, __ATOMIC_RELAXED);
+		direct_free(f);
+	}
 	if (close(f->fd) && !ret)
 		ret = -errno;
 	f->fd = -1;
-	free(f->buf);
-	f->buf = NULL;
 	free(f->units);
 	f->units = NULL;
 	return ret;

@@ -17,15 +17,15 @@ if [ ! -x "$FHOOK" ] || [ ! -x "$RP" ] || [ ! -f "$SHIM" ]; then
 	exit 0
 fi
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'umount "$tmp/small" 2>/dev/null; rm -rf "$tmp"' EXIT
 pass() { echo "PASS rec_file/$1"; }
 fail() { echo "FAIL rec_file/$1: $2"; }
 
 . tests/events/lib.sh
 
-# 2 threads x 100000 calls of leaf(): 400006 events, 6.5 MB, several of the
-# direct writes' 1 MiB buffers and an unaligned tail
-N=400006
+# 2 threads x 300000 calls of leaf(): 1200006 events, 19.5 MB, several of the
+# direct writes' 4 MiB buffers and an unaligned tail
+N=1200006
 # check NAME REC ERR: the recording holds every event, exactly
 check() {
 	local name=$1 rec=$2 err=$3 info calls lines
@@ -35,7 +35,7 @@ check() {
 	lines=$("$FHOOK" replay "$rec" 2>/dev/null | wc -l)
 	if grep -q "^fhook: record: $N events, 0 nmissed, 0 lost" "$err" &&
 	   grep -qx "events: *$N" <<< "$info" && grep -qx "ended: *finished" <<< "$info" &&
-	   [ "$calls" = 200000 ] && [ "$lines" = "$N" ]; then
+	   [ "$calls" = 600000 ] && [ "$lines" = "$N" ]; then
 		pass "$name ($(stat -c %s "$rec") bytes)"
 	else
 		fail "$name" "leaf $calls calls, $lines lines; $(cat "$err"); $info"
@@ -44,12 +44,12 @@ check() {
 
 # by default, and through the page cache
 FHOOK_TEST_DIRECT_IO=count FHOOK_TEST_DIRECT_IO_LOG=$tmp/direct.log LD_PRELOAD=$SHIM \
-	"$FHOOK" record -o "$tmp/d.rec" -- "$RP" mt 2 100000 2>"$tmp/d.err"
+	"$FHOOK" record -o "$tmp/d.rec" -- "$RP" mt 2 300000 2>"$tmp/d.err"
 st=$?
 [ $st = 0 ] && check direct "$tmp/d.rec" "$tmp/d.err" || fail direct "exit $st: $(cat "$tmp/d.err")"
 # (the file system of the test's directory may have no direct I/O: then it is not asserted)
 if [ -s "$tmp/direct.log" ]; then
-	if [ "$(cat "$tmp/direct.log")" -ge $((5 * 1024 * 1024)) ]; then
+	if [ "$(cat "$tmp/direct.log")" -ge $((16 * 1024 * 1024)) ]; then
 		pass "direct-used ($(cat "$tmp/direct.log") bytes by O_DIRECT)"
 	else
 		fail direct-used "only $(cat "$tmp/direct.log") bytes by O_DIRECT"
@@ -60,7 +60,7 @@ else
 	fail direct-used "nothing was written by O_DIRECT"
 fi
 FHOOK_TEST_DIRECT_IO=count FHOOK_TEST_DIRECT_IO_LOG=$tmp/pc.log LD_PRELOAD=$SHIM \
-	"$FHOOK" record --page-cache -o "$tmp/p.rec" -- "$RP" mt 2 100000 2>"$tmp/p.err"
+	"$FHOOK" record --page-cache -o "$tmp/p.rec" -- "$RP" mt 2 300000 2>"$tmp/p.err"
 st=$?
 if [ $st = 0 ] && [ ! -s "$tmp/pc.log" ]; then
 	check page-cache "$tmp/p.rec" "$tmp/p.err"
@@ -71,14 +71,33 @@ fi
 # a file system that refuses O_DIRECT at open, and one that refuses the writes
 for how in open write; do
 	FHOOK_TEST_DIRECT_IO=$how LD_PRELOAD=$SHIM \
-		"$FHOOK" record -o "$tmp/$how.rec" -- "$RP" mt 2 100000 2>"$tmp/$how.err"
+		"$FHOOK" record -o "$tmp/$how.rec" -- "$RP" mt 2 300000 2>"$tmp/$how.err"
 	st=$?
 	[ $st = 0 ] && check "refused-at-$how" "$tmp/$how.rec" "$tmp/$how.err" ||
 		fail "refused-at-$how" "exit $st: $(cat "$tmp/$how.err")"
 done
 
+# a disk that fills after some of the buffers were written: the file ends with
+# a whole block, and every event is either in it or counted as lost
+if [ "$(id -u)" = 0 ] && mkdir -p "$tmp/small" && mount -t tmpfs -o size=9m tmpfs "$tmp/small" 2>/dev/null; then
+	out=$("$FHOOK" record -o "$tmp/small/r.rec" -- "$RP" mt 2 400000 2>&1 >/dev/null)
+	st=$?
+	rec=$(sed -nE 's/.*stopped early; ([0-9]+) events recorded, ([0-9]+) lost$/\1 \2/p' <<< "$out")
+	n=$("$FHOOK" replay "$tmp/small/r.rec" 2>"$tmp/small.err" | wc -l)
+	if [ $st = 1 ] && grep -q 'No space left on device' <<< "$out" && [ -n "$rec" ] &&
+	   [ "${rec% *}" = "$n" ] && [ "$n" -gt 100000 ] && [ $((${rec% *} + ${rec#* })) = 1600006 ] &&
+	   grep -q 'ends early' "$tmp/small.err"; then
+		pass "disk-full ($n events kept, ${rec#* } lost)"
+	else
+		fail disk-full "exit $st, '$rec', $n events readable: $out"
+	fi
+	umount "$tmp/small"
+else
+	echo "SKIP rec_file/disk-full: needs root to mount a small tmpfs"
+fi
+
 # standard output is written as it is, whatever it is
-"$FHOOK" record -o - -- "$RP" mt 2 100000 >"$tmp/stdout.rec" 2>"$tmp/stdout.err"
+"$FHOOK" record -o - -- "$RP" mt 2 300000 >"$tmp/stdout.rec" 2>"$tmp/stdout.err"
 st=$?
 [ $st = 0 ] && check stdout "$tmp/stdout.rec" "$tmp/stdout.err" ||
 	fail stdout "exit $st: $(cat "$tmp/stdout.err")"
