@@ -43,7 +43,7 @@
 /* a round ends with the file at most this stale (ns): readers see it grow */
 #define REC_FILE_SYNC_NS	(1000UL * 1000 * 1000)
 
-enum { RB_FREE, RB_FILLING, RB_QUEUED, RB_FAILED };
+enum { RB_FREE, RB_FILLING, RB_QUEUED, RB_WRITING, RB_FAILED };
 
 static uint64_t now_ns(void)
 {
@@ -92,19 +92,29 @@ static int put_buf(struct rec_file *f, struct rec_buf *b, bool direct, size_t *d
 {
 	int ret;
 
+	size_t more = 0;
+
+	*done = 0;
 	if (direct && __atomic_load_n(&f->direct_ok, __ATOMIC_RELAXED)) {
 		ret = write_all(f->fd, b->data, b->fill, b->off, done);
-		/* (nothing of it was written: alignment is checked first) */
-		if (ret != -EINVAL || *done)
+		if (ret != -EINVAL)
 			return ret;
+		/*
+		 * Refused: nothing was written (alignment is checked first), or
+		 * a short write left the rest unaligned.  Plain writes from now on.
+		 */
 		__atomic_store_n(&f->direct_ok, false, __ATOMIC_RELAXED);
 	}
-	return write_all(f->plain_fd, b->data, b->fill, b->off, done);
+	ret = write_all(f->plain_fd, b->data + *done, b->fill - *done, b->off + *done, &more);
+	*done += more;
+	return ret;
 }
 
 static void *writer_main(void *arg)
 {
 	struct rec_file *f = arg;
+
+	pthread_setname_np(pthread_self(), "fhook-write");
 
 	pthread_mutex_lock(&f->lock);
 	for (;;) {
@@ -112,21 +122,24 @@ static void *writer_main(void *arg)
 		size_t done;
 		int ret;
 
-		while (f->q_head == f->q_tail && !f->stop)
+		while ((f->q_head == f->q_tail || f->hold) && !f->stop)
 			pthread_cond_wait(&f->cond, &f->lock);
 		if (f->q_head == f->q_tail)
 			break;
-		b = &f->bufs[f->queue[f->q_head % REC_FILE_NBUF]];
+		b = &f->bufs[f->queue[f->q_head++ % REC_FILE_NBUF]];
 		if (f->err) {
 			/* after an error nothing more is written: the rest is unwritten */
+			failed_at(f, f->err, b->off);
 			b->state = RB_FAILED;
-			f->q_head++;
 			pthread_cond_broadcast(&f->cond);
 			continue;
 		}
+		b->state = RB_WRITING;
+		f->writing = true;
 		pthread_mutex_unlock(&f->lock);
 		ret = put_buf(f, b, true, &done);
 		pthread_mutex_lock(&f->lock);
+		f->writing = false;
 		if (ret) {
 			failed_at(f, ret, b->off + done);
 			b->state = RB_FAILED;
@@ -134,18 +147,17 @@ static void *writer_main(void *arg)
 			b->state = RB_FREE;
 			b->fill = 0;
 		}
-		f->q_head++;
 		pthread_cond_broadcast(&f->cond);
 	}
 	pthread_mutex_unlock(&f->lock);
 	return NULL;
 }
 
-/* Wait until the writer has taken every queued buffer. */
+/* Wait until the writer has written every queued buffer. */
 static void wait_queue(struct rec_file *f)
 {
 	pthread_mutex_lock(&f->lock);
-	while (f->q_head != f->q_tail)
+	while (f->q_head != f->q_tail || f->writing)
 		pthread_cond_wait(&f->cond, &f->lock);
 	pthread_mutex_unlock(&f->lock);
 }
@@ -164,26 +176,39 @@ static void units_from(struct rec_file *f, uint64_t from)
 	f->nr_units -= k;
 }
 
+/* The first byte that is not surely in the file yet.  Under the lock. */
+static uint64_t first_unwritten(struct rec_file *f)
+{
+	uint64_t low = f->bufs[f->cur].off;
+	int i;
+
+	for (i = 0; i < REC_FILE_NBUF; i++)
+		if (f->bufs[i].state != RB_FREE && f->bufs[i].off < low)
+			low = f->bufs[i].off;
+	return low;
+}
+
 /*
- * The current buffer is full: to the writer, with another to fill, or,
- * when every other one still waits for the device, through the page
- * cache now.
+ * The current buffer is full: to the writer, with another to fill.
+ * When every other one still waits for the device, the drain waits for
+ * the one being written, takes back the others and writes them and this
+ * one through the page cache itself, in the file's order, rather than
+ * make the rings wait for all of them: memory takes the burst.  Every
+ * write is of the bytes right after those written before it, so the file
+ * never has a hole (a killed fhook leaves a file that just ends early).
  */
 static int next_buf(struct rec_file *f)
 {
 	struct rec_buf *cur = &f->bufs[f->cur];
-	uint64_t low = UINT64_MAX;	/* the first byte of a buffer the writer has */
-	int i, free_i = -1, ret;
+	int i, free_i = -1, nr_back = 0, back[REC_FILE_NBUF], ret;
+	uint64_t low;
 	size_t done;
 
 	pthread_mutex_lock(&f->lock);
 	ret = f->err;
-	for (i = 0; i < REC_FILE_NBUF && !ret; i++) {
-		if (f->bufs[i].state == RB_FREE && free_i < 0)
+	for (i = 0; i < REC_FILE_NBUF && !ret && free_i < 0; i++)
+		if (f->bufs[i].state == RB_FREE)
 			free_i = i;
-		if (f->bufs[i].state == RB_QUEUED && f->bufs[i].off < low)
-			low = f->bufs[i].off;
-	}
 	if (!ret && free_i >= 0) {
 		cur->state = RB_QUEUED;
 		f->queue[f->q_tail++ % REC_FILE_NBUF] = f->cur;
@@ -192,26 +217,54 @@ static int next_buf(struct rec_file *f)
 		f->bufs[free_i].state = RB_FILLING;
 		f->bufs[free_i].off = cur->off + cur->fill;
 		f->bufs[free_i].fill = 0;
+	} else if (!ret) {
+		/*
+		 * Only after the write on its way: the file stays whole up to
+		 * what is written (a killed fhook leaves no hole of zeros).
+		 */
+		f->hold = true;
+		while (f->writing)
+			pthread_cond_wait(&f->cond, &f->lock);
+		f->hold = false;
+		ret = f->err;
+		while (f->q_head != f->q_tail && !ret) {
+			i = f->queue[f->q_head++ % REC_FILE_NBUF];
+			f->bufs[i].state = RB_WRITING;
+			back[nr_back++] = i;
+		}
 	}
 	pthread_mutex_unlock(&f->lock);
 	if (ret)
 		return ret;
 	if (free_i < 0) {
-		ret = put_buf(f, cur, false, &done);
-		if (ret) {
+		back[nr_back++] = f->cur;	/* (the writer waits for them: the queue is empty) */
+		for (i = 0; i < nr_back; i++) {
+			struct rec_buf *b = &f->bufs[back[i]];
+
+			ret = put_buf(f, b, false, &done);
 			pthread_mutex_lock(&f->lock);
-			failed_at(f, ret, cur->off + done);
+			if (ret) {
+				/* this one and the rest are unwritten: kept for rec_file_unwritten() */
+				failed_at(f, ret, b->off + done);
+				for (; i < nr_back; i++)
+					if (back[i] != f->cur)
+						f->bufs[back[i]].state = RB_FAILED;
+			} else if (back[i] != f->cur) {
+				b->state = RB_FREE;
+				b->fill = 0;
+			}
 			pthread_mutex_unlock(&f->lock);
-			return ret;
+			if (ret)
+				return ret;
 		}
 		cur->off += cur->fill;
 		cur->fill = 0;
-	} else if (cur->off < low) {
-		low = cur->off;		/* (now the writer's) */
 	}
 	/* the units below the first byte not surely in the file are whole there */
-	cur = &f->bufs[f->cur];
-	units_from(f, cur->off < low ? cur->off : low);
+	pthread_mutex_lock(&f->lock);
+	low = first_unwritten(f);
+	pthread_mutex_unlock(&f->lock);
+	units_from(f, low);
 	return 0;
 }
 
@@ -397,11 +450,14 @@ static long rec_file_unwritten(struct ev_sink *sink, unsigned char **bytes, uint
 	unsigned char *b;
 	int i, rfd;
 
-	if (!f->threaded || !__atomic_load_n(&f->err, __ATOMIC_RELAXED) || !f->nr_units)
+	if (!f->threaded || !__atomic_load_n(&f->err, __ATOMIC_RELAXED))
 		return 0;
 	wait_queue(f);
-	units_from(f, f->durable);
-	from = f->units[0] < f->durable ? f->units[0] : f->durable;
+	/* (a unit a failed write left half copied is not the stream's) */
+	from = f->durable < f->bytes ? f->durable : f->bytes;
+	units_from(f, from);
+	if (f->nr_units && f->units[0] < from)
+		from = f->units[0];
 	len = f->bytes - from;
 	b = calloc(1, len ? len : 1);
 	if (!b)
@@ -414,6 +470,8 @@ static long rec_file_unwritten(struct ev_sink *sink, unsigned char **bytes, uint
 		while (got < len) {
 			ssize_t r = pread(rfd, b + got, len - got, from + got);
 
+			if (r < 0 && errno == EINTR)
+				continue;
 			if (r <= 0)
 				break;
 			got += r;
@@ -441,19 +499,49 @@ static long rec_file_unwritten(struct ev_sink *sink, unsigned char **bytes, uint
 	return len;
 }
 
-/* after each round of the drain: a reader of the file sees it at most a second late */
+/*
+ * After each round of the drain: a failed write of the writer's reaches
+ * the session now, and a reader of the file sees it at most a second
+ * late.  The tail is written only when every buffer before it is: never
+ * past one still on its way, which would leave a hole if fhook were killed.
+ */
 static int rec_file_round(struct ev_sink *sink)
 {
 	struct rec_file *f = (struct rec_file *)sink;
 	uint64_t now;
+	bool idle;
+	int ret;
 
-	if (!f->threaded || __atomic_load_n(&f->err, __ATOMIC_RELAXED) || !f->bufs[f->cur].fill)
+	if (!f->threaded)
 		return 0;
+	ret = __atomic_load_n(&f->err, __ATOMIC_RELAXED);
+	if (ret || !f->bufs[f->cur].fill)
+		return ret;
 	now = now_ns();
 	if (now - f->synced < REC_FILE_SYNC_NS)
 		return 0;
+	pthread_mutex_lock(&f->lock);
+	idle = f->q_head == f->q_tail && !f->writing;
+	pthread_mutex_unlock(&f->lock);
+	if (!idle)
+		return 0;
 	f->synced = now;
 	return sync_tail(f);
+}
+
+/* Everything taken so far in the file (the session's end): 0 or the write's error. */
+static int rec_file_flush(struct ev_sink *sink)
+{
+	struct rec_file *f = (struct rec_file *)sink;
+	int ret;
+
+	if (!f->threaded)
+		return 0;
+	wait_queue(f);
+	ret = __atomic_load_n(&f->err, __ATOMIC_RELAXED);
+	if (!ret)
+		ret = sync_tail(f);
+	return ret;
 }
 
 void rec_file_init(struct rec_file *f, const char *path, int fd, bool direct)
@@ -462,6 +550,7 @@ void rec_file_init(struct rec_file *f, const char *path, int fd, bool direct)
 	f->s.write = rec_file_write;
 	f->s.round = rec_file_round;
 	f->s.unwritten = rec_file_unwritten;
+	f->s.flush = rec_file_flush;
 	f->path = path;
 	f->fd = fd;
 	f->plain_fd = -1;

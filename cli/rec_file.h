@@ -35,7 +35,9 @@ struct rec_file {
 	struct rec_buf bufs[REC_FILE_NBUF];
 	int cur;		/* the one being filled */
 	int queue[REC_FILE_NBUF];	/* full ones for the writer, in order */
-	unsigned int q_head, q_tail;
+	unsigned int q_head, q_tail;	/* (q_head: the next the writer takes) */
+	bool writing;		/* the writer is writing one */
+	bool hold;		/* ... and takes no other: the drain takes them back */
 	bool stop;
 	pthread_t writer;
 	pthread_mutex_t lock;

@@ -235,6 +235,7 @@ static void trace_usage(FILE *f)
 		"                       of making the thread wait\n"
 		"  --clock mono|tsc, --buffer-size N   as for fhook record\n"
 		"  --flight-recorder, --trigger   fhook record's only: a live trace has no dump\n"
+		"  --page-cache         fhook record's only: a live trace writes no recording\n"
 		"  -p, --pid PID        trace the running process PID instead of starting\n"
 		"                       PROG: attach, trace until Ctrl-C, --duration or its\n"
 		"                       exit, then remove every probe\n"

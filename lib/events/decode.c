@@ -1146,7 +1146,11 @@ int dec_read_file(struct dec *d, const char *path, bool *truncated)
 	for (off = h->hdr_size; off < d->map_len;) {
 		const struct rf_block *b = (const void *)((char *)d->map + off);
 
-		if (d->map_len - off < sizeof(*b) ||
+		/*
+		 * (no block has type 0: zeros are a hole that a recorder
+		 * killed while its buffers were on their way left behind)
+		 */
+		if (d->map_len - off < sizeof(*b) || !b->type ||
 		    d->map_len - off - sizeof(*b) < b->len) {
 			*truncated = true;
 			d->truncated = true;

@@ -1305,6 +1305,9 @@ int ev_session_finish(struct ev_session *s, uint32_t status, int err, struct rf_
 		ev_session_dump(s);
 	else if (!s->err)
 		ev_session_drain(s, 0);
+	/* the counts are of what the output holds */
+	if (!s->err && s->sink->flush)
+		sink_err(s, s->sink->flush(s->sink));
 	ev_session_counts(s, &end);
 	if (s->err) {
 		/* what the rings still hold never reached the output: lost, not recorded */

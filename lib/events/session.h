@@ -34,6 +34,12 @@ struct ev_sink {
 	 * or a negative errno.  NULL: a sink that keeps nothing back.
 	 */
 	long (*unwritten)(struct ev_sink *s, unsigned char **bytes, uint64_t *at);
+	/*
+	 * Put everything taken so far into the output, at the recording's
+	 * end before its counts are made: 0 or a write's error.  NULL: a
+	 * sink that writes as it takes.
+	 */
+	int (*flush)(struct ev_sink *s);
 };
 
 struct ev_session_opts {

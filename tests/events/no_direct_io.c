@@ -4,9 +4,15 @@
  * fhook may meet one.  FHOOK_TEST_DIRECT_IO says how:
  *   open   open() with O_DIRECT fails with EINVAL (a file system without it)
  *   write  a write to a descriptor with O_DIRECT fails with EINVAL (one that
- *          takes the flag but not the writes)
- *   count  nothing changes; at exit, the bytes written with O_DIRECT go to
- *          the file FHOOK_TEST_DIRECT_IO_LOG names
+ *          takes the flag but not the writes), from file offset
+ *          FHOOK_TEST_DIRECT_IO_AT on (default 0)
+ *   slow   each direct write first sleeps 50 ms (a device slower than the
+ *          program: the buffers fill and go through the page cache)
+ *   eio    slow, and a plain write at or past FHOOK_TEST_DIRECT_IO_AT fails
+ *          with EIO (an error while direct writes are still on their way)
+ *   count  nothing changes
+ * In every mode, the bytes written with O_DIRECT go at exit to the file
+ * FHOOK_TEST_DIRECT_IO_LOG names, if any.
  * The traced program inherits it too and opens nothing with O_DIRECT.
  */
 #define _GNU_SOURCE
@@ -83,8 +89,17 @@ static ssize_t pwrite_as(const char *sym, int fd, const void *buf, size_t n, off
 	int fl = fcntl(fd, F_GETFL);
 	ssize_t w;
 
-	if (fl >= 0 && (fl & O_DIRECT) && !strcmp(mode(), "write")) {
+	const char *at_s = getenv("FHOOK_TEST_DIRECT_IO_AT");
+	long long at = at_s ? atoll(at_s) : 0;
+
+	if (fl >= 0 && (fl & O_DIRECT) && !strcmp(mode(), "write") && off >= at) {
 		errno = EINVAL;
+		return -1;
+	}
+	if (fl >= 0 && (fl & O_DIRECT) && (!strcmp(mode(), "slow") || !strcmp(mode(), "eio")))
+		usleep(50000);
+	if (fl >= 0 && !(fl & O_DIRECT) && !strcmp(mode(), "eio") && off + (off_t)n > at) {
+		errno = EIO;
 		return -1;
 	}
 	w = real(fd, buf, n, off);
@@ -108,7 +123,7 @@ __attribute__((destructor)) static void say_count(void)
 	const char *log = getenv("FHOOK_TEST_DIRECT_IO_LOG");
 	FILE *f;
 
-	if (strcmp(mode(), "count") || !log || !direct_bytes)
+	if (!log || !direct_bytes)
 		return;
 	f = fopen(log, "a");
 	if (f) {

@@ -26,16 +26,16 @@ fail() { echo "FAIL rec_file/$1: $2"; }
 # 2 threads x 300000 calls of leaf(): 1200006 events, 19.5 MB, several of the
 # direct writes' 4 MiB buffers and an unaligned tail
 N=1200006
-# check NAME REC ERR: the recording holds every event, exactly
+# check NAME REC ERR [EVENTS CALLS]: the recording holds every event, exactly
 check() {
-	local name=$1 rec=$2 err=$3 info calls lines
+	local name=$1 rec=$2 err=$3 N=${4:-$N} C=${5:-600000} info calls lines
 
 	info=$("$FHOOK" info "$rec" 2>&1)
 	calls=$("$FHOOK" report "$rec" 2>/dev/null | awk '$NF == "leaf" { print $5 }')
 	lines=$("$FHOOK" replay "$rec" 2>/dev/null | wc -l)
 	if grep -q "^fhook: record: $N events, 0 nmissed, 0 lost" "$err" &&
 	   grep -qx "events: *$N" <<< "$info" && grep -qx "ended: *finished" <<< "$info" &&
-	   [ "$calls" = 600000 ] && [ "$lines" = "$N" ]; then
+	   [ "$calls" = "$C" ] && [ "$lines" = "$N" ]; then
 		pass "$name ($(stat -c %s "$rec") bytes)"
 	else
 		fail "$name" "leaf $calls calls, $lines lines; $(cat "$err"); $info"
@@ -68,14 +68,68 @@ else
 	fail page-cache "exit $st, $(cat "$tmp/pc.log" 2>/dev/null) bytes by O_DIRECT: $(cat "$tmp/p.err")"
 fi
 
-# a file system that refuses O_DIRECT at open, and one that refuses the writes
-for how in open write; do
-	FHOOK_TEST_DIRECT_IO=$how LD_PRELOAD=$SHIM \
-		"$FHOOK" record -o "$tmp/$how.rec" -- "$RP" mt 2 300000 2>"$tmp/$how.err"
+# a file system that refuses O_DIRECT at open, one that refuses the writes,
+# and one that refuses them once 8 MiB were written directly
+for how in open write write-at; do
+	FHOOK_TEST_DIRECT_IO=${how%-at} FHOOK_TEST_DIRECT_IO_AT=$([ $how = write-at ] && echo 8388608) \
+		LD_PRELOAD=$SHIM "$FHOOK" record -o "$tmp/$how.rec" -- "$RP" mt 2 300000 2>"$tmp/$how.err"
 	st=$?
 	[ $st = 0 ] && check "refused-at-$how" "$tmp/$how.rec" "$tmp/$how.err" ||
 		fail "refused-at-$how" "exit $st: $(cat "$tmp/$how.err")"
 done
+
+# a device slower than the program (64 MB: more than the eight buffers hold):
+# the full buffers that wait for it go through the page cache, in order, and
+# the recording is the same
+if [ -s "$tmp/direct.log" ]; then
+	rm -f "$tmp/slow.log"
+	FHOOK_TEST_DIRECT_IO=slow FHOOK_TEST_DIRECT_IO_LOG=$tmp/slow.log LD_PRELOAD=$SHIM \
+		"$FHOOK" record -o "$tmp/slow.rec" -- "$RP" mt 2 1000000 2>"$tmp/slow.err"
+	st=$?
+	direct=$(cat "$tmp/slow.log" 2>/dev/null)
+	if [ $st = 0 ] && [ -n "$direct" ] && [ "$direct" -lt $((60 * 1024 * 1024)) ]; then
+		check "slow-device ($direct bytes direct)" "$tmp/slow.rec" "$tmp/slow.err" 4000006 2000000
+	else
+		fail slow-device "exit $st, ${direct:-no} bytes direct: $(cat "$tmp/slow.err")"
+	fi
+	# ... and an error there while direct writes are on their way: the file
+	# ends with a whole block, every event is in it or counted as lost
+	FHOOK_TEST_DIRECT_IO=eio FHOOK_TEST_DIRECT_IO_AT=41943040 LD_PRELOAD=$SHIM \
+		"$FHOOK" record -o "$tmp/eio.rec" -- "$RP" mt 2 1000000 2>"$tmp/eio.err" >/dev/null
+	st=$?
+	rec=$(sed -nE 's/.*stopped early; ([0-9]+) events recorded, ([0-9]+) lost$/\1 \2/p' "$tmp/eio.err")
+	n=$("$FHOOK" replay "$tmp/eio.rec" 2>"$tmp/eio.rerr" | wc -l)
+	if [ $st = 1 ] && grep -q 'Input/output error' "$tmp/eio.err" && [ -n "$rec" ] &&
+	   [ "${rec% *}" = "$n" ] && [ $((${rec% *} + ${rec#* })) = 4000006 ] &&
+	   grep -q 'ends early' "$tmp/eio.rerr" && ! grep -qi 'bad\|damaged' "$tmp/eio.rerr"; then
+		pass "error-in-flight ($n events kept, ${rec#* } lost)"
+	else
+		fail error-in-flight "exit $st, '$rec', $n events readable: $(cat "$tmp/eio.err" "$tmp/eio.rerr")"
+	fi
+	# ... and fhook killed meanwhile: the file ends early, with no hole of
+	# zeros that a reader would take for records
+	FHOOK_TEST_DIRECT_IO=slow LD_PRELOAD=$SHIM \
+		"$FHOOK" record -o "$tmp/kill.rec" -- "$RP" mt 2 3000000 >/dev/null 2>"$tmp/kill.err" &
+	fpid=$!
+	for _ in $(seq 100); do
+		[ "$(stat -c %s "$tmp/kill.rec" 2>/dev/null || echo 0)" -gt $((8 * 1024 * 1024)) ] && break
+		sleep 0.05
+	done
+	kill -KILL $fpid 2>/dev/null
+	wait $fpid 2>/dev/null
+	for _ in $(seq 100); do pgrep -xf "$EMU_PREFIX$RP mt 2 3000000" >/dev/null || break; sleep 0.1; done
+	n=$("$FHOOK" replay "$tmp/kill.rec" 2>"$tmp/kill.rerr" | tee "$tmp/kill.txt" | wc -l)
+	odd=$(grep -cvE '\((leaf|thread_main|main)\+0x0/0x[0-9a-f]+\)|<-' "$tmp/kill.txt")
+	if [ "$n" -gt 0 ] && [ "$odd" = 0 ] && grep -q 'ends early' "$tmp/kill.rerr"; then
+		pass "killed-while-writing ($n events readable)"
+	else
+		fail killed-while-writing "$n events, $odd not of the program's functions: $(head -3 "$tmp/kill.rerr"; grep -vE '\((leaf|thread_main|main)\+0x0/0x[0-9a-f]+\)|<-' "$tmp/kill.txt" | head -3)"
+	fi
+else
+	echo "SKIP rec_file/killed-while-writing: no direct I/O here"
+	echo "SKIP rec_file/slow-device: no direct I/O here"
+	echo "SKIP rec_file/error-in-flight: no direct I/O here"
+fi
 
 # a disk that fills after some of the buffers were written: the file ends with
 # a whole block, and every event is either in it or counted as lost
