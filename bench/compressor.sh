@@ -109,6 +109,20 @@ for r in $(seq "$ROUNDS"); do
 	done
 	say "round $r of $ROUNDS"
 done
+# a series: after a pause with nothing running (the host may take back the
+# guest's free memory meanwhile), three recordings in a row, each way
+PAUSE=${COMPRESSOR_PAUSE:-30}
+declare -A SER
+for v in record record-pc; do
+	sleep "$PAUSE"
+	for i in 1 2 3; do
+		(cd "$TMP" && $B/cputime ${C[$v]} 3>"$TMP/cpu" >"$TMP/out.xz" 2>"$TMP/err")
+		read -r w u s f <"$TMP/cpu"
+		SER[$v]="${SER[$v]:-}$((w / 1000)) ms ($(((u + s) / 1000)) ms CPU, $((s / 1000)) ms system)|"
+		rm -f "$TMP/r.rec"
+	done
+	say "series of $v"
+done
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 declare -A W P
 for v in $MODES; do
@@ -132,5 +146,16 @@ for v in $MODES; do
 done
 echo
 echo "fhook record (last run): ${STAT:-?}. Targets: \`fhook record\` ≤ 1.4× untraced, ≥ 2.5× faster than \`uftrace record\`."
+echo
+echo
+echo "A series: after $PAUSE s with nothing running, three recordings in a row (wall time; CPU and"
+echo "system time of the whole tree):"
+echo
+echo "| run | first | second | third |"
+echo "|---|---:|---:|---:|"
+for v in record record-pc; do
+	IFS='|' read -r a b c _ <<< "${SER[$v]}"
+	echo "| ${L[$v]} | $a | $b | $c |"
+done
 echo
 echo "Load average (1, 5, 15 min) on $(nproc) CPUs: $LOAD0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end."
