@@ -20,6 +20,11 @@ extern void *fhook_arch_rethook_handler __arch_hidden;
 
 /* trampoline.S: the ops trampolines a stub leads to (x10: the stub) */
 extern char fhook_a64_tramp_args[], fhook_a64_tramp_regs[];
+/*
+ * graph_rec.S: the graph records' entries (the stub's grec: an fgraph of
+ * kind FGRAPH_TRAMP_REC(0), and of FGRAPH_TRAMP_REC(1), returns hooked)
+ */
+extern char fhook_a64_tramp_grec[], fhook_a64_tramp_grec_exit[];
 
 /*
  * Write @len bytes of code at @addr (page protection handled), then make

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Return-hook stubs (lib/arch/arch.h, arch/shadow.h) on aarch64.  A
- * hooked function returns ("ret") to the stub of its shadow-stack line,
- * which names itself in x17 and goes to rethook_trampoline:
+ * hooked function returns ("ret") to a stub of its shadow-stack line,
+ * which names itself in x17 and goes to its trampoline:
  *
- *	+0, +16, +32	adr x17, .; ldr x16, +48; br x16; brk #0
+ *	+0, +32		adr x17, .; ldr x16, +48; br x16; brk #0
+ *	+16		adr x17, .; ldr x16, +56; br x16; brk #0
  *	+48		rethook_trampoline
- *	+56		brk #0, brk #0
+ *	+56		rethook_rec_trampoline
  *
- * (the three stubs of a line lead to the same entry; on aarch64 every
- * return goes through the C handler).
+ * The three stubs of a line lead to the same entry.  The second
+ * (SHADOW_REC_STUB) is the return of an entry whose record graph_rec.S
+ * wrote, which writes the return's record the same way; the others'
+ * returns go through the C handler.
  */
 #include <string.h>
 
@@ -22,27 +25,27 @@
 
 void fhook_rethook_stubs_write(unsigned char *code, size_t nr)
 {
-	unsigned long target = (unsigned long)rethook_trampoline;
+	unsigned long target[2] = { (unsigned long)rethook_trampoline,
+				    (unsigned long)rethook_rec_trampoline };
 	size_t i;
 	int k;
 
 	for (i = 0; i < nr; i++) {
 		unsigned char *line = code + i * FHOOK_RETHOOK_STUB_SIZE;
-		uint32_t brk[2] = { A64_BRK, A64_BRK };
 
 		for (k = 0; k < 3; k++) {
 			unsigned int off = (unsigned int)k * 16;
+			unsigned int lit = off == SHADOW_REC_STUB ? 56 : 48;
 			uint32_t w[4] = {
 				A64_ADR_X17,
-				A64_LDR_X16_LIT | (((48 - (off + 4)) / 4) << 5),
+				A64_LDR_X16_LIT | (((lit - (off + 4)) / 4) << 5),
 				A64_BR_X16,
 				A64_BRK,
 			};
 
 			memcpy(line + off, w, sizeof(w));
 		}
-		memcpy(line + 48, &target, 8);
-		memcpy(line + 56, brk, 8);
+		memcpy(line + 48, target, sizeof(target));
 	}
 	__builtin___clear_cache((char *)code, (char *)code + nr * FHOOK_RETHOOK_STUB_SIZE);
 }

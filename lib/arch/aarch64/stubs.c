@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "arch/shadow.h"
 
 #define REGION_STUBS	1024
 #define STUB_CODE	16
@@ -50,6 +51,19 @@ static pthread_mutex_t regions_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char list_owner;
 
 _Static_assert(offsetof(struct fhook_stub, tramp) == 0, "the stubs' ldr reads tramp at 0");
+_Static_assert(offsetof(struct fhook_stub, grec) == 40, "graph.h STUB_GREC");
+
+/*
+ * What a stub's grec names while it is bound to no graph records'
+ * trampoline (graph_rec.S): an fgraph of no kind, whose every word says
+ * disabled.  Every stub names it from the start, never NULL: a thread
+ * may read a stub's grec older than the trampoline it jumped through.
+ */
+#define OTHER	((unsigned int *)&fhook_fgraph_other)
+static const struct fhook_fgraph grec_none = {
+	.flags_word = OTHER,
+	.tramp_fw = { OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER },
+};
 
 static uint32_t adr(unsigned long pc, unsigned long target, unsigned int rd)
 {
@@ -209,6 +223,7 @@ struct fhook_stub_region *fhook_region_near(unsigned long lo, unsigned long hi)
 		memcpy((void *)pc, w, sizeof(w));
 		r->stubs[i].code = pc;
 		r->stubs[i].tramp = fhook_a64_tramp_args;
+		r->stubs[i].grec = &grec_none;
 	}
 	if (mprotect(p, REGION_CODE, PROT_READ | PROT_EXEC)) {
 		munmap(p, (REGION_SIZE + (unsigned long)sysconf(_SC_PAGESIZE) - 1) &
@@ -292,25 +307,46 @@ unsigned long fhook_a64_stub_literal(unsigned long code)
 }
 
 /*
- * Every trampoline goes through the C dispatcher (hooks->dispatch), which
- * counts the thread in the tasks word around the handler; the flags that
- * pick a specialized x86-64 trampoline change nothing here but whether
- * the handler's registers are the full set.
+ * The ops trampolines go through the C dispatcher (hooks->dispatch),
+ * which counts the thread in the tasks word around the handler; of the
+ * flags that pick a specialized x86-64 trampoline, only the graph
+ * records' pick one here (graph_rec.S, falling back to the arguments'
+ * ops trampoline).  FHOOK_TRAMP_C (FHOOK_SLOW_DISPATCH) keeps every call
+ * on the C path.
  */
 void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned int flags,
 		    ftrace_func_t func, void *data)
 {
-	(void)flags;
+	const struct fhook_fgraph *grec = &grec_none;
+	void *tramp = kind == FHOOK_TRAMP_REGS ? (void *)fhook_a64_tramp_regs
+					       : (void *)fhook_a64_tramp_args;
+
+	if (func && (flags & FHOOK_TRAMP_GRAPH_REC) && kind == FHOOK_TRAMP_ARGS &&
+	    !(flags & FHOOK_TRAMP_C)) {
+		struct fhook_fgraph *fg = ((struct ftrace_ops *)data)->private;
+		bool exit = flags & FHOOK_TRAMP_GRAPH_EXIT;
+
+		/* this kind reads the probe's flags from now on */
+		__atomic_store_n(&fg->tramp_fw[FGRAPH_TRAMP_REC(exit)],
+				 __atomic_load_n(&fg->flags_word, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+		grec = fg;
+		tramp = exit ? (void *)fhook_a64_tramp_grec_exit : (void *)fhook_a64_tramp_grec;
+	}
 	/*
 	 * The dispatcher reads data (acquire), then func: unbinding clears
 	 * data only, and a thread that read the old data still finds a
-	 * handler; binding sets func before data.
+	 * handler; binding sets func before data.  The records' trampoline
+	 * reads grec with no acquire, then the fgraph through it: the
+	 * release, which an address dependency carries to those reads, makes
+	 * the fgraph's fields and its kind's word visible with it (x86-64
+	 * keeps stores in order; aarch64 does not).  grec is stored before
+	 * the trampoline, and unbinding names no fgraph before anything else.
 	 */
 	if (func)
 		__atomic_store_n(&s->func, func, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->grec, grec, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->data, func ? data : NULL, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->tramp, kind == FHOOK_TRAMP_REGS ? (void *)fhook_a64_tramp_regs :
-			 (void *)fhook_a64_tramp_args, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->tramp, tramp, __ATOMIC_RELEASE);
 }
 
 /* No generated direct code on aarch64: the stub calls @func as any other. */

@@ -168,10 +168,7 @@ fhook_a64_tramp_args:
 	.globl	rethook_trampoline
 	.hidden	rethook_trampoline
 	.type	rethook_trampoline, %function
-	.globl	rethook_rec_trampoline
-	.hidden	rethook_rec_trampoline
 rethook_trampoline:
-rethook_rec_trampoline:
 	.cfi_startproc
 	bti	c
 	sub	sp, sp, #FRAME
