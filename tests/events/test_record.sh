@@ -233,7 +233,11 @@ fi
 fpid=$!
 for _ in $(seq 100); do grep -q spinning "$tmp/kill.out" 2>/dev/null && break; sleep 0.1; done
 ppid=$(pgrep -xf "$EMU_PREFIX$RP spin" | head -1)
-sleep 0.3
+# until the file holds events: it grows about once a second, later on a busy machine
+for _ in $(seq 50); do
+	[ "$("$FHOOK" replay "$tmp/kill.rec" 2>/dev/null | head -1 | wc -l)" = 1 ] && break
+	sleep 0.1
+done
 kill -KILL $fpid
 wait $fpid 2>/dev/null
 for _ in $(seq 100); do grep -q 'ended without detaching' "$tmp/kill.err" && break; sleep 0.1; done
