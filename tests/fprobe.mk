@@ -88,10 +88,24 @@ $(B)/tests/fprobe/test_unregister_stress_lean: tests/fprobe/test_unregister_stre
 
 # test_rec_order.sh's program: threads, yields and a profiling signal.
 TEST_TARGETS += $(B)/tests/fprobe/rec_order_prog
+ifeq ($(ARCH),aarch64)
+# ... and built with pointer authentication and BTI landing pads: the
+# graph records' entry swaps a return address that paciasp then signs
+TEST_TARGETS += $(B)/tests/fprobe/rec_order_prog_pac
+$(B)/tests/fprobe/rec_order_prog: tests/fprobe/rec_order_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $< -lpthread
+
+$(B)/tests/fprobe/rec_order_prog_pac: tests/fprobe/rec_order_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall $(FHOOK_SITE_CFLAGS) -mbranch-protection=standard $(SAN) \
+		-o $@ $< -lpthread
+else
 $(B)/tests/fprobe/rec_order_prog: tests/fprobe/rec_order_prog.c $(B)/gcc-as/as
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -fpatchable-function-entry=5 -B$(CURDIR)/$(B)/gcc-as/ \
 		$(SAN) -o $@ $< -lpthread
+endif
 
 # aarch64: programs built with pointer authentication and BTI landing pads
 # (-mbranch-protection=standard): the sites after "bti c", and hooked

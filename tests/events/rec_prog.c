@@ -8,9 +8,11 @@
 #include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -54,6 +56,22 @@ NOINLINE float mix(int a, float b, long c, double d, char e, double f)
 {
 	sink += a + c + e;
 	return (float)(b + d + f);
+}
+
+static jmp_buf jump_env;
+
+/* calls itself @n deep, then longjmp()s out of every frame */
+NOINLINE void deep(int n)
+{
+	if (!n)
+		longjmp(jump_env, 1);
+	deep(n - 1);
+	sink++;
+}
+
+NOINLINE int child_work(void)
+{
+	return (int)leaf(6);
 }
 
 static long per_thread;
@@ -125,6 +143,24 @@ int main(int argc, char **argv)
 		if (d)
 			closedir(d);
 		leaf(1);
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "jump")) {
+		/* frames left by longjmp, then a forked child's returns from them */
+		int st;
+		pid_t pid;
+
+		for (i = 0; i < 3; i++) {
+			if (!setjmp(jump_env))
+				deep(4);
+			leaf(i);
+		}
+		pid = fork();
+		if (!pid)
+			_exit(child_work());
+		if (pid < 0 || waitpid(pid, &st, 0) != pid)
+			return 1;
+		leaf(WEXITSTATUS(st));
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "idle")) {
