@@ -93,23 +93,35 @@ for m in nop empty fprobe-entry fprobe-both redirect-hit redirect-miss inject-hi
 	echo "| ${L[$m]} | $a | $(over "$a" "$pa") | $x | $(over "$x" "$px") |"
 done
 # fhook record on aarch64: the command under qemu-user, the program behind the
-# counting emulator (FHOOK_EMULATOR), only the program's instructions counted
+# counting emulator (FHOOK_EMULATOR), only the program's instructions counted.
+# With --clock tsc: the aarch64 counter, which the command picks by itself on
+# a machine whose kernel keeps time with it (arch_sys_counter), not on
+# qemu-user's x86-64 host, and which the graph records' trampolines need;
+# x86-64 picks its TSC by itself.
 if [ -x "$A/fhook" ]; then
-	rec() {
-		local n=$1
+	rec() {	# N ENV...: the program's instructions for N calls, ENV in its environment
+		local n=$1; shift
 		rm -f "$TMP/q.log"
-		FHOOK_EMULATOR="$QEMU -L $SYSROOT -singlestep -d exec,nochain -D $TMP/q.log" \
-			"$QEMU" -L "$SYSROOT" "$A/fhook" record -e 'f:bench/tiny_in tiny' \
+		env "$@" FHOOK_EMULATOR="$QEMU -L $SYSROOT -singlestep -d exec,nochain -D $TMP/q.log" \
+			"$QEMU" -L "$SYSROOT" "$A/fhook" record --clock tsc -e 'f:bench/tiny_in tiny' \
 			-e 'f:bench/tiny_out tiny%return' -o "$TMP/r.rec" -- "$TMP/tight_fhook" run "$n" \
 			>/dev/null 2>&1 || { echo 0; return; }
 		grep -c '^Trace' "$TMP/q.log"
 	}
 	ra=$(per_call rec)
+	rc=$(per_call rec FHOOK_SLOW_DISPATCH=1)
 	rx=$(per_call x86 "$ROOT/build/fhook" record -e 'f:bench/tiny_in tiny' \
 	     -e 'f:bench/tiny_out tiny%return' -o "$TMP/r.rec" -- "$TMP/x_fhook" run @N@)
-	echo "| fhook record: entry + exit events (aarch64: the C fprobe path) | $ra | $(over "$ra" "$pa") | $rx | $(over "$rx" "$px") |"
+	rxc=$(per_call x86 env FHOOK_SLOW_DISPATCH=1 "$ROOT/build/fhook" record \
+	      -e 'f:bench/tiny_in tiny' -e 'f:bench/tiny_out tiny%return' -o "$TMP/r.rec" -- \
+	      "$TMP/x_fhook" run @N@)
+	echo "| fhook record: entry + exit events (the graph records' trampolines) | $ra | $(over "$ra" "$pa") | $rx | $(over "$rx" "$px") |"
+	echo "| the same, every call through C (FHOOK_SLOW_DISPATCH=1) | $rc | $(over "$rc" "$pa") | $rxc | $(over "$rxc" "$px") |"
 fi
 echo
-echo "On aarch64 every handler is taken to read the vector registers (no handler proofs yet),"
-echo "the livepatch redirect runs its ftrace handler (no direct trampolines yet), and fhook"
-echo "record takes the C fprobe path (no generated record trampolines)."
+echo "On aarch64 every handler is taken to read the vector registers (no handler proofs yet)"
+echo "and the livepatch redirect runs its ftrace handler (no direct trampolines yet). fhook"
+echo "record's rows use the arch's counter for a clock (\`--clock tsc\` on aarch64, where qemu-user's"
+echo "x86-64 host would have the command pick CLOCK_MONOTONIC, whose records C writes); its"
+echo "entries and returns are written by lib/arch/aarch64/graph_rec.S as x86-64's by graph_rec.S"
+echo "and rethook_tramp.S, and FHOOK_SLOW_DISPATCH=1 sends them all through the C fprobe path."
