@@ -29,6 +29,7 @@
 #include "arch/shadow.h"
 #include "gen_layout.h"
 #include "vecfree.h"
+#include "util/recursion.h"
 #include "util/tasks.h"
 #include "util/thread_word.h"
 
@@ -308,6 +309,38 @@ static unsigned char *gen_page(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* How far from the library a copy that reads its variables %rip-relative may be */
+#define GEN_NEAR	(1L << 30)
+
+/*
+ * ... within GEN_NEAR of @near (a template of the library): the kernel
+ * takes a hint where nothing is mapped, and the libraries and anonymous
+ * mappings are usually close anyway; NULL when none of a few hints is.
+ */
+static unsigned char *gen_page_near(size_t len, const void *near)
+{
+	static const long hints[] = { 0, -(64L << 20), 64L << 20, -(256L << 20), 256L << 20,
+				      -(768L << 20), 768L << 20 };
+	unsigned long at = (unsigned long)near & ~(GEN_PAGE - 1);
+	unsigned int i;
+	unsigned char *p;
+	long d;
+
+	if (len > GEN_PAGE - GEN_EH_FRAME)
+		return NULL;
+	for (i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+		p = mmap(hints[i] ? (void *)(at + hints[i]) : NULL, 2 * GEN_PAGE,
+			 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			continue;
+		d = (long)((unsigned long)p - at);
+		if (d < GEN_NEAR && d > -GEN_NEAR)
+			return p;
+		munmap(p, 2 * GEN_PAGE);
+	}
+	return NULL;
+}
+
 /*
  * The thread word's offset from the thread pointer, read the way the
  * linker can turn into a constant when it links us statically; 0 when it
@@ -490,34 +523,59 @@ static size_t gen_eh_frame_copy(unsigned char *buf, size_t size, const char *tmp
 
 /*
  * A copy of the template [@start, @end) with its fields patched: the
- * thread's block's offset @tls, and the words @words[@nr] on the page
- * after the copy's, which the template reaches there; unwind information
- * as the template's.  NULL: none (no memory, or a field we do not know).
+ * offsets @vals by kind (GEN_TLS: the thread's block's, GEN_REC and
+ * GEN_CPU: a recording's, 0 where the template has none), the words
+ * @words[@nr] on the page after the copy's, which the template reaches
+ * there, and the displacements to the library's variables; unwind
+ * information as the template's.  NULL: none (no memory, a field we do
+ * not know, or the library out of a displacement's reach).
  */
-static unsigned char *gen_copy_tmpl(const char *start, const char *end, long tls,
-				    void *const *words, unsigned int nr)
+static unsigned char *gen_copy_tmpl_at(const char *start, const char *end, const long *vals,
+				       void *const *words, unsigned int nr)
 {
 	size_t len = (size_t)(end - start), off, eh_len = 0;
 	const struct gen_reloc *r;
 	unsigned char *p;
+	bool pcrel = false;
+	long v;
+	/*
+	 * libgcc allocates as it registers and looks up unwind information,
+	 * maybe through the program's traced malloc: not the program's calls
+	 */
+	fhook_internal_guard();
 
-	if (!(p = gen_page(len)))
+	for (r = __start_fhook_gen_relocs; r < __stop_fhook_gen_relocs; r++) {
+		unsigned long at = (unsigned long)&r->at + r->at;
+
+		if (at > (unsigned long)start && at <= (unsigned long)end && r->kind == GEN_PCREL)
+			pcrel = true;
+	}
+	if (!(p = pcrel ? gen_page_near(len, start) : gen_page(len)))
 		return NULL;
 	memcpy(p, start, len);
 	for (r = __start_fhook_gen_relocs; r < __stop_fhook_gen_relocs; r++) {
 		unsigned long at = (unsigned long)&r->at + r->at;
+		int32_t d;
 
 		if (at <= (unsigned long)start || at > (unsigned long)end)
 			continue;
 		off = at - (unsigned long)start;
 		if (r->pos > off)
 			goto fail;
-		if (r->kind == GEN_TLS && (long)(int32_t)(tls + r->arg) == tls + r->arg)
-			fhook_put_u32(p + off - r->pos, (uint32_t)(int32_t)(tls + r->arg));
+		v = r->kind < GEN_VALS && r->kind != GEN_WORD ? vals[r->kind] : 0;
+		if (v && (long)(int32_t)(v + r->arg) == v + r->arg)
+			fhook_put_u32(p + off - r->pos, (uint32_t)(int32_t)(v + r->arg));
 		else if (r->kind == GEN_WORD && r->pos == 4 && r->arg >= 0 &&
 			 (unsigned int)r->arg < nr)
 			fhook_put_u32(p + off - 4, (uint32_t)(GEN_PAGE + 8 * (size_t)r->arg - off));
-		else
+		else if (r->kind == GEN_PCREL && r->pos >= 4) {
+			/* the same target from the copy's end of the instruction */
+			memcpy(&d, p + off - r->pos, 4);
+			v = d + (long)start - (long)p;
+			if ((long)(int32_t)v != v)
+				goto fail;
+			fhook_put_u32(p + off - r->pos, (uint32_t)(int32_t)v);
+		} else
 			goto fail;
 	}
 	memcpy(p + GEN_PAGE, words, nr * sizeof(*words));
@@ -530,6 +588,15 @@ static unsigned char *gen_copy_tmpl(const char *start, const char *end, long tls
 fail:
 	munmap(p, 2 * GEN_PAGE);
 	return NULL;
+}
+
+/* ... of a template with no recording's offsets */
+static unsigned char *gen_copy_tmpl(const char *start, const char *end, long tls,
+				    void *const *words, unsigned int nr)
+{
+	long vals[GEN_VALS] = { [GEN_TLS] = tls };
+
+	return gen_copy_tmpl_at(start, end, vals, words, nr);
 }
 
 /*
@@ -649,20 +716,119 @@ void *fhook_gen_graph_bare(unsigned int saves)
 	return NULL;
 }
 
+/*
+ * The copies of the records' entries (graph_rec.S GRAPH_REC_GEN), made for
+ * a recording's writer and cpu word: those are the same for every probe
+ * of the process's recording (its first slot's, the only one whose
+ * records the trampolines write) and every recording of it, so there are
+ * one or two, kept for good as the others.
+ */
+extern char fhook_tmpl_grec[], fhook_tmpl_grec_end[];
+extern char fhook_tmpl_grec_exit[], fhook_tmpl_grec_exit_end[];
+
+#define GEN_GRECS	8
+
+static struct gen_grec {
+	long rec, cpu;
+	bool exit;
+	void *copy;
+} gen_grecs[GEN_GRECS];
+
+/**
+ * fhook_gen_grec_tramp - the copy of the records' entry for @rec
+ *
+ * @exit: the one that hooks returns; @rec: the writer's offset from the
+ * thread pointer (struct fhook_fgraph rec_tls).  Made on first use, once
+ * the recording's cpu word is known and the shadow stack's reservation
+ * is there; NULL when it cannot be, and graph_rec.S's serves.  Called
+ * under the caller's lock.
+ */
+void *fhook_gen_grec_tramp(bool exit, long rec)
+{
+#ifndef __SANITIZE_THREAD__
+	unsigned long base = __atomic_load_n(&fhook_shadow_base, __ATOMIC_ACQUIRE);
+	long cpu = __atomic_load_n(&fhook_rec_g.cpu_off, __ATOMIC_RELAXED), tls;
+	struct gen_grec *g;
+	unsigned int i;
+
+	if (!base || !rec || !cpu || gen_off())
+		return NULL;
+	for (i = 0; i < GEN_GRECS; i++) {
+		g = &gen_grecs[i];
+		if (g->copy && g->exit == exit && g->rec == rec && g->cpu == cpu)
+			return g->copy == GEN_NONE ? NULL : g->copy;
+		if (!g->copy)
+			break;
+	}
+	if (i == GEN_GRECS || !(tls = gen_tls()))
+		return NULL;
+	{
+		void *words[GEN_W_GRAPH] = {
+			[GEN_W_FGRAPH] = fhook_tramp_fgraph,
+			[GEN_W_OWN] = fhook_tramp_fgraph_own,
+			[GEN_W_OTHER] = (void *)&fhook_fgraph_other,
+			[GEN_W_BASE] = (void *)base,
+			[GEN_W_SIZE] = (void *)fhook_shadow_size,
+		};
+		long vals[GEN_VALS] = { [GEN_TLS] = tls, [GEN_REC] = rec, [GEN_CPU] = cpu };
+
+		g->copy = exit ? gen_copy_tmpl_at(fhook_tmpl_grec_exit, fhook_tmpl_grec_exit_end,
+						  vals, words, GEN_W_GRAPH)
+			       : gen_copy_tmpl_at(fhook_tmpl_grec, fhook_tmpl_grec_end, vals,
+						  words, GEN_W_GRAPH);
+	}
+	g->exit = exit;
+	g->rec = rec;
+	g->cpu = cpu;
+	if (!g->copy)
+		g->copy = GEN_NONE;
+	return g->copy == GEN_NONE ? NULL : g->copy;
+#else
+	return NULL;
+#endif
+}
+
 /* The kind (FGRAPH_TRAMP_*) of @tramp if it is a copy of a graph entry; else -1 */
 int fhook_gen_graph_kind(const void *tramp)
 {
 	unsigned int i;
 
+	if (tramp == GEN_NONE)
+		return -1;
 	for (i = 0; i < sizeof(gen_graphs) / sizeof(gen_graphs[0]); i++)
-		if (gen_graphs[i].copy == tramp && tramp != GEN_NONE)
+		if (gen_graphs[i].copy == tramp)
 			return gen_graphs[i].kind;
+	for (i = 0; i < GEN_GRECS; i++)
+		if (gen_grecs[i].copy == tramp)
+			return FGRAPH_TRAMP_REC(gen_grecs[i].exit);
 	return -1;
 }
 
 extern char fhook_tmpl_rethook[], fhook_tmpl_rethook_end[];
 extern char fhook_tmpl_rethook_bare[], fhook_tmpl_rethook_bare_end[];
+extern char fhook_tmpl_rethook_rec[], fhook_tmpl_rethook_rec_end[];
 extern char rethook_tramp_not_lean[], rethook_tramp_c[];
+
+/**
+ * fhook_gen_rethook_rec_tramp - where the lines' second stubs go (the
+ * records' returns): their copy, made once, else rethook_rec_trampoline
+ */
+void *fhook_gen_rethook_rec_tramp(void)
+{
+#ifndef __SANITIZE_THREAD__
+	void *words[GEN_W_RET] = {
+		[GEN_W_RET_ON] = rethook_trampoline,
+		[GEN_W_RET_C] = rethook_tramp_c,
+	};
+	long tls = gen_off() ? 0 : gen_tls();
+	void *p;
+
+	if (tls && (p = gen_copy_tmpl(fhook_tmpl_rethook_rec, fhook_tmpl_rethook_rec_end, tls,
+				      words, GEN_W_RET)))
+		return p;
+#endif
+	return rethook_rec_trampoline;
+}
 
 /**
  * fhook_gen_rethook_tramp - where the return stubs go

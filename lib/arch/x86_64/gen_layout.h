@@ -9,9 +9,19 @@
 #ifndef FHOOK_ARCH_X86_64_GEN_LAYOUT_H
 #define FHOOK_ARCH_X86_64_GEN_LAYOUT_H
 
-/* a field: the thread's block's offset (+ its argument), or a word's displacement */
+/*
+ * a field: the thread's block's offset (+ its argument), or a word's
+ * displacement; a recording's writer's offset or its cpu word's (+ its
+ * argument), known when the copy is made for them; or a %rip-relative
+ * displacement of the template that the copy keeps pointing at the same
+ * variable (made within reach of the library for that)
+ */
 #define GEN_TLS		0
 #define GEN_WORD	1
+#define GEN_REC		2
+#define GEN_CPU		3
+#define GEN_PCREL	4
+#define GEN_VALS	4	/* the values a copy is made with: by kind, up to GEN_CPU */
 
 /*
  * The frameless graph entries' words: the C paths, &fhook_fgraph_other,

@@ -20,7 +20,9 @@
  * field @pos bytes before its end that the copy gets patched: GEN_TLS,
  * the thread's block's offset from the thread pointer + @arg; GEN_WORD,
  * the %rip-relative displacement of word @arg on the page after the
- * copy's (what the template reaches outside itself).  The entry says
+ * copy's (what the template reaches outside itself); GEN_REC and
+ * GEN_CPU, a recording's offsets + @arg; GEN_PCREL, a displacement to
+ * the library's own variable.  The entry says
  * where relative to itself: read-only, nothing for the loader to
  * relocate (no page written at start-up).  @kind: gen_layout.h.
  */
@@ -201,14 +203,35 @@
 /*
  * The recording of @fgraph's records is live, and the thread on its last
  * record's cpu (REC_G_TAG); else @fail.  Leaves @w = the writer's offset
- * from the thread pointer.
+ * from the thread pointer.  @gen: in a template (GEN_RELOC).
  */
-.macro REC_LIVE fgraph, w, tmp, tmp32, fail
+.macro REC_LIVE fgraph, w, tmp, tmp32, fail, gen=0
 	movq	FGRAPH_REC_TLS(\fgraph), \w
 	movq	fhook_rec_g+REC_G_CPU(%rip), \tmp
+	.if \gen
+	GEN_RELOC GEN_PCREL, 4, 0
+	.endif
 	movl	%fs:(\tmp), \tmp32
 	orq	fhook_rec_g+REC_G_TAG(%rip), \tmp
+	.if \gen
+	GEN_RELOC GEN_PCREL, 4, 0
+	.endif
 	cmpq	%fs:REC_W_TAG(\w), \tmp
+	jne	\fail
+.endm
+
+/*
+ * ... in a template (GEN_RELOC): the writer's and the cpu's offsets are
+ * the copy's immediates (GEN_REC, GEN_CPU), the switch is read from the
+ * library, within reach of the copy (GEN_PCREL).
+ */
+.macro REC_LIVE_GEN tmp, tmp32, fail
+	movl	%fs:0x7ffffff0, \tmp32
+	GEN_RELOC GEN_CPU, 4, 0
+	orq	fhook_rec_g+REC_G_TAG(%rip), \tmp
+	GEN_RELOC GEN_PCREL, 4, 0
+	cmpq	%fs:0x7ffffff0, \tmp
+	GEN_RELOC GEN_REC, 4, REC_W_TAG
 	jne	\fail
 .endm
 

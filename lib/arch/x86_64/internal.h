@@ -70,6 +70,8 @@ void *fhook_gen_graph_tramp(void *tramp) __arch_hidden;
 void *fhook_gen_graph_bare(unsigned int saves) __arch_hidden;
 int fhook_gen_graph_kind(const void *tramp) __arch_hidden;
 void *fhook_gen_rethook_tramp(bool bare, void *first) __arch_hidden;
+void *fhook_gen_rethook_rec_tramp(void) __arch_hidden;
+void *fhook_gen_grec_tramp(bool exit, long rec) __arch_hidden;
 void fhook_gen_unwind_init(void *libgcc) __arch_hidden;
 void fhook_rethook_target_init(void) __arch_hidden;
 void fhook_gen_frame_plain(const void *code, size_t len) __arch_hidden;

@@ -32,11 +32,11 @@ static void put_stub(unsigned char *s, unsigned long target)
 }
 
 /*
- * Where the stubs go (the first and the third of a line): the returns'
- * generated copies, made once, or rethook_trampoline and
+ * Where the stubs go (the first, the second and the third of a line): the
+ * returns' generated copies, made once, or rethook_trampoline and
  * rethook_rec_trampoline
  */
-static void *rethook_target, *rethook_bare_target;
+static void *rethook_target, *rethook_rec_target, *rethook_bare_target;
 
 void fhook_rethook_target_init(void)
 {
@@ -47,17 +47,21 @@ void fhook_rethook_target_init(void)
 	first = fhook_gen_rethook_tramp(false, NULL);
 	__atomic_store_n(&rethook_bare_target, fhook_gen_rethook_tramp(true, first),
 			 __ATOMIC_RELAXED);
+	__atomic_store_n(&rethook_rec_target, fhook_gen_rethook_rec_tramp(), __ATOMIC_RELAXED);
 	__atomic_store_n(&rethook_target, first, __ATOMIC_RELEASE);
 }
 
 void fhook_rethook_stubs_write(unsigned char *code, size_t nr)
 {
 	void *target = __atomic_load_n(&rethook_target, __ATOMIC_ACQUIRE);
+	void *rec = __atomic_load_n(&rethook_rec_target, __ATOMIC_RELAXED);
 	void *bare = __atomic_load_n(&rethook_bare_target, __ATOMIC_RELAXED);
 	size_t i;
 
 	if (!target)
 		target = rethook_trampoline;
+	if (!rec)
+		rec = rethook_rec_trampoline;
 	if (!bare)
 		bare = rethook_rec_trampoline;
 
@@ -71,7 +75,7 @@ void fhook_rethook_stubs_write(unsigned char *code, size_t nr)
 		unsigned char *s = code + i * FHOOK_RETHOOK_STUB_SIZE;
 
 		put_stub(s, (unsigned long)target);
-		put_stub(s + SHADOW_REC_STUB, (unsigned long)rethook_rec_trampoline);
+		put_stub(s + SHADOW_REC_STUB, (unsigned long)rec);
 		put_stub(s + SHADOW_BARE_STUB, (unsigned long)bare);
 	}
 	memset(code, INT3_INSN_OPCODE, FHOOK_RETHOOK_STUB_SIZE);

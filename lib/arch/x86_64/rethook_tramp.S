@@ -104,25 +104,34 @@
  * and under the recursion lock (a signal handler's records go to C).
  * Anything else goes on into the trampoline below.
  */
-.macro GRAPH_RETURN_REC
+.macro GRAPH_RETURN_REC gen=0
 	leaq	-8(%rsp), %r9			/* the slot */
+.if \gen
+	SHADOW_TOP %r10, %rcx, %r9, 19f, SHADOW_REC_STUB, %rsi, gen
+	movq	NODE(SHADOW_N_RETHOOK)(%rcx), %rdi	/* its fgraph */
+	FAST_ENTER gen, %r8, 19f
+.else
 	TLS_WORDS %r11
 	SHADOW_TOP %r10, %rcx, %r9, 19f, SHADOW_REC_STUB, %rsi, %r11
 	movq	NODE(SHADOW_N_RETHOOK)(%rcx), %rdi	/* its fgraph */
 	FAST_ENTER %r11, %r8, 19f
+.endif
 	PROBE_DISABLED %rdi, %r8, 17f	/* (also when going away: rethook_going()) */
-	REC_LIVE %rdi, %r8, %r9, %r9d, 17f
+	REC_LIVE %rdi, %r8, %r9, %r9d, 17f, \gen
 	movzwl	FGRAPH_REC_EXIT+6(%rdi), %edi	/* the event's id */
 	REC_ROOM %r8, %r9, 17f
 	movw	%di, 6(%r9)
 	movq	%rax, -16(%rsp)			/* the return values, in the red zone */
 	movq	%rdx, -24(%rsp)
 	REC_TIME %r8, %r9, 15f
-	/* everything holds: the record, ... */
-	movq	NODE(SHADOW_N_RET_IP)(%rcx), %rax
-	movq	%rax, 8(%r9)
-	STUB_INDEX %rcx, %rsi
-	movw	%si, 14(%r9)			/* | idx << 48 (the address is below 2^47) */
+	/*
+	 * everything holds: the record (| idx << 48: the line's bits of the
+	 * stub, the region's shifted out; the address is below 2^47), ...
+	 */
+	movq	%rcx, %rsi
+	shlq	$48 - SHADOW_LINE_SHIFT, %rsi
+	orq	NODE(SHADOW_N_RET_IP)(%rcx), %rsi
+	movq	%rsi, 8(%r9)
 	/*
 	 * ... where it goes on, read before the entry is free (a signal
 	 * handler's C may take it then); the slot, below the stack pointer
@@ -131,15 +140,22 @@
 	movq	NODE(SHADOW_N_NEXT)(%rcx), %rdi
 	movq	$0, NODE(SHADOW_N_SP)(%rcx)
 	REC_PUBLISH %r8, %rdx
-	leaq	-SHADOW_LINE(%rcx), %rsi
-	movq	%rsi, (%r10)			/* ... popped */
+	subq	$SHADOW_LINE, (%r10)		/* ... popped (the top is %rcx: SHADOW_TOP) */
+.if \gen
+	FAST_LEAVE , 1
+.else
 	movq	$FHOOK_TW_IDLE, %fs:(%r11)	/* FAST_LEAVE: %r11 holds its offset */
+.endif
 	movq	-16(%rsp), %rax
 	movq	-24(%rsp), %rdx
 	jmp	*%rdi				/* to the caller (%rdi is dead at a return) */
 15:	movq	-16(%rsp), %rax
 	movq	-24(%rsp), %rdx
+.if \gen
+17:	FAST_LEAVE , 1
+.else
 17:	FAST_LEAVE %r11
+.endif
 19:
 .endm
 
@@ -501,6 +517,29 @@ fhook_tmpl_rethook:
 	.globl	fhook_tmpl_rethook_end
 	.hidden	fhook_tmpl_rethook_end
 fhook_tmpl_rethook_end:
+
+/*
+ * ... and of the records' returns (the lines' second stub), the thread's
+ * block's offset an immediate and the recording's variables read from
+ * the library, within reach of the copy; anything else goes on as from
+ * rethook_rec_trampoline, through the line's first stub (GEN_W_RET_ON).
+ */
+	.globl	fhook_tmpl_rethook_rec
+	.hidden	fhook_tmpl_rethook_rec
+	.type	fhook_tmpl_rethook_rec, @function
+	.p2align 4
+fhook_tmpl_rethook_rec:
+	.cfi_startproc
+	.cfi_def_cfa %rsp, 0
+	.cfi_offset %rip, -8
+	GRAPH_RETURN_REC 1
+	andq	$-SHADOW_LINE, -8(%rsp)
+	GEN_JMP GEN_W_RET_ON
+	.cfi_endproc
+	.size	fhook_tmpl_rethook_rec, .-fhook_tmpl_rethook_rec
+	.globl	fhook_tmpl_rethook_rec_end
+	.hidden	fhook_tmpl_rethook_rec_end
+fhook_tmpl_rethook_rec_end:
 
 /*
  * ... and of the bare entries' returns (the lines' third stub, arch/shadow.h

@@ -353,6 +353,16 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
 		return;
 	}
 	tramp = stub_tramp(kind, flags, s->cls);
+	/* the records' entry with the recording's offsets as immediates (gen.c) */
+	if ((tramp == (void *)fhook_tramp_grec || tramp == (void *)fhook_tramp_grec_exit) &&
+	    (flags & FHOOK_TRAMP_GEN)) {
+		const struct fhook_fgraph *fg = ((struct ftrace_ops *)data)->private;
+		void *c = fhook_gen_grec_tramp(tramp == (void *)fhook_tramp_grec_exit,
+					       __atomic_load_n(&fg->rec_tls, __ATOMIC_RELAXED));
+
+		if (c)
+			tramp = c;
+	}
 	gk = grec_kind(tramp);
 	if (gk >= 0) {
 		struct fhook_fgraph *fg = ((struct ftrace_ops *)data)->private;
