@@ -362,9 +362,9 @@ fi
 # write the same records as the templates' static paths (FHOOK_GEN=0) and
 # C (FHOOK_SLOW_DISPATCH=1): nested calls, frames longjmp() left, a forked
 # child returning from the frames it inherited.  Proven taken by counting
-# instructions (callgrind, when there is valgrind): the copies' call costs
-# fewer than the static paths', and at most 112 for the two records (it
-# was 122 before the copies; the loop and leaf() themselves are ~20).
+# instructions (callgrind, when there is valgrind): a call of leaf() with
+# its two records costs fewer through the copies than through the static
+# paths, and at most 132 (the loop and leaf() included).
 if [ "$(uname -m)" = x86_64 ] && [ -z "${FHOOK_EMULATOR:-}" ]; then
 	for m in "tree 11" "jump 5"; do
 		st=0
