@@ -110,15 +110,21 @@ for r in $(seq "$ROUNDS"); do
 	say "round $r of $ROUNDS"
 done
 # a series: after a pause with nothing running (the host may take back the
-# guest's free memory meanwhile), three recordings in a row, each way
+# guest's free memory meanwhile), three recordings in a row, each way, each
+# kept until its bytes are on the disk (sync, timed apart: the page cache
+# writes them after the program, a recording deleted before that never)
 PAUSE=${COMPRESSOR_PAUSE:-30}
 declare -A SER
 for v in record record-pc; do
+	sync
 	sleep "$PAUSE"
 	for i in 1 2 3; do
 		(cd "$TMP" && $B/cputime ${C[$v]} 3>"$TMP/cpu" >"$TMP/out.xz" 2>"$TMP/err")
 		read -r w u s f <"$TMP/cpu"
-		SER[$v]="${SER[$v]:-}$((w / 1000)) ms ($(((u + s) / 1000)) ms CPU, $((s / 1000)) ms system)|"
+		t0=$(date +%s%N)
+		sync
+		t1=$(date +%s%N)
+		SER[$v]="${SER[$v]:-}$((w / 1000)) ms ($(((u + s) / 1000)) ms CPU), sync $(((t1 - t0) / 1000000)) ms|"
 		rm -f "$TMP/r.rec"
 	done
 	say "series of $v"
@@ -148,8 +154,9 @@ echo
 echo "fhook record (last run): ${STAT:-?}. Targets: \`fhook record\` ≤ 1.4× untraced, ≥ 2.5× faster than \`uftrace record\`."
 echo
 echo
-echo "A series: after $PAUSE s with nothing running, three recordings in a row (wall time; CPU and"
-echo "system time of the whole tree):"
+echo "A series: after $PAUSE s with nothing running, three recordings in a row, each kept until a"
+echo "\`sync\` after it has put its bytes on the disk (wall time and CPU time of the whole tree; the"
+echo "\`sync\`'s wall time apart):"
 echo
 echo "| run | first | second | third |"
 echo "|---|---:|---:|---:|"
