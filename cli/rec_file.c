@@ -11,11 +11,12 @@
  * bytes are copied once into buffers that are used again and again, and
  * a writer thread writes each full one to the device, with no page
  * cache, while the drain fills the next.  When the device is slower than
- * the program (every buffer waits for it), the drain writes the full
- * buffer through the page cache itself rather than make the rings wait:
- * memory takes the burst.  What cannot be written directly (a partial
- * buffer, a file system that refuses O_DIRECT) is written plainly; the
- * bytes in the file are the same either way.
+ * the program (every buffer waits for it), the drain writes the waiting
+ * buffers through the page cache itself, in order (next_buf()), rather
+ * than make the rings wait: memory takes the burst.  What cannot be
+ * written directly (a partial buffer, a file system that refuses
+ * O_DIRECT) is written plainly; the bytes in the file are the same
+ * either way.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -90,9 +91,8 @@ static void failed_at(struct rec_file *f, int err, uint64_t at)
  */
 static int put_buf(struct rec_file *f, struct rec_buf *b, bool direct, size_t *done)
 {
-	int ret;
-
 	size_t more = 0;
+	int ret;
 
 	*done = 0;
 	if (direct && __atomic_load_n(&f->direct_ok, __ATOMIC_RELAXED)) {
@@ -480,7 +480,6 @@ static long rec_file_unwritten(struct ev_sink *sink, unsigned char **bytes, uint
 	}
 	for (i = 0; i < REC_FILE_NBUF; i++) {
 		struct rec_buf *rb = &f->bufs[i];
-
 		uint64_t lo, hi;
 
 		if (rb->state != RB_FAILED && i != f->cur)
@@ -564,9 +563,7 @@ int rec_file_close(struct rec_file *f)
 	if (f->fd < 0)
 		return 0;
 	if (f->threaded) {
-		wait_queue(f);
-		if (!__atomic_load_n(&f->err, __ATOMIC_RELAXED))
-			sync_tail(f);
+		rec_file_flush(&f->s);		/* (its error is f->err's) */
 		pthread_mutex_lock(&f->lock);
 		f->stop = true;
 		pthread_cond_broadcast(&f->cond);

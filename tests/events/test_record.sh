@@ -357,6 +357,13 @@ else
 	fail slow-reader "exit $st, $calls calls: $(cat "$tmp/pipe.err")"
 fi
 
+# graph_shape "tree 11"|"jump 5" GRAPH: the graph of rec_prog MODE has its
+# leaf() calls, and for jump the 15 frames longjmp() left, unwound
+graph_shape() {
+	[ "$(grep -c '^ *leaf();$' <<< "$2")" = "${1#* }" ] &&
+	{ [ "${1% *}" = tree ] || [ "$(grep -c 'unwound: deep' <<< "$2")" = 15 ]; }
+}
+
 # ---- x86-64's graph records: the copies of their entry and return made for
 # the recording (lib/arch/x86_64/gen.c, the writer's offsets immediates)
 # write the same records as the templates' static paths (FHOOK_GEN=0) and
@@ -375,8 +382,7 @@ if [ "$(uname -m)" = x86_64 ] && [ -z "${FHOOK_EMULATOR:-}" ]; then
 		fast=$(cat "$tmp/gt.FHOOK_GEN=1")
 		if [ $st = 0 ] && [ "$fast" = "$(cat "$tmp/gt.FHOOK_GEN=0")" ] &&
 		   [ "$fast" = "$(cat "$tmp/gt.FHOOK_SLOW_DISPATCH=1")" ] &&
-		   [ "$(grep -c '^ *leaf();$' <<< "$fast")" = "${m#* }" ] &&
-		   { [ "${m% *}" = tree ] || [ "$(grep -c 'unwound: deep' <<< "$fast")" = 15 ]; }; then
+		   graph_shape "$m" "$fast"; then
 			pass "graph-copies-same-${m% *}"
 		else
 			fail "graph-copies-same-${m% *}" "exit $st; copies: $fast"
@@ -459,8 +465,7 @@ if [ "$TEST_ARCH" = aarch64 ] && [ -n "${FHOOK_EMULATOR:-}" ]; then
 		slow=$("$FHOOK" replay --format graph "$tmp/gt.rec" 2>&1 | strip)
 		st=$?
 		if [ $st = 0 ] && [ "$fast" = "$slow" ] &&
-		   [ "$(grep -c '^ *leaf();$' <<< "$fast")" = "${m#* }" ] &&
-		   { [ "${m% *}" = tree ] || [ "$(grep -c 'unwound: deep' <<< "$fast")" = 15 ]; }; then
+		   graph_shape "$m" "$fast"; then
 			pass "graph-records-same-${m% *}"
 		else
 			fail "graph-records-same-${m% *}" "exit $st; trampolines: $fast; C: $slow"

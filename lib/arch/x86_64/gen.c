@@ -809,6 +809,20 @@ extern char fhook_tmpl_rethook_bare[], fhook_tmpl_rethook_bare_end[];
 extern char fhook_tmpl_rethook_rec[], fhook_tmpl_rethook_rec_end[];
 extern char rethook_tramp_not_lean[], rethook_tramp_c[];
 
+#ifndef __SANITIZE_THREAD__
+/* A copy of the return template [@start, @end) that goes on to @on when it does not take a return */
+static void *gen_ret_copy(const char *start, const char *end, void *on)
+{
+	void *words[GEN_W_RET] = {
+		[GEN_W_RET_ON] = on,
+		[GEN_W_RET_C] = rethook_tramp_c,
+	};
+	long tls = gen_off() ? 0 : gen_tls();
+
+	return tls ? gen_copy_tmpl(start, end, tls, words, GEN_W_RET) : NULL;
+}
+#endif
+
 /**
  * fhook_gen_rethook_rec_tramp - where the lines' second stubs go (the
  * records' returns): their copy, made once, else rethook_rec_trampoline
@@ -816,15 +830,10 @@ extern char rethook_tramp_not_lean[], rethook_tramp_c[];
 void *fhook_gen_rethook_rec_tramp(void)
 {
 #ifndef __SANITIZE_THREAD__
-	void *words[GEN_W_RET] = {
-		[GEN_W_RET_ON] = rethook_trampoline,
-		[GEN_W_RET_C] = rethook_tramp_c,
-	};
-	long tls = gen_off() ? 0 : gen_tls();
-	void *p;
+	void *p = gen_ret_copy(fhook_tmpl_rethook_rec, fhook_tmpl_rethook_rec_end,
+			       rethook_trampoline);
 
-	if (tls && (p = gen_copy_tmpl(fhook_tmpl_rethook_rec, fhook_tmpl_rethook_rec_end, tls,
-				      words, GEN_W_RET)))
+	if (p)
 		return p;
 #endif
 	return rethook_rec_trampoline;
@@ -842,24 +851,16 @@ void *fhook_gen_rethook_rec_tramp(void)
 void *fhook_gen_rethook_tramp(bool bare, void *first)
 {
 #ifndef __SANITIZE_THREAD__
-	void *words[GEN_W_RET] = {
-		[GEN_W_RET_ON] = rethook_tramp_not_lean,
-		[GEN_W_RET_C] = rethook_tramp_c,
-	};
-	long tls = gen_off() ? 0 : gen_tls();
 	void *p;
 
 	if (bare) {
-		words[GEN_W_RET_ON] = first;
-		if (tls && (p = gen_copy_tmpl(fhook_tmpl_rethook_bare, fhook_tmpl_rethook_bare_end,
-					      tls, words, GEN_W_RET))) {
+		p = gen_ret_copy(fhook_tmpl_rethook_bare, fhook_tmpl_rethook_bare_end, first);
+		if (p)
 			__atomic_store_n(&gen_bare_ret, true, __ATOMIC_RELEASE);
-			return p;
-		}
-		return rethook_rec_trampoline;
+		return p ? p : rethook_rec_trampoline;
 	}
-	if (tls && (p = gen_copy_tmpl(fhook_tmpl_rethook, fhook_tmpl_rethook_end, tls,
-				      words, GEN_W_RET)))
+	p = gen_ret_copy(fhook_tmpl_rethook, fhook_tmpl_rethook_end, rethook_tramp_not_lean);
+	if (p)
 		return p;
 #endif
 	return bare ? rethook_rec_trampoline : rethook_trampoline;
