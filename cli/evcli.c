@@ -842,9 +842,20 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	int ret, status, i;
 
 	*failed = false;
+	cli_stop_sig = 0;
+	cli_drain_done = 0;
+	/*
+	 * No SA_RESTART: a stop signal interrupts the wait.  Caught from
+	 * before an attach: killed by one while a call of ours runs in the
+	 * process, we would leave that thread to return to nowhere; caught,
+	 * the attach's step ends and the command detaches as after a start.
+	 */
+	for (i = 0; i < 4; i++)
+		sigaction(sigs[i], &sa, &old[i]);
 	if (c->pid && cli_ev_attach_begin(c, &so)) {
 		*failed = true;
-		return 1;
+		ret = 1;
+		goto restore;
 	}
 	ret = ev_session_new(&so, sink, &s);
 	if (ret && c->pid)
@@ -854,23 +865,20 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 			"truncation (not a memfd made with MFD_ALLOW_SEALING); refusing to share it\n",
 			c->cmd, c->pid);
 		*failed = true;
-		return 1;
+		ret = 1;
+		goto restore;
 	}
 	if (ret) {
 		fprintf(stderr, "fhook: %s: cannot start the recording (writing %s): %s\n", c->cmd,
 			c->out ? c->out : "the trace", strerror(-ret));
 		*failed = true;
-		return 1;
+		ret = 1;
+		goto restore;
 	}
 	c->started = true;
 	da.s = s;
 	da.c = c;
 	da.status = c->out && strcmp(c->out, "-") && isatty(STDERR_FILENO);
-	cli_stop_sig = 0;
-	cli_drain_done = 0;
-	/* no SA_RESTART: a stop signal interrupts the wait */
-	for (i = 0; i < 4; i++)
-		sigaction(sigs[i], &sa, &old[i]);
 	cli_dump_req = 0;
 	if (c->flight) {
 		struct sigaction st = { .sa_handler = on_trigger, .sa_flags = SA_RESTART };
@@ -956,6 +964,10 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 			"(-e 'p SYM', -e 'r SYM $retval')\n", c->cmd, c->argv[0],
 			c->follow ? ", nor had the programs it started" : "");
 	return status;
+restore:
+	for (i = 0; i < 4; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	return ret;
 }
 
 void cli_ev_print_untraced(struct cli_ev *c)

@@ -66,7 +66,7 @@ static int attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 {
 	struct cli_attach *a;
 	const struct att_map *lib;
-	sigset_t chld;
+	sigset_t held;
 	int ret;
 
 	*out = NULL;
@@ -76,10 +76,24 @@ static int attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	/* every stop's SIGCHLD kept for att_wait_for_tracee() (the mask is put back at close) */
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	pthread_sigmask(SIG_BLOCK, &chld, &a->old_mask);
+	/*
+	 * Every stop's SIGCHLD kept for att_wait_for_tracee(); and the signals
+	 * that end a command wait until its threads of the process are let go
+	 * (the mask is put back at close): a tracer that dies while a call of
+	 * its own runs in a thread leaves that thread to return to address 0.
+	 * (SIGKILL alone cannot wait.)
+	 */
+	sigemptyset(&held);
+	sigaddset(&held, SIGCHLD);
+	sigaddset(&held, SIGINT);
+	sigaddset(&held, SIGTERM);
+	sigaddset(&held, SIGHUP);
+	sigaddset(&held, SIGQUIT);
+	sigaddset(&held, SIGPIPE);
+	sigaddset(&held, SIGALRM);
+	sigaddset(&held, SIGUSR1);
+	sigaddset(&held, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &held, &a->old_mask);
 	a->cmd = cmd;
 	a->pid = pid;
 	a->sock = -1;

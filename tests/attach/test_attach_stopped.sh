@@ -1,0 +1,88 @@
+#!/bin/bash
+# A stop signal (SIGTERM, SIGHUP) sent to `fhook record -p` or
+# `fhook trace -p` while it attaches for the first time, libfhook being
+# loaded into the process by a call the command makes there: the signal
+# waits until the process's threads are let go, the command then detaches
+# as after any stop, and the process lives on, answering, with its text as
+# before and none of the command's memory left open.  (Killed there, the
+# command would leave the loading thread to return to address 0.)  Not
+# SIGINT: a shell's background commands start with it ignored.
+. "$(dirname "$0")/lib.sh"
+
+# wait_for FILE PATTERN: until FILE holds PATTERN (5 s at most)
+wait_for() {
+	local i
+	for i in $(seq 250); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+# traced PID: does a thread of PID have a tracer now?
+traced() {
+	grep -q '^TracerPid:[[:space:]]*[1-9]' /proc/"$1"/task/*/status 2>/dev/null
+}
+
+n=0 dead=0 killed=0 left=0 text_bad=0 during=0
+# (from the moment the command stops the process's first thread: the
+# loading takes about 20-40 ms from there)
+for delay in 0 0 0.001 0.002 0.003 0.004 0.005 0.006 0.008 0.01 0.013 0.016; do
+	n=$((n + 1))
+	if [ $((n % 3)) = 0 ]; then sig=HUP; else sig=TERM; fi
+	if [ $((n % 2)) = 0 ]; then cmd=record; else cmd=trace; fi
+	start_prog 4
+	before=$(text "$pid" work)
+	"$FHOOK" "$cmd" -p "$pid" -e 'f work' -e 'f work%return $retval' -o /dev/null \
+		2> "$TMP/err.$n" &
+	spid=$!
+	for i in $(seq 2500); do
+		traced "$pid" && break
+		sleep 0.002
+	done
+	sleep "$delay"
+	was=0
+	traced "$pid" && was=1 during=$((during + 1))
+	kill -"$sig" "$spid"
+	wait "$spid"
+	st=$?
+	# sent while the command had a thread of the process, the signal is to
+	# wait for the command's own end
+	if [ "$was" = 1 ] && { [ "$st" = 129 ] || [ "$st" = 143 ]; }; then
+		killed=$((killed + 1))
+		echo "# $cmd, $sig after ${delay}s: the command was killed mid-attach"
+	fi
+	sleep 0.2
+	if ! kill -0 "$pid" 2>/dev/null; then
+		dead=$((dead + 1))
+		echo "# $cmd, $sig after ${delay}s: the process died; the command said:"
+		sed 's/^/#   /' "$TMP/err.$n"
+		continue
+	fi
+	[ "$(ask 'call 7')" = "ping 7 -> 8" ] ||
+		{ dead=$((dead + 1)); echo "# $cmd, $sig after ${delay}s: no answer"; }
+	# the probes go when the command detaches (or its control thread sees it gone)
+	for i in $(seq 150); do
+		[ "$(text "$pid" work | cut -c1-10)" = "$(echo "$before" | cut -c1-10)" ] ||
+		[ "$(text "$pid" work | cut -c1-10)" = 0f1f440000 ] && break
+		sleep 0.02
+	done
+	case "$(text "$pid" work | cut -c1-10)" in
+	0f1f440000 | "$(echo "$before" | cut -c1-10)") ;;
+	*) text_bad=$((text_bad + 1)); echo "# $cmd, $sig after ${delay}s: work() still patched" ;;
+	esac
+	[ "$(ls -l /proc/"$pid"/fd | grep -c memfd)" = 0 ] ||
+		{ left=$((left + 1)); echo "# $cmd, $sig after ${delay}s: a memfd left open"; }
+	# a later attach records
+	"$FHOOK" record -p "$pid" -e 'f work' -o "$TMP/again.rec" --duration 0.1 2> "$TMP/again.err"
+	[ $? = 0 ] && grep -q ' 0 lost' "$TMP/again.err" ||
+		{ dead=$((dead + 1)); echo "# $cmd, $sig after ${delay}s: the next attach: $(tail -1 "$TMP/again.err")"; }
+	[ "$(stop_prog)" = "calls ok, bad 0" ] ||
+		{ dead=$((dead + 1)); echo "# $cmd, $sig after ${delay}s: wrong results"; }
+done
+expect stopped_mid_attach_process_lives "$dead" 0
+expect stopped_mid_attach_not_killed "$killed" 0
+expect stopped_mid_attach_text_restored "$text_bad" 0
+expect stopped_mid_attach_no_memfd_left "$left" 0
+# most of the signals came while a thread of the process was the command's
+expect stopped_mid_attach_while_traced "$([ "$during" -ge 6 ] && echo yes)" yes
