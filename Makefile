@@ -126,7 +126,7 @@ $(B)/cmd/lib/%.o: lib/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -c -o $@ $<
 
-$(B)/cli/%.o: cli/%.c $(HEADERS) $(wildcard cli/*.h)
+$(B)/cli/%.o: cli/%.c $(HEADERS) $(wildcard cli/*.h cli/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -c -o $@ $<
 

@@ -71,6 +71,21 @@ int att_arch_call_setup(struct cli_attach *a, struct att_regs *r, unsigned long 
 			const unsigned long *args, int nargs, unsigned long *sp);
 /* @r, stopped by a fault, is the return of that call: its value in *@ret */
 bool att_arch_call_done(const struct att_regs *r, unsigned long sp, unsigned long *ret);
+/*
+ * As att_arch_call_setup(), for a call that must not need us to end well:
+ * it returns into @land, libc's getppid() (a system call and a return:
+ * where we take the call back, at its system call), and if no tracer does,
+ * from there into @end, pthread_exit(), which ends the thread as its start
+ * routine's return would.  -EOPNOTSUPP where that cannot be arranged (the
+ * return address is a register, or @land is not what it must be).
+ */
+int att_arch_call_setup_land(struct cli_attach *a, struct att_regs *r, unsigned long fn,
+			     const unsigned long *args, int nargs, unsigned long land,
+			     unsigned long end, unsigned long *sp);
+/* @r, at the entry of a system call, is that call's landing: the function has returned */
+bool att_arch_call_landed(const struct att_regs *r, unsigned long sp);
+/* the system call @r is at the entry of is not made (the landing's) */
+void att_arch_skip_syscall(struct att_regs *r);
 /* the extended state kept across a call (one call at a time); 0 or -errno */
 int att_arch_save_ext(pid_t tid);
 int att_arch_restore_ext(pid_t tid);

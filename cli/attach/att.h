@@ -91,6 +91,7 @@ struct cli_attach {
 	int nr_pads;
 	unsigned long dlopen_fn, errno_fn, dlerror_fn;
 	unsigned long pcreate_fn, pdetach_fn, sleep_fn;	/* for att_start_loader() */
+	unsigned long land_fn, end_fn;	/* getppid(), pthread_exit(): att_call_land() */
 	const char *pcreate_why;	/* why there is none */
 	char pcreate_buf[96];
 	pid_t clone_tid;		/* the thread that pthread_create() made */
@@ -169,6 +170,13 @@ int att_mem_read(struct cli_attach *a, unsigned long addr, void *buf, size_t len
 char *att_mem_string(struct cli_attach *a, unsigned long addr, size_t max);
 int att_call(struct cli_attach *a, unsigned long fn, unsigned long *args, int nargs,
 	     const void *data, size_t dlen, int data_arg, unsigned long *ret);
+/*
+ * As att_call() on a loader thread of ours, without a result, for a call
+ * that ends well if the command dies meanwhile: the thread then ends.
+ * -EOPNOTSUPP when that cannot be arranged (att_call() serves).
+ */
+int att_call_land(struct cli_attach *a, unsigned long fn, unsigned long *args, int nargs,
+		  const void *data, size_t dlen, int data_arg);
 
 /* world.c: what is done with every thread stopped (the pads, the signal masks) */
 void att_free_pads(struct cli_attach *a);

@@ -47,15 +47,40 @@
 static int hello_then_socket(struct cli_attach *a)
 {
 	char *reply = NULL;
-	int ret;
+	int ret = -EOPNOTSUPP;
 
-	ret = cli_attach_ctl(a, "hello", &reply);
-	free(reply);
-	if (ret < 0)
-		return ret;
-	att_release_hijack(a);
-	if (!att_ctl_sock_open(a))
-		return 0;
+	/*
+	 * On the loader thread, a call with a landing (a command killed in it
+	 * leaves the thread to end, not to fault) and no result: the reply is
+	 * asked for again on the socket the call's control thread opened.
+	 */
+	if (a->by_loader && a->hijack && !getenv("FHOOK_ATTACH_NO_LANDING")) {
+		unsigned long args[1];
+
+		ret = att_call_land(a, a->ctl, args, 1, "hello", sizeof("hello"), 0);
+		if (!ret && att_verbose())
+			fprintf(stderr, "fhook: %s: request 'hello': %.2f ms in the process (its "
+				"landing)\n", a->cmd, a->times.call_ms);
+		if (!ret) {
+			att_release_hijack(a);
+			if (!att_ctl_sock_open(a)) {
+				ret = cli_attach_ctl(a, "hello", &reply);
+				free(reply);
+				return ret < 0 ? ret : 0;
+			}
+		}
+		if (ret && ret != -EOPNOTSUPP)
+			return ret;
+	}
+	if (ret) {
+		ret = cli_attach_ctl(a, "hello", &reply);
+		free(reply);
+		if (ret < 0)
+			return ret;
+		att_release_hijack(a);
+		if (!att_ctl_sock_open(a))
+			return 0;
+	}
 	if (att_verbose())
 		fprintf(stderr, "fhook: %s: no control socket in process %d: the ptrace call "
 			"stays the channel\n", a->cmd, a->pid);

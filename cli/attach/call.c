@@ -63,20 +63,32 @@ char *att_mem_string(struct cli_attach *a, unsigned long addr, size_t max)
 	return s;
 }
 
+/* A system-call stop of @tid: 1 at an entry, 2 at an exit, 0 if unknown */
+static int syscall_stop_op(pid_t tid)
+{
+	struct __ptrace_syscall_info info;
+
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(info), &info) <= 0)
+		return 0;
+	return info.op == PTRACE_SYSCALL_INFO_ENTRY ? 1 : info.op == PTRACE_SYSCALL_INFO_EXIT ? 2 : 0;
+}
+
 /*
  * Make the hijacked thread call @fn(@args...) with @data (if any) copied
  * below its stack (its address replaces args[@data_arg]); the result in
- * *@ret.  Everything the thread had is put back after.
+ * *@ret.  Everything the thread had is put back after.  @land: the call
+ * returns into the landing (att_arch_call_setup_land()), which is watched
+ * for at every system call the thread makes (PTRACE_SYSCALL): no result.
  */
-int att_call(struct cli_attach *a, unsigned long fn, unsigned long *args, int nargs,
-	     const void *data, size_t dlen, int data_arg, unsigned long *ret)
+static int do_call(struct cli_attach *a, unsigned long fn, unsigned long *args, int nargs,
+		   const void *data, size_t dlen, int data_arg, unsigned long *ret, bool land)
 {
 	struct att_thread *t = a->hijack;
 	struct att_regs regs = t->regs, now;
 	unsigned long sp, mask, callmask;
-	bool have_x, have_mask;
+	bool have_x, have_mask, landed = false;
 	double start = att_now_ms(), deadline = start + ATT_CALL_TIMEOUT_MS;
-	int st, err = 0;
+	int st, err = 0, resume = land ? PTRACE_SYSCALL : PTRACE_CONT;
 
 	have_x = !att_arch_save_ext(t->tid);
 	have_mask = !ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(mask), &mask);
@@ -88,8 +100,17 @@ int att_call(struct cli_attach *a, unsigned long fn, unsigned long *args, int na
 			return -EFAULT;
 		args[data_arg] = sp;
 	}
-	if (att_arch_call_setup(a, &regs, fn, args, nargs, &sp))
+	if (land) {
+		err = att_arch_call_setup_land(a, &regs, fn, args, nargs, a->land_fn, a->end_fn,
+					       &sp);
+		/* system-call stops told apart from SIGTRAP's */
+		if (!err && ptrace(PTRACE_SETOPTIONS, t->tid, NULL, (void *)PTRACE_O_TRACESYSGOOD))
+			err = -EOPNOTSUPP;
+		if (err)
+			return err;
+	} else if (att_arch_call_setup(a, &regs, fn, args, nargs, &sp)) {
 		return -EFAULT;
+	}
 	err = att_arch_set_regs(t->tid, &regs);
 	if (err)
 		return err;
@@ -105,7 +126,7 @@ int att_call(struct cli_attach *a, unsigned long fn, unsigned long *args, int na
 		      1UL << (SIGILL - 1) | 1UL << (SIGFPE - 1) | 1UL << (ATT_SIGSETXID - 1));
 	if (have_mask)
 		ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(callmask), &callmask);
-	if (ptrace(PTRACE_CONT, t->tid, NULL, NULL))
+	if (ptrace(resume, t->tid, NULL, NULL))
 		return -errno;
 	for (;;) {
 		pid_t r = waitpid(t->tid, &st, __WALL | WNOHANG);
@@ -130,8 +151,32 @@ int att_call(struct cli_attach *a, unsigned long fn, unsigned long *args, int na
 		if (!WIFSTOPPED(st))
 			continue;
 		if (st >> 16 == PTRACE_EVENT_STOP) {
+			/* the landing's stop (below), where the registers are put back */
+			if (landed)
+				break;
 			/* stopped with the group meanwhile: finish our call first */
-			ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+			ptrace(resume, t->tid, NULL, NULL);
+			continue;
+		}
+		if (land && WSTOPSIG(st) == (SIGTRAP | 0x80)) {
+			int op = syscall_stop_op(t->tid);
+
+			/*
+			 * The landing's getppid() is not made; from its exit the
+			 * thread is stopped once more on its way out of the kernel,
+			 * in the signal path: registers put back there make the
+			 * system call it was stopped in restart, as after a fault's
+			 * stop (put back at a system call's exit, they would not).
+			 */
+			if (op == 2 && landed) {
+				ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
+			} else if (op == 1 && !att_arch_get_regs(t->tid, &now) &&
+				   att_arch_call_landed(&now, sp)) {
+				att_arch_skip_syscall(&now);
+				if (!att_arch_set_regs(t->tid, &now))
+					landed = true;
+			}
+			ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL);
 			continue;
 		}
 		if (st >> 16 == PTRACE_EVENT_CLONE) {
@@ -140,15 +185,17 @@ int att_call(struct cli_attach *a, unsigned long fn, unsigned long *args, int na
 
 			if (!ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg))
 				a->clone_tid = (pid_t)msg;
-			ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+			ptrace(resume, t->tid, NULL, NULL);
 			continue;
 		}
-		if (WSTOPSIG(st) == SIGSEGV && !att_arch_get_regs(t->tid, &now) &&
+		if (!land && WSTOPSIG(st) == SIGSEGV && !att_arch_get_regs(t->tid, &now) &&
 		    att_arch_call_done(&now, sp, ret))
 			break;
 		/* fhook's int3 mid-patch, or a real fault of the call: its handler decides */
-		ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)WSTOPSIG(st));
+		ptrace(resume, t->tid, NULL, (void *)(long)WSTOPSIG(st));
 	}
+	if (land)
+		ptrace(PTRACE_SETOPTIONS, t->tid, NULL, NULL);
 	err = att_arch_call_restore(t->tid, &t->regs);
 	if (have_x) {
 		int e = att_arch_restore_ext(t->tid);
@@ -161,4 +208,18 @@ int att_call(struct cli_attach *a, unsigned long fn, unsigned long *args, int na
 		ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(mask), &mask);
 	a->times.call_ms = att_now_ms() - start;
 	return err;
+}
+
+int att_call(struct cli_attach *a, unsigned long fn, unsigned long *args, int nargs,
+	     const void *data, size_t dlen, int data_arg, unsigned long *ret)
+{
+	return do_call(a, fn, args, nargs, data, dlen, data_arg, ret, false);
+}
+
+int att_call_land(struct cli_attach *a, unsigned long fn, unsigned long *args, int nargs,
+		  const void *data, size_t dlen, int data_arg)
+{
+	unsigned long unused;
+
+	return do_call(a, fn, args, nargs, data, dlen, data_arg, &unused, true);
 }

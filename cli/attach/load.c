@@ -94,10 +94,13 @@ static void find_loader_syms(struct cli_attach *a, const struct att_map *libc)
 		lp = att_object_named(a, "libpthread-");
 	a->pcreate_fn = att_object_sym(libc, "pthread_create");
 	a->pdetach_fn = att_object_sym(libc, "pthread_detach");
+	a->end_fn = att_object_sym(libc, "pthread_exit");
 	if (lp && !a->pcreate_fn) {
 		a->pcreate_fn = att_object_sym(lp, "pthread_create");
 		a->pdetach_fn = att_object_sym(lp, "pthread_detach");
+		a->end_fn = att_object_sym(lp, "pthread_exit");
 	}
+	a->land_fn = att_object_sym(libc, "getppid");
 	a->sleep_fn = att_object_sym(libc, "sleep");
 	a->pcreate_why = "no pthread_create(), pthread_detach() or sleep() in libc";
 	for (i = 0; i < a->nr_maps && a->pcreate_fn; i++) {
@@ -178,20 +181,38 @@ static void put_errno(struct cli_attach *a, unsigned long addr, int saved)
 /* libfhook loaded with the process's dlopen() on the kept thread, its errno kept. */
 int att_load_libfhook(struct cli_attach *a)
 {
-	unsigned long err_addr = 0, args[2] = { 0 }, h = 0;
+	unsigned long err_addr = 0, args[2] = { 0 }, h = 0, msg = 0;
 	int saved_errno = 0, ret;
 
 	/* the loader thread's own errno is nobody's */
 	if (!a->by_loader)
 		err_addr = get_errno(a, &saved_errno);
 	args[1] = RTLD_NOW;
-	ret = att_call(a, a->dlopen_fn, args, 2, a->lib, strlen(a->lib) + 1, 0, &h);
+	/*
+	 * On the loader thread, the call does not return to address 0 but
+	 * into a landing that ends the thread if the command dies meanwhile
+	 * (SIGKILL: no signal of the kind that waits): the 10-20 ms in which
+	 * a killed command left the process to fault.  No handle then: the
+	 * process's mappings say whether it loaded.
+	 */
+	ret = -EOPNOTSUPP;
+	if (a->by_loader && !getenv("FHOOK_ATTACH_NO_LANDING"))
+		ret = att_call_land(a, a->dlopen_fn, args, 2, a->lib, strlen(a->lib) + 1, 0);
+	if (!ret) {
+		/* loaded: in the maps (dlerror(), a call that could be killed, when not) */
+		h = !att_read_maps(a) && att_object_named(a, "libfhook.so");
+		if (!h && a->dlerror_fn)
+			att_call(a, a->dlerror_fn, args, 0, NULL, 0, 0, &msg);
+		if (att_verbose())
+			fprintf(stderr, "fhook: %s: dlopen returned into its landing\n", a->cmd);
+	} else if (ret == -EOPNOTSUPP) {
+		ret = att_call(a, a->dlopen_fn, args, 2, a->lib, strlen(a->lib) + 1, 0, &h);
+		if (!ret && !h && a->dlerror_fn)
+			att_call(a, a->dlerror_fn, args, 0, NULL, 0, 0, &msg);
+	}
 	if (!ret && !h) {
-		unsigned long msg = 0;
-		char *s = NULL;
+		char *s = msg ? att_mem_string(a, msg, 4096) : NULL;
 
-		if (a->dlerror_fn && !att_call(a, a->dlerror_fn, args, 0, NULL, 0, 0, &msg) && msg)
-			s = att_mem_string(a, msg, 4096);
 		fprintf(stderr, "fhook: %s: loading libfhook into process %d failed: %s\n", a->cmd,
 			a->pid, s ? s : "dlopen returned NULL");
 		free(s);
@@ -328,20 +349,27 @@ int att_start_loader(struct cli_attach *a)
 	/* it inherited the option: the control thread it starts is not to be ours */
 	ptrace(PTRACE_SETOPTIONS, h->tid, NULL, NULL);
 	h->sched_saved = fhook_boost_thread(h->tid, 100 * 1000, -20, false, &h->sched);
-	/*
-	 * Detached first, where it stands (an atomic store in its descriptor):
-	 * lost from here on, it ends by itself after its sleep and leaves
-	 * nothing behind.
-	 */
 	a->hijack = h;
-	args[0] = ptid;
-	r = ~0UL;
-	if (!ptid || att_call(a, a->pdetach_fn, args, 1, NULL, 0, 0, &r) || (int)r) {
-		why = "not detached";
-		goto lost;
-	}
 	if (loader_to_sleep(a, h)) {
 		why = h->gone ? "gone" : "did not come to its sleep";
+		goto lost;
+	}
+	/*
+	 * Detached in its sleep (an atomic store in its descriptor): lost from
+	 * here on, it ends by itself after the sleep and leaves nothing behind.
+	 * (Not at its birth: a call that lands in pthread_exit() needs what its
+	 * start routine's caller sets up first.)  The landing: a command that
+	 * dies in the call leaves the thread to end there, not to fault.
+	 */
+	args[0] = ptid;
+	r = ~0UL;
+	ret = ptid ? -EOPNOTSUPP : -ESRCH;
+	if (ptid && !getenv("FHOOK_ATTACH_NO_LANDING"))
+		ret = att_call_land(a, a->pdetach_fn, args, 1, NULL, 0, 0);
+	if (ret == -EOPNOTSUPP)
+		ret = att_call(a, a->pdetach_fn, args, 1, NULL, 0, 0, &r) ?: (int)r ? -EINVAL : 0;
+	if (ret) {
+		why = "not detached";
 		goto lost;
 	}
 	a->hijack_t0 = att_now_ms();

@@ -138,6 +138,27 @@ bool att_arch_call_done(const struct att_regs *r, unsigned long sp, unsigned lon
 	return true;
 }
 
+/*
+ * The return address is the link register: a function that returns into
+ * getppid() would return into it again from there, so no landing.
+ */
+int att_arch_call_setup_land(struct cli_attach *a, struct att_regs *r, unsigned long fn,
+			     const unsigned long *args, int nargs, unsigned long land,
+			     unsigned long end, unsigned long *sp)
+{
+	return -EOPNOTSUPP;
+}
+
+bool att_arch_call_landed(const struct att_regs *r, unsigned long sp)
+{
+	return false;
+}
+
+void att_arch_skip_syscall(struct att_regs *r)
+{
+	r->sysno = -1;
+}
+
 static struct user_fpsimd_struct fpsimd;
 static unsigned char sve[ATT_SVE_MAX] __attribute__((aligned(16)));
 static bool sve_live;

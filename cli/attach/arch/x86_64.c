@@ -98,6 +98,60 @@ bool att_arch_call_done(const struct att_regs *r, unsigned long sp, unsigned lon
 	return true;
 }
 
+/*
+ * The landing: the function returns into getppid(), which a tracer stops
+ * at its system call; without one, getppid()'s own return goes on into
+ * pthread_exit() with the stack aligned as for a call, and the unwinding
+ * that ends the thread stops at the return address 0 above it (the end
+ * of the stack), as at the bottom of any thread.
+ */
+static const unsigned char getppid_code[] = { 0xb8, 0x6e, 0x00, 0x00, 0x00, 0x0f, 0x05, 0xc3 };
+
+int att_arch_call_setup_land(struct cli_attach *a, struct att_regs *r, unsigned long fn,
+			     const unsigned long *args, int nargs, unsigned long land,
+			     unsigned long end, unsigned long *sp)
+{
+	unsigned char code[sizeof(getppid_code) + 4];
+	unsigned long words[3] = { land, end, 0 };
+	size_t skip = 0;
+
+	/* getppid() as glibc builds it, with or without its endbr64 */
+	if (!land || !end || att_mem_read(a, land, code, sizeof(code)))
+		return -EOPNOTSUPP;
+	if (!memcmp(code, "\xf3\x0f\x1e\xfa", 4))
+		skip = 4;
+	if (memcmp(code + skip, getppid_code, sizeof(getppid_code)))
+		return -EOPNOTSUPP;
+	/* at entry, rsp + 8 is 16-byte aligned; so is it at pthread_exit()'s */
+	*sp -= 32;
+	*sp += 8;
+	if (att_mem_write(a, *sp, words, sizeof(words)))
+		return -EFAULT;
+	r->r.rip = fn;
+	r->r.rsp = *sp;
+	r->r.rax = 0;
+	r->r.orig_rax = -1;
+	r->r.rdi = nargs > 0 ? args[0] : 0;
+	r->r.rsi = nargs > 1 ? args[1] : 0;
+	r->r.rdx = nargs > 2 ? args[2] : 0;
+	r->r.rcx = nargs > 3 ? args[3] : 0;
+	r->r.r8 = nargs > 4 ? args[4] : 0;
+	r->r.r9 = nargs > 5 ? args[5] : 0;
+	r->r.eflags &= ~0x400UL;
+	return 0;
+}
+
+bool att_arch_call_landed(const struct att_regs *r, unsigned long sp)
+{
+	/* getppid()'s system call, its return address (pthread_exit) on top */
+	return r->r.orig_rax == 110 && r->r.rsp == sp + 8;
+}
+
+void att_arch_skip_syscall(struct att_regs *r)
+{
+	r->r.orig_rax = -1;
+}
+
 static unsigned char xstate[ATT_XSTATE_MAX];
 static struct iovec xiov;
 
