@@ -110,7 +110,9 @@ static int read_and_plan(struct att_pads *pd, int fd)
 	else if (!cur)
 		ret = -ENOMEM;
 	if (!ret) {
-		qsort(pd->split, pd->nr_split, sizeof(*pd->split), cmp_split);
+		/* (none when an attach killed before loading libfhook rewrote them all) */
+		if (pd->nr_split)
+			qsort(pd->split, pd->nr_split, sizeof(*pd->split), cmp_split);
 		/* the buffer itself, already touched, is the one read into later */
 		pd->now = cur;
 		return 0;
@@ -344,7 +346,8 @@ int att_rewrite_pads(struct cli_attach *a)
 			ret = plan_pads(pd, now);
 			if (ret)
 				break;
-			qsort(pd->split, pd->nr_split, sizeof(*pd->split), cmp_split);
+			if (pd->nr_split)
+				qsort(pd->split, pd->nr_split, sizeof(*pd->split), cmp_split);
 		}
 		/*
 		 * Nobody may be between two of these nops when they become

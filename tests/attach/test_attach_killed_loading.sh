@@ -38,7 +38,7 @@ threads() {
 	cat /proc/"$1"/task/*/comm 2>/dev/null | grep -vc '^fhook-ctl$'
 }
 
-n=0 dead=0 loading=0 left=0 wrong=0 asleep=0 ended=0
+n=0 dead=0 loading=0 left=0 why= asleep=0 ended=0
 for us in 1000 2000 3000 4000 5000 6000 7000 8000 10000 12000; do
 	n=$((n + 1))
 	start_prog 4
@@ -78,11 +78,14 @@ for us in 1000 2000 3000 4000 5000 6000 7000 8000 10000 12000; do
 		left=$((left + 1))
 		echo "# cycle $n: thread ${t##*/} left, in $(cat "$t/syscall" 2>/dev/null)"
 	done
-	[ "$(ask 'call 7')" = "ping 7 -> 8" ] || { wrong=$((wrong + 1)); echo "# cycle $n: no answer"; }
+	a=$(ask 'call 7')
+	[ "$a" = "ping 7 -> 8" ] || why="$why [cycle $n: 'call 7' answered '$a']"
 	"$FHOOK" record -p "$pid" -e 'f work' -o "$TMP/again.rec" --duration 0.1 2> "$TMP/again.err"
-	[ $? = 0 ] && grep -q ' 0 lost' "$TMP/again.err" ||
-		{ wrong=$((wrong + 1)); echo "# cycle $n: the next attach: $(tail -1 "$TMP/again.err")"; }
-	[ "$(stop_prog)" = "calls ok, bad 0" ] || { wrong=$((wrong + 1)); echo "# cycle $n: wrong results"; }
+	st=$?
+	[ $st = 0 ] && grep -q ' 0 lost' "$TMP/again.err" ||
+		why="$why [cycle $n: the next attach: $st: $(grep -v 'warning' "$TMP/again.err" | tail -2 | tr '\n' ' ')]"
+	a=$(stop_prog)
+	[ "$a" = "calls ok, bad 0" ] || why="$why [cycle $n: at the end: '$a']"
 done
 if [ -n "$FHOOK_TEST_EXPECT_DEATH" ]; then
 	expect killed_loading_dies_without_landing "$([ "$dead" -gt 0 ] && echo died)" died
@@ -90,7 +93,7 @@ if [ -n "$FHOOK_TEST_EXPECT_DEATH" ]; then
 fi
 expect killed_loading_process_lives "$dead" 0
 expect killed_loading_loader_ended "$left" 0
-expect killed_loading_results_and_next_attach "$wrong" 0
+expect killed_loading_results_and_next_attach "$why" ""
 echo "# $loading of $n kills before dlopen() returned; $ended loader threads ended, $asleep asleep"
 # the kills that came inside dlopen() (10-20 ms of the 1-12 ms after the
 # thread's birth: some come before it) ended their thread by the landing
