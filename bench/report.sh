@@ -256,6 +256,13 @@ else
 	done
 	[ -n "${BZ_TRACE_STAT:-}" ] && echo && echo "fhook trace on bzip2 (last run, formatted as text to /dev/null): $BZ_TRACE_STAT."
 	[ -n "${BZ_REC_STAT:-}" ] && echo && echo "fhook record on bzip2 (last run): ${BZ_REC_STAT%% in /*}. Target: 0 lost, and at least 2× faster than \`uftrace record\`: $(ratio "${BZT[uftrace-pg]:-}" "${BZT[record]:-}") here."
+	if num "${TSC_NS:-}" && num "${BZT[record]:-}" && num "${BZT[plain]:-}" && [ "${BZCALLS:-0}" -gt 0 ]; then
+		echo
+		echo "The floor under it: \`fhook record\` adds $(f1 "$(calc "(${BZT[record]} - ${BZT[plain]}) * 1000 / $BZCALLS")") ns per call here (wall time over the"
+		echo "untraced run, its start included, ÷ the calls); a timestamp costs $(f1 "$TSC_NS") ns on this machine"
+		echo "(bench/tsc_cost.c: rdtsc back to back, best of 20 rounds), and a recorded call takes two,"
+		echo "$(f1 "$(calc "2 * $TSC_NS")") ns. A slowdown of 1.4× would leave $(f1 "$(calc "0.4 * ${BZT[plain]} * 1000 / $BZCALLS")") ns per call for everything."
+	fi
 	[ -n "${BZ_KP_STAT:-}" ] && echo && echo "fhook record of the untraced build (last run): ${BZ_KP_STAT%% in /*}; its cost over the same recording with sites: $(ratio "$(calc "${BZT[record-kp]:-0} - ${BZT[plain]:-0}")" "$(calc "${BZT[record]:-0} - ${BZT[plain]:-0}")") (time added by the recording), and \`uftrace record -P .\` ÷ it: $(ratio "${BZT[uftrace-P]:-}" "${BZT[record-kp]:-}")."
 	case " $BZMODES " in *" trace "*) ;; *) echo; echo "fhook trace on \"*\": pending (${SKIP[trace]:-not run})." ;; esac
 fi

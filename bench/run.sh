@@ -557,6 +557,8 @@ else
 		awk 'NR > 2 && $NF !~ /^linux:/ { c += $(NF - 1) } END { print c + 0 }')
 	rm -rf "$TMP/ut.data"
 	BZFUNCS=$($FHOOK funcs "$B/bzip2_pad" 2>/dev/null | grep -c .)
+	# what a timestamp costs here: a recorded call takes two
+	cc_q -O2 -o "$B/tsc_cost" bench/tsc_cost.c && TSC_NS=$("$B/tsc_cost")
 fi
 
 else
@@ -622,7 +624,7 @@ declare -p IR NS NSMIN NSMAX SKIP LABEL NS_N SU >"$B/results.vars"
 declare -p BZT BZTMIN BZTMAX BZBAD 2>/dev/null >>"$B/results.vars"
 declare -p REC_READ 2>/dev/null >>"$B/results.vars"
 for v in ONLY SUITE_SKIP SUITE_STAT ORDER ROUNDS N1 N2 W3 BZVER INSZ BZCALLS BZFUNCS BZMODES LT_DISC SKIP_IR_uprobe TRACE_STAT BZ_TRACE_STAT \
-	 BZ_REC_STAT REC_EVENTS REC_BYTES UT_BYTES MT_N MT_CALLS MT_HWM MT_STAT REV RUNDATE LOAD0 LOAD1; do
+	 BZ_REC_STAT TSC_NS REC_EVENTS REC_BYTES UT_BYTES MT_N MT_CALLS MT_HWM MT_STAT REV RUNDATE LOAD0 LOAD1; do
 	declare -p "$v" 2>/dev/null >>"$B/results.vars"
 done
 if [ -z "$ONLY" ]; then
