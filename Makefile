@@ -55,7 +55,7 @@ LIB_SRCS := \
 	lib/core/libc_sym.c \
 	lib/core/sigtrap_mask.c
 LIB_ASM  :=
-CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c cli/funcs_why.c cli/run.c
+CLI_SRCS := cli/fhook.c cli/prepare.c cli/funcs.c cli/funcs_why.c cli/run.c cli/helper_thread.c
 # The command builds in what it shares with the library (the ELF reader,
 # the site classifier) and never loads libfhook itself.
 # (an arch.mk adds what its decoders need, and kprobe_file.c)

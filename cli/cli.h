@@ -2,6 +2,7 @@
 #ifndef FHOOK_CLI_H
 #define FHOOK_CLI_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -67,6 +68,8 @@ char *cli_script_interpreter(const char *file);
 int cli_check_program(const char *name);
 /* Path of libfhook.so for LD_PRELOAD. */
 int cli_libfhook_path(char *buf, size_t size);
+/* pthread_create() of a helper thread that takes none of the signals sent to the command */
+int cli_helper_thread(pthread_t *th, void *(*fn)(void *), void *arg);
 /*
  * Run argv with libfhook preloaded (the caller sets the FHOOK_* variables
  * that tell it what to do).  With @wait_child, fork, wait and return the

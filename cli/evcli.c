@@ -845,13 +845,15 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	cli_stop_sig = 0;
 	cli_drain_done = 0;
 	/*
-	 * No SA_RESTART: a stop signal interrupts the wait.  Caught from
-	 * before an attach: killed by one while a call of ours runs in the
-	 * process, we would leave that thread to return to nowhere; caught,
-	 * the attach's step ends and the command detaches as after a start.
+	 * No SA_RESTART: a stop signal interrupts the wait.  With -p, caught
+	 * from before the attach (which holds them while a call of ours runs
+	 * in the process): the command then detaches as after a start.  (A
+	 * program of our own is not started after a stop, so its stop is
+	 * caught from when there is one.)
 	 */
-	for (i = 0; i < 4; i++)
-		sigaction(sigs[i], &sa, &old[i]);
+	if (c->pid)
+		for (i = 0; i < 4; i++)
+			sigaction(sigs[i], &sa, &old[i]);
 	if (c->pid && cli_ev_attach_begin(c, &so)) {
 		*failed = true;
 		ret = 1;
@@ -879,6 +881,9 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 	da.s = s;
 	da.c = c;
 	da.status = c->out && strcmp(c->out, "-") && isatty(STDERR_FILENO);
+	if (!c->pid)
+		for (i = 0; i < 4; i++)
+			sigaction(sigs[i], &sa, &old[i]);
 	cli_dump_req = 0;
 	if (c->flight) {
 		struct sigaction st = { .sa_handler = on_trigger, .sa_flags = SA_RESTART };
@@ -890,7 +895,7 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 			sigabbrev_np(c->trigger_sig) ? sigabbrev_np(c->trigger_sig) : "USR2",
 			(int)getpid(), c->out ? c->out : "the recording");
 	}
-	pthread_create(&th, NULL, drain_thread, &da);
+	cli_helper_thread(&th, drain_thread, &da);
 	pid = c->pid ? 0 : cli_start_preloaded(c->argv);
 	if (c->pid)
 		status = cli_ev_attach_wait(c, &cli_stop_sig);
@@ -965,8 +970,9 @@ int cli_ev_run(struct cli_ev *c, struct ev_sink *sink, struct rf_end *end, bool 
 			c->follow ? ", nor had the programs it started" : "");
 	return status;
 restore:
-	for (i = 0; i < 4; i++)
-		sigaction(sigs[i], &old[i], NULL);
+	if (c->pid)
+		for (i = 0; i < 4; i++)
+			sigaction(sigs[i], &old[i], NULL);
 	return ret;
 }
 

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "rec_file.h"
 
 /*
@@ -311,7 +312,7 @@ static bool direct_setup(struct rec_file *f)
 			return false;
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->cond, NULL);
-	if (pthread_create(&f->writer, NULL, writer_main, f)) {
+	if (cli_helper_thread(&f->writer, writer_main, f)) {
 		pthread_cond_destroy(&f->cond);
 		pthread_mutex_destroy(&f->lock);
 		return false;

@@ -289,7 +289,7 @@ int cmd_trace(int argc, char **argv)
 		cli_ev_free(&c);
 		return 1;
 	}
-	pthread_create(&th, NULL, print_thread, &l);
+	cli_helper_thread(&th, print_thread, &l);
 	ret = cli_ev_run(&c, &l.s, &end, &failed);
 	pthread_mutex_lock(&l.lock);
 	l.done = true;

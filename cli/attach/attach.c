@@ -54,7 +54,7 @@ static int hello_then_socket(struct cli_attach *a)
 	 * leaves the thread to end, not to fault) and no result: the reply is
 	 * asked for again on the socket the call's control thread opened.
 	 */
-	if (a->by_loader && a->hijack && !getenv("FHOOK_ATTACH_NO_LANDING")) {
+	if (a->by_loader && a->hijack && a->land_fn) {
 		unsigned long args[1];
 
 		ret = att_call_land(a, a->ctl, args, 1, "hello", sizeof("hello"), 0);

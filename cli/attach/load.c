@@ -78,6 +78,29 @@ static bool exports_func(const char *path, const char *name)
 }
 
 /*
+ * Can pthread_exit() unwind in the process: libgcc_s mapped already, or
+ * where its loader finds it (seen from the process's root: a container's
+ * files are its own).
+ */
+static bool has_libgcc_s(struct cli_attach *a)
+{
+	static const char *const dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+					    "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+					    "/lib64", "/usr/lib64", "/lib", "/usr/lib" };
+	char path[PATH_MAX];
+	unsigned int i;
+
+	if (att_object_named(a, "libgcc_s.so"))
+		return true;
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "/proc/%d/root%s/libgcc_s.so.1", a->pid, dirs[i]);
+		if (!access(path, R_OK))
+			return true;
+	}
+	return false;
+}
+
+/*
  * att_start_loader()'s functions: libc's since glibc 2.34, libpthread's
  * before.  Not when another object of the process exports its own
  * pthread_create(), which the program's threads are made by: a
@@ -100,7 +123,9 @@ static void find_loader_syms(struct cli_attach *a, const struct att_map *libc)
 		a->pdetach_fn = att_object_sym(lp, "pthread_detach");
 		a->end_fn = att_object_sym(lp, "pthread_exit");
 	}
-	a->land_fn = att_object_sym(libc, "getppid");
+	/* the landing, where pthread_exit() can unwind (it loads libgcc_s, or aborts) */
+	if (has_libgcc_s(a) && !getenv("FHOOK_ATTACH_NO_LANDING"))
+		a->land_fn = att_object_sym(libc, "getppid");
 	a->sleep_fn = att_object_sym(libc, "sleep");
 	a->pcreate_why = "no pthread_create(), pthread_detach() or sleep() in libc";
 	for (i = 0; i < a->nr_maps && a->pcreate_fn; i++) {
@@ -196,7 +221,7 @@ int att_load_libfhook(struct cli_attach *a)
 	 * process's mappings say whether it loaded.
 	 */
 	ret = -EOPNOTSUPP;
-	if (a->by_loader && !getenv("FHOOK_ATTACH_NO_LANDING"))
+	if (a->by_loader && a->land_fn)
 		ret = att_call_land(a, a->dlopen_fn, args, 2, a->lib, strlen(a->lib) + 1, 0);
 	if (!ret) {
 		/* loaded: in the maps (dlerror(), a call that could be killed, when not) */
@@ -352,6 +377,11 @@ int att_start_loader(struct cli_attach *a)
 	a->hijack = h;
 	if (loader_to_sleep(a, h)) {
 		why = h->gone ? "gone" : "did not come to its sleep";
+		/* detached all the same, where it is stopped: it is to free itself when it ends */
+		if (!h->gone && ptid) {
+			args[0] = ptid;
+			att_call(a, a->pdetach_fn, args, 1, NULL, 0, 0, &r);
+		}
 		goto lost;
 	}
 	/*
@@ -364,7 +394,7 @@ int att_start_loader(struct cli_attach *a)
 	args[0] = ptid;
 	r = ~0UL;
 	ret = ptid ? -EOPNOTSUPP : -ESRCH;
-	if (ptid && !getenv("FHOOK_ATTACH_NO_LANDING"))
+	if (ptid && a->land_fn)
 		ret = att_call_land(a, a->pdetach_fn, args, 1, NULL, 0, 0);
 	if (ret == -EOPNOTSUPP)
 		ret = att_call(a, a->pdetach_fn, args, 1, NULL, 0, 0, &r) ?: (int)r ? -EINVAL : 0;

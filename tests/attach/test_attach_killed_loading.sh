@@ -16,13 +16,15 @@ x86_64) ;;
 	exit 0 ;;
 esac
 
-# born PID N: until PID has more than N threads (5 s at most; builtins only:
-# a forked grep or sleep takes longer than the moment watched for)
-born() {
-	local t end=$((${EPOCHREALTIME/./} + 5000000))
+# said FILE TEXT: until FILE holds TEXT (5 s at most; builtins only: a
+# forked grep or sleep takes longer than the moment watched for)
+said() {
+	local l end=$((${EPOCHREALTIME/./} + 5000000))
 	while [ "${EPOCHREALTIME/./}" -lt "$end" ]; do
-		t=(/proc/"$1"/task/*)
-		[ "${#t[@]}" -gt "$2" ] && return 0
+		[ -e "$1" ] || continue
+		while IFS= read -r l; do
+			[[ $l == *"$2"* ]] && return 0
+		done < "$1"
 	done
 	return 1
 }
@@ -39,7 +41,7 @@ threads() {
 }
 
 n=0 dead=0 loading=0 left=0 why= asleep=0 ended=0
-for us in 1000 2000 3000 4000 5000 6000 7000 8000 10000 12000; do
+for us in 0 1000 2000 3000 4000 5000 6000 8000 10000 12000; do
 	n=$((n + 1))
 	start_prog 4
 	nth=$(threads "$pid")
@@ -47,24 +49,26 @@ for us in 1000 2000 3000 4000 5000 6000 7000 8000 10000 12000; do
 	FHOOK_ATTACH_VERBOSE=1 "$FHOOK" record -p "$pid" -e 'f work' -o /dev/null \
 		2> "$TMP/err.$n" &
 	spid=$!
-	# the loader thread, born stopped; its dlopen() begins about 1 ms later
-	born "$pid" "$nth" || echo "# cycle $n: no loader thread: $(tail -1 "$TMP/err.$n")"
+	# the loader thread detached in its sleep: its dlopen() begins
+	said "$TMP/err.$n" 'loader thread' ||
+		echo "# cycle $n: no loader thread: $(tail -1 "$TMP/err.$n")"
 	spin "$us"
 	kill -KILL "$spid"
 	wait "$spid" 2>/dev/null
 	# (the command says how long dlopen() took once it has returned)
-	grep -q 'dlopen of libfhook' "$TMP/err.$n" || loading=$((loading + 1))
+	inside=0
+	grep -q 'dlopen of libfhook' "$TMP/err.$n" || { loading=$((loading + 1)); inside=1; }
 	sleep 0.3
 	if ! kill -0 "$pid" 2>/dev/null; then
 		dead=$((dead + 1))
-		echo "# cycle $n (SIGKILL $us us after the loader was born): the process died"
+		echo "# cycle $n (SIGKILL $us us into the loader's dlopen): the process died"
 		continue
 	fi
 	for i in $(seq 50); do
 		[ "$(threads "$pid")" = "$nth" ] && break
 		sleep 0.02
 	done
-	[ "$(threads "$pid")" = "$nth" ] && ended=$((ended + 1))
+	[ "$inside" = 1 ] && [ "$(threads "$pid")" = "$nth" ] && ended=$((ended + 1))
 	# a loader thread the kill found stopped outside its dlopen() sleeps out
 	# its 30 s (then returns from its start routine): in clock_nanosleep
 	for t in /proc/"$pid"/task/*; do
@@ -94,7 +98,7 @@ fi
 expect killed_loading_process_lives "$dead" 0
 expect killed_loading_loader_ended "$left" 0
 expect killed_loading_results_and_next_attach "$why" ""
-echo "# $loading of $n kills before dlopen() returned; $ended loader threads ended, $asleep asleep"
-# the kills that came inside dlopen() (10-20 ms of the 1-12 ms after the
-# thread's birth: some come before it) ended their thread by the landing
+echo "# $loading of $n kills before dlopen() returned, $ended of those loaders ended; $asleep asleep"
+# kills inside dlopen() (10-20 ms; the kills come 0-12 ms into it) end
+# their loader by the landing
 expect killed_loading_landing_taken "$([ "$ended" -ge 2 ] && echo yes)" yes

@@ -48,7 +48,7 @@ for us in 0 500 1000 2000 3000 4000 5000 6000 8000 10000 13000 16000; do
 	if [ $((n % 2)) = 0 ]; then cmd=record; else cmd=trace; fi
 	start_prog 4
 	before=$(text "$pid" work)
-	"$FHOOK" "$cmd" -p "$pid" -e 'f work' -e 'f work%return $retval' -o /dev/null \
+	"$FHOOK" "$cmd" -p "$pid" -e 'f work' -e 'f work%return $retval' -o /dev/null --duration 20 \
 		2> "$TMP/err.$n" &
 	spid=$!
 	end=$((${EPOCHREALTIME/./} + 5000000))
