@@ -14,6 +14,7 @@ CYCLES=${FHOOK_ATTACH_SOAK_CYCLES:-150}
 RANDOM=${FHOOK_ATTACH_SOAK_SEED:-7}
 
 start_prog 8
+k0=$(dmesg 2>/dev/null | wc -l)
 first= crashed=0 refused=0
 for i in $(seq "$CYCLES"); do
 	if [ $((i % 2)) = 0 ]; then cmd=record; else cmd=trace; fi
@@ -34,7 +35,14 @@ for i in $(seq "$CYCLES"); do
 	grep -q 'being recorded or traced by' "$TMP/serr" && refused=$((refused + 1))
 	grep -q 'AddressSanitizer\|runtime error:' "$TMP/serr" &&
 		{ crashed=$((crashed + 1)); echo "cycle $i: $(grep -m1 'ERROR\|runtime error' "$TMP/serr")"; }
-	kill -0 "$pid" 2>/dev/null || { echo "FAIL soak_alive: process gone at cycle $i"; exit 1; }
+	if ! kill -0 "$pid" 2>/dev/null; then
+		# what there is to know of its end: the kernel's line on a fault, its last output
+		echo "FAIL soak_alive: process gone at cycle $i (fhook $cmd stopped by SIG$sig;" \
+			"kernel: $(dmesg 2>/dev/null | tail -n +$((k0 + 1)) | grep -a 'att_prog\[' | tail -1);" \
+			"its last output: $(tail -3 "$out" | tr '\n' ' '); the command's:" \
+			"$(tail -2 "$TMP/serr" | tr '\n' ' '))"
+		exit 1
+	fi
 	if [ -z "$first" ] && grep -q 'detached from process' "$TMP/serr"; then
 		first=$(text "$pid" work)
 	fi
