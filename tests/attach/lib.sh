@@ -12,8 +12,13 @@ for f in "$FHOOK" "$P" "$R" "$PARK"; do
 done
 TMP=$(mktemp -d)
 PIDS=()
+LIB_SHELL=$BASHPID
 cleanup() {
 	local p
+	# only the test's own shell: a background command's forked shell that a
+	# signal ends before it execs the command runs the EXIT trap too (bash
+	# keeps its handlers there), and would kill the process under test
+	[ "$BASHPID" = "$LIB_SHELL" ] || return 0
 	for p in "${PIDS[@]}"; do
 		kill -CONT "$p" 2>/dev/null
 		kill -KILL "$p" 2>/dev/null

@@ -7,7 +7,9 @@ set -o pipefail
 cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 F=$PWD/build/fhook
 T=$(mktemp -d)
-trap 'rm -rf "$T"; [ -n "${bg:-}" ] && kill $bg 2>/dev/null' EXIT
+# (the test's own shell only: a background command's forked shell that a
+# signal ends before it execs runs the EXIT trap too)
+trap '[ "$BASHPID" = "$$" ] && { rm -rf "$T"; [ -n "${bg:-}" ] && kill $bg 2>/dev/null; }' EXIT
 CHECK_PREFIX=flight
 . tests/check.sh
 

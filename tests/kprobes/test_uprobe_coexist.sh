@@ -12,7 +12,9 @@ cd "${FHOOK_ROOT:-$(dirname "$0")/../..}" || exit 2
 F=$PWD/build/fhook
 T=$(mktemp -d)
 P=
-trap '[ -n "$P" ] && kill -9 $P 2>/dev/null; rm -rf "$T"' EXIT
+# (the test's own shell only: a background command's forked shell that a
+# signal ends before it execs runs the EXIT trap too)
+trap '[ "$BASHPID" = "$$" ] && { [ -n "$P" ] && kill -9 $P 2>/dev/null; rm -rf "$T"; }' EXIT
 CHECK_PREFIX=uprobe_coexist
 . tests/check.sh
 
