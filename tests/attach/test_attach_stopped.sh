@@ -9,16 +9,6 @@
 # SIGINT: a shell's background commands start with it ignored.
 . "$(dirname "$0")/lib.sh"
 
-# wait_for FILE PATTERN: until FILE holds PATTERN (5 s at most)
-wait_for() {
-	local i
-	for i in $(seq 250); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.02
-	done
-	return 1
-}
-
 # traced PID: does a thread of PID have a tracer now?  (builtins only: a
 # forked grep takes longer than some of the moments watched for)
 traced() {

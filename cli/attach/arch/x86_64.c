@@ -67,16 +67,12 @@ void att_regs_syscall_return(struct att_regs *r, long val)
 	r->r.orig_rax = -1;	/* no restart */
 }
 
-int att_arch_call_setup(struct cli_attach *a, struct att_regs *r, unsigned long fn,
-			const unsigned long *args, int nargs, unsigned long *sp)
+/* @r entering @fn(@args[0..@nargs-1]) with its return address at @sp */
+static void call_regs(struct att_regs *r, unsigned long fn, const unsigned long *args,
+		      int nargs, unsigned long sp)
 {
-	unsigned long zero = 0;
-
-	*sp -= 8;	/* at entry, rsp + 8 is 16-byte aligned */
-	if (att_mem_write(a, *sp, &zero, sizeof(zero)))
-		return -EFAULT;
 	r->r.rip = fn;
-	r->r.rsp = *sp;
+	r->r.rsp = sp;
 	r->r.rax = 0;
 	r->r.orig_rax = -1;	/* not inside a system call: nothing to restart */
 	r->r.rdi = nargs > 0 ? args[0] : 0;
@@ -86,6 +82,17 @@ int att_arch_call_setup(struct cli_attach *a, struct att_regs *r, unsigned long 
 	r->r.r8 = nargs > 4 ? args[4] : 0;
 	r->r.r9 = nargs > 5 ? args[5] : 0;
 	r->r.eflags &= ~0x400UL;	/* DF clear, as the ABI says */
+}
+
+int att_arch_call_setup(struct cli_attach *a, struct att_regs *r, unsigned long fn,
+			const unsigned long *args, int nargs, unsigned long *sp)
+{
+	unsigned long zero = 0;
+
+	*sp -= 8;	/* at entry, rsp + 8 is 16-byte aligned */
+	if (att_mem_write(a, *sp, &zero, sizeof(zero)))
+		return -EFAULT;
+	call_regs(r, fn, args, nargs, *sp);
 	return 0;
 }
 
@@ -127,17 +134,7 @@ int att_arch_call_setup_land(struct cli_attach *a, struct att_regs *r, unsigned 
 	*sp += 8;
 	if (att_mem_write(a, *sp, words, sizeof(words)))
 		return -EFAULT;
-	r->r.rip = fn;
-	r->r.rsp = *sp;
-	r->r.rax = 0;
-	r->r.orig_rax = -1;
-	r->r.rdi = nargs > 0 ? args[0] : 0;
-	r->r.rsi = nargs > 1 ? args[1] : 0;
-	r->r.rdx = nargs > 2 ? args[2] : 0;
-	r->r.rcx = nargs > 3 ? args[3] : 0;
-	r->r.r8 = nargs > 4 ? args[4] : 0;
-	r->r.r9 = nargs > 5 ? args[5] : 0;
-	r->r.eflags &= ~0x400UL;
+	call_regs(r, fn, args, nargs, *sp);
 	return 0;
 }
 

@@ -652,6 +652,16 @@ static bool gen_bare_ret;
 
 #define GEN_NONE	((void *)1)
 
+/* The words of a graph entry's copy (the page after it): where it goes on, the shadow stack */
+static void gen_graph_words(void **words, unsigned long base)
+{
+	words[GEN_W_FGRAPH] = fhook_tramp_fgraph;
+	words[GEN_W_OWN] = fhook_tramp_fgraph_own;
+	words[GEN_W_OTHER] = (void *)&fhook_fgraph_other;
+	words[GEN_W_BASE] = (void *)base;
+	words[GEN_W_SIZE] = (void *)fhook_shadow_size;
+}
+
 /* @g's copy, made on first use; NULL when it cannot be */
 static void *gen_graph_copy(struct gen_graph *g)
 {
@@ -664,14 +674,9 @@ static void *gen_graph_copy(struct gen_graph *g)
 	if (!base || gen_off())
 		return NULL;
 	if (!g->copy) {
-		void *words[GEN_W_GRAPH] = {
-			[GEN_W_FGRAPH] = fhook_tramp_fgraph,
-			[GEN_W_OWN] = fhook_tramp_fgraph_own,
-			[GEN_W_OTHER] = (void *)&fhook_fgraph_other,
-			[GEN_W_BASE] = (void *)base,
-			[GEN_W_SIZE] = (void *)fhook_shadow_size,
-		};
+		void *words[GEN_W_GRAPH];
 
+		gen_graph_words(words, base);
 		tls = gen_tls();
 		g->copy = tls ? gen_copy_tmpl(g->start, g->end, tls, words, GEN_W_GRAPH) : NULL;
 		if (!g->copy)
@@ -763,14 +768,10 @@ void *fhook_gen_grec_tramp(bool exit, long rec)
 	if (i == GEN_GRECS || !(tls = gen_tls()))
 		return NULL;
 	{
-		void *words[GEN_W_GRAPH] = {
-			[GEN_W_FGRAPH] = fhook_tramp_fgraph,
-			[GEN_W_OWN] = fhook_tramp_fgraph_own,
-			[GEN_W_OTHER] = (void *)&fhook_fgraph_other,
-			[GEN_W_BASE] = (void *)base,
-			[GEN_W_SIZE] = (void *)fhook_shadow_size,
-		};
+		void *words[GEN_W_GRAPH];
 		long vals[GEN_VALS] = { [GEN_TLS] = tls, [GEN_REC] = rec, [GEN_CPU] = cpu };
+
+		gen_graph_words(words, base);
 
 		g->copy = exit ? gen_copy_tmpl_at(fhook_tmpl_grec_exit, fhook_tmpl_grec_exit_end,
 						  vals, words, GEN_W_GRAPH)
