@@ -98,6 +98,8 @@ struct ftrace_ops {
 	 * by fhook's own layers, before registering.
 	 */
 	void *direct;
+	/* which stubs serve this registration (a cookie new at each one) */
+	unsigned long stub_owner;
 };
 
 int register_ftrace_function(struct ftrace_ops *ops);

@@ -139,9 +139,10 @@ void fhook_poke_stats(struct fhook_poke_stats *st);
 /*
  * One stub: a few bytes of code near the sites that load this data slot
  * and jump to its trampoline.  A slot belongs to one owner forever (an
- * opaque cookie of generic code: its ftrace_ops), and is never reused for
- * another: a thread stalled between a site's call and the trampoline must
- * still find what it was headed for.
+ * opaque cookie of generic code, one per registration of an ftrace_ops,
+ * never an address that memory can be given again), and is never reused
+ * for another: a thread stalled between a site's call and the trampoline
+ * must find its registration's handler, or once that is gone, none.
  */
 struct fhook_stub {
 	void *tramp;			/* one of the trampolines below */
@@ -163,7 +164,12 @@ struct fhook_stub {
 	 */
 	unsigned int cls;
 	unsigned int pad32;
-	unsigned long pad;
+	/*
+	 * What a per-ops copy (x86-64 gen.c) calls, with data as its ops:
+	 * the handler while bound, else one that does nothing (stored before
+	 * data is cleared: a copy loads data first).
+	 */
+	void *copy_func;
 };
 
 struct fhook_stub_region;

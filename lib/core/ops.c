@@ -257,6 +257,27 @@ static enum fhook_tramp_kind tramp_kind(const struct ftrace_ops *ops)
 	return (ops->flags & FTRACE_OPS_FL_SAVE_REGS) ? FHOOK_TRAMP_REGS : FHOOK_TRAMP_ARGS;
 }
 
+/*
+ * The owner of @ops' stubs: a cookie new at each registration, which no
+ * object's address can equal (above the user half of the address space).
+ * An ops' own address will not do: an ops freed and another allocated
+ * where it was would take over its stubs, and a thread preempted between
+ * a site of the first and the stub's trampoline would resume into the
+ * second's handler, for a function it never asked for (a patch's
+ * replacement run in place of another function).  ftrace_lock held.
+ */
+static unsigned long stub_owner_next;
+
+static void stub_owner_new(struct ftrace_ops *ops)
+{
+	ops->stub_owner = (0xffffUL << 48) | ++stub_owner_next;
+}
+
+static inline const void *stub_owner(const struct ftrace_ops *ops)
+{
+	return (const void *)ops->stub_owner;
+}
+
 /* A stub of @ops calls its handler directly (a site only @ops wants). */
 static void stub_bind(struct fhook_stub *s, struct ftrace_ops *ops)
 {
@@ -277,7 +298,7 @@ static void stubs_bind(struct ftrace_ops *ops, bool bind)
 {
 	unsigned int flags = tramp_flags(ops);
 
-	fhook_stubs_set(ops, tramp_kind(ops), flags, bind ? fhook_ops_func(ops) : NULL, ops,
+	fhook_stubs_set(stub_owner(ops), tramp_kind(ops), flags, bind ? fhook_ops_func(ops) : NULL, ops,
 			(flags & FHOOK_TRAMP_C) ? NULL : ops->direct);
 }
 
@@ -556,7 +577,7 @@ static int site_decide(struct fhook_object *obj, size_t i, struct site_choice *c
 		if (c->lean)
 			cls = site_class(obj, i);
 		if (obj->region != c->region || last != c->ops || cls != c->cls) {
-			c->stub = fhook_stub_get(obj->region, last, cls);
+			c->stub = fhook_stub_get(obj->region, stub_owner(last), cls);
 			if (c->stub && __atomic_load_n(&c->stub->data, __ATOMIC_RELAXED) != last)
 				stub_bind(c->stub, last);
 			c->region = obj->region;
@@ -874,7 +895,7 @@ static int register_locked(void *arg)
 	if (ret)
 		return ret;
 	fgraph_prove_exit(ops);
-	stubs_bind(ops, true);
+	stub_owner_new(ops);
 	list_add(ops);
 	ret = update_sites();
 	if (ret) {

@@ -8,14 +8,17 @@
  * thread's word through the GOT) and write the ip back for handlers that
  * may change it; the copy does neither.
  *
- * A copy is made once per owner, handler and kind, on a page of its own
- * that is written before it becomes executable and never again, and is
- * never unmapped (a preempted thread may be inside it long after its ops
- * is gone, as in the generic trampolines, which are never unmapped
- * either).  An FDE registered with libgcc describes it as the template's
- * CFI does, so unwinders walk through it from inside a handler.  The
- * handler it calls is a word on the writable page after it: the ops'
- * handler while its stubs are bound, else gen_nop().
+ * A copy is made once per kind (and for IPMODIFY, per shape), on a page
+ * of its own that is written before it becomes executable and never
+ * again, and is never unmapped (a preempted thread may be inside it long
+ * after its ops is gone, as in the generic trampolines, which are never
+ * unmapped either).  An FDE registered with libgcc describes it as the
+ * template's CFI does, so unwinders walk through it from inside a
+ * handler.  The ops and the handler it calls come from the stub that
+ * jumped to it (its data and copy_func), read once the thread is counted
+ * in: a stub serves one registration, and once that is unregistered it
+ * holds no ops and fhook_gen_nop().  Nothing of an ops is in a copy, so
+ * none is made per registration.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -37,24 +40,23 @@
 #define GEN_EH_FRAME	256
 
 extern char fhook_tmpl_ops[], fhook_tmpl_ops_tls1[], fhook_tmpl_ops_tls2[],
-	fhook_tmpl_ops_ops[], fhook_tmpl_ops_func[], fhook_tmpl_ops_tls3[], fhook_tmpl_ops_ret[],
+	fhook_tmpl_ops_func[], fhook_tmpl_ops_tls3[], fhook_tmpl_ops_ret[],
 	fhook_tmpl_ops_slow[], fhook_tmpl_ops_disp[], fhook_tmpl_ops_end[];
 extern char fhook_tmpl_ops_nosse[], fhook_tmpl_ops_nosse_tls1[], fhook_tmpl_ops_nosse_tls2[],
-	fhook_tmpl_ops_nosse_ops[], fhook_tmpl_ops_nosse_func[], fhook_tmpl_ops_nosse_tls3[],
-	fhook_tmpl_ops_nosse_ret[], fhook_tmpl_ops_nosse_slow[], fhook_tmpl_ops_nosse_disp[],
-	fhook_tmpl_ops_nosse_end[];
+	fhook_tmpl_ops_nosse_func[], fhook_tmpl_ops_nosse_tls3[], fhook_tmpl_ops_nosse_ret[],
+	fhook_tmpl_ops_nosse_slow[], fhook_tmpl_ops_nosse_disp[], fhook_tmpl_ops_nosse_end[];
 
 struct gen_template {
-	char *start, *tls1, *tls2, *ops, *func, *tls3, *ret, *disp, *end;
+	char *start, *tls1, *tls2, *func, *tls3, *ret, *disp, *end;
 };
 
 static const struct gen_template templates[2] = {
-	{ fhook_tmpl_ops, fhook_tmpl_ops_tls1, fhook_tmpl_ops_tls2, fhook_tmpl_ops_ops,
+	{ fhook_tmpl_ops, fhook_tmpl_ops_tls1, fhook_tmpl_ops_tls2,
 	  fhook_tmpl_ops_func, fhook_tmpl_ops_tls3, fhook_tmpl_ops_ret, fhook_tmpl_ops_disp,
 	  fhook_tmpl_ops_end },
 	{ fhook_tmpl_ops_nosse, fhook_tmpl_ops_nosse_tls1, fhook_tmpl_ops_nosse_tls2,
-	  fhook_tmpl_ops_nosse_ops, fhook_tmpl_ops_nosse_func, fhook_tmpl_ops_nosse_tls3,
-	  fhook_tmpl_ops_nosse_ret, fhook_tmpl_ops_nosse_disp, fhook_tmpl_ops_nosse_end },
+	  fhook_tmpl_ops_nosse_func, fhook_tmpl_ops_nosse_tls3, fhook_tmpl_ops_nosse_ret,
+	  fhook_tmpl_ops_nosse_disp, fhook_tmpl_ops_nosse_end },
 };
 
 /*
@@ -64,44 +66,41 @@ static const struct gen_template templates[2] = {
  * pushed (one byte each) from tls2 and popped from func.
  */
 extern char fhook_tmpl_ops_lean2[], fhook_tmpl_ops_lean2_tls1[], fhook_tmpl_ops_lean2_tls2[],
-	fhook_tmpl_ops_lean2_ops[], fhook_tmpl_ops_lean2_func[], fhook_tmpl_ops_lean2_popped[],
+	fhook_tmpl_ops_lean2_func[], fhook_tmpl_ops_lean2_popped[],
 	fhook_tmpl_ops_lean2_tls3[], fhook_tmpl_ops_lean2_ret[], fhook_tmpl_ops_lean2_slow[],
 	fhook_tmpl_ops_lean2_end[];
 extern char fhook_tmpl_ops_lean3[], fhook_tmpl_ops_lean3_tls1[], fhook_tmpl_ops_lean3_tls2[],
-	fhook_tmpl_ops_lean3_ops[], fhook_tmpl_ops_lean3_func[], fhook_tmpl_ops_lean3_popped[],
+	fhook_tmpl_ops_lean3_func[], fhook_tmpl_ops_lean3_popped[],
 	fhook_tmpl_ops_lean3_tls3[], fhook_tmpl_ops_lean3_ret[], fhook_tmpl_ops_lean3_slow[],
 	fhook_tmpl_ops_lean3_end[];
 
 struct gen_lean_template {
-	char *start, *tls1, *tls2, *ops, *func, *popped, *tls3, *ret, *slow, *end;
+	char *start, *tls1, *tls2, *func, *popped, *tls3, *ret, *slow, *end;
 	unsigned int saves;
 };
 
 static const struct gen_lean_template lean_templates[2] = {
 	{ fhook_tmpl_ops_lean2, fhook_tmpl_ops_lean2_tls1, fhook_tmpl_ops_lean2_tls2,
-	  fhook_tmpl_ops_lean2_ops, fhook_tmpl_ops_lean2_func, fhook_tmpl_ops_lean2_popped,
+	  fhook_tmpl_ops_lean2_func, fhook_tmpl_ops_lean2_popped,
 	  fhook_tmpl_ops_lean2_tls3, fhook_tmpl_ops_lean2_ret, fhook_tmpl_ops_lean2_slow,
 	  fhook_tmpl_ops_lean2_end, 2 },
 	{ fhook_tmpl_ops_lean3, fhook_tmpl_ops_lean3_tls1, fhook_tmpl_ops_lean3_tls2,
-	  fhook_tmpl_ops_lean3_ops, fhook_tmpl_ops_lean3_func, fhook_tmpl_ops_lean3_popped,
+	  fhook_tmpl_ops_lean3_func, fhook_tmpl_ops_lean3_popped,
 	  fhook_tmpl_ops_lean3_tls3, fhook_tmpl_ops_lean3_ret, fhook_tmpl_ops_lean3_slow,
 	  fhook_tmpl_ops_lean3_end, 3 },
 };
 
 struct gen_tramp {
 	struct gen_tramp *next;
-	const void *owner;
-	void *func;
 	int kind;			/* GEN_SSE, GEN_NOSSE, GEN_LEAN2, GEN_LEAN3, GEN_IPMOD */
 	unsigned int shape;		/* GEN_IPMOD: what it was written for */
 	unsigned char *code;
-	void **word;			/* the handler it calls */
 };
 
 enum { GEN_SSE, GEN_NOSSE, GEN_LEAN2, GEN_LEAN3, GEN_IPMOD };
 
-/* What a copy calls once its ops is unregistered. */
-static void gen_nop(unsigned long ip, unsigned long parent_ip, void *op, void *fregs)
+/* What a copy calls through a stub no longer bound. */
+void fhook_gen_nop(unsigned long ip, unsigned long parent_ip, void *op, void *fregs)
 {
 }
 
@@ -374,21 +373,16 @@ static bool gen_seal(unsigned char *p, size_t len, size_t eh_len)
 /*
  * What both templates patch alike, at the ends of their instructions
  * (@tls1 ... @tls3 their labels' offsets): the thread word's offset in
- * "cmpq $1", "movq $2" and "subq $1" of %fs:disp32, the ops in a movabs,
- * and the call through the word on the page after, which holds @func.
+ * "cmpq $1", "movq $2" and "subq $1" of %fs:disp32.
  */
-static void gen_patch(unsigned char *p, size_t tls1, size_t tls2, size_t ops, size_t call,
-		      size_t tls3, long tls, const void *owner, void *func)
+static void gen_patch(unsigned char *p, size_t tls1, size_t tls2, size_t tls3, long tls)
 {
 	fhook_put_u32(p + tls1 - 5, (int32_t)tls);
 	fhook_put_u32(p + tls2 - 8, (int32_t)tls);
-	fhook_put_u64(p + ops - 8, (uint64_t)(unsigned long)owner);
-	*(void **)(p + GEN_PAGE) = func;
-	fhook_put_u32(p + call - 4, (uint32_t)(GEN_PAGE - call));
 	fhook_put_u32(p + tls3 - 5, (int32_t)tls);
 }
 
-static unsigned char *gen_copy_ops(const void *owner, void *func, bool sse, long tls)
+static unsigned char *gen_copy_ops(bool sse, long tls)
 {
 	const struct gen_template *t = &templates[sse ? 0 : 1];
 	size_t len = (size_t)(t->end - t->start);
@@ -397,14 +391,13 @@ static unsigned char *gen_copy_ops(const void *owner, void *func, bool sse, long
 	if (!fhook_arch_dispatch || !(p = gen_page(len)))
 		return NULL;
 	memcpy(p, t->start, len);
-	gen_patch(p, t->tls1 - t->start, t->tls2 - t->start, t->ops - t->start,
-		  t->func - t->start, t->tls3 - t->start, tls, owner, func);
+	gen_patch(p, t->tls1 - t->start, t->tls2 - t->start, t->tls3 - t->start, tls);
 	fhook_put_u64(p + (t->disp - t->start) - 8, (uint64_t)(unsigned long)fhook_arch_dispatch);
 	return gen_seal(p, len, gen_eh_frame(p + GEN_PAGE - GEN_EH_FRAME, p, len,
 					     (size_t)(t->ret - t->start))) ? p : NULL;
 }
 
-static unsigned char *gen_copy_lean(const void *owner, void *func, unsigned int saves, long tls)
+static unsigned char *gen_copy_lean(unsigned int saves, long tls)
 {
 	const struct gen_lean_template *t = &lean_templates[saves == 3];
 	size_t len = (size_t)(t->end - t->start), eh_len;
@@ -413,8 +406,7 @@ static unsigned char *gen_copy_lean(const void *owner, void *func, unsigned int 
 	if (!(p = gen_page(len)))
 		return NULL;
 	memcpy(p, t->start, len);
-	gen_patch(p, t->tls1 - t->start, t->tls2 - t->start, t->ops - t->start,
-		  t->func - t->start, t->tls3 - t->start, tls, owner, func);
+	gen_patch(p, t->tls1 - t->start, t->tls2 - t->start, t->tls3 - t->start, tls);
 	/* the generic trampoline this ops' stubs would take: the handler is proven */
 	*(void **)(p + GEN_PAGE + 8) = fhook_tramp_args_nosse;
 	fhook_put_u32(p + (t->slow - t->start) - 4,	/* jmp *disp32(%rip) */
@@ -868,16 +860,16 @@ void *fhook_gen_rethook_tramp(bool bare, void *first)
 }
 
 /**
- * fhook_gen_ops_tramp - the per-ops trampoline of @owner calling @func
+ * fhook_gen_ops_tramp - the copy for stubs of ops that alone use their sites
  *
  * With @saves 2 or 3, the frameless one for a handler proven to read no
  * fregs, at sites whose functions read no argument register but the
  * first two or three; else the one that builds an ftrace_regs, with
- * xmm0-7 per @sse.  Made on first use; NULL when it cannot be (no
- * memory), and the generic trampolines serve.  Called under the caller's
- * lock.
+ * xmm0-7 per @sse.  Made on first use and shared by every stub of its
+ * kind; NULL when it cannot be (no memory), and the generic trampolines
+ * serve.  Called under the caller's lock.
  */
-void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse, unsigned int saves)
+void *fhook_gen_ops_tramp(bool sse, unsigned int saves)
 {
 	int kind = saves == 2 ? GEN_LEAN2 : saves == 3 ? GEN_LEAN3 : sse ? GEN_SSE : GEN_NOSSE;
 	struct gen_tramp *g;
@@ -885,47 +877,24 @@ void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse, unsigned int 
 	long tls;
 
 	for (g = gen_list; g; g = g->next)
-		if (g->owner == owner && g->func == func && g->kind == kind) {
-			__atomic_store_n(g->word, func, __ATOMIC_RELEASE);
+		if (g->kind == kind)
 			return g->code;
-		}
 	tls = gen_off() ? 0 : gen_tls();
 	if (!tls)
 		return NULL;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
-	p = kind >= GEN_LEAN2 ? gen_copy_lean(owner, func, saves, tls)
-			      : gen_copy_ops(owner, func, sse, tls);
+	p = kind >= GEN_LEAN2 ? gen_copy_lean(saves, tls) : gen_copy_ops(sse, tls);
 	if (!p) {
 		free(g);
 		return NULL;
 	}
-	g->owner = owner;
-	g->func = func;
 	g->kind = kind;
 	g->code = p;
-	g->word = (void **)(p + GEN_PAGE);
 	g->next = gen_list;
 	gen_list = g;
 	return p;
-}
-
-/**
- * fhook_gen_ops_retire - @owner's copies call nothing any more
- *
- * Its stubs are unbound (it is being unregistered): a thread that
- * entered a copy before and was preempted ahead of counting itself in
- * calls gen_nop() when it resumes.  Binding again points the word back at
- * the handler (fhook_gen_ops_tramp()).  Called under the caller's lock.
- */
-void fhook_gen_ops_retire(const void *owner)
-{
-	struct gen_tramp *g;
-
-	for (g = gen_list; g; g = g->next)
-		if (g->owner == owner)
-			__atomic_store_n(g->word, (void *)gen_nop, __ATOMIC_RELEASE);
 }
 
 /*
@@ -941,7 +910,8 @@ void fhook_gen_ops_retire(const void *owner)
  *
  *	cmpq	$IDLE, %fs:tw		nested, or a thread not known yet:
  *	jne	slow			the generic trampoline
- *	movq	$2, %fs:tw		enter (FHOOK_TW_FAST with RECURSION)
+ *	movq	$2, %fs:tw		enter (and movl $1, %fs:tw+4 with
+ *					RECURSION: FHOOK_TW_FAST)
  *	push	...			the words of pt_regs it reads, from
  *					the highest down, and the ip: a copy
  *					of the return slot (words it does not
@@ -949,8 +919,9 @@ void fhook_gen_ops_retire(const void *owner)
  *	push	%rdi %rsi %rdx %rcx	what it clobbers: its arguments, and
  *	push	[%rax %r8 %r9 %r10]	those of these it may change
  *	movq	SLOT(%rsp), %rdi; subq $5, %rdi; movq SLOT+8(%rsp), %rsi
- *	movabsq	$ops, %rdx; leaq FREGS(%rsp), %rcx
- *	call	*handler(%rip)		the word on the page after
+ *	movq	8(%r11), %rdx		the ops, from the stub (%r11 is kept
+ *	leaq	FREGS(%rsp), %rcx	for this: nothing above writes it)
+ *	call	*56(%r11)		the handler (its copy_func)
  *	pop	...
  *	addq	$BELOW, %rsp		the words below the ip, if any
  *	movq	$IDLE, %fs:tw		leave
@@ -1073,7 +1044,6 @@ static const signed char pt_reg[21] = {
 static void emit_word(struct gen_emit *e, unsigned int w, bool full)
 {
 	static const unsigned char push_mem[] = { 0xff };		/* push disp32(%rsp) */
-	static const unsigned char lea_r11[] = { 0x4c, 0x8d };	/* lea disp32(%rsp), %r11 */
 	unsigned char b = 0x9c;						/* pushfq */
 
 	if (w < 21 && pt_reg[w] >= 0)
@@ -1083,8 +1053,12 @@ static void emit_word(struct gen_emit *e, unsigned int w, bool full)
 		e->depth += 8;
 		emit_cfa(e);
 	} else if (w == W_SP) {
-		emit_rsp_disp(e, lea_r11, 2, R_11 << 3 & 0x38, e->depth + 8);
-		emit_push_reg(e, R_11);
+		/* push %rsp; addq $depth+8, (%rsp): %r11, the stub, is read later */
+		unsigned char add[8] = { 0x48, 0x81, 0x04, 0x24 };
+
+		fhook_put_u32(add + 4, (uint32_t)(e->depth + 8));
+		emit_push(e, "\x54", 1);
+		emit(e, add, 8);
 	} else if (w == W_FLAGS)
 		emit_push(e, &b, 1);
 	else if (w == W_FULL)
@@ -1104,11 +1078,10 @@ static size_t eh_len_of(const unsigned char *eh)
 }
 
 static size_t gen_ipmod_code(unsigned char *code, unsigned char *eh, unsigned int fregs,
-			     bool full, bool recursion, long tls, const void *owner,
-			     size_t *slow_word)
+			     bool full, bool recursion, long tls, size_t *slow_word)
 {
 	static const unsigned char cmpq[] = { 0x48, 0x83 }, movq_imm[] = { 0x48, 0xc7 },
-		movq_r11[] = { 0x4c, 0x89 }, mov_load[] = { 0x48, 0x8b },
+		movl_imm[] = { 0xc7 }, mov_load[] = { 0x48, 0x8b },
 		lea[] = { 0x48, 0x8d };
 	unsigned int lo = W_IP, hi = W_IP + 1, w, skip = 0, i, nsaved = 4;
 	unsigned char saved[8] = { R_DI, R_SI, R_DX, R_CX };
@@ -1133,14 +1106,13 @@ static size_t gen_ipmod_code(unsigned char *code, unsigned char *eh, unsigned in
 	emit_tls(&e, cmpq, 2, 7, tls, FHOOK_TW_IDLE, 1);	/* cmpq $IDLE, %fs:tw */
 	emit(&e, "\x0f\x85\0\0\0\0", 6);			/* jne slow */
 	jne = e.p;
-	if (recursion) {
-		emit(&e, "\x49\xbb", 2);			/* movabsq $FAST, %r11 */
-		fhook_put_u64(e.p, FHOOK_TW_FAST);
-		e.p += 8;
-		emit_tls(&e, movq_r11, 2, R_11 & 7, tls, 0, 0);
-	} else {
-		emit_tls(&e, movq_imm, 2, 0, tls, 2, 4);	/* movq $2, %fs:tw */
-	}
+	emit_tls(&e, movq_imm, 2, 0, tls, 2, 4);		/* movq $2, %fs:tw */
+	/*
+	 * the recursion bit (FHOOK_TW_FAST), in the upper half: from the
+	 * first store the thread is inside, as without it; %r11 is the stub
+	 */
+	if (recursion)
+		emit_tls(&e, movl_imm, 1, 0, tls + 4, FHOOK_TW_FAST >> 32, 4);
 	for (w = hi; w-- > lo;) {
 		bool wanted = w == W_IP || (VECFREE_FREGS_LOADS(fregs) &&
 					   w >= VECFREE_FREGS_LO(fregs) &&
@@ -1167,13 +1139,9 @@ static size_t gen_ipmod_code(unsigned char *code, unsigned char *eh, unsigned in
 	emit_rsp_disp(&e, mov_load, 2, R_DI << 3, slot);		/* movq slot, %rdi */
 	emit(&e, "\x48\x83\xef\x05", 4);				/* subq $5, %rdi */
 	emit_rsp_disp(&e, mov_load, 2, R_SI << 3, slot + 8);		/* parent_ip */
-	emit(&e, "\x48\xba", 2);					/* movabsq $ops, %rdx */
-	fhook_put_u64(e.p, (uint64_t)(unsigned long)owner);
-	e.p += 8;
+	emit(&e, "\x49\x8b\x53\x08", 4);				/* movq STUB_DATA(%r11), %rdx */
 	emit_rsp_disp(&e, lea, 2, R_CX << 3, 8 * (long)nsaved - 8 * (long)lo);	/* fregs */
-	emit(&e, "\xff\x15", 2);					/* call *word(%rip) */
-	fhook_put_u32(e.p, (uint32_t)(GEN_PAGE - (size_t)(e.p + 4 - code)));
-	e.p += 4;
+	emit(&e, "\x41\xff\x53\x38", 4);				/* call *STUB_COPY_FUNC(%r11) */
 	while (nsaved)
 		emit_pop_reg(&e, saved[--nsaved]);
 	below = 8 * (long)(W_IP - lo);
@@ -1204,16 +1172,15 @@ static size_t gen_ipmod_code(unsigned char *code, unsigned char *eh, unsigned in
 }
 
 /**
- * fhook_gen_ipmod_tramp - the IPMODIFY copy of @owner calling @func
+ * fhook_gen_ipmod_tramp - the IPMODIFY copy for a handler of @fregs
  *
  * Written for @fregs (what the handler reads and changes), @full and
- * @recursion; made on first use and found again for the same owner,
- * handler and shape.  NULL when it cannot be (no memory, no copies, an
+ * @recursion; made on first use and shared by the stubs of every ops of
+ * that shape (the handler is their copy_func).  NULL when it cannot be (no memory, no copies, an
  * ip never stored: nothing to gain), and the generic trampolines serve.
  * Called under the caller's lock.
  */
-void *fhook_gen_ipmod_tramp(const void *owner, void *func, unsigned int fregs, bool full,
-			    bool recursion, void *slow)
+void *fhook_gen_ipmod_tramp(unsigned int fregs, bool full, bool recursion, void *slow)
 {
 	unsigned int shape = fregs | (unsigned int)full << 30 | (unsigned int)recursion << 31;
 	unsigned char eh[1024], *p;
@@ -1224,32 +1191,25 @@ void *fhook_gen_ipmod_tramp(const void *owner, void *func, unsigned int fregs, b
 	if (!(fregs & VECFREE_FREGS_STORES_IP))
 		return NULL;
 	for (g = gen_list; g; g = g->next)
-		if (g->owner == owner && g->func == func && g->kind == GEN_IPMOD &&
-		    g->shape == shape) {
-			__atomic_store_n(g->word, func, __ATOMIC_RELEASE);
+		if (g->kind == GEN_IPMOD && g->shape == shape)
 			return g->code;
-		}
 	tls = gen_off() ? 0 : gen_tls();
 	if (!tls || !(g = calloc(1, sizeof(*g))))
 		return NULL;
 	if (!(p = gen_page(GEN_PAGE - GEN_EH_FRAME)))
 		goto fail;
-	len = gen_ipmod_code(p, eh, fregs, full, recursion, tls, owner, &word);
+	len = gen_ipmod_code(p, eh, fregs, full, recursion, tls, &word);
 	if (len > GEN_PAGE - GEN_EH_FRAME || eh_len_of(eh) > GEN_EH_FRAME) {
 		munmap(p, 2 * GEN_PAGE);
 		goto fail;
 	}
 	memcpy(p + GEN_PAGE - GEN_EH_FRAME, eh, eh_len_of(eh));
-	*(void **)(p + GEN_PAGE) = func;
 	*(void **)(p + GEN_PAGE + 8 * word) = slow;
 	if (!gen_seal(p, len, eh_len_of(eh)))
 		goto fail;
-	g->owner = owner;
-	g->func = func;
 	g->kind = GEN_IPMOD;
 	g->shape = shape;
 	g->code = p;
-	g->word = (void **)(p + GEN_PAGE);
 	g->next = gen_list;
 	gen_list = g;
 	return p;

@@ -47,23 +47,23 @@ unsigned int fhook_arch_live_args(unsigned long body,
 extern char fhook_tramp_grec[], fhook_tramp_grec_exit[];	/* graph_rec.S */
 
 /*
- * gen.c: a per-ops copy of trampoline.S's OPS_TEMPLATE, or with @saves 2
- * or 3 of OPS_LEAN_TEMPLATE; NULL: none
+ * gen.c: a copy of trampoline.S's OPS_TEMPLATE, or with @saves 2 or 3 of
+ * OPS_LEAN_TEMPLATE, which calls the stub's copy_func with its data;
+ * NULL: none
  */
-void *fhook_gen_ops_tramp(const void *owner, void *func, bool sse,
-			  unsigned int saves) __arch_hidden;
-/* @owner unregistered: its copies call a handler that does nothing (gen.c). */
-void fhook_gen_ops_retire(const void *owner) __arch_hidden;
+void *fhook_gen_ops_tramp(bool sse, unsigned int saves) __arch_hidden;
+/* What a copy calls through a stub no longer bound (gen.c): nothing. */
+void fhook_gen_nop(unsigned long ip, unsigned long parent_ip, void *op, void *fregs) __arch_hidden;
 /*
- * gen.c: the copy for an IPMODIFY ops @owner whose handler @func is
- * proven for FHOOK_FREGS_IPMOD, what it reads and changes being @fregs
+ * gen.c: the copy for an IPMODIFY ops whose handler (the stub's copy_func)
+ * is proven for FHOOK_FREGS_IPMOD, what it reads and changes being @fregs
  * (vecfree.h); @full: a SAVE_REGS ops; @recursion: its thread enters
  * holding the recursion lock (FTRACE_OPS_FL_RECURSION); @slow: the
  * trampoline that takes a thread inside something of ours already.
  * NULL: none.
  */
-void *fhook_gen_ipmod_tramp(const void *owner, void *func, unsigned int fregs, bool full,
-			    bool recursion, void *slow) __arch_hidden;
+void *fhook_gen_ipmod_tramp(unsigned int fregs, bool full, bool recursion,
+			    void *slow) __arch_hidden;
 /* What of its fregs the handler at @func reads and changes (vecfree.h); 0: nothing known */
 unsigned int fhook_arch_handler_fregs(void *func) __arch_hidden;
 void *fhook_gen_graph_tramp(void *tramp) __arch_hidden;

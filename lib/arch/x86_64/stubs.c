@@ -35,6 +35,13 @@
 #define STUBS_PER_REGION	(REGION_CODE / STUB_SIZE)
 #define REGION_DATA		(STUBS_PER_REGION * sizeof(struct fhook_stub))
 #define REGION_SIZE		(REGION_CODE + REGION_DATA)
+/*
+ * Every registration takes stubs of its own, which it keeps when it is
+ * gone (a preempted thread may still be on its way through one): at most
+ * this many regions in one place, 16,000 registrations; the sites of
+ * those after them call the list stub (correct, slower).
+ */
+#define REGIONS_MAX		64
 /* keep every site within this distance of every stub */
 #define REACH			((1UL << 31) - (1UL << 24))
 
@@ -190,6 +197,7 @@ struct fhook_stub *fhook_stub_list(struct fhook_stub_region *r)
 _Static_assert(offsetof(struct fhook_stub, data) == 8, "trampoline.S STUB_DATA");
 _Static_assert(offsetof(struct fhook_stub, func) == 16, "trampoline.S STUB_FUNC");
 _Static_assert(offsetof(struct fhook_stub, grec) == 40, "graph.h STUB_GREC");
+_Static_assert(offsetof(struct fhook_stub, copy_func) == 56, "trampoline.S STUB_COPY_FUNC");
 _Static_assert(offsetof(struct ftrace_ops, private) == 16, "trampoline.S OPS_PRIVATE");
 _Static_assert(offsetof(struct ftrace_regs, fhook_pad) == 176, "trampoline.S PAD");
 _Static_assert(offsetof(struct ftrace_regs, fhook_vregs) == 192, "trampoline.S XMM");
@@ -316,6 +324,8 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
 	int gk;
 
 	if (!func) {
+		/* a copy that loads the cleared data calls this (x86 keeps stores in order) */
+		__atomic_store_n(&s->copy_func, (void *)fhook_gen_nop, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->grec, &grec_none, __ATOMIC_RELAXED);
 		/*
 		 * The list function takes its calls now.  Generated code
@@ -334,15 +344,20 @@ void fhook_stub_set(struct fhook_stub *s, enum fhook_tramp_kind kind, unsigned i
 		void *h = (void *)ops->func;
 
 		/* the recursion lock taken by the copy, not by ftrace_ops_assist_func() */
-		gen = fhook_gen_ipmod_tramp(data, h, fhook_arch_handler_fregs(h),
+		gen = fhook_gen_ipmod_tramp(fhook_arch_handler_fregs(h),
 					    kind == FHOOK_TRAMP_REGS,
 					    ops->flags & FTRACE_OPS_FL_RECURSION,
 					    stub_tramp(kind, FHOOK_TRAMP_NOSSE, 0));
+		if (gen)
+			__atomic_store_n(&s->copy_func, h, __ATOMIC_RELAXED);
 	} else if ((flags & FHOOK_TRAMP_GEN) && kind == FHOOK_TRAMP_ARGS &&
-	    !(flags & (FHOOK_TRAMP_C | FHOOK_TRAMP_FGRAPH)))
-		gen = fhook_gen_ops_tramp(data, (void *)func, !(flags & FHOOK_TRAMP_NOSSE),
+		   !(flags & (FHOOK_TRAMP_C | FHOOK_TRAMP_FGRAPH))) {
+		gen = fhook_gen_ops_tramp(!(flags & FHOOK_TRAMP_NOSSE),
 					  (flags & FHOOK_TRAMP_OPS_LEAN) &&
 					  (s->cls == 1 || s->cls == 2) ? s->cls + 1 : 0);
+		if (gen)
+			__atomic_store_n(&s->copy_func, (void *)func, __ATOMIC_RELAXED);
+	}
 #endif
 	__atomic_store_n(&s->func, func, __ATOMIC_RELAXED);
 	if (gen) {
@@ -423,11 +438,11 @@ struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner
 {
 	struct stub_cached *c = stub_cached(r, owner, cls);
 	struct fhook_stub_region *head = r, *last = r;
-	unsigned int i;
+	unsigned int i, nr = 0;
 
 	if (c && c->r == head && c->owner == owner && c->cls == cls)
 		return c->s;
-	for (; r; last = r, r = r->more)
+	for (; r; last = r, r = r->more, nr++)
 		for (i = 1; i < r->nr_used; i++)
 			if (r->slots[i].owner == owner && r->slots[i].cls == cls)
 				goto found;
@@ -443,6 +458,9 @@ struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner
 			return s;
 		}
 		if (!r->more) {
+			if (nr >= REGIONS_MAX)
+				return NULL;
+			nr++;
 			r->more = region_new(r->code, r->code + REGION_CODE);
 			if (!r->more)
 				return NULL;
@@ -471,8 +489,6 @@ void fhook_stubs_set(const void *owner, enum fhook_tramp_kind kind, unsigned int
 				else
 					fhook_stub_set(&r->slots[i], kind, flags, func, data);
 			}
-	if (!func)
-		fhook_gen_ops_retire(owner);
 }
 
 struct fhook_stub *fhook_stub_of_code(unsigned long code)

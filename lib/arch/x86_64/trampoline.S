@@ -46,6 +46,7 @@
 /* offsets in struct fhook_stub (checked in stubs.c) */
 #define STUB_DATA	8
 #define STUB_FUNC	16
+#define STUB_COPY_FUNC	56
 /* ftrace_ops.private (checked in stubs.c) */
 #define OPS_PRIVATE	16
 
@@ -692,17 +693,17 @@
 
 /*
  * The template of a per-ops trampoline (the kernel's create_trampoline):
- * gen.c copies it for one ops that alone uses its sites and patches in
- * the ops, its handler, the thread word's offset from the thread pointer
- * and the C dispatcher, so the call path loads none of them.  Arguments
- * only, no ip written back (no IPMODIFY), xmm0-7 saved per @sse.  The
- * labels after the patched instructions tell gen.c where their operands
- * end.  Only the handler is read RIP-relative, from a word on the page
- * after the copy's (a call through memory costs one instruction less
- * than loading it first), which unregistering points at a handler that
- * does nothing: a thread that jumped into the copy and was preempted
- * before it counted itself in is not waited for, and must then call no
- * handler of an unregistered ops.
+ * gen.c copies it for stubs of ops that alone use their sites and
+ * patches in the thread word's offset from the thread pointer and the C
+ * dispatcher, so the call path loads neither.  Arguments only, no ip
+ * written back (no IPMODIFY), xmm0-7 saved per @sse.  The labels after
+ * the patched instructions tell gen.c where their operands end.  The ops
+ * and its handler come from the stub (%r11), once the thread is counted
+ * in: a stub no longer bound holds no ops and a handler that does
+ * nothing, and a thread that jumped in and was preempted before it
+ * counted itself in (not waited for by an unregistering) then calls no
+ * handler of an unregistered ops.  A stub serves one registration only,
+ * so that is all the check there is.
  */
 
 .macro OPS_TEMPLATE name, sse
@@ -719,10 +720,9 @@
 	jne	2f				/* nested, or not known: C */
 	movq	$2, %fs:0x7ffffff0		/* enter, 64 bits as the compare reads */
 	GEN_LABEL \name\()_tls2
-	movabsq	$0x1122334455667788, %rdx	/* the ops */
-	GEN_LABEL \name\()_ops
+	movq	STUB_DATA(%r11), %rdx		/* the ops, then (after: x86 loads in order) */
 	movq	%rsp, %rcx
-	call	*0x7ffffff0(%rip)		/* its handler: the word after the copy's page */
+	call	*STUB_COPY_FUNC(%r11)		/* its handler */
 	GEN_LABEL \name\()_func
 	subq	$1, %fs:0x7ffffff0		/* leave */
 	GEN_LABEL \name\()_tls3
@@ -762,7 +762,7 @@
  * reads again, and gets no fregs (%rcx is what it was).  A thread not
  * idle takes the generic trampoline, through the word after the
  * handler's (nothing pushed yet, %r11 still the stub).  gen.c patches the
- * thread word's offset and the ops as in OPS_TEMPLATE, and describes the
+ * thread word's offset as in OPS_TEMPLATE, and describes the
  * pushes and pops to unwinders: each is one byte, at the labels.
  */
 .macro OPS_LEAN_TEMPLATE name, saves
@@ -780,9 +780,8 @@
 	movq	LEAN_BODY(\saves)(%rsp), %rdi
 	subq	$5, %rdi			/* ip: the site */
 	movq	LEAN_SLOT(\saves)(%rsp), %rsi	/* parent_ip */
-	movabsq	$0x1122334455667788, %rdx	/* the ops */
-	GEN_LABEL \name\()_ops
-	call	*0x7ffffff0(%rip)		/* its handler: the word after the copy's page */
+	movq	STUB_DATA(%r11), %rdx		/* the ops and its handler, from the stub */
+	call	*STUB_COPY_FUNC(%r11)
 	GEN_LABEL \name\()_func
 	LEAN_RESTORE \saves
 	GEN_LABEL \name\()_popped
