@@ -182,7 +182,11 @@ enum fhook_tramp_kind {
 
 /* Stubs within reach of code in [@lo, @hi).  NULL: out of memory. */
 struct fhook_stub_region *fhook_region_near(unsigned long lo, unsigned long hi);
-/* The stub of @owner for sites of class @cls in @r, made if needed.  NULL: out of memory. */
+/*
+ * The stub of @owner for sites of class @cls in @r, made if needed.  NULL:
+ * out of memory, or no stub left in that place (its sites call the list
+ * stub then).
+ */
 struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner,
 				  unsigned int cls);
 

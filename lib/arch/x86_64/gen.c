@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Per-ops trampolines (the kernel's create_trampoline()): for an ops that
- * alone uses its sites, a copy of trampoline.S's OPS_TEMPLATE with the
- * ops, its handler, the thread word's offset from the thread pointer and
- * the C dispatcher patched in as immediates.  The generic trampolines
- * load all of that on every call (the stub's data, the handler, the
- * thread's word through the GOT) and write the ip back for handlers that
- * may change it; the copy does neither.
+ * Per-ops trampolines (the kernel's create_trampoline()): for ops that
+ * alone use their sites, a copy of trampoline.S's OPS_TEMPLATE with the
+ * thread word's offset from the thread pointer and the C dispatcher
+ * patched in as immediates.  The generic trampolines load the thread's
+ * word through the GOT, choose between handler and list function, and
+ * write the ip back for handlers that may change it; the copy does none
+ * of that.
  *
  * A copy is made once per kind (and for IPMODIFY, per shape), on a page
  * of its own that is written before it becomes executable and never

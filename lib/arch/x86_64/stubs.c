@@ -38,8 +38,9 @@
 /*
  * Every registration takes stubs of its own, which it keeps when it is
  * gone (a preempted thread may still be on its way through one): at most
- * this many regions in one place, 16,000 registrations; the sites of
- * those after them call the list stub (correct, slower).
+ * this many regions in one place, 16,000 stubs (a registration takes one
+ * for each class of its sites there); the sites of the registrations
+ * after them call the list stub (correct, slower).
  */
 #define REGIONS_MAX		64
 /* keep every site within this distance of every stub */
@@ -426,7 +427,8 @@ static struct stub_cached *stub_cache;
 static struct stub_cached *stub_cached(const struct fhook_stub_region *r, const void *owner,
 				       unsigned int cls)
 {
-	unsigned long h = ((unsigned long)owner >> 4) ^ ((unsigned long)r >> 12) ^ cls;
+	/* (owners are consecutive cookies: their low bits differ) */
+	unsigned long h = (unsigned long)owner ^ ((unsigned long)r >> 12) ^ (unsigned long)cls << 40;
 
 	if (!stub_cache)
 		stub_cache = calloc(STUB_CACHE, sizeof(*stub_cache));
