@@ -245,6 +245,20 @@ check kprobes_a64_exit 0 "$rc"
 say "# test_kprobes_a64: $(echo "$t1 $t0" | awk '{ printf "%.1f", $1 - $2 }') s"
 grep -q trap_blocked_refused $T/kp || say "#   $(tail -3 $T/kp)"
 
+# --- a thread held by a tracer between a site's call and its trampoline
+# while its ops' memory becomes another ops: it runs no handler of the
+# second for its own function (the program's own PASS/FAIL lines; 80 s at most) ---
+(cd /u && LD_LIBRARY_PATH=/u exec ./test_stub_stalled_ptrace > $T/ss 2>&1) &
+ss=$!
+i=0
+while [ "$i" -lt 800 ] && kill -0 "$ss" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -9 "$ss" 2>/dev/null
+wait "$ss"
+rc=$?
+sed -n 's/^\(PASS\|FAIL\|SKIP\) /\1 stub_stalled\//p' $T/ss | while read -r l; do say "$l"; done
+check stub_stalled_exit 0 "$rc"
+[ "$rc" = 0 ] || say "#   $(tail -3 $T/ss)"
+
 say "# $npass passed, $nfail failed"
 say DONE
 poweroff -f

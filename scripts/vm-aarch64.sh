@@ -25,7 +25,7 @@ TIMEOUT=${FHOOK_VM_TIMEOUT:-300}
 # Debian's arm64 multiarch libraries, as scripts/test-aarch64.sh runs them
 LIBDIRS="/lib/aarch64-linux-gnu /usr/lib/aarch64-linux-gnu /usr/aarch64-linux-gnu/lib"
 PROGS="fhook libfhook.so tests/attach/att_prog tests/attach/att_sleep
-tests/kprobes/test_kprobes_a64"
+tests/kprobes/test_kprobes_a64 tests/core/test_stub_stalled_ptrace"
 
 skip() {
 	echo "SKIP aarch64_vm: $*"
