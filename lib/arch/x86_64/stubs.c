@@ -38,11 +38,11 @@
 /*
  * Every registration takes stubs of its own, which it keeps when it is
  * gone (a preempted thread may still be on its way through one): at most
- * this many regions in one place, 16,000 stubs (a registration takes one
- * for each class of its sites there); the sites of the registrations
- * after them call the list stub (correct, slower).
+ * this many regions in one place, 65,000 stubs and 5 MB (a registration
+ * takes one for each class of its sites there); the sites of the
+ * registrations after them call the list stub (correct, slower).
  */
-#define REGIONS_MAX		64
+#define REGIONS_MAX		256
 /* keep every site within this distance of every stub */
 #define REACH			((1UL << 31) - (1UL << 24))
 
