@@ -6,7 +6,8 @@
  * PATCH_DELTA); the main thread reads commands on stdin:
  *
  *   call X    print "ping X -> Y" (ping() is traceable; so is work())
- *   check     print "bad N" (wrong results so far)
+ *   check     print "bad N" (wrong results so far; past 0, the last one:
+ *             "bad N (last: work(X) = Y, thread TID)")
  *   handler   a new thread enters a SIGUSR1 handler and sleeps there
  *   release   it leaves the handler; print "released"
  *   padthread a new thread calls work() in a loop, with a SIGUSR2 handler
@@ -47,6 +48,9 @@
 
 static volatile int stop;
 static unsigned long bad, calls;
+/* the last wrong result, for the report: a patch of another function shows itself */
+static long bad_x, bad_r;
+static int bad_tid;
 
 noinline long work(long x)
 {
@@ -70,8 +74,12 @@ static void *worker(void *arg)
 
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		r = work(i);
-		if (r != i * 2 + 1 && r != i * 2 + 1 + PATCH_DELTA)
+		if (r != i * 2 + 1 && r != i * 2 + 1 + PATCH_DELTA) {
+			__atomic_store_n(&bad_x, i, __ATOMIC_RELAXED);
+			__atomic_store_n(&bad_r, r, __ATOMIC_RELAXED);
+			__atomic_store_n(&bad_tid, gettid(), __ATOMIC_RELAXED);
 			__atomic_fetch_add(&bad, 1, __ATOMIC_RELAXED);
+		}
 		i = (i + 1) & 0xffff;
 		n++;
 	}
@@ -175,7 +183,13 @@ int main(int argc, char **argv)
 
 			printf("ping %ld -> %ld\n", x, r);
 		} else if (!strncmp(line, "check", 5)) {
-			printf("bad %lu\n", __atomic_load_n(&bad, __ATOMIC_RELAXED));
+			unsigned long n = __atomic_load_n(&bad, __ATOMIC_RELAXED);
+
+			if (n)
+				printf("bad %lu (last: work(%ld) = %ld, thread %d)\n", n, bad_x, bad_r,
+				       bad_tid);
+			else
+				printf("bad 0\n");
 		} else if (!strncmp(line, "handler", 7)) {
 			signal(SIGUSR1, on_usr1);
 			pthread_create(&hth, NULL, handler_thread, NULL);
