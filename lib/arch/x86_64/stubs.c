@@ -77,33 +77,42 @@ static bool in_reach(unsigned long a, unsigned long lo, unsigned long hi)
 	return far_lo < REACH && far_hi < REACH;
 }
 
-static void *map_near(unsigned long lo, unsigned long hi)
+/* A region's worth of pages at @a, if they are free and in reach of [@lo, @hi]. */
+static void *map_at(unsigned long a, unsigned long lo, unsigned long hi)
+{
+	void *p;
+
+	if (a < (1UL << 16) || a > (1UL << 47) || !in_reach(a, lo, hi))
+		return NULL;
+	p = mmap((void *)a, REGION_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if ((unsigned long)p != a) {	/* old kernels ignore the flag */
+		munmap(p, REGION_SIZE);
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * A region's worth of pages at @hint if it is free, else within @limit of
+ * [@lo, @hi] (and in reach of every byte of it).
+ */
+static void *map_near(unsigned long lo, unsigned long hi, unsigned long limit,
+		      unsigned long hint)
 {
 	const unsigned long step = 1UL << 20;
 	unsigned long d;
+	void *p;
 
+	if (hint && (p = map_at(hint, lo, hi)))
+		return p;
 	/* below the object first: above the executable lies the heap */
-	for (d = step; d < REACH; d += step) {
-		unsigned long cand[2] = { (lo & ~(step - 1)) - d, (hi & ~(step - 1)) + d + step };
-		int i;
-
-		for (i = 0; i < 2; i++) {
-			void *p;
-
-			if (cand[i] < (1UL << 16) || cand[i] > (1UL << 47))
-				continue;
-			if (!in_reach(cand[i], lo, hi))
-				continue;
-			p = mmap((void *)cand[i], REGION_SIZE, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-			if (p == MAP_FAILED)
-				continue;
-			if ((unsigned long)p != cand[i]) {	/* old kernels ignore the flag */
-				munmap(p, REGION_SIZE);
-				continue;
-			}
+	for (d = step; d < limit; d += step) {
+		if ((p = map_at((lo & ~(step - 1)) - d, lo, hi)) ||
+		    (p = map_at((hi & ~(step - 1)) + d + step, lo, hi)))
 			return p;
-		}
 	}
 	return NULL;
 }
@@ -139,7 +148,8 @@ static struct fhook_stub *slot_init(struct fhook_stub_region *r, unsigned int i)
 	return s;
 }
 
-static struct fhook_stub_region *region_new(unsigned long lo, unsigned long hi)
+static struct fhook_stub_region *region_new(unsigned long lo, unsigned long hi,
+					    unsigned long limit, unsigned long hint)
 {
 	struct fhook_stub_region *r;
 	unsigned char *p;
@@ -148,7 +158,7 @@ static struct fhook_stub_region *region_new(unsigned long lo, unsigned long hi)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
-	p = map_near(lo, hi);
+	p = map_near(lo, hi, limit, hint);
 	if (!p) {
 		free(r);
 		return NULL;
@@ -182,7 +192,7 @@ struct fhook_stub_region *fhook_region_near(unsigned long lo, unsigned long hi)
 	for (r = regions; r; r = r->next)
 		if (in_reach(r->code, lo, hi))
 			return r;
-	r = region_new(lo, hi);
+	r = region_new(lo, hi, REACH, 0);
 	if (!r)
 		return NULL;
 	r->next = regions;
@@ -463,7 +473,14 @@ struct fhook_stub *fhook_stub_get(struct fhook_stub_region *r, const void *owner
 			if (nr >= REGIONS_MAX)
 				return NULL;
 			nr++;
-			r->more = region_new(r->code, r->code + REGION_CODE);
+			/*
+			 * every site in reach of the first region is in reach
+			 * of one within REACH's margin of it: right after
+			 * this one (256 regions are 5 MB), else a free MiB
+			 */
+			r->more = region_new(head->code, head->code + REGION_CODE,
+					     (1UL << 24) - (2UL << 20),
+					     r->code + REGION_SIZE);
 			if (!r->more)
 				return NULL;
 		}
