@@ -13,6 +13,15 @@
 CYCLES=${FHOOK_ATTACH_SOAK_CYCLES:-150}
 RANDOM=${FHOOK_ATTACH_SOAK_SEED:-7}
 
+# threads_where PID: each thread's state, wait channel and system call
+threads_where() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		echo -n "[${t##*/} $(cut -d' ' -f3 "$t/stat" 2>/dev/null)" \
+			"$(cat "$t/wchan" 2>/dev/null) $(cut -d' ' -f1 "$t/syscall" 2>/dev/null)] "
+	done
+}
+
 start_prog 8
 k0=$(dmesg 2>/dev/null | wc -l)
 first= crashed=0 refused=0
@@ -25,6 +34,19 @@ for i in $(seq "$CYCLES"); do
 	sleep "0.$(printf '%03d' $((RANDOM % 400)))"
 	if [ $((i % 7)) = 3 ]; then sig=KILL; else sig=TERM; fi
 	kill -$sig "$spid" 2>/dev/null
+	# a command that does not end within 60 s is reported with where its
+	# threads and the process's are, then killed (not left to the suite's timeout)
+	for w in $(seq 600); do
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$spid" 2>/dev/null; then
+		crashed=$((crashed + 1))
+		echo "cycle $i: fhook $cmd still running 60 s after SIG$sig; its threads:" \
+			"$(threads_where "$spid"); the process's: $(threads_where "$pid");" \
+			"it said: $(tail -2 "$TMP/serr" | tr '\n' ' ')"
+		kill -KILL "$spid" 2>/dev/null
+	fi
 	wait "$spid"
 	st=$?
 	# killed by the signal sent is an end; a fault of its own is not
@@ -47,8 +69,12 @@ for i in $(seq "$CYCLES"); do
 		first=$(text "$pid" work)
 	fi
 	if [ $((i % 10)) = 5 ]; then
-		"$FHOOK" patch -p "$pid" --func work --with "$R:work_new" 2>/dev/null
-		"$FHOOK" unpatch -p "$pid" work 2>/dev/null
+		timeout 60 "$FHOOK" patch -p "$pid" --func work --with "$R:work_new" 2>/dev/null
+		[ $? = 124 ] && { crashed=$((crashed + 1)); echo "cycle $i: patch -p hung:" \
+			"the process's threads: $(threads_where "$pid")"; }
+		timeout 60 "$FHOOK" unpatch -p "$pid" work 2>/dev/null
+		[ $? = 124 ] && { crashed=$((crashed + 1)); echo "cycle $i: unpatch -p hung:" \
+			"the process's threads: $(threads_where "$pid")"; }
 	fi
 done
 expect "soak_${CYCLES}_cycles_commands_ended" "$crashed" 0
