@@ -45,17 +45,19 @@ start_prog() {
 	PIDS+=("$pid")
 }
 
-# ask LINE: send a line, print the program's answer (the next line of output)
+# ask LINE: send a line, print the program's answer (the next line of output
+# that is not one of libfhook's notices, "fhook: ...", which its control
+# thread may write at any moment: a command killed without detaching)
 ask() {
-	local before after i
+	local before i line=
 	before=$(wc -l < "$out")
 	echo "$1" >&$in
 	for i in $(seq 200); do
-		after=$(wc -l < "$out")
-		[ "$after" -gt "$before" ] && break
+		line=$(sed -n "$((before + 1)),\$p" "$out" | grep -v -m1 '^fhook: ')
+		[ -n "$line" ] && break
 		sleep 0.02
 	done
-	sed -n "$((before + 1))p" "$out"
+	echo "$line"
 }
 
 # stop_prog: quit, wait, print the last line; the exit status in $prog_status
