@@ -42,6 +42,6 @@ $(B)/tests/attach/att_sleep: tests/attach/att_sleep.c
 
 # puts a thread of another process between two nops of a pad (by ptrace
 # single steps) and leaves it there with a signal
-$(B)/tests/attach/att_park: tests/attach/att_park.c
+$(B)/tests/attach/att_park: tests/attach/att_park.c tests/thread_pc.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall $(SAN) -o $@ $<

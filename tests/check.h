@@ -7,6 +7,7 @@
 #ifndef FHOOK_TEST_CHECK_H
 #define FHOOK_TEST_CHECK_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,5 +110,26 @@ static const unsigned char test_site_nop[5] __attribute__((unused)) = {
 	0x0f, 0x1f, 0x44, 0x00, 0x00
 };
 #endif
+
+/* What the site at @ip calls (a stub of fhook's), 0 when it calls nothing. */
+static inline __attribute__((unused)) unsigned long test_site_call_target(unsigned long ip)
+{
+	const unsigned char *b = (const unsigned char *)ip;
+#if defined(__aarch64__)
+	uint32_t w;
+
+	memcpy(&w, b, 4);
+	if ((w & 0xfc000000u) != 0x94000000u)	/* bl */
+		return 0;
+	return ip + (unsigned long)((long)((int32_t)(w << 6) >> 6) * 4);
+#else
+	int32_t rel;
+
+	if (b[0] != 0xe8)			/* call rel32 */
+		return 0;
+	memcpy(&rel, b + 1, 4);
+	return ip + 5 + (long)rel;
+#endif
+}
 
 #endif

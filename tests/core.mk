@@ -60,3 +60,7 @@ $(B)/tests/core/pac/libdltarget.so: tests/core/dltarget.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fPIC -shared $(FHOOK_SITE_CFLAGS) -mbranch-protection=standard -o $@ $<
 endif
+
+# the functions and handler the two stalled-thread tests share
+$(B)/tests/core/test_stub_stalled $(B)/tests/core/test_stub_stalled_ptrace: tests/core/stub_stalled.h \
+	tests/thread_pc.h

@@ -15,27 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/uio.h>
-#include <sys/user.h>
 #include <sys/wait.h>
-#include <elf.h>
 
-static unsigned long thread_pc(pid_t tid)
-{
-	struct user_regs_struct regs;
-	struct iovec iov = { &regs, sizeof(regs) };
-
-	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov))
-		return 0;
-#if defined(__x86_64__)
-	return regs.rip;
-#elif defined(__aarch64__)
-	return regs.pc;
-#else
-#error "att_park: the pc of this architecture"
-#endif
-}
+#include "../thread_pc.h"
 
 int main(int argc, char **argv)
 {
@@ -65,7 +47,7 @@ int main(int argc, char **argv)
 		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) ||
 		    waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status))
 			break;
-		pc = thread_pc(tid);
+		pc = test_thread_pc(tid);
 		if (pc > lo && pc < hi) {
 			ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
 			printf("%lu\n", pc - lo);

@@ -58,23 +58,11 @@ int main(void)
 	if (ftrace_set_filter_ip(&ops, f_ip, 0, 1))
 		bad++;
 	for (i = 0; i < CYCLES && now() < end && !bad; i++) {
-		const unsigned char *b = (const unsigned char *)f_ip;
-
 		if (register_ftrace_function(&ops)) {
 			bad++;
 			break;
 		}
-#if defined(__x86_64__)
-		{
-			int rel;
-
-			__builtin_memcpy(&rel, b + 1, 4);
-			stub = b[0] == 0xe8 ? f_ip + 5 + (long)rel : 0;
-		}
-#else
-		(void)b;
-		stub = 0;
-#endif
+		stub = test_site_call_target(f_ip);
 		if (!first_stub)
 			first_stub = stub;
 		if (stub != last_stub)

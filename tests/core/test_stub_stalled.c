@@ -24,54 +24,9 @@
 #include <time.h>
 #include <ucontext.h>
 
-#include <fhook/fhook.h>
-
-#include "../check.h"
-
-NOINLINE long f(long x)
-{
-	__asm__ volatile("" ::: "memory");
-	return x + 1;
-}
-
-NOINLINE long g(long x)
-{
-	__asm__ volatile("" ::: "memory");
-	return x + 2;
-}
-
-NOINLINE long f_new(long x)
-{
-	__asm__ volatile("" ::: "memory");
-	return x + 100;
-}
-
-NOINLINE long g_new(long x)
-{
-	__asm__ volatile("" ::: "memory");
-	return x + 200;
-}
+#include "stub_stalled.h"
 
 #ifdef __x86_64__
-
-struct want {
-	unsigned long ip;	/* the only site this registration is on */
-	unsigned long target;	/* IPMODIFY: where its calls go */
-};
-
-static long wrong_site, calls;
-
-static void handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
-		    struct ftrace_regs *fregs)
-{
-	const struct want *w = op->private;
-
-	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
-	if (ip != w->ip)
-		__atomic_add_fetch(&wrong_site, 1, __ATOMIC_RELAXED);
-	if (w->target)
-		ftrace_regs_set_instruction_pointer(fregs, w->target);
-}
 
 /* ---- holding a thread where the case wants it ---- */
 
@@ -133,11 +88,9 @@ static void one_case(const char *name, enum hold_at at, bool ipmodify)
 	unsigned long f_ip = (unsigned long)f + TEST_SITE_OFF;
 	unsigned long g_ip = (unsigned long)g + TEST_SITE_OFF;
 	unsigned long flags = ipmodify ? FTRACE_OPS_FL_IPMODIFY : 0;
-	const unsigned char *b = (const unsigned char *)f_ip;
 	char what[128];
 	pthread_t t;
 	Dl_info dl;
-	int32_t rel;
 	int ret;
 
 	first = (struct want){ f_ip, ipmodify ? (unsigned long)f_new : 0 };
@@ -146,7 +99,7 @@ static void one_case(const char *name, enum hold_at at, bool ipmodify)
 	ops.func = handler;
 	ops.flags = flags;
 	ops.private = &first;
-	wrong_site = calls = 0;
+	wrong_site = 0;
 	held = release = steps = 0;
 	was_in_stub = false;
 	hold_at = at;
@@ -157,10 +110,9 @@ static void one_case(const char *name, enum hold_at at, bool ipmodify)
 	CHECK_EQ(ret, 0, what);
 	if (ret)
 		return;
-	memcpy(&rel, b + 1, 4);
-	stub = b[0] == 0xe8 ? f_ip + 5 + (long)rel : 0;
+	stub = test_site_call_target(f_ip);
 	snprintf(what, sizeof(what), "%s_site_calls", name);
-	CHECK(stub != 0, what, "f's site holds %02x", b[0]);
+	CHECK(stub != 0, what, "f's site holds %02x", *(const unsigned char *)f_ip);
 
 	pthread_create(&t, NULL, stepped, NULL);
 	snprintf(what, sizeof(what), "%s_thread_held", name);

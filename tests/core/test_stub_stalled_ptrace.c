@@ -15,7 +15,6 @@
  * `make test-aarch64-vm`.  Bounded: 20 s a case at most.
  */
 #define _GNU_SOURCE
-#include <elf.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -24,84 +23,15 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <fhook/fhook.h>
-
-#include "../check.h"
-
-NOINLINE long f(long x)
-{
-	__asm__ volatile("" ::: "memory");
-	return x + 1;
-}
-
-NOINLINE long g(long x)
-{
-	__asm__ volatile("" ::: "memory");
-	return x + 2;
-}
-
-NOINLINE long f_new(long x)
-{
-	__asm__ volatile("" ::: "memory");
-	return x + 100;
-}
-
-NOINLINE long g_new(long x)
-{
-	__asm__ volatile("" ::: "memory");
-	return x + 200;
-}
+#include "stub_stalled.h"
+#include "../thread_pc.h"
 
 #define STUB_BYTES	16	/* a stub's code, on both architectures */
-
-struct want {
-	unsigned long ip;
-	unsigned long target;
-};
-
-static long wrong_site;
-
-static void handler(unsigned long ip, unsigned long parent_ip, struct ftrace_ops *op,
-		    struct ftrace_regs *fregs)
-{
-	const struct want *w = op->private;
-
-	if (ip != w->ip)
-		__atomic_add_fetch(&wrong_site, 1, __ATOMIC_RELAXED);
-	if (w->target)
-		ftrace_regs_set_instruction_pointer(fregs, w->target);
-}
-
-/* What the site at @ip calls, 0 when it calls nothing. */
-static unsigned long site_target(unsigned long ip)
-{
-	const unsigned char *b = (const unsigned char *)ip;
-#if defined(__x86_64__)
-	int32_t rel;
-
-	if (b[0] != 0xe8)
-		return 0;
-	memcpy(&rel, b + 1, 4);
-	return ip + 5 + (long)rel;
-#elif defined(__aarch64__)
-	uint32_t w;
-
-	memcpy(&w, b, 4);
-	if ((w & 0xfc000000u) != 0x94000000u)	/* bl */
-		return 0;
-	return ip + (unsigned long)((long)((int32_t)(w << 6) >> 6) * 4);
-#else
-	return 0;
-#endif
-}
 
 /* ---- the traced process ---- */
 
@@ -156,7 +86,7 @@ static int traced_process(bool ipmodify)
 	if (!ret)
 		ret = register_ftrace_function(&ops);
 	CHECK_EQ(ret, 0, NAMED("first_registered"));
-	h.stub = site_target(f_ip);
+	h.stub = test_site_call_target(f_ip);
 	CHECK(h.stub != 0, NAMED("site_calls"), "f's site calls nothing");
 	pthread_create(&t, NULL, worker, NULL);
 	while (!(h.tid = __atomic_load_n(&worker_tid, __ATOMIC_ACQUIRE)))
@@ -195,22 +125,6 @@ static int traced_process(bool ipmodify)
 
 /* ---- the tracer ---- */
 
-static unsigned long pc_of(pid_t tid)
-{
-	struct user_regs_struct regs;
-	struct iovec iov = { &regs, sizeof(regs) };
-
-	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov))
-		return 0;
-#if defined(__x86_64__)
-	return regs.rip;
-#elif defined(__aarch64__)
-	return regs.pc;
-#else
-	return 0;
-#endif
-}
-
 static double now(void)
 {
 	struct timespec ts;
@@ -237,7 +151,7 @@ static unsigned long hold(pid_t tid, unsigned long stub, enum hold_at at, long *
 	int st, sig = 0;
 
 	for (*steps = 0; now() < end; ++*steps) {
-		unsigned long pc = pc_of(tid);
+		unsigned long pc = test_thread_pc(tid);
 		bool in = pc - stub < STUB_BYTES;
 
 		if (at == AT_STUB ? in : (was_in && !in))
