@@ -62,7 +62,7 @@ static const struct gen_template templates[2] = {
 /*
  * The frameless templates (OPS_LEAN_TEMPLATE), for sites of class 1 and 2
  * (livein.c): the same patches, but the dispatcher's, and the generic
- * trampoline in the word after the handler's.  @saves registers are
+ * trampoline in the word on the page after.  @saves registers are
  * pushed (one byte each) from tls2 and popped from func.
  */
 extern char fhook_tmpl_ops_lean2[], fhook_tmpl_ops_lean2_tls1[], fhook_tmpl_ops_lean2_tls2[],
@@ -408,9 +408,9 @@ static unsigned char *gen_copy_lean(unsigned int saves, long tls)
 	memcpy(p, t->start, len);
 	gen_patch(p, t->tls1 - t->start, t->tls2 - t->start, t->tls3 - t->start, tls);
 	/* the generic trampoline this ops' stubs would take: the handler is proven */
-	*(void **)(p + GEN_PAGE + 8) = fhook_tramp_args_nosse;
+	*(void **)(p + GEN_PAGE) = fhook_tramp_args_nosse;
 	fhook_put_u32(p + (t->slow - t->start) - 4,	/* jmp *disp32(%rip) */
-		      (uint32_t)(GEN_PAGE + 8 - (size_t)(t->slow - t->start)));
+		      (uint32_t)(GEN_PAGE - (size_t)(t->slow - t->start)));
 	eh_len = gen_eh_frame_lean(p + GEN_PAGE - GEN_EH_FRAME, p, len,
 				   (size_t)(t->tls2 - t->start), (size_t)(t->func - t->start),
 				   t->saves);
@@ -1078,7 +1078,7 @@ static size_t eh_len_of(const unsigned char *eh)
 }
 
 static size_t gen_ipmod_code(unsigned char *code, unsigned char *eh, unsigned int fregs,
-			     bool full, bool recursion, long tls, size_t *slow_word)
+			     bool full, bool recursion, long tls)
 {
 	static const unsigned char cmpq[] = { 0x48, 0x83 }, movq_imm[] = { 0x48, 0xc7 },
 		movl_imm[] = { 0xc7 }, mov_load[] = { 0x48, 0x8b },
@@ -1161,10 +1161,9 @@ static size_t gen_ipmod_code(unsigned char *code, unsigned char *eh, unsigned in
 	fhook_put_u32(jne - 4, (uint32_t)(e.p - jne));
 	e.depth = 0;
 	emit_cfa(&e);
-	emit(&e, "\xff\x25", 2);				/* jmp *word2(%rip) */
-	fhook_put_u32(e.p, (uint32_t)(GEN_PAGE + 8 - (size_t)(e.p + 4 - code)));
+	emit(&e, "\xff\x25", 2);				/* jmp *word(%rip) */
+	fhook_put_u32(e.p, (uint32_t)(GEN_PAGE - (size_t)(e.p + 4 - code)));
 	e.p += 4;
-	*slow_word = 1;
 	/* the FDE's length now that the code's is known */
 	fhook_put_u64(fde + 16, (uint64_t)(e.p - code));
 	gen_fde_end(fde, e.cfi);
@@ -1185,7 +1184,7 @@ void *fhook_gen_ipmod_tramp(unsigned int fregs, bool full, bool recursion, void 
 	unsigned int shape = fregs | (unsigned int)full << 30 | (unsigned int)recursion << 31;
 	unsigned char eh[1024], *p;
 	struct gen_tramp *g;
-	size_t len, word;
+	size_t len;
 	long tls;
 
 	if (!(fregs & VECFREE_FREGS_STORES_IP))
@@ -1198,13 +1197,13 @@ void *fhook_gen_ipmod_tramp(unsigned int fregs, bool full, bool recursion, void 
 		return NULL;
 	if (!(p = gen_page(GEN_PAGE - GEN_EH_FRAME)))
 		goto fail;
-	len = gen_ipmod_code(p, eh, fregs, full, recursion, tls, &word);
+	len = gen_ipmod_code(p, eh, fregs, full, recursion, tls);
 	if (len > GEN_PAGE - GEN_EH_FRAME || eh_len_of(eh) > GEN_EH_FRAME) {
 		munmap(p, 2 * GEN_PAGE);
 		goto fail;
 	}
 	memcpy(p + GEN_PAGE - GEN_EH_FRAME, eh, eh_len_of(eh));
-	*(void **)(p + GEN_PAGE + 8 * word) = slow;
+	*(void **)(p + GEN_PAGE) = slow;
 	if (!gen_seal(p, len, eh_len_of(eh)))
 		goto fail;
 	g->kind = GEN_IPMOD;

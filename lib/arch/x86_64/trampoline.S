@@ -760,8 +760,8 @@
  * (@saves 2) or those and %rdx (3) (livein.c).  Those are pushed, and
  * nothing else is kept or built: the handler clobbers only what no one
  * reads again, and gets no fregs (%rcx is what it was).  A thread not
- * idle takes the generic trampoline, through the word after the
- * handler's (nothing pushed yet, %r11 still the stub).  gen.c patches the
+ * idle takes the generic trampoline, through the word on the page after
+ * the copy's (nothing pushed yet, %r11 still the stub).  gen.c patches the
  * thread word's offset as in OPS_TEMPLATE, and describes the
  * pushes and pops to unwinders: each is one byte, at the labels.
  */
@@ -789,7 +789,7 @@
 	GEN_LABEL \name\()_tls3
 	GEN_LABEL \name\()_ret
 	ret
-2:	jmp	*0x7ffffff0(%rip)		/* the generic trampoline: the next word */
+2:	jmp	*0x7ffffff0(%rip)		/* the generic trampoline: the word after the page */
 	GEN_LABEL \name\()_slow
 	.cfi_endproc
 	GEN_LABEL \name\()_end
