@@ -53,6 +53,7 @@
 
 static pthread_mutex_t ctl_thread_lock = PTHREAD_MUTEX_INITIALIZER;
 static int ctl_lfd = -1;		/* the listening socket; >= 0 while the thread runs */
+static pid_t ctl_tid;			/* the thread's id, once it runs */
 static dev_t ctl_dev;			/* and which file it is */
 static ino_t ctl_ino;
 static bool ctl_atfork_done;
@@ -65,7 +66,9 @@ static bool ctl_atfork_done;
  * watch.  Changed under ctl_thread_lock.  While a watch is set the
  * thread's accept() times out every CTL_WATCH_MS to look at them: a
  * blocked accept() keeps serving the socket it started on, even when a
- * daemon closes the descriptor under it, which a poll() would not.
+ * daemon closes the descriptor under it, which a poll() would not.  A
+ * watch set on another thread (a request that came by the ptrace call
+ * while this thread waited without a timeout) wakes it: ctl_wake().
  */
 #define CTL_WATCH_MS		200
 #define CTL_WATCHES		8
@@ -235,7 +238,12 @@ static void ctl_connection(int c, char *buf)
 {
 	struct timeval tv = { CTL_RECV_TIMEOUT_S, 0 };
 	char why[256], *reply;
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
 
+	/* ctl_wake()'s: nothing to serve */
+	if (!getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len) && cr.pid == getpid())
+		return;
 	if (ctl_peer_allowed(c, why, sizeof(why))) {
 		snprintf(buf, FHOOK_CTL_REQ_MAX, "error\nfhook: control connection refused: %s\n",
 			 why);
@@ -254,6 +262,45 @@ static void ctl_connection(int c, char *buf)
 		}
 		free(reply);
 	}
+}
+
+/* The socket's name (the abstract namespace: sun_path[0] is 0, no NUL at its end); its length. */
+static socklen_t ctl_sock_addr(struct sockaddr_un *addr)
+{
+	int n;
+
+	memset(addr, 0, sizeof(*addr));
+	addr->sun_family = AF_UNIX;
+	n = snprintf(addr->sun_path + 1, sizeof(addr->sun_path) - 1, FHOOK_CTL_SOCK_PREFIX "%d",
+		     (int)getpid());
+	return offsetof(struct sockaddr_un, sun_path) + 1 + n;
+}
+
+/*
+ * A connection of this process's own, which the thread closes unanswered:
+ * it wakes from an accept() that began before a watch was set, and so has
+ * no timeout, to look at the watches.  Not needed on the thread itself,
+ * which looks at them before it waits again.
+ */
+static void ctl_wake(void)
+{
+	struct sockaddr_un addr;
+	socklen_t len;
+	int fd;
+
+	pthread_mutex_lock(&ctl_thread_lock);
+	if (ctl_lfd < 0 || (pid_t)syscall(SYS_gettid) == ctl_tid) {
+		pthread_mutex_unlock(&ctl_thread_lock);
+		return;
+	}
+	pthread_mutex_unlock(&ctl_thread_lock);
+	len = ctl_sock_addr(&addr);
+	/* (a full backlog: the thread has connections to serve, and looks after each) */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return;
+	connect(fd, (struct sockaddr *)&addr, len);
+	close(fd);
 }
 
 int fhook_ctl_watch(pid_t pid, const char *req)
@@ -290,6 +337,7 @@ int fhook_ctl_watch(pid_t pid, const char *req)
 	w->pid = pid;
 	strcpy(w->req, req);
 	pthread_mutex_unlock(&ctl_thread_lock);
+	ctl_wake();
 	return 0;
 }
 
@@ -445,6 +493,9 @@ static void *ctl_thread_main(void *arg)
 
 	/* none of its calls are the program's: no handler sees them, ever */
 	fhook_internal_enter();
+	pthread_mutex_lock(&ctl_thread_lock);
+	ctl_tid = (pid_t)syscall(SYS_gettid);
+	pthread_mutex_unlock(&ctl_thread_lock);
 	/* how the command finds the thread to seize */
 	prctl(PR_SET_NAME, FHOOK_CTL_THREAD_NAME);
 	fhook_short_slice();
@@ -492,7 +543,7 @@ static void ctl_atfork_child(void)
 
 void fhook_ctl_thread_start(void)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct sockaddr_un addr;
 	sigset_t all, old;
 	pthread_attr_t attr;
 	struct stat st;
@@ -513,10 +564,7 @@ void fhook_ctl_thread_start(void)
 	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0)
 		goto out;
-	/* the abstract namespace: sun_path[0] is 0, the name is not NUL-terminated */
-	n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, FHOOK_CTL_SOCK_PREFIX "%d",
-		     (int)getpid());
-	len = offsetof(struct sockaddr_un, sun_path) + 1 + n;
+	len = ctl_sock_addr(&addr);
 	/* the name taken (by another process): no thread, the ptrace call goes on */
 	if (bind(lfd, (struct sockaddr *)&addr, len) || listen(lfd, CTL_BACKLOG) || fstat(lfd, &st))
 		goto fail;

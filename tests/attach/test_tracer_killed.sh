@@ -66,3 +66,36 @@ for i in $(seq 100); do
 	sleep 0.05
 done
 expect started_killed_ends_right "$(grep -c '^ping 5 -> 6$\|^calls ok, bad 0$' "$TMP/sout")" 2
+
+# The control thread held by another tracer (strace): the command cannot
+# prove itself on the socket, so its requests go by the ptrace call to
+# another thread, while the control thread waits for connections with no
+# timeout (no watch was set when it began).  The watch the command's
+# trace-start sets wakes it, and the command's end is noticed as before.
+start_prog 4
+"$FHOOK" patch -p "$pid" --list > /dev/null 2>&1
+ctid=$(grep -l '^fhook-ctl$' /proc/"$pid"/task/*/comm | cut -d/ -f5)
+expect held_thread_started "$([ -n "$ctid" ] && echo yes)" yes
+strace -qq -e trace=none -p "$ctid" -o /dev/null &
+hold=$!
+for i in $(seq 100); do
+	[ "$(awk '/^TracerPid/ { print $2 }' /proc/"$pid"/task/"$ctid"/status)" = "$hold" ] &&
+		break
+	sleep 0.05
+done
+FHOOK_ATTACH_VERBOSE=1 "$FHOOK" record -p "$pid" -e 'f work' -o "$TMP/h.rec" 2>"$TMP/herr" &
+kpid=$!
+# (the command tries to seize the control thread for 5 s before it takes the ptrace call)
+wait_for "$TMP/herr" 'attached to process' || wait_for "$TMP/herr" 'attached to process' ||
+	echo "FAIL held_attached: $(cat "$TMP/herr")"
+expect held_by_ptrace "$(grep -c 'cannot seize the control thread.*not permitted' "$TMP/herr"):$(
+	grep -c 'channel: ptrace call;' "$TMP/herr")" 1:1
+kill -KILL "$kpid"
+wait "$kpid" 2>/dev/null
+wait_for "$out" 'ended without detaching' ||
+	echo "FAIL held_noticed: $(tail -3 "$out" | tr '\n' ' ')"
+expect held_killed_said "$(grep -c "ended without detaching; every probe removed" "$out")" 1
+expect held_killed_text_restored "$(text "$pid" work | cut -c1-10)" "0f1f440000"
+kill "$hold"
+wait "$hold" 2>/dev/null
+expect held_killed_correct "$(stop_prog)" "calls ok, bad 0"
