@@ -101,6 +101,8 @@ echo "that patch at run time (uftrace -P) start from; libfhook turns it into one
 [ -n "${SKIP_IR_uprobe:-}" ] && echo "The uprobe has no instruction count: $SKIP_IR_uprobe."
 [ -n "${LT_DISC:-}" ] && echo "LTTng session: $(echo $LT_DISC)."
 [ -n "${TRACE_STAT:-}" ] && echo "fhook trace (last ns run): $TRACE_STAT; its text goes to a file in /tmp."
+echo "Where each path's instructions go, and what stands between the paths and their targets:"
+echo "[COSTS.md](COSTS.md)."
 echo
 echo "### Ratio to each peer (the peer's cost over untraced ÷ fhook's)"
 echo
