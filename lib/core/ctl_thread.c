@@ -68,9 +68,12 @@ static bool ctl_atfork_done;
  * blocked accept() keeps serving the socket it started on, even when a
  * daemon closes the descriptor under it, which a poll() would not.  A
  * watch set on another thread (a request that came by the ptrace call
- * while this thread waited without a timeout) wakes it: ctl_wake().
+ * while this thread waited for CTL_IDLE_S) wakes it: ctl_wake(); one
+ * that cannot (no descriptor left, a seccomp filter on that thread) is
+ * seen within CTL_IDLE_S.
  */
 #define CTL_WATCH_MS		200
+#define CTL_IDLE_S		10	/* with none: a wake that could not be made costs this */
 #define CTL_WATCHES		8
 static struct ctl_watch {
 	int fd;
@@ -278,9 +281,11 @@ static socklen_t ctl_sock_addr(struct sockaddr_un *addr)
 
 /*
  * A connection of this process's own, which the thread closes unanswered:
- * it wakes from an accept() that began before a watch was set, and so has
- * no timeout, to look at the watches.  Not needed on the thread itself,
- * which looks at them before it waits again.
+ * it wakes from an accept() that began before a watch was set, and so
+ * waits CTL_IDLE_S, to look at the watches.  Not needed on the thread
+ * itself, which looks at them before it waits again; not made under a
+ * seccomp filter (this thread's may kill the process for a socket() the
+ * program never makes).
  */
 static void ctl_wake(void)
 {
@@ -294,6 +299,8 @@ static void ctl_wake(void)
 		return;
 	}
 	pthread_mutex_unlock(&ctl_thread_lock);
+	if (status_number("/proc/thread-self/status", "Seccomp") != 0)
+		return;
 	len = ctl_sock_addr(&addr);
 	/* (a full backlog: the thread has connections to serve, and looks after each) */
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -444,10 +451,11 @@ static bool ctl_watches_retake(void)
 }
 
 /*
- * Wait for a connection, with a timeout while a tracer is watched; the
- * connection, or -1 (errno EAGAIN: the time is up, or a tracer gone).
+ * Wait for a connection, CTL_WATCH_MS at most while a tracer is watched,
+ * else CTL_IDLE_S; the connection, or -1 (errno EAGAIN: the time is up,
+ * or a tracer gone).
  */
-static int ctl_wait(int lfd, bool *timed)
+static int ctl_wait(int lfd, int *timed)
 {
 	struct pollfd p[CTL_WATCHES];
 	bool watch = false;
@@ -476,8 +484,8 @@ static int ctl_wait(int lfd, bool *timed)
 		errno = EAGAIN;
 		return -1;
 	}
-	if (watch != *timed) {
-		struct timeval tv = { 0, watch ? CTL_WATCH_MS * 1000 : 0 };
+	if ((int)watch != *timed) {
+		struct timeval tv = { watch ? 0 : CTL_IDLE_S, watch ? CTL_WATCH_MS * 1000 : 0 };
 
 		setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		*timed = watch;
@@ -488,7 +496,7 @@ static int ctl_wait(int lfd, bool *timed)
 static void *ctl_thread_main(void *arg)
 {
 	int lfd = (int)(long)arg;
-	bool timed = false;
+	int timed = -1;		/* the socket's timeout: none yet */
 	char *buf;
 
 	/* none of its calls are the program's: no handler sees them, ever */
@@ -523,6 +531,7 @@ static void *ctl_thread_main(void *arg)
 	pthread_mutex_lock(&ctl_thread_lock);
 	if (ctl_lfd == lfd)
 		ctl_lfd = -1;
+	ctl_tid = 0;
 	pthread_mutex_unlock(&ctl_thread_lock);
 	return NULL;
 }
@@ -536,6 +545,7 @@ static void ctl_atfork_child(void)
 	if (ctl_lfd >= 0 && ctl_fd_ours(ctl_lfd))
 		close(ctl_lfd);
 	ctl_lfd = -1;
+	ctl_tid = 0;
 	/* the parent's tracers are not the child's business until they attach themselves */
 	for (i = 0; i < CTL_WATCHES; i++)
 		ctl_watch_drop(&ctl_watches[i]);
