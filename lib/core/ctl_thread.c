@@ -54,6 +54,8 @@
 static pthread_mutex_t ctl_thread_lock = PTHREAD_MUTEX_INITIALIZER;
 static int ctl_lfd = -1;		/* the listening socket; >= 0 while the thread runs */
 static pid_t ctl_tid;			/* the thread's id, once it runs */
+static unsigned int ctl_restarts;	/* threads started for watches since a command was served */
+#define CTL_RESTARTS		4
 static dev_t ctl_dev;			/* and which file it is */
 static ino_t ctl_ino;
 static bool ctl_atfork_done;
@@ -254,6 +256,9 @@ static void ctl_connection(int c, char *buf)
 		return;
 	}
 	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	pthread_mutex_lock(&ctl_thread_lock);
+	ctl_restarts = 0;
+	pthread_mutex_unlock(&ctl_thread_lock);
 	if (ctl_send(c, "ok\n"))
 		return;
 	/* requests end with their NUL: one at a time, the command waits for each reply */
@@ -497,7 +502,9 @@ static void *ctl_thread_main(void *arg)
 {
 	int lfd = (int)(long)arg;
 	int timed = -1;		/* the socket's timeout: none yet */
+	bool watched = false;
 	char *buf;
+	int i;
 
 	/* none of its calls are the program's: no handler sees them, ever */
 	fhook_internal_enter();
@@ -514,9 +521,7 @@ static void *ctl_thread_main(void *arg)
 	 */
 	buf = mmap(NULL, FHOOK_CTL_REQ_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		   -1, 0);
-	if (buf == MAP_FAILED)
-		return NULL;
-	while (ctl_fd_ours(lfd)) {
+	while (buf != MAP_FAILED && ctl_fd_ours(lfd)) {
 		int c = ctl_wait(lfd, &timed);
 
 		if (c < 0) {
@@ -527,12 +532,25 @@ static void *ctl_thread_main(void *arg)
 		ctl_connection(c, buf);
 		close(c);
 	}
-	munmap(buf, FHOOK_CTL_REQ_MAX);
+	if (buf != MAP_FAILED)
+		munmap(buf, FHOOK_CTL_REQ_MAX);
 	pthread_mutex_lock(&ctl_thread_lock);
 	if (ctl_lfd == lfd)
 		ctl_lfd = -1;
 	ctl_tid = 0;
+	for (i = 0; i < CTL_WATCHES && !watched; i++)
+		watched = ctl_watches[i].fd >= 0;
+	watched = watched && ctl_restarts++ < CTL_RESTARTS;
 	pthread_mutex_unlock(&ctl_thread_lock);
+	/*
+	 * The program took the socket's number (a daemon that closes every
+	 * descriptor): a command that records it is still watched, by a new
+	 * thread on a new socket (the name is free, its socket closed).  A
+	 * few times only, until a command is served again: a program that
+	 * closes our descriptors in a loop gets no thread after thread.
+	 */
+	if (watched)
+		fhook_ctl_thread_start();
 	return NULL;
 }
 

@@ -99,3 +99,27 @@ expect held_killed_text_restored "$(text "$pid" work | cut -c1-10)" "0f1f440000"
 kill "$hold"
 wait "$hold" 2>/dev/null
 expect held_killed_correct "$(stop_prog)" "calls ok, bad 0"
+
+# A daemon that closes every descriptor while it is recorded (the control
+# thread's socket and the pidfd it watches with: their numbers are now the
+# program's /dev/null): a new control thread watches the command, whose end
+# is noticed as before.
+start_prog 4
+"$FHOOK" record -p "$pid" -e 'f work' -o "$TMP/c.rec" 2>"$TMP/cerr" &
+kpid=$!
+wait_for "$TMP/cerr" 'attached to process' || echo "FAIL closed_attached: $(cat "$TMP/cerr")"
+ctid=$(grep -l '^fhook-ctl$' /proc/"$pid"/task/*/comm | cut -d/ -f5)
+expect closed_fds "$(ask closefds)" closed
+for i in $(seq 100); do
+	new=$(grep -l '^fhook-ctl$' /proc/"$pid"/task/*/comm 2>/dev/null | cut -d/ -f5)
+	[ -n "$new" ] && [ "$new" != "$ctid" ] && break
+	sleep 0.05
+done
+expect closed_new_thread "$([ -n "$new" ] && [ "$new" != "$ctid" ] && echo yes)" yes
+kill -KILL "$kpid"
+wait "$kpid" 2>/dev/null
+wait_for "$out" 'ended without detaching' ||
+	echo "FAIL closed_noticed: $(tail -3 "$out" | tr '\n' ' ')"
+expect closed_killed_said "$(grep -c "ended without detaching; every probe removed" "$out")" 1
+expect closed_killed_text_restored "$(text "$pid" work | cut -c1-10)" "0f1f440000"
+expect closed_killed_correct "$(stop_prog)" "calls ok, bad 0"
