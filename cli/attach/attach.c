@@ -139,6 +139,8 @@ static int attach_open(const char *cmd, pid_t pid, struct cli_attach **out)
 	/* what can be learnt with the threads running is learnt first */
 	ret = att_read_maps(a);
 	if (!ret)
+		ret = att_wait_for_libc(a);
+	if (!ret)
 		a->restorer = att_find_restorer(a);
 	if (!ret && att_object_named(a, "libfhook.so") && !att_sigtrap_blocked(pid)) {
 		/* nothing needs the world stopped: one thread at a time, until one is safe */

@@ -64,6 +64,30 @@ int att_read_maps(struct cli_attach *a)
 	return 0;
 }
 
+/*
+ * A process caught as it starts (a command run with `&` and attached to at
+ * once) may still be in its dynamic loader, libc not yet mapped: its
+ * dlopen() is a few milliseconds away, not missing.  Wait for it, for at
+ * most 2 s; 0 once libc is there or when there is no loader to wait for.
+ */
+int att_wait_for_libc(struct cli_attach *a)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < 400 && !ret; i++) {
+		if (att_object_named(a, "libc.so") || att_object_named(a, "libc-") ||
+		    !att_object_named(a, "ld-"))
+			return 0;
+		usleep(5000);
+		ret = att_read_maps(a);
+	}
+	if (ret)
+		return ret;
+	fprintf(stderr, "fhook: %s: process %d is still being started by its dynamic loader "
+		"(no libc mapped after 2 s)\n", a->cmd, a->pid);
+	return -EAGAIN;
+}
+
 const struct att_map *att_map_of(struct cli_attach *a, unsigned long addr)
 {
 	int i;

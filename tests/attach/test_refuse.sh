@@ -70,6 +70,11 @@ expect still_correct "$(stop_prog)" "calls ok, bad 0"
 sleep 30 &
 spid=$!
 PIDS+=("$spid")
+# attached to once it is sleep (not the shell before its exec), maybe still in ld.so
+for i in $(seq 200); do
+	[[ "$(readlink /proc/"$spid"/exe)" == */sleep ]] && break
+	sleep 0.01
+done
 "$FHOOK" patch -p "$spid" --func nanosleep --with "$R:ping_new" 2>"$TMP/err"
 expect no_sites "$?:$(cat "$TMP/err")" \
 	"0:fhook: patch: 'nanosleep' applied in process $spid; \`fhook unpatch -p $spid nanosleep\` removes it"
