@@ -55,7 +55,8 @@ hash_test(const struct ftrace_hash *filter, const struct ftrace_hash *notrace, u
 {
 	if (!fhook_hash_empty(filter) && !fhook_hash_contains(filter, ip))
 		return false;
-	return !fhook_hash_contains(notrace, ip);
+	/* (most ops have no notrace: no call for it, site after site) */
+	return !notrace || !notrace->count || !fhook_hash_contains(notrace, ip);
 }
 
 int ftrace_ops_test(struct ftrace_ops *ops, unsigned long ip)
@@ -523,6 +524,18 @@ struct site_choice {
 	bool lean;
 };
 
+/* Does @op want site @ip?  Then it is counted there (ftrace_lock held: the hashes cannot change). */
+static inline void site_ask(struct ftrace_ops *op, unsigned long ip, unsigned int *count,
+			    struct ftrace_ops **last, unsigned long *flags)
+{
+	if (!hash_test(op->filter_hash, op->notrace_hash, ip))
+		return;
+	(*count)++;
+	op->nr_sites++;
+	*last = op;
+	*flags |= fhook_ops_site_flags(op);
+}
+
 /*
  * Decide what site @i of @obj is to call (*@want): the stub of its one
  * ops, the list stub when several ops (or an ops without a stub) want it,
@@ -540,26 +553,22 @@ static int site_decide(struct fhook_object *obj, size_t i, struct site_choice *c
 	unsigned int count = 0;
 
 	*want = NULL;
-	if (ftrace_enabled) {
+	if (ftrace_enabled && c->tally) {
 		/* the tally has the filtered ops; the ops on every function are asked here */
-		struct ftrace_ops *const *every = c->tally ? c->tally->every : NULL;
-		const struct site_want *w = c->tally ? fhook_site_tally_find(c->tally, rec->ip) : NULL;
-		size_t k = 0;
+		struct ftrace_ops *const *every = c->tally->every;
+		const struct site_want *w = c->tally->slots ?
+					    fhook_site_tally_find(c->tally, rec->ip) : NULL;
 
 		if (w) {
 			count = w->count;
 			last = w->last;
 			flags = w->flags;
 		}
-		for (op = every ? every[0] : ftrace_ops_list; op; op = every ? every[++k] : op->next) {
-			/* ftrace_lock held: the hashes cannot change */
-			if (!hash_test(op->filter_hash, op->notrace_hash, rec->ip))
-				continue;
-			count++;
-			op->nr_sites++;
-			last = op;
-			flags |= fhook_ops_site_flags(op);
-		}
+		for (; (op = *every); every++)
+			site_ask(op, rec->ip, &count, &last, &flags);
+	} else if (ftrace_enabled) {
+		for (op = ftrace_ops_list; op; op = op->next)
+			site_ask(op, rec->ip, &count, &last, &flags);
 	}
 	if (count && !obj->region && object_region(obj))
 		return -ENOMEM;

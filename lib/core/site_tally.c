@@ -59,15 +59,23 @@ int fhook_site_tally_build(struct site_tally *t)
 			total += op->filter_hash->count;
 	}
 	t->every = calloc(n + 1, sizeof(*t->every));
+	if (!t->every)
+		return -ENOMEM;
 	while (size < 2 * total)
 		size <<= 1;
+	if (!total) {
+		/* no ops with a filter: no table, nothing to look up site by site */
+		for (op = ftrace_ops_list; op; op = op->next)
+			t->every[t->nr_every++] = op;
+		return 0;
+	}
 	if (size <= kept_size) {
 		t->slots = kept;
 		memset(t->slots, 0, size * sizeof(*t->slots));
 	} else {
 		t->slots = calloc(size, sizeof(*t->slots));
 	}
-	if (!t->every || !t->slots) {
+	if (!t->slots) {
 		fhook_site_tally_free(t);
 		return -ENOMEM;
 	}
@@ -99,11 +107,8 @@ int fhook_site_tally_build(struct site_tally *t)
 
 const struct site_want *fhook_site_tally_find(const struct site_tally *t, unsigned long ip)
 {
-	const struct site_want *w;
+	const struct site_want *w = &t->slots[tally_slot(t, ip)];
 
-	if (!t->slots)
-		return NULL;
-	w = &t->slots[tally_slot(t, ip)];
 	return w->ip ? w : NULL;
 }
 
