@@ -40,6 +40,7 @@ for m in ipmodify-hit ipmodify-miss ipmodify-np-hit ipmodify-np-miss ipmodify-ar
 done
 
 TARGET[trace]="≤ 60 per call (stretch 50); ≥ 4× faster than uftrace record"; TVAL[trace]=60
+TARGET[record]="≤ 60 per call (stretch 50); ≥ 4× faster than uftrace record"; TVAL[record]=60
 TARGET[flight]="(as fhook trace: the rings' wrap costs the threads nothing more)"
 TARGET[floor]="(what fhook record / trace would cost with nothing but their records)"
 TARGET[uftrace-pg]="(measured when the targets were set: 585-805 here)"
@@ -113,7 +114,7 @@ printf '| fhook mode |'
 for p in $PEERS; do printf ' vs %s (instr) | vs %s (ns) |' "$p" "$p"; done
 echo
 printf '|---|'; for p in $PEERS; do printf -- '---:|---:|'; done; echo
-for k in empty redirect-miss redirect-hit inject-hit fprobe-entry fprobe-both trace; do
+for k in empty redirect-miss redirect-hit inject-hit fprobe-entry fprobe-both trace record; do
 	[ -z "${SKIP[$k]:-}" ] || continue
 	printf '| %s |' "${LABEL[$k]#fhook: }"
 	for p in $PEERS; do
@@ -126,6 +127,10 @@ done
 if [ -z "${SKIP[trace]:-}" ] && num "${NS[trace]:-}" && num "${NS[uftrace-pg]:-}"; then
 	echo
 	echo "fhook trace against \`uftrace record\` (-pg) in this run: $(ratio "${NS[uftrace-pg]}" "${NS[trace]}") faster per call (target ≥ 4×)."
+fi
+if num "${NS[record]:-}" && num "${NS[uftrace-pg]:-}"; then
+	echo
+	echo "fhook record against \`uftrace record\` (-pg) in this run, both writing binary records to a file: $(ratio "${NS[uftrace-pg]}" "${NS[record]}") faster per call (target ≥ 4×)."
 fi
 echo
 echo "## 2. Start-up: enabling every site of a program with 2,000 and 20,000 functions"
@@ -312,7 +317,7 @@ if command -v gnuplot >/dev/null 2>&1; then
 		ir=${IR[$k]:-}; [ "$k" = uprobe ] && ir=
 		printf '%d "%s" %s %s %s %s %s\n' "$i" "$short" "${ir:-NaN}" "${NS[$k]:-NaN}" \
 			"${NSMIN[$k]:-NaN}" "${NSMAX[$k]:-NaN}" \
-			"$(case $k in plain|nop|empty|redirect-*|inject-*|fprobe-*|trace) echo 1 ;; *) echo 2 ;; esac)" >>"$D/loop.dat"
+			"$(case $k in plain|nop|empty|redirect-*|inject-*|fprobe-*|trace|record|flight) echo 1 ;; *) echo 2 ;; esac)" >>"$D/loop.dat"
 		i=$((i + 1))
 	done
 	if [ -z "${W3:-}" ]; then

@@ -178,7 +178,7 @@ declare -A CGMATCH
 
 if want 1; then
 say "workload 1: the tight loop"
-ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss ipmodify-hit ipmodify-miss ipmodify-np-hit ipmodify-np-miss ipmodify-args-hit ipmodify-args-miss fprobe-entry fprobe-entry-np fprobe-both fprobe-both-np fprobe-args trace flight floor cyg uftrace-pg uftrace-P lttng uprobe"
+ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss ipmodify-hit ipmodify-miss ipmodify-np-hit ipmodify-np-miss ipmodify-args-hit ipmodify-args-miss fprobe-entry fprobe-entry-np fprobe-both fprobe-both-np fprobe-args trace record flight floor cyg uftrace-pg uftrace-P lttng uprobe"
 LABEL[plain]="untraced (no pad, no libfhook)"
 LABEL[pad]="pad, no libfhook (five 1-byte nops)"
 LABEL[nop]="fhook: pad, no ops (one 5-byte nop)"
@@ -202,6 +202,7 @@ LABEL[fprobe-both]="fhook: fprobe, empty entry + exit handlers (proven by their 
 LABEL[fprobe-both-np]="fhook: the same, built without fhook's assembler front end (frames, xmm and x87 state saved)"
 LABEL[fprobe-args]="fhook: fprobe, entry + exit handlers that read their arguments (proven: no frame)"
 LABEL[trace]="fhook trace: entry + exit events to the ring buffer"
+LABEL[record]="fhook record: the same events written to a file (binary, decoded later, as uftrace record)"
 LABEL[flight]="fhook record --flight-recorder: the same events kept in memory (its full rings freeing their oldest records)"
 LABEL[floor]="the floor: -finstrument-functions hooks that only write a 16-byte record with rdtsc per event (bench/tight_floor.c)"
 LABEL[cyg]="-finstrument-functions, empty hooks"
@@ -245,6 +246,8 @@ if $FHOOK trace -h >/dev/null 2>&1; then
 else
 	SKIP[trace]="pending: \`fhook trace\` is not in this build yet"
 fi
+CMD[record]="$FHOOK record -e 'f:bench/tiny_in tiny' -e 'f:bench/tiny_out tiny%return' -o $TMP/record.rec -- $B/tight_pad run @N@"
+CGMATCH[record]="$B/tight_pad"
 CMD[flight]="$FHOOK record --flight-recorder -e 'f:bench/tiny_in tiny' -e 'f:bench/tiny_out tiny%return' -o $TMP/flight.rec -- $B/tight_pad run @N@"
 CGMATCH[flight]="$B/tight_pad"
 
@@ -296,13 +299,13 @@ for k in $ORDER; do
 	[ "$k" = uprobe ] && continue
 	per_call "$k"
 	say "  $(printf '%-14s' "$k") ${IR[$k]:-?} instructions/call"
-	rm -rf "$TMP/ut.data" "$TMP/trace.out"
+	rm -rf "$TMP/ut.data" "$TMP/trace.out" "$TMP/record.rec"
 done
 
 # ns per call, interleaved
 for k in $ORDER; do
 	case $k in
-	uftrace-*|uprobe|trace) NS_N[$k]=200000 ;;
+	uftrace-*|uprobe|trace|record) NS_N[$k]=200000 ;;
 	lttng) NS_N[$k]=1000000 ;;
 	*) NS_N[$k]=4000000 ;;
 	esac
@@ -314,7 +317,7 @@ for r in $(seq "$ROUNDS"); do
 		v=$(cd "$TMP" && eval "${CMD[$k]//@N@/${NS_N[$k]}}" 2>"$TMP/err.$k" | sed -n 's/ ns\/call.*//p' | tail -1)
 		[ "$k" = trace ] && TRACE_STAT=$(grep -o '[0-9]* events.*' "$TMP/err.$k" | tail -1)
 		[ -n "$v" ] && echo "$v" >>"$TMP/ns.$k"
-		rm -rf "$TMP/ut.data" "$TMP/trace.out"
+		rm -rf "$TMP/ut.data" "$TMP/trace.out" "$TMP/record.rec"
 	done
 	printf '.'
 done
@@ -540,7 +543,7 @@ else
 			[ "$v" = record ] && BZ_REC_STAT=$(grep -o '[0-9]* events.*' "$TMP/err" | tail -1)
 			[ "$v" = record-kp ] && BZ_KP_STAT=$(grep -o '[0-9]* events.*' "$TMP/err" | tail -1)
 			[ "$v" = record ] && [ "$r" = 3 ] && mv "$TMP/bz.rec" "$TMP/bz.keep.rec"
-			rm -rf "$TMP/ut.data" "$TMP/trace.out" "$TMP/bz.rec"
+			rm -rf "$TMP/ut.data" "$TMP/trace.out" "$TMP/record.rec" "$TMP/bz.rec"
 		done
 		printf '.'
 	done
