@@ -78,8 +78,10 @@ static bool ctl_atfork_done;
 #define CTL_IDLE_S		10	/* with none: a wake that could not be made costs this */
 #define CTL_WATCHES		8
 static struct ctl_watch {
+	bool used;		/* a tracer watched, with a pidfd (fd >= 0) or still without one */
 	int fd;
 	pid_t pid;
+	unsigned long long start;	/* the tracer's start time (/proc): 0 if unknown */
 	char req[32];
 	dev_t dev;		/* which file the pidfd is */
 	ino_t ino;
@@ -125,22 +127,55 @@ static void ctl_watch_drop(struct ctl_watch *w)
 	if (ctl_watch_ours(w))
 		close(w->fd);
 	w->fd = -1;
+	w->used = false;
 }
 
-/* A new pidfd for @pid, and which file it is: the descriptor, or a negative errno. */
-static int ctl_pidfd_open(pid_t pid, dev_t *dev, ino_t *ino)
+/* When process @pid started (clock ticks since boot, /proc/PID/stat's 22nd field); 0 if unknown. */
+static unsigned long long ctl_start_time(pid_t pid)
 {
+	char path[32], buf[512], *p;
+	unsigned long long t = 0;
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	n = fhook_read_small_file(path, buf, sizeof(buf));
+	if (n <= 0)
+		return 0;
+	/* after the name, which may hold spaces and ')': the state is field 3 */
+	p = strrchr(buf, ')');
+	for (f = 2; p && f < 22; f++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		t = strtoull(p + 1, NULL, 10);
+	return t;
+}
+
+/*
+ * A new pidfd for watch @w's tracer, and which file it is: the descriptor,
+ * or a negative errno.  A tracer whose pid is now another process's (it
+ * ended, was reaped, and the number came round again) is gone: -ESRCH.
+ */
+static int ctl_pidfd_open(struct ctl_watch *w)
+{
+	unsigned long long start;
 	struct stat st;
-	int fd = syscall(SYS_pidfd_open, pid, 0);
+	int fd = syscall(SYS_pidfd_open, w->pid, 0);
 
 	if (fd < 0)
 		return -errno;
+	start = ctl_start_time(w->pid);
+	if (w->start && start && start != w->start) {
+		close(fd);
+		return -ESRCH;
+	}
 	if (fstat(fd, &st)) {
 		close(fd);
 		return -EBADF;
 	}
-	*dev = st.st_dev;
-	*ino = st.st_ino;
+	w->start = start;
+	w->dev = st.st_dev;
+	w->ino = st.st_ino;
 	return fd;
 }
 
@@ -315,39 +350,42 @@ static void ctl_wake(void)
 	close(fd);
 }
 
+/*
+ * Watch tracer @pid: when it ends, @req is served for it.  A pidfd that
+ * cannot be had now (the program has every descriptor it may open) is
+ * tried again at each look of the thread; a tracer gone already (it died
+ * before its request was served) is served at the thread's next look.
+ * So the watch is set whenever there is room for it.
+ */
 int fhook_ctl_watch(pid_t pid, const char *req)
 {
 	struct ctl_watch *w = NULL;
-	dev_t dev;
-	ino_t ino;
-	int fd, i;
+	int i;
 
 	if (strlen(req) >= sizeof(w->req))
 		return -EINVAL;
-	fd = ctl_pidfd_open(pid, &dev, &ino);
-	if (fd < 0)
-		return fd;
 	/* (a thread started later, or the one serving this request, picks it up) */
 	pthread_mutex_lock(&ctl_thread_lock);
 	for (i = 0; i < CTL_WATCHES; i++) {
-		if (ctl_watches[i].fd >= 0 && ctl_watches[i].pid == pid) {
+		if (ctl_watches[i].used && ctl_watches[i].pid == pid) {
 			w = &ctl_watches[i];	/* the same command again: its new request */
 			break;
 		}
-		if (ctl_watches[i].fd < 0 && !w)
+		if (!ctl_watches[i].used && !w)
 			w = &ctl_watches[i];
 	}
 	if (!w) {
 		pthread_mutex_unlock(&ctl_thread_lock);
-		close(fd);
 		return -ENOSPC;
 	}
 	ctl_watch_drop(w);
-	w->fd = fd;
-	w->dev = dev;
-	w->ino = ino;
+	w->used = true;
 	w->pid = pid;
+	w->start = 0;
 	strcpy(w->req, req);
+	w->fd = ctl_pidfd_open(w);
+	if (w->fd < 0)
+		w->fd = -1;	/* the thread's ctl_watches_retake() tries again */
 	pthread_mutex_unlock(&ctl_thread_lock);
 	ctl_wake();
 	return 0;
@@ -359,7 +397,7 @@ void fhook_ctl_unwatch(pid_t pid)
 
 	pthread_mutex_lock(&ctl_thread_lock);
 	for (i = 0; i < CTL_WATCHES; i++) {
-		if (ctl_watches[i].fd >= 0 && ctl_watches[i].pid == pid)
+		if (ctl_watches[i].used && ctl_watches[i].pid == pid)
 			ctl_watch_drop(&ctl_watches[i]);
 	}
 	pthread_mutex_unlock(&ctl_thread_lock);
@@ -420,9 +458,9 @@ static void ctl_tracer_gone(int i, int fd)
 
 /*
  * The watches whose numbers the program took (closed, then reused for its
- * own files) watch their tracers through new pidfds; one whose tracer is
- * gone meanwhile is served at once.  Called with ctl_thread_lock held,
- * which it drops to serve (true then).
+ * own files), or that had no pidfd yet, watch their tracers through new
+ * pidfds; one whose tracer is gone meanwhile is served at once.  Called
+ * with ctl_thread_lock held, which it drops to serve (true then).
  */
 static bool ctl_watches_retake(void)
 {
@@ -434,9 +472,9 @@ static bool ctl_watches_retake(void)
 		struct ctl_watch *w = &ctl_watches[i];
 
 		w->held = false;
-		if (w->fd < 0 || ctl_watch_ours(w))
+		if (!w->used || ctl_watch_ours(w))
 			continue;
-		fd = ctl_pidfd_open(w->pid, &w->dev, &w->ino);
+		fd = ctl_pidfd_open(w);
 		if (fd >= 0) {
 			w->fd = fd;	/* (the old number is the program's: not closed) */
 			continue;
@@ -446,6 +484,7 @@ static bool ctl_watches_retake(void)
 			continue;
 		}
 		w->fd = -1;
+		w->used = false;
 		pid = w->pid;
 		memcpy(req, w->req, sizeof(req));
 		pthread_mutex_unlock(&ctl_thread_lock);
@@ -476,7 +515,7 @@ static int ctl_wait(int lfd, int *timed)
 		p[i].fd = ctl_watches[i].held ? -1 : ctl_watches[i].fd;
 		p[i].events = POLLIN;
 		p[i].revents = 0;
-		watch |= ctl_watches[i].fd >= 0;
+		watch |= ctl_watches[i].used;
 	}
 	if (watch && poll(p, CTL_WATCHES, 0) > 0) {
 		for (i = 0; i < CTL_WATCHES && gone < 0; i++)
@@ -539,7 +578,7 @@ static void *ctl_thread_main(void *arg)
 		ctl_lfd = -1;
 	ctl_tid = 0;
 	for (i = 0; i < CTL_WATCHES && !watched; i++)
-		watched = ctl_watches[i].fd >= 0;
+		watched = ctl_watches[i].used;
 	watched = watched && ctl_restarts++ < CTL_RESTARTS;
 	pthread_mutex_unlock(&ctl_thread_lock);
 	/*
