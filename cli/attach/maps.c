@@ -66,23 +66,40 @@ int att_read_maps(struct cli_attach *a)
 
 /*
  * A process caught as it starts (a command run with `&` and attached to at
- * once) may still be in its dynamic loader, libc not yet mapped: its
+ * once) may still be in glibc's dynamic loader, libc not yet mapped: its
  * dlopen() is a few milliseconds away, not missing.  Wait for it, for at
- * most 2 s; 0 once libc is there or when there is no loader to wait for.
+ * most 2 s, and then for the loader to map what comes after libc (two
+ * reads 5 ms apart the same); 0 then, or at once when libc was there at
+ * the first look or there is no glibc loader to wait for (a static
+ * program; musl's loader, which is its libc).
  */
 int att_wait_for_libc(struct cli_attach *a)
 {
-	int i, ret = 0;
+	unsigned long last_end = 0;
+	int i, last_nr = -1, ret;
 
-	for (i = 0; i < 400 && !ret; i++) {
-		if (att_object_named(a, "libc.so") || att_object_named(a, "libc-") ||
-		    !att_object_named(a, "ld-"))
+	for (i = 0; i < 400; i++) {
+		bool libc = att_object_named(a, "libc.so") || att_object_named(a, "libc-");
+
+		if (!att_object_named(a, "ld-linux"))
 			return 0;
+		if (libc && a->nr_maps == last_nr && a->maps[a->nr_maps - 1].end == last_end)
+			return 0;
+		if (libc) {
+			last_nr = a->nr_maps;
+			last_end = a->nr_maps ? a->maps[a->nr_maps - 1].end : 0;
+		}
+		if (libc && i == 0)
+			return 0;	/* the common case: started long ago */
 		usleep(5000);
 		ret = att_read_maps(a);
+		if (ret == -ENOENT || ret == -ESRCH)
+			fprintf(stderr, "fhook: %s: process %d exited\n", a->cmd, a->pid);
+		if (ret)
+			return ret;
 	}
-	if (ret)
-		return ret;
+	if (att_object_named(a, "libc.so") || att_object_named(a, "libc-"))
+		return 0;
 	fprintf(stderr, "fhook: %s: process %d is still being started by its dynamic loader "
 		"(no libc mapped after 2 s)\n", a->cmd, a->pid);
 	return -EAGAIN;

@@ -39,6 +39,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fhook/internal/attach.h>
@@ -64,8 +65,8 @@ static bool ctl_atfork_done;
  * The tracers this process serves (each recording's fhook command, one
  * per tracing instance): a pidfd turns readable when its command exits,
  * and the thread then serves that watch's request itself, as the command
- * would have (trace-stop: that recording's probes removed).  fd -1: a free
- * watch.  Changed under ctl_thread_lock.  While a watch is set the
+ * would have (trace-stop: that recording's probes removed).  Changed
+ * under ctl_thread_lock.  While a watch is set the
  * thread's accept() times out every CTL_WATCH_MS to look at them: a
  * blocked accept() keeps serving the socket it started on, even when a
  * daemon closes the descriptor under it, which a poll() would not.  A
@@ -82,6 +83,8 @@ static struct ctl_watch {
 	int fd;
 	pid_t pid;
 	unsigned long long start;	/* the tracer's start time (/proc): 0 if unknown */
+	unsigned long long set_at;	/* when the watch was set, in the same ticks */
+	unsigned int gen;	/* a new one at each watch set in the slot */
 	char req[32];
 	dev_t dev;		/* which file the pidfd is */
 	ino_t ino;
@@ -151,10 +154,22 @@ static unsigned long long ctl_start_time(pid_t pid)
 	return t;
 }
 
+/* Now, in /proc/PID/stat's start-time ticks (since boot); 0 if unknown. */
+static unsigned long long ctl_now_ticks(void)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	struct timespec ts;
+
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts))
+		return 0;
+	return (unsigned long long)ts.tv_sec * hz + (unsigned long long)ts.tv_nsec * hz / 1000000000;
+}
+
 /*
  * A new pidfd for watch @w's tracer, and which file it is: the descriptor,
  * or a negative errno.  A tracer whose pid is now another process's (it
- * ended, was reaped, and the number came round again) is gone: -ESRCH.
+ * ended, was reaped, and the number came round again: a start time other
+ * than the one seen, or after the watch was set) is gone: -ESRCH.
  */
 static int ctl_pidfd_open(struct ctl_watch *w)
 {
@@ -165,7 +180,8 @@ static int ctl_pidfd_open(struct ctl_watch *w)
 	if (fd < 0)
 		return -errno;
 	start = ctl_start_time(w->pid);
-	if (w->start && start && start != w->start) {
+	if (start && ((w->start && start != w->start) ||
+		      (!w->start && w->set_at && start > w->set_at + 1))) {
 		close(fd);
 		return -ESRCH;
 	}
@@ -173,7 +189,8 @@ static int ctl_pidfd_open(struct ctl_watch *w)
 		close(fd);
 		return -EBADF;
 	}
-	w->start = start;
+	if (start)
+		w->start = start;
 	w->dev = st.st_dev;
 	w->ino = st.st_ino;
 	return fd;
@@ -379,13 +396,21 @@ int fhook_ctl_watch(pid_t pid, const char *req)
 		return -ENOSPC;
 	}
 	ctl_watch_drop(w);
-	w->used = true;
 	w->pid = pid;
 	w->start = 0;
-	strcpy(w->req, req);
+	w->set_at = ctl_now_ticks();
 	w->fd = ctl_pidfd_open(w);
+	if (w->fd == -ENOSYS) {
+		/* a kernel without pidfds (before 5.3): nothing to watch with */
+		w->fd = -1;
+		pthread_mutex_unlock(&ctl_thread_lock);
+		return -ENOSYS;
+	}
 	if (w->fd < 0)
 		w->fd = -1;	/* the thread's ctl_watches_retake() tries again */
+	w->used = true;
+	w->gen++;
+	strcpy(w->req, req);
 	pthread_mutex_unlock(&ctl_thread_lock);
 	ctl_wake();
 	return 0;
@@ -428,15 +453,18 @@ static void ctl_serve_gone(pid_t pid, const char *req)
 	free(reply);
 }
 
-/* The tracer of watch @i (whose pidfd was @fd) is gone: do for it what it did not do. */
-static void ctl_tracer_gone(int i, int fd)
+/* The tracer of watch @i (generation @gen, pidfd @fd) is gone: do for it what it did not do. */
+static void ctl_tracer_gone(int i, int fd, unsigned int gen)
 {
 	char req[sizeof(ctl_watches[0].req)];
 	pid_t pid;
 
 	pthread_mutex_lock(&ctl_thread_lock);
-	/* (a request served meanwhile may have ended that watch, and set another) */
-	if (ctl_watches[i].fd != fd) {
+	/*
+	 * A request served meanwhile may have ended that watch and set
+	 * another in its slot, whose pidfd may have the same number.
+	 */
+	if (!ctl_watches[i].used || ctl_watches[i].gen != gen || ctl_watches[i].fd != fd) {
 		pthread_mutex_unlock(&ctl_thread_lock);
 		return;
 	}
@@ -479,10 +507,14 @@ static bool ctl_watches_retake(void)
 			w->fd = fd;	/* (the old number is the program's: not closed) */
 			continue;
 		}
-		if (fd != -ESRCH) {
+		if (fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM) {
 			w->held = true;	/* no descriptor left: looked at again later */
 			continue;
 		}
+		/*
+		 * Else the pid is no process's (ESRCH), or a thread's of
+		 * another process (EINVAL): the tracer is gone.
+		 */
 		w->fd = -1;
 		w->used = false;
 		pid = w->pid;
@@ -502,6 +534,7 @@ static bool ctl_watches_retake(void)
 static int ctl_wait(int lfd, int *timed)
 {
 	struct pollfd p[CTL_WATCHES];
+	unsigned int gen = 0;
 	bool watch = false;
 	int i, gone = -1;
 
@@ -522,9 +555,11 @@ static int ctl_wait(int lfd, int *timed)
 			if (p[i].fd >= 0 && p[i].revents)
 				gone = i;
 	}
+	if (gone >= 0)
+		gen = ctl_watches[gone].gen;
 	pthread_mutex_unlock(&ctl_thread_lock);
 	if (gone >= 0) {
-		ctl_tracer_gone(gone, p[gone].fd);
+		ctl_tracer_gone(gone, p[gone].fd, gen);
 		errno = EAGAIN;
 		return -1;
 	}
@@ -574,6 +609,9 @@ static void *ctl_thread_main(void *arg)
 	if (buf != MAP_FAILED)
 		munmap(buf, FHOOK_CTL_REQ_MAX);
 	pthread_mutex_lock(&ctl_thread_lock);
+	/* (after a failed mmap the socket is ours still, and holds the name a new thread binds) */
+	if (ctl_fd_ours(lfd))
+		close(lfd);
 	if (ctl_lfd == lfd)
 		ctl_lfd = -1;
 	ctl_tid = 0;

@@ -84,6 +84,24 @@ expect no_sites_unpatched "$?:$(cat "$TMP/err")" \
 kill "$spid"
 wait "$spid" 2>/dev/null
 
+# ---- a process still in its dynamic loader (a long library path to
+# search, libc not mapped yet): waited for, not refused for having no dlopen ----
+llp=$(for i in $(seq 6000); do printf '/nonexistent/%d:' "$i"; done)
+LD_LIBRARY_PATH=$llp sleep 30 &
+spid=$!
+PIDS+=("$spid")
+for i in $(seq 500); do
+	[[ "$(readlink /proc/"$spid"/exe)" == */sleep ]] && break
+	sleep 0.002
+done
+in_loader=$(grep -c 'libc[.-]' /proc/"$spid"/maps)
+"$FHOOK" patch -p "$spid" --func nanosleep --with "$R:ping_new" 2>"$TMP/err"
+expect in_loader "$?:$(cat "$TMP/err")" \
+	"0:fhook: patch: 'nanosleep' applied in process $spid; \`fhook unpatch -p $spid nanosleep\` removes it"
+[ "$in_loader" = 0 ] || echo "(in_loader: libc was mapped already; the wait was not needed this time)"
+kill "$spid"
+wait "$spid" 2>/dev/null
+
 # ---- recorded by the most commands at once (4) already: the refused command,
 # named, touches no file; the others record on ----
 start_prog 2
