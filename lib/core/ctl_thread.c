@@ -79,7 +79,7 @@ static bool ctl_atfork_done;
 #define CTL_IDLE_S		10	/* with none: a wake that could not be made costs this */
 #define CTL_WATCHES		8
 static struct ctl_watch {
-	bool used;		/* a tracer watched, with a pidfd (fd >= 0) or still without one */
+	bool used;		/* a tracer watched, by a pidfd (fd >= 0) or not yet */
 	int fd;
 	pid_t pid;
 	unsigned long long start;	/* the tracer's start time (/proc): 0 if unknown */
@@ -162,7 +162,8 @@ static unsigned long long ctl_now_ticks(void)
 
 	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts))
 		return 0;
-	return (unsigned long long)ts.tv_sec * hz + (unsigned long long)ts.tv_nsec * hz / 1000000000;
+	return (unsigned long long)ts.tv_sec * hz +
+	       (unsigned long long)ts.tv_nsec * hz / 1000000000;
 }
 
 /*

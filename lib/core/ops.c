@@ -524,7 +524,7 @@ struct site_choice {
 	bool lean;
 };
 
-/* Does @op want site @ip?  Then it is counted there (ftrace_lock held: the hashes cannot change). */
+/* Does @op want site @ip?  Then it is counted there (ftrace_lock held: hashes stay). */
 static inline void site_ask(struct ftrace_ops *op, unsigned long ip, unsigned int *count,
 			    struct ftrace_ops **last, unsigned long *flags)
 {
