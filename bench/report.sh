@@ -41,6 +41,7 @@ done
 
 TARGET[trace]="≤ 60 per call (stretch 50); ≥ 4× faster than uftrace record"; TVAL[trace]=60
 TARGET[record]="≤ 60 per call (stretch 50); ≥ 4× faster than uftrace record"; TVAL[record]=60
+TARGET[record-args]="(arguments through C: bench/COSTS.md)"
 TARGET[flight]="(as fhook trace: the rings' wrap costs the threads nothing more)"
 TARGET[floor]="(what fhook record / trace would cost with nothing but their records)"
 TARGET[uftrace-pg]="(measured when the targets were set: 585-805 here)"
@@ -317,7 +318,7 @@ if command -v gnuplot >/dev/null 2>&1; then
 		ir=${IR[$k]:-}; [ "$k" = uprobe ] && ir=
 		printf '%d "%s" %s %s %s %s %s\n' "$i" "$short" "${ir:-NaN}" "${NS[$k]:-NaN}" \
 			"${NSMIN[$k]:-NaN}" "${NSMAX[$k]:-NaN}" \
-			"$(case $k in plain|nop|empty|redirect-*|inject-*|fprobe-*|trace|record|flight) echo 1 ;; *) echo 2 ;; esac)" >>"$D/loop.dat"
+			"$(case $k in plain|nop|empty|redirect-*|inject-*|fprobe-*|trace|record*|flight) echo 1 ;; *) echo 2 ;; esac)" >>"$D/loop.dat"
 		i=$((i + 1))
 	done
 	if [ -z "${W3:-}" ]; then

@@ -178,7 +178,7 @@ declare -A CGMATCH
 
 if want 1; then
 say "workload 1: the tight loop"
-ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss ipmodify-hit ipmodify-miss ipmodify-np-hit ipmodify-np-miss ipmodify-args-hit ipmodify-args-miss fprobe-entry fprobe-entry-np fprobe-both fprobe-both-np fprobe-args trace record flight floor cyg uftrace-pg uftrace-P lttng uprobe"
+ORDER="plain pad nop empty empty-np empty-gp direct redirect-hit redirect-miss inject-hit inject-miss ipmodify-hit ipmodify-miss ipmodify-np-hit ipmodify-np-miss ipmodify-args-hit ipmodify-args-miss fprobe-entry fprobe-entry-np fprobe-both fprobe-both-np fprobe-args trace record record-args flight floor cyg uftrace-pg uftrace-P lttng uprobe"
 LABEL[plain]="untraced (no pad, no libfhook)"
 LABEL[pad]="pad, no libfhook (five 1-byte nops)"
 LABEL[nop]="fhook: pad, no ops (one 5-byte nop)"
@@ -203,6 +203,7 @@ LABEL[fprobe-both-np]="fhook: the same, built without fhook's assembler front en
 LABEL[fprobe-args]="fhook: fprobe, entry + exit handlers that read their arguments (proven: no frame)"
 LABEL[trace]="fhook trace: entry + exit events to the ring buffer"
 LABEL[record]="fhook record: the same events written to a file (binary, decoded later, as uftrace record)"
+LABEL[record-args]="fhook record: an entry event with \$arg1 and a return event with \$retval (values written straight into the ring)"
 LABEL[flight]="fhook record --flight-recorder: the same events kept in memory (its full rings freeing their oldest records)"
 LABEL[floor]="the floor: -finstrument-functions hooks that only write a 16-byte record with rdtsc per event (bench/tight_floor.c)"
 LABEL[cyg]="-finstrument-functions, empty hooks"
@@ -248,6 +249,8 @@ else
 fi
 CMD[record]="$FHOOK record -e 'f:bench/tiny_in tiny' -e 'f:bench/tiny_out tiny%return' -o $TMP/record.rec -- $B/tight_pad run @N@"
 CGMATCH[record]="$B/tight_pad"
+CMD[record-args]="$FHOOK record -e 'f:bench/tiny_in tiny \$arg1' -e 'f:bench/tiny_out tiny%return \$retval' -o $TMP/record.rec -- $B/tight_pad run @N@"
+CGMATCH[record-args]="$B/tight_pad"
 CMD[flight]="$FHOOK record --flight-recorder -e 'f:bench/tiny_in tiny' -e 'f:bench/tiny_out tiny%return' -o $TMP/flight.rec -- $B/tight_pad run @N@"
 CGMATCH[flight]="$B/tight_pad"
 
@@ -305,7 +308,7 @@ done
 # ns per call, interleaved
 for k in $ORDER; do
 	case $k in
-	uftrace-*|uprobe|trace|record) NS_N[$k]=200000 ;;
+	uftrace-*|uprobe|trace|record|record-args) NS_N[$k]=200000 ;;
 	lttng) NS_N[$k]=1000000 ;;
 	*) NS_N[$k]=4000000 ;;
 	esac

@@ -35,6 +35,7 @@ struct ev_desc_arg {
 	unsigned int count;		/* array length, 0: scalar */
 	int nops;
 	struct fhook_fetch_insn code[FHOOK_EV_FETCH_INSN_MAX];
+	unsigned int fast_size;		/* the recorder's own: its bytes, if @e->fast_len */
 };
 
 /*
@@ -83,6 +84,12 @@ struct ev_desc_event {
 	struct ev_filter_tok *filter;
 	/* the recorder's own, not in the text: a symbol not found in the process */
 	bool unresolved;
+	/*
+	 * ... and the bytes of its arguments when each is read from the
+	 * registers, the entry's slots or an immediate (no memory, no
+	 * string, no array, no filter): written straight into the ring.
+	 */
+	unsigned int fast_len;
 };
 
 struct ev_desc {

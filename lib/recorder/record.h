@@ -305,6 +305,7 @@ void fhook_rec_exit(struct fprobe *fp, unsigned long entry_ip, unsigned long ret
 /* ---- record_fetch.c: events with fetched arguments ---- */
 
 unsigned long fhook_rec_fetch_arg(struct ftrace_regs *fregs, unsigned int n) __hidden;
+void fhook_rec_fast_prepare(struct ev_desc_event *e) __hidden;
 void fhook_rec_record(struct ev_desc_event *e, unsigned long ip, uint64_t w1,
 		      struct ftrace_regs *fregs, unsigned long *entry) __hidden;
 int fhook_rec_resolve_symbols(struct ev_desc_event *e) __hidden;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -125,6 +126,69 @@ static int fault_arg(struct ev_desc_arg *a, unsigned char *out, size_t room)
 	return (int)len;
 }
 
+/* An operation that reads no memory but the registers' and the entry's: true, *@val its value. */
+static inline bool fetch_direct(const struct fhook_fetch_insn *in, struct ftrace_regs *fregs,
+				unsigned long *entry, unsigned long *val)
+{
+	switch (in->op) {
+	case FHOOK_FOP_ARG: *val = fhook_rec_fetch_arg(fregs, in->param); return true;
+	case FHOOK_FOP_EDATA: *val = entry ? entry[in->param] : 0; return true;
+	case FHOOK_FOP_RETVAL:
+		if (in->param == 1)
+			memcpy(val, ftrace_regs_get_vector(fregs, 0), sizeof(*val));
+		else
+			*val = ftrace_regs_get_return_value(fregs);
+		return true;
+	case FHOOK_FOP_STACKP: *val = ftrace_regs_get_stack_pointer(fregs); return true;
+	case FHOOK_FOP_REG: *val = ((unsigned long *)&fregs->regs)[in->param]; return true;
+	case FHOOK_FOP_IMM: *val = in->param; return true;
+	case FHOOK_FOP_ADD: *val += in->param; return true;
+	case FHOOK_FOP_NOP: return true;
+	default: return false;
+	}
+}
+
+/*
+ * Can @e's arguments be written straight into the ring (each of a fixed
+ * size, read with no memory access that may fault)?  Then their bytes are
+ * known now, as run_fetch() lays them out: the value, a fault flag byte,
+ * the rest to 8 bytes.  A filter reads the staged record: not then.
+ */
+void fhook_rec_fast_prepare(struct ev_desc_event *e)
+{
+	const char *env;
+	unsigned long val = 0;
+	unsigned int len = 0;
+	int i, k;
+
+	e->fast_len = 0;
+	/* FHOOK_REC_FAST=0: every event staged (the tests compare the two ways) */
+	if (e->nr_filter || e->nr_args <= 0 ||
+	    ((env = secure_getenv("FHOOK_REC_FAST")) && !strcmp(env, "0")))
+		return;
+	for (i = 0; i < e->nr_args; i++) {
+		struct ev_desc_arg *a = &e->args[i];
+		unsigned int size = fhook_ev_type_size(a->type);
+
+		if (fhook_ev_type_is_string(a->type) || a->count || !size || size > 8 || !a->nops)
+			return;
+		for (k = 0; k < a->nops; k++) {
+			const struct fhook_fetch_insn *in = &a->code[k];
+
+			/* (asked of the kinds alone: no registers to read yet) */
+			if (in->op == FHOOK_FOP_ARG || in->op == FHOOK_FOP_EDATA ||
+			    in->op == FHOOK_FOP_RETVAL || in->op == FHOOK_FOP_STACKP ||
+			    in->op == FHOOK_FOP_REG)
+				continue;
+			if (!fetch_direct(in, NULL, NULL, &val))
+				return;
+		}
+		a->fast_size = size;
+		len += (size + 1 + 7) & ~7U;
+	}
+	e->fast_len = len;
+}
+
 /*
  * Run one argument's fetch program.  Returns the bytes written at @out,
  * -1 if nothing fits.
@@ -146,22 +210,10 @@ static int run_fetch(struct ev_desc_arg *a, struct ftrace_regs *fregs, unsigned 
 		struct fhook_fetch_insn *in = &a->code[k];
 
 		switch (in->op) {
-		case FHOOK_FOP_ARG: val = fhook_rec_fetch_arg(fregs, in->param); break;
-		case FHOOK_FOP_EDATA: val = entry ? entry[in->param] : 0; break;
-		case FHOOK_FOP_RETVAL:
-			if (in->param == 1)
-				memcpy(&val, ftrace_regs_get_vector(fregs, 0), sizeof(val));
-			else
-				val = ftrace_regs_get_return_value(fregs);
-			break;
-		case FHOOK_FOP_STACKP: val = ftrace_regs_get_stack_pointer(fregs); break;
-		case FHOOK_FOP_REG: val = ((unsigned long *)&fregs->regs)[in->param]; break;
 		case FHOOK_FOP_STACK:
 			fault = safe_read(&val, ftrace_regs_get_stack_pointer(fregs) + 8 * in->param,
 					  sizeof(val));
 			break;
-		case FHOOK_FOP_IMM: val = in->param; break;
-		case FHOOK_FOP_ADD: val += in->param; break;
 		case FHOOK_FOP_DEREF:
 		case FHOOK_FOP_UDEREF:
 			if (k == last) {
@@ -173,6 +225,7 @@ static int run_fetch(struct ev_desc_arg *a, struct ftrace_regs *fregs, unsigned 
 			}
 			break;
 		default:
+			fetch_direct(in, fregs, entry, &val);
 			break;
 		}
 	}
@@ -232,6 +285,49 @@ static int run_fetch(struct ev_desc_arg *a, struct ftrace_regs *fregs, unsigned 
 }
 
 /*
+ * fhook_rec_record() of an event whose arguments fhook_rec_fast_prepare()
+ * passed: the record's length known, each value written where it goes in
+ * the ring, no staging.
+ */
+static void record_fast(struct rec_thread *t, struct ev_desc_event *e, unsigned long ip,
+			uint64_t w1, struct ftrace_regs *fregs, unsigned long *entry)
+{
+	uint32_t len = 8 + (ip ? 8 : 0) + e->fast_len;
+	uint64_t *p, *q;
+	int i, k;
+
+	p = fhook_rec_begin_event(t, e->id | EV_ID_EXT, w1, len);
+	if (!p)
+		return;
+	q = p + 2;
+	*q++ = (uint64_t)(len + 16) | (ip ? (uint64_t)EV_W2_IP << 32 : 0);
+	if (ip)
+		*q++ = ip;
+	for (i = 0; i < e->nr_args; i++) {
+		const struct ev_desc_arg *a = &e->args[i];
+		unsigned long v = 0;
+
+		for (k = 0; k < a->nops; k++)
+			fetch_direct(&a->code[k], fregs, entry, &v);
+		/* the value's bytes, then its fault flag (0) and the padding (0) */
+		if (a->fast_size < 8)
+			v &= (1UL << (a->fast_size * 8)) - 1;
+		*q++ = v;
+		if (a->fast_size == 8)
+			*q++ = 0;
+	}
+	commit(t, len + 16);
+	/*
+	 * The trampolines' limit stands while head is still below it and
+	 * this record did not wrap the ring (wptr past its end): the record
+	 * went past no mark of fhook_rec_limit()'s, which is asked otherwise.
+	 */
+	if (rec_head(t) + 16 > t->limit ||
+	    t->wptr + 16 > (uintptr_t)t->data + fhook_rec_ring_size)
+		rec_set_limit(t, fhook_rec_limit(t));
+}
+
+/*
  * An event with fetched arguments, or an exit without an entry event to
  * pair with (@ip set): built in a staging buffer, then copied.
  */
@@ -247,6 +343,10 @@ void fhook_rec_record(struct ev_desc_event *e, unsigned long ip, uint64_t w1,
 
 	if (__atomic_load_n(&rec_disabled, __ATOMIC_RELAXED) || !(t = rec_thread()))
 		return;
+	if (e->fast_len && fregs) {
+		record_fast(t, e, ip, w1, fregs, entry);
+		return;
+	}
 	if (ip) {
 		memcpy(buf + len, &ip, 8);
 		len += 8;

@@ -34,6 +34,7 @@ static int build_probes(void)
 		struct ev_desc_event *e = &fhook_rec_events[i];
 		struct rec_probe *p = NULL;
 
+		fhook_rec_fast_prepare(e);
 		if (e->unresolved || e->kprobe)
 			continue;
 		for (j = 0; j < fhook_rec_nr_probes; j++)

@@ -54,3 +54,33 @@ normalize() {
 	    -e 's/prog-[0-9]+ +/prog-TID /' -e 's/\[[0-9]{3}\]/[CPU]/' \
 	    -e 's/"ts":[0-9]+/"ts":TS/g' -e 's/"(pid|tid|cpu)":[0-9]+/"\1":N/g' -E -e "s/$STACK_RE/STACK/g"
 }
+
+# Instructions a call of PROG under `fhook record` (callgrind over its
+# processes, run with N = 2000 and 22000: what start-up costs cancels out):
+#   rec_per_call TMPDIR PROG 'ARGS with @N@' [VAR=VALUE ...] -- [RECORD OPTIONS ...]
+# prints 0 when the runs did not both count.  Uses $FHOOK.
+rec_ir() {
+	local tmp=$1 prog=$2 args=$3 d f n sum=0 rp fh envs=()
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	d=$(mktemp -d "$tmp/cg.XXXXXX")
+	rp=$(realpath "$prog")
+	fh=$(realpath "$FHOOK")
+	# (ARGS split on purpose: the program's words)
+	(cd "$d" && env "${envs[@]}" valgrind --tool=callgrind --trace-children=yes \
+		--callgrind-out-file="$d/cg.%p" "$fh" record "$@" -o "$d/r.rec" -- \
+		"$rp" $args >/dev/null 2>&1)
+	for f in "$d"/cg.*; do
+		grep -q "^cmd: *$rp" "$f" && n=$(sed -n 's/^summary: *//p' "$f") &&
+		sum=$((sum + n))
+	done
+	echo "$sum"
+}
+rec_per_call() {
+	local tmp=$1 prog=$2 args=$3 a b
+	shift 3
+	a=$(rec_ir "$tmp" "$prog" "${args//@N@/2000}" "$@")
+	b=$(rec_ir "$tmp" "$prog" "${args//@N@/22000}" "$@")
+	[ "$a" -gt 0 ] && [ "$b" -gt "$a" ] && echo $(((b - a) / 20000)) || echo 0
+}

@@ -391,29 +391,8 @@ if [ "$(uname -m)" = x86_64 ] && [ -z "${FHOOK_EMULATOR:-}" ]; then
 		fi
 	done
 	if command -v valgrind >/dev/null 2>&1; then
-		# instructions of the program under `fhook record` (every function), CMD... before it
-		ir() {
-			local d f n sum=0 rp fh
-			d=$(mktemp -d "$tmp/cg.XXXXXX")
-			rp=$(realpath "$RP")
-			fh=$(realpath "$FHOOK")
-			(cd "$d" && "$@" valgrind --tool=callgrind --trace-children=yes \
-				--callgrind-out-file="$d/cg.%p" "$fh" record -o "$d/r.rec" -- \
-				"$rp" mt 1 "$N" >/dev/null 2>&1)
-			for f in "$d"/cg.*; do
-				grep -q "^cmd: *$rp" "$f" && n=$(sed -n 's/^summary: *//p' "$f") &&
-				sum=$((sum + n))
-			done
-			echo "$sum"
-		}
-		per_call() {
-			local a b
-			a=$(N=2000 ir "$@")
-			b=$(N=22000 ir "$@")
-			[ "$a" -gt 0 ] && [ "$b" -gt "$a" ] && echo $(((b - a) / 20000)) || echo 0
-		}
-		fast=$(per_call env FHOOK_GEN=1)
-		static=$(per_call env FHOOK_GEN=0)
+		fast=$(rec_per_call "$tmp" "$RP" 'mt 1 @N@' FHOOK_GEN=1 --)
+		static=$(rec_per_call "$tmp" "$RP" 'mt 1 @N@' FHOOK_GEN=0 --)
 		if [ "$fast" -gt 0 ] && [ "$fast" -lt "$static" ] && [ "$fast" -le 132 ]; then
 			pass graph-copies-taken "($fast instructions a call of leaf(), $static without copies)"
 		else
