@@ -70,3 +70,10 @@ TEST_TARGETS += $(B)/tests/events/no_direct_io.so
 $(B)/tests/events/no_direct_io.so: tests/events/no_direct_io.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -fPIC -shared -o $@ $< -ldl
+
+# Arguments of every width in registers: events written straight into the ring.
+TEST_TARGETS += $(B)/tests/events/fast_args_prog
+
+$(B)/tests/events/fast_args_prog: tests/events/fast_args_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g $(FHOOK_SITE_CFLAGS) $(SAN) -o $@ $<
