@@ -186,7 +186,9 @@ void fhook_rec_fast_prepare(struct ev_desc_event *e)
 		a->fast_size = size;
 		len += (size + 1 + 7) & ~7U;
 	}
-	e->fast_len = len;
+	/* (as staged: the header's word, the address and the values within a record's payload) */
+	if (8 + 8 + len <= 8 + EV_REC_MAX)
+		e->fast_len = len;
 }
 
 /*
