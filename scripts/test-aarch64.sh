@@ -52,7 +52,7 @@ EXTRA_TARGETS="kprobes/kpgone_a.so kprobes/kpgone_b.so"
 # qemu-user, the programs it starts behind FHOOK_EMULATOR); each says
 # SKIP, with why, for its cases that do not apply to aarch64
 SCRIPTS="events/test_trace.sh events/test_record.sh events/test_kprobe_events.sh
-events/test_dwarf_args.sh fprobe/test_rec_order.sh"
+events/test_dwarf_args.sh events/test_rec_fast.sh fprobe/test_rec_order.sh"
 # (the C++ kprobes' test builds its programs with $CXX)
 if command -v "$CXX" >/dev/null; then
 	SCRIPTS="$SCRIPTS events/test_cxx_kprobes.sh"
@@ -62,7 +62,8 @@ events/test_cxx_kprobes.sh:$CXX not installed"
 fi
 # the programs those scripts run (under $B/tests/)
 SCRIPT_TARGETS="events/prog events/rec_prog events/kp_prog events/kp_prog_stripped
-events/kp_lib.so events/kp_count.so events/kp_loop fprobe/rec_order_prog fprobe/rec_order_prog_pac"
+events/kp_lib.so events/kp_count.so events/kp_loop events/fast_args_prog fprobe/rec_order_prog
+fprobe/rec_order_prog_pac"
 if command -v "$CXX" >/dev/null; then
 	SCRIPT_TARGETS="$SCRIPT_TARGETS events/cxx_prog_gcc"
 fi
