@@ -144,6 +144,7 @@ void att_explain_eperm(const char *cmd, pid_t pid);
 /* maps.c: the process's mappings and the symbols of its objects */
 void att_free_maps(struct cli_attach *a);
 int att_read_maps(struct cli_attach *a);
+const struct att_map *att_libc(struct cli_attach *a);
 int att_wait_for_libc(struct cli_attach *a);
 const struct att_map *att_map_of(struct cli_attach *a, unsigned long addr);
 const char *att_base_name(const char *p);

@@ -147,7 +147,7 @@ static void find_loader_syms(struct cli_attach *a, const struct att_map *libc)
  */
 int att_prep_load(struct cli_attach *a)
 {
-	const struct att_map *libc = att_object_named(a, "libc.so") ?: att_object_named(a, "libc-");
+	const struct att_map *libc = att_libc(a);
 	char path[PATH_MAX];
 	int ret;
 

@@ -64,6 +64,12 @@ int att_read_maps(struct cli_attach *a)
 	return 0;
 }
 
+/* libc's first mapping (libc.so.6, or an older glibc's libc-2.x.so), or NULL. */
+const struct att_map *att_libc(struct cli_attach *a)
+{
+	return att_object_named(a, "libc.so") ?: att_object_named(a, "libc-");
+}
+
 /*
  * A process caught as it starts (a command run with `&` and attached to at
  * once) may still be in glibc's dynamic loader, libc not yet mapped: its
@@ -78,27 +84,25 @@ int att_wait_for_libc(struct cli_attach *a)
 	unsigned long last_end = 0;
 	int i, last_nr = -1, ret;
 
+	if (att_libc(a) || !att_object_named(a, "ld-linux"))
+		return 0;	/* the common case: started long ago */
 	for (i = 0; i < 400; i++) {
-		bool libc = att_object_named(a, "libc.so") || att_object_named(a, "libc-");
-
-		if (!att_object_named(a, "ld-linux"))
-			return 0;
-		if (libc && a->nr_maps == last_nr && a->maps[a->nr_maps - 1].end == last_end)
-			return 0;
-		if (libc) {
-			last_nr = a->nr_maps;
-			last_end = a->nr_maps ? a->maps[a->nr_maps - 1].end : 0;
-		}
-		if (libc && i == 0)
-			return 0;	/* the common case: started long ago */
 		usleep(5000);
 		ret = att_read_maps(a);
 		if (ret == -ENOENT || ret == -ESRCH)
 			fprintf(stderr, "fhook: %s: process %d exited\n", a->cmd, a->pid);
 		if (ret)
 			return ret;
+		if (!att_object_named(a, "ld-linux"))
+			return 0;	/* it exec'd a program without one */
+		if (!att_libc(a))
+			continue;
+		if (a->nr_maps == last_nr && a->maps[a->nr_maps - 1].end == last_end)
+			return 0;
+		last_nr = a->nr_maps;
+		last_end = a->maps[a->nr_maps - 1].end;
 	}
-	if (att_object_named(a, "libc.so") || att_object_named(a, "libc-"))
+	if (att_libc(a))
 		return 0;
 	fprintf(stderr, "fhook: %s: process %d is still being started by its dynamic loader "
 		"(no libc mapped after 2 s)\n", a->cmd, a->pid);

@@ -133,27 +133,6 @@ static void ctl_watch_drop(struct ctl_watch *w)
 	w->used = false;
 }
 
-/* When process @pid started (clock ticks since boot, /proc/PID/stat's 22nd field); 0 if unknown. */
-static unsigned long long ctl_start_time(pid_t pid)
-{
-	char path[32], buf[512], *p;
-	unsigned long long t = 0;
-	ssize_t n;
-	int f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	n = fhook_read_small_file(path, buf, sizeof(buf));
-	if (n <= 0)
-		return 0;
-	/* after the name, which may hold spaces and ')': the state is field 3 */
-	p = strrchr(buf, ')');
-	for (f = 2; p && f < 22; f++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		t = strtoull(p + 1, NULL, 10);
-	return t;
-}
-
 /* Now, in /proc/PID/stat's start-time ticks (since boot); 0 if unknown. */
 static unsigned long long ctl_now_ticks(void)
 {
@@ -180,7 +159,7 @@ static int ctl_pidfd_open(struct ctl_watch *w)
 
 	if (fd < 0)
 		return -errno;
-	start = ctl_start_time(w->pid);
+	start = fhook_proc_start(w->pid);
 	if (start && ((w->start && start != w->start) ||
 		      (!w->start && w->set_at && start > w->set_at + 1))) {
 		close(fd);

@@ -756,7 +756,7 @@ int ev_session_new(const struct ev_session_opts *o, struct ev_sink *sink,
 	}
 	snprintf(s->shm->cmd, sizeof(s->shm->cmd), "%s", o->cmd ? o->cmd : "record");
 	s->shm->tracer_pid = getpid();
-	s->shm->tracer_start = ev_proc_start(getpid());
+	s->shm->tracer_start = fhook_proc_start(getpid());
 	s->clock.kind = o->clock >= 0 ? o->clock : best_clock();
 	if (s->clock.kind == EV_CLOCK_TSC) {
 		clock_pair(&s->clock.tsc0, &s->clock.mono0);

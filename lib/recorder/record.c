@@ -388,7 +388,7 @@ static bool wait_room(struct rec_thread *t, uint64_t need)
 			still = 0;
 		} else if (++still >= 100) {
 			still = 0;
-			if (ev_proc_start((int)fhook_rec_shm->tracer_pid) != fhook_rec_shm->tracer_start) {
+			if (fhook_proc_start((int)fhook_rec_shm->tracer_pid) != fhook_rec_shm->tracer_start) {
 				detach("the fhook process stopped reading the trace");
 				return false;
 			}

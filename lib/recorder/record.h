@@ -404,6 +404,19 @@ static inline void rec_set_limit(struct rec_thread *t, uint64_t limit)
 	t->wlim = limit >= head + 16 ? t->wptr + (limit - head) - 15 : 0;
 }
 
+/*
+ * After a record C wrote past the trampolines' limit's check: that limit
+ * stands while head is still below it and the record did not wrap the
+ * ring (wptr past its end), as it then went past no mark of
+ * fhook_rec_limit()'s, which is asked otherwise.
+ */
+static inline void rec_limit_after(struct rec_thread *t)
+{
+	if (rec_head(t) + 16 > t->limit ||
+	    t->wptr + 16 > (uintptr_t)t->data + fhook_rec_ring_size)
+		rec_set_limit(t, fhook_rec_limit(t));
+}
+
 /* Publish what reserve() gave and was written: @len bytes. */
 static inline void commit(struct rec_thread *t, uint32_t len)
 {

@@ -83,7 +83,7 @@ static int say_full(const char *cmd, FILE *out)
 
 static bool rec_tracer_alive(const struct rec_inst *in)
 {
-	return ev_proc_start((int)in->shm->tracer_pid) == in->shm->tracer_start;
+	return fhook_proc_start((int)in->shm->tracer_pid) == in->shm->tracer_start;
 }
 
 /*
@@ -140,7 +140,7 @@ static void close_pending(bool all_unnamed)
 	for (i = 0; i < REC_MAX_INST; i++) {
 		struct rec_pending *p = &rec_pending[i];
 
-		if (p->fd < 0 || (p->pid && ev_proc_start(p->pid)) || (!p->pid && !all_unnamed))
+		if (p->fd < 0 || (p->pid && fhook_proc_start(p->pid)) || (!p->pid && !all_unnamed))
 			continue;
 		if (!rec_fd_in_use(p->fd) && fhook_rec_fd_is_trace_memfd(p->fd))
 			close(p->fd);

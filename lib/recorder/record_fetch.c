@@ -186,8 +186,8 @@ void fhook_rec_fast_prepare(struct ev_desc_event *e)
 		a->fast_size = size;
 		len += (size + 1 + 7) & ~7U;
 	}
-	/* (as staged: the header's word, the address and the values within a record's payload) */
-	if (8 + 8 + len <= 8 + EV_REC_MAX)
+	/* (as staged: the address and the values within a record's payload) */
+	if (8 + len <= EV_REC_MAX)
 		e->fast_len = len;
 }
 
@@ -319,14 +319,7 @@ static void record_fast(struct rec_thread *t, struct ev_desc_event *e, unsigned 
 			*q++ = 0;
 	}
 	commit(t, len + 16);
-	/*
-	 * The trampolines' limit stands while head is still below it and
-	 * this record did not wrap the ring (wptr past its end): the record
-	 * went past no mark of fhook_rec_limit()'s, which is asked otherwise.
-	 */
-	if (rec_head(t) + 16 > t->limit ||
-	    t->wptr + 16 > (uintptr_t)t->data + fhook_rec_ring_size)
-		rec_set_limit(t, fhook_rec_limit(t));
+	rec_limit_after(t);
 }
 
 /*
@@ -373,7 +366,7 @@ void fhook_rec_record(struct ev_desc_event *e, unsigned long ip, uint64_t w1,
 		return;
 	memcpy(p + 2, buf, len);
 	commit(t, (uint32_t)len + 16);
-	rec_set_limit(t, fhook_rec_limit(t));
+	rec_limit_after(t);
 	/* the flight recorder's event trigger, decided once the record is in the ring */
 	if (e->nr_filter && !__atomic_load_n(&fhook_rec_shm->trigger_off, __ATOMIC_RELAXED) &&
 	    fhook_rec_filter_match(e, buf, offs))

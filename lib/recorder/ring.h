@@ -36,30 +36,6 @@
 #define EV_SHM_MAGIC		0x6668657674726333ULL	/* "fhevtrc3" */
 #define EV_PAGE			4096UL
 
-/* When process @pid started, in clock ticks since boot (/proc/PID/stat); 0 if gone. */
-static inline unsigned long long ev_proc_start(int pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	int i;
-
-	/*
-	 * The main thread's task entry: the process's start time, and what
-	 * qemu-user, which makes up /proc/self/stat and /proc/PID/stat for the
-	 * process it runs, leaves as the kernel wrote it (the command and a
-	 * traced process then read the same time).
-	 */
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, pid);
-	if (fhook_read_small_file(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	/* after the command name, which may hold anything but ends at the last ')' */
-	p = strrchr(buf, ')');
-	for (i = 0; p && i < 20; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		start = strtoull(p + 1, NULL, 10);
-	return start;
-}
 /*
  * Threads recording at once.  The memory is sized for all of them but is
  * sparse: a ring costs pages only once its thread writes, and each

@@ -66,15 +66,22 @@ fi
 expect still_answers "$(ask 'call 3')" "ping 3 -> 4"
 expect still_correct "$(stop_prog)" "calls ok, bad 0"
 
+# Wait (2 s at most) until background process $1 is sleep, not the shell
+# before its exec: it may still be in ld.so then.
+sleep_execd() {
+	local i
+
+	for i in $(seq 1000); do
+		[[ "$(readlink /proc/"$1"/exe)" == */sleep ]] && return
+		sleep 0.002
+	done
+}
+
 # ---- a program without sites: no refusal, a kprobe takes the function ----
 sleep 30 &
 spid=$!
 PIDS+=("$spid")
-# attached to once it is sleep (not the shell before its exec), maybe still in ld.so
-for i in $(seq 200); do
-	[[ "$(readlink /proc/"$spid"/exe)" == */sleep ]] && break
-	sleep 0.01
-done
+sleep_execd "$spid"
 "$FHOOK" patch -p "$spid" --func nanosleep --with "$R:ping_new" 2>"$TMP/err"
 expect no_sites "$?:$(cat "$TMP/err")" \
 	"0:fhook: patch: 'nanosleep' applied in process $spid; \`fhook unpatch -p $spid nanosleep\` removes it"
@@ -90,10 +97,7 @@ llp=$(for i in $(seq 6000); do printf '/nonexistent/%d:' "$i"; done)
 LD_LIBRARY_PATH=$llp sleep 30 &
 spid=$!
 PIDS+=("$spid")
-for i in $(seq 500); do
-	[[ "$(readlink /proc/"$spid"/exe)" == */sleep ]] && break
-	sleep 0.002
-done
+sleep_execd "$spid"
 in_loader=$(grep -c 'libc[.-]' /proc/"$spid"/maps)
 "$FHOOK" patch -p "$spid" --func nanosleep --with "$R:ping_new" 2>"$TMP/err"
 expect in_loader "$?:$(cat "$TMP/err")" \
